@@ -1,0 +1,15 @@
+"""Loss functions: each turns targets and scores into a loss and its gradient."""
+from ..registry import register_loss
+from .base import BinaryClassificationLoss, LossFunction
+from .exponential import ExponentialLoss
+from .jesorsky import JesorskyLoss
+from .logit import LogitLoss
+from .squared import SquaredLoss
+from .tangential import TangentialLoss
+
+for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss):
+    register_loss(_cls)
+del _cls
+
+__all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
+           "TangentialLoss", "JesorskyLoss", "SquaredLoss"]

@@ -1,0 +1,109 @@
+"""The loss-function interface shared by every boosting loss."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_score_matrix
+
+
+class LossFunction:
+    """Base class of all losses.
+
+    A subclass implements :meth:`loss` and :meth:`loss_gradient` on arrays of
+    shape (#samples, #outputs); the base class derives from them the two
+    functions that the boosting trainer minimises over the weight of a new
+    weak machine, :meth:`loss_sum` and :meth:`loss_gradient_sum`.
+
+    Subclasses may override :meth:`check_targets` to reject targets the loss
+    is not defined for.
+    """
+
+    #: Short name under which the loss is registered (see :mod:`bob_boost.registry`).
+    name: str = ""
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Per-sample loss.
+
+        Parameters
+        ----------
+        targets, scores : numpy.ndarray
+            Float arrays of shape (#samples, #outputs).
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, #outputs) for losses that treat outputs separately, or
+            (#samples, 1) for losses that couple them (e.g. Jesorsky).
+        """
+        raise NotImplementedError
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Derivative of :meth:`loss` with respect to ``scores``, shape (#samples, #outputs)."""
+        raise NotImplementedError
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate training targets for this loss.
+
+        Parameters
+        ----------
+        targets : array_like
+            (#samples,) or (#samples, #outputs).
+
+        Returns
+        -------
+        numpy.ndarray
+            A float64 (#samples, #outputs) array.
+        """
+        return as_score_matrix(targets, "targets")
+
+    def loss_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
+                 current_scores: np.ndarray) -> float:
+        """Total loss after adding ``alpha`` times the new weak machine's output.
+
+        Parameters
+        ----------
+        alpha : float or numpy.ndarray
+            The weight(s) of the new weak machine, one per output.
+        targets : numpy.ndarray
+            (#samples, #outputs) targets.
+        previous_scores : numpy.ndarray
+            (#samples, #outputs) scores of the strong machine so far.
+        current_scores : numpy.ndarray
+            (#samples, #outputs) outputs of the new weak machine.
+
+        Returns
+        -------
+        float
+            ``sum(loss(targets, previous_scores + alpha * current_scores))``
+            over samples and outputs. Outputs enter the sum independently, so
+            minimising the total minimises each output's share.
+        """
+        scores = previous_scores + np.asarray(alpha) * current_scores
+        return float(np.sum(self.loss(targets, scores)))
+
+    def loss_gradient_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
+                          current_scores: np.ndarray) -> np.ndarray:
+        """Derivative of :meth:`loss_sum` with respect to ``alpha``.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#outputs,) array: ``sum_n loss_gradient[n, o] * current_scores[n, o]``.
+        """
+        scores = previous_scores + np.asarray(alpha) * current_scores
+        return np.sum(self.loss_gradient(targets, scores) * current_scores, axis=0)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class BinaryClassificationLoss(LossFunction):
+    """A loss of the margin ``targets * scores`` with targets in {-1, +1}."""
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate that every target is -1 or +1."""
+        array = as_score_matrix(targets, "targets")
+        if not np.all((array == 1.0) | (array == -1.0)):
+            bad = np.unique(array[(array != 1.0) & (array != -1.0)])[:5]
+            raise ValueError(f"targets: {type(self).__name__} needs targets in {{-1, +1}}, found {bad.tolist()}")
+        return array

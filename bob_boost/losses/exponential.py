@@ -1,0 +1,29 @@
+"""The exponential loss of AdaBoost."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import BinaryClassificationLoss
+
+#: exp() saturates here: exp(600) ~ 4e260 leaves room to sum 1e40 samples
+#: without overflow, while margins beyond -600 never occur in useful training.
+EXPONENT_LIMIT = 600.0
+
+
+class ExponentialLoss(BinaryClassificationLoss):
+    """``L(t, s) = exp(-t s)`` for targets ``t`` in {-1, +1}.
+
+    With discrete weak machines and L-BFGS weights this is discrete AdaBoost.
+    The exponent is capped at :data:`EXPONENT_LIMIT` so that scores of any
+    size give finite values.
+    """
+
+    name = "exponential"
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``exp(-targets * scores)``."""
+        return np.exp(np.minimum(-targets * scores, EXPONENT_LIMIT))
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``-targets * exp(-targets * scores)``."""
+        return -targets * self.loss(targets, scores)

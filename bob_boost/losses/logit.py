@@ -1,0 +1,21 @@
+"""The logistic (logit) loss."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from .base import BinaryClassificationLoss
+
+
+class LogitLoss(BinaryClassificationLoss):
+    """``L(t, s) = log(1 + exp(-t s))`` for targets ``t`` in {-1, +1}."""
+
+    name = "logit"
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``log(1 + exp(-targets * scores))``, computed without overflow."""
+        return np.logaddexp(0.0, -targets * scores)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``-targets / (1 + exp(targets * scores))``."""
+        return -targets * expit(-targets * scores)

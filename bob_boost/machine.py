@@ -1,0 +1,293 @@
+"""The strong machine: a weighted sum of weak machines, and its HDF5 format."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import h5py
+import numpy as np
+
+from . import hdf5
+from ._validation import as_feature_matrix
+from .exceptions import ModelFormatError
+from .registry import weak_machine_class
+from .weak.base import WeakMachine
+
+#: Value of the root ``version`` attribute, as bob.learn.boosting 2.x writes it.
+FORMAT_VERSION = 2
+
+
+def cost_star(cost_matrix) -> np.ndarray:
+    """Return C*: the cost matrix with its diagonal replaced by minus its row sums."""
+    star = np.array(cost_matrix, dtype=np.float64)
+    np.fill_diagonal(star, 0.0)
+    np.fill_diagonal(star, -star.sum(axis=1))
+    return star
+
+
+class BoostedMachine:
+    """Strong machine ``S(x) = sum_i w_i * W_i(x)``.
+
+    Parameters
+    ----------
+    number_of_outputs : int, optional
+        Fixed by the first weak machine added when not given.
+    cost_matrix : array_like, optional
+        (K, K) cost matrix. When set, :meth:`predict` returns the
+        cost-sensitive decision ``argmin_k (C* S(x))_k`` (BAdaCost / CMEL)
+        instead of the index of the largest score.
+    number_of_features : int, optional
+        Width of the feature vectors the machine was trained on; features of
+        another width are rejected.
+    metadata : dict, optional
+        JSON-serialisable extra information (loss name, class labels, ...)
+        saved with the model.
+    """
+
+    def __init__(self, number_of_outputs: int | None = None, cost_matrix=None,
+                 number_of_features: int | None = None, metadata: dict[str, Any] | None = None) -> None:
+        self._weak_machines: list[WeakMachine] = []
+        self._weights: list[np.ndarray] = []
+        self._number_of_outputs = number_of_outputs
+        self.cost_matrix = None
+        if cost_matrix is not None:
+            matrix = np.array(cost_matrix, dtype=np.float64)
+            if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.all(np.isfinite(matrix)):
+                raise ValueError(f"cost_matrix: must be a finite square matrix, got shape {matrix.shape}")
+            if number_of_outputs is not None and number_of_outputs != matrix.shape[0]:
+                raise ValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but number_of_outputs "
+                                 f"is {number_of_outputs}")
+            self.cost_matrix = matrix
+            self._number_of_outputs = matrix.shape[0]
+        self.number_of_features = number_of_features
+        self.metadata: dict[str, Any] = dict(metadata or {})
+
+    # -- composition -------------------------------------------------------
+    def add_weak_machine(self, machine: WeakMachine, weight) -> None:
+        """Append ``machine`` with ``weight`` (a scalar, or one value per output)."""
+        if not isinstance(machine, WeakMachine):
+            raise TypeError(f"machine: expected a WeakMachine, got {type(machine).__name__}")
+        outputs = machine.number_of_outputs
+        if self._number_of_outputs is not None and outputs != self._number_of_outputs:
+            raise ValueError(
+                f"machine: has {outputs} output(s) but the boosted machine has {self._number_of_outputs}")
+        weight_array = np.array(weight, dtype=np.float64).reshape(-1)
+        if weight_array.size == 1 and outputs > 1:
+            weight_array = np.repeat(weight_array, outputs)
+        if weight_array.shape != (outputs,):
+            raise ValueError(f"weight: expected a scalar or {outputs} values, got shape {np.shape(weight)}")
+        if not np.all(np.isfinite(weight_array)):
+            raise ValueError("weight: must be finite")
+        self._number_of_outputs = outputs
+        self._weak_machines.append(machine)
+        self._weights.append(weight_array)
+
+    @property
+    def weak_machines(self) -> list[WeakMachine]:
+        """The weak machines in the order they were added (a new list)."""
+        return list(self._weak_machines)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(#machines, #outputs) weights (a new array)."""
+        if not self._weights:
+            return np.zeros((0, self._number_of_outputs or 0))
+        return np.vstack(self._weights)
+
+    @property
+    def number_of_outputs(self) -> int | None:
+        """Number of outputs; None for an empty machine whose width is not fixed yet."""
+        return self._number_of_outputs
+
+    def __len__(self) -> int:
+        return len(self._weak_machines)
+
+    def feature_indices(self) -> np.ndarray:
+        """Sorted unique feature columns that any weak machine reads."""
+        if not self._weak_machines:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([m.feature_indices() for m in self._weak_machines]))
+
+    # -- evaluation --------------------------------------------------------
+    def _check_features(self, features) -> np.ndarray:
+        array = as_feature_matrix(features, allow_1d=True)
+        if self.number_of_features is not None and array.shape[1] != self.number_of_features:
+            raise ValueError(
+                f"features: the machine was trained on {self.number_of_features} features, got {array.shape[1]}")
+        indices = self.feature_indices()
+        if indices.size and indices[-1] >= array.shape[1]:
+            raise ValueError(f"features: the machine reads feature {indices[-1]} but features have "
+                             f"only {array.shape[1]} columns")
+        for machine in self._weak_machines:
+            machine.check_values(array)
+        return array
+
+    def _forward(self, array: np.ndarray) -> np.ndarray:
+        total = np.zeros((array.shape[0], self._number_of_outputs or 1))
+        for machine, weight in zip(self._weak_machines, self._weights):
+            total += weight * machine.forward(array)
+        return total
+
+    def decision_scores(self, features) -> np.ndarray:
+        """(#samples, #outputs) scores, always 2-D (a 1-D sample gives one row)."""
+        return self._forward(self._check_features(features))
+
+    def __call__(self, features) -> np.ndarray | float:
+        """Scores of ``features``.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            (#samples,) for a univariate machine, (#samples, #outputs)
+            otherwise; a 1-D sample gives a float or an (#outputs,) vector.
+        """
+        scores = self.decision_scores(features)
+        if scores.shape[1] == 1:
+            scores = scores[:, 0]
+        return scores[0] if np.ndim(features) == 1 else scores
+
+    def predict(self, features) -> np.ndarray | int:
+        """Labels of ``features``.
+
+        Univariate machines give +1 where the score is positive and -1
+        elsewhere; multi-variate ones the index of the largest score, or with
+        a cost matrix the index minimising ``C* S(x)`` (lowest index on ties).
+        """
+        scores = self.decision_scores(features)
+        if self.cost_matrix is not None:
+            labels = np.argmin(scores @ cost_star(self.cost_matrix).T, axis=1)
+        elif scores.shape[1] == 1:
+            labels = np.where(scores[:, 0] > 0, 1, -1)
+        else:
+            labels = np.argmax(scores, axis=1)
+        return labels[0] if np.ndim(features) == 1 else labels
+
+    # -- HDF5 --------------------------------------------------------------
+    def save(self, target: str | os.PathLike | h5py.Group) -> None:
+        """Write the machine in bob.learn.boosting's layout (plus our extras).
+
+        Parameters
+        ----------
+        target : path or h5py.Group
+            A path is written atomically (a temporary file renamed over it);
+            into an open group the machine is written directly, and whatever
+            was added is removed again if writing fails.
+        """
+        if isinstance(target, h5py.Group):
+            added_keys = set(target.keys())
+            added_attrs = set(target.attrs.keys())
+            try:
+                self._write(target)
+            except BaseException:
+                for key in set(target.keys()) - added_keys:
+                    del target[key]
+                for key in set(target.attrs.keys()) - added_attrs:
+                    del target.attrs[key]
+                raise
+            return
+        if not isinstance(target, (str, os.PathLike)):
+            raise TypeError(f"target: expected a path or an h5py.Group, got {type(target).__name__}")
+        with hdf5.atomic_file(target) as h5:
+            self._write(h5)
+
+    def _write(self, group: h5py.Group) -> None:
+        from . import __version__
+
+        group.attrs.create("version", np.array([FORMAT_VERSION], dtype=np.int32))
+        group.attrs["bob_boost_version"] = __version__
+        group.create_dataset("Weights", data=self.weights)
+        for i, machine in enumerate(self._weak_machines):
+            sub = group.create_group(f"WeakMachine_{i}")
+            hdf5.write_string_attribute(sub, "MachineType", machine.machine_type)
+            machine.save(sub)
+        if self.cost_matrix is not None:
+            group.create_dataset("CostMatrix", data=self.cost_matrix)
+        if self.number_of_features is not None:
+            group.attrs["NumberOfFeatures"] = np.int64(self.number_of_features)
+        if self.metadata:
+            group.attrs["Metadata"] = json.dumps(self.metadata, sort_keys=True)
+
+    @classmethod
+    def load(cls, source: str | os.PathLike | h5py.Group) -> "BoostedMachine":
+        """Read a machine written by :meth:`save` or by bob.learn.boosting.
+
+        Raises
+        ------
+        bob_boost.ModelFormatError
+            If the file is not HDF5, is truncated, or does not hold a valid
+            machine; the message names the file, the group and the problem.
+        """
+        if isinstance(source, h5py.Group):
+            return cls._read(source)
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(f"source: expected a path or an h5py.Group, got {type(source).__name__}")
+        path = os.fspath(source)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"source: no such file {path!r}")
+        try:
+            h5 = h5py.File(path, "r")
+        except OSError as error:
+            raise ModelFormatError(f"{path}: not a readable HDF5 file ({error})") from None
+        with h5:
+            return cls._read(h5)
+
+    @classmethod
+    def _read(cls, group: h5py.Group) -> "BoostedMachine":
+        if "version" not in group.attrs:
+            raise hdf5.fail(group, "no 'version' attribute: not a boosted machine")
+        version = np.asarray(group.attrs["version"]).reshape(-1)
+        if version.size != 1 or version.dtype.kind not in "iu" or int(version[0]) != FORMAT_VERSION:
+            raise hdf5.fail(group, f"unsupported format version {version.tolist()} (expected {FORMAT_VERSION})")
+        weights = hdf5.read_array(group, "Weights", "float")
+        if weights.ndim == 1:
+            weights = weights[:, np.newaxis]
+        if weights.ndim != 2:
+            raise hdf5.fail(group, f"Weights must be 2-D (#machines, #outputs), has shape {weights.shape}")
+        machine_groups = sorted((k for k in group.keys() if k.startswith("WeakMachine_")),
+                                key=lambda k: (len(k), k))
+        expected = [f"WeakMachine_{i}" for i in range(weights.shape[0])]
+        if machine_groups != expected:
+            raise hdf5.fail(group, f"Weights has {weights.shape[0]} rows but the file has "
+                                   f"{len(machine_groups)} WeakMachine_<i> groups")
+        cost_matrix = hdf5.read_array(group, "CostMatrix", "float", ndim=2) if "CostMatrix" in group else None
+        if cost_matrix is not None and (cost_matrix.shape[0] != cost_matrix.shape[1]
+                                        or cost_matrix.shape[0] != weights.shape[1]):
+            raise hdf5.fail(group, f"CostMatrix has shape {cost_matrix.shape} but the machine has "
+                                   f"{weights.shape[1]} outputs")
+        number_of_features = None
+        if "NumberOfFeatures" in group.attrs:
+            number_of_features = int(np.asarray(group.attrs["NumberOfFeatures"]).reshape(()))
+        metadata = {}
+        if "Metadata" in group.attrs:
+            try:
+                metadata = json.loads(hdf5.read_string_attribute(group, "Metadata"))
+            except json.JSONDecodeError as error:
+                raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({error})") from None
+        machine = cls(number_of_outputs=weights.shape[1] or None, cost_matrix=cost_matrix,
+                      number_of_features=number_of_features, metadata=metadata)
+        for i, name in enumerate(expected):
+            sub = group[name]
+            if not isinstance(sub, h5py.Group):
+                raise hdf5.fail(group, f"{name} is not a group")
+            machine_type = hdf5.read_string_attribute(sub, "MachineType")
+            try:
+                weak_class = weak_machine_class(machine_type)
+            except KeyError:
+                raise hdf5.fail(sub, f"unknown MachineType {machine_type!r}") from None
+            try:
+                weak = weak_class.load(sub)
+            except ModelFormatError:
+                raise
+            except (ValueError, TypeError, KeyError) as error:
+                raise hdf5.fail(sub, str(error)) from None
+            if weak.number_of_outputs != weights.shape[1]:
+                raise hdf5.fail(sub, f"{weak.number_of_outputs} output(s) but Weights has {weights.shape[1]} columns")
+            if number_of_features is not None and np.any(weak.feature_indices() >= number_of_features):
+                raise hdf5.fail(sub, f"reads feature {weak.feature_indices()[-1]} but the machine was "
+                                     f"trained on {number_of_features} features")
+            machine.add_weak_machine(weak, weights[i])
+        return machine
+
+    def __repr__(self) -> str:
+        return f"BoostedMachine({len(self)} weak machines, {self._number_of_outputs} output(s))"

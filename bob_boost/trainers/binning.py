@@ -1,0 +1,130 @@
+"""Per-feature histograms of per-sample values, computed as one sparse product.
+
+Each feature's values are coded into consecutive bins; a sparse
+(#samples, #bins) indicator matrix ``M`` then turns any (#samples, #outputs)
+array ``G`` into per-bin sums ``M.T @ G`` in one pass. The most frequent bin
+of each feature is left out of ``M`` and recovered as "column total minus
+the other bins", which makes sparse data (MNIST is mostly zeros) cheap.
+Coding the features costs a few passes over the data (integer features) or
+one sort per feature (float features), once per training run; every
+boosting round after that costs one sparse product.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse
+
+#: Largest (#features x value range) for which integer features are coded by table instead of sorting.
+_MAX_TABLE_SIZE = 1 << 24
+
+
+class BinnedFeatures:
+    """Features coded into per-feature bins, ready for repeated histograms.
+
+    Build with :meth:`from_values` (bins = the distinct values of each
+    feature, for stumps) or :meth:`from_integers` (bins = 0 ..
+    number_of_values-1, for look-up tables).
+
+    Attributes
+    ----------
+    number_of_samples, number_of_features : int
+        Shape of the original feature matrix.
+    offsets : numpy.ndarray
+        (#features + 1,) start of each feature's bins; feature ``f`` owns
+        bins ``offsets[f]:offsets[f+1]``, in increasing order of value.
+    bin_values : numpy.ndarray or None
+        Feature value of each bin (:meth:`from_values` only).
+    """
+
+    def __init__(self, bins: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
+                 bin_values: np.ndarray | None = None) -> None:
+        """Store ``bins``, the (#samples, #features) global bin of every entry, with per-bin ``counts``."""
+        n_samples, n_features = bins.shape
+        self.number_of_samples = n_samples
+        self.number_of_features = n_features
+        self.offsets = offsets
+        self.bin_values = bin_values
+        self._mode_bins = _segment_argmax(counts, offsets)
+        keep = bins != self._mode_bins[np.newaxis, :].astype(bins.dtype)
+        indptr = np.zeros(n_samples + 1, dtype=np.int64)
+        np.cumsum(keep.sum(axis=1), out=indptr[1:])
+        indices = bins[keep]
+        self._transposed = scipy.sparse.csr_matrix(
+            (np.ones(indices.size), indices, indptr), shape=(n_samples, int(offsets[-1]))).T
+
+    @classmethod
+    def from_values(cls, features: np.ndarray) -> "BinnedFeatures":
+        """Bin each feature by its distinct values.
+
+        Integer features of moderate range are coded through a per-feature
+        value table (no sort); other features are sorted once.
+        """
+        n_features = features.shape[1]
+        if np.issubdtype(features.dtype, np.integer):
+            low = features.min(axis=0).astype(np.int64)
+            span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
+            if span * n_features <= _MAX_TABLE_SIZE:
+                slots, counts = _slots(features, low, span)
+                present = counts > 0
+                sizes = present.reshape(n_features, span).sum(axis=1)
+                offsets = np.concatenate([[0], np.cumsum(sizes)])
+                table = (np.cumsum(present) - 1).astype(np.int32)
+                values = np.nonzero(present.reshape(n_features, span))[1] + np.repeat(low, sizes)
+                return cls(table[slots], offsets, counts[present], values.astype(np.float64))
+        columns = np.ascontiguousarray(features.T)
+        order = np.argsort(columns, axis=1, kind="stable")
+        ordered = np.take_along_axis(columns, order, axis=1)
+        is_new = np.ones(ordered.shape, dtype=bool)
+        is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
+        offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
+        ranks += offsets[:-1, np.newaxis]
+        bins = np.empty_like(ranks)
+        np.put_along_axis(bins, order, ranks, axis=1)
+        counts = np.bincount(ranks.ravel(), minlength=int(offsets[-1]))
+        return cls(bins.T, offsets, counts, ordered[is_new].astype(np.float64))
+
+    @classmethod
+    def from_integers(cls, features: np.ndarray, number_of_values: int) -> "BinnedFeatures":
+        """Bin integer features in ``[0, number_of_values)`` by value."""
+        slots, counts = _slots(features, np.zeros(features.shape[1], dtype=np.int64), number_of_values)
+        offsets = np.arange(features.shape[1] + 1, dtype=np.int64) * number_of_values
+        return cls(slots, offsets, counts)
+
+    def histograms(self, values: np.ndarray) -> np.ndarray:
+        """Per-bin sums of ``values`` over the samples falling into each bin.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            (#samples, #outputs) float array.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#bins, #outputs) sums; each feature's bins add up to the column totals.
+        """
+        sums = np.asarray(self._transposed @ values)
+        partial = np.add.reduceat(sums, self.offsets[:-1], axis=0)
+        sums[self._mode_bins] = values.sum(axis=0) - partial
+        return sums
+
+
+def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Map entry (n, f) to ``f * span + x[n, f] - low[f]`` (int32), with the count of every slot."""
+    n_features = features.shape[1]
+    shift = (np.arange(n_features, dtype=np.int64) * span - low).astype(np.int32)
+    slots = features.astype(np.int32) + shift
+    counts = np.bincount(slots.ravel(), minlength=span * n_features)
+    return slots, counts
+
+
+def _segment_argmax(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """First position of the largest count within each segment."""
+    starts = offsets[:-1]
+    sizes = np.diff(offsets)
+    is_max = counts == np.repeat(np.maximum.reduceat(counts, starts), sizes)
+    positions = np.flatnonzero(is_max)
+    segment = np.repeat(np.arange(starts.size), sizes)[positions]
+    first = np.flatnonzero(np.concatenate([[True], segment[1:] != segment[:-1]]))
+    return positions[first]

@@ -1,0 +1,138 @@
+"""The generic gradient-boosting trainer of bob.learn.boosting."""
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+import numpy as np
+import scipy.optimize
+
+from .._validation import as_feature_matrix, check_positive_int, check_same_samples
+from ..losses.base import LossFunction
+from ..machine import BoostedMachine
+
+logger = logging.getLogger("bob_boost")
+
+#: Called after every round with (round index, boosted machine, training scores).
+RoundCallback = Callable[[int, BoostedMachine, np.ndarray], None]
+
+
+def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
+                current_scores: np.ndarray) -> np.ndarray:
+    """Find the weight(s) of a new weak machine with L-BFGS, starting at zero.
+
+    Minimises ``loss_function.loss_sum`` using ``loss_gradient_sum``, one
+    weight per output. The objective is divided by the number of samples so
+    that one gradient tolerance fits data sets of any size.
+
+    Returns
+    -------
+    numpy.ndarray
+        (#outputs,) weights.
+    """
+    scale = 1.0 / targets.shape[0]
+
+    def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
+        value = loss_function.loss_sum(alpha, targets, previous_scores, current_scores)
+        gradient = loss_function.loss_gradient_sum(alpha, targets, previous_scores, current_scores)
+        return value * scale, gradient * scale
+
+    result = scipy.optimize.minimize(
+        objective, np.zeros(targets.shape[1]), jac=True, method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 500})
+    if not result.success:
+        logger.warning("L-BFGS did not converge: %s", result.message)
+    return np.asarray(result.x, dtype=np.float64)
+
+
+class Boosting:
+    """Generic boosting: a loss function drives a weak trainer.
+
+    Each round computes the loss gradient at the current training scores,
+    asks the weak trainer for the weak machine that best follows it, and
+    fits that machine's weight(s) with L-BFGS on the loss.
+
+    Parameters
+    ----------
+    weak_trainer : object
+        Has ``train(features, loss_gradient) -> WeakMachine``; if it also has
+        ``prepare(features)``, that is called once per run and its result is
+        passed to ``train`` instead of the raw features.
+    loss_function : LossFunction
+        The loss to minimise.
+    """
+
+    def __init__(self, weak_trainer, loss_function: LossFunction) -> None:
+        if not callable(getattr(weak_trainer, "train", None)):
+            raise TypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
+                            f"got {type(weak_trainer).__name__}")
+        if not isinstance(loss_function, LossFunction):
+            raise TypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
+        self.weak_trainer = weak_trainer
+        self.loss_function = loss_function
+
+    def train(self, features, targets, number_of_rounds: int = 20,
+              boosted_machine: BoostedMachine | None = None,
+              callback: RoundCallback | None = None) -> BoostedMachine:
+        """Boost ``number_of_rounds`` weak machines.
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) training features.
+        targets : array_like
+            (#samples,) or (#samples, #outputs) targets.
+        number_of_rounds : int
+            Maximum number of weak machines to add.
+        boosted_machine : BoostedMachine, optional
+            Continue training this machine (it is extended in place and
+            returned); a new machine is created otherwise.
+        callback : callable, optional
+            ``callback(round, machine, scores)`` after each round, e.g. for progress.
+
+        Returns
+        -------
+        BoostedMachine
+            The trained machine. Training stops early, with a log message,
+            when a round's optimal weight is zero.
+        """
+        features = as_feature_matrix(features)
+        targets = self.loss_function.check_targets(targets)
+        check_same_samples(features, targets)
+        number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        n_outputs = targets.shape[1]
+
+        if boosted_machine is None:
+            boosted_machine = BoostedMachine(number_of_outputs=n_outputs, number_of_features=features.shape[1],
+                                             metadata={"loss": self.loss_function.name or
+                                                       type(self.loss_function).__name__})
+            scores = np.zeros(targets.shape)
+        else:
+            if not isinstance(boosted_machine, BoostedMachine):
+                raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+            if boosted_machine.number_of_outputs not in (None, n_outputs):
+                raise ValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs but targets "
+                                 f"have {n_outputs}")
+            scores = boosted_machine.decision_scores(features)
+
+        prepared = self.weak_trainer.prepare(features) if hasattr(self.weak_trainer, "prepare") else features
+        logger.info("Starting %d rounds of boosting on %d samples x %d features",
+                    number_of_rounds, features.shape[0], features.shape[1])
+        for round_index in range(number_of_rounds):
+            gradient = self.loss_function.loss_gradient(targets, scores)
+            weak_machine = self.weak_trainer.train(prepared, gradient)
+            weak_scores = weak_machine.forward(features)
+            alpha = fit_weights(self.loss_function, targets, scores, weak_scores)
+            if np.all(alpha == 0.0):
+                logger.info("Round %d: the optimal weight is zero; stopping after %d weak machines",
+                            round_index + 1, len(boosted_machine))
+                break
+            scores = scores + alpha * weak_scores
+            boosted_machine.add_weak_machine(weak_machine, alpha)
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("Round %d/%d: %r weight %s loss %.6g", round_index + 1, number_of_rounds,
+                             weak_machine, np.array2string(alpha, precision=4),
+                             self.loss_function.loss_sum(0.0, targets, scores, scores))
+            if callback is not None:
+                callback(round_index, boosted_machine, scores)
+        return boosted_machine

@@ -1,0 +1,78 @@
+"""Training look-up-table weak machines from a loss gradient."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
+from ..weak.lut import LUTMachine, check_discrete
+from .binning import BinnedFeatures
+
+SELECTION_STYLES = ("independent", "shared")
+
+
+class LUTTrainer:
+    """Train a (multi-variate) :class:`~bob_boost.weak.LUTMachine`.
+
+    For every feature and output the gradient is summed per feature value;
+    the feature whose histogram has the largest absolute mass best follows
+    the negative gradient. Each LUT entry is +1 where the summed negative
+    gradient is non-negative and -1 elsewhere, so fitted weights come out
+    positive (bob.learn.boosting uses the opposite signs and gets negative
+    weights; the products are the same).
+
+    Parameters
+    ----------
+    maximum_feature_value : int
+        Number of LUT entries; features must be integers in ``[0, maximum_feature_value)``.
+    number_of_outputs : int
+        Number of outputs (gradient columns).
+    selection_style : {"independent", "shared"}
+        ``"independent"`` picks the best feature per output; ``"shared"`` one
+        feature for all outputs, minimising the summed criterion.
+    """
+
+    def __init__(self, maximum_feature_value: int, number_of_outputs: int = 1,
+                 selection_style: str = "independent") -> None:
+        self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
+        self.number_of_outputs = check_positive_int(number_of_outputs, "number_of_outputs")
+        if selection_style not in SELECTION_STYLES:
+            raise ValueError(f"selection_style: must be one of {SELECTION_STYLES}, got {selection_style!r}")
+        self.selection_style = selection_style
+
+    def prepare(self, features) -> BinnedFeatures:
+        """Validate ``features`` and bin them once, for repeated :meth:`train` calls."""
+        if isinstance(features, BinnedFeatures):
+            expected = features.number_of_features * self.maximum_feature_value
+            if features.bin_values is not None or features.offsets[-1] != expected:
+                raise ValueError("features: binned for another trainer")
+            return features
+        array = as_feature_matrix(features)
+        check_discrete(array, self.maximum_feature_value)
+        return BinnedFeatures.from_integers(array, self.maximum_feature_value)
+
+    def train(self, features, loss_gradient) -> LUTMachine:
+        """Return the LUT machine that best follows ``-loss_gradient``.
+
+        Parameters
+        ----------
+        features : array_like or BinnedFeatures
+            (#samples, #features) integer matrix, or the result of :meth:`prepare`.
+        loss_gradient : array_like
+            (#samples, #outputs) loss gradient at the current scores.
+        """
+        binned = self.prepare(features)
+        gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
+        if gradient.shape[1] != self.number_of_outputs:
+            raise ValueError(f"loss_gradient: has {gradient.shape[1]} outputs, the trainer expects "
+                             f"{self.number_of_outputs}")
+        histograms = binned.histograms(gradient).reshape(
+            binned.number_of_features, self.maximum_feature_value, self.number_of_outputs)
+        criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better
+        if self.selection_style == "shared":
+            indices = np.full(self.number_of_outputs, np.argmin(criterion.sum(axis=1)))
+        else:
+            indices = np.argmin(criterion, axis=0)
+        outputs = np.arange(self.number_of_outputs)
+        selected = histograms[indices, :, outputs].T  # (#entries, #outputs)
+        table = np.where(selected <= 0.0, 1.0, -1.0)
+        return LUTMachine(table, indices)

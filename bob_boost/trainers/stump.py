@@ -1,0 +1,64 @@
+"""Training decision stumps from a loss gradient."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_feature_matrix, as_score_matrix
+from ..weak.stump import StumpMachine
+from .binning import BinnedFeatures
+
+
+class StumpTrainer:
+    """Select the stump that best follows the negative loss gradient.
+
+    Among every feature and every threshold half-way between two consecutive
+    distinct values of that feature, the stump ``h`` maximising
+    ``|sum_n -g_n h(x_n)|`` is chosen, with the polarity that makes the sum
+    positive (so the fitted weight comes out positive). Ties go to the lowest
+    feature index, then the lowest threshold.
+
+    The search costs one sparse product per call; the sort it needs is done
+    once by :meth:`prepare`, which :class:`~bob_boost.trainers.Boosting` calls
+    once per training run.
+    """
+
+    def prepare(self, features) -> BinnedFeatures:
+        """Validate and sort ``features`` once, for repeated :meth:`train` calls."""
+        if isinstance(features, BinnedFeatures):
+            if features.bin_values is None:
+                raise ValueError("features: binned for a LUT trainer, not by distinct values")
+            return features
+        return BinnedFeatures.from_values(as_feature_matrix(features))
+
+    def train(self, features, loss_gradient) -> StumpMachine:
+        """Return the best stump for ``loss_gradient``.
+
+        Parameters
+        ----------
+        features : array_like or BinnedFeatures
+            (#samples, #features) matrix, or the result of :meth:`prepare`.
+        loss_gradient : array_like
+            (#samples,) or (#samples, 1) loss gradient at the current scores.
+        """
+        binned = self.prepare(features)
+        gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
+        if gradient.shape[1] != 1:
+            raise ValueError(f"loss_gradient: StumpTrainer is univariate, got {gradient.shape[1]} outputs")
+        weight = -binned.histograms(gradient)[:, 0]
+        total = -gradient[:, 0].sum()
+        cumulative = np.cumsum(weight)
+        before_feature = np.concatenate([[0.0], cumulative[binned.offsets[1:-1] - 1]])
+        left = cumulative - np.repeat(before_feature, np.diff(binned.offsets))
+        # output -1 below / +1 above the threshold: gain = right - left
+        gain = total - 2.0 * left
+        # a split after the last bin of a feature leaves nothing above it
+        valid = np.ones(gain.size, dtype=bool)
+        valid[binned.offsets[1:] - 1] = False
+        if not valid.any():
+            raise ValueError("features: every feature is constant, so no stump can split them")
+        candidates = np.where(valid, np.abs(gain), -1.0)
+        best = int(np.argmax(candidates))
+        index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
+        threshold = 0.5 * (binned.bin_values[best] + binned.bin_values[best + 1])
+        polarity = 1.0 if gain[best] >= 0 else -1.0
+        return StumpMachine(threshold, polarity, index)
