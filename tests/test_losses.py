@@ -1,0 +1,99 @@
+"""Losses: values, gradients against finite differences, stability and target checks."""
+import warnings
+
+import numpy as np
+import pytest
+
+from bob_boost.losses import (ExponentialLoss, JesorskyLoss, LogitLoss, SquaredLoss,
+                              TangentialLoss)
+
+rng = np.random.default_rng(42)
+BINARY = [ExponentialLoss(), LogitLoss(), TangentialLoss()]
+
+
+def finite_difference(loss, targets, scores, step=1e-6):
+    """Central differences of the summed loss with respect to every score."""
+    gradient = np.zeros_like(scores)
+    for index in np.ndindex(scores.shape):
+        up, down = scores.copy(), scores.copy()
+        up[index] += step
+        down[index] -= step
+        gradient[index] = (loss.loss(targets, up).sum() - loss.loss(targets, down).sum()) / (2 * step)
+    return gradient
+
+
+@pytest.mark.parametrize("loss", BINARY, ids=lambda l: type(l).__name__)
+def test_binary_gradients_match_finite_differences_for_both_target_signs(loss):
+    targets = np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0], [-1.0, -1.0]] * 3)
+    scores = rng.normal(scale=1.5, size=targets.shape)
+    np.testing.assert_allclose(loss.loss_gradient(targets, scores),
+                               finite_difference(loss, targets, scores), rtol=1e-5, atol=1e-7)
+
+
+def test_regression_gradients_match_finite_differences():
+    targets = rng.normal(size=(6, 6)) * 10
+    scores = targets + rng.normal(size=targets.shape)
+    for loss in (SquaredLoss(), JesorskyLoss()):
+        np.testing.assert_allclose(loss.loss_gradient(targets, scores),
+                                   finite_difference(loss, targets, scores), rtol=1e-5, atol=1e-7)
+
+
+def test_loss_values_follow_their_definitions():
+    t = np.array([[1.0], [-1.0]])
+    s = np.array([[0.5], [0.5]])
+    np.testing.assert_allclose(ExponentialLoss().loss(t, s), np.exp([[-0.5], [0.5]]))
+    np.testing.assert_allclose(LogitLoss().loss(t, s), np.log1p(np.exp([[-0.5], [0.5]])))
+    np.testing.assert_allclose(TangentialLoss().loss(t, s), (2 * np.arctan([[0.5], [-0.5]]) - 1) ** 2)
+    np.testing.assert_allclose(SquaredLoss().loss(t, s), [[0.125], [1.125]])
+
+
+def test_jesorsky_loss_is_scaled_sum_of_point_distances():
+    # eyes 10 apart; second eye and a third point are off by (3, 4) -> distance 5 each
+    targets = np.array([[0.0, 0.0, 0.0, 10.0, 5.0, 5.0]])
+    scores = np.array([[0.0, 0.0, 3.0, 14.0, 8.0, 9.0]])
+    np.testing.assert_allclose(JesorskyLoss().loss(targets, scores), [[0.5 / 10 * 10]])
+
+
+@pytest.mark.parametrize("loss", BINARY, ids=lambda l: type(l).__name__)
+def test_binary_losses_stay_finite_without_warnings_for_huge_scores(loss):
+    targets = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    scores = np.array([[1e4], [1e4], [-1e4], [-1e4]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            values = loss.loss(targets, scores)
+            gradients = loss.loss_gradient(targets, scores)
+            total = loss.loss_sum(np.array([0.5]), targets, scores, scores)
+    assert np.all(np.isfinite(values)) and np.all(np.isfinite(gradients)) and np.isfinite(total)
+
+
+def test_loss_sum_and_its_gradient_agree_with_definitions():
+    loss = LogitLoss()
+    targets = np.sign(rng.normal(size=(20, 3)))
+    previous = rng.normal(size=(20, 3))
+    current = np.sign(rng.normal(size=(20, 3)))
+    alpha = np.array([0.3, -0.2, 0.7])
+    expected = loss.loss(targets, previous + alpha * current).sum()
+    assert loss.loss_sum(alpha, targets, previous, current) == pytest.approx(expected)
+    step = 1e-6
+    numeric = [(loss.loss_sum(alpha + step * e, targets, previous, current)
+                - loss.loss_sum(alpha - step * e, targets, previous, current)) / (2 * step) for e in np.eye(3)]
+    np.testing.assert_allclose(loss.loss_gradient_sum(alpha, targets, previous, current), numeric, rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", BINARY, ids=lambda l: type(l).__name__)
+def test_classification_losses_reject_targets_outside_plus_minus_one(loss):
+    with pytest.raises(ValueError, match="targets.*-1, \\+1"):
+        loss.check_targets(np.array([1.0, 0.0, -1.0]))
+    assert loss.check_targets(np.array([1, -1])).shape == (2, 1)
+
+
+def test_target_checks_reject_nan_and_bad_shapes():
+    with pytest.raises(ValueError, match="targets.*NaN"):
+        SquaredLoss().check_targets(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="targets.*even"):
+        JesorskyLoss().check_targets(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="eye positions"):
+        JesorskyLoss().check_targets(np.zeros((3, 4)))
+    with pytest.raises(TypeError, match="targets"):
+        SquaredLoss().check_targets(np.array(["a", "b"]))

@@ -1,0 +1,61 @@
+"""Weak machines: evaluation on whole matrices, feature indices and argument checks."""
+import numpy as np
+import pytest
+
+from bob_boost.weak import LUTMachine, StumpMachine
+
+
+def test_stump_outputs_polarity_at_or_above_threshold():
+    features = np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0]])
+    machine = StumpMachine(2.0, -1, 1)
+    np.testing.assert_array_equal(machine(features), [[1.0], [-1.0], [-1.0]])
+    np.testing.assert_array_equal(machine.feature_indices(), [1])
+    assert machine.number_of_outputs == 1
+
+
+def test_lut_looks_up_each_output_in_its_own_column():
+    table = np.array([[1.0, -1.0], [-1.0, 1.0], [0.5, 0.25]])
+    machine = LUTMachine(table, [2, 0])
+    features = np.array([[0, 9, 1], [2, 9, 2]])
+    np.testing.assert_array_equal(machine(features), [[-1.0, -1.0], [0.5, 0.25]])
+    np.testing.assert_array_equal(machine.feature_indices(), [0, 2])
+
+
+def test_univariate_lut_accepts_a_1d_table():
+    machine = LUTMachine([1.0, -1.0, 1.0], 0)
+    np.testing.assert_array_equal(machine(np.array([[2], [1]])), [[1.0], [-1.0]])
+
+
+def test_constructor_arguments_are_validated():
+    with pytest.raises(ValueError, match="polarity"):
+        StumpMachine(0.0, 0, 1)
+    with pytest.raises(ValueError, match="index"):
+        StumpMachine(0.0, 1, -1)
+    with pytest.raises(TypeError, match="threshold"):
+        StumpMachine("a", 1, 0)
+    with pytest.raises(ValueError, match="indices"):
+        LUTMachine(np.ones((4, 2)), [0])
+    with pytest.raises(ValueError, match="look_up_tables.*NaN"):
+        LUTMachine([1.0, np.nan], [0])
+
+
+def test_evaluation_rejects_bad_features():
+    stump = StumpMachine(0.5, 1, 3)
+    with pytest.raises(ValueError, match="feature 3.*only 2 columns"):
+        stump(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        stump(np.full((2, 4), np.nan))
+    lut = LUTMachine(np.ones(4), [0])
+    with pytest.raises(ValueError, match="LUT entries"):
+        lut(np.array([[4]]))
+    with pytest.raises(ValueError, match="non-negative"):
+        lut(np.array([[-1]]))
+    with pytest.raises(ValueError, match="integers"):
+        lut(np.array([[1.5]]))
+
+
+def test_lut_table_passed_in_is_not_shared_or_modified():
+    table = np.array([1.0, -1.0])
+    machine = LUTMachine(table, [0])
+    table[0] = 7.0
+    np.testing.assert_array_equal(machine(np.array([[0]])), [[1.0]])

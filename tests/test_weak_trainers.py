@@ -1,0 +1,111 @@
+"""Weak trainers against brute-force searches written out in the test."""
+import numpy as np
+import pytest
+
+from bob_boost.trainers import LUTTrainer, StumpTrainer
+
+rng = np.random.default_rng(7)
+
+
+def brute_force_stump(features, gradient):
+    """Best |sum -g h| over every feature and mid-point threshold, by loops."""
+    best = (-1.0, None)
+    for index in range(features.shape[1]):
+        values = np.unique(features[:, index])
+        for low, high in zip(values[:-1], values[1:]):
+            threshold = 0.5 * (low + high)
+            output = np.where(features[:, index] >= threshold, 1.0, -1.0)
+            gain = np.sum(-gradient * output)
+            if abs(gain) > best[0] + 1e-12:
+                best = (abs(gain), (index, threshold, 1.0 if gain >= 0 else -1.0))
+    return best
+
+
+@pytest.mark.parametrize("kind", ["float", "small-int", "wide-int"])
+def test_stump_trainer_finds_the_brute_force_optimum(kind):
+    for _ in range(5):
+        if kind == "float":
+            features = rng.normal(size=(60, 5))
+            features[:, 2] = np.round(features[:, 2])  # repeated values
+        elif kind == "small-int":
+            features = rng.integers(0, 6, size=(60, 5)).astype(np.uint8)
+        else:
+            features = rng.integers(-(10 ** 9), 10 ** 9, size=(60, 5))
+        gradient = rng.normal(size=60)
+        machine = StumpTrainer().train(features, gradient)
+        gain, (index, threshold, polarity) = brute_force_stump(features, gradient)
+        assert (machine.index, machine.threshold, machine.polarity) == (index, pytest.approx(threshold), polarity)
+        achieved = np.sum(-gradient * machine(features)[:, 0])
+        assert achieved == pytest.approx(gain) and achieved > 0
+
+
+def test_integer_and_float_paths_choose_the_same_stump():
+    features = rng.integers(0, 30, size=(200, 8))
+    gradient = rng.normal(size=200)
+    from_int = StumpTrainer().train(features, gradient)
+    from_float = StumpTrainer().train(features.astype(np.float64) + 0.0, gradient)
+    assert from_int == from_float
+
+
+def test_stump_trainer_rejects_constant_features_and_bad_gradients():
+    with pytest.raises(ValueError, match="constant"):
+        StumpTrainer().train(np.ones((5, 3)), np.ones(5))
+    with pytest.raises(ValueError, match="loss_gradient.*samples"):
+        StumpTrainer().train(np.eye(4), np.ones(3))
+    with pytest.raises(ValueError, match="univariate"):
+        StumpTrainer().train(np.eye(4), np.ones((4, 2)))
+
+
+def brute_force_lut_scores(features, gradient, entries):
+    """Per feature and output: sum over values of |sum of gradient|."""
+    scores = np.zeros((features.shape[1], gradient.shape[1]))
+    for f in range(features.shape[1]):
+        for o in range(gradient.shape[1]):
+            scores[f, o] = sum(abs(gradient[features[:, f] == v, o].sum()) for v in range(entries))
+    return scores
+
+
+def test_lut_trainer_independent_and_shared_selection():
+    entries, outputs = 8, 4
+    features = rng.integers(0, entries, size=(300, 10))
+    # each output depends on a different feature, so independent selection must differ per output
+    gradient = np.stack([np.where(features[:, 2 * o] % 2 == 0, 1.0, -1.0) for o in range(outputs)], axis=1)
+    gradient += 0.1 * rng.normal(size=gradient.shape)
+    scores = brute_force_lut_scores(features, gradient, entries)
+
+    independent = LUTTrainer(entries, outputs, "independent").train(features, gradient)
+    np.testing.assert_array_equal(independent.indices, np.argmax(scores, axis=0))
+    assert len(set(independent.indices.tolist())) == outputs
+
+    shared = LUTTrainer(entries, outputs, "shared").train(features, gradient)
+    assert len(set(shared.indices.tolist())) == 1
+    assert shared.indices[0] == np.argmax(scores.sum(axis=1))
+
+    # LUT signs follow the negative gradient, so every output correlates positively with it
+    outputs_of_machine = independent(features)
+    assert np.all(np.sum(-gradient * outputs_of_machine, axis=0) > 0)
+
+
+def test_lut_trainer_validates_features_and_arguments():
+    trainer = LUTTrainer(4)
+    gradient = np.ones(3)
+    with pytest.raises(ValueError, match="maximum_feature_value|LUT entries"):
+        trainer.train(np.array([[0], [4], [1]]), gradient)
+    with pytest.raises(ValueError, match="non-negative"):
+        trainer.train(np.array([[0], [-1], [1]]), gradient)
+    with pytest.raises(ValueError, match="integers"):
+        trainer.train(np.array([[0.5], [1], [1]]), gradient)
+    with pytest.raises(ValueError, match="selection_style"):
+        LUTTrainer(4, selection_style="both")
+    with pytest.raises(ValueError, match="loss_gradient.*outputs"):
+        LUTTrainer(4, 2).train(np.array([[0], [1], [2]]), gradient)
+
+
+def test_trainers_do_not_modify_their_inputs():
+    features = rng.integers(0, 5, size=(50, 4))
+    gradient = rng.normal(size=(50, 1))
+    copies = features.copy(), gradient.copy()
+    StumpTrainer().train(features, gradient)
+    LUTTrainer(5).train(features, gradient)
+    np.testing.assert_array_equal(features, copies[0])
+    np.testing.assert_array_equal(gradient, copies[1])
