@@ -230,7 +230,10 @@ class BoostedMachine:
         except OSError as error:
             raise ModelFormatError(f"{path}: not a readable HDF5 file ({error})") from None
         with h5:
-            return cls._read(h5)
+            try:
+                return cls._read(h5)
+            except (OSError, RuntimeError) as error:  # h5py's errors for damaged data blocks
+                raise ModelFormatError(f"{path}: damaged HDF5 file ({error})") from None
 
     @classmethod
     def _read(cls, group: h5py.Group) -> "BoostedMachine":
