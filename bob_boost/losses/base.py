@@ -21,6 +21,11 @@ class LossFunction:
     #: Short name under which the loss is registered (see :mod:`bob_boost.registry`).
     name: str = ""
 
+    #: A (K, K) cost matrix for losses whose models predict with the
+    #: cost-sensitive rule ``argmin_k (C* S(x))_k``; None for the others.
+    #: :class:`~bob_boost.trainers.Boosting` gives it to the machines it creates.
+    cost_matrix: np.ndarray | None = None
+
     def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Per-sample loss.
 

@@ -103,9 +103,10 @@ class Boosting:
         n_outputs = targets.shape[1]
 
         if boosted_machine is None:
-            boosted_machine = BoostedMachine(number_of_outputs=n_outputs, number_of_features=features.shape[1],
-                                             metadata={"loss": self.loss_function.name or
-                                                       type(self.loss_function).__name__})
+            boosted_machine = BoostedMachine(
+                number_of_outputs=n_outputs, cost_matrix=self.loss_function.cost_matrix,
+                number_of_features=features.shape[1],
+                metadata={"loss": self.loss_function.name or type(self.loss_function).__name__})
             scores = np.zeros(targets.shape)
         else:
             if not isinstance(boosted_machine, BoostedMachine):
@@ -129,10 +130,10 @@ class Boosting:
                 break
             scores = scores + alpha * weak_scores
             boosted_machine.add_weak_machine(weak_machine, alpha)
-            if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("Round %d/%d: %r weight %s loss %.6g", round_index + 1, number_of_rounds,
-                             weak_machine, np.array2string(alpha, precision=4),
-                             self.loss_function.loss_sum(0.0, targets, scores, scores))
+            if logger.isEnabledFor(logging.INFO):
+                logger.info("Round %d/%d: %r, weight %s, training loss %.6g", round_index + 1, number_of_rounds,
+                            weak_machine, np.array2string(alpha, precision=4),
+                            np.sum(self.loss_function.loss(targets, scores)))
             if callback is not None:
                 callback(round_index, boosted_machine, scores)
         return boosted_machine
