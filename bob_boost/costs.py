@@ -1,0 +1,259 @@
+"""Cost matrices and margin vectors for multi-class (cost-sensitive) boosting.
+
+Conventions (BAdaCost, Fernández-Baldera et al. 2018): classes are numbered
+``0 .. K-1``; ``C[i, j]`` is the cost of predicting class ``j`` for a sample
+of class ``i``, with a zero diagonal and non-negative entries. Derived
+matrices:
+
+* ``C*`` (:func:`bob_boost.machine.cost_star`): ``C`` with its diagonal
+  replaced by minus the row sums, so that every row sums to zero;
+* the margin vector of class ``k``: 1 at ``k`` and ``-1/(K-1)`` elsewhere
+  (:func:`margin_vectors`);
+* ``C2 = K/(K-1) C*`` (:func:`margin_cost_matrix`): ``C2[l, k]`` is the
+  cost-sensitive margin ``C*[l, :] @ y_k`` of predicting ``k`` for a class
+  ``l`` sample, the exponent of the sample weight update.
+
+In detection matrices class 0 is the background.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._validation import check_positive_int
+
+
+def check_cost_matrix(cost_matrix, name: str = "cost_matrix") -> np.ndarray:
+    """Validate a cost matrix and return it as a new float64 array.
+
+    Parameters
+    ----------
+    cost_matrix : array_like
+        (K, K) matrix, K >= 2, finite, non-negative, with a zero diagonal.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float64 copy (the caller's array is never modified).
+
+    Raises
+    ------
+    TypeError
+        If the matrix is not numeric.
+    ValueError
+        If it is not square, smaller than 2 x 2, not finite, has a negative
+        entry or a non-zero diagonal entry.
+    """
+    array = np.asarray(cost_matrix)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise TypeError(f"{name}: expected a numeric matrix, got dtype {array.dtype}")
+    if np.iscomplexobj(array):
+        raise TypeError(f"{name}: expected a real matrix, got dtype {array.dtype}")
+    matrix = np.array(array, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"{name}: expected a square (K, K) matrix, got shape {matrix.shape}")
+    if matrix.shape[0] < 2:
+        raise ValueError(f"{name}: needs at least 2 classes, got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    if np.any(matrix < 0):
+        row, column = np.argwhere(matrix < 0)[0]
+        raise ValueError(f"{name}: costs must be non-negative, entry ({row}, {column}) is {matrix[row, column]}")
+    diagonal = np.diag(matrix)
+    if np.any(diagonal != 0):
+        index = int(np.flatnonzero(diagonal)[0])
+        raise ValueError(f"{name}: the diagonal must be zero, entry ({index}, {index}) is {diagonal[index]}")
+    return matrix
+
+
+def margin_vectors(number_of_classes: int) -> np.ndarray:
+    """Return the (K, K) matrix whose row ``k`` is the margin vector of class ``k``.
+
+    Row ``k`` holds 1 at position ``k`` and ``-1/(K-1)`` elsewhere; every row
+    sums to zero.
+    """
+    k = check_positive_int(number_of_classes, "number_of_classes", 2)
+    vectors = np.full((k, k), -1.0 / (k - 1))
+    np.fill_diagonal(vectors, 1.0)
+    return vectors
+
+
+def margin_cost_matrix(cost_matrix) -> np.ndarray:
+    """Return ``C2 = K/(K-1) C*``.
+
+    ``C2[l, k] = C*[l, :] @ y_k`` is the cost-sensitive margin of predicting
+    ``k`` for a sample of class ``l``: negative on the diagonal (a reward),
+    non-negative elsewhere. BAdaCost multiplies a sample's weight by
+    ``exp(beta * C2[l, k])``.
+    """
+    # imported here: bob_boost.machine imports the weak machines, which import this module
+    from .machine import cost_star
+
+    matrix = check_cost_matrix(cost_matrix)
+    k = matrix.shape[0]
+    return k / (k - 1) * cost_star(matrix)
+
+
+def zero_one_cost_matrix(number_of_classes: int, scale: float = 1.0) -> np.ndarray:
+    """Return ``scale`` times the 0|1 matrix (zero diagonal, ``scale`` elsewhere)."""
+    k = check_positive_int(number_of_classes, "number_of_classes", 2)
+    value = _check_cost(scale, "scale", positive=True)
+    matrix = np.full((k, k), value)
+    np.fill_diagonal(matrix, 0.0)
+    return matrix
+
+
+def samme_cost_matrix(number_of_classes: int) -> np.ndarray:
+    """The 0|1 matrix scaled by ``1/(K(K-1))``, with which BAdaCost is SAMME."""
+    k = check_positive_int(number_of_classes, "number_of_classes", 2)
+    return zero_one_cost_matrix(k, 1.0 / (k * (k - 1)))
+
+
+def imbalance_cost_matrix(labels, predictions, number_of_classes: int | None = None,
+                          scale: float = 0.1, smoothing: float = 0.0) -> np.ndarray:
+    """Cost matrix for imbalanced problems from the confusions of a 0|1 model.
+
+    The confusion matrix ``F[i, j]`` (#samples of class ``i`` predicted as
+    ``j``) of a cost-insensitive model is divided row by row by the class
+    sizes, its diagonal is set to zero, and the result is multiplied by
+    ``scale`` (BAdaCost paper, appendix F). Classes the model confuses often
+    thus get expensive errors.
+
+    Parameters
+    ----------
+    labels, predictions : array_like of int
+        True and predicted labels in ``0 .. K-1``, same length.
+    number_of_classes : int, optional
+        K; defaults to ``max(labels, predictions) + 1``.
+    scale : float
+        The factor lambda (> 0); small values keep the costs well conditioned.
+    smoothing : float
+        Pseudo-count (>= 0) added to every off-diagonal cell of ``F`` before
+        normalising; the appendix rule is ``smoothing=0``. A positive value
+        keeps every error cost positive when the 0|1 model makes no error on
+        some class (common when it is evaluated on its own training data),
+        which would otherwise make that class's errors free.
+
+    Returns
+    -------
+    numpy.ndarray
+        (K, K) cost matrix.
+
+    Raises
+    ------
+    ValueError
+        If a class has no sample (its row cannot be normalised) or an
+        argument is invalid.
+    """
+    truth = _check_label_vector(labels, "labels")
+    predicted = _check_label_vector(predictions, "predictions")
+    if truth.shape != predicted.shape:
+        raise ValueError(f"predictions: has {predicted.size} entries but labels has {truth.size}")
+    if number_of_classes is None:
+        k = int(max(truth.max(), predicted.max())) + 1
+    else:
+        k = check_positive_int(number_of_classes, "number_of_classes", 2)
+        for values, name in ((truth, "labels"), (predicted, "predictions")):
+            if values.max() >= k:
+                raise ValueError(f"{name}: value {values.max()} is >= number_of_classes ({k})")
+    if k < 2:
+        raise ValueError("labels: need at least 2 classes")
+    factor = _check_cost(scale, "scale", positive=True)
+    pseudo_count = _check_cost(smoothing, "smoothing")
+    confusion = np.bincount(truth * k + predicted, minlength=k * k).reshape(k, k).astype(np.float64)
+    sizes = confusion.sum(axis=1)
+    if np.any(sizes == 0):
+        raise ValueError(f"labels: class {int(np.flatnonzero(sizes == 0)[0])} has no sample")
+    off_diagonal = ~np.eye(k, dtype=bool)
+    confusion[off_diagonal] += pseudo_count
+    normalised = confusion / (sizes + pseudo_count * (k - 1))[:, np.newaxis]
+    np.fill_diagonal(normalised, 0.0)
+    return factor * normalised
+
+
+def face_detection_cost_matrix(number_of_views: int, false_negative_cost: float = 1.5) -> np.ndarray:
+    """Cost matrix for multi-view detection with interchangeable views.
+
+    Class 0 is the background and classes ``1 .. number_of_views`` are the
+    views. A false positive (background predicted as any view) costs 1, a
+    false negative (a view predicted as background) ``false_negative_cost``,
+    and confusing two views costs 1 (the 0|1 matrix among views).
+    """
+    views = check_positive_int(number_of_views, "number_of_views")
+    beta = _check_cost(false_negative_cost, "false_negative_cost")
+    matrix = np.ones((views + 1, views + 1))
+    matrix[1:, 0] = beta
+    np.fill_diagonal(matrix, 0.0)
+    return matrix
+
+
+def multiview_car_cost_matrix(number_of_views: int, false_positive_cost: float = 1.0,
+                              false_negative_cost: float = 1.0, view_cost: float = 1.0) -> np.ndarray:
+    """Cost matrix for detecting an object seen from views arranged on a circle.
+
+    Class 0 is the background and classes ``1 .. Kp`` the ``Kp`` views in
+    circular order. False positives cost ``false_positive_cost`` (alpha),
+    false negatives ``false_negative_cost`` (beta), and predicting view ``j``
+    for view ``i`` costs ``view_cost * P(i, j)`` (gamma) with
+    ``P(i, j) = 1 - |(2|i - j| - Kp) / Kp|``: ``2/Kp`` for neighbouring views,
+    1 for opposite ones.
+    """
+    views = check_positive_int(number_of_views, "number_of_views")
+    alpha = _check_cost(false_positive_cost, "false_positive_cost")
+    beta = _check_cost(false_negative_cost, "false_negative_cost")
+    gamma = _check_cost(view_cost, "view_cost")
+    index = np.arange(views)
+    distance = np.abs(index[:, np.newaxis] - index[np.newaxis, :])
+    matrix = np.empty((views + 1, views + 1))
+    matrix[0, 0] = 0.0
+    matrix[0, 1:] = alpha
+    matrix[1:, 0] = beta
+    matrix[1:, 1:] = gamma * (1.0 - np.abs((2.0 * distance - views) / views))
+    return matrix
+
+
+def check_class_labels(labels, number_of_classes: int, name: str = "labels") -> np.ndarray:
+    """Validate class labels and return them as a new int64 array.
+
+    Parameters
+    ----------
+    labels : array_like
+        Non-empty 1-D array of integers (integer dtype, or floats holding
+        whole numbers) in ``0 .. number_of_classes-1``.
+    number_of_classes : int
+        K.
+    name : str
+        Argument name used in error messages.
+    """
+    array = _check_label_vector(labels, name)
+    if array.max() >= number_of_classes:
+        raise ValueError(f"{name}: label {array.max()} is out of range for {number_of_classes} classes "
+                         f"(labels must be 0 .. {number_of_classes - 1})")
+    return array
+
+
+def _check_cost(value, name: str, positive: bool = False) -> float:
+    """Return ``value`` as a finite float >= 0 (> 0 when ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    number = float(value)
+    if not np.isfinite(number) or number < 0 or (positive and number == 0):
+        raise ValueError(f"{name}: must be a finite number {'>' if positive else '>='} 0, got {value!r}")
+    return number
+
+
+def _check_label_vector(values, name: str) -> np.ndarray:
+    """Return non-empty 1-D non-negative integer labels as int64."""
+    array = np.asarray(values)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise TypeError(f"{name}: expected integer labels, got dtype {array.dtype}")
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
+        raise ValueError(f"{name}: labels must be integers")
+    if np.any(array < 0):
+        raise ValueError(f"{name}: labels must be >= 0, found {array.min()}")
+    return array.astype(np.int64)

@@ -1,0 +1,465 @@
+"""Weak trainers for multi-class (cost-sensitive) boosting.
+
+Every trainer here fits a classifier ``G`` that minimises the weighted
+cost ``sum_n w_n * L[l_n, G(x_n)]`` for a (K, K) non-negative *loss matrix*
+``L``: BAdaCost passes ``L = exp(C2)`` with ``C2 = K/(K-1) C*``, AdaBoost.M1
+the 0|1 matrix. The interface is
+
+* ``prepare(features)`` -- code the features once per boosting run;
+* ``train(prepared, labels, weights, loss_matrix, feature_subset=None)`` --
+  return a :class:`~bob_boost.weak.multiclass.MultiClassWeakMachine`.
+
+Trees are grown level by level. All nodes of a level get their per-class
+weighted histograms from one ``np.bincount`` over (node, feature bin,
+class), and every split of every feature is scored from cumulative sums of
+those histograms, so no Python loop runs over samples, thresholds or bins.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_feature_matrix, check_positive_int
+from ..costs import check_class_labels
+from ..weak.lut import check_discrete
+from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
+
+#: Number of bins of the quantised (uint8) feature coding.
+QUANTIZATION_BINS = 256
+
+#: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
+#: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
+_MAX_HISTOGRAM_ENTRIES = 1 << 22
+
+
+class SplitFeatures:
+    """Features coded into per-feature bins, ready for repeated tree growing.
+
+    Feature ``f`` owns the global bins ``offsets[f]:offsets[f+1]`` in
+    increasing order of value; ``bin_values`` holds each bin's value in raw
+    feature units and ``codes[n, f]`` the global bin of sample ``n``.
+    Build with :meth:`quantize` or :meth:`distinct`.
+
+    Attributes
+    ----------
+    raw : numpy.ndarray
+        The (#samples, #features) features as given; trees route samples
+        with these raw values, exactly as the trained machine will.
+    codes : numpy.ndarray
+        (#samples, #features) int64 global bin indices.
+    offsets : numpy.ndarray
+        (#features + 1,) first bin of each feature.
+    bin_values : numpy.ndarray
+        (#bins,) raw value represented by each bin.
+    quantized : bool
+        Whether the bins come from :meth:`quantize`.
+    """
+
+    def __init__(self, raw: np.ndarray, codes: np.ndarray, offsets: np.ndarray, bin_values: np.ndarray,
+                 quantized: bool) -> None:
+        self.raw = raw
+        self.codes = codes
+        self.offsets = offsets
+        self.bin_values = bin_values
+        self.quantized = quantized
+
+    @property
+    def number_of_samples(self) -> int:
+        """Number of rows."""
+        return self.raw.shape[0]
+
+    @property
+    def number_of_features(self) -> int:
+        """Number of columns."""
+        return self.raw.shape[1]
+
+    @property
+    def number_of_bins(self) -> int:
+        """Total number of bins over all features."""
+        return int(self.offsets[-1])
+
+    @classmethod
+    def quantize(cls, features: np.ndarray) -> "SplitFeatures":
+        """Code each feature into at most 256 bins (uint8 quantisation).
+
+        A feature whose values are integers spanning at most 255 is coded
+        losslessly, ``x_q = x - min``; any other feature as
+        ``x_q = round((x - min) / step)`` with ``step = (max - min) / 255``.
+        Bin ``b`` stands for the raw value ``min + b * step``.
+        """
+        raw = np.asarray(features)
+        values = raw.astype(np.float64)
+        low = values.min(axis=0)
+        span = values.max(axis=0) - low
+        integer_valued = np.all(values == np.round(values), axis=0)
+        lossless = integer_valued & (span <= QUANTIZATION_BINS - 1)
+        step = np.where(lossless | (span == 0), 1.0, span / (QUANTIZATION_BINS - 1))
+        local = np.round((values - low) / step).astype(np.int64)
+        np.clip(local, 0, QUANTIZATION_BINS - 1, out=local)
+        sizes = np.where(lossless, span + 1, QUANTIZATION_BINS).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        owner = np.repeat(np.arange(raw.shape[1]), sizes)
+        bin_values = low[owner] + (np.arange(offsets[-1]) - offsets[owner]) * step[owner]
+        return cls(raw, local + offsets[np.newaxis, :-1], offsets, bin_values, True)
+
+    @classmethod
+    def distinct(cls, features: np.ndarray) -> "SplitFeatures":
+        """Give every distinct value of a feature its own bin (exact float path)."""
+        raw = np.asarray(features)
+        columns = np.ascontiguousarray(raw.T, dtype=np.float64)
+        order = np.argsort(columns, axis=1, kind="stable")
+        ordered = np.take_along_axis(columns, order, axis=1)
+        is_new = np.ones(ordered.shape, dtype=bool)
+        is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
+        offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
+        ranks += offsets[:-1, np.newaxis]
+        codes = np.empty_like(ranks)
+        np.put_along_axis(codes, order, ranks, axis=1)
+        return cls(raw, np.ascontiguousarray(codes.T), offsets, ordered[is_new], False)
+
+
+def check_training_inputs(number_of_samples: int, labels, weights, loss_matrix) -> tuple[np.ndarray, ...]:
+    """Validate the per-round inputs of a multi-class weak trainer.
+
+    Returns
+    -------
+    tuple
+        ``(labels, weights, loss_matrix)`` as int64 (#samples,), float64
+        (#samples,) and float64 (K, K) arrays.
+    """
+    matrix = np.asarray(loss_matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
+        raise ValueError(f"loss_matrix: expected a square (K, K) matrix with K >= 2, got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
+        raise ValueError("loss_matrix: entries must be finite and non-negative")
+    classes = check_class_labels(labels, matrix.shape[0])
+    if classes.size != number_of_samples:
+        raise ValueError(f"labels: has {classes.size} samples but features have {number_of_samples}")
+    sample_weights = np.asarray(weights, dtype=np.float64)
+    if sample_weights.shape != (number_of_samples,):
+        raise ValueError(f"weights: expected shape ({number_of_samples},), got {sample_weights.shape}")
+    if not np.all(np.isfinite(sample_weights)) or np.any(sample_weights < 0) or not sample_weights.any():
+        raise ValueError("weights: must be finite, non-negative and not all zero")
+    return classes, sample_weights, matrix
+
+
+def check_feature_subset(feature_subset, number_of_features: int) -> np.ndarray:
+    """Return the sorted unique feature columns of ``feature_subset`` (all columns for None)."""
+    if feature_subset is None:
+        return np.arange(number_of_features)
+    subset = np.atleast_1d(np.asarray(feature_subset))
+    if subset.ndim != 1 or subset.size == 0 or not np.issubdtype(subset.dtype, np.integer):
+        raise ValueError(f"feature_subset: expected a non-empty 1-D integer array, got {subset.dtype} "
+                         f"of shape {subset.shape}")
+    if subset.min() < 0 or subset.max() >= number_of_features:
+        raise ValueError(f"feature_subset: columns must be in 0 .. {number_of_features - 1}")
+    return np.unique(subset).astype(np.int64)
+
+
+class CostSensitiveTreeTrainer:
+    """Grow a cost-sensitive multi-class decision tree of depth ``max_depth``.
+
+    Splits maximise a cost-weighted Gini criterion: a sample of class ``j``
+    with weight ``w`` counts as ``w * r_j``, where
+    ``r_j = sum_k (L[j, k] - L[j, j])`` is the row sum of the loss matrix
+    relative to its diagonal (for BAdaCost ``L = exp(C2)``, so these are the
+    row sums of ``exp(C2(j,k)) - exp(C2(j,j))``); classes whose errors are
+    expensive thus weigh more. A split of a node into ``A`` and ``B`` scores
+    ``sum_j p_A(j)^2 / P_A + sum_j p_B(j)^2 / P_B`` (``p`` the cost-weighted
+    class sums, ``P`` their total), which is the node's total minus the
+    children's Gini impurities; the best split per node is taken if it
+    improves on the unsplit node. Every node is labelled
+    ``argmin_k sum_{n in node} w_n L[l_n, k]`` (lowest class on ties), the
+    class that minimises the round's weighted cost.
+
+    Parameters
+    ----------
+    max_depth : int
+        Maximum depth (>= 1).
+    quantized : bool
+        Search splits on 256-bin quantised features (fast, see
+        :meth:`SplitFeatures.quantize`) or between every two consecutive
+        distinct values (exact). Thresholds are stored in raw units and
+        placed half-way between the two nearest occupied bins either way.
+    """
+
+    def __init__(self, max_depth: int = 2, quantized: bool = True) -> None:
+        self.max_depth = check_positive_int(max_depth, "max_depth")
+        if not isinstance(quantized, (bool, np.bool_)):
+            raise TypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
+        self.quantized = bool(quantized)
+
+    def prepare(self, features) -> SplitFeatures:
+        """Validate and code ``features`` once, for repeated :meth:`train` calls."""
+        if isinstance(features, SplitFeatures):
+            if features.quantized != self.quantized:
+                raise ValueError(f"features: coded with quantized={features.quantized}, the trainer "
+                                 f"uses quantized={self.quantized}")
+            return features
+        array = as_feature_matrix(features)
+        return SplitFeatures.quantize(array) if self.quantized else SplitFeatures.distinct(array)
+
+    def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:
+        """Fit a tree to weighted labelled data.
+
+        Parameters
+        ----------
+        features : array_like or SplitFeatures
+            (#samples, #features) matrix, or the result of :meth:`prepare`.
+        labels : array_like of int
+            (#samples,) classes in ``0 .. K-1``.
+        weights : array_like
+            (#samples,) non-negative sample weights.
+        loss_matrix : array_like
+            (K, K) non-negative ``L[j, k]``: cost per unit weight of predicting
+            ``k`` for a class-``j`` sample.
+        feature_subset : array_like of int, optional
+            Columns the splits may use (all when None).
+
+        Returns
+        -------
+        MultiClassTreeMachine
+        """
+        data = self.prepare(features)
+        classes, sample_weights, matrix = check_training_inputs(data.number_of_samples, labels, weights,
+                                                                loss_matrix)
+        subset = check_feature_subset(feature_subset, data.number_of_features)
+        return _TreeGrower(data, classes, sample_weights, matrix, subset).grow(self.max_depth)
+
+    def __repr__(self) -> str:
+        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized})"
+
+
+class MultiClassStumpTrainer:
+    """Fit a :class:`~bob_boost.weak.multiclass.MultiClassStumpMachine`: the depth-1 cost-sensitive tree.
+
+    Parameters
+    ----------
+    quantized : bool
+        As for :class:`CostSensitiveTreeTrainer`.
+    """
+
+    def __init__(self, quantized: bool = True) -> None:
+        self._tree_trainer = CostSensitiveTreeTrainer(1, quantized)
+
+    @property
+    def quantized(self) -> bool:
+        """Whether splits are searched on quantised features."""
+        return self._tree_trainer.quantized
+
+    def prepare(self, features) -> SplitFeatures:
+        """Validate and code ``features`` once (see :meth:`CostSensitiveTreeTrainer.prepare`)."""
+        return self._tree_trainer.prepare(features)
+
+    def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassStumpMachine:
+        """Fit the best stump; arguments as for :meth:`CostSensitiveTreeTrainer.train`.
+
+        When no split improves on a single leaf, the stump predicts the
+        leaf's class on both sides of a threshold at 0 on the first allowed
+        feature.
+        """
+        data = self.prepare(features)
+        tree = self._tree_trainer.train(data, labels, weights, loss_matrix, feature_subset)
+        if tree.depth == 0:
+            index = int(check_feature_subset(feature_subset, data.number_of_features)[0])
+            return MultiClassStumpMachine(0.0, index, [tree.labels[0]] * 2, tree.number_of_classes)
+        return MultiClassStumpMachine(float(tree.thresholds[0]), int(tree.features[0]),
+                                      [tree.labels[tree.left_children[0]], tree.labels[tree.right_children[0]]],
+                                      tree.number_of_classes)
+
+    def __repr__(self) -> str:
+        return f"MultiClassStumpTrainer(quantized={self.quantized})"
+
+
+class DiscreteFeatures:
+    """Integer features in ``[0, number_of_values)``, validated once by :meth:`MultiClassLUTTrainer.prepare`."""
+
+    def __init__(self, values: np.ndarray, number_of_values: int) -> None:
+        self.values = values
+        self.number_of_values = number_of_values
+
+
+class MultiClassLUTTrainer:
+    """Fit a :class:`~bob_boost.weak.multiclass.MultiClassLUTMachine`: one class per feature value.
+
+    For every feature and value the per-class weighted histogram gives the
+    cost of predicting each class there; each value gets its cheapest class
+    and the feature with the lowest total cost is selected, which is the
+    exact minimiser of the weighted cost over all LUTs. Values no training
+    sample takes get the class that is cheapest over the whole data.
+
+    Parameters
+    ----------
+    maximum_feature_value : int
+        Number of LUT entries; features must be integers in ``[0, maximum_feature_value)``.
+    """
+
+    def __init__(self, maximum_feature_value: int) -> None:
+        self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
+
+    def prepare(self, features) -> DiscreteFeatures:
+        """Validate ``features`` once, for repeated :meth:`train` calls."""
+        if isinstance(features, DiscreteFeatures):
+            if features.number_of_values != self.maximum_feature_value:
+                raise ValueError(f"features: prepared for {features.number_of_values} values, the trainer "
+                                 f"uses {self.maximum_feature_value}")
+            return features
+        array = as_feature_matrix(features)
+        check_discrete(array, self.maximum_feature_value)
+        return DiscreteFeatures(array.astype(np.int64), self.maximum_feature_value)
+
+    def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassLUTMachine:
+        """Fit the best LUT; arguments as for :meth:`CostSensitiveTreeTrainer.train`."""
+        data = self.prepare(features)
+        values = data.values
+        classes, sample_weights, matrix = check_training_inputs(values.shape[0], labels, weights, loss_matrix)
+        subset = check_feature_subset(feature_subset, values.shape[1])
+        k, v = matrix.shape[0], self.maximum_feature_value
+        slots = np.arange(subset.size) * v + values[:, subset]  # (#samples, #subset)
+        counts = np.bincount(slots.ravel(), minlength=subset.size * v).reshape(subset.size, v)
+        histograms = np.bincount((slots * k + classes[:, np.newaxis]).ravel(),
+                                 weights=np.repeat(sample_weights, subset.size),
+                                 minlength=subset.size * v * k).reshape(subset.size, v, k)
+        costs = histograms @ matrix  # (#subset, #values, K): cost of predicting each class
+        best = int(np.argmin(costs.min(axis=2).sum(axis=1)))
+        totals = np.bincount(classes, weights=sample_weights, minlength=k)
+        table = np.where(counts[best] > 0, np.argmin(costs[best], axis=1), np.argmin(totals @ matrix))
+        return MultiClassLUTMachine(table, int(subset[best]), k)
+
+    def __repr__(self) -> str:
+        return f"MultiClassLUTTrainer(maximum_feature_value={self.maximum_feature_value})"
+
+
+class _TreeGrower:
+    """One tree-growing run: holds the data and the node arrays being built."""
+
+    def __init__(self, data: SplitFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
+                 subset: np.ndarray) -> None:
+        self.data = data
+        self.labels = labels
+        self.weights = weights
+        self.loss_matrix = loss_matrix
+        self.subset = subset
+        self.k = loss_matrix.shape[0]
+        # cost-weighted Gini: class j counts r_j = sum_k (L[j,k] - L[j,j]) times
+        factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
+        self.gini_weights = weights * factors[labels]
+        self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
+        self.node_features: list[int] = [-1]
+        self.node_thresholds: list[float] = [0.0]
+        self.left: list[int] = [-1]
+        self.right: list[int] = [-1]
+
+    def grow(self, max_depth: int) -> MultiClassTreeMachine:
+        """Split level by level up to ``max_depth`` and return the tree."""
+        sample_node = np.zeros(self.data.number_of_samples, dtype=np.int64)
+        frontier = np.array([0])
+        for _ in range(max_depth):
+            splits = self._best_splits(sample_node, frontier)
+            new_nodes, split_nodes = [], []
+            for node, (bin_index, threshold) in zip(frontier.tolist(), splits):
+                if bin_index < 0:
+                    continue
+                split_nodes.append(node)
+                first_child = len(self.node_features)
+                self.node_features[node] = int(self.feature_of_bin[bin_index])
+                self.node_thresholds[node] = threshold
+                self.left[node], self.right[node] = first_child, first_child + 1
+                self.node_features += [-1, -1]
+                self.node_thresholds += [0.0, 0.0]
+                self.left += [-1, -1]
+                self.right += [-1, -1]
+                new_nodes += [first_child, first_child + 1]
+            if not new_nodes:
+                break
+            sample_node = self._route(sample_node, split_nodes)
+            frontier = np.array(new_nodes)
+        return MultiClassTreeMachine(self.node_features, self.node_thresholds, self.left, self.right,
+                                     self._node_labels(sample_node), self.k)
+
+    def _route(self, sample_node: np.ndarray, split_nodes: list[int]) -> np.ndarray:
+        """Move the samples of ``split_nodes`` to their children, by the raw-value rule of the machine."""
+        just_split = np.zeros(len(self.node_features), dtype=bool)
+        just_split[split_nodes] = True
+        rows = np.flatnonzero(just_split[sample_node])
+        node = sample_node[rows]
+        feature = np.array(self.node_features)[node]
+        above = self.data.raw[rows, feature] >= np.array(self.node_thresholds)[node]
+        moved = sample_node.copy()
+        moved[rows] = np.where(above, np.array(self.right)[node], np.array(self.left)[node])
+        return moved
+
+    def _node_labels(self, sample_node: np.ndarray) -> np.ndarray:
+        """Label every node with its cheapest class, from the samples that reach it."""
+        n_nodes = len(self.node_features)
+        # the leaves' class sums, accumulated bottom-up (children follow parents) into every ancestor
+        sums = np.bincount(sample_node * self.k + self.labels, weights=self.weights,
+                           minlength=n_nodes * self.k).reshape(n_nodes, self.k)
+        for node in range(n_nodes - 1, -1, -1):
+            if self.node_features[node] >= 0:
+                sums[node] = sums[self.left[node]] + sums[self.right[node]]
+        return np.argmin(sums @ self.loss_matrix, axis=1)
+
+    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float]]:
+        """Best (global bin, threshold) per frontier node; bin -1 where no split helps."""
+        data = self.data
+        n_bins = data.number_of_bins
+        local = np.full(len(self.node_features), -1, dtype=np.int64)
+        local[frontier] = np.arange(frontier.size)
+        sample_local = local[sample_node]
+        chunk = max(1, _MAX_HISTOGRAM_ENTRIES // (n_bins * (self.k + 1)))
+        results: list[tuple[int, float]] = []
+        for start in range(0, frontier.size, chunk):
+            stop = min(start + chunk, frontier.size)
+            rows = np.flatnonzero((sample_local >= start) & (sample_local < stop))
+            results += self._chunk_splits(rows, sample_local[rows] - start, stop - start)
+        return results
+
+    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[tuple[int, float]]:
+        """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
+        data, k = self.data, self.k
+        n_bins = data.number_of_bins
+        cells = node[:, np.newaxis] * n_bins + data.codes[rows][:, self.subset]  # (#rows, #subset)
+        counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
+        gini_weights = self.gini_weights[rows]
+        histograms = np.bincount((cells * k + self.labels[rows][:, np.newaxis]).ravel(),
+                                 weights=np.repeat(gini_weights, self.subset.size),
+                                 minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
+        totals = np.bincount(node * k + self.labels[rows], weights=gini_weights,
+                             minlength=n_nodes * k).reshape(n_nodes, 1, k)
+        node_counts = np.bincount(node, minlength=n_nodes)[:, np.newaxis]
+        left = _segment_cumsum(histograms, data.offsets)
+        left_counts = _segment_cumsum(counts, data.offsets)
+        right = totals - left
+        score = _gini_term(left) + _gini_term(right)
+        valid = (counts > 0) & (left_counts > 0) & (left_counts < node_counts)
+        score = np.where(valid, score, -np.inf)
+        best = np.argmax(score, axis=1)
+        parent = _gini_term(totals)[:, 0]
+        results = []
+        for i, bin_index in enumerate(best.tolist()):
+            gain = score[i, bin_index] - parent[i]
+            # a gain at rounding level means the children have the parent's class mix
+            if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
+                results.append((-1, 0.0))
+                continue
+            end = data.offsets[self.feature_of_bin[bin_index] + 1]
+            following = bin_index + 1 + int(np.argmax(counts[i, bin_index + 1:end] > 0))
+            threshold = 0.5 * (data.bin_values[bin_index] + data.bin_values[following])
+            results.append((bin_index, float(threshold)))
+        return results
+
+
+def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Cumulative sums along axis 1, restarting at every feature's first bin."""
+    cumulative = np.cumsum(values, axis=1)
+    before = np.zeros_like(cumulative[:, : offsets.size - 1])
+    before[:, 1:] = cumulative[:, offsets[1:-1] - 1]
+    return cumulative - np.repeat(before, np.diff(offsets), axis=1)
+
+
+def _gini_term(class_sums: np.ndarray) -> np.ndarray:
+    """``sum_j p_j^2 / sum_j p_j`` over the last axis (0 for empty sets)."""
+    total = class_sums.sum(axis=-1)
+    squares = np.square(class_sums).sum(axis=-1)
+    return np.divide(squares, total, out=np.zeros_like(total), where=total > 0)

@@ -1,0 +1,326 @@
+"""Multi-class weak machines: classifiers whose output is a margin vector.
+
+Each machine assigns every sample a class ``G(x)`` in ``0 .. K-1`` and
+outputs the margin vector ``y_G(x)`` (1 at ``G(x)``, ``-1/(K-1)`` elsewhere),
+so that a :class:`~bob_boost.BoostedMachine` holding them with weights
+``beta_m`` computes the BAdaCost / SAMME score ``f(x) = sum_m beta_m y_G_m(x)``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import h5py
+import numpy as np
+
+from .. import hdf5
+from ..costs import margin_vectors
+from ..registry import register_weak_machine
+from .base import WeakMachine
+from .lut import check_discrete
+
+
+def _check_number_of_classes(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
+        raise ValueError(f"number_of_classes: must be an integer >= 2, got {value!r}")
+    return int(value)
+
+
+def _check_class_array(values, number_of_classes: int, name: str) -> np.ndarray:
+    """Return ``values`` as a read-only 1-D int64 array of classes in ``0 .. K-1``."""
+    array = np.atleast_1d(np.array(values))
+    if array.ndim != 1 or array.size == 0 or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name}: expected a non-empty 1-D integer array, got {array.dtype} of shape {array.shape}")
+    if array.min() < 0 or array.max() >= number_of_classes:
+        raise ValueError(f"{name}: classes must be in 0 .. {number_of_classes - 1}, "
+                         f"found {array.min()} .. {array.max()}")
+    array = array.astype(np.int64)
+    array.setflags(write=False)
+    return array
+
+
+class MultiClassWeakMachine(WeakMachine):
+    """Base class of weak machines that predict one of ``K`` classes.
+
+    Subclasses implement :meth:`forward_labels`; :meth:`forward` turns the
+    labels into margin vectors.
+    """
+
+    #: Number of classes K; set by subclasses.
+    number_of_classes: int
+
+    @property
+    def number_of_outputs(self) -> int:
+        """K: one margin-vector component per class."""
+        return self.number_of_classes
+
+    def forward_labels(self, features: np.ndarray) -> np.ndarray:
+        """Classes ``G(x)`` (int64, (#samples,)) of an already validated feature matrix."""
+        raise NotImplementedError
+
+    def predict_labels(self, features) -> np.ndarray:
+        """Validate ``features`` and return the predicted class of every row."""
+        return self.forward_labels(self.check_features(features))
+
+    def forward(self, features: np.ndarray) -> np.ndarray:
+        """Margin vectors ``y_G(x)``, float64 (#samples, K)."""
+        return margin_vectors(self.number_of_classes)[self.forward_labels(features)]
+
+
+@register_weak_machine
+class MultiClassTreeMachine(MultiClassWeakMachine):
+    """A binary decision tree whose nodes carry class labels.
+
+    Nodes are stored in flat arrays; node 0 is the root. Internal node ``i``
+    sends a sample to ``right_children[i]`` when
+    ``x[features[i]] >= thresholds[i]`` and to ``left_children[i]``
+    otherwise; a leaf (``features[i] == -1``, children -1) predicts
+    ``labels[i]``. Every child has a larger index than its parent, which
+    makes any stored tree finite. A whole feature matrix is evaluated at once,
+    one tree level per step.
+
+    Parameters
+    ----------
+    features : array_like of int
+        Feature column of each internal node, -1 for leaves.
+    thresholds : array_like of float
+        Threshold of each node, in the units of the feature (ignored for leaves).
+    left_children, right_children : array_like of int
+        Child indices, -1 for leaves.
+    labels : array_like of int
+        Class of each node (internal nodes keep the class of their samples,
+        for inspection).
+    number_of_classes : int
+        K >= 2.
+    """
+
+    machine_type = "MultiClassTreeMachine"
+
+    def __init__(self, features, thresholds, left_children, right_children, labels,
+                 number_of_classes: int) -> None:
+        self.number_of_classes = _check_number_of_classes(number_of_classes)
+        self.labels = _check_class_array(labels, self.number_of_classes, "labels")
+        size = self.labels.size
+        arrays = {}
+        for name, values in (("features", features), ("left_children", left_children),
+                             ("right_children", right_children)):
+            array = np.atleast_1d(np.array(values))
+            if array.shape != (size,) or not np.issubdtype(array.dtype, np.integer):
+                raise TypeError(f"{name}: expected {size} integers (one per node), got {array.dtype} "
+                                f"of shape {array.shape}")
+            arrays[name] = array.astype(np.int64)
+        threshold_array = np.atleast_1d(np.array(thresholds, dtype=np.float64))
+        if threshold_array.shape != (size,):
+            raise ValueError(f"thresholds: expected {size} values (one per node), got shape {threshold_array.shape}")
+        if not np.all(np.isfinite(threshold_array)):
+            raise ValueError("thresholds: contains NaN or infinite values")
+        feature_array, left, right = arrays["features"], arrays["left_children"], arrays["right_children"]
+        leaf = feature_array == -1
+        if np.any(feature_array < -1):
+            raise ValueError("features: must be a feature index >= 0, or -1 for a leaf")
+        if np.any(leaf & ((left != -1) | (right != -1))):
+            raise ValueError("left_children, right_children: leaves (features == -1) must have children -1")
+        nodes = np.arange(size)
+        for name, children in (("left_children", left), ("right_children", right)):
+            if np.any(~leaf & ((children <= nodes) | (children >= size))):
+                raise ValueError(f"{name}: every child index must be larger than its parent's and < {size}")
+        if not leaf.all():
+            referenced = np.concatenate([left[~leaf], right[~leaf]])
+            if np.unique(referenced).size != referenced.size:
+                raise ValueError("left_children, right_children: a node is the child of two parents")
+        for array in (feature_array, threshold_array, left, right):
+            array.setflags(write=False)
+        self.features, self.thresholds = feature_array, threshold_array
+        self.left_children, self.right_children = left, right
+        self.depth = self._compute_depth()
+
+    def _compute_depth(self) -> int:
+        """Length of the longest root-to-leaf path (0 for a single leaf)."""
+        node_depth = np.zeros(self.labels.size, dtype=np.int64)
+        # parents precede children, so one pass per level settles every depth
+        internal = np.flatnonzero(self.features >= 0)
+        for _ in range(internal.size):
+            children_depth = node_depth[internal] + 1
+            before = node_depth.copy()
+            node_depth[self.left_children[internal]] = children_depth
+            node_depth[self.right_children[internal]] = children_depth
+            if np.array_equal(before, node_depth):
+                break
+        return int(node_depth.max())
+
+    @property
+    def number_of_nodes(self) -> int:
+        """Number of nodes, leaves included."""
+        return self.labels.size
+
+    def feature_indices(self) -> np.ndarray:
+        """Sorted unique feature columns used by internal nodes."""
+        return np.unique(self.features[self.features >= 0])
+
+    def forward_labels(self, features: np.ndarray) -> np.ndarray:
+        """Route every sample from the root to a leaf, one level per step."""
+        rows = np.arange(features.shape[0])
+        node = np.zeros(features.shape[0], dtype=np.int64)
+        for _ in range(self.depth):
+            feature = self.features[node]
+            internal = feature >= 0
+            values = features[rows, np.maximum(feature, 0)]
+            child = np.where(values >= self.thresholds[node], self.right_children[node], self.left_children[node])
+            node = np.where(internal, child, node)
+        return self.labels[node]
+
+    def save(self, group: h5py.Group) -> None:
+        """Write the node arrays and ``NumberOfClasses``."""
+        group.create_dataset("Features", data=self.features.astype(np.int32))
+        group.create_dataset("Thresholds", data=self.thresholds)
+        group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
+        group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
+        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
+
+    @classmethod
+    def load(cls, group: h5py.Group) -> "MultiClassTreeMachine":
+        """Read a tree written by :meth:`save`, validating its structure."""
+        number_of_classes = hdf5.read_scalar(group, "NumberOfClasses", "int")
+        arrays = {name: hdf5.read_array(group, name, "int", ndim=1)
+                  for name in ("Features", "LeftChildren", "RightChildren", "Labels")}
+        thresholds = hdf5.read_array(group, "Thresholds", "float", ndim=1)
+        try:
+            return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"],
+                       arrays["Labels"], number_of_classes)
+        except (TypeError, ValueError) as error:
+            raise hdf5.fail(group, str(error)) from None
+
+    def _state(self) -> tuple:
+        return (self.number_of_classes, tuple(self.features.tolist()), self.thresholds.tobytes(),
+                tuple(self.left_children.tolist()), tuple(self.right_children.tolist()),
+                tuple(self.labels.tolist()))
+
+    def __repr__(self) -> str:
+        return (f"MultiClassTreeMachine(depth={self.depth}, #nodes={self.number_of_nodes}, "
+                f"#classes={self.number_of_classes})")
+
+
+@register_weak_machine
+class MultiClassStumpMachine(MultiClassWeakMachine):
+    """A depth-1 tree: class ``labels[1]`` where ``x[index] >= threshold``, ``labels[0]`` elsewhere.
+
+    Parameters
+    ----------
+    threshold : float
+        Threshold in the units of the feature.
+    index : int
+        Feature column.
+    labels : array_like of int
+        The two classes (below, at or above the threshold).
+    number_of_classes : int
+        K >= 2.
+    """
+
+    machine_type = "MultiClassStumpMachine"
+
+    def __init__(self, threshold: float, index: int, labels, number_of_classes: int) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
+            raise ValueError(f"threshold: expected a finite real number, got {threshold!r}")
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
+            raise ValueError(f"index: must be a non-negative integer, got {index!r}")
+        self.number_of_classes = _check_number_of_classes(number_of_classes)
+        self.labels = _check_class_array(labels, self.number_of_classes, "labels")
+        if self.labels.size != 2:
+            raise ValueError(f"labels: expected 2 classes (below, above), got {self.labels.size}")
+        self.threshold = float(threshold)
+        self.index = int(index)
+
+    def feature_indices(self) -> np.ndarray:
+        """The single feature column read."""
+        return np.array([self.index], dtype=np.int64)
+
+    def forward_labels(self, features: np.ndarray) -> np.ndarray:
+        """``labels[1]`` at or above the threshold, ``labels[0]`` below."""
+        return self.labels[(features[:, self.index] >= self.threshold).astype(np.intp)]
+
+    def save(self, group: h5py.Group) -> None:
+        """Write ``Threshold``, ``Index``, ``Labels`` and ``NumberOfClasses``."""
+        hdf5.write_scalar(group, "Threshold", self.threshold, np.float64)
+        hdf5.write_scalar(group, "Index", self.index, np.int32)
+        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
+
+    @classmethod
+    def load(cls, group: h5py.Group) -> "MultiClassStumpMachine":
+        """Read a stump written by :meth:`save`."""
+        threshold = hdf5.read_scalar(group, "Threshold", "float")
+        index = hdf5.read_scalar(group, "Index", "int")
+        labels = hdf5.read_array(group, "Labels", "int", ndim=1)
+        number_of_classes = hdf5.read_scalar(group, "NumberOfClasses", "int")
+        try:
+            return cls(threshold, index, labels, number_of_classes)
+        except (TypeError, ValueError) as error:
+            raise hdf5.fail(group, str(error)) from None
+
+    def _state(self) -> tuple:
+        return (self.number_of_classes, self.threshold, self.index, tuple(self.labels.tolist()))
+
+    def __repr__(self) -> str:
+        return (f"MultiClassStumpMachine(threshold={self.threshold!r}, index={self.index}, "
+                f"labels={self.labels.tolist()}, #classes={self.number_of_classes})")
+
+
+@register_weak_machine
+class MultiClassLUTMachine(MultiClassWeakMachine):
+    """Predict ``labels[x[index]]`` for a discrete feature.
+
+    Parameters
+    ----------
+    labels : array_like of int
+        One class per feature value; the feature must be an integer in
+        ``[0, len(labels))``.
+    index : int
+        Feature column.
+    number_of_classes : int
+        K >= 2.
+    """
+
+    machine_type = "MultiClassLUTMachine"
+
+    def __init__(self, labels, index: int, number_of_classes: int) -> None:
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
+            raise ValueError(f"index: must be a non-negative integer, got {index!r}")
+        self.number_of_classes = _check_number_of_classes(number_of_classes)
+        self.labels = _check_class_array(labels, self.number_of_classes, "labels")
+        self.index = int(index)
+
+    def feature_indices(self) -> np.ndarray:
+        """The single feature column read."""
+        return np.array([self.index], dtype=np.int64)
+
+    def check_values(self, features: np.ndarray) -> None:
+        """Require the column read to hold integers in ``[0, len(labels))``."""
+        check_discrete(features[:, [self.index]], self.labels.size)
+
+    def forward_labels(self, features: np.ndarray) -> np.ndarray:
+        """Look up the class of every sample's feature value."""
+        return self.labels[features[:, self.index].astype(np.intp)]
+
+    def save(self, group: h5py.Group) -> None:
+        """Write ``Labels``, ``Index`` and ``NumberOfClasses``."""
+        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_scalar(group, "Index", self.index, np.int32)
+        hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
+
+    @classmethod
+    def load(cls, group: h5py.Group) -> "MultiClassLUTMachine":
+        """Read a LUT written by :meth:`save`."""
+        labels = hdf5.read_array(group, "Labels", "int", ndim=1)
+        index = hdf5.read_scalar(group, "Index", "int")
+        number_of_classes = hdf5.read_scalar(group, "NumberOfClasses", "int")
+        try:
+            return cls(labels, index, number_of_classes)
+        except (TypeError, ValueError) as error:
+            raise hdf5.fail(group, str(error)) from None
+
+    def _state(self) -> tuple:
+        return (self.number_of_classes, self.index, tuple(self.labels.tolist()))
+
+    def __repr__(self) -> str:
+        return (f"MultiClassLUTMachine(index={self.index}, #entries={self.labels.size}, "
+                f"#classes={self.number_of_classes})")
