@@ -1,0 +1,69 @@
+"""The class-dependent exponential loss of cost-sensitive AdaBoost."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..registry import register_loss
+from .base import BinaryClassificationLoss
+from .exponential import EXPONENT_LIMIT
+
+
+def check_cost(value, name: str) -> float:
+    """Return ``value`` as a float, raising unless it is a finite number > 0.
+
+    Parameters
+    ----------
+    value : float
+        A misclassification cost.
+    name : str
+        Argument name used in the error message.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    cost = float(value)
+    if not math.isfinite(cost) or cost <= 0.0:
+        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
+    return cost
+
+
+@register_loss
+class DoubleBaseLoss(BinaryClassificationLoss):
+    """``L(t, s) = exp(-C_t * t * s)`` with a cost per class.
+
+    ``C_t`` is ``cost_positive`` for targets ``t = +1`` and ``cost_negative``
+    for ``t = -1``; equivalently ``beta_t ** (-t s)`` with the two bases
+    ``beta_t = exp(C_t)`` of AdaBoostDB. With equal costs ``C`` this is the
+    exponential loss of the score ``C * s``. The exponent is capped at
+    :data:`~bob_boost.losses.exponential.EXPONENT_LIMIT` so scores of any size
+    give finite values.
+
+    Parameters
+    ----------
+    cost_positive, cost_negative : float
+        Finite costs > 0 of misclassifying a positive / a negative sample.
+    """
+
+    name = "double_base"
+
+    def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0) -> None:
+        self.cost_positive = check_cost(cost_positive, "cost_positive")
+        self.cost_negative = check_cost(cost_negative, "cost_negative")
+
+    def _costs(self, targets: np.ndarray) -> np.ndarray:
+        """``C_t`` for every entry of ``targets``."""
+        return np.where(targets > 0, self.cost_positive, self.cost_negative)
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``exp(-C_t * targets * scores)``."""
+        return np.exp(np.minimum(-self._costs(targets) * targets * scores, EXPONENT_LIMIT))
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``-C_t * targets * exp(-C_t * targets * scores)``."""
+        costs = self._costs(targets)
+        return -costs * targets * np.exp(np.minimum(-costs * targets * scores, EXPONENT_LIMIT))
+
+    def __repr__(self) -> str:
+        return f"DoubleBaseLoss(cost_positive={self.cost_positive!r}, cost_negative={self.cost_negative!r})"
