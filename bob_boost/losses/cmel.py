@@ -1,0 +1,91 @@
+"""The Cost-sensitive Multi-class Exponential Loss (CMEL) of BAdaCost."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..costs import check_class_labels, check_cost_matrix, margin_vectors
+from ..machine import cost_star
+from ..registry import register_loss
+from .base import LossFunction
+from .exponential import EXPONENT_LIMIT
+
+
+@register_loss
+class CMELoss(LossFunction):
+    """``L(l, f) = exp(C*[l, :] @ f)`` for a sample of class ``l`` and score vector ``f``.
+
+    ``C*`` is the cost matrix with its diagonal replaced by minus its row
+    sums (:func:`bob_boost.machine.cost_star`). The loss couples the K
+    outputs, so :meth:`loss` returns one column. Machines trained with it by
+    :class:`~bob_boost.trainers.Boosting` receive :attr:`cost_matrix` and
+    predict ``argmin_k (C* f(x))_k``; the matrix is saved with the model.
+
+    Targets are class labels: :meth:`check_targets` takes a (#samples,)
+    integer array with values in ``0 .. K-1`` and returns the matching
+    (#samples, K) margin vectors (1 at the label, ``-1/(K-1)`` elsewhere),
+    which is the form the generic trainer passes to :meth:`loss`; those
+    margin vectors are accepted again as targets.
+
+    Parameters
+    ----------
+    cost_matrix : array_like
+        (K, K) non-negative matrix with a zero diagonal; ``C[i, j]`` is the
+        cost of predicting ``j`` for class ``i``.
+    """
+
+    name = "cmel"
+
+    def __init__(self, cost_matrix) -> None:
+        matrix = check_cost_matrix(cost_matrix)
+        matrix.setflags(write=False)
+        self.cost_matrix = matrix
+        self._cost_star = cost_star(matrix)
+        self._margin_vectors = margin_vectors(matrix.shape[0])
+
+    @property
+    def number_of_classes(self) -> int:
+        """K."""
+        return self.cost_matrix.shape[0]
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Turn (#samples,) class labels into (#samples, K) margin vectors.
+
+        (#samples, K) arrays must already be exact margin vectors.
+
+        Raises
+        ------
+        ValueError
+            For labels outside ``0 .. K-1``, non-integer labels, or 2-D
+            targets that are not margin vectors.
+        """
+        array = np.asarray(targets)
+        if array.ndim == 2:
+            if array.shape[1] != self.number_of_classes or array.shape[0] == 0:
+                raise ValueError(f"targets: 2-D targets must be (#samples, {self.number_of_classes}) margin "
+                                 f"vectors, got shape {array.shape}")
+            if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+                raise TypeError(f"targets: expected a numeric array, got dtype {array.dtype}")
+            labels = np.argmax(array, axis=1)
+            if not np.array_equal(array, self._margin_vectors[labels]):
+                raise ValueError("targets: 2-D targets must be margin vectors (1 at the class, -1/(K-1) elsewhere); "
+                                 "pass (#samples,) class labels instead")
+            return self._margin_vectors[labels]
+        return self._margin_vectors[check_class_labels(array, self.number_of_classes, "targets")]
+
+    def _labels(self, targets: np.ndarray) -> np.ndarray:
+        """Class of each margin-vector target (its largest entry)."""
+        return np.argmax(targets, axis=1)
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``exp(C*[l_n, :] @ f(x_n))`` as a (#samples, 1) array."""
+        margin = np.sum(self._cost_star[self._labels(targets)] * scores, axis=1, keepdims=True)
+        return np.exp(np.minimum(margin, EXPONENT_LIMIT))
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Return ``C*[l_n, :] * exp(C*[l_n, :] @ f(x_n))``, shape (#samples, K)."""
+        rows = self._cost_star[self._labels(targets)]
+        margin = np.sum(rows * scores, axis=1, keepdims=True)
+        return rows * np.exp(np.minimum(margin, EXPONENT_LIMIT))
+
+    def __repr__(self) -> str:
+        return f"CMELoss(cost_matrix={self.cost_matrix.tolist()})"

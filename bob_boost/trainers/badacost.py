@@ -1,0 +1,321 @@
+"""Multi-class boosting with multi-class weak learners: BAdaCost, SAMME and AdaBoost.M1.
+
+BAdaCost (Fernández-Baldera, Buenaposada & Baumela, Pattern Recognition
+2018) minimises the Cost-sensitive Multi-class Exponential Loss
+``sum_n exp(C*[l_n, :] @ f(x_n))`` with the additive model
+``f(x) = sum_m beta_m y_G_m(x)`` of weak classifiers ``G_m`` and margin
+vectors ``y``. With ``C2 = K/(K-1) C*`` each round
+
+1. trains a weak learner minimising ``sum_n w_n exp(C2[l_n, G(x_n)])``
+   (the round's loss matrix is ``exp(C2)``, i.e. beta fixed at 1);
+2. takes the step ``beta`` minimising the convex
+   ``sum_ij S[i, j] exp(beta C2[i, j])``, ``S[i, j]`` the weight of
+   class-``i`` samples predicted ``j``; training stops when ``beta <= 0``;
+3. updates ``w_n <- w_n exp(beta C2[l_n, G(x_n)])`` and renormalises.
+
+The result is a :class:`~bob_boost.BoostedMachine` that holds ``C``, so its
+``predict`` returns ``argmin_k (C* f(x))_k``.
+"""
+from __future__ import annotations
+
+import logging
+import numbers
+
+import numpy as np
+import scipy.optimize
+import scipy.special
+
+from .._validation import as_feature_matrix, check_positive_int
+from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
+    zero_one_cost_matrix
+from ..machine import BoostedMachine, cost_star
+from ..weak.multiclass import MultiClassWeakMachine
+from .multiclass import CostSensitiveTreeTrainer
+
+logger = logging.getLogger("bob_boost")
+
+#: A weak learner without costly errors has an infinite optimal step; it gets the step at which
+#: the sample weights span this ratio (the range of float64 precision) instead, and training stops.
+_PERFECT_LEARNER_WEIGHT_RATIO = 1e16
+
+
+def optimal_step(confusion, exponents) -> float:
+    """Minimise ``phi(beta) = sum_ij confusion[i, j] * exp(beta * exponents[i, j])``.
+
+    ``phi`` is convex, so its minimiser is the root of the increasing
+    derivative ``sum_ij confusion[i, j] exponents[i, j] exp(beta exponents[i, j])``,
+    found by bracketing (doubling the interval) and Brent's method.
+
+    Parameters
+    ----------
+    confusion : array_like
+        (K, K) non-negative weights ``S[i, j]``.
+    exponents : array_like
+        (K, K) finite exponents, e.g. ``C2 = K/(K-1) C*``.
+
+    Returns
+    -------
+    float
+        The minimiser; ``+inf`` / ``-inf`` when ``phi`` decreases without
+        bound in that direction (e.g. a weak learner making no costly error),
+        0 when the derivative vanishes at 0.
+    """
+    weights = np.asarray(confusion, dtype=np.float64)
+    values = np.asarray(exponents, dtype=np.float64)
+    if weights.shape != values.shape:
+        raise ValueError(f"exponents: shape {values.shape} differs from confusion's {weights.shape}")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("confusion: entries must be finite and non-negative")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("exponents: contains NaN or infinite values")
+    active = weights > 0
+    s, u = weights[active], values[active]
+
+    def derivative(beta: float) -> float:
+        # scaled by exp(-max(beta u)): same sign and root, but no overflow for large steps
+        exponent = beta * u
+        return float(np.sum(s * u * np.exp(exponent - exponent.max())))
+
+    slope = float(np.sum(s * u))
+    if slope == 0.0:
+        return 0.0
+    direction = -1.0 if slope < 0 else 1.0
+    # phi is bounded in the descent direction only if some exponent grows along it
+    if not np.any(-direction * u > 0):
+        return -direction * np.inf
+    near, far = 0.0, -direction / np.abs(u).max()
+    while np.sign(derivative(far)) == np.sign(slope):
+        near, far = far, 2.0 * far
+    low, high = sorted((near, far))
+    return float(scipy.optimize.brentq(derivative, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+
+
+class BAdaCostTrainer:
+    """Train a cost-sensitive multi-class boosted machine with BAdaCost.
+
+    Parameters
+    ----------
+    cost_matrix : array_like
+        (K, K) cost matrix: zero diagonal, non-negative, finite;
+        ``C[i, j]`` is the cost of predicting ``j`` for class ``i``.
+    weak_learner : object, optional
+        A multi-class weak trainer with ``prepare(features)`` and
+        ``train(prepared, labels, weights, loss_matrix, feature_subset)``
+        (see :mod:`bob_boost.trainers.multiclass`); default a depth-2
+        :class:`~bob_boost.trainers.multiclass.CostSensitiveTreeTrainer`.
+    number_of_rounds : int
+        Default maximum number of weak learners for :meth:`train`.
+    shrinkage : float
+        Learning rate in (0, 1]; every step is multiplied by it, in the
+        model and in the weight update.
+    feature_fraction : float
+        Fraction in (0, 1] of the feature columns a round's weak learner may
+        use, drawn afresh each round (at least one column).
+    random_state : int or numpy.random.Generator, optional
+        Seed of the feature sampling; the same seed and data give the same
+        model.
+    """
+
+    def __init__(self, cost_matrix, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
+                 feature_fraction: float = 1.0, random_state=None) -> None:
+        self.cost_matrix = check_cost_matrix(cost_matrix)
+        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state)
+
+    def _init_common(self, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state) -> None:
+        if weak_learner is None:
+            weak_learner = CostSensitiveTreeTrainer(max_depth=2)
+        for method in ("prepare", "train"):
+            if not callable(getattr(weak_learner, method, None)):
+                raise TypeError(f"weak_learner: needs a {method}() method, got {type(weak_learner).__name__}")
+        self.weak_learner = weak_learner
+        self.number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        self.shrinkage = _check_fraction(shrinkage, "shrinkage")
+        self.feature_fraction = _check_fraction(feature_fraction, "feature_fraction")
+        if random_state is not None and not isinstance(random_state, (numbers.Integral, np.random.Generator)):
+            raise TypeError(f"random_state: expected None, an int or a numpy Generator, "
+                            f"got {type(random_state).__name__}")
+        self.random_state = random_state
+
+    # -- hooks that SAMME and AdaBoost.M1 change -----------------------------
+    def _cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
+        """The (K, K) cost matrix of this run."""
+        return self.cost_matrix
+
+    def _round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(loss matrix of the weak learner, exponents of the weight update)."""
+        exponents = margin_cost_matrix(cost_matrix)
+        return np.exp(exponents), exponents
+
+    def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
+        """The unshrunk step of a weak learner with weighted confusion matrix ``confusion``."""
+        return optimal_step(confusion, exponents)
+
+    def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
+        """Un-normalised log sample weights of a machine's training scores (to continue training)."""
+        return np.sum(cost_star(machine.cost_matrix)[labels] * scores, axis=1)
+
+    # -- training ------------------------------------------------------------
+    def train(self, features, labels, number_of_rounds: int | None = None,
+              boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+        """Boost up to ``number_of_rounds`` weak learners.
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) training features.
+        labels : array_like of int
+            (#samples,) classes in ``0 .. K-1``.
+        number_of_rounds : int, optional
+            Defaults to the constructor's value.
+        boosted_machine : BoostedMachine, optional
+            Continue training this machine (extended in place and returned);
+            it must hold the same cost matrix.
+
+        Returns
+        -------
+        BoostedMachine
+            Weights are the steps ``beta_m``; ``predict`` gives class indices.
+            Training stops early, with a log message, when a step is not
+            positive (or for AdaBoost.M1 when the weighted error reaches 1/2).
+        """
+        array = as_feature_matrix(features)
+        rounds = self.number_of_rounds if number_of_rounds is None else \
+            check_positive_int(number_of_rounds, "number_of_rounds")
+        cost_matrix = self._cost_matrix_for(np.asarray(labels), boosted_machine)
+        k = cost_matrix.shape[0]
+        classes = check_class_labels(labels, k)
+        if classes.size != array.shape[0]:
+            raise ValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
+        machine, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
+        loss_matrix, exponents = self._round_matrices(cost_matrix)
+        prepared = self.weak_learner.prepare(array)
+        rng = np.random.default_rng(self.random_state)
+        n_subset = max(1, int(round(self.feature_fraction * array.shape[1])))
+        for round_index in range(rounds):
+            weights = np.exp(log_weights - scipy.special.logsumexp(log_weights))
+            subset = None if n_subset == array.shape[1] else \
+                np.sort(rng.choice(array.shape[1], n_subset, replace=False))
+            weak = self.weak_learner.train(prepared, classes, weights, loss_matrix, subset)
+            if not isinstance(weak, MultiClassWeakMachine):
+                raise TypeError(f"weak_learner: returned a {type(weak).__name__}, not a MultiClassWeakMachine")
+            predicted = weak.forward_labels(array)
+            confusion = np.bincount(classes * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
+            step = self._step(confusion, exponents)
+            if not step > 0:
+                logger.info("Round %d: step %.6g <= 0; stopping after %d weak learners",
+                            round_index + 1, step, len(machine))
+                break
+            perfect = np.isinf(step)
+            if perfect:
+                step = np.log(_PERFECT_LEARNER_WEIGHT_RATIO) / np.abs(exponents).max()
+            step *= self.shrinkage
+            machine.add_weak_machine(weak, step)
+            log_weights = log_weights + step * exponents[classes, predicted]
+            logger.info("Round %d/%d: %r, step %.6g", round_index + 1, rounds, weak, step)
+            if perfect:
+                logger.info("Round %d: the weak learner makes no costly error; stopping", round_index + 1)
+                break
+        return machine
+
+    def _start(self, features: np.ndarray, labels: np.ndarray, cost_matrix: np.ndarray,
+               boosted_machine: BoostedMachine | None) -> tuple[BoostedMachine, np.ndarray]:
+        """The machine to extend and the log sample weights to start from."""
+        if boosted_machine is None:
+            machine = BoostedMachine(cost_matrix=cost_matrix, number_of_features=features.shape[1],
+                                     metadata={"trainer": type(self).__name__,
+                                               "weak_learner": repr(self.weak_learner)})
+            return machine, np.zeros(features.shape[0])
+        if not isinstance(boosted_machine, BoostedMachine):
+            raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+        if boosted_machine.cost_matrix is None or not np.array_equal(boosted_machine.cost_matrix, cost_matrix):
+            raise ValueError("boosted_machine: must hold the trainer's cost matrix")
+        scores = boosted_machine.decision_scores(features)
+        return boosted_machine, self._log_weights(scores, labels, boosted_machine)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(K={self.cost_matrix.shape[0]}, weak_learner={self.weak_learner!r}, "
+                f"number_of_rounds={self.number_of_rounds}, shrinkage={self.shrinkage}, "
+                f"feature_fraction={self.feature_fraction})")
+
+
+class SAMMETrainer(BAdaCostTrainer):
+    """SAMME (Zhu, Zou, Rosset & Hastie): BAdaCost with ``C[i, j] = 1/(K(K-1))`` off the diagonal.
+
+    Each step then equals ``(K-1)^2/K (log((1-E)/E) + log(K-1))`` for the
+    weighted error ``E``, i.e. SAMME's weight times ``(K-1)^2/K``, which
+    does not change the predictions.
+
+    Parameters
+    ----------
+    number_of_classes : int, optional
+        K; by default ``max(labels) + 1`` of the training labels (or the
+        size of a machine being continued).
+    weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state
+        As for :class:`BAdaCostTrainer`.
+    """
+
+    def __init__(self, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
+                 feature_fraction: float = 1.0, random_state=None, number_of_classes: int | None = None) -> None:
+        self.number_of_classes = None if number_of_classes is None else \
+            check_positive_int(number_of_classes, "number_of_classes", 2)
+        self.cost_matrix = None if number_of_classes is None else self._matrix(self.number_of_classes)
+        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state)
+
+    def _matrix(self, number_of_classes: int) -> np.ndarray:
+        return samme_cost_matrix(number_of_classes)
+
+    def _cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
+        if self.cost_matrix is not None:
+            return self.cost_matrix
+        if boosted_machine is not None and boosted_machine.number_of_outputs is not None:
+            return self._matrix(boosted_machine.number_of_outputs)
+        if labels.size == 0 or labels.dtype == object or not np.issubdtype(labels.dtype, np.number):
+            raise ValueError("labels: expected a non-empty array of integer labels")
+        return self._matrix(max(int(np.max(labels)) + 1, 2))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(number_of_classes={self.number_of_classes}, "
+                f"weak_learner={self.weak_learner!r}, number_of_rounds={self.number_of_rounds}, "
+                f"shrinkage={self.shrinkage}, feature_fraction={self.feature_fraction})")
+
+
+class AdaBoostM1Trainer(SAMMETrainer):
+    """AdaBoost.M1 (Freund & Schapire) with multi-class weak learners.
+
+    The weak learner minimises the weighted error ``E``; its weight is
+    ``log((1-E)/E)`` and misclassified samples are multiplied by
+    ``(1-E)/E``. Training stops when ``E`` reaches 1/2. The machine holds the
+    0|1 cost matrix, so it predicts the class with the largest weighted vote.
+
+    Parameters
+    ----------
+    As for :class:`SAMMETrainer`.
+    """
+
+    def _matrix(self, number_of_classes: int) -> np.ndarray:
+        return zero_one_cost_matrix(number_of_classes)
+
+    def _round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return cost_matrix, cost_matrix
+
+    def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
+        error = float(np.sum(confusion[exponents > 0]) / np.sum(confusion))
+        if error >= 0.5:
+            logger.info("AdaBoost.M1: weighted error %.6g >= 1/2", error)
+            return 0.0
+        return np.inf if error == 0 else float(np.log((1.0 - error) / error))
+
+    def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
+        # with margin-vector outputs, f_l = A_right - A_wrong/(K-1) and A_right + A_wrong = sum of weights
+        k = scores.shape[1]
+        total = machine.weights[:, 0].sum()
+        return (total - scores[np.arange(labels.size), labels]) * (k - 1) / k
+
+
+def _check_fraction(value, name: str) -> float:
+    """Return ``value`` as a float in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    if not 0 < value <= 1:
+        raise ValueError(f"{name}: must be in (0, 1], got {value!r}")
+    return float(value)
