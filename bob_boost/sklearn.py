@@ -1,0 +1,526 @@
+"""scikit-learn estimators around bob_boost's trainers.
+
+The estimators follow scikit-learn's conventions (parameters stored by the
+constructor, fitted attributes ending in ``_``, ``classes_`` with arbitrary
+labels) so they work in pipelines, grid searches and cross validation. Every
+fitted estimator exposes the trained :class:`~bob_boost.BoostedMachine` as
+``machine_`` and can be written to / read from HDF5 with :meth:`save` and
+:func:`load_estimator` (or the ``load`` classmethod of its class); what the
+estimator needs besides the machine (class labels, feature count, ...) is
+kept in the machine's ``metadata``.
+
+scikit-learn (>= 1.6) is an optional dependency: ``pip install bob_boost[sklearn]``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.utils.metaestimators import available_if
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as _error:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "bob_boost.sklearn needs scikit-learn >= 1.6 (not installed or too old: "
+        f"{_error}); install it with: pip install bob_boost[sklearn]") from _error
+
+from ._validation import check_positive_int
+from .exceptions import ModelFormatError
+from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
+from .machine import BoostedMachine
+from .trainers import Boosting, LUTTrainer, StumpTrainer
+
+__all__ = ["BoostingClassifier", "BoostingRegressor", "load_estimator"]
+
+#: Key of the machine's metadata that names the estimator class.
+ESTIMATOR_KEY = "sklearn_estimator"
+
+CLASSIFICATION_LOSSES: dict[str, type[LossFunction]] = {
+    "exponential": ExponentialLoss, "logit": LogitLoss, "tangential": TangentialLoss}
+WEAK_LEARNERS = ("stump", "lut")
+SELECTION_STYLES = ("independent", "shared")
+
+#: Scale ``c`` of the inverse link ``P(y=+1|x) = sigmoid(c * score)``: the
+#: score minimising the expected loss is ``log(p / (1 - p)) / c``.
+_PROBABILITY_SCALE = {"logit": 1.0, "exponential": 2.0}
+
+
+def _check_choice(value, name: str, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name}: must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+class _WeightedLoss(LossFunction):
+    """``w_n * L(t_n, s_n)``: another loss with fixed per-sample weights.
+
+    The generic trainer then follows the weighted gradient and fits each
+    weight on the weighted loss, i.e. it minimises the weighted empirical
+    risk; that is what ``sample_weight`` means.
+    """
+
+    def __init__(self, loss: LossFunction, weights: np.ndarray) -> None:
+        self.base = loss
+        self.weights = weights[:, np.newaxis]
+        self.name = loss.name
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Weighted per-sample loss."""
+        return self.weights * self.base.loss(targets, scores)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Weighted per-sample loss gradient."""
+        return self.weights * self.base.loss_gradient(targets, scores)
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate targets as the wrapped loss does."""
+        return self.base.check_targets(targets)
+
+
+def _json_value(value: Any) -> Any:
+    """A JSON-serialisable version of a constructor parameter."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        # a generator's state is not a parameter worth restoring: only refitting uses it
+        return None
+    return value
+
+
+class _BoostedEstimator(BaseEstimator):
+    """Input validation, sample weights and HDF5 persistence shared by all estimators."""
+
+    def _validate_features(self, X, reset: bool) -> np.ndarray:
+        X = validate_data(self, X, reset=reset)
+        if getattr(self, "weak_learner", None) == "lut":
+            _check_lut_features(X, self.maximum_feature_value)
+        return X
+
+    @staticmethod
+    def _positive_weights(sample_weight, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+        """Validate ``sample_weight``; return the mask of samples with positive weight and their weights.
+
+        The weights are rescaled to a mean of 1, so that integer weights give
+        the same objective as repeating samples; zero-weight samples are
+        dropped because they must not influence the model (not even through
+        the thresholds they would add between distinct feature values).
+        """
+        if sample_weight is None:
+            return np.ones(n_samples, dtype=bool), np.ones(n_samples)
+        weights = np.asarray(sample_weight)
+        if weights.dtype == object or not (np.issubdtype(weights.dtype, np.number) or weights.dtype == bool):
+            raise TypeError(f"sample_weight: expected numbers, got dtype {weights.dtype}")
+        weights = weights.astype(np.float64)
+        if weights.ndim == 0:
+            weights = np.full(n_samples, float(weights))
+        if weights.shape != (n_samples,):
+            raise ValueError(f"sample_weight: expected shape ({n_samples},), got {weights.shape}")
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError("sample_weight: must be finite and non-negative")
+        kept = weights > 0
+        if not kept.any():
+            raise ValueError("sample_weight: every weight is zero")
+        weights = weights[kept]
+        return kept, weights * (weights.size / weights.sum())
+
+    def _base_metadata(self) -> dict[str, Any]:
+        metadata: dict[str, Any] = {
+            ESTIMATOR_KEY: type(self).__name__,
+            "params": {key: _json_value(value) for key, value in self.get_params(deep=False).items()},
+            "n_features_in": int(self.n_features_in_),
+        }
+        if hasattr(self, "feature_names_in_"):
+            metadata["feature_names_in"] = [str(name) for name in self.feature_names_in_]
+        return metadata
+
+    def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+        """Set the fitted attributes from a loaded machine (overridden by classifiers)."""
+        self.machine_ = machine
+        self.n_features_in_ = int(metadata["n_features_in"])
+        if "feature_names_in" in metadata:
+            self.feature_names_in_ = np.asarray(metadata["feature_names_in"], dtype=object)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted estimator to an HDF5 file.
+
+        The file holds ``machine_`` in bob_boost's format (readable by
+        :meth:`bob_boost.BoostedMachine.load` and the command line) with the
+        estimator's parameters and fitted attributes in its metadata.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        TypeError
+            If a parameter or a class label cannot be stored as JSON.
+        """
+        check_is_fitted(self)
+        try:
+            json.dumps(self.machine_.metadata)
+        except TypeError as error:
+            raise TypeError(f"{type(self).__name__}.save: a parameter or class label cannot be stored "
+                            f"as JSON ({error})") from None
+        self.machine_.save(path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike):
+        """Read an estimator of this class written by :meth:`save`.
+
+        Raises
+        ------
+        bob_boost.ModelFormatError
+            If the file does not hold a fitted estimator of this class.
+        """
+        estimator = load_estimator(path)
+        if not isinstance(estimator, cls):
+            raise ModelFormatError(f"{os.fspath(path)}: holds a {type(estimator).__name__}, not a {cls.__name__}")
+        return estimator
+
+
+def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
+    """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
+    problem = None
+    if np.issubdtype(X.dtype, np.floating) and np.any(X != np.floor(X)):
+        problem = "non-integer values"
+    elif X.min() < 0:
+        problem = f"the negative value {X.min()}"
+    elif X.max() >= maximum_feature_value:
+        problem = f"the value {X.max()}, which is >= maximum_feature_value={maximum_feature_value}"
+    if problem is not None:
+        raise ValueError(
+            f"X: weak_learner='lut' needs integer features in [0, maximum_feature_value); X has {problem}. "
+            "Quantise the features first, e.g. with "
+            "sklearn.preprocessing.KBinsDiscretizer(n_bins=..., encode='ordinal') in a pipeline.")
+
+
+class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
+    """Label encoding and score -> label decisions shared by the classifiers."""
+
+    def _encode_labels(self, y, kept: np.ndarray) -> np.ndarray:
+        """Set ``classes_`` and return the class index of every sample."""
+        check_classification_targets(y)
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"y: a classifier needs at least 2 classes, got 1 class ({self.classes_.tolist()[0]!r})")
+        weighted_classes = np.unique(encoded[kept])
+        if weighted_classes.size != self.classes_.size:
+            missing = np.setdiff1d(np.arange(self.classes_.size), weighted_classes)
+            raise ValueError(f"sample_weight: class {self.classes_[missing[:1]].tolist()[0]!r} has no sample "
+                             "with positive weight; every class in y needs some weight")
+        return encoded
+
+    def _classifier_metadata(self) -> dict[str, Any]:
+        metadata = self._base_metadata()
+        metadata["classes"] = self.classes_.tolist()
+        metadata["classes_dtype"] = self.classes_.dtype.str
+        return metadata
+
+    def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+        super()._restore(machine, metadata)
+        dtype = np.dtype(metadata["classes_dtype"])
+        classes = np.empty(len(metadata["classes"]), dtype=dtype)
+        classes[:] = metadata["classes"]
+        expected_outputs = 1 if classes.size == 2 else classes.size
+        if classes.size < 2 or machine.number_of_outputs not in (None, expected_outputs):
+            raise ValueError(f"{classes.size} classes but the machine has {machine.number_of_outputs} output(s)")
+        self.classes_ = classes
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of the boosted machine.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples,) for two classes (positive means ``classes_[1]``),
+            (#samples, #classes) otherwise.
+        """
+        check_is_fitted(self)
+        scores = self.machine_.decision_scores(self._validate_features(X, reset=False))
+        return scores[:, 0] if self.classes_.size == 2 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels (elements of ``classes_``)."""
+        check_is_fitted(self)
+        X = self._validate_features(X, reset=False)
+        return self.classes_[self.machine_.predict(X) if self.machine_.cost_matrix is not None
+                             else self._labels_from_scores(self.machine_.decision_scores(X))]
+
+    @staticmethod
+    def _labels_from_scores(scores: np.ndarray) -> np.ndarray:
+        if scores.shape[1] == 1:
+            return (scores[:, 0] > 0).astype(np.intp)
+        return np.argmax(scores, axis=1)
+
+
+class BoostingClassifier(_BoostedClassifier):
+    """Gradient boosting of decision stumps or look-up tables with a classification loss.
+
+    Two classes are learned as targets -1 (``classes_[0]``) / +1
+    (``classes_[1]``) with one output. More classes need
+    ``weak_learner='lut'``: a multi-variate LUT machine with one output per
+    class is trained one-vs-rest (targets +1 for the class, -1 for the
+    others) and predicts the class of the largest score. For multi-class
+    stumps use :class:`sklearn.multiclass.OneVsRestClassifier` around this
+    estimator.
+
+    Parameters
+    ----------
+    loss : {"exponential", "logit", "tangential"}
+        The loss minimised (exponential: discrete AdaBoost; logit: logistic
+        regression; tangential: TangentBoost, robust to label noise).
+    weak_learner : {"stump", "lut"}
+        Decision stumps on real features, or look-up tables on integer
+        features in ``[0, maximum_feature_value)``.
+    n_estimators : int
+        Maximum number of boosting rounds; training stops earlier when a
+        round's optimal weight is zero.
+    maximum_feature_value : int
+        Number of LUT entries (only for ``weak_learner='lut'``).
+    selection_style : {"independent", "shared"}
+        Multi-class LUTs only: one feature per class, or one feature shared
+        by all classes each round.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The class labels.
+    machine_ : bob_boost.BoostedMachine
+        The trained machine; its scores are :meth:`decision_function`'s.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    The machine has no intercept (as in bob.learn.boosting), so the saved
+    model means the same to every bob_boost tool. If every feature is
+    constant over the training samples no stump can be trained, and
+    :meth:`fit` raises a ValueError instead of returning a model that
+    ignores the data.
+    """
+
+    def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256, selection_style: str = "independent") -> None:
+        self.loss = loss
+        self.weak_learner = weak_learner
+        self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+        self.selection_style = selection_style
+
+    def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
+        """Train on ``X`` (#samples, #features) and labels ``y``.
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) class labels of any type.
+        sample_weight : array_like, optional
+            Non-negative per-sample weights of the loss; zero-weight samples
+            are ignored.
+
+        Returns
+        -------
+        BoostingClassifier
+            ``self``.
+        """
+        loss = CLASSIFICATION_LOSSES[_check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)]()
+        _check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        _check_choice(self.selection_style, "selection_style", SELECTION_STYLES)
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        X, y = validate_data(self, X, y)
+        if self.weak_learner == "lut":
+            _check_lut_features(X, maximum)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        encoded = self._encode_labels(y, kept)
+        n_classes = self.classes_.size
+        if n_classes > 2 and self.weak_learner == "stump":
+            raise ValueError(
+                f"Only binary classification is supported with weak_learner='stump' (y has {n_classes} classes); "
+                "use weak_learner='lut', BAdaCostClassifier, or sklearn.multiclass.OneVsRestClassifier.")
+        X, encoded = X[kept], encoded[kept]
+        if self.weak_learner == "stump" and np.all(X == X[0]):
+            raise ValueError("X: every feature is constant over the training samples, so no decision stump "
+                             "can split them")
+        n_outputs = 1 if n_classes == 2 else n_classes
+        if n_outputs == 1:
+            targets = np.where(encoded == 1, 1.0, -1.0)[:, np.newaxis]
+        else:
+            targets = np.where(encoded[:, np.newaxis] == np.arange(n_classes), 1.0, -1.0)
+        trainer = (StumpTrainer() if self.weak_learner == "stump"
+                   else LUTTrainer(maximum, n_outputs, self.selection_style))
+        self.machine_ = Boosting(trainer, _WeightedLoss(loss, weights)).train(X, targets, number_of_rounds=rounds)
+        self.machine_.metadata.update(self._classifier_metadata())
+        return self
+
+    def _has_probabilities(self) -> bool:
+        return self.loss in _PROBABILITY_SCALE
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities implied by the loss (only for the logit and exponential losses).
+
+        The score minimising the expected loss is ``log(p / (1 - p)) / c``
+        with ``p = P(classes_[1] | x)``: ``c = 1`` for the logit loss (the
+        negative log-likelihood of a logistic model) and ``c = 2`` for the
+        exponential loss (Friedman, Hastie & Tibshirani, 2000), so
+        ``p = sigmoid(c * score)``. With more classes every output is such a
+        one-vs-rest estimate, and the estimates are normalised to sum to 1.
+        Boosted scores tend to be over-confident; calibrate them (e.g. with
+        :class:`sklearn.calibration.CalibratedClassifierCV`) where calibrated
+        probabilities matter.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, #classes) probabilities, columns in ``classes_`` order.
+        """
+        scores = self.decision_function(X)
+        scale = _PROBABILITY_SCALE[self.loss]
+        if scores.ndim == 1:
+            positive = expit(scale * scores)
+            return np.column_stack([1.0 - positive, positive])
+        one_vs_rest = expit(scale * scores)
+        return one_vs_rest / one_vs_rest.sum(axis=1, keepdims=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.weak_learner != "stump"
+        return tags
+
+
+class BoostingRegressor(RegressorMixin, _BoostedEstimator):
+    """Gradient boosting of decision stumps or look-up tables with the squared loss.
+
+    The prediction is ``intercept_ + machine_(x)``: the intercept is the
+    (weighted) mean of the training targets, the constant that minimises the
+    squared loss, and the boosted machine is trained on the residuals
+    ``y - intercept_``. Weak machines output +-1, so without it a target far
+    from zero would take many rounds just to reach its level.
+
+    Parameters
+    ----------
+    weak_learner : {"stump", "lut"}
+        Decision stumps on real features, or look-up tables on integer
+        features in ``[0, maximum_feature_value)``.
+    n_estimators : int
+        Maximum number of boosting rounds.
+    maximum_feature_value : int
+        Number of LUT entries (only for ``weak_learner='lut'``).
+
+    Attributes
+    ----------
+    intercept_ : float
+        Weighted mean of the training targets.
+    machine_ : bob_boost.BoostedMachine
+        The trained machine, predicting ``y - intercept_``.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    When every feature is constant over the training samples no stump can
+    split them, and the model is the intercept alone (an empty machine).
+    """
+
+    def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256) -> None:
+        self.weak_learner = weak_learner
+        self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+
+    def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
+        """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) real targets.
+        sample_weight : array_like, optional
+            Non-negative per-sample weights of the loss; zero-weight samples
+            are ignored.
+
+        Returns
+        -------
+        BoostingRegressor
+            ``self``.
+        """
+        _check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        X, y = validate_data(self, X, y, y_numeric=True)
+        if self.weak_learner == "lut":
+            _check_lut_features(X, maximum)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        X, y = X[kept], y[kept].astype(np.float64)
+        self.intercept_ = float(np.average(y, weights=weights))
+        self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1])
+        if self.weak_learner == "lut" or not np.all(X == X[0]):
+            trainer = StumpTrainer() if self.weak_learner == "stump" else LUTTrainer(maximum)
+            loss = _WeightedLoss(SquaredLoss(), weights)
+            self.machine_ = Boosting(trainer, loss).train(X, y - self.intercept_, number_of_rounds=rounds)
+        metadata = self._base_metadata()
+        metadata.update(loss=SquaredLoss.name, intercept=self.intercept_)
+        self.machine_.metadata.update(metadata)
+        return self
+
+    def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+        super()._restore(machine, metadata)
+        self.intercept_ = float(metadata["intercept"])
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets, (#samples,)."""
+        check_is_fitted(self)
+        return self.intercept_ + self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
+
+
+_ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
+    cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor)}
+
+
+def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
+    """Read a fitted estimator written by ``save``.
+
+    Parameters
+    ----------
+    path : path-like
+        HDF5 file written by the ``save`` method of an estimator of this module.
+
+    Returns
+    -------
+    estimator
+        A fitted estimator of the class that was saved, with its parameters.
+
+    Raises
+    ------
+    bob_boost.ModelFormatError
+        If the file holds no machine, or a machine that was not saved by an
+        estimator of this module.
+    """
+    machine = BoostedMachine.load(path)
+    metadata = machine.metadata
+    name = metadata.get(ESTIMATOR_KEY)
+    if name not in _ESTIMATORS:
+        raise ModelFormatError(f"{os.fspath(path)}: the machine was not saved by a bob_boost.sklearn estimator "
+                               f"(metadata {ESTIMATOR_KEY!r} is {name!r})")
+    try:
+        estimator = _ESTIMATORS[name](**metadata["params"])
+        estimator._restore(machine, metadata)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelFormatError(f"{os.fspath(path)}: invalid {name} metadata ({error!r})") from None
+    return estimator

@@ -1,0 +1,333 @@
+"""Tests of the scikit-learn estimators in bob_boost.sklearn."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn", reason="scikit-learn is an optional extra (pip install bob_boost[sklearn])")
+
+from scipy.special import expit  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
+from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
+from sklearn.preprocessing import KBinsDiscretizer, StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import bob_boost  # noqa: E402
+from bob_boost.sklearn import BoostingClassifier, BoostingRegressor, load_estimator  # noqa: E402
+
+N_BINS = 8
+
+
+def _lut_pipeline(estimator):
+    """A LUT estimator behind the quantiser that turns real features into LUT indices."""
+    return make_pipeline(
+        KBinsDiscretizer(n_bins=N_BINS, encode="ordinal", quantile_method="averaged_inverted_cdf"), estimator)
+
+
+CHECKED_ESTIMATORS = [
+    BoostingClassifier(n_estimators=5),
+    BoostingClassifier(loss="tangential", n_estimators=5),
+    BoostingRegressor(n_estimators=5),
+    _lut_pipeline(BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
+    _lut_pipeline(BoostingRegressor(weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
+]
+
+#: Why a check fails; doc/sklearn.md lists the same reasons.
+PIPELINE_FAILURES = {
+    "check_estimators_overwrite_params": "sklearn's Pipeline fits the step estimators it holds in place",
+    "check_dont_overwrite_parameters": "sklearn's Pipeline fits the step estimators it holds in place",
+}
+TIE_FAILURE = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "on 15 samples x 30 features several stumps split the training samples identically; their gains "
+        "are equal in exact arithmetic, and rounding (which differs between weighted and repeated sums) "
+        "picks one of them, which can treat the unweighted points differently",
+}
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The checks that cannot pass, with the reason."""
+    if isinstance(estimator, Pipeline):
+        return PIPELINE_FAILURES
+    if isinstance(estimator, BoostingRegressor):
+        return TIE_FAILURE
+    return {}
+
+
+@parametrize_with_checks(CHECKED_ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def _binary_data(n_samples=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, "yes", "no")
+    return X, y
+
+
+def _digit_like_data(n_samples=300, seed=0):
+    """Integer features in [0, 16) whose first three columns carry the class (3 classes)."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=n_samples)
+    X = rng.integers(0, 16, size=(n_samples, 6))
+    X[np.arange(n_samples), labels] = rng.integers(12, 16, size=n_samples)
+    X[np.arange(n_samples), (labels + 1) % 3] = rng.integers(0, 4, size=n_samples)
+    return X, np.array(["cat", "dog", "emu"])[labels]
+
+
+def test_string_labels_binary():
+    X, y = _binary_data()
+    model = BoostingClassifier(n_estimators=30).fit(X[:150], y[:150])
+    assert model.classes_.tolist() == ["no", "yes"]
+    predicted = model.predict(X[150:])
+    assert predicted.dtype == y.dtype
+    assert np.mean(predicted == y[150:]) > 0.85
+    # positive scores mean classes_[1]
+    assert np.array_equal(predicted == "yes", model.decision_function(X[150:]) > 0)
+
+
+def test_binary_model_is_the_core_boosting_on_plus_minus_one_targets():
+    X, y = _binary_data()
+    model = BoostingClassifier(loss="logit", n_estimators=10).fit(X, y)
+    targets = np.where(y == "yes", 1.0, -1.0)
+    core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.LogitLoss()).train(X, targets, 10)
+    assert [m._state() for m in model.machine_.weak_machines] == [m._state() for m in core.weak_machines]
+    np.testing.assert_allclose(model.machine_.weights, core.weights, rtol=1e-10)
+
+
+def test_multiclass_lut_one_vs_rest_with_string_labels():
+    X, y = _digit_like_data()
+    model = BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=16, n_estimators=20)
+    model.fit(X[:200], y[:200])
+    assert model.classes_.tolist() == ["cat", "dog", "emu"]
+    assert model.machine_.number_of_outputs == 3
+    scores = model.decision_function(X[200:])
+    assert scores.shape == (100, 3)
+    assert np.array_equal(model.predict(X[200:]), model.classes_[np.argmax(scores, axis=1)])
+    assert model.score(X[200:], y[200:]) > 0.9
+    probabilities = model.predict_proba(X[200:])
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
+    assert np.array_equal(np.argmax(probabilities, axis=1), np.argmax(scores, axis=1))
+
+
+def test_shared_selection_uses_one_feature_per_round():
+    X, y = _digit_like_data()
+    model = BoostingClassifier(weak_learner="lut", maximum_feature_value=16, n_estimators=5,
+                               selection_style="shared").fit(X, y)
+    assert all(len(set(m.indices.tolist())) == 1 for m in model.machine_.weak_machines)
+
+
+@pytest.mark.parametrize("loss, scale", [("logit", 1.0), ("exponential", 2.0)])
+def test_predict_proba_recovers_class_frequencies(loss, scale):
+    # one binary feature: the loss minimiser per feature value is the logit of the class frequency
+    X = np.repeat([0, 1], 100)[:, np.newaxis]
+    y = np.concatenate([np.arange(100) < 20, np.arange(100) < 70])
+    model = BoostingClassifier(loss=loss, weak_learner="lut", maximum_feature_value=2, n_estimators=50).fit(X, y)
+    probabilities = model.predict_proba([[0], [1]])
+    np.testing.assert_allclose(probabilities[:, 1], [0.2, 0.7], atol=1e-6)
+    np.testing.assert_allclose(probabilities[:, 1], expit(scale * model.decision_function([[0], [1]])))
+
+
+def test_tangential_loss_offers_no_probabilities():
+    X, y = _binary_data()
+    model = BoostingClassifier(loss="tangential", n_estimators=5).fit(X, y)
+    assert not hasattr(model, "predict_proba")
+    assert hasattr(BoostingClassifier(loss="logit"), "predict_proba")
+
+
+def test_stumps_refuse_multiclass_but_one_vs_rest_works():
+    X, y = _digit_like_data()
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        BoostingClassifier().fit(X, y)
+    model = OneVsRestClassifier(BoostingClassifier(n_estimators=10)).fit(X, y)
+    assert model.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("estimator, data", [
+    (BoostingClassifier(n_estimators=8), _binary_data),
+    (BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=16, n_estimators=8),
+     _digit_like_data),
+])
+def test_save_and_load_round_trip(tmp_path, estimator, data):
+    X, y = data()
+    model = estimator.fit(X, y)
+    path = tmp_path / "model.hdf5"
+    model.save(path)
+    loaded = type(model).load(path)
+    assert loaded.get_params() == model.get_params()
+    assert loaded.classes_.tolist() == model.classes_.tolist()
+    assert loaded.classes_.dtype == model.classes_.dtype
+    assert loaded.n_features_in_ == X.shape[1]
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    # the file is an ordinary model for the core API too
+    core = bob_boost.BoostedMachine.load(path)
+    np.testing.assert_array_equal(core.decision_scores(X), model.machine_.decision_scores(X))
+
+
+def test_save_and_load_regressor_and_integer_labels(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(100, 3))
+    regressor = BoostingRegressor(n_estimators=10).fit(X, 50.0 + 3.0 * X[:, 0])
+    regressor.save(tmp_path / "regressor.hdf5")
+    loaded = load_estimator(tmp_path / "regressor.hdf5")
+    assert isinstance(loaded, BoostingRegressor)
+    assert loaded.intercept_ == regressor.intercept_
+    np.testing.assert_array_equal(loaded.predict(X), regressor.predict(X))
+
+    labels = np.where(X[:, 0] > 0, 7, -3)
+    classifier = BoostingClassifier(n_estimators=5).fit(X, labels)
+    classifier.save(tmp_path / "classifier.hdf5")
+    restored = BoostingClassifier.load(tmp_path / "classifier.hdf5")
+    assert restored.classes_.tolist() == [-3, 7]
+    assert np.array_equal(restored.predict(X), classifier.predict(X))
+
+
+def test_load_rejects_foreign_files(tmp_path):
+    X, y = _binary_data()
+    BoostingClassifier(n_estimators=3).fit(X, y).save(tmp_path / "classifier.hdf5")
+    with pytest.raises(bob_boost.ModelFormatError, match="holds a BoostingClassifier, not a BoostingRegressor"):
+        BoostingRegressor.load(tmp_path / "classifier.hdf5")
+    core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss()).train(
+        X, np.where(y == "yes", 1.0, -1.0), 3)
+    core.save(tmp_path / "core.hdf5")
+    with pytest.raises(bob_boost.ModelFormatError, match="not saved by a bob_boost.sklearn estimator"):
+        load_estimator(tmp_path / "core.hdf5")
+
+
+def test_save_before_fit_raises(tmp_path):
+    with pytest.raises(NotFittedError):
+        BoostingClassifier().save(tmp_path / "model.hdf5")
+
+
+def test_pipeline_cross_validation_and_grid_search():
+    X, y = _binary_data(300)
+    pipeline = make_pipeline(StandardScaler(), BoostingClassifier(loss="logit", n_estimators=20))
+    scores = cross_val_score(pipeline, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.8
+    search = GridSearchCV(BoostingClassifier(), {"n_estimators": [1, 20]}, cv=3).fit(X, y)
+    assert search.best_params_ == {"n_estimators": 20}
+
+
+def test_lut_quantised_pipeline_learns():
+    X, y = _binary_data(300)
+    pipeline = _lut_pipeline(BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=N_BINS,
+                                                n_estimators=30))
+    assert cross_val_score(pipeline, X, y, cv=3).min() > 0.8
+
+
+@pytest.mark.parametrize("X, problem", [
+    (np.array([[0.5, 1.0], [2.0, 3.0]]), "non-integer values"),
+    (np.array([[-1, 1], [2, 3]]), "negative value -1"),
+    (np.array([[0, 1], [2, 16]]), "value 16, which is >= maximum_feature_value=16"),
+])
+def test_lut_rejects_features_outside_the_table(X, problem):
+    model = BoostingClassifier(weak_learner="lut", maximum_feature_value=16)
+    with pytest.raises(ValueError, match=problem):
+        model.fit(X, [0, 1])
+    fitted = BoostingClassifier(weak_learner="lut", maximum_feature_value=16, n_estimators=2)
+    fitted.fit(np.array([[0, 1], [2, 3]]), [0, 1])
+    with pytest.raises(ValueError, match="KBinsDiscretizer"):
+        fitted.predict(X)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"loss": "squared"}, "loss: must be one of"),
+    ({"weak_learner": "tree"}, "weak_learner: must be one of"),
+    ({"selection_style": "both"}, "selection_style: must be one of"),
+    ({"maximum_feature_value": 1}, "maximum_feature_value: must be >= 2"),
+    ({"n_estimators": 0}, "n_estimators: must be >= 1"),
+])
+def test_bad_parameters_are_reported_at_fit(params, message):
+    X, y = _binary_data(20)
+    model = BoostingClassifier(**params)  # the constructor only stores them
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, y)
+
+
+def test_bad_inputs():
+    X, y = _binary_data(20)
+    with pytest.raises(ValueError, match="sample_weight: must be finite and non-negative"):
+        BoostingClassifier().fit(X, y, sample_weight=np.full(20, -1.0))
+    with pytest.raises(ValueError, match="sample_weight: expected shape"):
+        BoostingClassifier().fit(X, y, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="class 'no' has no sample with positive weight"):
+        BoostingClassifier().fit(X, y, sample_weight=(y == "yes").astype(float))
+    with pytest.raises(ValueError, match="1 class"):
+        BoostingClassifier().fit(X, np.full(20, "yes"))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        BoostingClassifier().fit(X, np.linspace(0, 1, 20))
+    model = BoostingClassifier(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(np.full((2, 4), np.nan))
+
+
+def test_constant_features():
+    X = np.ones((10, 3))
+    y = np.arange(10) % 2
+    with pytest.raises(ValueError, match="every feature is constant"):
+        BoostingClassifier().fit(X, y)
+    regressor = BoostingRegressor().fit(X, np.arange(10.0), sample_weight=np.arange(10.0))
+    assert len(regressor.machine_) == 0
+    # the weighted mean sum(i * i) / sum(i) for i = 0..9
+    np.testing.assert_allclose(regressor.predict(np.zeros((2, 3))), 285.0 / 45.0)
+
+
+def test_sample_weight_equals_repetition_without_ties():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.3 * rng.normal(size=40)
+    weights = rng.integers(0, 4, size=40)
+    weighted = BoostingRegressor(n_estimators=10).fit(X, y, sample_weight=weights)
+    repeated = BoostingRegressor(n_estimators=10).fit(np.repeat(X, weights, axis=0), np.repeat(y, weights))
+    assert [m._state() for m in weighted.machine_.weak_machines] == [
+        m._state() for m in repeated.machine_.weak_machines]
+    np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), rtol=1e-9)
+
+
+def test_sample_weight_moves_the_decision():
+    X = np.arange(20.0)[:, np.newaxis]
+    y = (X[:, 0] >= 10).astype(int)
+    y[12] = 0  # a negative among the positives
+    light = BoostingClassifier(n_estimators=1).fit(X, y)
+    heavy = BoostingClassifier(n_estimators=1).fit(X, y, sample_weight=np.where(y == 1, 1.0, 10.0))
+    # unweighted, splitting at 9.5 misclassifies one sample (x=12); with negatives weighing 10
+    # that costs more than misclassifying the positives 10 and 11 by splitting at 12.5
+    assert light.predict([[11.0]])[0] == 1
+    assert heavy.predict([[11.0]])[0] == 0
+
+
+def test_regressor_fits_a_step_around_its_intercept():
+    X = np.linspace(0, 1, 50)[:, np.newaxis]
+    y = 100.0 + np.where(X[:, 0] > 0.5, 2.0, -2.0)
+    model = BoostingRegressor(n_estimators=5).fit(X, y)
+    assert model.intercept_ == pytest.approx(100.0)
+    np.testing.assert_allclose(model.predict(X), y, atol=1e-6)
+
+
+def test_fit_is_deterministic():
+    X, y = _digit_like_data()
+    first = BoostingClassifier(weak_learner="lut", maximum_feature_value=16, n_estimators=5).fit(X, y)
+    second = BoostingClassifier(weak_learner="lut", maximum_feature_value=16, n_estimators=5).fit(X, y)
+    assert [m._state() for m in first.machine_.weak_machines] == [m._state() for m in second.machine_.weak_machines]
+    assert first.machine_.weights.tobytes() == second.machine_.weights.tobytes()
+
+
+def test_scikit_learn_stays_optional():
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys, bob_boost; print('sklearn' in sys.modules)"],
+        capture_output=True, text=True, check=True)
+    assert imported.stdout.strip() == "False"
+    missing = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['sklearn'] = None; import bob_boost.sklearn"],
+        capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert "ImportError" in missing.stderr and "pip install bob_boost[sklearn]" in missing.stderr
