@@ -51,6 +51,7 @@ strategy.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Callable
 
 import numpy as np
@@ -249,6 +250,47 @@ def _double_base_roots(error_positive: np.ndarray, error_negative: np.ndarray, a
     return _bracketed_newton(evaluate, lower, upper, guess)
 
 
+def _double_base_root(error_positive: float, error_negative: float, a: float, b: float, cost_positive: float,
+                      cost_negative: float) -> float:
+    """One AdaBoostDB step, as :func:`_double_base_roots` computes it, in plain floats.
+
+    The Conditional Search solves one candidate at a time; scalar arithmetic
+    avoids numpy's per-call overhead there (the two paths agree to rounding).
+    """
+    up, vp = a * error_positive, a * (1.0 - error_positive)
+    un, vn = b * error_negative, b * (1.0 - error_negative)
+    total_up, total_down = up + un, vp + vn
+    if total_up >= total_down:
+        return 0.0
+    low = 0.0
+    high = min(math.log(total_down / up) / cost_positive if up > 0 else math.inf,
+               math.log(total_down / un) / cost_negative if un > 0 else math.inf)
+    alpha = min(max(0.5 * math.log(total_down / total_up) / math.sqrt(cost_positive * cost_negative), low), high)
+    eps, tiny = np.finfo(np.float64).eps, np.finfo(np.float64).tiny
+    for _ in range(_MAX_ITERATIONS):
+        grow_p = math.exp(min(cost_positive * alpha, EXPONENT_LIMIT))
+        shrink_p = math.exp(min(-cost_positive * alpha, EXPONENT_LIMIT))
+        grow_n = math.exp(min(cost_negative * alpha, EXPONENT_LIMIT))
+        shrink_n = math.exp(min(-cost_negative * alpha, EXPONENT_LIMIT))
+        value = up * grow_p - vp * shrink_p + un * grow_n - vn * shrink_n
+        if value == 0:
+            return alpha
+        slope = cost_positive * (up * grow_p + vp * shrink_p) + cost_negative * (un * grow_n + vn * shrink_n)
+        if value < 0:
+            low = alpha
+        else:
+            high = alpha
+        step = alpha - value / slope
+        if not low < step < high:
+            step = 0.5 * (low + high)
+        tolerance = 4 * eps * max(abs(step), tiny)
+        if abs(step - alpha) <= tolerance or high - low <= tolerance:
+            return step
+        alpha = step
+    logger.warning("root search: a step did not converge in %d iterations", _MAX_ITERATIONS)
+    return alpha
+
+
 def _hyperbolic_roots(wrong_positive: np.ndarray, right_positive: np.ndarray, wrong_negative: np.ndarray,
                       right_negative: np.ndarray, cost_positive: float, cost_negative: float) -> np.ndarray:
     """Cost-Sensitive AdaBoost steps: the root ``alpha`` of the hyperbolic equation
@@ -407,7 +449,10 @@ class _CostSensitiveStumpBoosting:
             stump = pool.stump(candidate)
             boosted_machine.add_weak_machine(stump, alpha)
             scores = scores + alpha * stump.forward(features)[:, 0]
-            logger.debug("%s round %d: %r alpha %.6g", self.algorithm, round_index + 1, stump, alpha)
+            if logger.isEnabledFor(logging.INFO):
+                bound = np.exp(log_initial - costs * labels * scores).sum()
+                logger.info("%s round %d/%d: %r, alpha %.6g, training bound %.6g", self.algorithm,
+                            round_index + 1, number_of_rounds, stump, alpha, bound)
             if callback is not None:
                 callback(round_index, boosted_machine, scores[:, np.newaxis])
             if alpha == self.alpha_cap:
@@ -687,6 +732,11 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         self.root_searches += error_p.size
         return _double_base_roots(error_p, error_n, a, b, self.cost_positive, self.cost_negative)
 
+    def _root(self, error_p: float, error_n: float, a: float, b: float) -> float:
+        """Solve the polynomial for one candidate, counting the search."""
+        self.root_searches += 1
+        return _double_base_root(float(error_p), float(error_n), a, b, self.cost_positive, self.cost_negative)
+
     def _improves(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float,
                   alpha: float) -> np.ndarray:
         """Improvement Condition ``c . r < s`` against the root ``x = exp(alpha)``.
@@ -711,13 +761,13 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         search (a handful per round).
         """
         position = 0
-        alpha = float(self._roots(error_p[:1], error_n[:1], a, b)[0])
+        alpha = self._root(error_p[0], error_n[0], a, b)
         while position + 1 < error_p.size:
             rest = self._improves(error_p[position + 1:], error_n[position + 1:], a, b, alpha)
             if not rest.any():
                 break
             position += 1 + int(np.argmax(rest))
-            alpha = float(self._roots(error_p[position:position + 1], error_n[position:position + 1], a, b)[0])
+            alpha = self._root(error_p[position], error_n[position], a, b)
         return position, alpha
 
     def _first_tied(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, position: int,
@@ -735,4 +785,4 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         first = int(np.argmax(a * error_p[:position + 1] * r_p + b * error_n[:position + 1] * r_n <= s))
         if first == position:
             return position, alpha
-        return first, float(self._roots(error_p[first:first + 1], error_n[first:first + 1], a, b)[0])
+        return first, self._root(error_p[first], error_n[first], a, b)

@@ -1,0 +1,201 @@
+"""Error rates and cost-space evaluation of binary classifiers.
+
+Labels are -1 / +1 with +1 the positive class. A false negative is a
+positive predicted -1, a false positive a negative predicted +1.
+
+Cost space (Drummond & Holte): with misclassification costs ``C_P`` (of a
+false negative) and ``C_N`` (of a false positive) and prior ``p(+)``, the
+Probability Cost Function is
+
+    PCF = p(+) C_P / (p(+) C_P + p(-) C_N)
+
+and a classifier with rates FN and FP has the Normalized Expected Cost
+
+    NEC = FN * PCF + FP * (1 - PCF),
+
+a straight line from ``(0, FP)`` to ``(1, FN)`` as PCF runs over [0, 1]. The
+AdaBoostDB paper prints this as ``FN * PCF + FP`` (its eq. 37), but its
+tables follow the line above: e.g. at costs (1, 1) every NEC it reports is
+the mean of FN and FP. Its tables also use ``p(+) = 1/2``, the class balance
+that both its algorithms start from, which is the default here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["false_negative_rate", "false_positive_rate", "classification_error", "probability_cost_function",
+           "normalized_expected_cost", "cost_lines", "lower_envelope"]
+
+
+def _labels(targets, predictions) -> tuple[np.ndarray, np.ndarray]:
+    """Validate two equally long label vectors in {-1, +1}."""
+    arrays = []
+    for value, name in ((targets, "targets"), (predictions, "predictions")):
+        array = np.asarray(value)
+        if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+            raise TypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
+        if array.ndim == 2 and array.shape[1] == 1:
+            array = array[:, 0]
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+        if not np.all((array == 1) | (array == -1)):
+            bad = np.unique(array[(array != 1) & (array != -1)])[:5]
+            raise ValueError(f"{name}: labels must be -1 or +1, found {bad.tolist()}")
+        arrays.append(array)
+    if arrays[0].size != arrays[1].size:
+        raise ValueError(f"predictions: has {arrays[1].size} labels but targets has {arrays[0].size}")
+    return arrays[0], arrays[1]
+
+
+def false_negative_rate(targets, predictions) -> float:
+    """Fraction of the positive samples predicted negative.
+
+    Parameters
+    ----------
+    targets, predictions : array_like
+        (#samples,) labels in {-1, +1}; ``targets`` must hold a positive.
+    """
+    targets, predictions = _labels(targets, predictions)
+    positive = targets > 0
+    if not positive.any():
+        raise ValueError("targets: no positive sample, so the false-negative rate is undefined")
+    return float(np.mean(predictions[positive] < 0))
+
+
+def false_positive_rate(targets, predictions) -> float:
+    """Fraction of the negative samples predicted positive.
+
+    Parameters
+    ----------
+    targets, predictions : array_like
+        (#samples,) labels in {-1, +1}; ``targets`` must hold a negative.
+    """
+    targets, predictions = _labels(targets, predictions)
+    negative = targets < 0
+    if not negative.any():
+        raise ValueError("targets: no negative sample, so the false-positive rate is undefined")
+    return float(np.mean(predictions[negative] > 0))
+
+
+def classification_error(targets, predictions) -> float:
+    """Fraction of all samples whose prediction differs from the target."""
+    targets, predictions = _labels(targets, predictions)
+    return float(np.mean(targets != predictions))
+
+
+def _array(value, name: str, low: float = -np.inf, high: float = np.inf, open_low: bool = False) -> np.ndarray:
+    """A finite float array with values in ``[low, high]`` (``(low, high]`` if ``open_low``)."""
+    array = np.asarray(value)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise TypeError(f"{name}: expected numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    below = array <= low if open_low else array < low
+    if np.any(below) or np.any(array > high):
+        interval = f"{'(' if open_low else '['}{low:g}, {high:g}]"
+        raise ValueError(f"{name}: values must lie in {interval}")
+    return array
+
+
+def _result(array: np.ndarray) -> np.ndarray | float:
+    return float(array) if array.ndim == 0 else array
+
+
+def probability_cost_function(cost_positive, cost_negative, prior_positive=0.5) -> np.ndarray | float:
+    """``PCF = p(+) C_P / (p(+) C_P + p(-) C_N)``, broadcast over array arguments.
+
+    Parameters
+    ----------
+    cost_positive, cost_negative : float or array_like
+        Costs > 0 of a false negative and of a false positive.
+    prior_positive : float or array_like
+        Prior probability ``p(+)`` of the positive class, in (0, 1).
+    """
+    cost_positive = _array(cost_positive, "cost_positive", 0.0, open_low=True)
+    cost_negative = _array(cost_negative, "cost_negative", 0.0, open_low=True)
+    prior = _array(prior_positive, "prior_positive", 0.0, 1.0, open_low=True)
+    if np.any(prior == 1.0):
+        raise ValueError("prior_positive: values must lie in (0, 1)")
+    weighted_positive = prior * cost_positive
+    return _result(weighted_positive / (weighted_positive + (1.0 - prior) * cost_negative))
+
+
+def normalized_expected_cost(fn_rate, fp_rate, pcf) -> np.ndarray | float:
+    """``NEC = FN * PCF + FP * (1 - PCF)``, broadcast over array arguments.
+
+    Parameters
+    ----------
+    fn_rate, fp_rate : float or array_like
+        False-negative and false-positive rates, in [0, 1].
+    pcf : float or array_like
+        Probability Cost Function values, in [0, 1].
+    """
+    fn_rate = _array(fn_rate, "fn_rate", 0.0, 1.0)
+    fp_rate = _array(fp_rate, "fp_rate", 0.0, 1.0)
+    pcf = _array(pcf, "pcf", 0.0, 1.0)
+    return _result(fn_rate * pcf + fp_rate * (1.0 - pcf))
+
+
+def cost_lines(fn_rates, fp_rates, pcf) -> np.ndarray:
+    """Drummond-Holte cost lines of several classifiers.
+
+    Parameters
+    ----------
+    fn_rates, fp_rates : array_like
+        (#classifiers,) rates in [0, 1].
+    pcf : array_like
+        (#points,) PCF values in [0, 1] where the lines are evaluated.
+
+    Returns
+    -------
+    numpy.ndarray
+        (#classifiers, #points) NEC of each classifier: the line from ``(0, FP)`` to ``(1, FN)``.
+    """
+    fn_rates = _array(fn_rates, "fn_rates", 0.0, 1.0)
+    fp_rates = _array(fp_rates, "fp_rates", 0.0, 1.0)
+    pcf = _array(pcf, "pcf", 0.0, 1.0)
+    if fn_rates.ndim != 1 or fn_rates.size == 0 or fn_rates.shape != fp_rates.shape:
+        raise ValueError(f"fp_rates: expected two non-empty 1-D arrays of the same length, got shapes "
+                         f"{fn_rates.shape} and {fp_rates.shape}")
+    if pcf.ndim != 1 or pcf.size == 0:
+        raise ValueError(f"pcf: expected a non-empty 1-D array, got shape {pcf.shape}")
+    return fn_rates[:, np.newaxis] * pcf + fp_rates[:, np.newaxis] * (1.0 - pcf)
+
+
+def lower_envelope(fn_rates, fp_rates, pcf, include_trivial: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Lower envelope of a family of classifiers' cost lines.
+
+    At every PCF value the envelope is the smallest NEC that one of the
+    classifiers reaches: the cost of choosing the best classifier of the
+    family for that operating point.
+
+    Parameters
+    ----------
+    fn_rates, fp_rates : array_like
+        (#classifiers,) rates in [0, 1].
+    pcf : array_like
+        (#points,) PCF values in [0, 1].
+    include_trivial : bool
+        Also consider the trivial classifiers "always negative" (FN = 1,
+        FP = 0) and "always positive" (FN = 0, FP = 1), which bound every
+        useful envelope by ``min(PCF, 1 - PCF)``.
+
+    Returns
+    -------
+    envelope : numpy.ndarray
+        (#points,) smallest NEC at each PCF value.
+    best : numpy.ndarray
+        (#points,) index of a classifier reaching it (lowest index on ties);
+        -1 / -2 for the trivial always-negative / always-positive classifiers.
+    """
+    lines = cost_lines(fn_rates, fp_rates, pcf)
+    best = np.argmin(lines, axis=0)
+    envelope = lines[best, np.arange(lines.shape[1])]
+    if include_trivial:
+        pcf = np.asarray(pcf, dtype=np.float64)
+        for cost, code in ((pcf, -1), (1.0 - pcf, -2)):
+            better = cost < envelope
+            envelope = np.where(better, cost, envelope)
+            best = np.where(better, code, best)
+    return envelope, best

@@ -1,0 +1,326 @@
+"""Cost-sensitive binary boosting: DoubleBaseLoss, AdaBoostDB and Cost-Sensitive AdaBoost."""
+import logging
+
+import numpy as np
+import pytest
+import scipy.optimize
+from conftest import load_uci
+
+from bob_boost import BoostedMachine, Boosting, StumpTrainer
+from bob_boost.evaluation import false_negative_rate, false_positive_rate
+from bob_boost.losses.double_base import DoubleBaseLoss
+from bob_boost.registry import loss_class
+from bob_boost.trainers.cost_sensitive import (ALPHA_CAP_MARGIN, AdaBoostDBTrainer,
+                                               CostSensitiveAdaBoostTrainer)
+
+#: The 19 cost pairs (C_P, C_N) of the AdaBoostDB paper, by increasing C_P / C_N.
+PAPER_COSTS = [(1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3), (1, 1), (3, 2),
+               (2, 1), (3, 1), (5, 1), (7, 1), (10, 1), (25, 1), (50, 1), (100, 1)]
+
+
+def two_gaussians(n_per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two overlapping 2-D Gaussian classes (balanced), the paper's "Bayes" setting."""
+    rng = np.random.default_rng(seed)
+    positives = rng.normal([1.0, 0.5], 1.0, size=(n_per_class, 2))
+    negatives = rng.normal([-0.5, -0.5], 1.0, size=(n_per_class, 2))
+    return np.vstack([positives, negatives]), np.repeat([1.0, -1.0], n_per_class)
+
+
+def all_stumps(features: np.ndarray) -> list[tuple[int, float, float]]:
+    """(index, threshold, polarity) of every stump, written independently of the library."""
+    stumps = []
+    for index in range(features.shape[1]):
+        values = np.unique(features[:, index])
+        for threshold in (values[:-1] + values[1:]) / 2:
+            stumps += [(index, threshold, 1.0), (index, threshold, -1.0)]
+    return stumps
+
+
+def stump_output(features, stump) -> np.ndarray:
+    index, threshold, polarity = stump
+    return np.where(features[:, index] >= threshold, polarity, -polarity)
+
+
+def brute_force_step(weights, targets, output, costs) -> tuple[float, float]:
+    """Minimiser and minimum of ``sum w exp(-C y alpha h)`` by Brent's method on the derivative."""
+    margin = costs * targets * output
+
+    def slope(alpha):
+        with np.errstate(over="ignore"):  # far from the root the sum may overflow to -inf / +inf
+            return -np.sum(weights * margin * np.exp(-alpha * margin))
+
+    alpha = scipy.optimize.brentq(slope, -50.0, 50.0, xtol=1e-15, rtol=1e-15)
+    return alpha, float(np.sum(weights * np.exp(-alpha * margin)))
+
+
+def weights_of(machine: BoostedMachine) -> np.ndarray:
+    return machine.weights[:, 0]
+
+
+# -- the loss ---------------------------------------------------------------------
+def test_double_base_loss_values_gradient_and_registry():
+    loss = DoubleBaseLoss(3.0, 0.5)
+    targets = np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    scores = np.array([[0.2], [-1.0], [0.4], [-2.0]])
+    expected = np.exp(-np.array([[3.0 * 0.2], [3.0 * -1.0], [-0.5 * 0.4], [-0.5 * -2.0]]))
+    np.testing.assert_allclose(loss.loss(targets, scores), expected, rtol=1e-15)
+    step = 1e-6
+    numeric = (loss.loss(targets, scores + step) - loss.loss(targets, scores - step)) / (2 * step)
+    np.testing.assert_allclose(loss.loss_gradient(targets, scores), numeric, rtol=1e-8)
+    assert np.all(np.isfinite(loss.loss(targets, np.full((4, 1), 1e6))))
+    assert np.all(np.isfinite(loss.loss_gradient(targets, np.full((4, 1), -1e6))))
+    assert loss_class("double_base") is DoubleBaseLoss
+    with pytest.raises(ValueError, match="targets"):
+        loss.check_targets([1.0, 0.0])
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, np.nan, np.inf])
+def test_costs_must_be_finite_and_positive(bad):
+    for make in (lambda c: DoubleBaseLoss(c, 1.0), lambda c: AdaBoostDBTrainer(1.0, c),
+                 lambda c: CostSensitiveAdaBoostTrainer(c, 1.0)):
+        with pytest.raises(ValueError, match="cost_"):
+            make(bad)
+    with pytest.raises(TypeError, match="cost_positive"):
+        AdaBoostDBTrainer("1", 1.0)
+    with pytest.raises(TypeError, match="cost_negative"):
+        CostSensitiveAdaBoostTrainer(1.0, True)
+
+
+# -- equal costs: discrete AdaBoost -------------------------------------------------
+def test_equal_costs_reduce_to_discrete_adaboost():
+    features, targets = two_gaussians(40, seed=5)
+    cost = 2.0
+    rounds = 8
+    machines = {
+        "generic": Boosting(StumpTrainer(), DoubleBaseLoss(cost, cost)).train(features, targets, rounds),
+        "db-alpha": AdaBoostDBTrainer(cost, cost).train(features, targets, rounds),
+        "db-loss": AdaBoostDBTrainer(cost, cost, selection="loss").train(features, targets, rounds),
+        "cs": CostSensitiveAdaBoostTrainer(cost, cost).train(features, targets, rounds),
+    }
+    reference = machines["db-alpha"]
+    assert len(reference) == rounds
+    # discrete AdaBoost's weights, recomputed here: 0.5 ln((1 - e) / e), divided by the cost
+    scores = np.zeros(len(targets))
+    for stump, weight in zip(reference.weak_machines, weights_of(reference)):
+        distribution = np.exp(-cost * targets * scores)
+        distribution /= distribution.sum()
+        output = stump(features)[:, 0]
+        error = distribution[output != targets].sum()
+        assert weight == pytest.approx(0.5 * np.log((1 - error) / error) / cost, rel=1e-12)
+        scores += weight * output
+    for name, machine in machines.items():
+        assert machine.weak_machines == reference.weak_machines, name
+        tolerance = 1e-6 if name == "generic" else 1e-12  # the generic trainer fits weights by L-BFGS
+        np.testing.assert_allclose(weights_of(machine), weights_of(reference), rtol=tolerance, err_msg=name)
+
+
+def test_uniform_initial_weights_match_the_generic_trainer_on_real_data():
+    features, labels = load_uci("ionosphere")
+    targets = np.where(labels == labels.max(), 1.0, -1.0)
+    generic = Boosting(StumpTrainer(), DoubleBaseLoss(1.5, 1.5)).train(features, targets, 10)
+    uniform = np.full(len(targets), 1.0 / len(targets))
+    db = AdaBoostDBTrainer(1.5, 1.5).train(features, targets, 10, sample_weights=uniform)
+    assert db.weak_machines == generic.weak_machines
+    np.testing.assert_allclose(weights_of(db), weights_of(generic), rtol=1e-6)
+
+
+# -- asymmetric costs: the algorithms against brute force and against each other ----------
+@pytest.mark.parametrize("costs", [(1.0, 4.0), (7.0, 1.0), (2.5, 0.7)])
+def test_steps_and_choices_match_brute_force_over_the_pool(costs):
+    cost_p, cost_n = costs
+    features, targets = two_gaussians(12, seed=11)
+    features, targets = features[2:], targets[2:]  # 10 positives, 12 negatives
+    stumps = all_stumps(features)
+    sample_costs = np.where(targets > 0, cost_p, cost_n)
+    initial = 0.5 / np.where(targets > 0, np.sum(targets > 0), np.sum(targets < 0))
+    rounds = 5
+    by_loss = CostSensitiveAdaBoostTrainer(cost_p, cost_n).train(features, targets, rounds)
+    by_alpha = AdaBoostDBTrainer(cost_p, cost_n).train(features, targets, rounds)
+    for machine, rule in ((by_loss, "loss"), (by_alpha, "alpha")):
+        assert len(machine) == rounds
+        scores = np.zeros(len(targets))
+        for stump, weight in zip(machine.weak_machines, weights_of(machine)):
+            # D_1 gives each class half the weight; the cost-weighted margins do the rest
+            weights = initial * np.exp(-sample_costs * targets * scores)
+            steps = [brute_force_step(weights, targets, stump_output(features, s), sample_costs) for s in stumps]
+            alphas = np.array([alpha for alpha, _ in steps])
+            bounds = np.array([bound for _, bound in steps])
+            # a stump with a negative step is the mirror of one with the same bound and a positive step
+            best = int(np.argmin(np.where(alphas > 0, bounds, np.inf)) if rule == "loss" else np.argmax(alphas))
+            assert (stump.index, stump.threshold, stump.polarity) == stumps[best]
+            assert weight == pytest.approx(alphas[best], rel=1e-9)
+            scores += weight * stump(features)[:, 0]
+
+
+@pytest.mark.parametrize("costs", [(1.0, 5.0), (10.0, 1.0), (3.0, 2.0)])
+def test_exact_rule_matches_cost_sensitive_adaboost_on_real_data(costs):
+    features, labels = load_uci("diabetes")
+    targets = np.where(labels == 2, 1.0, -1.0)  # positive: tested positive for diabetes
+    rounds = 25
+    reference = CostSensitiveAdaBoostTrainer(*costs)
+    expected = reference.train(features, targets, rounds)
+    pool_size = reference.root_searches // rounds
+    for search in ("pareto", "exhaustive"):
+        trainer = AdaBoostDBTrainer(*costs, selection="loss", search=search)
+        machine = trainer.train(features, targets, rounds)
+        assert machine.weak_machines == expected.weak_machines, search
+        np.testing.assert_allclose(weights_of(machine), weights_of(expected), rtol=1e-8, err_msg=search)
+        assert trainer.root_searches < reference.root_searches
+    assert reference.root_searches == rounds * pool_size
+
+
+@pytest.mark.parametrize("costs", [(1.0, 10.0), (5.0, 1.0), (2.0, 3.0)])
+def test_the_three_searches_agree_on_real_data(costs):
+    features, labels = load_uci("ionosphere")
+    targets = np.where(labels == labels.max(), 1.0, -1.0)
+    rounds = 25
+    machines, searches = {}, {}
+    for search in ("conditional", "exhaustive", "pareto"):
+        trainer = AdaBoostDBTrainer(*costs, search=search)
+        machines[search] = trainer.train(features, targets, rounds)
+        searches[search] = trainer.root_searches
+    reference = machines["exhaustive"]
+    assert len(reference) == rounds
+    for search in ("conditional", "pareto"):
+        assert machines[search].weak_machines == reference.weak_machines, search
+        np.testing.assert_allclose(weights_of(machines[search]), weights_of(reference), rtol=1e-9)
+    assert searches["conditional"] < 0.01 * searches["exhaustive"]
+    assert searches["pareto"] < 0.1 * searches["exhaustive"]
+
+
+def test_optimal_step_of_both_trainers_minimises_the_bound():
+    rng = np.random.default_rng(2)
+    targets = np.where(rng.random(60) < 0.3, 1.0, -1.0)
+    predictions = np.where(rng.random(60) < 0.75, targets, -targets)
+    weights = rng.random(60)
+    for cost_p, cost_n in ((1.0, 1.0), (4.0, 0.5), (0.2, 30.0)):
+        expected, _ = brute_force_step(weights, targets, predictions, np.where(targets > 0, cost_p, cost_n))
+        for trainer in (CostSensitiveAdaBoostTrainer(cost_p, cost_n), AdaBoostDBTrainer(cost_p, cost_n)):
+            assert trainer.optimal_step(targets, predictions, weights) == pytest.approx(expected, rel=1e-10)
+    trainer = CostSensitiveAdaBoostTrainer(1.0, 2.0)
+    flipped, _ = brute_force_step(weights, targets, -predictions, np.where(targets > 0, 1.0, 2.0))
+    assert flipped < 0
+    assert trainer.optimal_step(targets, -predictions, weights) == pytest.approx(flipped, rel=1e-10)
+    assert trainer.optimal_step(targets, targets, weights) == np.inf
+    assert AdaBoostDBTrainer(1.0, 2.0).optimal_step(targets, -targets, weights) == -np.inf
+    with pytest.raises(ValueError, match="predictions"):
+        trainer.optimal_step(targets, predictions * 0.5, weights)
+    with pytest.raises(ValueError, match="sample_weights"):
+        trainer.optimal_step(targets, predictions, -weights)
+
+
+# -- cost-sensitive behaviour ----------------------------------------------------------
+def test_raising_the_positive_cost_trades_false_negatives_for_false_positives():
+    train_x, train_t = two_gaussians(150, seed=1)
+    test_x, test_t = two_gaussians(500, seed=2)
+    fn, fp = [], []
+    for cost_p, cost_n in PAPER_COSTS:
+        machine = AdaBoostDBTrainer(cost_p, cost_n).train(train_x, train_t, 15)
+        predictions = machine.predict(test_x)
+        fn.append(false_negative_rate(test_t, predictions))
+        fp.append(false_positive_rate(test_t, predictions))
+    fn, fp = np.array(fn), np.array(fp)
+    # on average monotone: the rank correlation with C_P / C_N is close to -1 (FN) and +1 (FP) ...
+    ranks = np.arange(len(PAPER_COSTS))
+    assert np.corrcoef(ranks, np.argsort(np.argsort(fn)))[0, 1] < -0.9
+    assert np.corrcoef(ranks, np.argsort(np.argsort(fp)))[0, 1] > 0.9
+    # ... and the two halves of the sweep sit on the expected sides of equal costs
+    assert fn[:9].mean() > fn[9] > fn[10:].mean()
+    assert fp[:9].mean() < fp[9] < fp[10:].mean()
+
+
+# -- degenerate cases and bad input ---------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda: AdaBoostDBTrainer(2.0, 0.5), lambda: CostSensitiveAdaBoostTrainer(2.0, 0.5),
+                                  lambda: AdaBoostDBTrainer(2.0, 0.5, selection="loss")])
+def test_a_perfect_stump_gets_the_capped_alpha_and_ends_training(make, caplog):
+    features = np.array([[0.0, 5.0], [1.0, 3.0], [2.0, 4.0], [3.0, 1.0]])
+    targets = np.array([-1.0, -1.0, 1.0, 1.0])
+    trainer = make()
+    with caplog.at_level(logging.INFO, logger="bob_boost"):
+        machine = trainer.train(features, targets, 10)
+    assert len(machine) == 1
+    assert machine.weak_machines[0].index == 0 and machine.weak_machines[0].threshold == 1.5
+    assert weights_of(machine)[0] == ALPHA_CAP_MARGIN / 0.5 == trainer.alpha_cap
+    assert "classifies every training sample correctly" in caplog.text
+    np.testing.assert_array_equal(machine.predict(features), targets)
+
+
+def test_a_stump_perfect_on_one_class_has_a_finite_step():
+    features = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    targets = np.array([-1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
+    machine = AdaBoostDBTrainer(1.0, 1.0).train(features, targets, 1)
+    # the best stump (x >= 1.5) gets every positive right and one negative in three wrong
+    assert machine.weak_machines[0].threshold == 1.5
+    error = 0.5 * (1 / 3)
+    assert weights_of(machine)[0] == pytest.approx(0.5 * np.log((1 - error) / error), rel=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda: AdaBoostDBTrainer(1.0, 1.0), lambda: CostSensitiveAdaBoostTrainer(3.0, 3.0),
+                                  lambda: AdaBoostDBTrainer(1.0, 1.0, selection="loss", search="exhaustive")])
+def test_no_contributing_stump_stops_training(make, caplog):
+    # every point is once positive and once negative: no stump beats chance at equal costs
+    points = np.array([[0.0], [1.0], [2.0], [3.0]])
+    features = np.vstack([points, points])
+    targets = np.repeat([1.0, -1.0], 4)
+    with caplog.at_level(logging.INFO, logger="bob_boost"):
+        machine = make().train(features, targets, 5)
+    assert len(machine) == 0
+    assert "Contribution Condition" in caplog.text
+
+
+def test_training_rejects_bad_input():
+    features, targets = two_gaussians(10, seed=0)
+    trainer = AdaBoostDBTrainer(1.0, 2.0)
+    with pytest.raises(ValueError, match="targets"):
+        trainer.train(features, np.where(targets > 0, 1.0, 0.0))
+    with pytest.raises(ValueError, match="both classes"):
+        trainer.train(features, np.ones(len(targets)))
+    with pytest.raises(ValueError, match="targets"):
+        trainer.train(features, targets[:-1])
+    with pytest.raises(ValueError, match="features"):
+        trainer.train(np.where(features > 0, np.nan, features), targets)
+    with pytest.raises(ValueError, match="constant"):
+        CostSensitiveAdaBoostTrainer(1.0, 2.0).train(np.ones((len(targets), 2)), targets)
+    with pytest.raises(ValueError, match="number_of_rounds"):
+        trainer.train(features, targets, 0)
+    with pytest.raises(ValueError, match="sample_weights"):
+        trainer.train(features, targets, sample_weights=-np.ones(len(targets)))
+    with pytest.raises(ValueError, match="sample_weights"):
+        trainer.train(features, targets, sample_weights=np.where(targets > 0, 1.0, 0.0))
+    with pytest.raises(TypeError, match="boosted_machine"):
+        trainer.train(features, targets, boosted_machine="machine")
+    with pytest.raises(ValueError, match="selection"):
+        AdaBoostDBTrainer(1.0, 2.0, selection="margin")
+    with pytest.raises(ValueError, match="search"):
+        AdaBoostDBTrainer(1.0, 2.0, search="greedy")
+    with pytest.raises(ValueError, match="Conditional Search"):
+        AdaBoostDBTrainer(1.0, 2.0, selection="loss", search="conditional")
+
+
+def test_training_is_deterministic_leaves_inputs_alone_and_continues(ionosphere):
+    features, targets = ionosphere
+    features_copy, targets_copy = features.copy(), targets.copy()
+    trainer = AdaBoostDBTrainer(1.0, 3.0)
+    once = trainer.train(features, targets, 12)
+    again = trainer.train(features, targets, 12)
+    assert once.weak_machines == again.weak_machines
+    np.testing.assert_array_equal(once.weights, again.weights)
+    np.testing.assert_array_equal(features, features_copy)
+    np.testing.assert_array_equal(targets, targets_copy)
+    continued = trainer.train(features, targets, 5)
+    trainer.train(features, targets, 7, boosted_machine=continued)
+    assert continued.weak_machines == once.weak_machines
+    np.testing.assert_allclose(continued.weights, once.weights, rtol=1e-12)
+
+
+def test_save_and_load_round_trip(tmp_path, ionosphere):
+    features, targets = ionosphere
+    machine = CostSensitiveAdaBoostTrainer(1.0, 5.0).train(features, targets, 10)
+    path = tmp_path / "cs.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    assert loaded.weak_machines == machine.weak_machines
+    np.testing.assert_array_equal(loaded.weights, machine.weights)
+    np.testing.assert_array_equal(loaded.predict(features), machine.predict(features))
+    assert loaded.metadata == {"loss": "double_base", "trainer": "CostSensitiveAdaBoost",
+                               "cost_positive": 1.0, "cost_negative": 5.0}
