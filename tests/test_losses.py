@@ -97,3 +97,17 @@ def test_target_checks_reject_nan_and_bad_shapes():
         JesorskyLoss().check_targets(np.zeros((3, 4)))
     with pytest.raises(TypeError, match="targets"):
         SquaredLoss().check_targets(np.array(["a", "b"]))
+
+
+@pytest.mark.parametrize("loss", BINARY + [SquaredLoss()], ids=lambda l: type(l).__name__)
+def test_combined_loss_and_gradient_equal_the_separate_ones(loss):
+    targets = np.sign(rng.normal(size=(50, 2)))
+    scores = rng.normal(scale=30, size=(50, 2))
+    values, gradients = loss.loss_and_gradient(targets, scores)
+    np.testing.assert_allclose(values, loss.loss(targets, scores), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(gradients, loss.loss_gradient(targets, scores), rtol=1e-13, atol=1e-300)
+    current = np.sign(rng.normal(size=(50, 2)))
+    total, derivative = loss.loss_and_gradient_sum(np.array([0.2, -0.1]), targets, scores, current)
+    assert total == pytest.approx(loss.loss_sum(np.array([0.2, -0.1]), targets, scores, current), rel=1e-13)
+    np.testing.assert_allclose(derivative, loss.loss_gradient_sum(np.array([0.2, -0.1]), targets, scores, current),
+                               rtol=1e-12)

@@ -46,6 +46,15 @@ class LossFunction:
         """Derivative of :meth:`loss` with respect to ``scores``, shape (#samples, #outputs)."""
         raise NotImplementedError
 
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both :meth:`loss` and :meth:`loss_gradient`.
+
+        Losses whose two parts share expensive terms (e.g. an exponential)
+        override this to compute them once; the weight search calls it at
+        every step.
+        """
+        return self.loss(targets, scores), self.loss_gradient(targets, scores)
+
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.
 
@@ -97,6 +106,16 @@ class LossFunction:
         """
         scores = previous_scores + np.asarray(alpha) * current_scores
         return np.sum(self.loss_gradient(targets, scores) * current_scores, axis=0)
+
+    def loss_and_gradient_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
+                              current_scores: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`loss_sum` and :meth:`loss_gradient_sum` from one evaluation of the loss.
+
+        This is what :func:`~bob_boost.trainers.fit_weights` minimises.
+        """
+        scores = previous_scores + np.asarray(alpha) * current_scores
+        values, gradients = self.loss_and_gradient(targets, scores)
+        return float(np.sum(values)), np.sum(gradients * current_scores, axis=0)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -27,3 +27,8 @@ class ExponentialLoss(BinaryClassificationLoss):
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``-targets * exp(-targets * scores)``."""
         return -targets * self.loss(targets, scores)
+
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Loss and gradient from a single exponential."""
+        values = self.loss(targets, scores)
+        return values, -targets * values

@@ -19,3 +19,12 @@ class LogitLoss(BinaryClassificationLoss):
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``-targets / (1 + exp(targets * scores))``."""
         return -targets * expit(-targets * scores)
+
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Loss and gradient from a single exponential of ``-|margin|`` (never overflows)."""
+        margin = targets * scores
+        small = np.exp(-np.abs(margin))
+        values = np.maximum(-margin, 0.0) + np.log1p(small)
+        # sigmoid(-margin) written with exp(-|margin|) on both sides of zero
+        sigmoid = np.where(margin >= 0, small, 1.0) / (1.0 + small)
+        return values, -targets * sigmoid

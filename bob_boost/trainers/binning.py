@@ -114,7 +114,8 @@ def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray
     """Map entry (n, f) to ``f * span + x[n, f] - low[f]`` (int32), with the count of every slot."""
     n_features = features.shape[1]
     shift = (np.arange(n_features, dtype=np.int64) * span - low).astype(np.int32)
-    slots = features.astype(np.int32) + shift
+    slots = np.empty(features.shape, dtype=np.int32)
+    np.add(features, shift, out=slots, casting="unsafe")
     counts = np.bincount(slots.ravel(), minlength=span * n_features)
     return slots, counts
 
