@@ -26,6 +26,9 @@ from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, Mult
 #: Number of bins of the quantised (uint8) feature coding.
 QUANTIZATION_BINS = 256
 
+#: Relative difference under which two costs count as equal when choosing a class or a feature.
+TIE_TOLERANCE = 1e-12
+
 #: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
 #: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
 _MAX_HISTOGRAM_ENTRIES = 1 << 22
@@ -321,9 +324,9 @@ class MultiClassLUTTrainer:
                                  weights=np.repeat(sample_weights, subset.size),
                                  minlength=subset.size * v * k).reshape(subset.size, v, k)
         costs = histograms @ matrix  # (#subset, #values, K): cost of predicting each class
-        best = int(np.argmin(costs.min(axis=2).sum(axis=1)))
+        best = int(cheapest(costs.min(axis=2).sum(axis=1)))
         totals = np.bincount(classes, weights=sample_weights, minlength=k)
-        table = np.where(counts[best] > 0, np.argmin(costs[best], axis=1), np.argmin(totals @ matrix))
+        table = np.where(counts[best] > 0, cheapest(costs[best]), cheapest(totals @ matrix))
         return MultiClassLUTMachine(table, int(subset[best]), k)
 
     def __repr__(self) -> str:
@@ -398,7 +401,7 @@ class _TreeGrower:
         for node in range(n_nodes - 1, -1, -1):
             if self.node_features[node] >= 0:
                 sums[node] = sums[self.left[node]] + sums[self.right[node]]
-        return np.argmin(sums @ self.loss_matrix, axis=1)
+        return cheapest(sums @ self.loss_matrix)
 
     def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float]]:
         """Best (global bin, threshold) per frontier node; bin -1 where no split helps."""
@@ -419,11 +422,15 @@ class _TreeGrower:
         """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
         data, k = self.data, self.k
         n_bins = data.number_of_bins
-        cells = node[:, np.newaxis] * n_bins + data.codes[rows][:, self.subset]  # (#rows, #subset)
+        codes = data.codes if rows.size == data.number_of_samples else data.codes[rows]
+        if self.subset.size != data.number_of_features:
+            codes = codes[:, self.subset]
+        cells = codes + (node * n_bins)[:, np.newaxis]  # (#rows, #subset) cell of (node, bin)
         counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
         gini_weights = self.gini_weights[rows]
-        histograms = np.bincount((cells * k + self.labels[rows][:, np.newaxis]).ravel(),
-                                 weights=np.repeat(gini_weights, self.subset.size),
+        cells *= k
+        cells += self.labels[rows][:, np.newaxis]
+        histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
                                  minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
         totals = np.bincount(node * k + self.labels[rows], weights=gini_weights,
                              minlength=n_nodes * k).reshape(n_nodes, 1, k)
@@ -434,7 +441,9 @@ class _TreeGrower:
         score = _gini_term(left) + _gini_term(right)
         valid = (counts > 0) & (left_counts > 0) & (left_counts < node_counts)
         score = np.where(valid, score, -np.inf)
-        best = np.argmax(score, axis=1)
+        top = score.max(axis=1, keepdims=True)
+        # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
+        best = np.argmax(score >= top - TIE_TOLERANCE * np.abs(top), axis=1)
         parent = _gini_term(totals)[:, 0]
         results = []
         for i, bin_index in enumerate(best.tolist()):
@@ -448,6 +457,17 @@ class _TreeGrower:
             threshold = 0.5 * (data.bin_values[bin_index] + data.bin_values[following])
             results.append((bin_index, float(threshold)))
         return results
+
+
+def cheapest(costs: np.ndarray) -> np.ndarray:
+    """Index of the smallest value along the last axis; values within :data:`TIE_TOLERANCE` of it tie.
+
+    Ties go to the lowest index, so that costs which are equal up to rounding
+    (e.g. balanced classes under a scaled loss matrix) give the same choice
+    however they were computed.
+    """
+    smallest = costs.min(axis=-1, keepdims=True)
+    return np.argmax(costs <= smallest + TIE_TOLERANCE * np.abs(smallest), axis=-1)
 
 
 def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
