@@ -14,6 +14,7 @@ scikit-learn (>= 1.6) is an optional dependency: ``pip install bob_boost[sklearn
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from typing import Any
 
@@ -24,6 +25,7 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils import check_random_state
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as _error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
@@ -31,12 +33,16 @@ except ImportError as _error:  # pragma: no cover - exercised in a subprocess by
         f"{_error}); install it with: pip install bob_boost[sklearn]") from _error
 
 from ._validation import check_positive_int
+from .costs import check_cost_matrix, samme_cost_matrix
 from .exceptions import ModelFormatError
 from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
-from .machine import BoostedMachine
+from .machine import BoostedMachine, cost_star
 from .trainers import Boosting, LUTTrainer, StumpTrainer
+from .trainers.badacost import BAdaCostTrainer
+from .trainers.cost_sensitive import AdaBoostDBTrainer
+from .trainers.multiclass import CostSensitiveTreeTrainer
 
-__all__ = ["BoostingClassifier", "BoostingRegressor", "load_estimator"]
+__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor", "load_estimator"]
 
 #: Key of the machine's metadata that names the estimator class.
 ESTIMATOR_KEY = "sklearn_estimator"
@@ -77,6 +83,11 @@ class _WeightedLoss(LossFunction):
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Weighted per-sample loss gradient."""
         return self.weights * self.base.loss_gradient(targets, scores)
+
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted loss and gradient, from the wrapped loss's joint evaluation."""
+        values, gradients = self.base.loss_and_gradient(targets, scores)
+        return self.weights * values, self.weights * gradients
 
     def check_targets(self, targets) -> np.ndarray:
         """Validate targets as the wrapped loss does."""
@@ -201,6 +212,13 @@ def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
             "sklearn.preprocessing.KBinsDiscretizer(n_bins=..., encode='ordinal') in a pipeline.")
 
 
+def _check_splittable(X: np.ndarray) -> None:
+    """Raise a ValueError if no stump can split ``X`` (every feature constant)."""
+    if np.all(X == X[0]):
+        raise ValueError("X: every feature is constant over the training samples (with positive weight), "
+                         "so no decision stump can split them")
+
+
 class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     """Label encoding and score -> label decisions shared by the classifiers."""
 
@@ -228,13 +246,17 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         dtype = np.dtype(metadata["classes_dtype"])
         classes = np.empty(len(metadata["classes"]), dtype=dtype)
         classes[:] = metadata["classes"]
-        expected_outputs = 1 if classes.size == 2 else classes.size
+        expected_outputs = classes.size if classes.size > 2 or machine.cost_matrix is not None else 1
         if classes.size < 2 or machine.number_of_outputs not in (None, expected_outputs):
             raise ValueError(f"{classes.size} classes but the machine has {machine.number_of_outputs} output(s)")
         self.classes_ = classes
 
     def decision_function(self, X) -> np.ndarray:
-        """Scores of the boosted machine.
+        """Class scores: the larger, the more likely the class.
+
+        For a machine without cost matrix these are the machine's scores; for
+        a cost-sensitive machine (BAdaCost) they are minus the expected costs
+        ``-(C* f(x))_k``, so the largest score is the predicted class.
 
         Returns
         -------
@@ -244,20 +266,17 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         """
         check_is_fitted(self)
         scores = self.machine_.decision_scores(self._validate_features(X, reset=False))
-        return scores[:, 0] if self.classes_.size == 2 else scores
+        if self.machine_.cost_matrix is not None:
+            scores = -(scores @ cost_star(self.machine_.cost_matrix).T)
+            if self.classes_.size == 2:
+                # ties (equal costs) give 0, i.e. classes_[0], as the machine's argmin does
+                return scores[:, 1] - scores[:, 0]
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels (elements of ``classes_``)."""
-        check_is_fitted(self)
-        X = self._validate_features(X, reset=False)
-        return self.classes_[self.machine_.predict(X) if self.machine_.cost_matrix is not None
-                             else self._labels_from_scores(self.machine_.decision_scores(X))]
-
-    @staticmethod
-    def _labels_from_scores(scores: np.ndarray) -> np.ndarray:
-        if scores.shape[1] == 1:
-            return (scores[:, 0] > 0).astype(np.intp)
-        return np.argmax(scores, axis=1)
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)]
 
 
 class BoostingClassifier(_BoostedClassifier):
@@ -350,9 +369,8 @@ class BoostingClassifier(_BoostedClassifier):
                 f"Only binary classification is supported with weak_learner='stump' (y has {n_classes} classes); "
                 "use weak_learner='lut', BAdaCostClassifier, or sklearn.multiclass.OneVsRestClassifier.")
         X, encoded = X[kept], encoded[kept]
-        if self.weak_learner == "stump" and np.all(X == X[0]):
-            raise ValueError("X: every feature is constant over the training samples, so no decision stump "
-                             "can split them")
+        if self.weak_learner == "stump":
+            _check_splittable(X)
         n_outputs = 1 if n_classes == 2 else n_classes
         if n_outputs == 1:
             targets = np.where(encoded == 1, 1.0, -1.0)[:, np.newaxis]
@@ -489,8 +507,193 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         return self.intercept_ + self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
 
 
+class AdaBoostDBClassifier(_BoostedClassifier):
+    """Cost-sensitive binary boosting of decision stumps with AdaBoostDB.
+
+    AdaBoostDB (Landesa-Vazquez & Alba-Castro, "Double-Base Asymmetric
+    AdaBoost") minimises the class-dependent exponential bound
+    ``sum_n D(n) exp(-C_t t_n F(x_n))`` over the pool of all stumps, with
+    targets ``t = +1`` for ``classes_[1]`` (the positive class) and ``-1``
+    for ``classes_[0]``. See
+    :class:`bob_boost.trainers.cost_sensitive.AdaBoostDBTrainer`.
+
+    Parameters
+    ----------
+    cost_positive : float
+        ``C_P`` > 0: the cost of a false negative (a ``classes_[1]`` sample
+        predicted as ``classes_[0]``).
+    cost_negative : float
+        ``C_N`` > 0: the cost of a false positive.
+    n_estimators : int
+        Maximum number of stumps; training stops earlier when no stump
+        lowers the bound or after a stump without training error.
+    selection : {"alpha", "loss"}
+        ``"alpha"``: the stump with the largest step (the paper's rule);
+        ``"loss"``: the stump that lowers the bound most.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The two class labels; ``classes_[1]`` is the positive class.
+    machine_ : bob_boost.BoostedMachine
+        The trained stumps; its scores are :meth:`decision_function`'s.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    As in the paper, each class starts with half of the total weight
+    whatever the class sizes; ``sample_weight`` distributes that half among
+    the samples of the class. Asymmetry between the classes is the job of
+    the costs. No ``predict_proba`` is offered: the scores estimate a
+    cost-weighted and class-balanced odds, not the class probability.
+    """
+
+    def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
+                 selection: str = "alpha") -> None:
+        self.cost_positive = cost_positive
+        self.cost_negative = cost_negative
+        self.n_estimators = n_estimators
+        self.selection = selection
+
+    def fit(self, X, y, sample_weight=None) -> "AdaBoostDBClassifier":
+        """Train on ``X`` (#samples, #features) and two-class labels ``y``.
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) labels of exactly two classes.
+        sample_weight : array_like, optional
+            Non-negative initial weights within each class; zero-weight
+            samples are ignored.
+
+        Returns
+        -------
+        AdaBoostDBClassifier
+            ``self``.
+        """
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
+        X, y = validate_data(self, X, y)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        encoded = self._encode_labels(y, kept)
+        if self.classes_.size > 2:
+            raise ValueError(f"Only binary classification is supported by AdaBoostDB (y has {self.classes_.size} "
+                             "classes); use BAdaCostClassifier for costs between several classes.")
+        X, positive = X[kept], encoded[kept] == 1
+        _check_splittable(X)
+        initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
+        self.machine_ = trainer.train(X, np.where(positive, 1.0, -1.0), number_of_rounds=rounds,
+                                      sample_weights=initial)
+        self.machine_.metadata.update(self._classifier_metadata())
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class BAdaCostClassifier(_BoostedClassifier):
+    """Cost-sensitive multi-class boosting of decision trees with BAdaCost.
+
+    BAdaCost (Fernandez-Baldera, Buenaposada & Baumela, 2018) boosts
+    cost-sensitive multi-class trees on the Cost-sensitive Multi-class
+    Exponential Loss and predicts the class of least expected cost,
+    ``argmin_k (C* f(x))_k``. See
+    :class:`bob_boost.trainers.badacost.BAdaCostTrainer`.
+
+    Parameters
+    ----------
+    cost_matrix : array_like, optional
+        (K, K) costs in ``classes_`` order: ``cost_matrix[i, j]`` is the
+        cost of predicting ``classes_[j]`` for a sample of ``classes_[i]``
+        (zero diagonal, non-negative). Default: SAMME's matrix
+        ``1/(K(K-1))`` off the diagonal, which makes BAdaCost SAMME.
+    max_depth : int
+        Depth of the trees.
+    n_estimators : int
+        Maximum number of trees; training stops earlier when a step is not positive.
+    shrinkage : float
+        Learning rate in (0, 1].
+    feature_fraction : float
+        Fraction in (0, 1] of the features each tree may use, drawn every round.
+    random_state : None, int or numpy.random.RandomState
+        Seed of the feature sampling (used only when ``feature_fraction < 1``).
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The class labels.
+    machine_ : bob_boost.BoostedMachine
+        The trained machine; it holds the cost matrix.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    The trees search their splits on features quantised to 256 levels per
+    feature (thresholds are stored in raw units). No ``sample_weight``: the
+    trainer always starts from uniform weights. No ``predict_proba``: the
+    cost-sensitive scores are not probability estimates.
+    """
+
+    def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
+                 feature_fraction: float = 1.0, random_state=None) -> None:
+        self.cost_matrix = cost_matrix
+        self.max_depth = max_depth
+        self.n_estimators = n_estimators
+        self.shrinkage = shrinkage
+        self.feature_fraction = feature_fraction
+        self.random_state = random_state
+
+    def fit(self, X, y) -> "BAdaCostClassifier":
+        """Train on ``X`` (#samples, #features) and labels ``y``.
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) class labels of any type; with a ``cost_matrix``
+            their number must match its size.
+
+        Returns
+        -------
+        BAdaCostClassifier
+            ``self``.
+        """
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        tree = CostSensitiveTreeTrainer(max_depth=self.max_depth)
+        X, y = validate_data(self, X, y)
+        encoded = self._encode_labels(y, np.ones(X.shape[0], dtype=bool))
+        n_classes = self.classes_.size
+        if self.cost_matrix is None:
+            matrix = samme_cost_matrix(n_classes)
+        else:
+            matrix = check_cost_matrix(self.cost_matrix)
+            if matrix.shape[0] != n_classes:
+                raise ValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
+                                 f"classes {self.classes_.tolist()}")
+        seed = self.random_state
+        if seed is not None and not isinstance(seed, numbers.Integral):
+            # the trainer takes an int seed; draw one from the caller's generator, as sklearn does
+            seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
+        trainer = BAdaCostTrainer(matrix, weak_learner=tree, number_of_rounds=rounds, shrinkage=self.shrinkage,
+                                  feature_fraction=self.feature_fraction, random_state=seed)
+        self.machine_ = trainer.train(X, encoded)
+        self.machine_.metadata.update(self._classifier_metadata())
+        return self
+
+
 _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
-    cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor)}
+    cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier)}
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:

@@ -18,7 +18,11 @@ from sklearn.preprocessing import KBinsDiscretizer, StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import bob_boost  # noqa: E402
-from bob_boost.sklearn import BoostingClassifier, BoostingRegressor, load_estimator  # noqa: E402
+from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier,  # noqa: E402
+                               BoostingRegressor, load_estimator)
+from bob_boost.trainers.badacost import BAdaCostTrainer  # noqa: E402
+from bob_boost.trainers.cost_sensitive import AdaBoostDBTrainer  # noqa: E402
+from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer  # noqa: E402
 
 N_BINS = 8
 
@@ -33,6 +37,8 @@ CHECKED_ESTIMATORS = [
     BoostingClassifier(n_estimators=5),
     BoostingClassifier(loss="tangential", n_estimators=5),
     BoostingRegressor(n_estimators=5),
+    AdaBoostDBClassifier(cost_positive=2.0, n_estimators=5),
+    BAdaCostClassifier(n_estimators=5, feature_fraction=0.5, random_state=0),
     _lut_pipeline(BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
     _lut_pipeline(BoostingRegressor(weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
 ]
@@ -151,6 +157,8 @@ def test_stumps_refuse_multiclass_but_one_vs_rest_works():
 
 @pytest.mark.parametrize("estimator, data", [
     (BoostingClassifier(n_estimators=8), _binary_data),
+    (AdaBoostDBClassifier(cost_positive=3.0, n_estimators=8), _binary_data),
+    (BAdaCostClassifier(cost_matrix=[[0, 1, 5], [1, 0, 1], [1, 1, 0]], n_estimators=8), _digit_like_data),
     (BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=16, n_estimators=8),
      _digit_like_data),
 ])
@@ -166,6 +174,8 @@ def test_save_and_load_round_trip(tmp_path, estimator, data):
     assert loaded.n_features_in_ == X.shape[1]
     assert np.array_equal(loaded.predict(X), model.predict(X))
     np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    if model.machine_.cost_matrix is not None:
+        np.testing.assert_array_equal(loaded.machine_.cost_matrix, model.machine_.cost_matrix)
     # the file is an ordinary model for the core API too
     core = bob_boost.BoostedMachine.load(path)
     np.testing.assert_array_equal(core.decision_scores(X), model.machine_.decision_scores(X))
@@ -331,3 +341,100 @@ def test_scikit_learn_stays_optional():
         capture_output=True, text=True)
     assert missing.returncode != 0
     assert "ImportError" in missing.stderr and "pip install bob_boost[sklearn]" in missing.stderr
+
+
+# -- AdaBoostDB ------------------------------------------------------------------------
+def test_adaboostdb_is_the_trainer_on_plus_minus_one_targets():
+    X, y = _binary_data()
+    model = AdaBoostDBClassifier(cost_positive=2.0, cost_negative=0.5, n_estimators=10).fit(X, y)
+    assert model.classes_.tolist() == ["no", "yes"]
+    core = AdaBoostDBTrainer(2.0, 0.5).train(X, np.where(y == "yes", 1.0, -1.0), number_of_rounds=10)
+    assert [m._state() for m in model.machine_.weak_machines] == [m._state() for m in core.weak_machines]
+    np.testing.assert_allclose(model.machine_.weights, core.weights, rtol=1e-12)
+    assert np.array_equal(model.predict(X) == "yes", core.predict(X) == 1)
+
+
+def test_adaboostdb_costs_trade_false_negatives_for_false_positives():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + rng.normal(scale=1.0, size=400) > 0).astype(int)  # overlapping classes
+    rates = []
+    for cost_positive in (0.5, 1.0, 2.0):
+        predicted = AdaBoostDBClassifier(cost_positive=cost_positive, n_estimators=20).fit(X, y).predict(X)
+        rates.append((np.mean(predicted[y == 1] == 0), np.mean(predicted[y == 0] == 1)))
+    false_negatives, false_positives = np.array(rates).T
+    assert np.all(np.diff(false_negatives) < 0) and np.all(np.diff(false_positives) > 0)
+
+
+def test_adaboostdb_sample_weight_acts_within_each_class():
+    X, y = _binary_data()
+    rng = np.random.default_rng(2)
+    weights = rng.uniform(0.5, 2.0, size=y.size)
+    model = AdaBoostDBClassifier(n_estimators=5).fit(X, y, sample_weight=weights)
+    # scaling one class's weights leaves the within-class distribution, hence the model, unchanged
+    scaled = AdaBoostDBClassifier(n_estimators=5).fit(X, y, sample_weight=np.where(y == "yes", 7.0, 1.0) * weights)
+    np.testing.assert_allclose(scaled.decision_function(X), model.decision_function(X), rtol=1e-9)
+    unweighted = AdaBoostDBClassifier(n_estimators=5).fit(X, y)
+    assert not np.allclose(unweighted.decision_function(X), model.decision_function(X))
+
+
+def test_adaboostdb_refuses_more_than_two_classes():
+    X, y = _digit_like_data()
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        AdaBoostDBClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="cost_positive"):
+        AdaBoostDBClassifier(cost_positive=0.0).fit(*_binary_data())
+
+
+# -- BAdaCost --------------------------------------------------------------------------
+def test_badacost_is_the_trainer_on_class_indices():
+    X, y = _digit_like_data()
+    costs = np.array([[0, 1, 4], [1, 0, 1], [2, 1, 0]], dtype=float)
+    model = BAdaCostClassifier(cost_matrix=costs, max_depth=1, n_estimators=6).fit(X, y)
+    core = BAdaCostTrainer(costs, weak_learner=CostSensitiveTreeTrainer(max_depth=1), number_of_rounds=6).train(
+        X, np.searchsorted(["cat", "dog", "emu"], y))
+    np.testing.assert_allclose(model.machine_.weights, core.weights, rtol=1e-12)
+    assert np.array_equal(model.predict(X), model.classes_[core.predict(X)])
+    # decision_function is minus the expected cost; its argmax is the prediction
+    scores = model.decision_function(X)
+    assert np.array_equal(model.classes_[np.argmax(scores, axis=1)], model.predict(X))
+
+
+def test_badacost_expensive_confusion_happens_less_than_with_samme():
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 3, size=900)
+    X = rng.normal(size=(900, 2)) + np.array([[0, 0], [1, 0], [0, 2]])[labels]
+    y = np.array(["a", "b", "c"])[labels]
+    costs = np.array([[0, 10, 1], [1, 0, 1], [1, 1, 0]], dtype=float)  # "a" taken for "b" is expensive
+    test = slice(600, None)
+    samme = BAdaCostClassifier(n_estimators=20).fit(X[:600], y[:600]).predict(X[test])
+    costly = BAdaCostClassifier(cost_matrix=costs, n_estimators=20).fit(X[:600], y[:600]).predict(X[test])
+    confusions = [np.sum((y[test] == "a") & (predicted == "b")) for predicted in (samme, costly)]
+    assert confusions[1] < confusions[0]
+
+
+def test_badacost_two_classes_decision_sign():
+    X, y = _binary_data()
+    model = BAdaCostClassifier(cost_matrix=[[0, 1], [3, 0]], n_estimators=10).fit(X, y)
+    scores = model.decision_function(X)
+    assert scores.shape == (X.shape[0],)
+    assert np.array_equal(model.predict(X) == "yes", scores > 0)
+
+
+def test_badacost_random_state():
+    X, y = _digit_like_data()
+    def fit(random_state):
+        model = BAdaCostClassifier(n_estimators=8, feature_fraction=0.4, random_state=random_state).fit(X, y)
+        return model.machine_.weights.tobytes(), [m._state() for m in model.machine_.weak_machines]
+    assert fit(3) == fit(3)
+    assert fit(np.random.RandomState(7)) == fit(np.random.RandomState(7))
+    assert len({str(fit(seed)) for seed in range(4)}) > 1
+
+
+def test_badacost_bad_cost_matrix():
+    X, y = _digit_like_data()
+    with pytest.raises(ValueError, match=r"cost_matrix: is 2x2 but y has 3 classes"):
+        BAdaCostClassifier(cost_matrix=[[0, 1], [1, 0]]).fit(X, y)
+    with pytest.raises(ValueError, match="cost_matrix: the diagonal must be zero"):
+        BAdaCostClassifier(cost_matrix=np.ones((3, 3))).fit(X, y)
+    assert "sample_weight" not in BAdaCostClassifier.fit.__code__.co_varnames
