@@ -71,6 +71,8 @@ ALPHA_CAP_MARGIN = 36.0
 TIE_TOLERANCE = 1e-9
 #: Absolute error margin under which the Pareto search treats two error rates as equal.
 DOMINANCE_MARGIN = 1e-12
+#: First block size of the Conditional Search's scan (see ``AdaBoostDBTrainer._conditional_search``).
+_SCAN_BLOCK = 256
 #: Iteration limit of the bracketed Newton search (it usually converges in under 10).
 _MAX_ITERATIONS = 200
 
@@ -755,19 +757,25 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
                             b: float) -> tuple[int, float]:
         """The paper's sequential Conditional Search over the contributing candidates.
 
-        Each pass of the loop finds, vectorised, the next candidate in pool
-        order that satisfies the Improvement Condition against the current
-        best root, and solves only that one; the loop runs once per root
-        search (a handful per round).
+        Candidates are tested in pool order against the best root so far,
+        a block at a time (vectorised); the first one that satisfies the
+        Improvement Condition is solved and becomes the best, and the scan
+        goes on after it. Blocks start small, because the next improvement
+        is usually close, and double while none is found, so a round costs
+        about one pass over the pool plus one block per root search.
         """
         position = 0
         alpha = self._root(error_p[0], error_n[0], a, b)
-        while position + 1 < error_p.size:
-            rest = self._improves(error_p[position + 1:], error_n[position + 1:], a, b, alpha)
-            if not rest.any():
-                break
-            position += 1 + int(np.argmax(rest))
-            alpha = self._root(error_p[position], error_n[position], a, b)
+        start, block = 1, _SCAN_BLOCK
+        while start < error_p.size:
+            stop = min(error_p.size, start + block)
+            improves = self._improves(error_p[start:stop], error_n[start:stop], a, b, alpha)
+            if improves.any():
+                position = start + int(np.argmax(improves))
+                alpha = self._root(error_p[position], error_n[position], a, b)
+                start, block = position + 1, _SCAN_BLOCK
+            else:
+                start, block = stop, 2 * block
         return position, alpha
 
     def _first_tied(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, position: int,
