@@ -1,0 +1,282 @@
+"""AdaBoostDB vs Cost-Sensitive AdaBoost: the experiments of the AdaBoostDB paper.
+
+Protocol (after the paper's section 4): for every data set and each of the
+19 cost pairs (C_P, C_N) from (1, 100) to (100, 1), 3-fold stratified cross
+validation. In every fold, on the same training part, the script trains
+
+* AdaBoostDB with the paper's rule (largest alpha) and each search strategy:
+  Conditional Search ("DB-cond", the paper's algorithm), all roots
+  ("DB-exh") and Pareto front ("DB-pareto");
+* AdaBoostDB with the exact rule (smallest bound, Pareto search, "DB-loss");
+* Cost-Sensitive AdaBoost ("CS"), a root search for every candidate;
+
+and scores DB-cond, DB-loss and CS on the held-out part: false-negative and
+false-positive rates (FN, FP), classification error (CE) and Normalized
+Expected Cost NEC = FN PCF + FP (1 - PCF) with PCF = C_P / (C_P + C_N) (the
+paper's p(+) = 1/2). Rates are averaged over the folds. Root searches and
+training seconds (binning included) are summed over folds and cost pairs.
+
+Data sets:
+
+* "bayes": two 2-D Gaussians with unit covariance, equal priors, means
+  +-(1.5/sqrt 2)(1, 1) (Bayes error 6.7 % at equal costs);
+* "two-clouds": positives uniform in the unit disc at (0, 0), negatives
+  uniform in the annulus 0.5 <= r <= 1.3 around (0.6, 0); the two overlap;
+* credit-g (positive: bad credit, 300 of 1000), ionosphere (positive: good
+  radar return, 225 of 351), diabetes (positive: tested positive, 268 of 768)
+  from ``shared/data/uci``.
+
+For the two synthetic sets the features are the projections of the points
+on ``--angles`` directions evenly spaced over [0, pi), so stumps are
+half-planes at those orientations, as in the paper.
+
+Usage::
+
+    python bench/bench_adaboostdb.py [--rounds 50] [--quick] [--datasets bayes,credit-g] \
+        [--synthetic-samples 600] [--angles 24] [--figure doc/figures/adaboostdb_cost_curves.png]
+
+``--quick`` runs 5 cost pairs and 15 rounds, for a smoke test.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import math
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bob_boost.evaluation import (classification_error, false_negative_rate, false_positive_rate, lower_envelope,
+                                  normalized_expected_cost, probability_cost_function)
+from bob_boost.trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+
+ROOT = Path(__file__).resolve().parents[1]
+UCI = ROOT.parent / "shared" / "data" / "uci"
+DATASETS = ("bayes", "two-clouds", "credit-g", "ionosphere", "diabetes")
+#: Label of the positive (more valuable) class in each UCI set.
+POSITIVE_LABEL = {"credit-g": 0, "ionosphere": 1, "diabetes": 2}
+COSTS = ((1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3), (1, 1), (3, 2), (2, 1),
+         (3, 1), (5, 1), (7, 1), (10, 1), (25, 1), (50, 1), (100, 1))
+QUICK_COSTS = ((1, 10), (1, 2), (1, 1), (2, 1), (10, 1))
+BAYES_SHIFT = 1.5 / math.sqrt(2.0)
+#: name -> (factory(C_P, C_N), evaluated on the test part?)
+METHODS = {
+    "DB-cond": (lambda p, n: AdaBoostDBTrainer(p, n, search="conditional"), True),
+    "DB-exh": (lambda p, n: AdaBoostDBTrainer(p, n, search="exhaustive"), False),
+    "DB-pareto": (lambda p, n: AdaBoostDBTrainer(p, n, search="pareto"), False),
+    "DB-loss": (lambda p, n: AdaBoostDBTrainer(p, n, selection="loss", search="pareto"), True),
+    "CS": (lambda p, n: CostSensitiveAdaBoostTrainer(p, n), True),
+}
+
+
+def projections(points: np.ndarray, angles: int) -> np.ndarray:
+    """Project 2-D points on ``angles`` unit vectors evenly spaced over [0, pi)."""
+    theta = np.arange(angles) * np.pi / angles
+    return points @ np.stack([np.cos(theta), np.sin(theta)])
+
+
+def bayes_points(samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The "Bayes" set: two unit-covariance Gaussians, equal priors."""
+    half = samples // 2
+    positives = rng.normal(BAYES_SHIFT, 1.0, size=(half, 2))
+    negatives = rng.normal(-BAYES_SHIFT, 1.0, size=(samples - half, 2))
+    return np.vstack([positives, negatives]), np.repeat([1.0, -1.0], [half, samples - half])
+
+
+def uniform_annulus(count: int, inner: float, outer: float, centre, rng: np.random.Generator) -> np.ndarray:
+    """``count`` points uniform in an annulus (a disc for ``inner = 0``)."""
+    radius = np.sqrt(rng.uniform(inner ** 2, outer ** 2, count))
+    angle = rng.uniform(0.0, 2 * np.pi, count)
+    return np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1) + np.asarray(centre)
+
+
+def two_clouds_points(samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The "two clouds" set: a disc of positives overlapping an annulus of negatives."""
+    half = samples // 2
+    positives = uniform_annulus(half, 0.0, 1.0, (0.0, 0.0), rng)
+    negatives = uniform_annulus(samples - half, 0.5, 1.3, (0.6, 0.0), rng)
+    return np.vstack([positives, negatives]), np.repeat([1.0, -1.0], [half, samples - half])
+
+
+def load(name: str, args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray]:
+    """Features and -1/+1 targets of a data set."""
+    rng = np.random.default_rng(args.seed)
+    if name == "bayes":
+        points, targets = bayes_points(args.synthetic_samples, rng)
+        return projections(points, args.angles), targets
+    if name == "two-clouds":
+        points, targets = two_clouds_points(args.synthetic_samples, rng)
+        return projections(points, args.angles), targets
+    with gzip.open(UCI / name / f"{name}.tsv.gz", "rt") as stream:
+        table = np.loadtxt(stream, delimiter="\t", skiprows=1)
+    return table[:, :-1], np.where(table[:, -1] == POSITIVE_LABEL[name], 1.0, -1.0)
+
+
+def stratified_folds(targets: np.ndarray, folds: int, seed: int) -> list[np.ndarray]:
+    """Test indices of each fold; every class is split evenly over the folds."""
+    rng = np.random.default_rng(seed)
+    parts = [[] for _ in range(folds)]
+    for label in (1.0, -1.0):
+        members = rng.permutation(np.flatnonzero(targets == label))
+        for fold, chunk in enumerate(np.array_split(members, folds)):
+            parts[fold].append(chunk)
+    return [np.sort(np.concatenate(part)) for part in parts]
+
+
+def bayes_rates(cost_positive: float, cost_negative: float) -> tuple[float, float]:
+    """FN and FP of the Bayes-optimal classifier of the "bayes" set, in closed form.
+
+    The log-likelihood ratio is N(+-d^2/2, d^2) under each class (d: distance
+    of the means); the Bayes rule thresholds it at log(C_N / C_P).
+    """
+    distance = 2 * BAYES_SHIFT * math.sqrt(2.0)
+    threshold = math.log(cost_negative / cost_positive)
+
+    def phi(value: float) -> float:
+        return 0.5 * math.erfc(-value / math.sqrt(2.0))
+
+    false_negative = phi((threshold - distance ** 2 / 2) / distance)
+    false_positive = 1.0 - phi((threshold + distance ** 2 / 2) / distance)
+    return false_negative, false_positive
+
+
+def run_dataset(name: str, args: argparse.Namespace, costs) -> dict:
+    """Train every method on every fold and cost pair; return rates, searches and seconds."""
+    features, targets = load(name, args)
+    folds = stratified_folds(targets, 3, args.seed)
+    rates = {method: np.zeros((len(costs), 3)) for method, (_, tested) in METHODS.items() if tested}
+    searches = {method: 0 for method in METHODS}
+    seconds = {method: 0.0 for method in METHODS}
+    for row, (cost_p, cost_n) in enumerate(costs):
+        for test in folds:
+            train = np.setdiff1d(np.arange(len(targets)), test)
+            for method, (factory, tested) in METHODS.items():
+                trainer = factory(cost_p, cost_n)
+                start = time.perf_counter()
+                machine = trainer.train(features[train], targets[train], args.rounds)
+                seconds[method] += time.perf_counter() - start
+                searches[method] += trainer.root_searches
+                if tested:
+                    predictions = machine.predict(features[test])
+                    rates[method][row] += np.array([false_negative_rate(targets[test], predictions),
+                                                    false_positive_rate(targets[test], predictions),
+                                                    classification_error(targets[test], predictions)]) / 3
+    pcf = probability_cost_function([c[0] for c in costs], [c[1] for c in costs])
+    nec = {method: normalized_expected_cost(r[:, 0], r[:, 1], pcf) for method, r in rates.items()}
+    return {"samples": len(targets), "features": features.shape[1], "rates": rates, "nec": nec,
+            "searches": searches, "seconds": seconds}
+
+
+def format_rate(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def print_tables(results: dict, costs, args: argparse.Namespace) -> None:
+    """Print the markdown tables: rates per cost pair, NEC differences, computational burden."""
+    print(f"\nSettings: --rounds {args.rounds}, 3-fold stratified CV, seed {args.seed}, synthetic sets of "
+          f"{args.synthetic_samples} points on {args.angles} projection angles; "
+          f"{len(costs)} cost pairs; Python {platform.python_version()}, numpy {np.__version__}.")
+    for name, result in results.items():
+        print(f"\n### {name} ({result['samples']} samples, {result['features']} features): AdaBoostDB "
+              f"(Conditional Search), mean over 3 folds\n")
+        print("| (C_P, C_N) | FN | FP | CE | NEC | NEC CS | NEC DB-loss - CS |")
+        print("|---|---|---|---|---|---|---|")
+        for row, cost in enumerate(costs):
+            fn, fp, ce = result["rates"]["DB-cond"][row]
+            print(f"| {cost} | {format_rate(fn)} | {format_rate(fp)} | {format_rate(ce)} | "
+                  f"{format_rate(result['nec']['DB-cond'][row])} | {format_rate(result['nec']['CS'][row])} | "
+                  f"{result['nec']['DB-loss'][row] - result['nec']['CS'][row]:.1e} |")
+
+    print("\n### NEC difference between AdaBoostDB's rule (largest alpha) and Cost-Sensitive AdaBoost "
+          "(smallest bound), mean over cost pairs\n")
+    print("| data set | mean abs(NEC DB - NEC CS) | max abs(NEC DB - NEC CS) | mean NEC DB | mean NEC CS |")
+    print("|---|---|---|---|---|")
+    differences = []
+    for name, result in results.items():
+        difference = np.abs(result["nec"]["DB-cond"] - result["nec"]["CS"])
+        differences.append(difference)
+        print(f"| {name} | {difference.mean():.2e} | {difference.max():.2e} | "
+              f"{result['nec']['DB-cond'].mean():.4f} | {result['nec']['CS'].mean():.4f} |")
+    print(f"| all | {np.concatenate(differences).mean():.2e} | {np.concatenate(differences).max():.2e} | | |")
+
+    print("\n### Root searches and training seconds, summed over cost pairs and folds\n")
+    header = " | ".join(f"{method} searches | {method} s" for method in METHODS)
+    print(f"| data set | {header} | DB-cond/CS searches | DB-cond/CS time |")
+    print("|---|" + "---|" * (2 * len(METHODS) + 2))
+    for name, result in results.items():
+        cells = " | ".join(f"{result['searches'][m]} | {result['seconds'][m]:.2f}" for m in METHODS)
+        search_ratio = result["searches"]["DB-cond"] / result["searches"]["CS"]
+        time_ratio = result["seconds"]["DB-cond"] / result["seconds"]["CS"]
+        print(f"| {name} | {cells} | {search_ratio:.3%} | {time_ratio:.1%} |")
+
+
+def plot_cost_curves(results: dict, costs, path: Path) -> None:
+    """Cost lines and lower envelopes on the "bayes" set (the paper's Figure 4)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no figure")
+        return
+    result = results["bayes"]
+    pcf = np.linspace(0.0, 1.0, 501)
+    bayes = np.array([bayes_rates(*cost) for cost in costs])
+    families = {"Bayes (closed form)": (bayes[:, 0], bayes[:, 1]),
+                "AdaBoostDB": (result["rates"]["DB-cond"][:, 0], result["rates"]["DB-cond"][:, 1]),
+                "Cost-Sensitive AdaBoost": (result["rates"]["CS"][:, 0], result["rates"]["CS"][:, 1])}
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    fn, fp = families["AdaBoostDB"]
+    for line_fn, line_fp in zip(fn, fp):
+        left.plot([0, 1], [line_fp, line_fn], color="0.75", linewidth=0.8)
+    left.plot(pcf, lower_envelope(fn, fp, pcf)[0], color="C0", linewidth=2, label="lower envelope")
+    left.set_title("AdaBoostDB on 'bayes': one line per cost pair")
+    for (label, (family_fn, family_fp)), style in zip(families.items(), ("k--", "C0-", "C3:")):
+        right.plot(pcf, lower_envelope(family_fn, family_fp, pcf)[0], style, linewidth=2, label=label)
+    right.set_title("Lower envelopes")
+    for axis in (left, right):
+        axis.set_xlabel("Probability Cost Function")
+        axis.set_ylabel("Normalized Expected Cost")
+        axis.set_xlim(0, 1)
+        axis.set_ylim(0, 0.3)
+        axis.legend(loc="upper right")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    print(f"\nwrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=50, help="boosting rounds of every model")
+    parser.add_argument("--quick", action="store_true", help="5 cost pairs and 15 rounds (smoke test)")
+    parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated subset of " + ",".join(DATASETS))
+    parser.add_argument("--synthetic-samples", type=int, default=600, help="points in each synthetic set")
+    parser.add_argument("--angles", type=int, default=24, help="projection angles of the synthetic sets")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic data and of the folds")
+    parser.add_argument("--figure", type=Path, default=ROOT / "doc" / "figures" / "adaboostdb_cost_curves.png",
+                        help="cost-curve figure (needs 'bayes' among the data sets)")
+    args = parser.parse_args(argv)
+    names = [name.strip() for name in args.datasets.split(",") if name.strip()]
+    unknown = sorted(set(names) - set(DATASETS))
+    if unknown:
+        parser.error(f"unknown data set(s) {unknown}; choose from {DATASETS}")
+    costs = QUICK_COSTS if args.quick else COSTS
+    if args.quick:
+        args.rounds = min(args.rounds, 15)
+    results = {}
+    for name in names:
+        start = time.perf_counter()
+        results[name] = run_dataset(name, args, costs)
+        print(f"{name}: done in {time.perf_counter() - start:.1f} s", flush=True)
+    print_tables(results, costs, args)
+    if "bayes" in results:
+        plot_cost_curves(results, costs, args.figure)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
