@@ -62,8 +62,13 @@ class DoubleBaseLoss(BinaryClassificationLoss):
 
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``-C_t * targets * exp(-C_t * targets * scores)``."""
-        costs = self._costs(targets)
-        return -costs * targets * np.exp(np.minimum(-costs * targets * scores, EXPONENT_LIMIT))
+        return self.loss_and_gradient(targets, scores)[1]
+
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Loss and gradient from a single exponential."""
+        signed_costs = self._costs(targets) * targets
+        values = np.exp(np.minimum(-signed_costs * scores, EXPONENT_LIMIT))
+        return values, -signed_costs * values
 
     def __repr__(self) -> str:
         return f"DoubleBaseLoss(cost_positive={self.cost_positive!r}, cost_negative={self.cost_negative!r})"
