@@ -99,7 +99,7 @@ def table(all_results: dict[str, dict], sizes: dict[str, tuple[int, int]]) -> st
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, results in all_results.items():
         n, k = sizes[name]
-        cost = [f"{np.mean(results[m]['cost']) * 1e4:.1f} (±{np.std(results[m]['cost']) * 1e4:.1f})"
+        cost = [f"{np.mean(results[m]['cost']) * 1e4:.2f} (±{np.std(results[m]['cost']) * 1e4:.2f})"
                 for m in METHODS]
         accuracy = [f"{np.mean(results[m]['accuracy']) * 100:.2f}" for m in METHODS]
         seconds = [f"{np.mean(results[m]['seconds']):.2f}" for m in METHODS]
