@@ -23,9 +23,9 @@ from scipy.special import expit
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+    from sklearn.utils import check_random_state
     from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils import check_random_state
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as _error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(

@@ -30,7 +30,7 @@ N_BINS = 8
 def _lut_pipeline(estimator):
     """A LUT estimator behind the quantiser that turns real features into LUT indices."""
     return make_pipeline(
-        KBinsDiscretizer(n_bins=N_BINS, encode="ordinal", quantile_method="averaged_inverted_cdf"), estimator)
+        KBinsDiscretizer(n_bins=N_BINS, encode="ordinal", strategy="uniform"), estimator)
 
 
 CHECKED_ESTIMATORS = [
