@@ -209,6 +209,21 @@ def test_optimal_step_of_both_trainers_minimises_the_bound():
         trainer.optimal_step(targets, predictions, -weights)
 
 
+def test_every_root_search_converges_with_extreme_costs(caplog):
+    # stumps on projections of two Gaussians, costs (1, 100): many steps within rounding of their root
+    rng = np.random.default_rng(0)
+    points = np.vstack([rng.normal(1.06, 1.0, (150, 2)), rng.normal(-1.06, 1.0, (150, 2))])
+    theta = np.arange(24) * np.pi / 24
+    features = points @ np.stack([np.cos(theta), np.sin(theta)])
+    targets = np.repeat([1.0, -1.0], 150)
+    with caplog.at_level(logging.WARNING, logger="bob_boost"):
+        exact = AdaBoostDBTrainer(1.0, 100.0, selection="loss").train(features, targets, 40)
+        reference = CostSensitiveAdaBoostTrainer(1.0, 100.0).train(features, targets, 40)
+    assert "did not converge" not in caplog.text
+    assert exact.weak_machines == reference.weak_machines
+    np.testing.assert_allclose(weights_of(exact), weights_of(reference), rtol=1e-8)
+
+
 # -- cost-sensitive behaviour ----------------------------------------------------------
 def test_raising_the_positive_cost_trades_false_negatives_for_false_positives():
     train_x, train_t = two_gaussians(150, seed=1)

@@ -73,6 +73,8 @@ TIE_TOLERANCE = 1e-9
 DOMINANCE_MARGIN = 1e-12
 #: First block size of the Conditional Search's scan (see ``AdaBoostDBTrainer._conditional_search``).
 _SCAN_BLOCK = 256
+#: A step function whose value is below this times the sum of its terms' sizes is at rounding level.
+_NOISE = 8 * np.finfo(np.float64).eps
 #: Iteration limit of the bracketed Newton search (it usually converges in under 10).
 _MAX_ITERATIONS = 200
 
@@ -195,15 +197,17 @@ def _bracket(up: np.ndarray, vp: np.ndarray, un: np.ndarray, vn: np.ndarray, cos
     return lower, upper, np.clip(guess, lower, upper)
 
 
-def _bracketed_newton(function: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+def _bracketed_newton(function: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
                       lower: np.ndarray, upper: np.ndarray, guess: np.ndarray) -> np.ndarray:
     """Roots of increasing functions, one per element, by Newton steps kept inside a bracket.
 
-    ``function(alpha, index)`` returns the values and slopes of the functions
-    ``index`` at ``alpha``. A Newton step that leaves the bracket is replaced
-    by bisection. Each element stops on its own (zero value, a step below
-    rounding, or a collapsed bracket), so its result does not depend on
-    which other elements are solved along with it.
+    ``function(alpha, index)`` returns the values, slopes and magnitudes
+    (sum of the absolute values of the terms) of the functions ``index`` at
+    ``alpha``. A Newton step that leaves the bracket is replaced by
+    bisection. Each element stops on its own -- after a Newton step from a
+    value at rounding level of its magnitude, or a step or bracket below
+    rounding of ``alpha`` -- so its result does not depend on which other
+    elements are solved along with it.
     """
     alpha, lower, upper = guess.copy(), lower.copy(), upper.copy()
     active = np.arange(alpha.size)
@@ -211,16 +215,18 @@ def _bracketed_newton(function: Callable[[np.ndarray, np.ndarray], tuple[np.ndar
         if active.size == 0:
             break
         current, low, high = alpha[active], lower[active], upper[active]
-        value, slope = function(current, active)
+        value, slope, magnitude = function(current, active)
         low = np.where(value < 0, current, low)
         high = np.where(value > 0, current, high)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = current - value / slope
+        # at the noise floor the next value's sign is rounding, so the Newton step is final
+        noise_floor = np.abs(value) <= _NOISE * magnitude
         inside = (step > low) & (step < high)
-        step = np.where(inside, step, 0.5 * (low + high))
+        step = np.where(inside | noise_floor, step, 0.5 * (low + high))
         step = np.where(value == 0, current, step)
         tolerance = 4 * np.finfo(np.float64).eps * np.maximum(np.abs(step), np.finfo(np.float64).tiny)
-        done = (value == 0) | (np.abs(step - current) <= tolerance) | (high - low <= tolerance)
+        done = noise_floor | (np.abs(step - current) <= tolerance) | (high - low <= tolerance)
         alpha[active], lower[active], upper[active] = step, low, high
         active = active[~done]
     if active.size:
@@ -243,10 +249,10 @@ def _double_base_roots(error_positive: np.ndarray, error_negative: np.ndarray, a
     def evaluate(alpha: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         grow_p, shrink_p = _exp(cost_positive * alpha), _exp(-cost_positive * alpha)
         grow_n, shrink_n = _exp(cost_negative * alpha), _exp(-cost_negative * alpha)
-        value = up[index] * grow_p - vp[index] * shrink_p + un[index] * grow_n - vn[index] * shrink_n
-        slope = (cost_positive * (up[index] * grow_p + vp[index] * shrink_p)
-                 + cost_negative * (un[index] * grow_n + vn[index] * shrink_n))
-        return value, slope
+        terms = (up[index] * grow_p, vp[index] * shrink_p, un[index] * grow_n, vn[index] * shrink_n)
+        value = terms[0] - terms[1] + terms[2] - terms[3]
+        slope = cost_positive * (terms[0] + terms[1]) + cost_negative * (terms[2] + terms[3])
+        return value, slope, sum(terms)
 
     lower, upper, guess = _bracket(up, vp, un, vn, cost_positive, cost_negative)
     return _bracketed_newton(evaluate, lower, upper, guess)
@@ -274,15 +280,18 @@ def _double_base_root(error_positive: float, error_negative: float, a: float, b:
         shrink_p = math.exp(min(-cost_positive * alpha, EXPONENT_LIMIT))
         grow_n = math.exp(min(cost_negative * alpha, EXPONENT_LIMIT))
         shrink_n = math.exp(min(-cost_negative * alpha, EXPONENT_LIMIT))
-        value = up * grow_p - vp * shrink_p + un * grow_n - vn * shrink_n
+        terms = (up * grow_p, vp * shrink_p, un * grow_n, vn * shrink_n)
+        value = terms[0] - terms[1] + terms[2] - terms[3]
         if value == 0:
             return alpha
-        slope = cost_positive * (up * grow_p + vp * shrink_p) + cost_negative * (un * grow_n + vn * shrink_n)
+        slope = cost_positive * (terms[0] + terms[1]) + cost_negative * (terms[2] + terms[3])
         if value < 0:
             low = alpha
         else:
             high = alpha
         step = alpha - value / slope
+        if abs(value) <= _NOISE * sum(terms):  # rounding level: the Newton step is final
+            return step
         if not low < step < high:
             step = 0.5 * (low + high)
         tolerance = 4 * eps * max(abs(step), tiny)
@@ -312,11 +321,11 @@ def _hyperbolic_roots(wrong_positive: np.ndarray, right_positive: np.ndarray, wr
         b, d = wrong_positive[index], wrong_negative[index]
         t_p, t_n = total_positive[index], total_negative[index]
         shrink_p, shrink_n = np.exp(-arg_p), np.exp(-arg_n)
-        value = (2 * cost_positive * b * np.cosh(arg_p) + 2 * cost_negative * d * np.cosh(arg_n)
-                 - cost_positive * t_p * shrink_p - cost_negative * t_n * shrink_n)
+        hyperbolic = 2 * cost_positive * b * np.cosh(arg_p) + 2 * cost_negative * d * np.cosh(arg_n)
+        exponential = cost_positive * t_p * shrink_p + cost_negative * t_n * shrink_n
         slope = (2 * cost_positive ** 2 * b * np.sinh(arg_p) + 2 * cost_negative ** 2 * d * np.sinh(arg_n)
                  + cost_positive ** 2 * t_p * shrink_p + cost_negative ** 2 * t_n * shrink_n)
-        return value, slope
+        return hyperbolic - exponential, slope, hyperbolic + exponential
 
     lower, upper, guess = _bracket(cost_positive * wrong_positive, cost_positive * right_positive,
                                    cost_negative * wrong_negative, cost_negative * right_negative,
