@@ -30,8 +30,7 @@ def test_plain_lines_report_loss_and_error_of_the_scores():
         machine = Boosting(StumpTrainer(), loss).train(features, targets, 40, callback=progress)
     lines = out.getvalue().splitlines()
     # the first round, every second round (40 // 20) and the last one
-    assert [line.split(":")[0] for line in lines] == ["round 1"] + [f"round {r}/40" for r in range(2, 41, 2)] \
-        or [line.split(":")[0] for line in lines] == [f"round {r}/40" for r in [1] + list(range(2, 41, 2))]
+    assert [line.split(":")[0] for line in lines] == [f"round {r}/40" for r in [1, *range(2, 41, 2)]]
     scores = machine.decision_scores(features)[:, 0]
     expected_loss = np.mean(np.exp(-targets * scores))
     expected_error = np.mean(np.where(scores > 0, 1, -1) != targets)
