@@ -246,7 +246,7 @@ def _double_base_roots(error_positive: np.ndarray, error_negative: np.ndarray, a
     up, vp = a * error_positive, a * (1.0 - error_positive)
     un, vn = b * error_negative, b * (1.0 - error_negative)
 
-    def evaluate(alpha: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(alpha: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         grow_p, shrink_p = _exp(cost_positive * alpha), _exp(-cost_positive * alpha)
         grow_n, shrink_n = _exp(cost_negative * alpha), _exp(-cost_negative * alpha)
         terms = (up[index] * grow_p, vp[index] * shrink_p, un[index] * grow_n, vn[index] * shrink_n)
@@ -315,7 +315,7 @@ def _hyperbolic_roots(wrong_positive: np.ndarray, right_positive: np.ndarray, wr
     total_positive = wrong_positive + right_positive
     total_negative = wrong_negative + right_negative
 
-    def evaluate(alpha: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(alpha: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         arg_p = np.clip(cost_positive * alpha, -EXPONENT_LIMIT, EXPONENT_LIMIT)
         arg_n = np.clip(cost_negative * alpha, -EXPONENT_LIMIT, EXPONENT_LIMIT)
         b, d = wrong_positive[index], wrong_negative[index]
@@ -341,11 +341,9 @@ def _bound(alpha: np.ndarray, wrong_positive: np.ndarray, right_positive: np.nda
             + right_negative * _exp(-cost_negative * alpha) + wrong_negative * _exp(cost_negative * alpha))
 
 
-def _first_within(scores: np.ndarray, best: float, higher_is_better: bool) -> int:
-    """Position of the first score within :data:`TIE_TOLERANCE` (relative) of ``best``."""
-    if higher_is_better:
-        return int(np.argmax(scores >= best - TIE_TOLERANCE * abs(best)))
-    return int(np.argmax(scores <= best + TIE_TOLERANCE * abs(best)))
+def _first_smallest(bounds: np.ndarray) -> int:
+    """Position of the first bound within :data:`TIE_TOLERANCE` (relative) of the smallest."""
+    return int(np.argmax(bounds <= bounds.min() * (1.0 + TIE_TOLERANCE)))
 
 
 def _pareto_candidates(error_positive: np.ndarray, error_negative: np.ndarray) -> np.ndarray:
@@ -388,8 +386,11 @@ class _CostSensitiveStumpBoosting:
                 "cost_positive": self.cost_positive, "cost_negative": self.cost_negative}
 
     def _select(self, pool: StumpPool, positive: np.ndarray,
-                log_weights: np.ndarray) -> tuple[int, float] | None:
-        """Return ``(candidate, alpha)`` for this round, or None when no stump contributes."""
+                log_weights: np.ndarray) -> tuple[int, float, bool] | None:
+        """Return ``(candidate, alpha, perfect)`` for this round, or None when no stump contributes.
+
+        ``perfect`` is True for a stump without training error (capped alpha).
+        """
         raise NotImplementedError
 
     def train(self, features, targets, number_of_rounds: int = 20,
@@ -456,7 +457,7 @@ class _CostSensitiveStumpBoosting:
                 logger.info("%s round %d: no stump satisfies the Contribution Condition; stopping after %d stumps",
                             self.algorithm, round_index + 1, len(boosted_machine))
                 break
-            candidate, alpha = choice
+            candidate, alpha, perfect = choice
             stump = pool.stump(candidate)
             boosted_machine.add_weak_machine(stump, alpha)
             scores = scores + alpha * stump.forward(features)[:, 0]
@@ -466,7 +467,7 @@ class _CostSensitiveStumpBoosting:
                             round_index + 1, number_of_rounds, stump, alpha, bound)
             if callback is not None:
                 callback(round_index, boosted_machine, scores[:, np.newaxis])
-            if alpha == self.alpha_cap:
+            if perfect:
                 logger.info("%s round %d: %r classifies every training sample correctly; added with the capped "
                             "alpha %g and stopped", self.algorithm, round_index + 1, stump, alpha)
                 break
@@ -592,7 +593,8 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         arrays = [np.array([value]) for value in sums]
         return float(_hyperbolic_roots(*arrays, self.cost_positive, self.cost_negative)[0])
 
-    def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray) -> tuple[int, float] | None:
+    def _select(self, pool: StumpPool, positive: np.ndarray,
+                log_weights: np.ndarray) -> tuple[int, float, bool] | None:
         distribution = np.exp(log_weights - log_weights.max())
         distribution /= distribution.sum()
         class_weights = np.zeros((positive.size, 2))
@@ -602,7 +604,7 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         finite = (wrong_p + wrong_n > 0) & (right_p + right_n > 0)
         perfect = _perfect(wrong_p, wrong_n, np.flatnonzero(wrong_p + wrong_n == 0))
         if perfect is not None:
-            return perfect, self.alpha_cap
+            return perfect, self.alpha_cap, True
         index = np.flatnonzero(finite)
         alpha = _hyperbolic_roots(wrong_p[index], right_p[index], wrong_n[index], right_n[index],
                                   self.cost_positive, self.cost_negative)
@@ -613,8 +615,8 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         index, alpha = index[useful], alpha[useful]
         loss = _bound(alpha, wrong_p[index], right_p[index], wrong_n[index], right_n[index],
                       self.cost_positive, self.cost_negative)
-        chosen = _first_within(loss, float(loss.min()), higher_is_better=False)
-        return int(index[chosen]), float(alpha[chosen])
+        chosen = _first_smallest(loss)
+        return int(index[chosen]), float(alpha[chosen]), False
 
 
 # -- AdaBoostDB -------------------------------------------------------------------
@@ -699,7 +701,8 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         error_n = np.array([wrong_n / (wrong_n + right_n)])
         return float(_double_base_roots(error_p, error_n, a, b, self.cost_positive, self.cost_negative)[0])
 
-    def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray) -> tuple[int, float] | None:
+    def _select(self, pool: StumpPool, positive: np.ndarray,
+                log_weights: np.ndarray) -> tuple[int, float, bool] | None:
         log_total_p, log_total_n = self._class_log_totals(log_weights, positive)
         a, b = self.static_parameters(log_total_p, log_total_n)
         class_weights = np.zeros((positive.size, 2))
@@ -714,7 +717,7 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
             return None
         perfect = _perfect(error_p, error_n, contributing)
         if perfect is not None:
-            return perfect, self.alpha_cap
+            return perfect, self.alpha_cap, True
         error_p, error_n = error_p[contributing], error_n[contributing]
         if self.search == "conditional":
             position, alpha = self._conditional_search(error_p, error_n, a, b)
@@ -731,12 +734,12 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
                 loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]),
                               (1 - p) * error_n[solved], (1 - p) * (1 - error_n[solved]),
                               self.cost_positive, self.cost_negative)
-                best = _first_within(loss, float(loss.min()), higher_is_better=False)
-                return int(contributing[solved[best]]), float(roots[best])
+                best = _first_smallest(loss)
+                return int(contributing[solved[best]]), float(roots[best]), False
         if alpha <= 0:  # only candidates on the Contribution Condition's rounding edge are left
             return None
         position, alpha = self._first_tied(error_p, error_n, a, b, position, alpha)
-        return int(contributing[position]), alpha
+        return int(contributing[position]), alpha, False
 
     def _roots(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> np.ndarray:
         """Solve the polynomial for each candidate, counting the searches."""
