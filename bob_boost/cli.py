@@ -706,59 +706,112 @@ def command_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def train_example(data: datasets.MNIST, digits: list[int], trainer_type: str = "stump", loss_type: str = "exp",
+                  rounds: int = 100, multi_variate: bool = False, selection_style: str = "independent",
+                  entries: int = 256, quiet: bool = True) -> BoostedMachine:
+    """Train as bob.learn.boosting's MNIST example does.
+
+    Parameters
+    ----------
+    data : datasets.MNIST
+        Images (integers in ``0 .. entries-1``) and digit labels.
+    digits : list of int
+        Digits to separate; univariate training takes exactly two, the first
+        gets target +1. Multi-variate training has one output per digit with
+        +1 for the true digit and -1 for the others.
+    trainer_type : {"stump", "lut"}
+        The weak trainer; stumps are univariate only.
+    loss_type : {"exp", "log", "tan"}
+        Exponential, logit or tangential loss.
+    rounds : int
+        Number of boosting rounds.
+    multi_variate : bool
+        One output per digit (needs ``trainer_type="lut"``).
+    selection_style : {"independent", "shared"}
+        Feature selection of multi-variate LUTs.
+    entries : int
+        LUT size: 256 for MNIST pixels, 17 for :func:`datasets.make_digits`.
+    quiet : bool
+        No progress display.
+
+    Returns
+    -------
+    BoostedMachine
+        Its metadata ``classes`` maps predictions to digits as ``bob-boost evaluate`` expects.
+    """
+    _check_example_options(digits, trainer_type, multi_variate)
+    targets = _example_targets(data.train_labels, digits, multi_variate)
+    loss = loss_class(EXAMPLE_LOSSES[loss_type])()
+    if trainer_type == "stump":
+        weak = StumpTrainer()
+    else:
+        weak = LUTTrainer(entries, len(digits) if multi_variate else 1, selection_style)
+    with Progress(rounds, loss, targets, quiet=quiet) as progress:
+        machine = Boosting(weak, loss).train(data.train_data, targets, rounds, callback=progress)
+    machine.metadata.update({"task": "multiclass" if multi_variate else "binary",
+                             "classes": list(digits) if multi_variate else list(digits[::-1])})
+    return machine
+
+
+def _check_example_options(digits: list[int], trainer_type: str, multi_variate: bool) -> None:
+    if not multi_variate and len(digits) != 2:
+        raise CommandError(f"univariate training compares exactly two digits, got {digits}; "
+                           f"use -m/--multi-variate for more")
+    if trainer_type == "stump" and multi_variate:
+        raise CommandError("stumps are univariate; use -t lut with -m/--multi-variate")
+
+
+def example_accuracy(machine: BoostedMachine, features: np.ndarray, labels: np.ndarray, digits: list[int],
+                     multi_variate: bool) -> float:
+    """Fraction of correctly classified digits; multi-variate machines predict the digit of the largest score."""
+    if labels.size == 0:
+        return float("nan")
+    predicted = np.asarray(machine.predict(features))
+    if multi_variate:
+        return float(np.mean(np.asarray(digits)[predicted] == labels))
+    return float(np.mean(np.where(predicted > 0, digits[0], digits[1]) == labels))
+
+
 def command_example(args: argparse.Namespace) -> int:
     """``bob-boost example mnist|digits``: bob.learn.boosting's MNIST example."""
     def say(line: str) -> None:
         if not args.quiet:
             print(line)
 
+    if args.number_of_elements is not None and args.number_of_elements < 1:
+        raise CommandError("-n/--number-of-elements must be at least 1")
+    digits = list(range(10)) if args.all_digits else list(dict.fromkeys(args.digits))
+    _check_example_options(digits, args.trainer_type, args.multi_variate)
     if args.dataset == "mnist":
         data = datasets.load_mnist(args.data, download=not args.no_download)
         entries = 256
     else:
         train_x, train_y = datasets.make_digits(args.samples, random_state=args.seed)
-        test_x, test_y = datasets.make_digits(args.samples // 2, random_state=args.seed + 1)
+        test_x, test_y = datasets.make_digits(max(args.samples // 2, 1), random_state=args.seed + 1)
         data = datasets.MNIST(train_x, train_y, test_x, test_y)
         entries = 17
-    digits = list(range(10)) if args.all_digits else list(dict.fromkeys(args.digits))
-    if not args.multi_variate and len(digits) != 2:
-        raise CommandError(f"univariate training compares exactly two digits, got {digits}; "
-                           f"use -m/--multi-variate for more")
-    if args.trainer_type == "stump" and args.multi_variate:
-        raise CommandError("stumps are univariate; use -t lut with -m/--multi-variate")
-    if args.number_of_elements is not None and args.number_of_elements < 1:
-        raise CommandError("-n/--number-of-elements must be at least 1")
     data = data.subset(digits, args.number_of_elements)
-    train_targets = _example_targets(data.train_labels, digits, args.multi_variate)
-    loss = loss_class(EXAMPLE_LOSSES[args.loss_type])()
 
     classifier = Path(args.classifier_file) if args.classifier_file else None
     if classifier is not None and classifier.exists() and not args.force:
         machine = load_model(str(classifier))
         say(f"loaded the classifier from {classifier} (use -F/--force to train again)")
     else:
-        if args.trainer_type == "stump":
-            weak = StumpTrainer()
-        else:
-            weak = LUTTrainer(entries, train_targets.shape[1] if args.multi_variate else 1,
-                              args.feature_selection_style)
         say(f"training on {data.train_labels.size} {args.dataset} images of digits {digits}: "
-              f"{args.trainer_type} weak machines, {loss.name} loss, {args.number_of_boosting_rounds} rounds"
-              + (f", {args.feature_selection_style} feature selection" if args.multi_variate else ""))
+            f"{args.trainer_type} weak machines, {EXAMPLE_LOSSES[args.loss_type]} loss, "
+            f"{args.number_of_boosting_rounds} rounds"
+            + (f", {args.feature_selection_style} feature selection" if args.multi_variate else ""))
         start = time.perf_counter()
-        with Progress(args.number_of_boosting_rounds, loss, train_targets, quiet=args.quiet) as progress:
-            machine = Boosting(weak, loss).train(data.train_data, train_targets, args.number_of_boosting_rounds,
-                                                 callback=progress)
+        machine = train_example(data, digits, args.trainer_type, args.loss_type, args.number_of_boosting_rounds,
+                                args.multi_variate, args.feature_selection_style, entries, args.quiet)
+        machine.metadata["command"] = f"bob-boost example {args.dataset}"
         say(f"trained {len(machine)} weak machines in {time.perf_counter() - start:.2f} s")
-        machine.metadata.update({"task": "multiclass" if args.multi_variate else "binary",
-                                 "classes": digits if args.multi_variate else digits[::-1],
-                                 "command": f"bob-boost example {args.dataset}"})
         if classifier is not None:
             machine.save(classifier)
             say(f"wrote the classifier to {classifier}")
     for split, features, labels in (("training", data.train_data, data.train_labels),
                                     ("test", data.test_data, data.test_labels)):
-        accuracy = _example_accuracy(machine, features, labels, digits, args.multi_variate)
+        accuracy = example_accuracy(machine, features, labels, digits, args.multi_variate)
         print(f"classification performance on the {split} set: {accuracy:.2%}")
     return 0
 
@@ -768,15 +821,6 @@ def _example_targets(labels: np.ndarray, digits: list[int], multi_variate: bool)
     if multi_variate:
         return np.where(labels[:, np.newaxis] == np.asarray(digits)[np.newaxis, :], 1.0, -1.0)
     return np.where(labels == digits[0], 1.0, -1.0)
-
-
-def _example_accuracy(machine: BoostedMachine, features, labels, digits, multi_variate: bool) -> float:
-    if labels.size == 0:
-        return float("nan")
-    predicted = np.asarray(machine.predict(features))
-    if multi_variate:
-        return float(np.mean(np.asarray(digits)[predicted] == labels))
-    return float(np.mean(np.where(predicted > 0, digits[0], digits[1]) == labels))
 
 
 def command_plot(args: argparse.Namespace) -> int:
@@ -875,7 +919,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "matrix whose target column is chosen with --target), NPZ and HDF5 (arrays 'features' "
                             "and 'labels'). Models are HDF5 files that bob.learn.boosting can read.")
     parser.add_argument("--version", action="version", version=f"bob-boost {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                     help="run 'bob-boost COMMAND --help' for its options")
     commands.required = True
     formatter = argparse.ArgumentDefaultsHelpFormatter
 
@@ -955,7 +1000,8 @@ def build_parser() -> argparse.ArgumentParser:
     example = commands.add_parser("example", formatter_class=formatter,
                                   help="bob.learn.boosting's MNIST example (mnist), or the same on generated "
                                        "8x8 digits that need no download (digits)")
-    datasets_parsers = example.add_subparsers(dest="dataset", metavar="DATASET", parser_class=_Parser)
+    datasets_parsers = example.add_subparsers(dest="dataset", metavar="DATASET", parser_class=_Parser,
+                                              help="the data set")
     datasets_parsers.required = True
     for name, text in (("mnist", "MNIST: --data PATH, else the cache (~/.cache/bob_boost or $BOB_BOOST_DATA), "
                                  "else a verified download"),
@@ -992,7 +1038,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=command_example)
 
     plot = commands.add_parser("plot", help="write PNG figures (needs matplotlib: pip install bob_boost[plot])")
-    kinds = plot.add_subparsers(dest="plot", metavar="KIND", parser_class=_Parser)
+    kinds = plot.add_subparsers(dest="plot", metavar="KIND", parser_class=_Parser, help="the figure to draw")
     kinds.required = True
     errors = kinds.add_parser("errors", parents=[common], formatter_class=formatter,
                               help="training (and test) error after every round")

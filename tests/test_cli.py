@@ -1,0 +1,352 @@
+"""Tests of the bob-boost command line, driven through main([...]) and once through the installed script."""
+import csv
+import gzip
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from bob_boost import BoostedMachine
+from bob_boost.cli import build_parser, main
+
+SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+
+
+def _easy_binary(n=120, seed=0, noise=0.0):
+    """Two features; the class is 'yes' when feature 0 exceeds 0.5 (one stump separates it), then a
+    fraction ``noise`` of the labels is flipped."""
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.uniform(0, 1, (n, 2)), 3)
+    yes = (features[:, 0] > 0.5) ^ (rng.uniform(size=n) < noise)
+    return features, np.where(yes, "yes", "no")
+
+
+def _write_csv(path, features, labels, header=True, delimiter=","):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", newline="") as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        if header:
+            writer.writerow([f"f{i}" for i in range(features.shape[1])] + ["target"])
+        for row, label in zip(features.tolist(), labels.tolist()):
+            writer.writerow(row + [label])
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _three_classes(n=150, seed=1):
+    """Integer features 0..8; the class is feature 0 // 3, so one LUT on feature 0 separates the classes."""
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 9, (n, 3))
+    return features, features[:, 0] // 3
+
+
+def test_round_trip_train_evaluate_predict_inspect(tmp_path, capsys):
+    features, labels = _easy_binary(noise=0.1)
+    data = tmp_path / "train.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "model.hdf5"
+    code, out, err = _run(capsys, "train", data, "-o", model, "-r", 5, "--quiet")
+    assert (code, out, err) == (0, "", "")
+
+    predictions = tmp_path / "pred.csv"
+    code, out, err = _run(capsys, "predict", model, data, "-o", predictions)
+    assert code == 0 and err == ""
+    rows = list(csv.reader(predictions.open()))
+    assert rows[0] == ["label", "score"]
+    predicted = np.array([row[0] for row in rows[1:]])
+    scores = np.array([float(row[1]) for row in rows[1:]])
+    np.testing.assert_allclose(scores, BoostedMachine.load(model)(features), rtol=1e-12)
+    np.testing.assert_array_equal(predicted, np.where(scores > 0, "yes", "no"))
+
+    code, out, err = _run(capsys, "evaluate", model, data, "--json")
+    assert code == 0 and err == ""
+    result = json.loads(out)
+    assert result["classes"] == ["no", "yes"] and result["positive_class"] == "yes"
+    assert result["accuracy"] == pytest.approx(np.mean(predicted == labels))
+    assert 0.8 < result["accuracy"] < 1.0  # 10% label noise
+    expected = [[int(np.sum((labels == t) & (predicted == p))) for p in ("no", "yes")] for t in ("no", "yes")]
+    assert result["confusion_matrix"] == expected
+    assert result["false_negative_rate"] == pytest.approx(expected[1][0] / sum(expected[1]))
+    assert result["false_positive_rate"] == pytest.approx(expected[0][1] / sum(expected[0]))
+
+    code, out, err = _run(capsys, "inspect", model, "--json")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["weak_machines"] == 5 and summary["machine_types"] == {"StumpMachine": 5}
+    assert summary["rounds"][0]["features"] == [0]  # the informative feature comes first
+    assert summary["metadata"]["loss"] == "exponential" and summary["metadata"]["feature_names"] == ["f0", "f1"]
+    code, out, _ = _run(capsys, "inspect", model, "--rounds", 2)
+    assert code == 0 and "StumpMachine x5" in out and "... 3 more" in out
+
+
+def test_evaluate_text_report_with_fn_fp_nec(tmp_path, capsys):
+    features, labels = _easy_binary(seed=2)
+    data = tmp_path / "d.tsv.gz"
+    _write_csv(data, features, labels, delimiter="\t")
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 1, "-q")[0] == 0
+    # evaluate on data where one 'yes' sample has been relabelled 'no' -> one false positive
+    flipped = labels.copy()
+    index = int(np.flatnonzero(labels == "yes")[0])
+    flipped[index] = "no"
+    other = tmp_path / "flipped.csv"
+    _write_csv(other, features, flipped)
+    code, out, err = _run(capsys, "evaluate", model, other, "--cost-positive", 3, "--json")
+    result = json.loads(out)
+    negatives = int(np.sum(flipped == "no"))
+    assert result["false_positive_rate"] == pytest.approx(1 / negatives)
+    assert result["false_negative_rate"] == 0.0
+    assert result["pcf"] == pytest.approx(0.75)  # 0.5*3 / (0.5*3 + 0.5*1)
+    assert result["normalized_expected_cost"] == pytest.approx(0.25 / negatives)
+    code, out, _ = _run(capsys, "evaluate", model, other)
+    assert code == 0 and "false-positive rate" in out and "accuracy:" in out
+
+
+def test_multiclass_lut_from_npz_and_cost_matrix(tmp_path, capsys):
+    features, labels = _three_classes()
+    data = tmp_path / "d.npz"
+    np.savez(data, features=features, labels=labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-w", "lut", "-r", 3, "-q")[0] == 0
+    costs = tmp_path / "costs.csv"
+    costs.write_text("0,1,4\n1,0,1\n2,1,0\n")
+    code, out, _ = _run(capsys, "evaluate", model, data, "--cost-matrix", costs, "--json")
+    result = json.loads(out)
+    assert code == 0 and result["accuracy"] == 1.0 and result["average_cost"] == 0.0
+    assert "false_negative_rate" not in result
+    code, _, _ = _run(capsys, "predict", model, data, "-o", tmp_path / "p.npz")
+    with np.load(tmp_path / "p.npz") as saved:
+        np.testing.assert_array_equal(saved["labels"], labels)
+        assert saved["scores"].shape == (labels.size, 3)
+
+
+def test_average_cost_counts_each_confusion(tmp_path, capsys):
+    features, labels = _three_classes(seed=3)
+    train = tmp_path / "train.npz"
+    np.savez(train, features=features, labels=labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", train, "-o", model, "-w", "lut", "-r", 3, "-q")[0] == 0
+    # relabel: the model still predicts feature0 // 3, the true labels are shifted by one class
+    shifted = (labels + 1) % 3
+    test = tmp_path / "test.npz"
+    np.savez(test, features=features, labels=shifted)
+    costs = tmp_path / "c.npy"
+    cost = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 4.0], [5.0, 6.0, 0.0]])
+    np.save(costs, cost)
+    result = json.loads(_run(capsys, "evaluate", model, test, "--cost-matrix", costs, "--json")[1])
+    expected = np.mean(cost[shifted, labels])
+    assert result["accuracy"] == 0.0 and result["average_cost"] == pytest.approx(expected)
+
+
+def test_hdf5_group_and_npy_target_column(tmp_path, capsys):
+    features, labels = _three_classes(seed=4)
+    data = tmp_path / "d.hdf5"
+    with h5py.File(data, "w") as handle:
+        handle["train/data"] = features
+        handle["train/labels"] = labels
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "--group", "train", "-o", model, "-w", "lut", "-r", 2, "-q")[0] == 0
+    matrix = tmp_path / "d.npy"
+    np.save(matrix, np.column_stack([labels, features]))
+    result = json.loads(_run(capsys, "evaluate", model, matrix, "--target", 0, "--json")[1])
+    assert result["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("trainer, extra", [
+    ("adaboostdb", ["--cost-positive", "2"]),
+    ("cost-sensitive-adaboost", ["--cost-negative", "2"]),
+    ("samme", []),
+    ("badacost", ["--cost-matrix", "COSTS"]),
+])
+def test_other_trainers_are_wired(tmp_path, capsys, trainer, extra):
+    features, labels = _easy_binary(seed=5)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    (tmp_path / "c.csv").write_text("0,1\n2,0\n")
+    extra = [str(tmp_path / "c.csv") if e == "COSTS" else e for e in extra]
+    model = tmp_path / "m.hdf5"
+    code, _, err = _run(capsys, "train", data, "-o", model, "--trainer", trainer, "-r", 3, "-q", *extra)
+    assert code == 0, err
+    result = json.loads(_run(capsys, "evaluate", model, data, "--json")[1])
+    assert result["accuracy"] >= 0.95
+    assert json.loads(_run(capsys, "inspect", model, "--json")[1])["metadata"]["trainer"]
+
+
+def test_regression_with_squared_loss(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    features = rng.uniform(size=(100, 2))
+    values = np.where(features[:, 1] > 0.3, 2.0, -1.0)
+    data = tmp_path / "r.csv"
+    np.savetxt(data, np.column_stack([features, values]), delimiter=",")
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "--loss", "squared", "-r", 3, "-q")[0] == 0
+    result = json.loads(_run(capsys, "evaluate", model, data, "--json")[1])
+    assert result["mean_squared_error"] < 0.05 * np.var(values)
+
+
+def test_example_digits_trains_and_reuses_the_classifier_file(tmp_path, capsys):
+    classifier = tmp_path / "digits.hdf5"
+    argv = ["example", "digits", "--samples", "400", "-t", "lut", "-l", "log", "-m", "-a", "-r", "10",
+            "-c", classifier, "-q"]
+    code, out, _ = _run(capsys, *argv)
+    test_accuracy = float(re.search(r"test set: ([\d.]+)%", out).group(1))
+    assert code == 0 and test_accuracy > 60.0  # chance is 10%
+    code, again, _ = _run(capsys, *argv[:-1])
+    assert code == 0 and "loaded the classifier" in again and f"{test_accuracy:.2f}%" in again
+    code, forced, _ = _run(capsys, *argv, "-F", "-r", "2")
+    assert code == 0 and len(BoostedMachine.load(classifier)) == 2
+
+
+@pytest.mark.skipif(not SHARED_MNIST.is_file(), reason="the shared MNIST file is not beside the checkout")
+def test_example_mnist_on_real_data_small(tmp_path, capsys):
+    code, out, err = _run(capsys, "example", "mnist", "--data", SHARED_MNIST, "-n", 40, "-r", 8, "-q")
+    assert code == 0, err
+    accuracies = [float(v) for v in re.findall(r"set: ([\d.]+)%", out)]
+    assert len(accuracies) == 2 and accuracies[1] > 85.0  # 5 vs 6 with 8 stumps; chance is 50%
+    classifier = tmp_path / "mnist.hdf5"
+    code, out, err = _run(capsys, "example", "mnist", "--data", SHARED_MNIST, "-n", 20, "-r", 3, "-t", "lut",
+                          "-l", "log", "-m", "-a", "-s", "shared", "-c", classifier, "-q")
+    assert code == 0, err
+    machine = BoostedMachine.load(classifier)
+    assert machine.number_of_outputs == 10 and len(machine) == 3
+    assert all(len(set(w.indices.tolist())) == 1 for w in machine.weak_machines)  # shared: one feature
+
+
+def _write_bad_inputs(tmp_path: Path) -> dict:
+    features, labels = _easy_binary(n=20, seed=7)
+    good = tmp_path / "good.csv"
+    _write_csv(good, features, labels)
+    (tmp_path / "text.csv").write_text("f0,f1,target\n1,2,yes\n3,abc,no\n")
+    (tmp_path / "ragged.csv").write_text("f0,f1,target\n1,2,yes\n3,no\n")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "corrupt.hdf5").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\x00" * 40)
+    (tmp_path / "weird.xyz").write_text("1,2,3\n")
+    np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
+    (tmp_path / "notnpy.npy").write_text("hello")
+    (tmp_path / "onecol.csv").write_text("0,1\n1,0\n")
+    model = tmp_path / "model.hdf5"
+    assert main(["train", str(good), "-o", str(model), "-r", "2", "-q"]) == 0
+    with h5py.File(tmp_path / "truncated.hdf5", "w") as handle:
+        handle.attrs["version"] = np.int32(2)
+        handle["Weights"] = np.ones((2, 1))
+    return {"good": good, "model": model}
+
+
+BAD_INPUTS = [
+    ["train", "{tmp}/missing.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/text.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/ragged.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/empty.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/weird.xyz", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/cube.npy", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/notnpy.npy", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/corrupt.hdf5", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "nope"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "7"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--loss", "unknown"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--loss", "cmel"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "-w", "lut"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--trainer", "badacost"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--trainer", "badacost", "--cost-matrix", "{tmp}/cube.npy"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--positive-label", "maybe"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/model.hdf5"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--rounds", "0"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--rounds", "many"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--trainer", "magic"],
+    ["train", "{tmp}/good.csv"],
+    ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--no-such-option"],
+    ["evaluate", "{tmp}/corrupt.hdf5", "{tmp}/good.csv"],
+    ["evaluate", "{tmp}/truncated.hdf5", "{tmp}/good.csv"],
+    ["evaluate", "{tmp}/good.csv", "{tmp}/good.csv"],
+    ["evaluate", "{tmp}/missing.hdf5", "{tmp}/good.csv"],
+    ["evaluate", "{tmp}/model.hdf5", "{tmp}/onecol.csv"],
+    ["evaluate", "{tmp}/model.hdf5", "{tmp}/good.csv", "--cost-matrix", "{tmp}/text.csv"],
+    ["predict", "{tmp}/model.hdf5", "{tmp}/good.csv", "-o", "{tmp}/out.xyz"],
+    ["predict", "{tmp}/model.hdf5", "{tmp}/text.csv"],
+    ["inspect", "{tmp}/corrupt.hdf5"],
+    ["example", "mnist", "--data", "{tmp}/missing.hdf5"],
+    ["example", "mnist", "--data", "{tmp}/good.csv"],
+    ["example", "digits", "-m"],
+    ["example", "digits", "-d", "1", "2", "3"],
+    ["example", "digits", "-d", "11", "2"],
+    ["example", "digits", "-n", "0"],
+    ["plot", "errors", "{tmp}/corrupt.hdf5", "{tmp}/good.csv", "-o", "{tmp}/x.png"],
+    ["plot", "features", "{tmp}/model.hdf5", "-o", "{tmp}/x.png"],
+    ["frobnicate"],
+    [],
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_dir(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("bad")
+    _write_bad_inputs(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", BAD_INPUTS, ids=[" ".join(a[:2]) + f"#{i}" for i, a in enumerate(BAD_INPUTS)])
+def test_bad_input_gives_one_line_error(bad_input_dir, capsys, argv):
+    code = main([a.format(tmp=bad_input_dir) for a in argv])
+    captured = capsys.readouterr()
+    assert code != 0
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("bob-boost") and "error:" in lines[0]
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def _all_parsers(parser):
+    yield parser
+    for action in parser._actions:
+        for sub in getattr(action, "choices", None).values() if isinstance(getattr(action, "choices", None),
+                                                                            dict) else ():
+            yield from _all_parsers(sub)
+
+
+def test_help_documents_every_option(capsys):
+    parsers = list(_all_parsers(build_parser()))
+    assert {p.prog for p in parsers} >= {"bob-boost train", "bob-boost evaluate", "bob-boost predict",
+                                         "bob-boost inspect", "bob-boost example mnist",
+                                         "bob-boost example digits", "bob-boost plot errors",
+                                         "bob-boost plot cost-curves"}
+    for parser in parsers:
+        for action in parser._actions:
+            assert action.help, f"{parser.prog}: {action.option_strings or action.dest} has no help"
+    code = main(["example", "mnist", "--help"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for option in ("-t", "--trainer-type", "-l", "--loss-type", "-r", "--number-of-boosting-rounds", "-m",
+                   "--multi-variate", "-s", "--feature-selection-style", "-d", "--digits", "-a", "--all-digits",
+                   "-n", "--number-of-elements", "-c", "--classifier-file", "-F", "--force", "-v", "--data"):
+        assert re.search(rf"(^|[\s,]){re.escape(option)}\b", out), option
+
+
+def test_installed_entry_point_round_trip(tmp_path):
+    script = shutil.which("bob-boost")
+    if script is None:
+        pytest.skip("the bob-boost script is not installed (run pip install -e .)")
+    features, labels = _easy_binary(seed=8, noise=0.1)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "m.hdf5"
+
+    def run(*argv):
+        return subprocess.run([script, *map(str, argv)], capture_output=True, text=True, timeout=120)
+
+    assert run("train", data, "-o", model, "-r", "3", "-q").returncode == 0
+    evaluated = run("evaluate", model, data, "--json")
+    assert evaluated.returncode == 0 and 0.8 < json.loads(evaluated.stdout)["accuracy"] < 1.0
+    predicted = run("predict", model, data)
+    lines = predicted.stdout.splitlines()
+    assert predicted.returncode == 0 and lines[0] == "label,score" and len(lines) == labels.size + 1
+    inspected = run("inspect", model)
+    assert inspected.returncode == 0 and "weak machines (rounds): 3" in inspected.stdout
