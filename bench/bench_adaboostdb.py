@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.stats
 
 from bob_boost.evaluation import (classification_error, false_negative_rate, false_positive_rate, lower_envelope,
                                   normalized_expected_cost, probability_cost_function)
@@ -149,13 +150,16 @@ def run_dataset(name: str, args: argparse.Namespace, costs) -> dict:
     rates = {method: np.zeros((len(costs), 3)) for method, (_, tested) in METHODS.items() if tested}
     searches = {method: 0 for method in METHODS}
     seconds = {method: 0.0 for method in METHODS}
+    # do the three searches of the paper's rule return the same models, and the exact rule CS's?
+    agree = {"searches": True, "DB-loss = CS": True}
     for row, (cost_p, cost_n) in enumerate(costs):
         for test in folds:
             train = np.setdiff1d(np.arange(len(targets)), test)
+            models = {}
             for method, (factory, tested) in METHODS.items():
                 trainer = factory(cost_p, cost_n)
                 start = time.perf_counter()
-                machine = trainer.train(features[train], targets[train], args.rounds)
+                machine = models[method] = trainer.train(features[train], targets[train], args.rounds)
                 seconds[method] += time.perf_counter() - start
                 searches[method] += trainer.root_searches
                 if tested:
@@ -163,10 +167,24 @@ def run_dataset(name: str, args: argparse.Namespace, costs) -> dict:
                     rates[method][row] += np.array([false_negative_rate(targets[test], predictions),
                                                     false_positive_rate(targets[test], predictions),
                                                     classification_error(targets[test], predictions)]) / 3
+            agree["searches"] &= same_models(models["DB-cond"], models["DB-exh"], 1e-9) and \
+                same_models(models["DB-cond"], models["DB-pareto"], 1e-9)
+            agree["DB-loss = CS"] &= same_models(models["DB-loss"], models["CS"], 1e-8)
     pcf = probability_cost_function([c[0] for c in costs], [c[1] for c in costs])
     nec = {method: normalized_expected_cost(r[:, 0], r[:, 1], pcf) for method, r in rates.items()}
     return {"samples": len(targets), "features": features.shape[1], "rates": rates, "nec": nec,
-            "searches": searches, "seconds": seconds}
+            "searches": searches, "seconds": seconds, "agree": agree}
+
+
+def same_models(first, second, tolerance: float) -> bool:
+    """Same stumps, and weights equal to a relative ``tolerance``."""
+    return first.weak_machines == second.weak_machines and np.allclose(first.weights, second.weights,
+                                                                         rtol=tolerance, atol=0.0)
+
+
+def rank_correlation(values: np.ndarray) -> float:
+    """Spearman correlation of ``values`` with their position (costs are listed by increasing C_P / C_N)."""
+    return float(scipy.stats.spearmanr(np.arange(values.size), values)[0])
 
 
 def format_rate(value: float) -> str:
@@ -191,15 +209,21 @@ def print_tables(results: dict, costs, args: argparse.Namespace) -> None:
 
     print("\n### NEC difference between AdaBoostDB's rule (largest alpha) and Cost-Sensitive AdaBoost "
           "(smallest bound), mean over cost pairs\n")
-    print("| data set | mean abs(NEC DB - NEC CS) | max abs(NEC DB - NEC CS) | mean NEC DB | mean NEC CS |")
-    print("|---|---|---|---|---|")
+    print("| data set | mean abs(NEC DB - NEC CS) | max abs(NEC DB - NEC CS) | mean NEC DB | mean NEC CS | "
+          "rank corr. FN, C_P/C_N | rank corr. FP, C_P/C_N | 3 searches same models | DB-loss = CS models |")
+    print("|---|---|---|---|---|---|---|---|---|")
     differences = []
     for name, result in results.items():
         difference = np.abs(result["nec"]["DB-cond"] - result["nec"]["CS"])
         differences.append(difference)
+        rates = result["rates"]["DB-cond"]
+        agree = result["agree"]
         print(f"| {name} | {difference.mean():.2e} | {difference.max():.2e} | "
-              f"{result['nec']['DB-cond'].mean():.4f} | {result['nec']['CS'].mean():.4f} |")
-    print(f"| all | {np.concatenate(differences).mean():.2e} | {np.concatenate(differences).max():.2e} | | |")
+              f"{result['nec']['DB-cond'].mean():.4f} | {result['nec']['CS'].mean():.4f} | "
+              f"{rank_correlation(rates[:, 0]):+.2f} | {rank_correlation(rates[:, 1]):+.2f} | "
+              f"{'yes' if agree['searches'] else 'NO'} | {'yes' if agree['DB-loss = CS'] else 'NO'} |")
+    print(f"| all | {np.concatenate(differences).mean():.2e} | {np.concatenate(differences).max():.2e} "
+          "| | | | | | |")
 
     print("\n### Root searches and training seconds, summed over cost pairs and folds\n")
     header = " | ".join(f"{method} searches | {method} s" for method in METHODS)
