@@ -383,6 +383,7 @@ class BoostingClassifier(_BoostedClassifier):
         return self
 
     def _has_probabilities(self) -> bool:
+        """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
         return self.loss in _PROBABILITY_SCALE
 
     @available_if(_has_probabilities)
@@ -413,6 +414,7 @@ class BoostingClassifier(_BoostedClassifier):
         return one_vs_rest / one_vs_rest.sum(axis=1, keepdims=True)
 
     def __sklearn_tags__(self):
+        """scikit-learn tags: multi-class only with LUTs."""
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = self.weak_learner != "stump"
         return tags
@@ -593,6 +595,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         return self
 
     def __sklearn_tags__(self):
+        """scikit-learn tags: a two-class estimator."""
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
