@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from bob_boost import BoostedMachine, Boosting, LUTTrainer
-from bob_boost.costs import face_detection_cost_matrix, margin_cost_matrix, margin_vectors, samme_cost_matrix
+from bob_boost.costs import face_detection_cost_matrix, margin_cost_matrix, samme_cost_matrix
 from bob_boost.detection import (calibrate_cascade, detection_scores, early_exit_evaluate, positive_scores,
                                  score_traces)
 from bob_boost.losses.cmel import CMELoss
@@ -243,6 +243,8 @@ def test_lut_weak_learner_for_discrete_features():
         x, y, boosted_machine=BoostedMachine(cost_matrix=np.ones((4, 4)) - np.eye(4))),
      ValueError, "boosted_machine"),
     (lambda x, y: SAMMETrainer(number_of_classes=1), ValueError, "number_of_classes"),
+    (lambda x, y: SAMMETrainer().train(x, y - 1), ValueError, "labels.*>= 0"),
+    (lambda x, y: AdaBoostM1Trainer().train(x, y.astype(str)), TypeError, "labels"),
 ])
 def test_bad_input_is_rejected(call, error, message):
     features, labels = gaussian_classes(60, CENTERS, 10)

@@ -269,9 +269,9 @@ class SAMMETrainer(BAdaCostTrainer):
             return self.cost_matrix
         if boosted_machine is not None and boosted_machine.number_of_outputs is not None:
             return self._matrix(boosted_machine.number_of_outputs)
-        if labels.size == 0 or labels.dtype == object or not np.issubdtype(labels.dtype, np.number):
-            raise ValueError("labels: expected a non-empty array of integer labels")
-        return self._matrix(max(int(np.max(labels)) + 1, 2))
+        # any non-negative integers are valid here; the class count follows from the largest
+        classes = check_class_labels(labels, np.iinfo(np.int64).max)
+        return self._matrix(max(int(classes.max()) + 1, 2))
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(number_of_classes={self.number_of_classes}, "
