@@ -317,8 +317,8 @@ def read_cost_matrix(path: str | Path) -> np.ndarray:
             raise CommandError(f"{path}: not a readable NPY file ({error})") from None
     else:
         rows = _read_text_rows(path)
-        if len(rows) == 1 or (rows and len(rows[0]) == 1):  # whitespace-separated
-            rows = [row[0].split() for row in rows] if rows and len(rows[0]) == 1 else rows
+        if all(len(row) == 1 for row in rows):  # no commas or tabs: whitespace-separated
+            rows = [row[0].split() for row in rows]
         try:
             matrix = np.array(rows, dtype=np.float64)
         except ValueError:
@@ -394,10 +394,8 @@ def _lut_entries(features: np.ndarray, requested: int | None) -> int:
         raise CommandError("LUT weak learners need integer features (here they are not whole numbers)")
     if features.min() < 0:
         raise CommandError(f"LUT weak learners need non-negative features, found {features.min()}")
-    entries = int(features.max()) + 1 if requested is None else requested
-    if entries < 2:
-        entries = 2
-    return entries
+    # a LUT needs at least two entries even when every training value is 0
+    return max(2, int(features.max()) + 1) if requested is None else requested
 
 
 def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
@@ -689,10 +687,13 @@ def command_predict(args: argparse.Namespace) -> int:
     if machine.metadata.get("task") == "regression":
         labels = scores[:, 0]
     else:
-        classes = _model_classes(machine)
-        labels = np.array(classes)[predicted_indices(machine, table.features)]
-    names = ["score"] if scores.shape[1] == 1 else [f"score_{c}" for c in _model_classes(machine)][:scores.shape[1]]
-    if len(names) != scores.shape[1]:
+        labels = np.array(_model_classes(machine))[predicted_indices(machine, table.features)]
+    classes = _model_classes(machine)
+    if scores.shape[1] == 1:
+        names = ["score"]
+    elif len(classes) == scores.shape[1]:
+        names = [f"score_{c}" for c in classes]
+    else:
         names = [f"score_{i}" for i in range(scores.shape[1])]
     write_predictions(args.output, labels, scores, names)
     return 0
