@@ -738,8 +738,14 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
                 return int(contributing[solved[best]]), float(roots[best]), False
         if alpha <= 0:  # only candidates on the Contribution Condition's rounding edge are left
             return None
-        position, alpha = self._first_tied(error_p, error_n, a, b, position, alpha)
-        return int(contributing[position]), alpha, False
+        first = self._first_tied(error_p, error_n, a, b, position, alpha)
+        if first != position:
+            self.root_searches += 1
+        # the step comes from the vectorised solver whatever the search, so that all searches return the
+        # same bits (the Conditional Search's scalar roots agree only to rounding, which rounds amplify)
+        alpha = float(_double_base_roots(error_p[first:first + 1], error_n[first:first + 1], a, b,
+                                         self.cost_positive, self.cost_negative)[0])
+        return int(contributing[first]), alpha, False
 
     def _roots(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> np.ndarray:
         """Solve the polynomial for each candidate, counting the searches."""
@@ -791,18 +797,15 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         return position, alpha
 
     def _first_tied(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, position: int,
-                    alpha: float) -> tuple[int, float]:
+                    alpha: float) -> int:
         """Apply the tie rule for ``selection="alpha"``: the first candidate whose root is within tolerance.
 
-        The test ``root >= alpha_low`` is the Improvement Condition at
-        ``alpha_low`` (or equality), so it needs no extra root search; only
-        if it names another candidate is that candidate's root computed.
+        ``position`` holds the largest root ``alpha``. The test ``root >=
+        alpha_low`` is the Improvement Condition at ``alpha_low`` (or
+        equality), so it needs no root search.
         """
         alpha_low = alpha - TIE_TOLERANCE * alpha
         r_p = 2.0 * np.cosh(min(self.cost_positive * alpha_low, EXPONENT_LIMIT))
         r_n = 2.0 * np.cosh(min(self.cost_negative * alpha_low, EXPONENT_LIMIT))
         s = a * np.exp(-self.cost_positive * alpha_low) + b * np.exp(-self.cost_negative * alpha_low)
-        first = int(np.argmax(a * error_p[:position + 1] * r_p + b * error_n[:position + 1] * r_n <= s))
-        if first == position:
-            return position, alpha
-        return first, self._root(error_p[first], error_n[first], a, b)
+        return int(np.argmax(a * error_p[:position + 1] * r_p + b * error_n[:position + 1] * r_n <= s))
