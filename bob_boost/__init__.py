@@ -1,17 +1,24 @@
 """bob_boost: pluggable losses, weak machines and trainers for boosting."""
 __version__ = "0.1.0"
 
+from . import costs, detection, evaluation
 from .exceptions import ModelFormatError
-from .losses import (ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction, SquaredLoss,
-                     TangentialLoss)
+from .losses import (CMELoss, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction,
+                     SquaredLoss, TangentialLoss)
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
-from .trainers import Boosting, LUTTrainer, StumpTrainer
-from .weak import LUTMachine, StumpMachine, WeakMachine
+from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
+                       CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
+                       MultiClassStumpTrainer, SAMMETrainer, StumpTrainer)
+from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
+                   WeakMachine)
 
 __all__ = [
     "__version__", "ModelFormatError", "LossFunction", "ExponentialLoss", "LogitLoss", "TangentialLoss",
-    "JesorskyLoss", "SquaredLoss", "BoostedMachine", "Boosting", "StumpTrainer", "LUTTrainer",
-    "WeakMachine", "StumpMachine", "LUTMachine", "register_loss", "register_weak_machine",
-    "loss_class", "weak_machine_class",
+    "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "BoostedMachine", "Boosting",
+    "StumpTrainer", "LUTTrainer", "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer",
+    "SAMMETrainer", "AdaBoostM1Trainer", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
+    "MultiClassLUTTrainer", "WeakMachine", "StumpMachine", "LUTMachine", "MultiClassTreeMachine",
+    "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
+    "loss_class", "weak_machine_class", "costs", "detection", "evaluation",
 ]

@@ -1,6 +1,8 @@
 """Loss functions: each turns targets and scores into a loss and its gradient."""
 from ..registry import register_loss
 from .base import BinaryClassificationLoss, LossFunction
+from .cmel import CMELoss
+from .double_base import DoubleBaseLoss
 from .exponential import ExponentialLoss
 from .jesorsky import JesorskyLoss
 from .logit import LogitLoss
@@ -12,4 +14,4 @@ for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLo
 del _cls
 
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
-           "TangentialLoss", "JesorskyLoss", "SquaredLoss"]
+           "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss"]

@@ -1,6 +1,11 @@
-"""Weak machines: simple classifiers that boosting combines."""
+"""Weak machines: simple classifiers that boosting combines.
+
+Importing this package registers every built-in machine type for HDF5 loading.
+"""
 from .base import WeakMachine
 from .lut import LUTMachine
+from .multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, MultiClassWeakMachine
 from .stump import StumpMachine
 
-__all__ = ["WeakMachine", "StumpMachine", "LUTMachine"]
+__all__ = ["WeakMachine", "StumpMachine", "LUTMachine", "MultiClassWeakMachine", "MultiClassTreeMachine",
+           "MultiClassStumpMachine", "MultiClassLUTMachine"]
