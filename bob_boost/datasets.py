@@ -158,9 +158,9 @@ def load_mnist_hdf5(path: str | os.PathLike) -> MNIST:
 
 
 def _find_idx(folder: Path, name: str) -> Path:
-    """The IDX file ``name`` in ``folder``, compressed or not, also with the ``-idx3.ubyte`` spelling."""
+    """The IDX file ``name`` in ``folder``: compressed, uncompressed, or spelled ``train-images.idx3-ubyte``."""
     stem = name[:-3]
-    candidates = [stem + ".gz", stem, stem.replace("-idx", ".idx", 1), stem.replace("-ubyte", ".ubyte")]
+    candidates = [name, stem, stem.replace("-idx", ".idx", 1)]
     for candidate in candidates:
         if (folder / candidate).is_file():
             return folder / candidate

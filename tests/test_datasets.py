@@ -218,3 +218,11 @@ def test_shared_mnist_hdf5_loads():
     data = datasets.load_mnist(SHARED_MNIST)
     assert data.train_data.shape == (60000, 784) and data.test_data.shape == (10000, 784)
     assert np.bincount(data.test_labels).sum() == 10000 and set(np.unique(data.train_labels)) == set(range(10))
+
+
+def test_load_mnist_idx_accepts_dotted_spelling(tmp_path):
+    data = _small_mnist(5)
+    files = _write_idx_folder(tmp_path, data, compress=False)
+    for name, _ in files.values():  # e.g. train-images-idx3-ubyte -> train-images.idx3-ubyte
+        (tmp_path / name).rename(tmp_path / name.replace("-idx", ".idx", 1))
+    np.testing.assert_array_equal(datasets.load_mnist_idx(tmp_path).test_data, data.test_data)
