@@ -194,6 +194,24 @@ def test_exact_rule_matches_cost_sensitive_adaboost_on_real_data(costs):
     assert reference.root_searches == rounds * pool_size
 
 
+@pytest.mark.parametrize("costs", [(1.0, 7.0), (25.0, 1.0)])
+def test_scalar_root_search_selects_the_same_models_as_the_vectorised_one(costs):
+    features, labels = load_uci("diabetes")
+    targets = np.where(labels == 2, 1.0, -1.0)
+    rounds = 8
+    machines, searches = {}, {}
+    for root_search in ("vectorised", "scalar"):
+        trainer = CostSensitiveAdaBoostTrainer(*costs, root_search=root_search)
+        machines[root_search] = trainer.train(features, targets, rounds)
+        searches[root_search] = trainer.root_searches
+    vectorised, scalar = machines["vectorised"], machines["scalar"]
+    assert len(vectorised) == rounds
+    assert scalar.weak_machines == vectorised.weak_machines
+    np.testing.assert_allclose(weights_of(scalar), weights_of(vectorised), rtol=1e-8)
+    assert searches["scalar"] == searches["vectorised"] > 0
+    assert scalar.metadata["root_search"] == "scalar"
+
+
 @pytest.mark.parametrize("costs", [(1.0, 10.0), (5.0, 1.0), (2.0, 3.0)])
 def test_the_three_searches_agree_on_real_data(costs):
     features, labels = load_uci("ionosphere")
@@ -220,7 +238,8 @@ def test_optimal_step_of_both_trainers_minimises_the_bound():
     weights = rng.random(60)
     for cost_p, cost_n in ((1.0, 1.0), (4.0, 0.5), (0.2, 30.0)):
         expected, _ = brute_force_step(weights, targets, predictions, np.where(targets > 0, cost_p, cost_n))
-        for trainer in (CostSensitiveAdaBoostTrainer(cost_p, cost_n), AdaBoostDBTrainer(cost_p, cost_n)):
+        for trainer in (CostSensitiveAdaBoostTrainer(cost_p, cost_n), AdaBoostDBTrainer(cost_p, cost_n),
+                        CostSensitiveAdaBoostTrainer(cost_p, cost_n, root_search="scalar")):
             assert trainer.optimal_step(targets, predictions, weights) == pytest.approx(expected, rel=1e-10)
     trainer = CostSensitiveAdaBoostTrainer(1.0, 2.0)
     flipped, _ = brute_force_step(weights, targets, -predictions, np.where(targets > 0, 1.0, 2.0))
@@ -330,6 +349,8 @@ def test_training_rejects_bad_input():
         AdaBoostDBTrainer(1.0, 2.0, selection="margin")
     with pytest.raises(ValueError, match="search"):
         AdaBoostDBTrainer(1.0, 2.0, search="greedy")
+    with pytest.raises(ValueError, match="root_search"):
+        CostSensitiveAdaBoostTrainer(1.0, 2.0, root_search="newton")
     with pytest.raises(ValueError, match="Conditional Search"):
         AdaBoostDBTrainer(1.0, 2.0, selection="loss", search="conditional")
 
@@ -360,4 +381,4 @@ def test_save_and_load_round_trip(tmp_path, ionosphere):
     np.testing.assert_array_equal(loaded.weights, machine.weights)
     np.testing.assert_array_equal(loaded.predict(features), machine.predict(features))
     assert loaded.metadata == {"loss": "double_base", "trainer": "CostSensitiveAdaBoost",
-                               "cost_positive": 1.0, "cost_negative": 5.0}
+                               "cost_positive": 1.0, "cost_negative": 5.0, "root_search": "vectorised"}
