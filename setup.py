@@ -18,8 +18,10 @@ setup(
     python_requires=">=3.9",
     install_requires=["numpy>=1.22", "scipy>=1.8", "h5py>=3.6"],
     extras_require={
-        "test": ["pytest>=7"],
-        "sklearn": ["scikit-learn>=1.3"],
+        # the suite also exercises the optional front doors, so it installs them
+        "test": ["pytest>=7", "scikit-learn>=1.6", "matplotlib>=3.5", "tqdm>=4.60"],
+        "sklearn": ["scikit-learn>=1.6"],
+        "doc": ["sphinx>=7", "myst-parser>=2"],
         "plot": ["matplotlib>=3.5"],
         "progress": ["tqdm>=4.60"],
         "bench": ["scikit-learn>=1.3", "lightgbm>=4.0"],

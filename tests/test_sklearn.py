@@ -48,20 +48,12 @@ PIPELINE_FAILURES = {
     "check_estimators_overwrite_params": "sklearn's Pipeline fits the step estimators it holds in place",
     "check_dont_overwrite_parameters": "sklearn's Pipeline fits the step estimators it holds in place",
 }
-TIE_FAILURE = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "on 15 samples x 30 features several stumps split the training samples identically; their gains "
-        "are equal in exact arithmetic, and rounding (which differs between weighted and repeated sums) "
-        "picks one of them, which can treat the unweighted points differently",
-}
 
 
 def expected_failed_checks(estimator) -> dict[str, str]:
     """The checks that cannot pass, with the reason."""
     if isinstance(estimator, Pipeline):
         return PIPELINE_FAILURES
-    if isinstance(estimator, BoostingRegressor):
-        return TIE_FAILURE
     return {}
 
 

@@ -109,3 +109,11 @@ def test_trainers_do_not_modify_their_inputs():
     LUTTrainer(5).train(features, gradient)
     np.testing.assert_array_equal(features, copies[0])
     np.testing.assert_array_equal(gradient, copies[1])
+
+
+def test_stumps_tied_in_exact_arithmetic_go_to_the_lowest_feature():
+    # a mirrored copy of a feature offers the same splits, whose gains differ only by rounding
+    for _ in range(20):
+        values = rng.normal(size=(200, 1))
+        machine = StumpTrainer().train(np.hstack([values, -values]), rng.normal(size=200))
+        assert machine.index == 0

@@ -7,6 +7,9 @@ from .._validation import as_feature_matrix, as_score_matrix
 from ..weak.stump import StumpMachine
 from .binning import BinnedFeatures
 
+#: Gains closer than this fraction of the total absolute gradient count as tied.
+TIE_TOLERANCE = 1e-10
+
 
 class StumpTrainer:
     """Select the stump that best follows the negative loss gradient.
@@ -14,7 +17,8 @@ class StumpTrainer:
     Among every feature and every threshold half-way between two consecutive
     distinct values of that feature, the stump ``h`` maximising
     ``|sum_n -g_n h(x_n)|`` is chosen, with the polarity that makes the sum
-    positive (so the fitted weight comes out positive). Ties go to the lowest
+    positive (so the fitted weight comes out positive). Ties (gains within
+    :data:`TIE_TOLERANCE` of the total absolute gradient) go to the lowest
     feature index, then the lowest threshold.
 
     The search costs one sparse product per call; the sort it needs is done
@@ -57,7 +61,10 @@ class StumpTrainer:
         if not valid.any():
             raise ValueError("features: every feature is constant, so no stump can split them")
         candidates = np.where(valid, np.abs(gain), -1.0)
-        best = int(np.argmax(candidates))
+        # gains equal in exact arithmetic may differ by rounding (which depends
+        # on summation order); treat them as tied so the documented order decides
+        tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
+        best = int(np.argmax(candidates >= candidates.max() - tolerance))
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
         threshold = 0.5 * (binned.bin_values[best] + binned.bin_values[best + 1])
         polarity = 1.0 if gain[best] >= 0 else -1.0
