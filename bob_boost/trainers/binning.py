@@ -71,18 +71,9 @@ class BinnedFeatures:
                 table = (np.cumsum(present) - 1).astype(np.int32)
                 values = np.nonzero(present.reshape(n_features, span))[1] + np.repeat(low, sizes)
                 return cls(table[slots], offsets, counts[present], values.astype(np.float64))
-        columns = np.ascontiguousarray(features.T)
-        order = np.argsort(columns, axis=1, kind="stable")
-        ordered = np.take_along_axis(columns, order, axis=1)
-        is_new = np.ones(ordered.shape, dtype=bool)
-        is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
-        offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
-        ranks += offsets[:-1, np.newaxis]
-        bins = np.empty_like(ranks)
-        np.put_along_axis(bins, order, ranks, axis=1)
-        counts = np.bincount(ranks.ravel(), minlength=int(offsets[-1]))
-        return cls(bins.T, offsets, counts, ordered[is_new].astype(np.float64))
+        bins, offsets, values = distinct_value_bins(features)
+        counts = np.bincount(bins.ravel(), minlength=int(offsets[-1]))
+        return cls(bins, offsets, counts, values)
 
     @classmethod
     def from_integers(cls, features: np.ndarray, number_of_values: int) -> "BinnedFeatures":
@@ -108,6 +99,32 @@ class BinnedFeatures:
         partial = np.add.reduceat(sums, self.offsets[:-1], axis=0)
         sums[self._mode_bins] = values.sum(axis=0) - partial
         return sums
+
+
+def distinct_value_bins(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Give every distinct value of every feature its own bin, by one sort per feature.
+
+    Returns
+    -------
+    bins : numpy.ndarray
+        (#samples, #features) int64 global bin of every entry; feature ``f``
+        owns bins ``offsets[f]:offsets[f+1]`` in increasing order of value.
+    offsets : numpy.ndarray
+        (#features + 1,) bin offsets.
+    values : numpy.ndarray
+        float64 feature value of every bin.
+    """
+    columns = np.ascontiguousarray(features.T)
+    order = np.argsort(columns, axis=1, kind="stable")
+    ordered = np.take_along_axis(columns, order, axis=1)
+    is_new = np.ones(ordered.shape, dtype=bool)
+    is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
+    offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
+    ranks += offsets[:-1, np.newaxis]
+    bins = np.empty_like(ranks)
+    np.put_along_axis(bins, order, ranks, axis=1)
+    return np.ascontiguousarray(bins.T), offsets, ordered[is_new].astype(np.float64)
 
 
 def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,6 +22,7 @@ from .._validation import as_feature_matrix, check_positive_int
 from ..costs import check_class_labels
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
+from .binning import distinct_value_bins
 
 #: Number of bins of the quantised (uint8) feature coding.
 QUANTIZATION_BINS = 256
@@ -108,18 +109,8 @@ class SplitFeatures:
     def distinct(cls, features: np.ndarray) -> "SplitFeatures":
         """Give every distinct value of a feature its own bin (exact float path)."""
         raw = np.asarray(features)
-        columns = np.ascontiguousarray(raw.T, dtype=np.float64)
-        order = np.argsort(columns, axis=1, kind="stable")
-        ordered = np.take_along_axis(columns, order, axis=1)
-        is_new = np.ones(ordered.shape, dtype=bool)
-        is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-        ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
-        offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
-        ranks += offsets[:-1, np.newaxis]
-        codes = np.empty_like(ranks)
-        np.put_along_axis(codes, order, ranks, axis=1)
-        return cls(raw, np.ascontiguousarray(codes.T), offsets, ordered[is_new], False)
-
+        bins, offsets, values = distinct_value_bins(raw.astype(np.float64, copy=False))
+        return cls(raw, bins, offsets, values, False)
 
 def check_training_inputs(number_of_samples: int, labels, weights, loss_matrix) -> tuple[np.ndarray, ...]:
     """Validate the per-round inputs of a multi-class weak trainer.
