@@ -212,6 +212,18 @@ def test_scalar_root_search_selects_the_same_models_as_the_vectorised_one(costs)
     assert scalar.metadata["root_search"] == "scalar"
 
 
+def test_scalar_root_search_survives_a_rounding_edge_at_a_zero_step():
+    # right and wrong weight are equal (as floats) at equal costs, so the step is 0 and its bracket [0, 0];
+    # the equation evaluated there is -1.1e-16, not 0, so the ends have no sign change for Brent's method
+    targets = np.array([1.0, 1.0, -1.0, -1.0])
+    predictions = np.array([-1.0, 1.0, 1.0, -1.0])  # wrong, right, wrong, right
+    weights = np.array([0.30331788788358993, 0.3631774650815174, 0.3647482804919992, 0.3048887032940717])
+    assert weights[0] + weights[2] == weights[1] + weights[3]
+    scalar = CostSensitiveAdaBoostTrainer(1.0, 1.0, root_search="scalar")
+    assert scalar.optimal_step(targets, predictions, weights) == 0.0
+    assert abs(CostSensitiveAdaBoostTrainer(1.0, 1.0).optimal_step(targets, predictions, weights)) < 1e-15
+
+
 @pytest.mark.parametrize("costs", [(1.0, 10.0), (5.0, 1.0), (2.0, 3.0)])
 def test_the_three_searches_agree_on_real_data(costs):
     features, labels = load_uci("ionosphere")

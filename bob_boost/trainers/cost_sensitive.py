@@ -341,8 +341,10 @@ def _hyperbolic_equation(alpha: float, wrong_positive: float, wrong_negative: fl
     """Left minus right side of the hyperbolic equation of one candidate, in plain floats."""
     arg_p = min(max(cost_positive * alpha, -EXPONENT_LIMIT), EXPONENT_LIMIT)
     arg_n = min(max(cost_negative * alpha, -EXPONENT_LIMIT), EXPONENT_LIMIT)
-    return (2 * cost_positive * wrong_positive * math.cosh(arg_p) + 2 * cost_negative * wrong_negative * math.cosh(arg_n)
-            - cost_positive * total_positive * math.exp(-arg_p) - cost_negative * total_negative * math.exp(-arg_n))
+    hyperbolic = 2 * (cost_positive * wrong_positive * math.cosh(arg_p)
+                      + cost_negative * wrong_negative * math.cosh(arg_n))
+    exponential = cost_positive * total_positive * math.exp(-arg_p) + cost_negative * total_negative * math.exp(-arg_n)
+    return hyperbolic - exponential
 
 
 def _hyperbolic_roots_one_by_one(wrong_positive: np.ndarray, right_positive: np.ndarray,
