@@ -100,7 +100,8 @@ def _numeric(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _read_text_rows(path: Path) -> list[list[str]]:
+def _read_text(path: Path) -> tuple[str, str]:
+    """The text of a (possibly gzip-compressed) table and its delimiter (tab for .tsv, else comma)."""
     delimiter = "\t" if _suffix(path) == ".tsv" else ","
     with open(path, "rb") as handle:
         compressed = handle.read(2) == b"\x1f\x8b"
@@ -111,8 +112,22 @@ def _read_text_rows(path: Path) -> list[list[str]]:
         raise CommandError(f"{path}: not a readable text table ({error})") from None
     if _suffix(path) == ".txt" and delimiter not in text and "\t" in text:
         delimiter = "\t"
-    rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text), delimiter=delimiter)]
-    return [row for row in rows if any(row)]
+    return text, delimiter
+
+
+def _rows(text: str, delimiter: str, limit: int | None = None) -> list[list[str]]:
+    """Non-empty rows of stripped cells, at most ``limit`` of them."""
+    rows = []
+    for row in csv.reader(io.StringIO(text), delimiter=delimiter):
+        if any(cell.strip() for cell in row):
+            rows.append([cell.strip() for cell in row])
+            if limit is not None and len(rows) == limit:
+                break
+    return rows
+
+
+def _read_text_rows(path: Path) -> list[list[str]]:
+    return _rows(*_read_text(path))
 
 
 def _column_index(target: str | None, names: list[str] | None, width: int, path: Path) -> int:
@@ -200,31 +215,62 @@ def _has_target(with_target, target, names, width, number_of_features) -> bool:
 
 
 def _read_delimited(path: Path, target, with_target, number_of_features) -> Table:
-    rows = _read_text_rows(path)
-    if not rows:
+    text, delimiter = _read_text(path)
+    first = _rows(text, delimiter, limit=2)
+    if not first:
         raise CommandError(f"{path}: empty file")
-    width = len(rows[0])
+    width = len(first[0])
+    first_numeric = [_is_number(cell) for cell in first[0]]
+    # a header has a text cell where the next row has a number, or text only
+    header = not any(first_numeric) or (len(first) > 1 and any(
+        not numeric and _is_number(cell) for numeric, cell in zip(first_numeric, first[1])))
+    names = first[0] if header else None
+    has_target = _has_target(with_target, target, names, width, number_of_features)
+    index = _column_index(target, names, width, path) if has_target else None
+    matrix = _all_numbers(text, delimiter, header, width)
+    if matrix is not None:
+        labels = None if index is None else _numeric(matrix[:, index])
+        features = matrix if index is None else np.delete(matrix, index, axis=1)
+    else:
+        features, labels = _parse_cells(path, text, delimiter, header, width, names, index)
+    if not np.all(np.isfinite(features)):
+        raise CommandError(f"{path}: features contain NaN or infinite values")
+    feature_names = [n for c, n in enumerate(names) if c != index] if names else None
+    return Table(_numeric(features), labels, feature_names)
+
+
+def _all_numbers(text: str, delimiter: str, header: bool, width: int) -> np.ndarray | None:
+    """Fast path: the whole table parsed by numpy, or None when some cell is not a plain number."""
+    body = text
+    if header:  # drop the header line
+        stripped = text.lstrip("\r\n")
+        newline = stripped.find("\n")
+        body = "" if newline < 0 else stripped[newline + 1:]
+    if not body.strip():
+        return None
+    try:
+        matrix = np.loadtxt(io.StringIO(body), delimiter=delimiter, dtype=np.float64, ndmin=2, comments=None)
+    except ValueError:
+        return None
+    return matrix if matrix.shape[0] and matrix.shape[1] == width else None
+
+
+def _parse_cells(path: Path, text: str, delimiter: str, header: bool, width: int, names: list[str] | None,
+                 index: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Slow path with exact error messages: text labels, bad cells, ragged rows."""
+    rows = _rows(text, delimiter)
     for line, row in enumerate(rows, 1):
         if len(row) != width:
             raise CommandError(f"{path}: row {line} has {len(row)} columns, the first row has {width}")
-    first_numeric = [_is_number(cell) for cell in rows[0]]
-    # a header has a text cell where the next row has a number, or text only
-    header = not any(first_numeric) or (len(rows) > 1 and any(
-        not numeric and _is_number(cell) for numeric, cell in zip(first_numeric, rows[1])))
-    names = rows[0] if header else None
     body = rows[1:] if header else rows
     if not body:
         raise CommandError(f"{path}: no data rows")
     cells = np.array(body, dtype=object)
-    has_target = _has_target(with_target, target, names, width, number_of_features)
     labels = None
-    feature_columns = list(range(width))
-    if has_target:
-        index = _column_index(target, names, width, path)
-        feature_columns.remove(index)
+    feature_columns = [c for c in range(width) if c != index]
+    if index is not None:
         column = cells[:, index]
-        labels = np.array([cell for cell in column]) if not all(map(_is_number, column)) \
-            else _numeric(column.astype(np.float64))
+        labels = _numeric(column.astype(np.float64)) if all(map(_is_number, column)) else column.astype(str)
     features = np.empty((len(body), len(feature_columns)))
     for j, column in enumerate(feature_columns):
         try:
@@ -234,10 +280,7 @@ def _read_delimited(path: Path, target, with_target, number_of_features) -> Tabl
             name = f"{names[column]!r}" if names else str(column)
             raise CommandError(f"{path}: column {name}, data row {bad + 1}: {cells[bad, column]!r} is not a number"
                                ) from None
-    if not np.all(np.isfinite(features)):
-        raise CommandError(f"{path}: features contain NaN or infinite values")
-    feature_names = [names[c] for c in feature_columns] if names else None
-    return Table(_numeric(features), labels, feature_names)
+    return features, labels
 
 
 def _check_numeric(array: np.ndarray, what: str, path: Path) -> np.ndarray:

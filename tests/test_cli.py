@@ -147,6 +147,21 @@ def test_average_cost_counts_each_confusion(tmp_path, capsys):
     assert result["accuracy"] == 0.0 and result["average_cost"] == pytest.approx(expected)
 
 
+def test_quoted_and_plain_tables_read_the_same(tmp_path):
+    from bob_boost.cli import read_table
+
+    rng = np.random.default_rng(9)
+    matrix = np.column_stack([rng.integers(0, 5, (30, 3)), rng.integers(0, 2, 30)])
+    plain, quoted = tmp_path / "plain.csv", tmp_path / "quoted.csv"
+    plain.write_text("a,b,c,target\n" + "\n".join(",".join(map(str, row)) for row in matrix) + "\n")
+    quoted.write_text('"a","b","c","target"\n' + "\n".join(",".join(f'"{v}"' for v in row) for row in matrix))
+    fast, slow = read_table(plain), read_table(quoted)  # numpy's parser, then the csv module
+    for table in (fast, slow):
+        np.testing.assert_array_equal(table.features, matrix[:, :3])
+        np.testing.assert_array_equal(table.labels, matrix[:, 3])
+        assert table.feature_names == ["a", "b", "c"] and table.features.dtype == np.int64
+
+
 def test_hdf5_group_and_npy_target_column(tmp_path, capsys):
     features, labels = _three_classes(seed=4)
     data = tmp_path / "d.hdf5"
@@ -233,6 +248,8 @@ def _write_bad_inputs(tmp_path: Path) -> dict:
     np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
     (tmp_path / "notnpy.npy").write_text("hello")
     (tmp_path / "onecol.csv").write_text("0,1\n1,0\n")
+    (tmp_path / "header_only.csv").write_text("f0,f1,target\n")
+    (tmp_path / "nan.csv").write_text("1,nan,1\n2,3,-1\n")
     model = tmp_path / "model.hdf5"
     assert main(["train", str(good), "-o", str(model), "-r", "2", "-q"]) == 0
     with h5py.File(tmp_path / "truncated.hdf5", "w") as handle:
@@ -250,6 +267,8 @@ BAD_INPUTS = [
     ["train", "{tmp}/cube.npy", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/notnpy.npy", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/corrupt.hdf5", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/header_only.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/nan.csv", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "nope"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "7"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--loss", "unknown"],
