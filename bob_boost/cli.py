@@ -57,6 +57,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows "(default: ...)" only for options that take a value and have a default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.nargs == 0:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 # -- reading data ------------------------------------------------------------------
 @dataclass
 class Table:
@@ -966,7 +975,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                      help="run 'bob-boost COMMAND --help' for its options")
     commands.required = True
-    formatter = argparse.ArgumentDefaultsHelpFormatter
+    formatter = _HelpFormatter
 
     train = commands.add_parser("train", parents=[common], formatter_class=formatter,
                                 help="train a boosted machine from a data file and write it to HDF5",
@@ -985,10 +994,10 @@ def build_parser() -> argparse.ArgumentParser:
                        + " (default: exponential for two classes, logit for more)")
     train.add_argument("-w", "--weak-learner", choices=("stump", "lut", "tree"), default="stump",
                        help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme")
-    train.add_argument("-r", "--rounds", type=_positive_int, default=100, help="number of boosting rounds")
+    train.add_argument("-r", "--rounds", type=_positive_int, default=100, metavar="N", help="number of boosting rounds")
     train.add_argument("-s", "--selection-style", choices=("independent", "shared"), default="independent",
                        help="multi-output LUTs: one feature per output, or one shared by all outputs")
-    train.add_argument("--lut-entries", type=_positive_int,
+    train.add_argument("--lut-entries", type=_positive_int, metavar="N",
                        help="entries of each LUT (feature values 0..N-1); default: largest training value + 1")
     train.add_argument("--positive-label", help="the class that gets target +1 in binary problems")
     train.add_argument("--cost-positive", type=_positive_float,
@@ -1064,7 +1073,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the weak trainer")
         sub.add_argument("-l", "--loss-type", choices=tuple(EXAMPLE_LOSSES), default="exp",
                          help="the loss: exponential, logit or tangential")
-        sub.add_argument("-r", "--number-of-boosting-rounds", type=_positive_int, default=100,
+        sub.add_argument("-r", "--number-of-boosting-rounds", type=_positive_int, default=100, metavar="N",
                          help="number of boosting rounds (weak machines)")
         sub.add_argument("-m", "--multi-variate", action="store_true",
                          help="one output per digit (+1 for the true digit, -1 for the others; needs -t lut)")
@@ -1073,9 +1082,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("-d", "--digits", type=int, nargs="+", choices=range(10), default=[5, 6], metavar="DIGIT",
                          help="the digits to classify (univariate: exactly two; the first one gets +1)")
         sub.add_argument("-a", "--all-digits", action="store_true", help="use all ten digits (overrides -d)")
-        sub.add_argument("-n", "--number-of-elements", type=int,
+        sub.add_argument("-n", "--number-of-elements", type=int, metavar="N",
                          help="use only the first N training and N test images of each digit")
-        sub.add_argument("-c", "--classifier-file",
+        sub.add_argument("-c", "--classifier-file", metavar="FILE",
                          help="store the trained classifier here, or load it from here if the file exists")
         sub.add_argument("-F", "--force", action="store_true",
                          help="train again even if the --classifier-file exists")
