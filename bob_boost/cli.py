@@ -8,6 +8,7 @@ non-zero exit status, never a traceback. Run ``bob-boost --help`` or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import inspect
@@ -18,14 +19,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import h5py
 import numpy as np
 
 from . import __version__, datasets
 from .exceptions import ModelFormatError
-from .losses import cmel as _cmel, double_base as _double_base  # noqa: F401  (register "cmel", "double_base")
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .machine import BoostedMachine
 from .progress import Progress
@@ -1119,15 +1119,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_logging(verbosity: int) -> None:
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record arrives (tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+@contextlib.contextmanager
+def _cli_logging(verbosity: int) -> Iterator[None]:
+    """Route the package's log to stderr at the ``-v`` level for one command, then restore it."""
     level = {0: logging.ERROR, 1: logging.WARNING, 2: logging.INFO}.get(verbosity, logging.DEBUG)
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("bob-boost: %(levelname)s: %(message)s"))
+    saved_level, saved_propagate = logger.level, logger.propagate
     logger.setLevel(level)
-    if not any(getattr(h, "_bob_boost_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("bob-boost: %(levelname)s: %(message)s"))
-        handler._bob_boost_cli = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    logger.addHandler(handler)
     logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved_level)
+        logger.propagate = saved_propagate
 
 
 def _one_line(error: BaseException) -> str:
@@ -1143,10 +1158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0) if not isinstance(exit_.code, str) else 2
-    _configure_logging(args.verbose)
     prog = f"bob-boost {args.command}"
     try:
-        return args.handler(args)
+        with _cli_logging(args.verbose):
+            return args.handler(args)
     except (CommandError, ModelFormatError, ValueError, TypeError, KeyError, OSError, ImportError) as error:
         print(f"{prog}: error: {_one_line(error)}", file=sys.stderr)
         return 1

@@ -369,3 +369,12 @@ def test_installed_entry_point_round_trip(tmp_path):
     assert predicted.returncode == 0 and lines[0] == "label,score" and len(lines) == labels.size + 1
     inspected = run("inspect", model)
     assert inspected.returncode == 0 and "weak machines (rounds): 3" in inspected.stdout
+
+
+def test_running_a_command_leaves_the_package_logger_as_it_was(tmp_path):
+    import logging
+
+    package_logger = logging.getLogger("bob_boost")
+    before = (package_logger.level, package_logger.propagate, list(package_logger.handlers))
+    assert main(["example", "digits", "--samples", "200", "-r", "2", "-v", "-v"]) == 0
+    assert (package_logger.level, package_logger.propagate, list(package_logger.handlers)) == before
