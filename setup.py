@@ -16,7 +16,7 @@ setup(
     license="BSD-3-Clause",
     packages=find_packages(include=["bob_boost", "bob_boost.*"]),
     python_requires=">=3.9",
-    install_requires=["numpy>=1.22", "scipy>=1.8", "h5py>=3.6"],
+    install_requires=["numpy>=1.22", "scipy>=1.8", "h5py>=3.6", "threadpoolctl>=3.1"],
     extras_require={
         # the suite also exercises the optional front doors, so it installs them
         "test": ["pytest>=7", "scikit-learn>=1.6", "matplotlib>=3.5", "tqdm>=4.60"],
