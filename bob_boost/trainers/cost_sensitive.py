@@ -619,8 +619,8 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         by bracketed Newton steps in numpy. ``"scalar"`` runs one Brent search
         (``scipy.optimize.brentq``) per candidate in a Python loop: the
         algorithm as the AdaBoostDB paper states and times it, kept as the
-        reference baseline for training-time comparisons; it is roughly
-        100 times slower.
+        reference baseline for training-time comparisons; in
+        ``bench/bench_adaboostdb.py`` it is 26 to 53 times slower.
     """
 
     algorithm = "CostSensitiveAdaBoost"
