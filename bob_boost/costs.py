@@ -5,7 +5,7 @@ Conventions (BAdaCost, Fernández-Baldera et al. 2018): classes are numbered
 of class ``i``, with a zero diagonal and non-negative entries. Derived
 matrices:
 
-* ``C*`` (:func:`bob_boost.machine.cost_star`): ``C`` with its diagonal
+* ``C*`` (:func:`cost_star`): ``C`` with its diagonal
   replaced by minus the row sums, so that every row sums to zero;
 * the margin vector of class ``k``: 1 at ``k`` and ``-1/(K-1)`` elsewhere
   (:func:`margin_vectors`);
@@ -66,7 +66,21 @@ def check_cost_matrix(cost_matrix, name: str = "cost_matrix") -> np.ndarray:
     if np.any(diagonal != 0):
         index = int(np.flatnonzero(diagonal)[0])
         raise ValueError(f"{name}: the diagonal must be zero, entry ({index}, {index}) is {diagonal[index]}")
+    if not np.any(matrix):
+        raise ValueError(f"{name}: every cost is zero, so no prediction is better than another")
     return matrix
+
+
+def cost_star(cost_matrix) -> np.ndarray:
+    """Return C*: the cost matrix with its diagonal replaced by minus its row sums.
+
+    Every row of C* sums to zero; ``argmin_k (C* f)_k`` is the cost-sensitive
+    decision for a margin vector ``f``.
+    """
+    star = np.array(cost_matrix, dtype=np.float64)
+    np.fill_diagonal(star, 0.0)
+    np.fill_diagonal(star, -star.sum(axis=1))
+    return star
 
 
 def margin_vectors(number_of_classes: int) -> np.ndarray:
@@ -89,9 +103,6 @@ def margin_cost_matrix(cost_matrix) -> np.ndarray:
     non-negative elsewhere. BAdaCost multiplies a sample's weight by
     ``exp(beta * C2[l, k])``.
     """
-    # imported here: bob_boost.machine imports the weak machines, which import this module
-    from .machine import cost_star
-
     matrix = check_cost_matrix(cost_matrix)
     k = matrix.shape[0]
     return k / (k - 1) * cost_star(matrix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from typing import Iterator
 
@@ -16,6 +17,10 @@ import h5py
 import numpy as np
 
 from .exceptions import ModelFormatError
+
+#: Largest dataset a model may hold (2**27 float64 = 1 GiB); a file declaring
+#: more is rejected before anything is allocated.
+MAX_ELEMENTS = 1 << 27
 
 
 def where(group: h5py.Group) -> str:
@@ -54,6 +59,9 @@ def read_array(group: h5py.Group, name: str, kind: str, ndim: int | None = None)
         raise fail(group, f"{name!r} is not a dataset")
     if item.dtype.kind not in "iuf":
         raise fail(group, f"dataset {name!r} has non-numeric type {item.dtype}")
+    if item.size > MAX_ELEMENTS:
+        raise fail(group, f"dataset {name!r} declares {item.size} elements, more than a model can hold "
+                          f"({MAX_ELEMENTS})")
     data = np.asarray(item[()])
     if ndim is not None and data.ndim != ndim:
         raise fail(group, f"dataset {name!r} has shape {data.shape}, expected {ndim} dimension(s)")
@@ -124,8 +132,21 @@ def atomic_file(path: str | os.PathLike) -> Iterator[h5py.File]:
             yield h5
         with open(temporary, "rb") as stream:
             os.fsync(stream.fileno())
+        # mkstemp creates the file private (0600); give it the mode the
+        # replaced file had, or the one a plain open() would have given
+        os.chmod(temporary, _mode_for(path))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
+
+
+def _mode_for(path: str) -> int:
+    """Permission bits of ``path`` if it exists, else 0666 minus the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

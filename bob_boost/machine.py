@@ -9,7 +9,8 @@ import h5py
 import numpy as np
 
 from . import hdf5
-from ._validation import as_feature_matrix
+from ._validation import as_feature_matrix, check_positive_int
+from .costs import check_cost_matrix, cost_star
 from .exceptions import ModelFormatError
 from .registry import weak_machine_class
 from .weak.base import WeakMachine
@@ -17,13 +18,12 @@ from .weak.base import WeakMachine
 #: Value of the root ``version`` attribute, as bob.learn.boosting 2.x writes it.
 FORMAT_VERSION = 2
 
+#: Errors h5py and numpy raise on damaged or hostile files (dangling links,
+#: undecodable names, absurd declared sizes); loading turns them into ModelFormatError.
+_ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadata"}
+_ROOT_ITEMS = {"Weights", "CostMatrix"}
 
-def cost_star(cost_matrix) -> np.ndarray:
-    """Return C*: the cost matrix with its diagonal replaced by minus its row sums."""
-    star = np.array(cost_matrix, dtype=np.float64)
-    np.fill_diagonal(star, 0.0)
-    np.fill_diagonal(star, -star.sum(axis=1))
-    return star
+_DAMAGE = (KeyError, TypeError, ValueError, MemoryError, OSError, RuntimeError)
 
 
 class BoostedMachine:
@@ -49,19 +49,22 @@ class BoostedMachine:
                  number_of_features: int | None = None, metadata: dict[str, Any] | None = None) -> None:
         self._weak_machines: list[WeakMachine] = []
         self._weights: list[np.ndarray] = []
-        self._number_of_outputs = number_of_outputs
+        self._number_of_outputs = (None if number_of_outputs is None
+                                   else check_positive_int(number_of_outputs, "number_of_outputs"))
         self.cost_matrix = None
         if cost_matrix is not None:
-            matrix = np.array(cost_matrix, dtype=np.float64)
-            if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or not np.all(np.isfinite(matrix)):
-                raise ValueError(f"cost_matrix: must be a finite square matrix, got shape {matrix.shape}")
-            if number_of_outputs is not None and number_of_outputs != matrix.shape[0]:
-                raise ValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but number_of_outputs "
-                                 f"is {number_of_outputs}")
-            self.cost_matrix = matrix
-            self._number_of_outputs = matrix.shape[0]
-        self.number_of_features = number_of_features
+            self.cost_matrix = check_cost_matrix(cost_matrix)
+            size = self.cost_matrix.shape[0]
+            if self._number_of_outputs not in (None, size):
+                raise ValueError(f"cost_matrix: is {size}x{size} but number_of_outputs is {number_of_outputs}")
+            self._number_of_outputs = size
+        self.number_of_features = (None if number_of_features is None
+                                   else check_positive_int(number_of_features, "number_of_features"))
         self.metadata: dict[str, Any] = dict(metadata or {})
+        try:
+            json.dumps(self.metadata)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"metadata: must be JSON-serialisable ({error})") from None
 
     # -- composition -------------------------------------------------------
     def add_weak_machine(self, machine: WeakMachine, weight) -> None:
@@ -154,14 +157,16 @@ class BoostedMachine:
         elsewhere; multi-variate ones the index of the largest score, or with
         a cost matrix the index minimising ``C* S(x)`` (lowest index on ties).
         """
-        scores = self.decision_scores(features)
-        if self.cost_matrix is not None:
-            labels = np.argmin(scores @ cost_star(self.cost_matrix).T, axis=1)
-        elif scores.shape[1] == 1:
-            labels = np.where(scores[:, 0] > 0, 1, -1)
-        else:
-            labels = np.argmax(scores, axis=1)
+        labels = self.labels_from_scores(self.decision_scores(features))
         return labels[0] if np.ndim(features) == 1 else labels
+
+    def labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The labels :meth:`predict` gives for (#samples, #outputs) ``scores``."""
+        if self.cost_matrix is not None:
+            return np.argmin(scores @ cost_star(self.cost_matrix).T, axis=1)
+        if scores.shape[1] == 1:
+            return np.where(scores[:, 0] > 0, 1, -1)
+        return np.argmax(scores, axis=1)
 
     # -- HDF5 --------------------------------------------------------------
     def save(self, target: str | os.PathLike | h5py.Group) -> None:
@@ -175,6 +180,10 @@ class BoostedMachine:
             was added is removed again if writing fails.
         """
         if isinstance(target, h5py.Group):
+            clashes = sorted(set(target.attrs) & _ROOT_ATTRIBUTES
+                             | {k for k in target.keys() if k in _ROOT_ITEMS or k.startswith("WeakMachine_")})
+            if clashes:
+                raise ValueError(f"target: group {target.name} already holds {clashes}; save into an empty group")
             added_keys = set(target.keys())
             added_attrs = set(target.attrs.keys())
             try:
@@ -230,13 +239,19 @@ class BoostedMachine:
         except OSError as error:
             raise ModelFormatError(f"{path}: not a readable HDF5 file ({error})") from None
         with h5:
-            try:
-                return cls._read(h5)
-            except (OSError, RuntimeError) as error:  # h5py's errors for damaged data blocks
-                raise ModelFormatError(f"{path}: damaged HDF5 file ({error})") from None
+            return cls._read(h5)
 
     @classmethod
     def _read(cls, group: h5py.Group) -> "BoostedMachine":
+        try:
+            return cls._read_checked(group)
+        except ModelFormatError:
+            raise
+        except _DAMAGE as error:
+            raise hdf5.fail(group, f"damaged or invalid content ({type(error).__name__}: {error})") from None
+
+    @classmethod
+    def _read_checked(cls, group: h5py.Group) -> "BoostedMachine":
         if "version" not in group.attrs:
             raise hdf5.fail(group, "no 'version' attribute: not a boosted machine")
         version = np.asarray(group.attrs["version"]).reshape(-1)
@@ -247,26 +262,35 @@ class BoostedMachine:
             weights = weights[:, np.newaxis]
         if weights.ndim != 2:
             raise hdf5.fail(group, f"Weights must be 2-D (#machines, #outputs), has shape {weights.shape}")
-        machine_groups = sorted((k for k in group.keys() if k.startswith("WeakMachine_")),
+        machine_groups = sorted((k for k in group.keys() if isinstance(k, str) and k.startswith("WeakMachine_")),
                                 key=lambda k: (len(k), k))
         expected = [f"WeakMachine_{i}" for i in range(weights.shape[0])]
         if machine_groups != expected:
             raise hdf5.fail(group, f"Weights has {weights.shape[0]} rows but the file has "
                                    f"{len(machine_groups)} WeakMachine_<i> groups")
-        cost_matrix = hdf5.read_array(group, "CostMatrix", "float", ndim=2) if "CostMatrix" in group else None
-        if cost_matrix is not None and (cost_matrix.shape[0] != cost_matrix.shape[1]
-                                        or cost_matrix.shape[0] != weights.shape[1]):
-            raise hdf5.fail(group, f"CostMatrix has shape {cost_matrix.shape} but the machine has "
-                                   f"{weights.shape[1]} outputs")
+        cost_matrix = None
+        if "CostMatrix" in group:
+            try:
+                cost_matrix = check_cost_matrix(hdf5.read_array(group, "CostMatrix", "float", ndim=2), "CostMatrix")
+            except ValueError as error:
+                raise hdf5.fail(group, str(error)) from None
+            if cost_matrix.shape[0] != weights.shape[1]:
+                raise hdf5.fail(group, f"CostMatrix has shape {cost_matrix.shape} but the machine has "
+                                       f"{weights.shape[1]} outputs")
         number_of_features = None
         if "NumberOfFeatures" in group.attrs:
-            number_of_features = int(np.asarray(group.attrs["NumberOfFeatures"]).reshape(()))
+            value = np.asarray(group.attrs["NumberOfFeatures"])
+            if value.size != 1 or value.dtype.kind not in "iu" or int(value.reshape(())) < 1:
+                raise hdf5.fail(group, f"attribute 'NumberOfFeatures' must be one positive integer, got {value!r}")
+            number_of_features = int(value.reshape(()))
         metadata = {}
         if "Metadata" in group.attrs:
             try:
                 metadata = json.loads(hdf5.read_string_attribute(group, "Metadata"))
             except json.JSONDecodeError as error:
                 raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({error})") from None
+            if not isinstance(metadata, dict):
+                raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
         machine = cls(number_of_outputs=weights.shape[1] or None, cost_matrix=cost_matrix,
                       number_of_features=number_of_features, metadata=metadata)
         for i, name in enumerate(expected):

@@ -161,3 +161,28 @@ def test_prediction_rejects_bad_input(ionosphere):
         machine(np.full(34, np.nan))
     with pytest.raises(ValueError, match="weight"):
         unconstrained.add_weak_machine(StumpMachine(0.0, 1, 1), [1.0, 2.0])
+
+
+def test_boosted_machine_constructor_validates_its_arguments():
+    with pytest.raises(ValueError, match="cost_matrix: costs must be non-negative"):
+        BoostedMachine(cost_matrix=-np.ones((2, 2)))
+    with pytest.raises(ValueError, match="cost_matrix: the diagonal must be zero"):
+        BoostedMachine(cost_matrix=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="number_of_outputs"):
+        BoostedMachine(number_of_outputs=-1)
+    with pytest.raises(TypeError, match="number_of_outputs"):
+        BoostedMachine(number_of_outputs="a")
+    with pytest.raises(ValueError, match="number_of_features"):
+        BoostedMachine(number_of_features=0)
+    with pytest.raises(TypeError, match="metadata: must be JSON-serialisable"):
+        BoostedMachine(metadata={"a": object()})
+
+
+def test_labels_from_scores_follow_the_prediction_rules():
+    univariate = BoostedMachine(number_of_outputs=1)
+    np.testing.assert_array_equal(univariate.labels_from_scores(np.array([[0.5], [0.0], [-2.0]])), [1, -1, -1])
+    multi = BoostedMachine(number_of_outputs=3)
+    np.testing.assert_array_equal(multi.labels_from_scores(np.array([[0.1, 0.9, 0.3], [2.0, 1.0, 0.0]])), [1, 0])
+    costly = BoostedMachine(cost_matrix=np.array([[0.0, 1.0], [10.0, 0.0]]))
+    # C* = [[-1, 1], [10, -10]]; scores (1, -1) -> C* f = (-2, 20) -> class 0
+    np.testing.assert_array_equal(costly.labels_from_scores(np.array([[1.0, -1.0], [-1.0, 1.0]])), [0, 1])

@@ -1,5 +1,6 @@
 """The HDF5 model format: round trips, bob.learn.boosting compatibility, corruption and atomic saves."""
 import os
+import stat
 
 import h5py
 import numpy as np
@@ -134,6 +135,21 @@ CORRUPTIONS = {
     "weights is a group": (lambda h5: (h5.__delitem__("Weights"), h5.create_group("Weights")),
                            "'Weights' is not a dataset"),
     "bad polarity": (lambda h5: h5["WeakMachine_0/Polarity"].__setitem__(0, 0.3), "Polarity must be"),
+    "metadata not an object": (lambda h5: h5.attrs.__setitem__("Metadata", "[1, 2]"), "'Metadata' must be a JSON object"),
+    "metadata not JSON": (lambda h5: h5.attrs.__setitem__("Metadata", "{oops"), "'Metadata' is not valid JSON"),
+    "number of features not an integer": (lambda h5: h5.attrs.__setitem__("NumberOfFeatures", 2.7),
+                                          "'NumberOfFeatures' must be one positive integer"),
+    "number of features as text": (lambda h5: h5.attrs.__setitem__("NumberOfFeatures", "abc"),
+                                   "'NumberOfFeatures' must be one positive integer"),
+    "dangling link": (lambda h5: (h5.__delitem__("WeakMachine_1"),
+                                  h5.__setitem__("WeakMachine_1", h5py.SoftLink("/nowhere"))),
+                      "damaged or invalid content"),
+    "absurd declared size": (lambda h5: (h5["WeakMachine_1"].__delitem__("LUT"),
+                                         h5["WeakMachine_1"].create_dataset("LUT", shape=(1 << 40, 1), dtype="f8",
+                                                                            chunks=(1024, 1))),
+                             "'LUT' declares 1099511627776 elements"),
+    "negative cost matrix": (lambda h5: h5.create_dataset("CostMatrix", data=-np.ones((1, 1))),
+                             "CostMatrix: needs at least 2 classes"),
     "scalar with many values": (lambda h5: (h5["WeakMachine_0"].__delitem__("Threshold"),
                                             h5["WeakMachine_0"].create_dataset("Threshold", data=[1.0, 2.0])),
                                 "'Threshold' must hold one value"),
@@ -262,3 +278,24 @@ def test_registry_rejects_clashing_names_and_finds_entry_points(monkeypatch):
     assert registry.weak_machine_class("plugin.Machine") is PluginMachine
     with pytest.raises(KeyError, match="unknown weak machine type"):
         registry.weak_machine_class("nothing.Here")
+
+
+def test_saved_files_get_ordinary_permissions(tmp_path):
+    path = tmp_path / "model.hdf5"
+    random_machine("stump", 2).save(path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    path.chmod(0o640)
+    random_machine("stump", 3).save(path)  # overwriting keeps the file's mode
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_saving_into_a_group_that_holds_a_machine_is_refused_and_changes_nothing(tmp_path):
+    with h5py.File(tmp_path / "f.hdf5", "w") as h5:
+        group = h5.create_group("model")
+        group.attrs["version"] = 99
+        group["Weights"] = np.zeros(3)
+        with pytest.raises(ValueError, match="target: group /model already holds \\['Weights', 'version'\\]"):
+            random_machine("stump", 2).save(group)
+        assert group.attrs["version"] == 99 and list(group.keys()) == ["Weights"]

@@ -117,3 +117,25 @@ def test_stumps_tied_in_exact_arithmetic_go_to_the_lowest_feature():
         values = rng.normal(size=(200, 1))
         machine = StumpTrainer().train(np.hstack([values, -values]), rng.normal(size=200))
         assert machine.index == 0
+
+
+def test_neighbouring_and_extreme_values_still_get_a_splitting_threshold():
+    low, high = 1.0, np.nextafter(1.0, 2.0)
+    features = np.array([[low], [high], [low], [high]])
+    machine = StumpTrainer().train(features, np.array([1.0, -1.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(machine(features)[:, 0], [-1, 1, -1, 1])
+    extreme = np.array([[1.7e308], [-1.7e308]])
+    machine = StumpTrainer().train(extreme, np.array([-1.0, 1.0]))
+    assert np.isfinite(machine.threshold)
+    np.testing.assert_array_equal(machine(extreme)[:, 0], [1, -1])
+
+
+def test_unsigned_64_bit_features_beyond_the_int64_range_are_accepted():
+    features = np.array([[2 ** 63 + 2 ** 12], [2 ** 63], [2 ** 63 + 2 ** 13]], dtype=np.uint64)
+    machine = StumpTrainer().train(features, np.array([-1.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(machine(features)[:, 0], [1, -1, 1])
+
+
+def test_lut_trainer_refuses_histograms_too_large_to_allocate():
+    with pytest.raises(ValueError, match="maximum_feature_value.*quantise"):
+        LUTTrainer(10 ** 9).train(np.zeros((60, 3), dtype=int), np.ones(60))

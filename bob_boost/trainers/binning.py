@@ -17,6 +17,19 @@ import scipy.sparse
 #: Largest (#features x value range) for which integer features are coded by table instead of sorting.
 _MAX_TABLE_SIZE = 1 << 24
 
+#: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
+MAX_HISTOGRAM_SIZE = 1 << 27
+
+
+def check_histogram_size(number_of_features: int, number_of_values: int, number_of_outputs: int) -> None:
+    """Raise ``ValueError`` if a per-value histogram of this size would be unreasonably large."""
+    size = number_of_features * number_of_values * number_of_outputs
+    if size > MAX_HISTOGRAM_SIZE:
+        raise ValueError(
+            f"maximum_feature_value: {number_of_values} values x {number_of_features} features x "
+            f"{number_of_outputs} output(s) need a {size}-entry histogram, more than {MAX_HISTOGRAM_SIZE}; "
+            f"quantise the features to fewer values")
+
 
 class BinnedFeatures:
     """Features coded into per-feature bins, ready for repeated histograms.
@@ -60,7 +73,8 @@ class BinnedFeatures:
         value table (no sort); other features are sorted once.
         """
         n_features = features.shape[1]
-        if np.issubdtype(features.dtype, np.integer):
+        # the table needs value - min in int64; values beyond +-2**62 (uint64) are sorted instead
+        if np.issubdtype(features.dtype, np.integer) and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62:
             low = features.min(axis=0).astype(np.int64)
             span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
             if span * n_features <= _MAX_TABLE_SIZE:
@@ -125,6 +139,17 @@ def distinct_value_bins(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     bins = np.empty_like(ranks)
     np.put_along_axis(bins, order, ranks, axis=1)
     return np.ascontiguousarray(bins.T), offsets, ordered[is_new].astype(np.float64)
+
+
+def midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Thresholds strictly above ``low`` and at most ``high`` (for ``low < high``).
+
+    ``(low + high) / 2`` can overflow to infinity near the float limits and
+    round down onto ``low`` for neighbouring floats, which would give a
+    stump that splits nothing; then ``high`` itself is the threshold.
+    """
+    middle = np.asarray(low, dtype=np.float64) / 2 + np.asarray(high, dtype=np.float64) / 2
+    return np.where(middle > low, middle, high)
 
 
 def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

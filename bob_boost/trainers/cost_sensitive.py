@@ -63,7 +63,7 @@ from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..losses.exponential import EXPONENT_LIMIT
 from ..machine import BoostedMachine
 from ..weak.stump import StumpMachine
-from .binning import BinnedFeatures
+from .binning import BinnedFeatures, midpoints
 
 logger = logging.getLogger("bob_boost")
 
@@ -162,7 +162,7 @@ class StumpPool:
         """The :class:`StumpMachine` of candidate ``candidate``."""
         split = int(self._splits[candidate // 2])
         values = self._binned.bin_values
-        threshold = 0.5 * (values[split] + values[split + 1])
+        threshold = midpoints(values[split], values[split + 1])
         polarity = 1.0 if candidate % 2 == 0 else -1.0
         return StumpMachine(float(threshold), polarity, int(self._feature_of_bin[split]))
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
 from ..weak.lut import LUTMachine, check_discrete
-from .binning import BinnedFeatures
+from .binning import BinnedFeatures, check_histogram_size
 
 SELECTION_STYLES = ("independent", "shared")
 
@@ -47,6 +47,7 @@ class LUTTrainer:
                 raise ValueError("features: binned for another trainer")
             return features
         array = as_feature_matrix(features)
+        check_histogram_size(array.shape[1], self.maximum_feature_value, self.number_of_outputs)
         check_discrete(array, self.maximum_feature_value)
         return BinnedFeatures.from_integers(array, self.maximum_feature_value)
 

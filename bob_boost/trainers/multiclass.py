@@ -22,7 +22,7 @@ from .._validation import as_feature_matrix, check_positive_int
 from ..costs import check_class_labels
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
-from .binning import distinct_value_bins
+from .binning import check_histogram_size, distinct_value_bins, midpoints
 
 #: Number of bins of the quantised (uint8) feature coding.
 QUANTIZATION_BINS = 256
@@ -299,6 +299,7 @@ class MultiClassLUTTrainer:
                                  f"uses {self.maximum_feature_value}")
             return features
         array = as_feature_matrix(features)
+        check_histogram_size(array.shape[1], self.maximum_feature_value, 1)
         check_discrete(array, self.maximum_feature_value)
         return DiscreteFeatures(array.astype(np.int64), self.maximum_feature_value)
 
@@ -445,7 +446,7 @@ class _TreeGrower:
                 continue
             end = data.offsets[self.feature_of_bin[bin_index] + 1]
             following = bin_index + 1 + int(np.argmax(counts[i, bin_index + 1:end] > 0))
-            threshold = 0.5 * (data.bin_values[bin_index] + data.bin_values[following])
+            threshold = midpoints(data.bin_values[bin_index], data.bin_values[following])
             results.append((bin_index, float(threshold)))
         return results
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix
 from ..weak.stump import StumpMachine
-from .binning import BinnedFeatures
+from .binning import BinnedFeatures, midpoints
 
 #: Gains closer than this fraction of the total absolute gradient count as tied.
 TIE_TOLERANCE = 1e-10
@@ -66,6 +66,6 @@ class StumpTrainer:
         tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
         best = int(np.argmax(candidates >= candidates.max() - tolerance))
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
-        threshold = 0.5 * (binned.bin_values[best] + binned.bin_values[best + 1])
+        threshold = float(midpoints(binned.bin_values[best], binned.bin_values[best + 1]))
         polarity = 1.0 if gain[best] >= 0 else -1.0
         return StumpMachine(threshold, polarity, index)

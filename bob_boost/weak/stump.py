@@ -30,9 +30,9 @@ class StumpMachine(WeakMachine):
     def __init__(self, threshold: float, polarity: float, index: int) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
-        if np.isnan(threshold):
-            raise ValueError("threshold: must not be NaN")
-        if polarity not in (1, -1):
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold: must be finite, got {threshold}")
+        if isinstance(polarity, bool) or not isinstance(polarity, numbers.Real) or polarity not in (1, -1):
             raise ValueError(f"polarity: must be +1 or -1, got {polarity!r}")
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
             raise ValueError(f"index: must be a non-negative integer, got {index!r}")
