@@ -336,6 +336,16 @@ def _from_arrays(arrays: dict[str, np.ndarray], path: Path, target, with_target,
     return Table(features, labels)
 
 
+def _dataset_array(item: h5py.Dataset, path: Path) -> np.ndarray:
+    """A dataset's values; strings (which h5py returns as bytes objects) as a str array."""
+    if h5py.check_string_dtype(item.dtype) is None:
+        return np.asarray(item[()])
+    try:
+        return np.asarray(item.asstr()[()], dtype=str)
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path}:{item.name}: text that is not {error.encoding}") from None
+
+
 def _read_hdf5(path: Path, group: str | None, target, with_target, number_of_features) -> Table:
     try:
         handle = h5py.File(path, "r")
@@ -347,7 +357,7 @@ def _read_hdf5(path: Path, group: str | None, target, with_target, number_of_fea
             raise CommandError(f"{path}: no group {group!r} (top level: {', '.join(handle.keys())})")
         if not isinstance(node, h5py.Group):
             raise CommandError(f"{path}: {group!r} is not a group")
-        arrays = {key: np.asarray(item[()]) for key, item in node.items()
+        arrays = {key: _dataset_array(item, path) for key, item in node.items()
                   if isinstance(item, h5py.Dataset) and (key in FEATURE_KEYS or key in LABEL_KEYS)}
         if not arrays:
             found = sorted(node.keys())
@@ -552,11 +562,14 @@ def _loss_type(name: str) -> type:
 
 
 # -- using a model -------------------------------------------------------------------
-def load_model(path: str) -> BoostedMachine:
-    """Load a model; a missing or invalid file becomes a one-line error."""
+def load_model(path: str, check_classes: bool = True) -> BoostedMachine:
+    """Load a model; a missing or invalid file (or, if ``check_classes``, class list) is a one-line error."""
     if not Path(path).is_file():
         raise CommandError(f"{path}: no such model file")
-    return BoostedMachine.load(path)
+    machine = BoostedMachine.load(path)
+    if check_classes:
+        _model_classes(machine, path)
+    return machine
 
 
 def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
@@ -567,13 +580,26 @@ def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarr
     return labels.astype(np.int64)
 
 
-def _model_classes(machine: BoostedMachine) -> list:
-    classes = machine.metadata.get("classes")
-    if classes:
-        return list(classes)
-    # a model written elsewhere: univariate models label -1/+1, multi-variate ones 0..K-1
+def _model_classes(machine: BoostedMachine, model: str = "the model") -> list:
+    """The class labels of the model's predictions: metadata ``classes``, checked against the outputs."""
     outputs = machine.number_of_outputs or 1
-    return [-1, 1] if outputs == 1 and machine.cost_matrix is None else list(range(outputs))
+    count = 2 if outputs == 1 else outputs
+    classes = machine.metadata.get("classes")
+    if classes is None:
+        # a model written elsewhere (or a regression model): univariate ones label -1/+1, others 0..K-1
+        return [-1, 1] if outputs == 1 else list(range(outputs))
+    problem = None
+    if not isinstance(classes, list) or len(classes) != count:
+        problem = f"expected a list of {count} class labels for {outputs} output(s)"
+    elif not all(isinstance(c, (str, int, float)) for c in classes):
+        problem = "class labels must be single values (text or numbers)"
+    elif len({str(c) for c in classes}) != count:
+        problem = "class labels must be distinct"
+    if problem:
+        shown = repr(classes)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise CommandError(f"{model}: metadata 'classes': {problem}, got {shown}")
+    return classes
 
 
 def evaluate(machine: BoostedMachine, table: Table, source: str, cost_matrix: np.ndarray | None,
@@ -753,7 +779,7 @@ def command_predict(args: argparse.Namespace) -> int:
 
 def command_inspect(args: argparse.Namespace) -> int:
     """``bob-boost inspect``."""
-    machine = load_model(args.model)
+    machine = load_model(args.model, check_classes=False)  # show whatever metadata the file holds
     summary = describe(machine, args.model, None if args.all else args.rounds)
     print(json.dumps(summary, indent=2) if args.json else _format_description(summary))
     return 0

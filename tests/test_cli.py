@@ -147,6 +147,43 @@ def test_average_cost_counts_each_confusion(tmp_path, capsys):
     assert result["accuracy"] == 0.0 and result["average_cost"] == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("classes, problem", [
+    ([0, 1], "a list of 3 class labels"),  # too few for 3 outputs
+    ("yes", "a list of 3 class labels"),  # a string is not a list of labels
+    ([0, [1], 2], "single values"),
+    ([0, 1, 1], "distinct"),
+])
+@pytest.mark.parametrize("command", ["predict", "evaluate", "plot-confusion"])
+def test_model_classes_metadata_is_validated(tmp_path, capsys, classes, problem, command):
+    features, labels = _three_classes(seed=11)
+    data = tmp_path / "d.npz"
+    np.savez(data, features=features, labels=labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-w", "lut", "-r", 2, "-q")[0] == 0
+    machine = BoostedMachine.load(model)
+    machine.metadata["classes"] = classes
+    machine.save(model)
+    argv = {"predict": ["predict", model, data, "-o", tmp_path / "p.csv"],
+            "evaluate": ["evaluate", model, data],
+            "plot-confusion": ["plot", "confusion", model, data, "-o", tmp_path / "c.png"]}[command]
+    code, out, err = _run(capsys, *argv)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert f"{model}: metadata 'classes'" in err and problem in err
+
+
+def test_univariate_model_needs_two_classes(tmp_path, capsys):
+    features, labels = _easy_binary(seed=12)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 2, "-q")[0] == 0
+    machine = BoostedMachine.load(model)
+    machine.metadata["classes"] = ["no", "maybe", "yes"]
+    machine.save(model)
+    code, _, err = _run(capsys, "predict", model, data)
+    assert code == 1 and "metadata 'classes': expected a list of 2 class labels" in err
+
+
 def test_quoted_and_plain_tables_read_the_same(tmp_path):
     from bob_boost.cli import read_table
 
@@ -174,6 +211,30 @@ def test_hdf5_group_and_npy_target_column(tmp_path, capsys):
     np.save(matrix, np.column_stack([labels, features]))
     result = json.loads(_run(capsys, "evaluate", model, matrix, "--target", 0, "--json")[1])
     assert result["accuracy"] == 1.0
+
+
+def test_hdf5_string_labels_train_and_predictions_read_back(tmp_path, capsys):
+    features, labels = _easy_binary(seed=10)
+    data = tmp_path / "d.h5"
+    with h5py.File(data, "w") as handle:
+        handle["features"] = features
+        handle.create_dataset("labels", data=labels.astype(object), dtype=h5py.string_dtype())
+    model = tmp_path / "m.h5"
+    code, _, err = _run(capsys, "train", data, "-o", model, "-r", 3, "-q")
+    assert code == 0, err
+    assert BoostedMachine.load(model).metadata["classes"] == ["no", "yes"]
+    output = tmp_path / "p.h5"
+    assert _run(capsys, "predict", model, data, "-o", output)[0] == 0
+    with h5py.File(output, "r") as handle:
+        predicted = handle["labels"].asstr()[()]
+    expected = np.where(BoostedMachine.load(model)(features) > 0, "yes", "no")
+    np.testing.assert_array_equal(predicted, expected)
+    # the written labels are data the command line reads again: against them the model is always right
+    relabelled = tmp_path / "relabelled.h5"
+    with h5py.File(relabelled, "w") as handle, h5py.File(output, "r") as written:
+        handle["features"] = features
+        written.copy("labels", handle)
+    assert json.loads(_run(capsys, "evaluate", model, relabelled, "--json")[1])["accuracy"] == 1.0
 
 
 @pytest.mark.parametrize("trainer, extra", [
@@ -250,6 +311,9 @@ def _write_bad_inputs(tmp_path: Path) -> dict:
     (tmp_path / "onecol.csv").write_text("0,1\n1,0\n")
     (tmp_path / "header_only.csv").write_text("f0,f1,target\n")
     (tmp_path / "nan.csv").write_text("1,nan,1\n2,3,-1\n")
+    with h5py.File(tmp_path / "latin1.hdf5", "w") as handle:
+        handle["features"] = features
+        handle["labels"] = np.array(["s\u00ed".encode("latin-1") if v == "yes" else b"no" for v in labels])
     model = tmp_path / "model.hdf5"
     assert main(["train", str(good), "-o", str(model), "-r", "2", "-q"]) == 0
     with h5py.File(tmp_path / "truncated.hdf5", "w") as handle:
@@ -269,6 +333,7 @@ BAD_INPUTS = [
     ["train", "{tmp}/corrupt.hdf5", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/header_only.csv", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/nan.csv", "-o", "{tmp}/m.hdf5"],
+    ["train", "{tmp}/latin1.hdf5", "-o", "{tmp}/m.hdf5"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "nope"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--target", "7"],
     ["train", "{tmp}/good.csv", "-o", "{tmp}/m.hdf5", "--loss", "unknown"],
