@@ -24,7 +24,8 @@ from typing import Any, Iterator, Sequence
 import h5py
 import numpy as np
 
-from . import __version__, datasets
+from . import __version__, datasets, evaluation
+from .costs import check_cost_matrix
 from .exceptions import ModelFormatError
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .machine import BoostedMachine
@@ -34,6 +35,7 @@ from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from .weak.lut import check_discrete
 
 logger = logging.getLogger("bob_boost")
 
@@ -386,11 +388,10 @@ def read_cost_matrix(path: str | Path) -> np.ndarray:
         except ValueError:
             raise CommandError(f"{path}: the cost matrix must hold numbers only, with the same count per row"
                                ) from None
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
-        raise CommandError(f"{path}: the cost matrix must be square (K x K, K >= 2), got shape {matrix.shape}")
-    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
-        raise CommandError(f"{path}: the cost matrix must be finite and non-negative")
-    return matrix.astype(np.float64)
+    try:
+        return check_cost_matrix(matrix, "cost matrix")
+    except (TypeError, ValueError) as error:
+        raise CommandError(f"{path}: {error}") from None
 
 
 # -- labels <-> targets --------------------------------------------------------------
@@ -451,13 +452,15 @@ def build_loss(name: str, args: argparse.Namespace, cost_matrix: np.ndarray | No
     return cls(**kwargs)
 
 
-def _lut_entries(features: np.ndarray, requested: int | None) -> int:
-    if not np.issubdtype(features.dtype, np.integer):
-        raise CommandError("LUT weak learners need integer features (here they are not whole numbers)")
-    if features.min() < 0:
-        raise CommandError(f"LUT weak learners need non-negative features, found {features.min()}")
+def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> int:
+    """LUT size: ``requested`` or the largest value + 1; every value of ``source`` must index the table."""
     # a LUT needs at least two entries even when every training value is 0
-    return max(2, int(features.max()) + 1) if requested is None else requested
+    entries = max(2, int(features.max()) + 1) if requested is None else requested
+    try:
+        check_discrete(features, entries)
+    except ValueError as error:
+        raise CommandError(f"{source}: {error} (LUT weak learners; see --lut-entries)") from None
+    return entries
 
 
 def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
@@ -473,7 +476,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         classes = class_list(labels, args.positive_label)
         indices = class_indices(labels, classes, args.data)
         if args.weak_learner == "lut":
-            entries = _lut_entries(features, args.lut_entries)
+            entries = _lut_entries(features, args.lut_entries, args.data)
             weak = MultiClassLUTTrainer(entries)
             metadata["lut_entries"] = entries
         elif args.weak_learner == "stump":
@@ -538,7 +541,7 @@ def _train_generic(args, features, labels, cost_matrix, metadata) -> tuple[Boost
             task = "multiclass"
     number_of_outputs = loss.check_targets(targets).shape[1]
     if args.weak_learner == "lut":
-        entries = _lut_entries(features, args.lut_entries)
+        entries = _lut_entries(features, args.lut_entries, args.data)
         weak = LUTTrainer(entries, number_of_outputs, args.selection_style)
         metadata["lut_entries"] = entries
     elif args.weak_learner == "stump":
@@ -623,14 +626,14 @@ def evaluate(machine: BoostedMachine, table: Table, source: str, cost_matrix: np
                                f"{k} classes")
         result["average_cost"] = float(np.mean(cost_matrix[truth, predicted]))
     if k == 2:
-        from . import evaluation
-
         targets, predictions = np.where(truth == 1, 1, -1), np.where(predicted == 1, 1, -1)
         fn = evaluation.false_negative_rate(targets, predictions) if np.any(truth == 1) else float("nan")
         fp = evaluation.false_positive_rate(targets, predictions) if np.any(truth == 0) else float("nan")
         pcf = evaluation.probability_cost_function(cost_positive, cost_negative, prior_positive)
+        # a rate is undefined (NaN) when the data lacks one class, and so is the NEC
+        nec = evaluation.normalized_expected_cost(fn, fp, pcf) if np.isfinite(fn + fp) else float("nan")
         result.update({"positive_class": classes[1], "false_negative_rate": fn, "false_positive_rate": fp,
-                       "pcf": pcf, "normalized_expected_cost": float(fn * pcf + fp * (1.0 - pcf))})
+                       "pcf": pcf, "normalized_expected_cost": nec})
     return result
 
 

@@ -41,6 +41,7 @@ from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import BAdaCostTrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer
 from .trainers.multiclass import CostSensitiveTreeTrainer
+from .weak.lut import check_discrete
 
 __all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor", "load_estimator"]
 
@@ -198,18 +199,13 @@ class _BoostedEstimator(BaseEstimator):
 
 def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
-    problem = None
-    if np.issubdtype(X.dtype, np.floating) and np.any(X != np.floor(X)):
-        problem = "non-integer values"
-    elif X.min() < 0:
-        problem = f"the negative value {X.min()}"
-    elif X.max() >= maximum_feature_value:
-        problem = f"the value {X.max()}, which is >= maximum_feature_value={maximum_feature_value}"
-    if problem is not None:
-        raise ValueError(
-            f"X: weak_learner='lut' needs integer features in [0, maximum_feature_value); X has {problem}. "
-            "Quantise the features first, e.g. with "
-            "sklearn.preprocessing.KBinsDiscretizer(n_bins=..., encode='ordinal') in a pipeline.")
+    try:
+        check_discrete(X, maximum_feature_value, "X")
+    except ValueError as error:
+        raise ValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
+                         f"{maximum_feature_value}). Quantise the features first, e.g. with "
+                         "sklearn.preprocessing.KBinsDiscretizer(n_bins=..., encode='ordinal') in a pipeline."
+                         ) from None
 
 
 def _check_splittable(X: np.ndarray) -> None:

@@ -184,6 +184,37 @@ def test_univariate_model_needs_two_classes(tmp_path, capsys):
     assert code == 1 and "metadata 'classes': expected a list of 2 class labels" in err
 
 
+@pytest.mark.parametrize("text, problem", [
+    ("1,1\n1,0\n", "the diagonal must be zero"),
+    ("0,-1\n1,0\n", "non-negative"),
+    ("0,1,1\n1,0,1\n", "square"),
+])
+def test_cost_matrix_file_is_checked_as_a_cost_matrix(tmp_path, capsys, text, problem):
+    features, labels = _easy_binary(n=40, seed=13)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 1, "-q")[0] == 0
+    costs = tmp_path / "costs.csv"
+    costs.write_text(text)
+    for argv in (["evaluate", model, data, "--cost-matrix", costs],
+                 ["train", data, "-o", tmp_path / "b.hdf5", "--trainer", "badacost", "--cost-matrix", costs]):
+        code, out, err = _run(capsys, *argv)
+        assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+        assert f"{costs}: cost matrix: " in err and problem in err
+
+
+def test_lut_values_beyond_the_table_name_the_file_and_option(tmp_path, capsys):
+    features, labels = _three_classes(seed=14)  # values 0..8
+    data = tmp_path / "d.npz"
+    np.savez(data, features=features, labels=labels)
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "-w", "lut", "--lut-entries", 5, "-q")
+    assert code == 1 and f"{data}: features:" in err and "--lut-entries" in err and "8" in err
+    np.savez(data, features=features - 1, labels=labels)
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "-w", "lut", "-q")
+    assert code == 1 and f"{data}: features:" in err and "-1" in err
+
+
 def test_quoted_and_plain_tables_read_the_same(tmp_path):
     from bob_boost.cli import read_table
 
