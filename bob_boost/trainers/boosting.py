@@ -46,7 +46,7 @@ def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_score
         options={"ftol": 1e-15, "gtol": GRADIENT_TOLERANCE, "maxiter": 500})
     # At machine precision the line search can stop with an "abnormal" status
     # although the minimum is reached; only a large remaining gradient matters.
-    if not result.success and np.max(np.abs(result.jac)) > 1e3 * GRADIENT_TOLERANCE:
+    if not result.success and np.max(np.abs(result.jac)) > 1e6 * GRADIENT_TOLERANCE:
         logger.warning("L-BFGS stopped before converging (%s); gradient %s", result.message, result.jac)
     return np.asarray(result.x, dtype=np.float64)
 
