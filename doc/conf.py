@@ -11,3 +11,4 @@ source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
+myst_heading_anchors = 3
