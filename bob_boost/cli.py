@@ -28,6 +28,7 @@ from . import __version__, datasets, evaluation
 from .costs import check_cost_matrix
 from .exceptions import ModelFormatError
 from .losses.base import BinaryClassificationLoss, LossFunction
+from .losses.cmel import CMELoss
 from .machine import BoostedMachine
 from .progress import Progress
 from .registry import loss_class, loss_names
@@ -494,9 +495,9 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
             trainer = BAdaCostTrainer(cost_matrix, **options)
         else:
             trainer = SAMMETrainer(number_of_classes=len(classes), **options)
-        logger.info("Training %s on %d samples (no per-round progress for this trainer)", trainer,
-                    features.shape[0])
-        machine = trainer.train(features, indices)
+        # the trainers minimise the CMEL of their cost matrix: progress shows it and the cost-sensitive error
+        with Progress(rounds, CMELoss(trainer.cost_matrix), indices, quiet=args.quiet) as progress:
+            machine = trainer.train(features, indices, callback=progress)
         task = "multiclass"
     elif args.trainer in ("adaboostdb", "cost-sensitive-adaboost"):
         classes = class_list(labels, args.positive_label)

@@ -211,6 +211,40 @@ def test_training_can_be_continued():
     np.testing.assert_allclose(m1_continued.weights, m1.weights, rtol=1e-9)
 
 
+@pytest.mark.parametrize("make_trainer", [
+    lambda: BAdaCostTrainer(0.2 * face_detection_cost_matrix(3, 1.5)), lambda: SAMMETrainer(),
+    lambda: AdaBoostM1Trainer()], ids=["badacost", "samme", "adaboost-m1"])
+def test_callback_gets_every_round_with_the_training_scores(make_trainer):
+    features, labels = gaussian_classes(40, CENTERS, 12)
+    calls = []
+
+    def callback(round_index, machine, scores):
+        # the scores of the weak machines so far, summed here from the machine's parts
+        expected = sum(w * m.forward(features) for m, w in zip(machine.weak_machines, machine.weights))
+        calls.append((round_index, len(machine), machine))
+        np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)
+        assert scores.shape == (labels.size, 4)
+
+    trainer = make_trainer()
+    first = trainer.train(features, labels, 3, callback=callback)
+    assert [(i, n) for i, n, _ in calls] == [(0, 1), (1, 2), (2, 3)] and all(m is first for _, _, m in calls)
+    calls.clear()
+    trainer.train(features, labels, 2, boosted_machine=first, callback=callback)  # scores go on from the model
+    added = len(first) - 3  # AdaBoost.M1 may stop early
+    assert added >= 1 and [(i, n) for i, n, _ in calls] == [(i, 4 + i) for i in range(added)]
+    with pytest.raises(TypeError, match="callback: "):
+        trainer.train(features, labels, 1, callback="print")
+
+
+def test_callback_sees_the_round_that_ends_training():
+    features = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    labels = np.array([0, 0, 1, 1, 2, 2])
+    calls = []
+    machine = SAMMETrainer(CostSensitiveTreeTrainer(2), number_of_rounds=10).train(
+        features, labels, callback=lambda i, m, s: calls.append(i))
+    assert calls == [0] and len(machine) == 1  # the perfect first learner ends training
+
+
 def test_a_perfect_weak_learner_gets_a_finite_step_and_ends_training():
     features = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
     labels = np.array([0, 0, 1, 1, 2, 2])

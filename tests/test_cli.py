@@ -288,6 +288,23 @@ def test_other_trainers_are_wired(tmp_path, capsys, trainer, extra):
     assert json.loads(_run(capsys, "inspect", model, "--json")[1])["metadata"]["trainer"]
 
 
+@pytest.mark.parametrize("trainer", ["samme", "badacost"])
+def test_multiclass_trainers_show_progress(tmp_path, capsys, trainer):
+    features, labels = _three_classes(seed=15)
+    data = tmp_path / "d.npz"
+    np.savez(data, features=features, labels=labels)
+    (tmp_path / "c.csv").write_text("0,1,1\n1,0,1\n4,1,0\n")
+    model = tmp_path / "m.hdf5"
+    extra = ["--cost-matrix", tmp_path / "c.csv"] if trainer == "badacost" else []
+    code, out, err = _run(capsys, "train", data, "-o", model, "--trainer", trainer, "-w", "stump", "-r", 3, *extra)
+    assert code == 0, err
+    machine = BoostedMachine.load(model)
+    lines = err.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"round {r}/3" for r in range(1, len(machine) + 1)]
+    error = np.mean(machine.predict(features) != labels)
+    assert lines[-1].endswith(f"training error {error:.2%}")
+
+
 def test_regression_with_squared_loss(tmp_path, capsys):
     rng = np.random.default_rng(6)
     features = rng.uniform(size=(100, 2))

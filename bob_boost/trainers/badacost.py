@@ -26,10 +26,11 @@ import scipy.optimize
 import scipy.special
 
 from .._validation import as_feature_matrix, check_positive_int
-from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
-    zero_one_cost_matrix
-from ..machine import BoostedMachine, cost_star
+from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_cost_matrix, margin_vectors, \
+    samme_cost_matrix, zero_one_cost_matrix
+from ..machine import BoostedMachine
 from ..weak.multiclass import MultiClassWeakMachine
+from .boosting import RoundCallback
 from .multiclass import CostSensitiveTreeTrainer
 
 logger = logging.getLogger("bob_boost")
@@ -156,7 +157,8 @@ class BAdaCostTrainer:
 
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
-              boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+              boosted_machine: BoostedMachine | None = None,
+              callback: RoundCallback | None = None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` weak learners.
 
         Parameters
@@ -170,6 +172,10 @@ class BAdaCostTrainer:
         boosted_machine : BoostedMachine, optional
             Continue training this machine (extended in place and returned);
             it must hold the same cost matrix.
+        callback : callable, optional
+            ``callback(round, machine, scores)`` after each round that adds a
+            weak learner, with the (#samples, K) training scores of
+            ``machine``; e.g. a :class:`bob_boost.progress.Progress`.
 
         Returns
         -------
@@ -186,8 +192,11 @@ class BAdaCostTrainer:
         classes = check_class_labels(labels, k)
         if classes.size != array.shape[0]:
             raise ValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        machine, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
+        machine, scores, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
         loss_matrix, exponents = self._round_matrices(cost_matrix)
+        vectors = margin_vectors(k)
         prepared = self.weak_learner.prepare(array)
         rng = np.random.default_rng(self.random_state)
         n_subset = max(1, int(round(self.feature_fraction * array.shape[1])))
@@ -212,25 +221,29 @@ class BAdaCostTrainer:
             machine.add_weak_machine(weak, step)
             log_weights = log_weights + step * exponents[classes, predicted]
             logger.info("Round %d/%d: %r, step %.6g", round_index + 1, rounds, weak, step)
+            if callback is not None:
+                # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
+                scores = scores + step * vectors[predicted]
+                callback(round_index, machine, scores)
             if perfect:
                 logger.info("Round %d: the weak learner makes no costly error; stopping", round_index + 1)
                 break
         return machine
 
     def _start(self, features: np.ndarray, labels: np.ndarray, cost_matrix: np.ndarray,
-               boosted_machine: BoostedMachine | None) -> tuple[BoostedMachine, np.ndarray]:
-        """The machine to extend and the log sample weights to start from."""
+               boosted_machine: BoostedMachine | None) -> tuple[BoostedMachine, np.ndarray, np.ndarray]:
+        """The machine to extend, its training scores and the log sample weights to start from."""
         if boosted_machine is None:
             machine = BoostedMachine(cost_matrix=cost_matrix, number_of_features=features.shape[1],
                                      metadata={"trainer": type(self).__name__,
                                                "weak_learner": repr(self.weak_learner)})
-            return machine, np.zeros(features.shape[0])
+            return machine, np.zeros((features.shape[0], cost_matrix.shape[0])), np.zeros(features.shape[0])
         if not isinstance(boosted_machine, BoostedMachine):
             raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
         if boosted_machine.cost_matrix is None or not np.array_equal(boosted_machine.cost_matrix, cost_matrix):
             raise ValueError("boosted_machine: must hold the trainer's cost matrix")
         scores = boosted_machine.decision_scores(features)
-        return boosted_machine, self._log_weights(scores, labels, boosted_machine)
+        return boosted_machine, scores, self._log_weights(scores, labels, boosted_machine)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(K={self.cost_matrix.shape[0]}, weak_learner={self.weak_learner!r}, "
