@@ -314,3 +314,16 @@ def test_training_does_not_modify_inputs_and_is_deterministic():
     assert first == second
     for original, copy in zip((features, labels, weights), copies):
         np.testing.assert_array_equal(original, copy)
+
+
+def test_quantised_trees_handle_features_spanning_the_float_range():
+    import warnings
+
+    from bob_boost.trainers.badacost import SAMMETrainer
+
+    features = np.array([[1.7e308], [-1.7e308], [1e308], [-1e308]])
+    labels = np.array([0, 1, 0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        machine = SAMMETrainer(number_of_rounds=3).train(features, labels)
+    np.testing.assert_array_equal(machine.predict(features), labels)

@@ -93,16 +93,18 @@ class SplitFeatures:
         raw = np.asarray(features)
         values = raw.astype(np.float64)
         low = values.min(axis=0)
-        span = values.max(axis=0) - low
+        high = values.max(axis=0)
+        # halved before subtracting: max - min overflows for features spanning the float range
+        half_span = high / 2 - low / 2
         integer_valued = np.all(values == np.round(values), axis=0)
-        lossless = integer_valued & (span <= QUANTIZATION_BINS - 1)
-        step = np.where(lossless | (span == 0), 1.0, span / (QUANTIZATION_BINS - 1))
-        local = np.round((values - low) / step).astype(np.int64)
+        lossless = integer_valued & (half_span <= (QUANTIZATION_BINS - 1) / 2)
+        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((QUANTIZATION_BINS - 1) / 2))
+        local = np.round((values / 2 - low / 2) / (step / 2)).astype(np.int64)
         np.clip(local, 0, QUANTIZATION_BINS - 1, out=local)
-        sizes = np.where(lossless, span + 1, QUANTIZATION_BINS).astype(np.int64)
+        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, QUANTIZATION_BINS).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         owner = np.repeat(np.arange(raw.shape[1]), sizes)
-        bin_values = low[owner] + (np.arange(offsets[-1]) - offsets[owner]) * step[owner]
+        bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
         return cls(raw, local + offsets[np.newaxis, :-1], offsets, bin_values, True)
 
     @classmethod
