@@ -16,8 +16,8 @@ import numbers
 import numpy as np
 
 from ._validation import as_feature_matrix, as_score_matrix
-from .costs import check_class_labels
-from .machine import BoostedMachine, cost_star
+from .costs import check_class_labels, check_cost_matrix, cost_star
+from .machine import BoostedMachine
 
 
 def positive_scores(scores, cost_matrix) -> np.ndarray:
@@ -28,19 +28,29 @@ def positive_scores(scores, cost_matrix) -> np.ndarray:
     scores : array_like
         (#samples, K) strong scores ``f(x)`` (e.g. ``machine.decision_scores(x)``).
     cost_matrix : array_like
-        (K, K) cost matrix, background first.
+        (K, K) cost matrix, background first, as
+        :func:`bob_boost.costs.check_cost_matrix` accepts it.
 
     Returns
     -------
     numpy.ndarray
         (#samples,) scores.
+
+    Raises
+    ------
+    ValueError
+        For an invalid cost matrix or scores with other than K columns.
     """
-    star = cost_star(cost_matrix)
+    star = cost_star(check_cost_matrix(cost_matrix))
     values = as_score_matrix(scores, "scores")
     if values.shape[1] != star.shape[0]:
         raise ValueError(f"scores: has {values.shape[1]} columns but the cost matrix is "
                          f"{star.shape[0]}x{star.shape[0]}")
-    costs = values @ star.T
+    return _positive(values @ star.T)
+
+
+def _positive(costs: np.ndarray) -> np.ndarray:
+    """Background cost minus the cheapest object cost, per row of (#samples, K) predicted costs."""
     return costs[:, 0] - costs[:, 1:].min(axis=1)
 
 
@@ -65,8 +75,7 @@ def score_traces(machine: BoostedMachine, features) -> np.ndarray:
     traces = np.empty((array.shape[0], len(machine)))
     for t, (weak, weight) in enumerate(zip(machine.weak_machines, machine.weights)):
         scores += weight * weak.forward(array)
-        costs = scores @ star_t
-        traces[:, t] = costs[:, 0] - costs[:, 1:].min(axis=1)
+        traces[:, t] = _positive(scores @ star_t)
     return traces
 
 
@@ -114,10 +123,19 @@ def early_exit_evaluate(machine: BoostedMachine, features,
         prediction ``argmin_k (C* f(x))_k`` for the others.
     evaluated : numpy.ndarray
         (#samples,) number of weak machines evaluated on each sample.
+
+    Raises
+    ------
+    TypeError
+        If ``threshold`` is not a real number.
+    ValueError
+        If ``threshold`` is NaN, or for invalid features.
     """
     array = _check_features(machine, features)
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or np.isnan(threshold):
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
         raise TypeError(f"threshold: expected a real number, got {threshold!r}")
+    if np.isnan(threshold):
+        raise ValueError("threshold: must be a number or +-inf, got NaN")
     star_t = cost_star(machine.cost_matrix).T
     n = array.shape[0]
     scores = np.zeros(n)
@@ -127,18 +145,17 @@ def early_exit_evaluate(machine: BoostedMachine, features,
     sums = np.zeros((n, machine.number_of_outputs))
     for t, (weak, weight) in enumerate(zip(machine.weak_machines, machine.weights)):
         sums += weight * weak.forward(array[active])
-        costs = sums @ star_t
-        running = costs[:, 0] - costs[:, 1:].min(axis=1)
+        running = _positive(sums @ star_t)
         rejected = running < threshold
         scores[active[rejected]] = running[rejected]
         evaluated[active[rejected]] = t + 1
         keep = ~rejected
-        active, sums, costs = active[keep], sums[keep], costs[keep]
+        active, sums, running = active[keep], sums[keep], running[keep]
         if active.size == 0:
             break
     if active.size:
-        scores[active] = costs[:, 0] - costs[:, 1:].min(axis=1)
-        labels[active] = np.argmin(costs, axis=1)
+        scores[active] = running
+        labels[active] = machine.labels_from_scores(sums)
     return scores, labels, evaluated
 
 

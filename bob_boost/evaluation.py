@@ -98,6 +98,15 @@ def _array(value, name: str, low: float = -np.inf, high: float = np.inf, open_lo
     return array
 
 
+def _check_broadcast(**arrays: np.ndarray) -> None:
+    """Raise a ValueError naming the arguments if their shapes cannot be broadcast together."""
+    try:
+        np.broadcast_shapes(*(array.shape for array in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(str(array.shape) for array in arrays.values())
+        raise ValueError(f"{', '.join(arrays)}: shapes {shapes} do not broadcast together") from None
+
+
 def _result(array: np.ndarray) -> np.ndarray | float:
     return float(array) if array.ndim == 0 else array
 
@@ -117,6 +126,7 @@ def probability_cost_function(cost_positive, cost_negative, prior_positive=0.5) 
     prior = _array(prior_positive, "prior_positive", 0.0, 1.0, open_low=True)
     if np.any(prior == 1.0):
         raise ValueError("prior_positive: values must lie in (0, 1)")
+    _check_broadcast(cost_positive=cost_positive, cost_negative=cost_negative, prior_positive=prior)
     weighted_positive = prior * cost_positive
     return _result(weighted_positive / (weighted_positive + (1.0 - prior) * cost_negative))
 
@@ -134,6 +144,7 @@ def normalized_expected_cost(fn_rate, fp_rate, pcf) -> np.ndarray | float:
     fn_rate = _array(fn_rate, "fn_rate", 0.0, 1.0)
     fp_rate = _array(fp_rate, "fp_rate", 0.0, 1.0)
     pcf = _array(pcf, "pcf", 0.0, 1.0)
+    _check_broadcast(fn_rate=fn_rate, fp_rate=fp_rate, pcf=pcf)
     return _result(fn_rate * pcf + fp_rate * (1.0 - pcf))
 
 

@@ -364,6 +364,12 @@ def test_positive_score_is_background_cost_minus_the_cheapest_object_cost():
     np.testing.assert_allclose(positive_scores(scores, costs), [-5.25, 5.25])
     with pytest.raises(ValueError, match="scores"):
         positive_scores(np.ones((2, 2)), costs)
+    with pytest.raises(ValueError, match="cost_matrix: .*non-negative"):
+        positive_scores(scores, -costs)
+    with pytest.raises(ValueError, match="cost_matrix: .*square"):
+        positive_scores(scores, costs[0])
+    with pytest.raises(ValueError, match="cost_matrix: .*diagonal"):
+        positive_scores(scores, costs + np.eye(3))
 
 
 def test_traces_calibration_and_early_exit():
@@ -397,5 +403,7 @@ def test_detection_rejects_bad_input():
         score_traces(machine, features[:, :2])
     with pytest.raises(TypeError, match="threshold"):
         early_exit_evaluate(machine, features, "low")
+    with pytest.raises(ValueError, match="threshold: .*NaN"):
+        early_exit_evaluate(machine, features, np.nan)
     with pytest.raises(ValueError, match="cost matrix"):
         detection_scores(BoostedMachine(number_of_outputs=3), features)

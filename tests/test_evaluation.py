@@ -74,6 +74,10 @@ def test_bad_input_is_rejected():
         normalized_expected_cost(0.1, 1.5, 0.5)
     with pytest.raises(ValueError, match="pcf"):
         cost_lines([0.1], [0.2], [np.nan])
+    with pytest.raises(ValueError, match=r"fn_rate, fp_rate, pcf: shapes \(2,\), \(3,\), \(\) do not broadcast"):
+        normalized_expected_cost([0.1, 0.2], [0.1, 0.2, 0.3], 0.5)
+    with pytest.raises(ValueError, match=r"cost_positive, cost_negative, prior_positive: shapes \(2,\), \(3,\)"):
+        probability_cost_function([1, 2], [1, 2, 3])
     with pytest.raises(ValueError, match="fp_rates"):
         lower_envelope([0.1, 0.2], [0.2], [0.5])
 
