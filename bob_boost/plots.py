@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .machine import BoostedMachine, cost_star
+from .machine import BoostedMachine
 
 
 def _figure(**kwargs):
@@ -33,11 +33,9 @@ def _finish(figure, path: str | os.PathLike | None):
 
 def _decide(machine: BoostedMachine, scores: np.ndarray) -> np.ndarray:
     """Class index per sample from (#samples, #outputs) scores, as :meth:`BoostedMachine.predict` decides."""
-    if machine.cost_matrix is not None:
-        return np.argmin(scores @ cost_star(machine.cost_matrix).T, axis=1)
-    if scores.shape[1] == 1:
-        return (scores[:, 0] > 0).astype(np.int64)
-    return np.argmax(scores, axis=1)
+    labels = machine.labels_from_scores(scores)
+    # univariate machines decide -1 / +1, i.e. class 0 / class 1
+    return (labels > 0).astype(np.int64) if scores.shape[1] == 1 else labels
 
 
 def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.ndarray:

@@ -28,33 +28,36 @@ from typing import IO
 import numpy as np
 
 from .losses.base import BinaryClassificationLoss, LossFunction
-from .machine import BoostedMachine, cost_star
+from .machine import BoostedMachine
 
 #: Roughly this many plain lines are written per run.
 PLAIN_LINES = 20
 
 
-def training_error(loss_function: LossFunction, targets: np.ndarray, scores: np.ndarray) -> float | None:
-    """Fraction of training samples that ``scores`` classify wrongly, or None for regression losses.
+def training_error(loss_function: LossFunction, targets: np.ndarray, scores: np.ndarray,
+                   machine: BoostedMachine) -> float | None:
+    """Fraction of training samples that ``machine`` classifies wrongly from ``scores``, or None for regression.
 
     Parameters
     ----------
     loss_function : LossFunction
-        The loss being minimised; its kind decides how scores become labels.
+        The loss being minimised; without a cost matrix, only
+        :class:`~bob_boost.losses.base.BinaryClassificationLoss` classifies.
     targets : numpy.ndarray
-        (#samples, #outputs) targets as ``loss_function.check_targets`` returns them.
+        (#samples, #outputs) targets as ``loss_function.check_targets`` returns them:
+        -1/+1 for one output, else the class is the largest entry.
     scores : numpy.ndarray
         (#samples, #outputs) current training scores.
+    machine : BoostedMachine
+        The machine being trained; :meth:`~bob_boost.BoostedMachine.labels_from_scores`
+        decides as its ``predict`` does (sign, argmax or the cost rule).
     """
-    cost_matrix = getattr(loss_function, "cost_matrix", None)
-    if cost_matrix is not None:
-        predicted = np.argmin(scores @ cost_star(cost_matrix).T, axis=1)
-        return float(np.mean(predicted != np.argmax(targets, axis=1)))
-    if not isinstance(loss_function, BinaryClassificationLoss):
+    if getattr(loss_function, "cost_matrix", None) is None and not isinstance(loss_function,
+                                                                              BinaryClassificationLoss):
         return None
-    if targets.shape[1] == 1:
-        return float(np.mean(np.where(scores[:, 0] > 0, 1.0, -1.0) != targets[:, 0]))
-    return float(np.mean(np.argmax(scores, axis=1) != np.argmax(targets, axis=1)))
+    predicted = machine.labels_from_scores(scores)
+    truth = targets[:, 0] if targets.shape[1] == 1 else np.argmax(targets, axis=1)
+    return float(np.mean(predicted != truth))
 
 
 class Progress:
@@ -105,7 +108,7 @@ class Progress:
             return
         scores = np.asarray(scores, dtype=np.float64).reshape(self.targets.shape)
         loss = float(np.sum(self.loss_function.loss(self.targets, scores))) / self.targets.shape[0]
-        error = training_error(self.loss_function, self.targets, scores)
+        error = training_error(self.loss_function, self.targets, scores, machine)
         if self._bar is not None:
             postfix = {"loss": f"{loss:.4g}"}
             if error is not None:

@@ -33,10 +33,10 @@ except ImportError as _error:  # pragma: no cover - exercised in a subprocess by
         f"{_error}); install it with: pip install bob_boost[sklearn]") from _error
 
 from ._validation import check_positive_int
-from .costs import check_cost_matrix, samme_cost_matrix
+from .costs import check_cost_matrix, cost_star, samme_cost_matrix
 from .exceptions import ModelFormatError
 from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
-from .machine import BoostedMachine, cost_star
+from .machine import BoostedMachine
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import BAdaCostTrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer
@@ -260,8 +260,7 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             (#samples,) for two classes (positive means ``classes_[1]``),
             (#samples, #classes) otherwise.
         """
-        check_is_fitted(self)
-        scores = self.machine_.decision_scores(self._validate_features(X, reset=False))
+        scores = self._machine_scores(X)
         if self.machine_.cost_matrix is not None:
             scores = -(scores @ cost_star(self.machine_.cost_matrix).T)
             if self.classes_.size == 2:
@@ -270,9 +269,16 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
-        """Predicted class labels (elements of ``classes_``)."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)]
+        """Predicted class labels (elements of ``classes_``): the machine's decision, as its ``predict``."""
+        scores = self._machine_scores(X)
+        labels = self.machine_.labels_from_scores(scores)
+        # univariate machines decide -1 / +1, i.e. classes_[0] / classes_[1]; the others give class indices
+        return self.classes_[(labels > 0).astype(np.intp) if self.machine_.number_of_outputs == 1 else labels]
+
+    def _machine_scores(self, X) -> np.ndarray:
+        """(#samples, #outputs) scores of the fitted machine for validated ``X``."""
+        check_is_fitted(self)
+        return self.machine_.decision_scores(self._validate_features(X, reset=False))
 
 
 class BoostingClassifier(_BoostedClassifier):

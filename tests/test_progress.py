@@ -4,7 +4,7 @@ import io
 import numpy as np
 import pytest
 
-from bob_boost import Boosting, ExponentialLoss, LogitLoss, LUTTrainer, SquaredLoss, StumpTrainer
+from bob_boost import BoostedMachine, Boosting, ExponentialLoss, LogitLoss, LUTMachine, SquaredLoss, StumpTrainer
 from bob_boost.cli import main
 from bob_boost.losses.cmel import CMELoss
 from bob_boost.progress import Progress, training_error
@@ -74,32 +74,41 @@ def test_regression_losses_report_no_training_error():
         Boosting(StumpTrainer(), loss).train(features, values, 2, callback=progress)
     assert out.getvalue().splitlines()[-1].startswith("round 2/2: loss ")
     assert "error" not in out.getvalue()
-    assert training_error(loss, np.zeros((3, 1)), np.ones((3, 1))) is None
+    assert training_error(loss, np.zeros((3, 1)), np.ones((3, 1)), BoostedMachine(number_of_outputs=1)) is None
 
 
 def test_training_error_rules():
     targets = np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]])
     scores = np.array([[2.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 3.0]])
-    assert training_error(LogitLoss(), targets, scores) == pytest.approx(1 / 3)
-    assert training_error(ExponentialLoss(), np.array([[1.0], [-1.0]]), np.array([[0.0], [-2.0]])) == 0.5
+    assert training_error(LogitLoss(), targets, scores, BoostedMachine(number_of_outputs=3)) == pytest.approx(1 / 3)
+    # a score of 0 is the negative class
+    assert training_error(ExponentialLoss(), np.array([[1.0], [-1.0]]), np.array([[0.0], [-2.0]]),
+                          BoostedMachine(number_of_outputs=1)) == 0.5
     # cost-sensitive rule argmin_k sum_j C[k, j] (f_j - f_k): for f = (0.3, 0, 0.2) the values are
     # -0.4, 0.5 and 5 * (0.1 - 0.2) = -0.5, so class 2 is predicted although class 0 has the largest score
-    loss = CMELoss(np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [5.0, 5.0, 0.0]]))
+    costs = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [5.0, 5.0, 0.0]])
+    loss, machine = CMELoss(costs), BoostedMachine(cost_matrix=costs)
     scores = np.array([[0.3, 0.0, 0.2]])
-    assert training_error(loss, loss.check_targets(np.array([2])), scores) == 0.0
-    assert training_error(loss, loss.check_targets(np.array([0])), scores) == 1.0
+    assert training_error(loss, loss.check_targets(np.array([2])), scores, machine) == 0.0
+    assert training_error(loss, loss.check_targets(np.array([0])), scores, machine) == 1.0
 
 
 def test_multi_output_progress_counts_argmax_errors():
-    rng = np.random.default_rng(4)
-    features = rng.integers(0, 4, size=(120, 3))
+    # one hand-made LUT on feature 0: values 0, 1, 2 score their class (value % 3) highest, value 3 scores
+    # class 1 highest although its class is 0, so exactly the samples with value 3 are wrong
+    table = np.array([[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]])
+    machine = BoostedMachine(number_of_outputs=3)
+    machine.add_weak_machine(LUTMachine(table, [0, 0, 0]), 0.5)
+    features = np.repeat(np.arange(4), [5, 4, 3, 8])[:, np.newaxis]
     labels = features[:, 0] % 3
     targets = np.where(labels[:, None] == np.arange(3)[None], 1.0, -1.0)
     out = io.StringIO()
-    with Progress(5, LogitLoss(), targets, stream=out) as progress:
-        machine = Boosting(LUTTrainer(4, 3), LogitLoss()).train(features, targets, 5, callback=progress)
-    expected = np.mean(machine.predict(features) != labels)
-    assert out.getvalue().splitlines()[-1].endswith(f"training error {expected:.2%}")
+    with Progress(1, LogitLoss(), targets, stream=out) as progress:
+        progress(0, machine, 0.5 * table[features[:, 0]])
+    # LogitLoss per output log(1 + exp(-t s)); s = +-0.5: right signs cost log(1 + e^-0.5), wrong e^0.5
+    right, wrong = np.log1p(np.exp(-0.5)), np.log1p(np.exp(0.5))
+    expected_loss = (12 * 3 * right + 8 * (1 * right + 2 * wrong)) / 20
+    assert out.getvalue() == f"round 1/1: loss {expected_loss:.4g}, training error 40.00%\n"  # 8 of 20
 
 
 def test_cli_quiet_and_plain_progress(tmp_path, capsys):
