@@ -396,13 +396,9 @@ def read_cost_matrix(path: str | Path) -> np.ndarray:
 
 
 # -- labels <-> targets --------------------------------------------------------------
-def _json_value(value) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def class_list(labels: np.ndarray, positive_label: str | None) -> list:
     """Sorted distinct labels; with two classes and ``positive_label`` that class comes last (it gets +1)."""
-    classes = [_json_value(v) for v in np.unique(labels)]
+    classes = np.unique(labels).tolist()  # Python scalars, as JSON metadata needs
     if len(classes) < 2:
         raise CommandError(f"the labels hold a single class ({classes[0]!r}); need at least two")
     if positive_label is not None:

@@ -3,11 +3,10 @@ import numpy as np
 import pytest
 
 from bob_boost import BoostedMachine, Boosting, LUTTrainer
-from bob_boost.costs import face_detection_cost_matrix, margin_cost_matrix, samme_cost_matrix
+from bob_boost.costs import cost_star, face_detection_cost_matrix, margin_cost_matrix, samme_cost_matrix
 from bob_boost.detection import (calibrate_cascade, detection_scores, early_exit_evaluate, positive_scores,
                                  score_traces)
 from bob_boost.losses.cmel import CMELoss
-from bob_boost.machine import cost_star
 from bob_boost.registry import loss_class
 from bob_boost.trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from bob_boost.trainers.cost_sensitive import CostSensitiveAdaBoostTrainer
