@@ -64,6 +64,7 @@ from ..losses.exponential import EXPONENT_LIMIT
 from ..machine import BoostedMachine
 from ..weak.stump import StumpMachine
 from .binning import BinnedFeatures, midpoints
+from .boosting import RoundCallback
 
 logger = logging.getLogger("bob_boost")
 
@@ -83,9 +84,6 @@ _MAX_ITERATIONS = 200
 SELECTIONS = ("alpha", "loss")
 SEARCHES = ("conditional", "exhaustive", "pareto")
 ROOT_SEARCHES = ("vectorised", "scalar")
-
-#: Called after every round with (round index, boosted machine, training scores).
-RoundCallback = Callable[[int, BoostedMachine, np.ndarray], None]
 
 
 # -- the stump pool -----------------------------------------------------------
