@@ -276,6 +276,7 @@ def test_registry_rejects_clashing_names_and_finds_entry_points(monkeypatch):
     monkeypatch.setattr(registry.metadata, "entry_points",
                         lambda group: [FakeEntryPoint()] if group == registry.WEAK_MACHINE_GROUP else [])
     assert registry.weak_machine_class("plugin.Machine") is PluginMachine
+    assert {"StumpMachine", "LUTMachine", "plugin.Machine"} <= set(registry.weak_machine_types())
     with pytest.raises(KeyError, match="unknown weak machine type"):
         registry.weak_machine_class("nothing.Here")
 
