@@ -872,8 +872,13 @@ def command_example(args: argparse.Namespace) -> int:
     data = data.subset(digits, args.number_of_elements)
 
     classifier = Path(args.classifier_file) if args.classifier_file else None
+    settings = {"dataset": args.dataset, "digits": digits, "multi_variate": bool(args.multi_variate)}
     if classifier is not None and classifier.exists() and not args.force:
         machine = load_model(str(classifier))
+        stored = machine.metadata.get("example")
+        if stored != settings:
+            raise CommandError(f"{classifier}: was trained for {stored or 'something else than this example'}, "
+                               f"not for {settings}; use -F/--force to train again")
         say(f"loaded the classifier from {classifier} (use -F/--force to train again)")
     else:
         say(f"training on {data.train_labels.size} {args.dataset} images of digits {digits}: "
@@ -884,6 +889,7 @@ def command_example(args: argparse.Namespace) -> int:
         machine = train_example(data, digits, args.trainer_type, args.loss_type, args.number_of_boosting_rounds,
                                 args.multi_variate, args.feature_selection_style, entries, args.quiet)
         machine.metadata["command"] = f"bob-boost example {args.dataset}"
+        machine.metadata["example"] = settings
         say(f"trained {len(machine)} weak machines in {time.perf_counter() - start:.2f} s")
         if classifier is not None:
             machine.save(classifier)

@@ -330,6 +330,11 @@ def test_example_digits_trains_and_reuses_the_classifier_file(tmp_path, capsys):
     assert code == 0 and "loaded the classifier" in again and f"{test_accuracy:.2f}%" in again
     code, forced, _ = _run(capsys, *argv, "-F", "-r", "2")
     assert code == 0 and len(BoostedMachine.load(classifier)) == 2
+    # the stored classifier separates all ten digits; asking for 3 vs 8 must not reuse it
+    code, out, err = _run(capsys, "example", "digits", "--samples", "400", "-t", "lut", "-l", "log", "-d", "3", "8",
+                          "-c", classifier, "-q")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert f"{classifier}: was trained for" in err and "-F/--force" in err
 
 
 @pytest.mark.skipif(not SHARED_MNIST.is_file(), reason="the shared MNIST file is not beside the checkout")
