@@ -574,10 +574,7 @@ def load_model(path: str, check_classes: bool = True) -> BoostedMachine:
 
 def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
     """Class index of each sample: 1 for a positive univariate score, else the machine's multi-class rule."""
-    labels = np.asarray(machine.predict(features))
-    if machine.cost_matrix is None and machine.number_of_outputs == 1:
-        return (labels > 0).astype(np.int64)
-    return labels.astype(np.int64)
+    return machine.class_indices_from_scores(machine.decision_scores(features))
 
 
 def _model_classes(machine: BoostedMachine, model: str = "the model") -> list:

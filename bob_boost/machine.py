@@ -160,6 +160,15 @@ class BoostedMachine:
         labels = self.labels_from_scores(self.decision_scores(features))
         return labels[0] if np.ndim(features) == 1 else labels
 
+    def class_indices_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Class index 0 .. K-1 per sample for (#samples, #outputs) ``scores``.
+
+        The labels of :meth:`labels_from_scores`, with a univariate machine's
+        -1 / +1 turned into class 0 / 1.
+        """
+        labels = self.labels_from_scores(scores)
+        return (labels > 0).astype(np.int64) if scores.shape[1] == 1 else labels.astype(np.int64)
+
     def labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """The labels :meth:`predict` gives for (#samples, #outputs) ``scores``."""
         if self.cost_matrix is not None:

@@ -31,13 +31,6 @@ def _finish(figure, path: str | os.PathLike | None):
     return figure
 
 
-def _decide(machine: BoostedMachine, scores: np.ndarray) -> np.ndarray:
-    """Class index per sample from (#samples, #outputs) scores, as :meth:`BoostedMachine.predict` decides."""
-    labels = machine.labels_from_scores(scores)
-    # univariate machines decide -1 / +1, i.e. class 0 / class 1
-    return (labels > 0).astype(np.int64) if scores.shape[1] == 1 else labels
-
-
 def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.ndarray:
     """Error rate of the first 1, 2, ..., #rounds weak machines.
 
@@ -66,7 +59,7 @@ def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.nda
     errors = np.empty(len(machine))
     for i, (weak, weight) in enumerate(zip(machine.weak_machines, machine.weights)):
         scores += weight * weak.forward(features)
-        errors[i] = np.mean(_decide(machine, scores) != truth)
+        errors[i] = np.mean(machine.class_indices_from_scores(scores) != truth)
     return errors
 
 

@@ -271,9 +271,7 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted class labels (elements of ``classes_``): the machine's decision, as its ``predict``."""
         scores = self._machine_scores(X)
-        labels = self.machine_.labels_from_scores(scores)
-        # univariate machines decide -1 / +1, i.e. classes_[0] / classes_[1]; the others give class indices
-        return self.classes_[(labels > 0).astype(np.intp) if self.machine_.number_of_outputs == 1 else labels]
+        return self.classes_[self.machine_.class_indices_from_scores(scores)]
 
     def _machine_scores(self, X) -> np.ndarray:
         """(#samples, #outputs) scores of the fitted machine for validated ``X``."""

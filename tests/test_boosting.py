@@ -186,3 +186,10 @@ def test_labels_from_scores_follow_the_prediction_rules():
     costly = BoostedMachine(cost_matrix=np.array([[0.0, 1.0], [10.0, 0.0]]))
     # C* = [[-1, 1], [10, -10]]; scores (1, -1) -> C* f = (-2, 20) -> class 0
     np.testing.assert_array_equal(costly.labels_from_scores(np.array([[1.0, -1.0], [-1.0, 1.0]])), [0, 1])
+
+
+def test_class_indices_from_scores_map_univariate_labels_to_zero_and_one():
+    univariate = BoostedMachine(number_of_outputs=1)
+    np.testing.assert_array_equal(univariate.class_indices_from_scores(np.array([[0.5], [0.0], [-2.0]])), [1, 0, 0])
+    multi = BoostedMachine(number_of_outputs=3)
+    np.testing.assert_array_equal(multi.class_indices_from_scores(np.array([[0.1, 0.9, 0.3], [2.0, 1.0, 0.0]])), [1, 0])
