@@ -10,6 +10,7 @@ from bob_boost import BoostedMachine, Boosting, StumpTrainer
 from bob_boost.evaluation import false_negative_rate, false_positive_rate
 from bob_boost.losses.double_base import DoubleBaseLoss
 from bob_boost.registry import loss_class
+from bob_boost.trainers import cost_sensitive
 from bob_boost.trainers.cost_sensitive import (ALPHA_CAP_MARGIN, AdaBoostDBTrainer,
                                                CostSensitiveAdaBoostTrainer)
 
@@ -185,13 +186,55 @@ def test_exact_rule_matches_cost_sensitive_adaboost_on_real_data(costs):
     reference = CostSensitiveAdaBoostTrainer(*costs)
     expected = reference.train(features, targets, rounds)
     pool_size = reference.root_searches // rounds
-    for search in ("pareto", "exhaustive"):
+    machines, searches = {}, {}
+    for search in ("bound", "pareto", "exhaustive"):
         trainer = AdaBoostDBTrainer(*costs, selection="loss", search=search)
-        machine = trainer.train(features, targets, rounds)
+        machine = machines[search] = trainer.train(features, targets, rounds)
+        searches[search] = trainer.root_searches
         assert machine.weak_machines == expected.weak_machines, search
         np.testing.assert_allclose(weights_of(machine), weights_of(expected), rtol=1e-8, err_msg=search)
-        assert trainer.root_searches < reference.root_searches
+        np.testing.assert_array_equal(weights_of(machine), weights_of(machines["bound"]), err_msg=search)
     assert reference.root_searches == rounds * pool_size
+    assert searches["bound"] <= 0.01 * reference.root_searches
+    assert searches["pareto"] < 0.5 * searches["exhaustive"] < reference.root_searches
+
+
+def test_bound_search_keeps_every_stump_tied_with_the_best():
+    # duplicated columns make stumps with identical errors on different features: the tie rule
+    # picks the first in pool order, which the bound search must not have screened out
+    features, targets = two_gaussians(30, seed=4)
+    features = np.hstack([features[:, 1:], features, features[:, ::-1]])  # columns x1, x0, x1, x1, x0
+    for costs in ((1.0, 6.0), (4.0, 1.0)):
+        machines = {search: AdaBoostDBTrainer(*costs, selection="loss", search=search).train(features, targets, 6)
+                    for search in ("bound", "exhaustive")}
+        assert machines["bound"].weak_machines == machines["exhaustive"].weak_machines
+        np.testing.assert_array_equal(weights_of(machines["bound"]), weights_of(machines["exhaustive"]))
+        # columns 0 and 1 are the first copies of the two distinct features
+        assert all(stump.index in (0, 1) for stump in machines["bound"].weak_machines)
+
+
+def test_tangent_lower_bounds_never_exceed_the_minimum():
+    rng = np.random.default_rng(8)
+    error_p, error_n = rng.random(400) ** 2, rng.random(400) ** 2
+    grid = np.array([0.0, 0.1, 0.3, 0.7, 1.5, 4.0])
+    for p, costs in ((0.5, (1.0, 1.0)), (0.2, (1.0, 9.0)), (0.9, (30.0, 2.0))):
+        value_coefficients, slope_coefficients = cost_sensitive._bound_coefficients(p, *costs, grid)
+        errors = np.stack([np.ones_like(error_p), error_p, error_n], axis=1)
+        value, slope = errors @ value_coefficients, errors @ slope_coefficients
+        high = np.argmax(slope > 0, axis=1)
+        rows = np.flatnonzero((high > 0) & (slope[np.arange(400), high] > 0))
+        low, high = high[rows] - 1, high[rows]
+        _, lower = cost_sensitive._tangents_meet((grid[low], value[rows, low], slope[rows, low]),
+                                                 (grid[high], value[rows, high], slope[rows, high]))
+        assert rows.size > 100
+        for row, bound in zip(rows, lower):
+            def loss(alpha, row=row):
+                return (p * ((1 - error_p[row]) * np.exp(-costs[0] * alpha) + error_p[row] * np.exp(costs[0] * alpha))
+                        + (1 - p) * ((1 - error_n[row]) * np.exp(-costs[1] * alpha)
+                                     + error_n[row] * np.exp(costs[1] * alpha)))
+            minimum = scipy.optimize.minimize_scalar(loss, bounds=(0.0, 4.0), method="bounded",
+                                                     options={"xatol": 1e-12}).fun
+            assert bound <= minimum + 1e-12
 
 
 @pytest.mark.parametrize("costs", [(1.0, 7.0), (25.0, 1.0)])
@@ -365,6 +408,8 @@ def test_training_rejects_bad_input():
         CostSensitiveAdaBoostTrainer(1.0, 2.0, root_search="newton")
     with pytest.raises(ValueError, match="Conditional Search"):
         AdaBoostDBTrainer(1.0, 2.0, selection="loss", search="conditional")
+    with pytest.raises(ValueError, match="bound search"):
+        AdaBoostDBTrainer(1.0, 2.0, selection="alpha", search="bound")
 
 
 def test_training_is_deterministic_leaves_inputs_alone_and_continues(ionosphere):

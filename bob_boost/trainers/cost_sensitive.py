@@ -78,11 +78,17 @@ DOMINANCE_MARGIN = 1e-12
 _SCAN_BLOCK = 256
 #: A step function whose value is below this times the sum of its terms' sizes is at rounding level.
 _NOISE = 8 * np.finfo(np.float64).eps
+_EPS = float(np.finfo(np.float64).eps)
+_TINY = float(np.finfo(np.float64).tiny)
+#: Relative allowance for rounding in the bound search's lower bounds.
+_BOUND_MARGIN = 1e-12
+#: Screening rounds of the bound search (see ``AdaBoostDBTrainer._bound_candidates``).
+_BOUND_STEPS = 6
 #: Iteration limit of the bracketed Newton search (it usually converges in under 10).
 _MAX_ITERATIONS = 200
 
 SELECTIONS = ("alpha", "loss")
-SEARCHES = ("conditional", "exhaustive", "pareto")
+SEARCHES = ("conditional", "bound", "exhaustive", "pareto")
 ROOT_SEARCHES = ("vectorised", "scalar")
 
 
@@ -110,17 +116,18 @@ class StumpPool:
         n_features = sizes.size
         self._binned = binned
         self._feature_of_bin = np.repeat(np.arange(n_features), sizes)
-        position = np.arange(offsets[-1]) - np.repeat(offsets[:-1], sizes)
-        # bins laid out in a (#features, widest feature) grid, so that cumulative
-        # sums run within one feature and never carry rounding across features
-        self._grid_index = (self._feature_of_bin, position)
-        self._grid_shape = (n_features, int(sizes.max()))
-        self._last_bin = offsets[1:] - 1
+        last_bin = offsets[1:] - 1
         splits = np.ones(offsets[-1], dtype=bool)
-        splits[self._last_bin] = False
+        splits[last_bin] = False
         self._splits = np.flatnonzero(splits)
         if self._splits.size == 0:
             raise ValueError("features: every feature is constant, so no stump can split them")
+        # positions in the running sum over all bins (with a leading 0) of each split's feature
+        # start, of the split's last bin and of its feature's last bin
+        feature = self._feature_of_bin[self._splits]
+        self._feature_start = offsets[:-1][feature]
+        self._split_end = self._splits + 1
+        self._feature_end = offsets[1:][feature]
         indicators = np.stack([targets > 0, targets < 0], axis=1).astype(np.float64)
         self._empty = binned.histograms(indicators) == 0.0
         self.size = 2 * self._splits.size
@@ -145,16 +152,15 @@ class StumpPool:
         # the histogram recovers one bin per feature as "total minus the rest";
         # clean its rounding so that empty bins are exactly 0 and none negative
         sums = np.where(self._empty, 0.0, np.maximum(sums, 0.0))
-        grid = np.zeros(self._grid_shape + (2,))
-        grid[self._grid_index] = sums
-        cumulative = np.cumsum(grid, axis=1)[self._grid_index]
-        below = cumulative[self._splits]
-        above = cumulative[self._last_bin][self._feature_of_bin[self._splits]] - below
-        wrong_positive = np.stack([below[:, 0], above[:, 0]], axis=1).ravel()
-        right_positive = np.stack([above[:, 0], below[:, 0]], axis=1).ravel()
-        wrong_negative = np.stack([above[:, 1], below[:, 1]], axis=1).ravel()
-        right_negative = np.stack([below[:, 1], above[:, 1]], axis=1).ravel()
-        return wrong_positive, right_positive, wrong_negative, right_negative
+        # a running sum of non-negative terms never decreases, so the differences below are >= 0 and
+        # exactly 0 over bins that hold no weight
+        running = np.zeros((sums.shape[0] + 1, 2))
+        np.cumsum(sums, axis=0, out=running[1:])
+        # (#splits, below/above the threshold, class): polarity +1 misclassifies the positives below
+        sides = np.stack([running[self._split_end] - running[self._feature_start],
+                          running[self._feature_end] - running[self._split_end]], axis=1)
+        return (sides[:, :, 0].ravel(), sides[:, ::-1, 0].ravel(), sides[:, ::-1, 1].ravel(),
+                sides[:, :, 1].ravel())
 
     def stump(self, candidate: int) -> StumpMachine:
         """The :class:`StumpMachine` of candidate ``candidate``."""
@@ -275,27 +281,26 @@ def _double_base_root(error_positive: float, error_negative: float, a: float, b:
     high = min(math.log(total_down / up) / cost_positive if up > 0 else math.inf,
                math.log(total_down / un) / cost_negative if un > 0 else math.inf)
     alpha = min(max(0.5 * math.log(total_down / total_up) / math.sqrt(cost_positive * cost_negative), low), high)
-    eps, tiny = np.finfo(np.float64).eps, np.finfo(np.float64).tiny
     for _ in range(_MAX_ITERATIONS):
-        grow_p = math.exp(min(cost_positive * alpha, EXPONENT_LIMIT))
-        shrink_p = math.exp(min(-cost_positive * alpha, EXPONENT_LIMIT))
-        grow_n = math.exp(min(cost_negative * alpha, EXPONENT_LIMIT))
-        shrink_n = math.exp(min(-cost_negative * alpha, EXPONENT_LIMIT))
-        terms = (up * grow_p, vp * shrink_p, un * grow_n, vn * shrink_n)
-        value = terms[0] - terms[1] + terms[2] - terms[3]
+        # alpha stays in [0, high], so only the growing terms can need the saturation
+        grow_p = up * math.exp(min(cost_positive * alpha, EXPONENT_LIMIT))
+        shrink_p = vp * math.exp(-cost_positive * alpha)
+        grow_n = un * math.exp(min(cost_negative * alpha, EXPONENT_LIMIT))
+        shrink_n = vn * math.exp(-cost_negative * alpha)
+        value = grow_p - shrink_p + grow_n - shrink_n
         if value == 0:
             return alpha
-        slope = cost_positive * (terms[0] + terms[1]) + cost_negative * (terms[2] + terms[3])
+        slope = cost_positive * (grow_p + shrink_p) + cost_negative * (grow_n + shrink_n)
         if value < 0:
             low = alpha
         else:
             high = alpha
         step = alpha - value / slope
-        if abs(value) <= _NOISE * sum(terms):  # rounding level: the Newton step is final
+        if abs(value) <= _NOISE * (grow_p + shrink_p + grow_n + shrink_n):  # rounding level: the step is final
             return step
         if not low < step < high:
             step = 0.5 * (low + high)
-        tolerance = 4 * eps * max(abs(step), tiny)
+        tolerance = 4 * _EPS * max(abs(step), _TINY)
         if abs(step - alpha) <= tolerance or high - low <= tolerance:
             return step
         alpha = step
@@ -389,6 +394,44 @@ def _bound(alpha: np.ndarray, wrong_positive: np.ndarray, right_positive: np.nda
     """The exponential bound after a step ``alpha``, up to the round's common factor."""
     return (right_positive * _exp(-cost_positive * alpha) + wrong_positive * _exp(cost_positive * alpha)
             + right_negative * _exp(-cost_negative * alpha) + wrong_negative * _exp(cost_negative * alpha))
+
+
+def _bound_coefficients(p: float, cost_positive: float, cost_negative: float,
+                        alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bound ``L(alpha)`` and its slope as affine functions of the class errors.
+
+    ``L(alpha) = p ((1 - e_P) e^{-C_P alpha} + e_P e^{C_P alpha}) + (1 - p) ((1 - e_N) e^{-C_N alpha}
+    + e_N e^{C_N alpha})``, with ``p`` the positives' share of the current
+    weight, is convex in ``alpha``. Returns two arrays of shape
+    ``(3,) + alpha.shape``: the coefficients of ``(1, e_P, e_N)`` in
+    ``L(alpha)`` and in ``L'(alpha)``.
+    """
+    q = 1.0 - p
+    grow_p, shrink_p = np.exp(cost_positive * alpha), np.exp(-cost_positive * alpha)
+    grow_n, shrink_n = np.exp(cost_negative * alpha), np.exp(-cost_negative * alpha)
+    value = np.stack([p * shrink_p + q * shrink_n, p * (grow_p - shrink_p), q * (grow_n - shrink_n)])
+    slope = np.stack([-(p * cost_positive * shrink_p + q * cost_negative * shrink_n),
+                      p * cost_positive * (grow_p + shrink_p), q * cost_negative * (grow_n + shrink_n)])
+    return value, slope
+
+
+def _class_part_minimum(error: np.ndarray) -> np.ndarray:
+    """``min over alpha >= 0`` of ``(1 - e) e^{-C alpha} + e e^{C alpha}``: ``2 sqrt(e (1 - e))``, or 1 for ``e > 1/2``."""
+    return np.where(error <= 0.5, 2.0 * np.sqrt(error * (1.0 - error)), 1.0)
+
+
+def _tangents_meet(low: tuple[np.ndarray, ...], high: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where the tangents at ``low`` and ``high`` (each ``(alpha, value, slope)``) meet: ``(alpha, value)``.
+
+    When the slope at ``low`` is <= 0 and the one at ``high`` > 0, the
+    minimum of a convex function lies between them and is at least the
+    returned value.
+    """
+    at_low, value_low, slope_low = low
+    at_high, value_high, slope_high = high
+    meet = (value_high - value_low + slope_low * at_low - slope_high * at_high) / (slope_low - slope_high)
+    meet = np.clip(meet, at_low, at_high)
+    return meet, value_low + slope_low * (meet - at_low)
 
 
 def _first_smallest(bounds: np.ndarray) -> int:
@@ -716,20 +759,24 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         ``"loss"`` the stump whose step gives the smallest bound, i.e. exact
         greedy minimisation, the same choice as Cost-Sensitive AdaBoost. With
         equal costs the two coincide.
-    search : {"conditional", "exhaustive", "pareto"}, optional
-        How the stump is found; all give the same stump and alpha.
-        ``"conditional"`` (default for ``selection="alpha"``) is the paper's
-        Conditional Search: candidates are scanned in pool order and a root
-        is computed only for one that passes the Contribution Condition and
-        the Improvement Condition ``c . r < s`` against the best root so far
-        (``c = (a eps_P, b eps_N)``; ``r``, ``s`` built from that root), i.e.
-        only for one whose root is larger. ``"exhaustive"`` computes the root
-        of every contributing candidate. ``"pareto"`` (default for
-        ``selection="loss"``) computes roots only on the lower-left Pareto
-        front of the candidates' ``(eps_P, eps_N)``, where both optima lie
-        (the root and the bound are monotone in each error).
-        The Conditional Search orders candidates by root only, so it is not
-        available with ``selection="loss"``.
+    search : {"conditional", "bound", "exhaustive", "pareto"}, optional
+        How the stump is found; for a given rule all give the same stump and
+        alpha. ``"conditional"`` (default for ``selection="alpha"``, and only
+        for it) is the paper's Conditional Search: candidates are scanned in
+        pool order and a root is computed only for one that passes the
+        Contribution Condition and the Improvement Condition ``c . r < s``
+        against the best root so far (``c = (a eps_P, b eps_N)``; ``r``,
+        ``s`` built from that root), i.e. only for one whose root is larger.
+        ``"bound"`` (default for ``selection="loss"``, and only for it)
+        computes roots only for candidates whose lower bound on the loss
+        (from tangents of the convex bound on a grid of steps) does not
+        exceed the best upper bound: usually one or two a round.
+        ``"exhaustive"`` computes the root of every contributing candidate.
+        ``"pareto"`` computes roots only on the lower-left Pareto front of
+        the candidates' ``(eps_P, eps_N)``, where both optima lie (the root
+        and the bound are monotone in each error); with the ``"loss"`` rule
+        it could miss a dominated candidate whose bound ties with the best
+        to within the tie tolerance and that comes first in pool order.
     """
 
     algorithm = "AdaBoostDB"
@@ -740,12 +787,15 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         if selection not in SELECTIONS:
             raise ValueError(f"selection: must be one of {SELECTIONS}, got {selection!r}")
         if search is None:
-            search = "conditional" if selection == "alpha" else "pareto"
+            search = "conditional" if selection == "alpha" else "bound"
         if search not in SEARCHES:
             raise ValueError(f"search: must be one of {SEARCHES}, got {search!r}")
         if search == "conditional" and selection == "loss":
             raise ValueError("search: the Conditional Search compares roots, so it needs selection='alpha'; "
-                             "use search='pareto' or 'exhaustive' with selection='loss'")
+                             "use search='bound', 'pareto' or 'exhaustive' with selection='loss'")
+        if search == "bound" and selection == "alpha":
+            raise ValueError("search: the bound search compares bounds, so it needs selection='loss'; "
+                             "use search='conditional', 'pareto' or 'exhaustive' with selection='alpha'")
         self.selection = selection
         self.search = search
 
@@ -791,33 +841,105 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         if perfect is not None:
             return perfect, self.alpha_cap, True
         error_p, error_n = error_p[contributing], error_n[contributing]
-        if self.search == "conditional":
-            position, alpha = self._conditional_search(error_p, error_n, a, b)
+        if self.selection == "alpha":
+            position, alpha = self._largest_root(error_p, error_n, a, b)
+            if alpha <= 0:  # only candidates on the Contribution Condition's rounding edge are left
+                return None
+            first = self._first_tied(error_p, error_n, a, b, position, alpha)
+            solved = self.search == "conditional" and first == position
+            if first != position:
+                self.root_searches += 1
+            position = first
         else:
-            solved = np.arange(contributing.size)
-            if self.search == "pareto":
-                solved = _pareto_candidates(error_p, error_n)
-            roots = self._roots(error_p[solved], error_n[solved], a, b)
-            if self.selection == "alpha":
-                best = int(np.argmax(roots))
-                position, alpha = int(solved[best]), float(roots[best])
-            else:
-                p = 1.0 / (1.0 + np.exp(log_total_n - log_total_p))
-                loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]),
-                              (1 - p) * error_n[solved], (1 - p) * (1 - error_n[solved]),
-                              self.cost_positive, self.cost_negative)
-                best = _first_smallest(loss)
-                return int(contributing[solved[best]]), float(roots[best]), False
-        if alpha <= 0:  # only candidates on the Contribution Condition's rounding edge are left
+            # the positives' share of the current total weight: the class weights of the bound
+            p = 1.0 / (1.0 + np.exp(log_total_n - log_total_p))
+            position, solved = self._smallest_bound(error_p, error_n, a, b, p), False
+        if not solved:
+            # the stored step always comes from the scalar solver, as in the Conditional Search, so that all
+            # searches return the same bits (vectorised and scalar roots agree only to rounding, which later
+            # rounds amplify)
+            alpha = _double_base_root(float(error_p[position]), float(error_n[position]), a, b,
+                                      self.cost_positive, self.cost_negative)
+        if alpha <= 0:
             return None
-        first = self._first_tied(error_p, error_n, a, b, position, alpha)
-        if first != position:
+        return int(contributing[position]), alpha, False
+
+    def _largest_root(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> tuple[int, float]:
+        """``selection="alpha"``: position and step of a candidate with the largest root."""
+        if self.search == "conditional":
+            return self._conditional_search(error_p, error_n, a, b)
+        solved = _pareto_candidates(error_p, error_n) if self.search == "pareto" else np.arange(error_p.size)
+        roots = self._roots(error_p[solved], error_n[solved], a, b)
+        best = int(np.argmax(roots))
+        return int(solved[best]), float(roots[best])
+
+    def _smallest_bound(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float) -> int:
+        """``selection="loss"``: position of the first candidate whose optimal bound ties with the smallest."""
+        if self.search == "pareto":
+            solved = _pareto_candidates(error_p, error_n)
+        elif self.search == "bound":
+            solved = self._bound_candidates(error_p, error_n, a, b, p)
+        else:
+            solved = np.arange(error_p.size)
+        if solved.size == 1:  # nothing to compare; its root is solved once, for the step
             self.root_searches += 1
-        # the step comes from the vectorised solver whatever the search, so that all searches return the
-        # same bits (the Conditional Search's scalar roots agree only to rounding, which rounds amplify)
-        alpha = float(_double_base_roots(error_p[first:first + 1], error_n[first:first + 1], a, b,
-                                         self.cost_positive, self.cost_negative)[0])
-        return int(contributing[first]), alpha, False
+            return int(solved[0])
+        roots = self._roots(error_p[solved], error_n[solved], a, b)
+        loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]), (1 - p) * error_n[solved],
+                      (1 - p) * (1 - error_n[solved]), self.cost_positive, self.cost_negative)
+        return int(solved[_first_smallest(loss)])
+
+    def _bound_candidates(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float,
+                          p: float) -> np.ndarray:
+        """Positions of the candidates whose smallest bound may tie with the round's smallest.
+
+        A candidate's bound ``L(alpha)`` is convex, so the tangents at two
+        points that bracket its minimum meet below that minimum: a lower bound
+        without a root search, while any value of ``L`` is an upper bound of
+        the round's best. A candidate whose lower bound exceeds the best upper
+        bound (plus the tie tolerance) cannot be chosen and is dropped. The
+        brackets come from a coarse grid around the step of the steepest
+        candidate at ``alpha = 0`` (one root search); then each remaining
+        candidate is evaluated where its two tangents meet, which narrows its
+        bracket and raises its lower bound, for a few rounds of screening.
+        Candidates that no grid point brackets are kept.
+        """
+        steepest = int(np.argmin(a * error_p + b * error_n))
+        centre = self._root(error_p[steepest], error_n[steepest], a, b)
+        # beyond this the exponentials would overflow
+        far = EXPONENT_LIMIT / max(self.cost_positive, self.cost_negative)
+        grid = np.minimum([0.0, 0.5 * centre, centre, 2.0 * centre, 8.0 * centre, far], far)
+        grid = grid[np.concatenate([[True], np.diff(grid) > 0])]
+        costs = (self.cost_positive, self.cost_negative)
+        errors = np.stack([np.ones_like(error_p), error_p, error_n], axis=1)
+        value, slope = (errors @ coefficients for coefficients in _bound_coefficients(p, *costs, grid))
+        best_upper = float(value.min())
+        threshold = best_upper * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN)
+        rows = np.arange(error_p.size)
+        high = np.argmax(slope > 0, axis=1)
+        bracketed = (high > 0) & (slope[rows, high] > 0)
+        # each class's part of L has its own minimum over alpha >= 0, in closed form
+        possible = p * _class_part_minimum(error_p) + (1.0 - p) * _class_part_minimum(error_n) <= threshold
+        candidates = np.flatnonzero(possible & ~bracketed)
+        inside = np.flatnonzero(possible & bracketed)
+        high = high[inside]
+        low = (grid[high - 1], value[inside, high - 1], slope[inside, high - 1])
+        high = (grid[high], value[inside, high], slope[inside, high])
+        for _ in range(_BOUND_STEPS):
+            meet, lower = _tangents_meet(low, high)
+            keep = np.flatnonzero(lower <= best_upper * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN))
+            inside = inside[keep]
+            if inside.size + candidates.size <= 1:
+                break
+            meet = meet[keep]
+            low, high = tuple(part[keep] for part in low), tuple(part[keep] for part in high)
+            value, slope = (np.einsum("ij,ji->i", errors[inside], coefficients)
+                            for coefficients in _bound_coefficients(p, *costs, meet))
+            best_upper = min(best_upper, float(value.min(initial=np.inf)))
+            rising = slope > 0
+            low = tuple(np.where(rising, old, new) for old, new in zip(low, (meet, value, slope)))
+            high = tuple(np.where(rising, new, old) for old, new in zip(high, (meet, value, slope)))
+        return np.sort(np.concatenate([candidates, inside]))
 
     def _roots(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> np.ndarray:
         """Solve the polynomial for each candidate, counting the searches."""
@@ -838,9 +960,9 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         ``s = S(x) x^-C_P = a x^-C_P + b x^-C_N``. It holds exactly when the
         candidate's root is larger than ``x``.
         """
-        r_p = 2.0 * np.cosh(min(self.cost_positive * alpha, EXPONENT_LIMIT))
-        r_n = 2.0 * np.cosh(min(self.cost_negative * alpha, EXPONENT_LIMIT))
-        s = a * np.exp(-self.cost_positive * alpha) + b * np.exp(-self.cost_negative * alpha)
+        r_p = 2.0 * math.cosh(min(self.cost_positive * alpha, EXPONENT_LIMIT))
+        r_n = 2.0 * math.cosh(min(self.cost_negative * alpha, EXPONENT_LIMIT))
+        s = a * math.exp(-self.cost_positive * alpha) + b * math.exp(-self.cost_negative * alpha)
         return a * error_p * r_p + b * error_n * r_n < s
 
     def _conditional_search(self, error_p: np.ndarray, error_n: np.ndarray, a: float,
