@@ -502,7 +502,8 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         targets = np.where(class_indices(labels, classes, args.data) == 1, 1.0, -1.0)
         costs = (1.0 if args.cost_positive is None else args.cost_positive,
                  1.0 if args.cost_negative is None else args.cost_negative)
-        trainer = AdaBoostDBTrainer(*costs) if args.trainer == "adaboostdb" else CostSensitiveAdaBoostTrainer(*costs)
+        trainer = (AdaBoostDBTrainer(*costs, selection=args.selection) if args.trainer == "adaboostdb"
+                   else CostSensitiveAdaBoostTrainer(*costs))
         with Progress(rounds, trainer.loss_function, targets, quiet=args.quiet) as progress:
             machine = trainer.train(features, targets, rounds, callback=progress)
         task = "binary"
@@ -1034,6 +1035,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "default 1)")
     train.add_argument("--cost-negative", type=_positive_float,
                        help="cost of a false positive (as --cost-positive)")
+    train.add_argument("--selection", choices=("alpha", "loss"), default="alpha",
+                       help="adaboostdb: keep the stump with the largest step (alpha, the paper's rule) or the one "
+                            "that lowers the cost-sensitive bound most (loss, as cost-sensitive-adaboost does)")
     train.add_argument("--cost-matrix", metavar="FILE",
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
                             "sorted label order) for badacost and the cmel loss")

@@ -290,6 +290,23 @@ def test_other_trainers_are_wired(tmp_path, capsys, trainer, extra):
     assert json.loads(_run(capsys, "inspect", model, "--json")[1])["metadata"]["trainer"]
 
 
+def test_adaboostdb_selection_rule_is_an_option(tmp_path, capsys):
+    features, labels = _easy_binary(seed=6)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    for selection in ("alpha", "loss"):
+        model = tmp_path / f"{selection}.hdf5"
+        code, _, err = _run(capsys, "train", data, "-o", model, "--trainer", "adaboostdb", "--selection", selection,
+                            "--cost-positive", "3", "-r", 4, "-q")
+        assert code == 0, err
+        metadata = json.loads(_run(capsys, "inspect", model, "--json")[1])["metadata"]
+        assert (metadata["selection"], metadata["search"]) == (selection, "conditional" if selection == "alpha"
+                                                               else "bound")
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "x.hdf5", "--trainer", "adaboostdb",
+                        "--selection", "margin")
+    assert code != 0 and "--selection" in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("trainer", ["samme", "badacost"])
 def test_multiclass_trainers_show_progress(tmp_path, capsys, trainer):
     features, labels = _three_classes(seed=15)
