@@ -1,5 +1,6 @@
 """Cost-sensitive binary boosting: DoubleBaseLoss, AdaBoostDB and Cost-Sensitive AdaBoost."""
 import logging
+import math
 
 import numpy as np
 import pytest
@@ -213,28 +214,97 @@ def test_bound_search_keeps_every_stump_tied_with_the_best():
         assert all(stump.index in (0, 1) for stump in machines["bound"].weak_machines)
 
 
+def test_class_errors_match_exact_sums_and_duplicates_tie_exactly():
+    rng = np.random.default_rng(3)
+    features = rng.integers(0, 40, size=(60, 3)).astype(float)
+    features = np.hstack([features, features[:, :1], np.linspace(0, 1, 60)[:, np.newaxis]])
+    targets = np.where(rng.random(60) < 0.4, 1.0, -1.0)
+    weights = rng.random(60) * 10.0 ** rng.integers(-30, 1, size=60)  # weights over 30 decades
+    class_weights = np.zeros((60, 2))
+    class_weights[targets > 0, 0] = weights[targets > 0]
+    class_weights[targets < 0, 1] = weights[targets < 0]
+    pool = cost_sensitive.StumpPool(features, targets)
+    computed = pool.class_errors(class_weights)
+    # every stump of the pool, summed exactly (math.fsum) from its definition
+    expected = [[], [], [], []]
+    for index, threshold, polarity in all_stumps(features):
+        above = features[:, index] >= threshold
+        predicted_positive = above if polarity > 0 else ~above
+        for column, values in ((0, class_weights[:, 0]), (1, class_weights[:, 1])):
+            wrong = (predicted_positive != (targets > 0)) if column == 0 else predicted_positive
+            expected[2 * column].append(math.fsum(values[wrong & ((targets > 0) == (column == 0))]))
+            expected[2 * column + 1].append(math.fsum(values[~wrong & ((targets > 0) == (column == 0))]))
+    # each feature's most frequent value is summed as "class total minus the rest" (see BinnedFeatures),
+    # which costs absolute precision at the level of the class total; everything else is relative
+    totals = class_weights.sum(axis=0)
+    for column, (got, want) in enumerate(zip(computed, expected)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=4 * np.finfo(float).eps * totals[column // 2])
+    # column 3 duplicates column 0: its candidates come out bit for bit the same
+    sizes = [2 * (np.unique(features[:, k]).size - 1) for k in range(features.shape[1])]
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for values in computed:
+        np.testing.assert_array_equal(values[starts[0]:starts[1]], values[starts[3]:starts[4]])
+
+
+def test_searches_agree_in_extreme_regimes():
+    # cases found by review: a tiny sample weight (the bound search once screened out everything),
+    # a class share rounding to 0 at costs (1, 1000), a static parameter underflowing at (1000, 1)
+    # (a division by zero), and steps at rounding level (the searches once disagreed there)
+    cases = [
+        (np.array([[2.0], [2.0], [2.0], [0.0], [1.0], [1.0], [1.0]]), np.array([1, 1, 1, 1, -1, -1, -1.0]),
+         np.array([1.0, 1.0, 1.0, 1e-30, 1.0, 1.0, 1.0]), (1.0, 1.0), 1),
+        (np.array([[3, 1], [1, 5], [0, 0], [4, 3], [2, 2], [5, 4]], float), np.array([-1, 1, 1, 1, 1, 1.0]),
+         None, (1.0, 1000.0), 20),
+        (np.array([[0, 2], [2, 0], [2, 0], [0, 0], [1, 2], [0, 1], [2, 1]], float),
+         np.array([1, -1, -1, -1, 1, 1, -1.0]), None, (1000.0, 1.0), 4),
+        (np.array([[1.0], [1.0], [0.0], [0.0], [2.0], [1.0], [1.0]]), np.array([1, -1, -1, 1, -1, 1, 1.0]),
+         None, (1.0, 1.0), 15),
+    ]
+    for features, targets, sample_weights, costs, rounds in cases:
+        for selection, searches in (("alpha", ("conditional", "pareto", "exhaustive")),
+                                    ("loss", ("bound", "pareto", "exhaustive"))):
+            machines = [AdaBoostDBTrainer(*costs, selection=selection, search=search)
+                        .train(features, targets, rounds, sample_weights=sample_weights) for search in searches]
+            for machine in machines[:-1]:
+                assert machine.weak_machines == machines[-1].weak_machines, (costs, selection)
+                np.testing.assert_array_equal(weights_of(machine), weights_of(machines[-1]))
+            assert np.all(np.isfinite(weights_of(machines[-1])))
+    # the exact rule is Cost-Sensitive AdaBoost's, also where a class's share of the weight is ~1e-45
+    features, targets, _, costs, rounds = cases[1]
+    expected = CostSensitiveAdaBoostTrainer(*costs).train(features, targets, rounds)
+    machine = AdaBoostDBTrainer(*costs, selection="loss").train(features, targets, rounds)
+    assert machine.weak_machines[:15] == expected.weak_machines[:15]
+
+
 def test_tangent_lower_bounds_never_exceed_the_minimum():
     rng = np.random.default_rng(8)
-    error_p, error_n = rng.random(400) ** 2, rng.random(400) ** 2
-    grid = np.array([0.0, 0.1, 0.3, 0.7, 1.5, 4.0])
-    for p, costs in ((0.5, (1.0, 1.0)), (0.2, (1.0, 9.0)), (0.9, (30.0, 2.0))):
-        value_coefficients, slope_coefficients = cost_sensitive._bound_coefficients(p, *costs, grid)
+    full_grid = np.array([0.0, 0.01, 0.1, 0.15, 0.2, 0.25, 0.3, 0.7, 1.5, 4.0])
+    # the last case has optimal bounds near 1e-20, far below the bound at 0 (which is 1): the tangent from 0
+    # must not lose its lower-bound property to cancellation
+    for p, costs, scale in ((0.5, (1.0, 1.0), 1.0), (0.2, (1.0, 9.0), 1.0), (0.9, (30.0, 2.0), 1.0),
+                            (1e-30, (1.0, 200.0), 1e-40)):
+        q = 1.0 - p if p > 1e-3 else 1.0
+        error_p, error_n = rng.random(300) ** 2, scale * (0.1 + rng.random(300))
+        grid = full_grid[full_grid <= 600.0 / max(costs)]
+        value_coefficients, slope_coefficients = cost_sensitive._bound_coefficients(p, q, *costs, grid)
         errors = np.stack([np.ones_like(error_p), error_p, error_n], axis=1)
         value, slope = errors @ value_coefficients, errors @ slope_coefficients
         high = np.argmax(slope > 0, axis=1)
-        rows = np.flatnonzero((high > 0) & (slope[np.arange(400), high] > 0))
+        rows = np.flatnonzero((high > 0) & (slope[np.arange(300), high] > 0))
         low, high = high[rows] - 1, high[rows]
+        low[::2] = 0  # also brackets that reach back to 0
         _, lower = cost_sensitive._tangents_meet((grid[low], value[rows, low], slope[rows, low]),
-                                                 (grid[high], value[rows, high], slope[rows, high]))
+                                                 (grid[high], value[rows, high], slope[rows, high]), max(costs))
         assert rows.size > 100
         for row, bound in zip(rows, lower):
             def loss(alpha, row=row):
                 return (p * ((1 - error_p[row]) * np.exp(-costs[0] * alpha) + error_p[row] * np.exp(costs[0] * alpha))
-                        + (1 - p) * ((1 - error_n[row]) * np.exp(-costs[1] * alpha)
-                                     + error_n[row] * np.exp(costs[1] * alpha)))
+                        + q * ((1 - error_n[row]) * np.exp(-costs[1] * alpha)
+                               + error_n[row] * np.exp(costs[1] * alpha)))
+            # any value of the loss is at least its minimum, so the bound must not exceed the best found
             minimum = scipy.optimize.minimize_scalar(loss, bounds=(0.0, 4.0), method="bounded",
-                                                     options={"xatol": 1e-12}).fun
-            assert bound <= minimum + 1e-12
+                                                     options={"xatol": 1e-14}).fun
+            assert bound <= minimum * (1 + 1e-14), (p, costs, row)
 
 
 @pytest.mark.parametrize("costs", [(1.0, 7.0), (25.0, 1.0)])

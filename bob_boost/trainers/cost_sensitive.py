@@ -57,6 +57,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.optimize
+import scipy.special
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_same_samples
 from ..losses.double_base import DoubleBaseLoss, check_cost
@@ -80,6 +81,8 @@ _SCAN_BLOCK = 256
 _NOISE = 8 * np.finfo(np.float64).eps
 _EPS = float(np.finfo(np.float64).eps)
 _TINY = float(np.finfo(np.float64).tiny)
+#: Bins per row of ``StumpPool``'s grid of class-wise sums.
+_ROW_WIDTH = 32
 #: Relative allowance for rounding in the bound search's lower bounds.
 _BOUND_MARGIN = 1e-12
 #: Screening rounds of the bound search (see ``AdaBoostDBTrainer._bound_candidates``).
@@ -122,12 +125,28 @@ class StumpPool:
         self._splits = np.flatnonzero(splits)
         if self._splits.size == 0:
             raise ValueError("features: every feature is constant, so no stump can split them")
-        # positions in the running sum over all bins (with a leading 0) of each split's feature
-        # start, of the split's last bin and of its feature's last bin
-        feature = self._feature_of_bin[self._splits]
-        self._feature_start = offsets[:-1][feature]
-        self._split_end = self._splits + 1
-        self._feature_end = offsets[1:][feature]
+        # Each feature's bins are cut into rows of _ROW_WIDTH bins (plus an always-empty column), laid out
+        # in one grid. Sums below and above a threshold are then sums of non-negative terms within a row
+        # plus the totals of the feature's other rows -- never differences -- so they keep their relative
+        # precision however small, are exactly 0 over bins without weight, and one wide feature does
+        # not pad the grid of the others.
+        position = np.arange(offsets[-1]) - np.repeat(offsets[:-1], sizes)
+        # flat positions in the (#rows, _ROW_WIDTH + 1) grid and in the (#features, most rows + 1) grid
+        # of row totals, for the bins, the rows and the splits
+        rows_per_feature = -(-sizes // _ROW_WIDTH)
+        first_row = np.concatenate([[0], np.cumsum(rows_per_feature)[:-1]])
+        chunk = position // _ROW_WIDTH
+        width, chunks = _ROW_WIDTH + 1, int(rows_per_feature.max()) + 1
+        bin_row = first_row[self._feature_of_bin] + chunk
+        self._bin_cell = bin_row * width + position % _ROW_WIDTH
+        self._grid_size = int(rows_per_feature.sum()) * width
+        row_feature = np.repeat(np.arange(n_features), rows_per_feature)
+        self._row_chunk = row_feature * chunks + np.arange(rows_per_feature.sum()) - first_row[row_feature]
+        self._row_last = np.arange(1, rows_per_feature.sum() + 1) * width - 1
+        self._chunk_grid = (n_features, chunks)
+        split_bin = self._splits
+        self._split_cell = self._bin_cell[split_bin]
+        self._split_chunk = self._feature_of_bin[split_bin] * chunks + chunk[split_bin]
         indicators = np.stack([targets > 0, targets < 0], axis=1).astype(np.float64)
         self._empty = binned.histograms(indicators) == 0.0
         self.size = 2 * self._splits.size
@@ -152,15 +171,29 @@ class StumpPool:
         # the histogram recovers one bin per feature as "total minus the rest";
         # clean its rounding so that empty bins are exactly 0 and none negative
         sums = np.where(self._empty, 0.0, np.maximum(sums, 0.0))
-        # a running sum of non-negative terms never decreases, so the differences below are >= 0 and
-        # exactly 0 over bins that hold no weight
-        running = np.zeros((sums.shape[0] + 1, 2))
-        np.cumsum(sums, axis=0, out=running[1:])
-        # (#splits, below/above the threshold, class): polarity +1 misclassifies the positives below
-        sides = np.stack([running[self._split_end] - running[self._feature_start],
-                          running[self._feature_end] - running[self._split_end]], axis=1)
-        return (sides[:, :, 0].ravel(), sides[:, ::-1, 0].ravel(), sides[:, ::-1, 1].ravel(),
-                sides[:, :, 1].ravel())
+        grid = np.zeros((2, self._grid_size))
+        grid[:, self._bin_cell] = sums.T
+        rows = grid.reshape(2, -1, _ROW_WIDTH + 1)
+        up_to = np.cumsum(rows, axis=2).reshape(2, -1)  # within a row, up to and including each bin
+        from_here = np.cumsum(rows[:, :, ::-1], axis=2)[:, :, ::-1].reshape(2, -1)  # from each bin to the row's end
+        # each row's total, placed so that running sums over a feature's rows give the totals of the
+        # rows before (first grid) and after (second grid) a given row
+        totals = up_to[:, self._row_last]
+        before, after = np.zeros((2,) + self._chunk_grid), np.zeros((2,) + self._chunk_grid)
+        before.reshape(2, -1)[:, self._row_chunk + 1] = totals
+        after.reshape(2, -1)[:, self._row_chunk] = totals
+        before = np.cumsum(before, axis=2).reshape(2, -1)
+        after = np.cumsum(after[:, :, ::-1], axis=2)[:, :, ::-1].reshape(2, -1)
+        below = before[:, self._split_chunk] + up_to[:, self._split_cell]
+        above = from_here[:, self._split_cell + 1] + after[:, self._split_chunk + 1]
+        # candidates 2k and 2k+1: polarity +1 (misclassifies the positives below the threshold) and -1
+        wrong_positive, right_positive = np.empty(2 * below.shape[1]), np.empty(2 * below.shape[1])
+        wrong_negative, right_negative = np.empty(2 * below.shape[1]), np.empty(2 * below.shape[1])
+        wrong_positive[0::2], wrong_positive[1::2] = below[0], above[0]
+        right_positive[0::2], right_positive[1::2] = above[0], below[0]
+        wrong_negative[0::2], wrong_negative[1::2] = above[1], below[1]
+        right_negative[0::2], right_negative[1::2] = below[1], above[1]
+        return wrong_positive, right_positive, wrong_negative, right_negative
 
     def stump(self, candidate: int) -> StumpMachine:
         """The :class:`StumpMachine` of candidate ``candidate``."""
@@ -200,7 +233,7 @@ def _bracket(up: np.ndarray, vp: np.ndarray, un: np.ndarray, vn: np.ndarray, cos
     lower = np.where(positive, 0.0, np.where(negative, lower, 0.0))
     upper = np.where(positive, upper, 0.0)
     # discrete AdaBoost's step with the geometric mean cost, moved into the bracket
-    guess = 0.5 * (log_total_down - log_total_up) / np.sqrt(cost_positive * cost_negative)
+    guess = 0.5 * (log_total_down - log_total_up) / (np.sqrt(cost_positive) * np.sqrt(cost_negative))
     return lower, upper, np.clip(guess, lower, upper)
 
 
@@ -210,18 +243,20 @@ def _bracketed_newton(function: Callable[[np.ndarray, np.ndarray], tuple[np.ndar
 
     ``function(alpha, index)`` returns the values, slopes and magnitudes
     (sum of the absolute values of the terms) of the functions ``index`` at
-    ``alpha``. A Newton step that leaves the bracket is replaced by
-    bisection. Each element stops on its own -- after a Newton step from a
+    ``alpha``. A Newton step that leaves the bracket, or that is more than
+    half the previous move (Newton crawls along a flat exponential tail, a
+    fixed distance per step), is replaced by bisection. Each element stops on its own -- after a Newton step from a
     value at rounding level of its magnitude, or a step or bracket below
     rounding of ``alpha`` -- so its result does not depend on which other
     elements are solved along with it.
     """
     alpha, lower, upper = guess.copy(), lower.copy(), upper.copy()
+    moves = upper - lower
     active = np.arange(alpha.size)
     for _ in range(_MAX_ITERATIONS):
         if active.size == 0:
             break
-        current, low, high = alpha[active], lower[active], upper[active]
+        current, low, high, move = alpha[active], lower[active], upper[active], moves[active]
         value, slope, magnitude = function(current, active)
         low = np.where(value < 0, current, low)
         high = np.where(value > 0, current, high)
@@ -229,12 +264,12 @@ def _bracketed_newton(function: Callable[[np.ndarray, np.ndarray], tuple[np.ndar
             step = current - value / slope
         # at the noise floor the next value's sign is rounding, so the Newton step is final
         noise_floor = np.abs(value) <= _NOISE * magnitude
-        inside = (step > low) & (step < high)
-        step = np.where(inside | noise_floor, step, 0.5 * (low + high))
+        inside = (step > low) & (step < high) & (np.abs(step - current) <= 0.5 * move)
+        step = np.clip(np.where(inside | noise_floor, step, 0.5 * (low + high)), low, high)
         step = np.where(value == 0, current, step)
         tolerance = 4 * np.finfo(np.float64).eps * np.maximum(np.abs(step), np.finfo(np.float64).tiny)
         done = noise_floor | (np.abs(step - current) <= tolerance) | (high - low <= tolerance)
-        alpha[active], lower[active], upper[active] = step, low, high
+        alpha[active], lower[active], upper[active], moves[active] = step, low, high, np.abs(step - current)
         active = active[~done]
     if active.size:
         logger.warning("root search: %d step(s) did not converge in %d iterations", active.size, _MAX_ITERATIONS)
@@ -280,7 +315,11 @@ def _double_base_root(error_positive: float, error_negative: float, a: float, b:
     low = 0.0
     high = min(math.log(total_down / up) / cost_positive if up > 0 else math.inf,
                math.log(total_down / un) / cost_negative if un > 0 else math.inf)
-    alpha = min(max(0.5 * math.log(total_down / total_up) / math.sqrt(cost_positive * cost_negative), low), high)
+    if total_up == 0.0:  # nothing misclassified once scaled: the root is at infinity
+        return math.inf
+    guess = 0.5 * math.log(total_down / total_up) / (math.sqrt(cost_positive) * math.sqrt(cost_negative))
+    alpha = min(max(guess, low), high)
+    move = high - low
     for _ in range(_MAX_ITERATIONS):
         # alpha stays in [0, high], so only the growing terms can need the saturation
         grow_p = up * math.exp(min(cost_positive * alpha, EXPONENT_LIMIT))
@@ -297,13 +336,13 @@ def _double_base_root(error_positive: float, error_negative: float, a: float, b:
             high = alpha
         step = alpha - value / slope
         if abs(value) <= _NOISE * (grow_p + shrink_p + grow_n + shrink_n):  # rounding level: the step is final
-            return step
-        if not low < step < high:
+            return min(max(step, low), high)
+        if not (low < step < high and abs(step - alpha) <= 0.5 * move):
             step = 0.5 * (low + high)
         tolerance = 4 * _EPS * max(abs(step), _TINY)
         if abs(step - alpha) <= tolerance or high - low <= tolerance:
             return step
-        alpha = step
+        move, alpha = abs(step - alpha), step
     logger.warning("root search: a step did not converge in %d iterations", _MAX_ITERATIONS)
     return alpha
 
@@ -396,17 +435,17 @@ def _bound(alpha: np.ndarray, wrong_positive: np.ndarray, right_positive: np.nda
             + right_negative * _exp(-cost_negative * alpha) + wrong_negative * _exp(cost_negative * alpha))
 
 
-def _bound_coefficients(p: float, cost_positive: float, cost_negative: float,
+def _bound_coefficients(p: float, q: float, cost_positive: float, cost_negative: float,
                         alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The bound ``L(alpha)`` and its slope as affine functions of the class errors.
 
-    ``L(alpha) = p ((1 - e_P) e^{-C_P alpha} + e_P e^{C_P alpha}) + (1 - p) ((1 - e_N) e^{-C_N alpha}
-    + e_N e^{C_N alpha})``, with ``p`` the positives' share of the current
-    weight, is convex in ``alpha``. Returns two arrays of shape
-    ``(3,) + alpha.shape``: the coefficients of ``(1, e_P, e_N)`` in
-    ``L(alpha)`` and in ``L'(alpha)``.
+    ``L(alpha) = p ((1 - e_P) e^{-C_P alpha} + e_P e^{C_P alpha}) + q ((1 - e_N) e^{-C_N alpha}
+    + e_N e^{C_N alpha})``, with ``p`` and ``q = 1 - p`` the positives' and
+    the negatives' shares of the current weight (each computed on its own,
+    so that neither is lost to rounding), is convex in ``alpha``. Returns
+    two arrays of shape ``(3,) + alpha.shape``: the coefficients of
+    ``(1, e_P, e_N)`` in ``L(alpha)`` and in ``L'(alpha)``.
     """
-    q = 1.0 - p
     grow_p, shrink_p = np.exp(cost_positive * alpha), np.exp(-cost_positive * alpha)
     grow_n, shrink_n = np.exp(cost_negative * alpha), np.exp(-cost_negative * alpha)
     value = np.stack([p * shrink_p + q * shrink_n, p * (grow_p - shrink_p), q * (grow_n - shrink_n)])
@@ -420,18 +459,28 @@ def _class_part_minimum(error: np.ndarray) -> np.ndarray:
     return np.where(error <= 0.5, 2.0 * np.sqrt(error * (1.0 - error)), 1.0)
 
 
-def _tangents_meet(low: tuple[np.ndarray, ...], high: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Where the tangents at ``low`` and ``high`` (each ``(alpha, value, slope)``) meet: ``(alpha, value)``.
+def _tangents_meet(low: tuple[np.ndarray, ...], high: tuple[np.ndarray, ...],
+                   steepness: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where the tangents at ``low`` and ``high`` (each ``(alpha, value, slope)``) meet, and a bound below.
 
     When the slope at ``low`` is <= 0 and the one at ``high`` > 0, the
     minimum of a convex function lies between them and is at least the
-    returned value.
+    value where the two tangents meet. The returned bound is the lower of
+    the two tangents at the computed meeting point (below the true meeting
+    value even when rounding moved the point), minus an allowance for the
+    rounding of the values and slopes, whose terms are at most about
+    ``steepness * (value + 2)`` in size for the bound ``L`` (``steepness``:
+    the larger cost). Returns ``(alpha, lower bound)``.
     """
     at_low, value_low, slope_low = low
     at_high, value_high, slope_high = high
     meet = (value_high - value_low + slope_low * at_low - slope_high * at_high) / (slope_low - slope_high)
     meet = np.clip(meet, at_low, at_high)
-    return meet, value_low + slope_low * (meet - at_low)
+    to_low, to_high = meet - at_low, at_high - meet
+    lower = np.minimum(value_low + slope_low * to_low, value_high - slope_high * to_high)
+    allowance = _BOUND_MARGIN * (value_low + value_high - slope_low * to_low + slope_high * to_high
+                                 + steepness * (value_low + value_high + 4.0) * (at_high - at_low))
+    return meet, lower - allowance
 
 
 def _first_smallest(bounds: np.ndarray) -> int:
@@ -804,9 +853,9 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
 
     def static_parameters(self, log_total_positive: float, log_total_negative: float) -> tuple[float, float]:
         """``(a, b)`` from the logarithms of the current class totals ``W_P A_P`` and ``W_N A_N``."""
-        log_p = np.log(self.cost_positive) + log_total_positive
-        log_n = np.log(self.cost_negative) + log_total_negative
-        return float(1.0 / (1.0 + np.exp(log_n - log_p))), float(1.0 / (1.0 + np.exp(log_p - log_n)))
+        log_p = math.log(self.cost_positive) + log_total_positive
+        log_n = math.log(self.cost_negative) + log_total_negative
+        return float(scipy.special.expit(log_p - log_n)), float(scipy.special.expit(log_n - log_p))
 
     def optimal_step(self, targets, predictions, sample_weights) -> float:
         """Step that minimises the cost-sensitive bound for one weak learner, via the polynomial.
@@ -825,44 +874,58 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
 
     def _select(self, pool: StumpPool, positive: np.ndarray,
                 log_weights: np.ndarray) -> tuple[int, float, bool] | None:
-        log_total_p, log_total_n = self._class_log_totals(log_weights, positive)
-        a, b = self.static_parameters(log_total_p, log_total_n)
+        # each class's weights normalised to the sub-distributions D_P and D_N, in the log domain because
+        # the two classes' totals can be hundreds of orders of magnitude apart
         class_weights = np.zeros((positive.size, 2))
-        class_weights[positive, 0] = np.exp(log_weights[positive] - log_total_p)
-        class_weights[~positive, 1] = np.exp(log_weights[~positive] - log_total_n)
+        log_totals = []
+        for column, members in enumerate((positive, ~positive)):
+            values = log_weights[members]
+            peak = values.max()
+            scaled = np.exp(values - peak)
+            total = scaled.sum()
+            class_weights[members, column] = scaled / total
+            log_totals.append(float(peak + np.log(total)))
+        log_total_p, log_total_n = log_totals
+        a, b = self.static_parameters(log_total_p, log_total_n)
         wrong_p, right_p, wrong_n, right_n = pool.class_errors(class_weights)
         error_p = wrong_p / (wrong_p + right_p)
         error_n = wrong_n / (wrong_n + right_n)
-        # Contribution Condition V(1) < S(1), i.e. a eps_P + b eps_N < 1/2
-        contributing = np.flatnonzero(a * error_p + b * error_n < 0.5)
+        # subnormal errors carry too few significant bits for the scalar and the vectorised root searches
+        # to agree on their steps; they count as no error
+        error_p[error_p < _TINY] = 0.0
+        error_n[error_n < _TINY] = 0.0
+        # Contribution Condition V(1) < S(1), i.e. a eps_P + b eps_N < 1/2; a candidate within rounding of
+        # the edge would have a step at rounding level, which no search could compare reliably
+        contributing = np.flatnonzero(a * error_p + b * error_n < 0.5 * (1.0 - _NOISE))
         if contributing.size == 0:
             return None
-        perfect = _perfect(error_p, error_n, contributing)
+        # no weight misclassified once scaled by a and b: the root is at infinity
+        perfect = _perfect(a * error_p, b * error_n, contributing)
         if perfect is not None:
             return perfect, self.alpha_cap, True
         error_p, error_n = error_p[contributing], error_n[contributing]
         if self.selection == "alpha":
             position, alpha = self._largest_root(error_p, error_n, a, b)
-            if alpha <= 0:  # only candidates on the Contribution Condition's rounding edge are left
-                return None
-            first = self._first_tied(error_p, error_n, a, b, position, alpha)
-            solved = self.search == "conditional" and first == position
-            if first != position:
-                self.root_searches += 1
-            position = first
+            if self.search != "conditional":
+                # the tie rule and the stored step use the scalar solver's root whatever the search (the
+                # Conditional Search's roots are scalar already), so that all searches return the same bits
+                alpha = self._step(error_p, error_n, a, b, position)
+            position, alpha = self._first_tied(error_p, error_n, a, b, position, alpha)
         else:
-            # the positives' share of the current total weight: the class weights of the bound
-            p = 1.0 / (1.0 + np.exp(log_total_n - log_total_p))
-            position, solved = self._smallest_bound(error_p, error_n, a, b, p), False
-        if not solved:
-            # the stored step always comes from the scalar solver, as in the Conditional Search, so that all
-            # searches return the same bits (vectorised and scalar roots agree only to rounding, which later
-            # rounds amplify)
-            alpha = _double_base_root(float(error_p[position]), float(error_n[position]), a, b,
-                                      self.cost_positive, self.cost_negative)
-        if alpha <= 0:
+            # the shares of the positives and of the negatives in the current total weight, each computed
+            # on its own so that the smaller one is not lost to rounding
+            p = float(scipy.special.expit(log_total_p - log_total_n))
+            q = float(scipy.special.expit(log_total_n - log_total_p))
+            position = self._smallest_bound(error_p, error_n, a, b, p, q)
+            alpha = self._step(error_p, error_n, a, b, position)
+        if not alpha > 0:
             return None
         return int(contributing[position]), alpha, False
+
+    def _step(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, position: int) -> float:
+        """The stored step of the chosen candidate, from the scalar solver (its root was counted already)."""
+        return _double_base_root(float(error_p[position]), float(error_n[position]), a, b, self.cost_positive,
+                                 self.cost_negative)
 
     def _largest_root(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> tuple[int, float]:
         """``selection="alpha"``: position and step of a candidate with the largest root."""
@@ -873,24 +936,28 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         best = int(np.argmax(roots))
         return int(solved[best]), float(roots[best])
 
-    def _smallest_bound(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float) -> int:
+    def _smallest_bound(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float,
+                        q: float) -> int:
         """``selection="loss"``: position of the first candidate whose optimal bound ties with the smallest."""
         if self.search == "pareto":
-            solved = _pareto_candidates(error_p, error_n)
+            # a dominated candidate may still tie with the best within the tolerance and come first in
+            # pool order; the bound screening keeps every such candidate
+            solved = np.union1d(_pareto_candidates(error_p, error_n),
+                                self._bound_candidates(error_p, error_n, a, b, p, q))
         elif self.search == "bound":
-            solved = self._bound_candidates(error_p, error_n, a, b, p)
+            solved = self._bound_candidates(error_p, error_n, a, b, p, q)
         else:
             solved = np.arange(error_p.size)
         if solved.size == 1:  # nothing to compare; its root is solved once, for the step
             self.root_searches += 1
             return int(solved[0])
         roots = self._roots(error_p[solved], error_n[solved], a, b)
-        loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]), (1 - p) * error_n[solved],
-                      (1 - p) * (1 - error_n[solved]), self.cost_positive, self.cost_negative)
+        loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]), q * error_n[solved],
+                      q * (1 - error_n[solved]), self.cost_positive, self.cost_negative)
         return int(solved[_first_smallest(loss)])
 
-    def _bound_candidates(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float,
-                          p: float) -> np.ndarray:
+    def _bound_candidates(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float,
+                          q: float) -> np.ndarray:
         """Positions of the candidates whose smallest bound may tie with the round's smallest.
 
         A candidate's bound ``L(alpha)`` is convex, so the tangents at two
@@ -906,40 +973,54 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         """
         steepest = int(np.argmin(a * error_p + b * error_n))
         centre = self._root(error_p[steepest], error_n[steepest], a, b)
+        costs = (self.cost_positive, self.cost_negative)
+        steepness = max(costs)
         # beyond this the exponentials would overflow
-        far = EXPONENT_LIMIT / max(self.cost_positive, self.cost_negative)
+        far = EXPONENT_LIMIT / steepness
         grid = np.minimum([0.0, 0.5 * centre, centre, 2.0 * centre, 8.0 * centre, far], far)
         grid = grid[np.concatenate([[True], np.diff(grid) > 0])]
-        costs = (self.cost_positive, self.cost_negative)
         errors = np.stack([np.ones_like(error_p), error_p, error_n], axis=1)
-        value, slope = (errors @ coefficients for coefficients in _bound_coefficients(p, *costs, grid))
-        best_upper = float(value.min())
-        threshold = best_upper * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN)
+        value, slope = (errors @ coefficients for coefficients in _bound_coefficients(p, q, *costs, grid))
+        # the candidate holding the best upper bound always stays, whatever rounding does to the others
+        smallest = int(np.argmin(value))  # flat: a reduction along the short grid axis is slow
+        best = smallest // grid.size
+        threshold = float(value.flat[smallest]) * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN)
         rows = np.arange(error_p.size)
         high = np.argmax(slope > 0, axis=1)
         bracketed = (high > 0) & (slope[rows, high] > 0)
-        # each class's part of L has its own minimum over alpha >= 0, in closed form
-        possible = p * _class_part_minimum(error_p) + (1.0 - p) * _class_part_minimum(error_n) <= threshold
-        candidates = np.flatnonzero(possible & ~bracketed)
-        inside = np.flatnonzero(possible & bracketed)
+        candidates = np.flatnonzero(~bracketed)
+        candidates = candidates[self._possible(error_p, error_n, p, q, candidates, threshold, best)]
+        inside = np.flatnonzero(bracketed)
         high = high[inside]
         low = (grid[high - 1], value[inside, high - 1], slope[inside, high - 1])
         high = (grid[high], value[inside, high], slope[inside, high])
         for _ in range(_BOUND_STEPS):
-            meet, lower = _tangents_meet(low, high)
-            keep = np.flatnonzero(lower <= best_upper * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN))
+            meet, lower = _tangents_meet(low, high, steepness)
+            keep = np.flatnonzero((lower <= threshold) | (inside == best))
+            keep = keep[self._possible(error_p, error_n, p, q, inside[keep], threshold, best)]
             inside = inside[keep]
-            if inside.size + candidates.size <= 1:
+            if inside.size == 0 or inside.size + candidates.size <= 1:
                 break
             meet = meet[keep]
             low, high = tuple(part[keep] for part in low), tuple(part[keep] for part in high)
             value, slope = (np.einsum("ij,ji->i", errors[inside], coefficients)
-                            for coefficients in _bound_coefficients(p, *costs, meet))
-            best_upper = min(best_upper, float(value.min(initial=np.inf)))
+                            for coefficients in _bound_coefficients(p, q, *costs, meet))
+            if value.min() * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN) < threshold:
+                best = int(inside[np.argmin(value)])
+                threshold = float(value.min()) * (1.0 + TIE_TOLERANCE + _BOUND_MARGIN)
             rising = slope > 0
             low = tuple(np.where(rising, old, new) for old, new in zip(low, (meet, value, slope)))
             high = tuple(np.where(rising, new, old) for old, new in zip(high, (meet, value, slope)))
         return np.sort(np.concatenate([candidates, inside]))
+
+    @staticmethod
+    def _possible(error_p: np.ndarray, error_n: np.ndarray, p: float, q: float, candidates: np.ndarray,
+                  threshold: float, best: int) -> np.ndarray:
+        """Mask of ``candidates`` not ruled out by the sum of the class parts' own minima over ``alpha >= 0``."""
+        if candidates.size == 0:
+            return np.zeros(0, dtype=bool)
+        separate = p * _class_part_minimum(error_p[candidates]) + q * _class_part_minimum(error_n[candidates])
+        return (separate <= threshold) | (candidates == best)
 
     def _roots(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float) -> np.ndarray:
         """Solve the polynomial for each candidate, counting the searches."""
@@ -960,8 +1041,8 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         ``s = S(x) x^-C_P = a x^-C_P + b x^-C_N``. It holds exactly when the
         candidate's root is larger than ``x``.
         """
-        r_p = 2.0 * math.cosh(min(self.cost_positive * alpha, EXPONENT_LIMIT))
-        r_n = 2.0 * math.cosh(min(self.cost_negative * alpha, EXPONENT_LIMIT))
+        r_p = 2.0 * math.cosh(min(abs(self.cost_positive * alpha), EXPONENT_LIMIT))
+        r_n = 2.0 * math.cosh(min(abs(self.cost_negative * alpha), EXPONENT_LIMIT))
         s = a * math.exp(-self.cost_positive * alpha) + b * math.exp(-self.cost_negative * alpha)
         return a * error_p * r_p + b * error_n * r_n < s
 
@@ -983,23 +1064,35 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
             stop = min(error_p.size, start + block)
             improves = self._improves(error_p[start:stop], error_n[start:stop], a, b, alpha)
             if improves.any():
-                position = start + int(np.argmax(improves))
-                alpha = self._root(error_p[position], error_n[position], a, b)
-                start, block = position + 1, _SCAN_BLOCK
+                candidate = start + int(np.argmax(improves))
+                root = self._root(error_p[candidate], error_n[candidate], a, b)
+                # the condition saturates for extreme costs and steps (cosh beyond EXPONENT_LIMIT), so a
+                # candidate that passes it is taken only if its root is indeed larger
+                if root > alpha:
+                    position, alpha = candidate, root
+                start, block = candidate + 1, _SCAN_BLOCK
             else:
                 start, block = stop, 2 * block
         return position, alpha
 
     def _first_tied(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, position: int,
-                    alpha: float) -> int:
+                    alpha: float) -> tuple[int, float]:
         """Apply the tie rule for ``selection="alpha"``: the first candidate whose root is within tolerance.
 
         ``position`` holds the largest root ``alpha``. The test ``root >=
         alpha_low`` is the Improvement Condition at ``alpha_low`` (or
-        equality), so it needs no root search.
+        equality), so it needs no root search; as that condition saturates
+        for extreme costs and steps, a candidate before ``position`` that
+        passes it is solved (and counted) to confirm. Returns the position
+        and the step.
         """
         alpha_low = alpha - TIE_TOLERANCE * alpha
         r_p = 2.0 * np.cosh(min(self.cost_positive * alpha_low, EXPONENT_LIMIT))
         r_n = 2.0 * np.cosh(min(self.cost_negative * alpha_low, EXPONENT_LIMIT))
         s = a * np.exp(-self.cost_positive * alpha_low) + b * np.exp(-self.cost_negative * alpha_low)
-        return int(np.argmax(a * error_p[:position + 1] * r_p + b * error_n[:position + 1] * r_n <= s))
+        passing = np.flatnonzero(a * error_p[:position] * r_p + b * error_n[:position] * r_n <= s)
+        for candidate in passing:
+            root = self._root(error_p[candidate], error_n[candidate], a, b)
+            if root >= alpha_low:
+                return int(candidate), root
+        return position, alpha
