@@ -19,8 +19,9 @@ distribution ``D_1``), ``F = sum_m alpha_m h_m``:
 Both evaluate the class-conditional weighted errors of the whole stump pool
 (every feature, every threshold half-way between consecutive distinct values,
 both polarities) at once in :class:`StumpPool`: one sparse product per round
-gives per-bin sums of the class-wise weights, and cumulative sums per feature
-turn them into the errors of all thresholds.
+gives per-bin sums of the class-wise weights, and running sums within each
+feature (in rows of a fixed width, plus the rows' totals) turn them into the
+errors of all thresholds without any subtraction.
 
 Scaling of the weights: the trainers store ``alpha_m`` itself as the weight of
 stump ``m``, so :meth:`BoostedMachine.predict` (the sign of the score) is the
@@ -446,11 +447,12 @@ def _bound_coefficients(p: float, q: float, cost_positive: float, cost_negative:
     two arrays of shape ``(3,) + alpha.shape``: the coefficients of
     ``(1, e_P, e_N)`` in ``L(alpha)`` and in ``L'(alpha)``.
     """
-    grow_p, shrink_p = np.exp(cost_positive * alpha), np.exp(-cost_positive * alpha)
-    grow_n, shrink_n = np.exp(cost_negative * alpha), np.exp(-cost_negative * alpha)
-    value = np.stack([p * shrink_p + q * shrink_n, p * (grow_p - shrink_p), q * (grow_n - shrink_n)])
-    slope = np.stack([-(p * cost_positive * shrink_p + q * cost_negative * shrink_n),
-                      p * cost_positive * (grow_p + shrink_p), q * cost_negative * (grow_n + shrink_n)])
+    # rows: e^{C_P alpha}, e^{-C_P alpha}, e^{C_N alpha}, e^{-C_N alpha}
+    exponentials = np.exp(np.multiply.outer([cost_positive, -cost_positive, cost_negative, -cost_negative], alpha))
+    slope_p, slope_n = p * cost_positive, q * cost_negative
+    value = np.array([[0.0, p, 0.0, q], [p, -p, 0.0, 0.0], [0.0, 0.0, q, -q]]) @ exponentials
+    slope = np.array([[0.0, -slope_p, 0.0, -slope_n], [slope_p, slope_p, 0.0, 0.0],
+                      [0.0, 0.0, slope_n, slope_n]]) @ exponentials
     return value, slope
 
 
@@ -824,8 +826,9 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         ``"pareto"`` computes roots only on the lower-left Pareto front of
         the candidates' ``(eps_P, eps_N)``, where both optima lie (the root
         and the bound are monotone in each error); with the ``"loss"`` rule
-        it could miss a dominated candidate whose bound ties with the best
-        to within the tie tolerance and that comes first in pool order.
+        it also solves the bound search's survivors, because a dominated
+        candidate can still tie with the best within the tie tolerance and
+        come first in pool order.
     """
 
     algorithm = "AdaBoostDB"
@@ -878,7 +881,7 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         # the two classes' totals can be hundreds of orders of magnitude apart
         class_weights = np.zeros((positive.size, 2))
         log_totals = []
-        for column, members in enumerate((positive, ~positive)):
+        for column, members in enumerate((np.flatnonzero(positive), np.flatnonzero(~positive))):
             values = log_weights[members]
             peak = values.max()
             scaled = np.exp(values - peak)
@@ -887,22 +890,25 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
             log_totals.append(float(peak + np.log(total)))
         log_total_p, log_total_n = log_totals
         a, b = self.static_parameters(log_total_p, log_total_n)
-        wrong_p, right_p, wrong_n, right_n = pool.class_errors(class_weights)
-        error_p = wrong_p / (wrong_p + right_p)
-        error_n = wrong_n / (wrong_n + right_n)
+        # each class's weights sum to 1 (D_P, D_N), so the misclassified weights are the errors
+        error_p, _, error_n, _ = pool.class_errors(class_weights)
         # subnormal errors carry too few significant bits for the scalar and the vectorised root searches
         # to agree on their steps; they count as no error
         error_p[error_p < _TINY] = 0.0
         error_n[error_n < _TINY] = 0.0
+        # a class's misclassified weight can exceed its total (1) by rounding
+        np.minimum(error_p, 1.0, out=error_p)
+        np.minimum(error_n, 1.0, out=error_n)
         # Contribution Condition V(1) < S(1), i.e. a eps_P + b eps_N < 1/2; a candidate within rounding of
         # the edge would have a step at rounding level, which no search could compare reliably
-        contributing = np.flatnonzero(a * error_p + b * error_n < 0.5 * (1.0 - _NOISE))
+        scaled_error = a * error_p + b * error_n
+        contributing = np.flatnonzero(scaled_error < 0.5 * (1.0 - _NOISE))
         if contributing.size == 0:
             return None
         # no weight misclassified once scaled by a and b: the root is at infinity
-        perfect = _perfect(a * error_p, b * error_n, contributing)
-        if perfect is not None:
-            return perfect, self.alpha_cap, True
+        perfect = contributing[scaled_error[contributing] == 0.0]
+        if perfect.size:
+            return int(perfect[0]), self.alpha_cap, True
         error_p, error_n = error_p[contributing], error_n[contributing]
         if self.selection == "alpha":
             position, alpha = self._largest_root(error_p, error_n, a, b)
