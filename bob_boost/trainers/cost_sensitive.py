@@ -634,14 +634,6 @@ class _CostSensitiveStumpBoosting:
         with np.errstate(divide="ignore"):
             return np.log(weights / weights.sum())
 
-    @staticmethod
-    def _class_log_totals(log_weights: np.ndarray, positive: np.ndarray) -> tuple[float, float]:
-        """``log`` of the current total weight (class bound) of the positives and of the negatives."""
-        def log_sum(values: np.ndarray) -> float:
-            peak = values.max()
-            return float(peak + np.log(np.exp(values - peak).sum()))
-        return log_sum(log_weights[positive]), log_sum(log_weights[~positive])
-
     def _step_inputs(self, targets, predictions, sample_weights) -> tuple[float, float, float, float]:
         """Validate the arguments of ``optimal_step``; return the class-wise wrong/right weights."""
         targets = self.loss_function.check_targets(targets)[:, 0]
