@@ -50,15 +50,23 @@ class BinnedFeatures:
     """
 
     def __init__(self, bins: np.ndarray, offsets: np.ndarray, counts: np.ndarray,
-                 bin_values: np.ndarray | None = None) -> None:
-        """Store ``bins``, the (#samples, #features) global bin of every entry, with per-bin ``counts``."""
+                 bin_values: np.ndarray | None = None, exact: bool = False) -> None:
+        """Store ``bins``, the (#samples, #features) global bin of every entry, with per-bin ``counts``.
+
+        By default each feature's most frequent bin is left out of the sparse
+        matrix and recovered as "column total minus the rest", which saves
+        work but gives that bin only absolute precision; ``exact=True`` keeps
+        every entry, so that every bin's sum is a plain sum (relative
+        precision, exactly 0 without weight).
+        """
         n_samples, n_features = bins.shape
         self.number_of_samples = n_samples
         self.number_of_features = n_features
         self.offsets = offsets
         self.bin_values = bin_values
-        self._mode_bins = _segment_argmax(counts, offsets)
-        keep = bins != self._mode_bins[np.newaxis, :].astype(bins.dtype)
+        self._mode_bins = None if exact else _segment_argmax(counts, offsets)
+        keep = (np.ones(bins.shape, dtype=bool) if exact
+                else bins != self._mode_bins[np.newaxis, :].astype(bins.dtype))
         indptr = np.zeros(n_samples + 1, dtype=np.int64)
         np.cumsum(keep.sum(axis=1), out=indptr[1:])
         indices = bins[keep]
@@ -66,11 +74,12 @@ class BinnedFeatures:
             (np.ones(indices.size), indices, indptr), shape=(n_samples, int(offsets[-1]))).T
 
     @classmethod
-    def from_values(cls, features: np.ndarray) -> "BinnedFeatures":
+    def from_values(cls, features: np.ndarray, exact: bool = False) -> "BinnedFeatures":
         """Bin each feature by its distinct values.
 
         Integer features of moderate range are coded through a per-feature
-        value table (no sort); other features are sorted once.
+        value table (no sort); other features are sorted once. ``exact``:
+        see the class constructor.
         """
         n_features = features.shape[1]
         # the table needs value - min in int64; values beyond +-2**62 (uint64) are sorted instead
@@ -84,10 +93,10 @@ class BinnedFeatures:
                 offsets = np.concatenate([[0], np.cumsum(sizes)])
                 table = (np.cumsum(present) - 1).astype(np.int32)
                 values = np.nonzero(present.reshape(n_features, span))[1] + np.repeat(low, sizes)
-                return cls(table[slots], offsets, counts[present], values.astype(np.float64))
+                return cls(table[slots], offsets, counts[present], values.astype(np.float64), exact)
         bins, offsets, values = distinct_value_bins(features)
         counts = np.bincount(bins.ravel(), minlength=int(offsets[-1]))
-        return cls(bins, offsets, counts, values)
+        return cls(bins, offsets, counts, values, exact)
 
     @classmethod
     def from_integers(cls, features: np.ndarray, number_of_values: int) -> "BinnedFeatures":
@@ -110,6 +119,8 @@ class BinnedFeatures:
             (#bins, #outputs) sums; each feature's bins add up to the column totals.
         """
         sums = np.asarray(self._transposed @ values)
+        if self._mode_bins is None:
+            return sums
         partial = np.add.reduceat(sums, self.offsets[:-1], axis=0)
         sums[self._mode_bins] = values.sum(axis=0) - partial
         return sums

@@ -84,6 +84,10 @@ _EPS = float(np.finfo(np.float64).eps)
 _TINY = float(np.finfo(np.float64).tiny)
 #: Bins per row of ``StumpPool``'s grid of class-wise sums.
 _ROW_WIDTH = 32
+#: A stump contributes only if its cost-weighted error is below 1/2 by this relative margin. Steps
+#: of stumps closer to 1/2 lower the bound by about 1e-12 or less, and the Improvement Condition and
+#: the tie rule cannot compare them reliably (their resolution is about eps / margin).
+_CONTRIBUTION_MARGIN = 1e-6
 #: Relative allowance for rounding in the bound search's lower bounds.
 _BOUND_MARGIN = 1e-12
 #: Screening rounds of the bound search (see ``AdaBoostDBTrainer._bound_candidates``).
@@ -108,13 +112,11 @@ class StumpPool:
     ----------
     features : array_like
         (#samples, #features) matrix; binned once here.
-    targets : numpy.ndarray
-        (#samples,) targets in {-1, +1}; used to know which bins hold no
-        sample of a class, so those sums are exactly zero.
     """
 
-    def __init__(self, features, targets: np.ndarray) -> None:
-        binned = BinnedFeatures.from_values(as_feature_matrix(features))
+    def __init__(self, features) -> None:
+        # every bin summed directly, so that tiny class errors keep their relative precision
+        binned = BinnedFeatures.from_values(as_feature_matrix(features), exact=True)
         offsets = binned.offsets
         sizes = np.diff(offsets)
         n_features = sizes.size
@@ -148,8 +150,6 @@ class StumpPool:
         split_bin = self._splits
         self._split_cell = self._bin_cell[split_bin]
         self._split_chunk = self._feature_of_bin[split_bin] * chunks + chunk[split_bin]
-        indicators = np.stack([targets > 0, targets < 0], axis=1).astype(np.float64)
-        self._empty = binned.histograms(indicators) == 0.0
         self.size = 2 * self._splits.size
 
     def class_errors(self, class_weights: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -168,10 +168,8 @@ class StumpPool:
             ``(wrong_positive, right_positive, wrong_negative, right_negative)``,
             each of shape (#candidates,).
         """
+        # plain sums of non-negative weights: >= 0, and exactly 0 over bins without weight
         sums = self._binned.histograms(class_weights)
-        # the histogram recovers one bin per feature as "total minus the rest";
-        # clean its rounding so that empty bins are exactly 0 and none negative
-        sums = np.where(self._empty, 0.0, np.maximum(sums, 0.0))
         grid = np.zeros((2, self._grid_size))
         grid[:, self._bin_cell] = sums.T
         rows = grid.reshape(2, -1, _ROW_WIDTH + 1)
@@ -589,7 +587,7 @@ class _CostSensitiveStumpBoosting:
                 raise ValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs, expected 1")
             scores = boosted_machine.decision_scores(features)[:, 0]
 
-        pool = StumpPool(features, labels)
+        pool = StumpPool(features)
         costs = np.where(positive, self.cost_positive, self.cost_negative)
         self.root_searches = 0
         logger.info("%s: up to %d rounds on %d samples, %d candidate stumps, costs (%g, %g)", self.algorithm,
@@ -631,8 +629,10 @@ class _CostSensitiveStumpBoosting:
             raise ValueError("sample_weights: must be non-negative")
         if not (weights[positive].sum() > 0 and weights[~positive].sum() > 0):
             raise ValueError("sample_weights: each class needs some positive weight")
+        # in the log domain: weights may span more than the range of doubles (1e-200 next to 1e200)
         with np.errstate(divide="ignore"):
-            return np.log(weights / weights.sum())
+            logs = np.log(weights)
+        return logs - scipy.special.logsumexp(logs)
 
     def _step_inputs(self, targets, predictions, sample_weights) -> tuple[float, float, float, float]:
         """Validate the arguments of ``optimal_step``; return the class-wise wrong/right weights."""
@@ -767,7 +767,12 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         index = np.flatnonzero(finite)
         alpha = self._roots(wrong_p[index], right_p[index], wrong_n[index], right_n[index])
         self.root_searches += index.size
-        useful = alpha > 0
+        # the cost-weighted error must be below half by the same margin as AdaBoostDB's Contribution
+        # Condition, so that both trainers stop, and skip steps at rounding level, alike
+        weighted_error = self.cost_positive * wrong_p[index] + self.cost_negative * wrong_n[index]
+        weighted_total = (self.cost_positive * (wrong_p[index] + right_p[index])
+                          + self.cost_negative * (wrong_n[index] + right_n[index]))
+        useful = (alpha > 0) & (weighted_error < 0.5 * (1.0 - _CONTRIBUTION_MARGIN) * weighted_total)
         if not useful.any():
             return None
         index, alpha = index[useful], alpha[useful]
@@ -891,10 +896,10 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         # a class's misclassified weight can exceed its total (1) by rounding
         np.minimum(error_p, 1.0, out=error_p)
         np.minimum(error_n, 1.0, out=error_n)
-        # Contribution Condition V(1) < S(1), i.e. a eps_P + b eps_N < 1/2; a candidate within rounding of
-        # the edge would have a step at rounding level, which no search could compare reliably
+        # Contribution Condition V(1) < S(1), i.e. a eps_P + b eps_N < 1/2, with a margin: see
+        # _CONTRIBUTION_MARGIN
         scaled_error = a * error_p + b * error_n
-        contributing = np.flatnonzero(scaled_error < 0.5 * (1.0 - _NOISE))
+        contributing = np.flatnonzero(scaled_error < 0.5 * (1.0 - _CONTRIBUTION_MARGIN))
         if contributing.size == 0:
             return None
         # no weight misclassified once scaled by a and b: the root is at infinity
@@ -1088,7 +1093,10 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         r_p = 2.0 * np.cosh(min(self.cost_positive * alpha_low, EXPONENT_LIMIT))
         r_n = 2.0 * np.cosh(min(self.cost_negative * alpha_low, EXPONENT_LIMIT))
         s = a * np.exp(-self.cost_positive * alpha_low) + b * np.exp(-self.cost_negative * alpha_low)
-        passing = np.flatnonzero(a * error_p[:position] * r_p + b * error_n[:position] * r_n <= s)
+        # a little slack, as rounding can tip the test either way for a root right at alpha_low; the
+        # root of each passing candidate decides
+        left = a * error_p[:position] * r_p + b * error_n[:position] * r_n
+        passing = np.flatnonzero(left <= s + 16 * _EPS * (left + s))
         for candidate in passing:
             root = self._root(error_p[candidate], error_n[candidate], a, b)
             if root >= alpha_low:
