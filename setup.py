@@ -19,7 +19,7 @@ setup(
     install_requires=["numpy>=1.22", "scipy>=1.8", "h5py>=3.6", "threadpoolctl>=3.1"],
     extras_require={
         # the suite also exercises the optional front doors, so it installs them
-        "test": ["pytest>=7", "scikit-learn>=1.6", "matplotlib>=3.5", "tqdm>=4.60"],
+        "test": ["pytest>=7", "scikit-learn>=1.6", "pandas>=2", "matplotlib>=3.5", "tqdm>=4.60"],
         "sklearn": ["scikit-learn>=1.6"],
         "doc": ["sphinx>=7", "myst-parser>=2"],
         "plot": ["matplotlib>=3.5"],
