@@ -919,8 +919,9 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
             # on its own so that the smaller one is not lost to rounding
             p = float(scipy.special.expit(log_total_p - log_total_n))
             q = float(scipy.special.expit(log_total_n - log_total_p))
-            position = self._smallest_bound(error_p, error_n, a, b, p, q)
-            alpha = self._step(error_p, error_n, a, b, position)
+            position, alpha = self._smallest_bound(error_p, error_n, a, b, p, q)
+            if alpha is None:
+                alpha = self._step(error_p, error_n, a, b, position)
         if not alpha > 0:
             return None
         return int(contributing[position]), alpha, False
@@ -940,28 +941,38 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         return int(solved[best]), float(roots[best])
 
     def _smallest_bound(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float,
-                        q: float) -> int:
-        """``selection="loss"``: position of the first candidate whose optimal bound ties with the smallest."""
+                        q: float) -> tuple[int, float | None]:
+        """``selection="loss"``: position of the first candidate whose optimal bound ties with the smallest.
+
+        Also returns its step when the bound search has solved it already with the scalar solver
+        (as the grid's centre), else None.
+        """
+        known = None
         if self.search == "pareto":
             # a dominated candidate may still tie with the best within the tolerance and come first in
             # pool order; the bound screening keeps every such candidate
-            solved = np.union1d(_pareto_candidates(error_p, error_n),
-                                self._bound_candidates(error_p, error_n, a, b, p, q))
+            survivors, known = self._bound_candidates(error_p, error_n, a, b, p, q)
+            solved = np.union1d(_pareto_candidates(error_p, error_n), survivors)
         elif self.search == "bound":
-            solved = self._bound_candidates(error_p, error_n, a, b, p, q)
+            solved, known = self._bound_candidates(error_p, error_n, a, b, p, q)
         else:
             solved = np.arange(error_p.size)
         if solved.size == 1:  # nothing to compare; its root is solved once, for the step
+            position = int(solved[0])
+            if known is not None and known[0] == position:
+                return position, known[1]
             self.root_searches += 1
-            return int(solved[0])
+            return position, None
         roots = self._roots(error_p[solved], error_n[solved], a, b)
         loss = _bound(roots, p * error_p[solved], p * (1 - error_p[solved]), q * error_n[solved],
                       q * (1 - error_n[solved]), self.cost_positive, self.cost_negative)
-        return int(solved[_first_smallest(loss)])
+        return int(solved[_first_smallest(loss)]), None
 
     def _bound_candidates(self, error_p: np.ndarray, error_n: np.ndarray, a: float, b: float, p: float,
-                          q: float) -> np.ndarray:
+                          q: float) -> tuple[np.ndarray, tuple[int, float]]:
         """Positions of the candidates whose smallest bound may tie with the round's smallest.
+
+        Also returns the grid's centre: the steepest candidate's position and its step (scalar solver).
 
         A candidate's bound ``L(alpha)`` is convex, so the tangents at two
         points that bracket its minimum meet below that minimum: a lower bound
@@ -1014,7 +1025,7 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
             rising = slope > 0
             low = tuple(np.where(rising, old, new) for old, new in zip(low, (meet, value, slope)))
             high = tuple(np.where(rising, new, old) for old, new in zip(high, (meet, value, slope)))
-        return np.sort(np.concatenate([candidates, inside]))
+        return np.sort(np.concatenate([candidates, inside])), (steepest, centre)
 
     @staticmethod
     def _possible(error_p: np.ndarray, error_n: np.ndarray, p: float, q: float, candidates: np.ndarray,
