@@ -274,6 +274,15 @@ def test_searches_agree_in_extreme_regimes():
     assert machine.weak_machines[:15] == expected.weak_machines[:15]
 
 
+def test_scalar_and_vectorised_roots_agree_when_the_scaled_error_is_subnormal():
+    # b * eps_N = 2.7e-314: a quotient by it overflowed and the scalar root came out infinite (fuzzing)
+    error_p, error_n, a, b, costs = 0.0, 5.253119924800847e-177, 1.0, 5.0851186099969847e-138, (1.0, 1000.0)
+    scalar = cost_sensitive._double_base_root(error_p, error_n, a, b, *costs)
+    vectorised = cost_sensitive._double_base_roots(np.array([error_p]), np.array([error_n]), a, b, *costs)[0]
+    assert math.isfinite(scalar)
+    assert scalar == pytest.approx(vectorised, rel=1e-12)
+
+
 def test_tangent_lower_bounds_never_exceed_the_minimum():
     rng = np.random.default_rng(8)
     full_grid = np.array([0.0, 0.01, 0.1, 0.15, 0.2, 0.25, 0.3, 0.7, 1.5, 4.0])

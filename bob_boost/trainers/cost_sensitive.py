@@ -311,12 +311,14 @@ def _double_base_root(error_positive: float, error_negative: float, a: float, b:
     total_up, total_down = up + un, vp + vn
     if total_up >= total_down:
         return 0.0
-    low = 0.0
-    high = min(math.log(total_down / up) / cost_positive if up > 0 else math.inf,
-               math.log(total_down / un) / cost_negative if un > 0 else math.inf)
     if total_up == 0.0:  # nothing misclassified once scaled: the root is at infinity
         return math.inf
-    guess = 0.5 * math.log(total_down / total_up) / (math.sqrt(cost_positive) * math.sqrt(cost_negative))
+    # differences of logarithms, as in _bracket: a quotient of a subnormal term could overflow
+    log_down = math.log(total_down)
+    low = 0.0
+    high = min((log_down - math.log(up)) / cost_positive if up > 0 else math.inf,
+               (log_down - math.log(un)) / cost_negative if un > 0 else math.inf)
+    guess = 0.5 * (log_down - math.log(total_up)) / (math.sqrt(cost_positive) * math.sqrt(cost_negative))
     alpha = min(max(guess, low), high)
     move = high - low
     for _ in range(_MAX_ITERATIONS):
