@@ -71,10 +71,8 @@ def score_traces(machine: BoostedMachine, features) -> np.ndarray:
     """
     array = _check_features(machine, features)
     star_t = cost_star(machine.cost_matrix).T
-    scores = np.zeros((array.shape[0], machine.number_of_outputs))
     traces = np.empty((array.shape[0], len(machine)))
-    for t, (weak, weight) in enumerate(zip(machine.weak_machines, machine.weights)):
-        scores += weight * weak.forward(array)
+    for t, scores in enumerate(machine.staged_decision_scores(array)):
         traces[:, t] = _positive(scores @ star_t)
     return traces
 

@@ -1,8 +1,26 @@
-"""Exception types raised by bob_boost."""
+"""Exception types raised by bob_boost.
+
+Every error the library raises on purpose derives from :class:`BobBoostError`,
+so a front door (the command line) can tell a user's mistake, reported in one
+line, from a bug, which deserves a traceback. The concrete types also derive
+from the built-in type a caller would expect (``ValueError`` for bad values),
+so ``except ValueError`` keeps working.
+"""
 
 
-class ModelFormatError(ValueError):
+class BobBoostError(Exception):
+    """Base class of the errors bob_boost raises on purpose."""
+
+
+class ModelFormatError(BobBoostError, ValueError):
     """A model file or HDF5 group does not hold a valid bob_boost machine.
 
     The message names the file, the group and what is wrong with it.
+    """
+
+
+class DataFormatError(BobBoostError, ValueError):
+    """A data file (table, array archive, cost matrix) cannot be read as data.
+
+    The message names the file and what is wrong with it.
     """

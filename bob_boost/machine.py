@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Iterator
 
 import h5py
 import numpy as np
 
-from . import hdf5
+from . import decision, hdf5
 from ._validation import as_feature_matrix, check_positive_int
-from .costs import check_cost_matrix, cost_star
+from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
 from .exceptions import ModelFormatError
 from .registry import weak_machine_class
 from .weak.base import WeakMachine
@@ -20,14 +20,19 @@ FORMAT_VERSION = 2
 
 #: Errors h5py and numpy raise on damaged or hostile files (dangling links,
 #: undecodable names, absurd declared sizes); loading turns them into ModelFormatError.
-_ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadata"}
-_ROOT_ITEMS = {"Weights", "CostMatrix"}
+_ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadata", "DecisionRule"}
+_ROOT_ITEMS = {"Weights", "CostMatrix", "Baseline"}
 
 _DAMAGE = (KeyError, TypeError, ValueError, MemoryError, OSError, RuntimeError)
 
 
 class BoostedMachine:
-    """Strong machine ``S(x) = sum_i w_i * W_i(x)``.
+    """Strong machine ``S(x) = b + sum_i w_i * W_i(x)``.
+
+    The machine owns its meaning: the baseline ``b`` (an intercept, zero for
+    every machine bob.learn.boosting writes) and the decision rule that turns
+    scores into predictions (:mod:`bob_boost.decision`) travel with it in the
+    model file, so every front door predicts the same from the same file.
 
     Parameters
     ----------
@@ -43,10 +48,18 @@ class BoostedMachine:
     metadata : dict, optional
         JSON-serialisable extra information (loss name, class labels, ...)
         saved with the model.
+    baseline : float or array_like, optional
+        The constant ``b`` added to every score, one value per output (a
+        scalar is repeated); 0 by default.
+    decision_rule : {"sign", "argmax", "cost_sensitive", "identity"}, optional
+        How :meth:`predict` turns scores into predictions; by default
+        ``"cost_sensitive"`` with a cost matrix, else ``"sign"`` for one
+        output and ``"argmax"`` for several (bob.learn.boosting's rules).
     """
 
     def __init__(self, number_of_outputs: int | None = None, cost_matrix=None,
-                 number_of_features: int | None = None, metadata: dict[str, Any] | None = None) -> None:
+                 number_of_features: int | None = None, metadata: dict[str, Any] | None = None,
+                 baseline=None, decision_rule: str | None = None) -> None:
         self._weak_machines: list[WeakMachine] = []
         self._weights: list[np.ndarray] = []
         self._number_of_outputs = (None if number_of_outputs is None
@@ -65,6 +78,50 @@ class BoostedMachine:
             json.dumps(self.metadata)
         except (TypeError, ValueError) as error:
             raise TypeError(f"metadata: must be JSON-serialisable ({error})") from None
+        self._baseline: np.ndarray | None = None
+        if baseline is not None:
+            self.baseline = baseline
+        self._decision_rule: str | None = None
+        if decision_rule is not None:
+            self.decision_rule = decision_rule
+
+    # -- meaning -----------------------------------------------------------
+    @property
+    def baseline(self) -> np.ndarray:
+        """(#outputs,) constant added to every score (a new array; zeros unless set)."""
+        if self._baseline is None:
+            return np.zeros(self._number_of_outputs or 1)
+        return self._baseline.copy()
+
+    @baseline.setter
+    def baseline(self, value) -> None:
+        array = np.array(value, dtype=np.float64).reshape(-1)
+        outputs = self._number_of_outputs
+        if array.size == 1 and outputs is not None and outputs > 1:
+            array = np.repeat(array, outputs)
+        if outputs is not None and array.shape != (outputs,):
+            raise ValueError(f"baseline: expected a scalar or {outputs} values, got shape {np.shape(value)}")
+        if not np.all(np.isfinite(array)):
+            raise ValueError("baseline: must be finite")
+        if outputs is None:
+            self._number_of_outputs = array.size
+        self._baseline = array
+
+    @property
+    def decision_rule(self) -> str:
+        """The rule :meth:`predict` applies (see :mod:`bob_boost.decision`)."""
+        if self._decision_rule is not None:
+            return self._decision_rule
+        return decision.default_rule(self._number_of_outputs, self.cost_matrix is not None)
+
+    @decision_rule.setter
+    def decision_rule(self, rule: str) -> None:
+        self._decision_rule = decision.check_rule(rule, self._number_of_outputs, self.cost_matrix is not None)
+
+    @property
+    def is_classifier(self) -> bool:
+        """Whether the machine predicts classes (any rule but ``"identity"``)."""
+        return self.decision_rule in decision.CLASSIFICATION_RULES
 
     # -- composition -------------------------------------------------------
     def add_weak_machine(self, machine: WeakMachine, weight) -> None:
@@ -75,6 +132,8 @@ class BoostedMachine:
         if self._number_of_outputs is not None and outputs != self._number_of_outputs:
             raise ValueError(
                 f"machine: has {outputs} output(s) but the boosted machine has {self._number_of_outputs}")
+        if self._decision_rule == "sign" and outputs != 1:
+            raise ValueError(f"machine: has {outputs} outputs but the decision rule 'sign' needs one")
         weight_array = np.array(weight, dtype=np.float64).reshape(-1)
         if weight_array.size == 1 and outputs > 1:
             weight_array = np.repeat(weight_array, outputs)
@@ -126,15 +185,45 @@ class BoostedMachine:
             machine.check_values(array)
         return array
 
+    def _initial_scores(self, n_samples: int) -> np.ndarray:
+        """(#samples, #outputs) scores of the empty machine: the baseline."""
+        total = np.zeros((n_samples, self._number_of_outputs or 1))
+        if self._baseline is not None:
+            total += self._baseline
+        return total
+
     def _forward(self, array: np.ndarray) -> np.ndarray:
-        total = np.zeros((array.shape[0], self._number_of_outputs or 1))
+        # the baseline first, then the rounds in order: staged_decision_scores adds in
+        # the same order, so its last array equals these scores bit for bit
+        total = self._initial_scores(array.shape[0])
         for machine, weight in zip(self._weak_machines, self._weights):
             total += weight * machine.forward(array)
         return total
 
     def decision_scores(self, features) -> np.ndarray:
-        """(#samples, #outputs) scores, always 2-D (a 1-D sample gives one row)."""
+        """(#samples, #outputs) scores including the baseline, always 2-D (a 1-D sample gives one row)."""
         return self._forward(self._check_features(features))
+
+    def staged_decision_scores(self, features) -> Iterator[np.ndarray]:
+        """Scores after each round: ``len(self)`` arrays of shape (#samples, #outputs).
+
+        The i-th array holds the baseline plus the first ``i + 1`` weighted
+        weak machines; the last one equals :meth:`decision_scores` bit for
+        bit. The features are validated once, before the first array.
+
+        Yields
+        ------
+        numpy.ndarray
+            A new (#samples, #outputs) array per round.
+        """
+        array = self._check_features(features)
+        return self._staged(array)
+
+    def _staged(self, array: np.ndarray) -> Iterator[np.ndarray]:
+        total = self._initial_scores(array.shape[0])
+        for machine, weight in zip(self._weak_machines, self._weights):
+            total += weight * machine.forward(array)
+            yield total.copy()
 
     def __call__(self, features) -> np.ndarray | float:
         """Scores of ``features``.
@@ -150,12 +239,13 @@ class BoostedMachine:
             scores = scores[:, 0]
         return scores[0] if np.ndim(features) == 1 else scores
 
-    def predict(self, features) -> np.ndarray | int:
-        """Labels of ``features``.
+    def predict(self, features) -> np.ndarray | int | float:
+        """Predictions of ``features`` under the machine's :attr:`decision_rule`.
 
-        Univariate machines give +1 where the score is positive and -1
+        Univariate classifiers give +1 where the score is positive and -1
         elsewhere; multi-variate ones the index of the largest score, or with
-        a cost matrix the index minimising ``C* S(x)`` (lowest index on ties).
+        a cost matrix the index minimising ``C* S(x)`` (lowest index on ties);
+        regression machines (``"identity"``) their scores.
         """
         labels = self.labels_from_scores(self.decision_scores(features))
         return labels[0] if np.ndim(features) == 1 else labels
@@ -165,17 +255,17 @@ class BoostedMachine:
 
         The labels of :meth:`labels_from_scores`, with a univariate machine's
         -1 / +1 turned into class 0 / 1.
+
+        Raises
+        ------
+        ValueError
+            For a regression machine (decision rule ``"identity"``).
         """
-        labels = self.labels_from_scores(scores)
-        return (labels > 0).astype(np.int64) if scores.shape[1] == 1 else labels.astype(np.int64)
+        return decision.class_indices_from_scores(self.decision_rule, scores, self.cost_matrix)
 
     def labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        """The labels :meth:`predict` gives for (#samples, #outputs) ``scores``."""
-        if self.cost_matrix is not None:
-            return np.argmin(scores @ cost_star(self.cost_matrix).T, axis=1)
-        if scores.shape[1] == 1:
-            return np.where(scores[:, 0] > 0, 1, -1)
-        return np.argmax(scores, axis=1)
+        """The predictions :meth:`predict` gives for (#samples, #outputs) ``scores``."""
+        return decision.labels_from_scores(self.decision_rule, scores, self.cost_matrix)
 
     # -- HDF5 --------------------------------------------------------------
     def save(self, target: str | os.PathLike | h5py.Group) -> None:
@@ -225,6 +315,13 @@ class BoostedMachine:
             group.attrs["NumberOfFeatures"] = np.int64(self.number_of_features)
         if self.metadata:
             group.attrs["Metadata"] = json.dumps(self.metadata, sort_keys=True)
+        # written only where they differ from bob's implicit meaning, so that
+        # classifier files stay exactly what bob.learn.boosting writes
+        if self._baseline is not None and np.any(self._baseline != 0):
+            group.create_dataset("Baseline", data=self._baseline)
+        if self._decision_rule is not None and self._decision_rule != decision.default_rule(
+                self._number_of_outputs, self.cost_matrix is not None):
+            hdf5.write_string_attribute(group, "DecisionRule", self._decision_rule)
 
     @classmethod
     def load(cls, source: str | os.PathLike | h5py.Group) -> "BoostedMachine":
@@ -300,8 +397,10 @@ class BoostedMachine:
                 raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({error})") from None
             if not isinstance(metadata, dict):
                 raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
+        baseline, rule = _read_meaning(group, weights.shape[1], cost_matrix is not None, metadata)
         machine = cls(number_of_outputs=weights.shape[1] or None, cost_matrix=cost_matrix,
-                      number_of_features=number_of_features, metadata=metadata)
+                      number_of_features=number_of_features, metadata=metadata, baseline=baseline,
+                      decision_rule=rule)
         for i, name in enumerate(expected):
             sub = group[name]
             if not isinstance(sub, h5py.Group):
@@ -327,3 +426,34 @@ class BoostedMachine:
 
     def __repr__(self) -> str:
         return f"BoostedMachine({len(self)} weak machines, {self._number_of_outputs} output(s))"
+
+
+def _read_meaning(group: h5py.Group, number_of_outputs: int, has_cost_matrix: bool,
+                  metadata: dict[str, Any]) -> tuple[np.ndarray | None, str | None]:
+    """The baseline and decision rule a file states, or implies for files written before they were stored.
+
+    bob_boost 0.1 kept a ``BoostingRegressor``'s intercept in the metadata
+    only, and marked command-line regression models with ``task``; such files
+    get the baseline and the ``"identity"`` rule they always meant.
+    """
+    baseline = None
+    if "Baseline" in group:
+        baseline = hdf5.read_array(group, "Baseline", "float", ndim=1)
+        if baseline.shape != (number_of_outputs,):
+            raise hdf5.fail(group, f"Baseline has shape {baseline.shape} but the machine has "
+                                   f"{number_of_outputs} outputs")
+    rule = None
+    if "DecisionRule" in group.attrs:
+        rule = hdf5.read_string_attribute(group, "DecisionRule")
+        try:
+            decision.check_rule(rule, number_of_outputs, has_cost_matrix, "DecisionRule")
+        except ValueError as error:
+            raise hdf5.fail(group, str(error)) from None
+    elif metadata.get("task") == "regression" or metadata.get("sklearn_estimator") == "BoostingRegressor":
+        rule = "identity"
+        intercept = metadata.get("intercept")
+        if baseline is None and isinstance(intercept, (int, float)) and not isinstance(intercept, bool):
+            if number_of_outputs != 1 or not np.isfinite(intercept):
+                raise hdf5.fail(group, f"metadata 'intercept' {intercept!r} does not fit the machine")
+            baseline = np.array([float(intercept)])
+    return baseline, rule

@@ -51,16 +51,12 @@ def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.nda
         (#rounds,) error rates.
     """
     truth = np.asarray(class_indices)
-    array = machine.decision_scores(features)  # validates the features once
-    if truth.shape != (array.shape[0],):
-        raise ValueError(f"class_indices: expected {array.shape[0]} labels, got shape {truth.shape}")
-    features = np.asarray(features)
-    scores = np.zeros_like(array)
-    errors = np.empty(len(machine))
-    for i, (weak, weight) in enumerate(zip(machine.weak_machines, machine.weights)):
-        scores += weight * weak.forward(features)
-        errors[i] = np.mean(machine.class_indices_from_scores(scores) != truth)
-    return errors
+    staged = machine.staged_decision_scores(features)  # validates the features before the first round
+    n_samples = np.atleast_2d(np.asarray(features)).shape[0]
+    if truth.shape != (n_samples,):
+        raise ValueError(f"class_indices: expected {n_samples} labels, got shape {truth.shape}")
+    return np.array([np.mean(machine.class_indices_from_scores(scores) != truth) for scores in staged],
+                    dtype=np.float64)
 
 
 def plot_error_curves(curves: Mapping[str, Sequence[float]], path: str | os.PathLike | None = None):

@@ -19,7 +19,6 @@ import os
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -35,15 +34,15 @@ except ImportError as _error:  # pragma: no cover - exercised in a subprocess by
 from ._validation import check_positive_int
 from .costs import check_cost_matrix, cost_star, samme_cost_matrix
 from .exceptions import ModelFormatError
+from .labels import REGRESSION_METADATA, ClassEncoding, classes_of
 from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
 from .machine import BoostedMachine
-from .trainers import Boosting, LUTTrainer, StumpTrainer
-from .trainers.badacost import BAdaCostTrainer
-from .trainers.cost_sensitive import AdaBoostDBTrainer
+from .recipes import SELECTION_STYLES, make_loss, make_recipe
 from .trainers.multiclass import CostSensitiveTreeTrainer
-from .weak.lut import check_discrete
+from .weak.lut import LUTMachine, check_discrete
 
-__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor", "load_estimator"]
+__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
+           "estimator_from_machine", "load_estimator"]
 
 #: Key of the machine's metadata that names the estimator class.
 ESTIMATOR_KEY = "sklearn_estimator"
@@ -51,48 +50,12 @@ ESTIMATOR_KEY = "sklearn_estimator"
 CLASSIFICATION_LOSSES: dict[str, type[LossFunction]] = {
     "exponential": ExponentialLoss, "logit": LogitLoss, "tangential": TangentialLoss}
 WEAK_LEARNERS = ("stump", "lut")
-SELECTION_STYLES = ("independent", "shared")
-
-#: Scale ``c`` of the inverse link ``P(y=+1|x) = sigmoid(c * score)``: the
-#: score minimising the expected loss is ``log(p / (1 - p)) / c``.
-_PROBABILITY_SCALE = {"logit": 1.0, "exponential": 2.0}
 
 
 def _check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}: must be one of {tuple(choices)}, got {value!r}")
     return value
-
-
-class _WeightedLoss(LossFunction):
-    """``w_n * L(t_n, s_n)``: another loss with fixed per-sample weights.
-
-    The generic trainer then follows the weighted gradient and fits each
-    weight on the weighted loss, i.e. it minimises the weighted empirical
-    risk; that is what ``sample_weight`` means.
-    """
-
-    def __init__(self, loss: LossFunction, weights: np.ndarray) -> None:
-        self.base = loss
-        self.weights = weights[:, np.newaxis]
-        self.name = loss.name
-
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Weighted per-sample loss."""
-        return self.weights * self.base.loss(targets, scores)
-
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Weighted per-sample loss gradient."""
-        return self.weights * self.base.loss_gradient(targets, scores)
-
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted loss and gradient, from the wrapped loss's joint evaluation."""
-        values, gradients = self.base.loss_and_gradient(targets, scores)
-        return self.weights * values, self.weights * gradients
-
-    def check_targets(self, targets) -> np.ndarray:
-        """Validate targets as the wrapped loss does."""
-        return self.base.check_targets(targets)
 
 
 def _json_value(value: Any) -> Any:
@@ -221,9 +184,9 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     def _encode_labels(self, y, kept: np.ndarray) -> np.ndarray:
         """Set ``classes_`` and return the class index of every sample."""
         check_classification_targets(y)
-        self.classes_, encoded = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError(f"y: a classifier needs at least 2 classes, got 1 class ({self.classes_.tolist()[0]!r})")
+        self._encoding = ClassEncoding.fit(y, name="y")
+        self.classes_ = np.array(self._encoding.classes)
+        encoded = self._encoding.encode(y, "y")
         weighted_classes = np.unique(encoded[kept])
         if weighted_classes.size != self.classes_.size:
             missing = np.setdiff1d(np.arange(self.classes_.size), weighted_classes)
@@ -233,19 +196,12 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
 
     def _classifier_metadata(self) -> dict[str, Any]:
         metadata = self._base_metadata()
-        metadata["classes"] = self.classes_.tolist()
-        metadata["classes_dtype"] = self.classes_.dtype.str
+        metadata.update(self._encoding.to_metadata())
         return metadata
 
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
         super()._restore(machine, metadata)
-        dtype = np.dtype(metadata["classes_dtype"])
-        classes = np.empty(len(metadata["classes"]), dtype=dtype)
-        classes[:] = metadata["classes"]
-        expected_outputs = classes.size if classes.size > 2 or machine.cost_matrix is not None else 1
-        if classes.size < 2 or machine.number_of_outputs not in (None, expected_outputs):
-            raise ValueError(f"{classes.size} classes but the machine has {machine.number_of_outputs} output(s)")
-        self.classes_ = classes
+        self.classes_ = np.array(classes_of(machine).classes)
 
     def decision_function(self, X) -> np.ndarray:
         """Class scores: the larger, the more likely the class.
@@ -353,7 +309,7 @@ class BoostingClassifier(_BoostedClassifier):
         BoostingClassifier
             ``self``.
         """
-        loss = CLASSIFICATION_LOSSES[_check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)]()
+        _check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
         _check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
         _check_choice(self.selection_style, "selection_style", SELECTION_STYLES)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
@@ -371,20 +327,17 @@ class BoostingClassifier(_BoostedClassifier):
         X, encoded = X[kept], encoded[kept]
         if self.weak_learner == "stump":
             _check_splittable(X)
-        n_outputs = 1 if n_classes == 2 else n_classes
-        if n_outputs == 1:
-            targets = np.where(encoded == 1, 1.0, -1.0)[:, np.newaxis]
-        else:
-            targets = np.where(encoded[:, np.newaxis] == np.arange(n_classes), 1.0, -1.0)
-        trainer = (StumpTrainer() if self.weak_learner == "stump"
-                   else LUTTrainer(maximum, n_outputs, self.selection_style))
-        self.machine_ = Boosting(trainer, _WeightedLoss(loss, weights)).train(X, targets, number_of_rounds=rounds)
+        recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
+                             weak_learner=self.weak_learner, lut_entries=maximum,
+                             selection_style=self.selection_style)
+        targets = self._encoding.targets(recipe.target_kind, encoded)
+        self.machine_ = recipe.train(X, targets, rounds, sample_weight=weights)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
     def _has_probabilities(self) -> bool:
         """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
-        return self.loss in _PROBABILITY_SCALE
+        return self.loss in CLASSIFICATION_LOSSES and make_loss(self.loss).has_probabilities
 
     @available_if(_has_probabilities)
     def predict_proba(self, X) -> np.ndarray:
@@ -405,13 +358,7 @@ class BoostingClassifier(_BoostedClassifier):
         numpy.ndarray
             (#samples, #classes) probabilities, columns in ``classes_`` order.
         """
-        scores = self.decision_function(X)
-        scale = _PROBABILITY_SCALE[self.loss]
-        if scores.ndim == 1:
-            positive = expit(scale * scores)
-            return np.column_stack([1.0 - positive, positive])
-        one_vs_rest = expit(scale * scores)
-        return one_vs_rest / one_vs_rest.sum(axis=1, keepdims=True)
+        return make_loss(self.loss).inverse_link(self._machine_scores(X))
 
     def __sklearn_tags__(self):
         """scikit-learn tags: multi-class only with LUTs."""
@@ -489,24 +436,29 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         X, y = X[kept], y[kept].astype(np.float64)
         self.intercept_ = float(np.average(y, weights=weights))
-        self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1])
+        self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1], decision_rule="identity")
         if self.weak_learner == "lut" or not np.all(X == X[0]):
-            trainer = StumpTrainer() if self.weak_learner == "stump" else LUTTrainer(maximum)
-            loss = _WeightedLoss(SquaredLoss(), weights)
-            self.machine_ = Boosting(trainer, loss).train(X, y - self.intercept_, number_of_rounds=rounds)
+            recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
+                                 weak_learner=self.weak_learner, lut_entries=maximum)
+            # boosting the residuals from 0 rather than y from the intercept keeps the
+            # models of bob_boost 0.1 bit for bit; the machine then adds the intercept itself
+            self.machine_ = recipe.train(X, y - self.intercept_, rounds, sample_weight=weights)
+        self.machine_.baseline = self.intercept_
         metadata = self._base_metadata()
-        metadata.update(loss=SquaredLoss.name, intercept=self.intercept_)
+        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name)
         self.machine_.metadata.update(metadata)
         return self
 
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
         super()._restore(machine, metadata)
-        self.intercept_ = float(metadata["intercept"])
+        if machine.is_classifier:
+            raise ValueError(f"the machine predicts classes (decision rule {machine.decision_rule!r})")
+        self.intercept_ = float(machine.baseline[0])
 
     def predict(self, X) -> np.ndarray:
-        """Predicted targets, (#samples,)."""
+        """Predicted targets, (#samples,): the machine's scores, intercept included."""
         check_is_fitted(self)
-        return self.intercept_ + self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
+        return self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
 
 
 class AdaBoostDBClassifier(_BoostedClassifier):
@@ -579,7 +531,8 @@ class AdaBoostDBClassifier(_BoostedClassifier):
             ``self``.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
+        recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
+                             cost_negative=self.cost_negative, selection=self.selection)
         X, y = validate_data(self, X, y)
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         encoded = self._encode_labels(y, kept)
@@ -589,8 +542,8 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         X, positive = X[kept], encoded[kept] == 1
         _check_splittable(X)
         initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
-        self.machine_ = trainer.train(X, np.where(positive, 1.0, -1.0), number_of_rounds=rounds,
-                                      sample_weights=initial)
+        self.machine_ = recipe.train(X, self._encoding.targets(recipe.target_kind, encoded[kept]), rounds,
+                                     sample_weight=initial)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -688,9 +641,10 @@ class BAdaCostClassifier(_BoostedClassifier):
         if seed is not None and not isinstance(seed, numbers.Integral):
             # the trainer takes an int seed; draw one from the caller's generator, as sklearn does
             seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
-        trainer = BAdaCostTrainer(matrix, weak_learner=tree, number_of_rounds=rounds, shrinkage=self.shrinkage,
-                                  feature_fraction=self.feature_fraction, random_state=seed)
-        self.machine_ = trainer.train(X, encoded)
+        recipe = make_recipe("badacost", number_of_classes=n_classes, weak_learner="tree",
+                             tree_depth=tree.max_depth, cost_matrix=matrix, number_of_rounds=rounds,
+                             shrinkage=self.shrinkage, feature_fraction=self.feature_fraction, random_state=seed)
+        self.machine_ = recipe.train(X, encoded, rounds)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -700,33 +654,91 @@ _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
-    """Read a fitted estimator written by ``save``.
+    """Read a fitted estimator from any bob_boost model file.
+
+    A file written by an estimator's ``save`` gives back that estimator with
+    its parameters. Any other model file (written by the command line, by
+    :meth:`bob_boost.BoostedMachine.save` or by bob.learn.boosting) is
+    adopted by :func:`estimator_from_machine`.
 
     Parameters
     ----------
     path : path-like
-        HDF5 file written by the ``save`` method of an estimator of this module.
+        An HDF5 model file.
 
     Returns
     -------
     estimator
-        A fitted estimator of the class that was saved, with its parameters.
+        A fitted estimator whose ``predict`` gives the file's predictions.
 
     Raises
     ------
     bob_boost.ModelFormatError
-        If the file holds no machine, or a machine that was not saved by an
-        estimator of this module.
+        If the file holds no valid machine, or invalid estimator metadata.
     """
     machine = BoostedMachine.load(path)
     metadata = machine.metadata
     name = metadata.get(ESTIMATOR_KEY)
-    if name not in _ESTIMATORS:
-        raise ModelFormatError(f"{os.fspath(path)}: the machine was not saved by a bob_boost.sklearn estimator "
-                               f"(metadata {ESTIMATOR_KEY!r} is {name!r})")
     try:
+        if name is None:
+            return estimator_from_machine(machine, source=os.fspath(path))
+        if name not in _ESTIMATORS:
+            raise ModelFormatError(f"{os.fspath(path)}: metadata {ESTIMATOR_KEY!r} names an unknown estimator "
+                                   f"{name!r}")
         estimator = _ESTIMATORS[name](**metadata["params"])
         estimator._restore(machine, metadata)
+    except ModelFormatError:
+        raise
     except (KeyError, TypeError, ValueError) as error:
-        raise ModelFormatError(f"{os.fspath(path)}: invalid {name} metadata ({error!r})") from None
+        raise ModelFormatError(f"{os.fspath(path)}: invalid {name or 'model'} metadata ({error!r})") from None
+    return estimator
+
+
+def estimator_from_machine(machine: BoostedMachine, source: str = "the machine") -> _BoostedEstimator:
+    """Wrap a trained machine in the estimator that predicts as it does.
+
+    A regression machine (decision rule ``"identity"``) becomes a
+    :class:`BoostingRegressor`; a cost-sensitive multi-class machine a
+    :class:`BAdaCostClassifier`; a machine of the double-base loss an
+    :class:`AdaBoostDBClassifier`; any other classifier a
+    :class:`BoostingClassifier`. Class labels come from the machine's
+    metadata (:func:`bob_boost.labels.classes_of`), the parameters from what
+    it records (loss, costs, number of rounds), so that refitting the
+    estimator trains a similar model.
+
+    Raises
+    ------
+    ValueError
+        If the machine records neither its number of features nor reads any feature.
+    bob_boost.ModelFormatError
+        If its metadata names invalid classes.
+    """
+    metadata = machine.metadata
+    n_features = machine.number_of_features
+    if n_features is None:
+        used = machine.feature_indices()
+        if not used.size:
+            raise ValueError(f"{source}: the machine records no number of features and reads none")
+        n_features = int(used[-1]) + 1
+    rounds = max(len(machine), 1)
+    lut = any(isinstance(weak, LUTMachine) for weak in machine.weak_machines)
+    weak_learner = "lut" if lut else "stump"
+    entries = max((weak.look_up_tables.shape[0] for weak in machine.weak_machines if isinstance(weak, LUTMachine)), default=256)
+    if not machine.is_classifier:
+        estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+        estimator.intercept_ = float(machine.baseline[0])
+    elif machine.cost_matrix is not None:
+        estimator = BAdaCostClassifier(cost_matrix=machine.cost_matrix.tolist(), n_estimators=rounds)
+    elif metadata.get("loss") == "double_base":
+        estimator = AdaBoostDBClassifier(cost_positive=float(metadata.get("cost_positive", 1.0)),
+                                         cost_negative=float(metadata.get("cost_negative", 1.0)),
+                                         n_estimators=rounds)
+    else:
+        loss = metadata.get("loss")
+        estimator = BoostingClassifier(loss=loss if loss in CLASSIFICATION_LOSSES else "exponential",
+                                       weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+    if machine.is_classifier:
+        estimator.classes_ = np.array(classes_of(machine, source).classes)
+    estimator.machine_ = machine
+    estimator.n_features_in_ = n_features
     return estimator

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scipy.special import expit
+
 from .._validation import as_score_matrix
 
 
@@ -15,7 +17,9 @@ class LossFunction:
     weak machine, :meth:`loss_sum` and :meth:`loss_gradient_sum`.
 
     Subclasses may override :meth:`check_targets` to reject targets the loss
-    is not defined for.
+    is not defined for, and say what their models mean: :meth:`decision_rule`
+    (how scores become predictions) and, for classification losses with a
+    probability model, :meth:`inverse_link`.
     """
 
     #: Short name under which the loss is registered (see :mod:`bob_boost.registry`).
@@ -25,6 +29,30 @@ class LossFunction:
     #: cost-sensitive rule ``argmin_k (C* S(x))_k``; None for the others.
     #: :class:`~bob_boost.trainers.Boosting` gives it to the machines it creates.
     cost_matrix: np.ndarray | None = None
+
+    def decision_rule(self, number_of_outputs: int) -> str | None:
+        """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).
+
+        None (the default, also for third-party losses) lets the machine
+        decide as bob.learn.boosting does: the sign of one output, the
+        largest of several, the cost rule with a :attr:`cost_matrix`.
+        """
+        return None
+
+    @property
+    def has_probabilities(self) -> bool:
+        """Whether :meth:`inverse_link` maps scores to class probabilities."""
+        return False
+
+    def inverse_link(self, scores: np.ndarray) -> np.ndarray:
+        """Class probabilities implied by (#samples, #outputs) ``scores``.
+
+        Raises
+        ------
+        NotImplementedError
+            For losses without a probability model (:attr:`has_probabilities` is False).
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no class probabilities")
 
     def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Per-sample loss.
@@ -122,7 +150,42 @@ class LossFunction:
 
 
 class BinaryClassificationLoss(LossFunction):
-    """A loss of the margin ``targets * scores`` with targets in {-1, +1}."""
+    """A loss of the margin ``targets * scores`` with targets in {-1, +1}.
+
+    Several outputs are one-vs-rest problems (+1 for the class, -1 for the
+    others). A subclass whose population minimiser is
+    ``s* = log(p / (1 - p)) / c`` sets :attr:`probability_scale` to ``c``,
+    which defines :meth:`inverse_link`.
+    """
+
+    #: ``c`` of the inverse link ``p = sigmoid(c * s)``; None for losses without one.
+    probability_scale: float | None = None
+
+    @property
+    def has_probabilities(self) -> bool:
+        """True when :attr:`probability_scale` is set."""
+        return self.probability_scale is not None
+
+    def inverse_link(self, scores: np.ndarray) -> np.ndarray:
+        """Class probabilities ``sigmoid(c * scores)``.
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            (#samples, 1) scores of a binary machine, or (#samples, K) one-vs-rest scores.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, 2) ``[P(-1), P(+1)]`` for one output; for K outputs the
+            K one-vs-rest estimates normalised to sum to 1.
+        """
+        if self.probability_scale is None:
+            return super().inverse_link(scores)
+        one_vs_rest = expit(self.probability_scale * np.asarray(scores, dtype=np.float64))
+        if one_vs_rest.shape[1] == 1:
+            return np.column_stack([1.0 - one_vs_rest[:, 0], one_vs_rest[:, 0]])
+        return one_vs_rest / one_vs_rest.sum(axis=1, keepdims=True)
 
     def check_targets(self, targets) -> np.ndarray:
         """Validate that every target is -1 or +1."""

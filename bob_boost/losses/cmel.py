@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..costs import check_class_labels, check_cost_matrix, margin_vectors
-from ..machine import cost_star
+from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_vectors
 from ..registry import register_loss
 from .base import LossFunction
 from .exponential import EXPONENT_LIMIT
@@ -41,6 +40,10 @@ class CMELoss(LossFunction):
         self.cost_matrix = matrix
         self._cost_star = cost_star(matrix)
         self._margin_vectors = margin_vectors(matrix.shape[0])
+
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"cost_sensitive"``: the class of least expected cost ``argmin_k (C* f)_k``."""
+        return "cost_sensitive"
 
     @property
     def number_of_classes(self) -> int:

@@ -20,6 +20,9 @@ class ExponentialLoss(BinaryClassificationLoss):
 
     name = "exponential"
 
+    #: The expected loss is minimised at half the log-odds (Friedman, Hastie & Tibshirani, 2000).
+    probability_scale = 2.0
+
     def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``exp(-targets * scores)``."""
         return np.exp(np.minimum(-targets * scores, EXPONENT_LIMIT))

@@ -20,6 +20,10 @@ class JesorskyLoss(LossFunction):
 
     name = "jesorsky"
 
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"identity"``: The scores are the predicted landmark coordinates."""
+        return "identity"
+
     def check_targets(self, targets) -> np.ndarray:
         """Require an even number (>= 4) of outputs and distinct eye positions."""
         array = as_score_matrix(targets, "targets")

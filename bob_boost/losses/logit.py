@@ -12,6 +12,9 @@ class LogitLoss(BinaryClassificationLoss):
 
     name = "logit"
 
+    #: The negative log-likelihood of a logistic model: the score is the log-odds.
+    probability_scale = 1.0
+
     def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``log(1 + exp(-targets * scores))``, computed without overflow."""
         return np.logaddexp(0.0, -targets * scores)

@@ -11,6 +11,10 @@ class SquaredLoss(LossFunction):
 
     name = "squared"
 
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"identity"``: The scores are the predicted values."""
+        return "identity"
+
     def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """Return ``(scores - targets)^2 / 2``."""
         return 0.5 * (scores - targets) ** 2

@@ -28,12 +28,12 @@ import scipy.special
 from .._validation import as_feature_matrix, check_positive_int
 from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_cost_matrix, margin_vectors, \
     samme_cost_matrix, zero_one_cost_matrix
+from ..callbacks import RoundCallback, check_callback, stop_requested
 from ..machine import BoostedMachine
 from ..weak.multiclass import MultiClassWeakMachine
-from .boosting import RoundCallback
 from .multiclass import CostSensitiveTreeTrainer
 
-logger = logging.getLogger("bob_boost")
+logger = logging.getLogger(__name__)
 
 #: A weak learner without costly errors has an infinite optimal step; it gets the step at which
 #: the sample weights span this ratio (the range of float64 precision) instead, and training stops.
@@ -176,6 +176,7 @@ class BAdaCostTrainer:
             ``callback(round, machine, scores)`` after each round that adds a
             weak learner, with the (#samples, K) training scores of
             ``machine``; e.g. a :class:`bob_boost.progress.Progress`.
+            Returning True stops training (see :mod:`bob_boost.callbacks`).
 
         Returns
         -------
@@ -192,8 +193,7 @@ class BAdaCostTrainer:
         classes = check_class_labels(labels, k)
         if classes.size != array.shape[0]:
             raise ValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        if callback is not None and not callable(callback):
-            raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
+        check_callback(callback)
         machine, scores, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
         loss_matrix, exponents = self._round_matrices(cost_matrix)
         vectors = margin_vectors(k)
@@ -224,7 +224,8 @@ class BAdaCostTrainer:
             if callback is not None:
                 # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
                 scores = scores + step * vectors[predicted]
-                callback(round_index, machine, scores)
+                if stop_requested(callback, round_index, machine, scores):
+                    break
             if perfect:
                 logger.info("Round %d: the weak learner makes no costly error; stopping", round_index + 1)
                 break

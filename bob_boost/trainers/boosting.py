@@ -2,23 +2,19 @@
 from __future__ import annotations
 
 import logging
-from typing import Callable
-
 import numpy as np
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
 from .._validation import as_feature_matrix, check_positive_int, check_same_samples
+from ..callbacks import RoundCallback, check_callback, stop_requested
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
 
-logger = logging.getLogger("bob_boost")
+logger = logging.getLogger(__name__)
 
 #: L-BFGS stops when the per-sample mean of the loss derivative is below this.
 GRADIENT_TOLERANCE = 1e-12
-
-#: Called after every round with (round index, boosted machine, training scores).
-RoundCallback = Callable[[int, BoostedMachine, np.ndarray], None]
 
 
 def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
@@ -94,25 +90,29 @@ class Boosting:
             Continue training this machine (it is extended in place and
             returned); a new machine is created otherwise.
         callback : callable, optional
-            ``callback(round, machine, scores)`` after each round, e.g. for progress.
+            ``callback(round, machine, scores)`` after each round, e.g. for
+            progress; returning True stops training (see :mod:`bob_boost.callbacks`).
 
         Returns
         -------
         BoostedMachine
             The trained machine. Training stops early, with a log message,
-            when a round's optimal weight is zero.
+            when a round's optimal weight is zero. A new machine takes its
+            decision rule from the loss (:meth:`LossFunction.decision_rule`).
         """
         features = as_feature_matrix(features)
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        check_callback(callback)
         n_outputs = targets.shape[1]
 
         if boosted_machine is None:
             boosted_machine = BoostedMachine(
                 number_of_outputs=n_outputs, cost_matrix=self.loss_function.cost_matrix,
                 number_of_features=features.shape[1],
-                metadata={"loss": self.loss_function.name or type(self.loss_function).__name__})
+                metadata={"loss": self.loss_function.name or type(self.loss_function).__name__},
+                decision_rule=self.loss_function.decision_rule(n_outputs))
             scores = np.zeros(targets.shape)
         else:
             if not isinstance(boosted_machine, BoostedMachine):
@@ -148,5 +148,5 @@ class Boosting:
                 logger.info("Round %d/%d: %r, weight %s, training loss %.6g", round_index + 1, number_of_rounds,
                             weak_machine, np.array2string(alpha, precision=4),
                             np.sum(self.loss_function.loss(targets, scores)))
-            if callback is not None:
-                callback(round_index, boosted_machine, scores)
+            if stop_requested(callback, round_index, boosted_machine, scores):
+                break

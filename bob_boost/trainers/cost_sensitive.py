@@ -63,12 +63,12 @@ import scipy.special
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_same_samples
 from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..losses.exponential import EXPONENT_LIMIT
+from ..callbacks import RoundCallback, check_callback, stop_requested
 from ..machine import BoostedMachine
 from ..weak.stump import StumpMachine
 from .binning import BinnedFeatures, midpoints
-from .boosting import RoundCallback
 
-logger = logging.getLogger("bob_boost")
+logger = logging.getLogger(__name__)
 
 #: A stump without training error gets ``alpha = ALPHA_CAP_MARGIN / min(C_P, C_N)``.
 ALPHA_CAP_MARGIN = 36.0
@@ -557,7 +557,8 @@ class _CostSensitiveStumpBoosting:
             class). Default: uniform within each class with each class
             weighing 1/2, as both papers initialise.
         callback : callable, optional
-            ``callback(round, machine, scores)`` after each round.
+            ``callback(round, machine, scores)`` after each round; returning
+            True stops training (see :mod:`bob_boost.callbacks`).
 
         Returns
         -------
@@ -572,6 +573,7 @@ class _CostSensitiveStumpBoosting:
         if targets.shape[1] != 1:
             raise ValueError(f"targets: binary trainers need one column, got {targets.shape[1]}")
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        check_callback(callback)
         labels = targets[:, 0]
         positive = labels > 0
         if positive.all() or not positive.any():
@@ -609,8 +611,8 @@ class _CostSensitiveStumpBoosting:
                 bound = np.exp(log_initial - costs * labels * scores).sum()
                 logger.info("%s round %d/%d: %r, alpha %.6g, training bound %.6g", self.algorithm,
                             round_index + 1, number_of_rounds, stump, alpha, bound)
-            if callback is not None:
-                callback(round_index, boosted_machine, scores[:, np.newaxis])
+            if stop_requested(callback, round_index, boosted_machine, scores[:, np.newaxis]):
+                break
             if perfect:
                 logger.info("%s round %d: %r classifies every training sample correctly; added with the capped "
                             "alpha %g and stopped", self.algorithm, round_index + 1, stump, alpha)

@@ -1,0 +1,292 @@
+"""The one factory from option names to a configured trainer.
+
+The command line (``bob-boost train``), every scikit-learn estimator's
+``fit`` and the MNIST example describe a training run with the same words;
+:func:`make_recipe` turns them into a :class:`Recipe`: the configured
+trainer, the loss it minimises (for progress and evaluation), the form of
+targets it takes, and one ``train`` call for all of them.
+
+Vocabulary
+----------
+trainers (:data:`TRAINERS`)
+    ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
+    ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``.
+weak learners (:data:`WEAK_LEARNERS`)
+    ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
+losses
+    The names in :func:`bob_boost.registry.loss_names` (``"exponential"``,
+    ``"logit"``, ``"tangential"``, ``"squared"``, ``"jesorsky"``, ``"cmel"``,
+    ``"double_base"``, and plugins), plus bob's short names in :data:`LOSS_ALIASES`.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_positive_int
+from .callbacks import RoundCallback
+from .losses.base import BinaryClassificationLoss, LossFunction
+from .losses.cmel import CMELoss
+from .machine import BoostedMachine
+from .registry import loss_class, loss_names
+from .trainers import Boosting, LUTTrainer, StumpTrainer
+from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
+from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+
+TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1")
+WEAK_LEARNERS = ("stump", "lut", "tree")
+SELECTION_STYLES = ("independent", "shared")
+MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
+BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
+
+#: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
+LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
+
+
+class _WeightedLoss(LossFunction):
+    """``w_n * L(t_n, s_n)``: another loss with fixed per-sample weights.
+
+    The generic trainer then follows the weighted gradient and fits each
+    weight on the weighted loss, i.e. it minimises the weighted empirical
+    risk; that is what ``sample_weight`` means for it.
+    """
+
+    def __init__(self, loss: LossFunction, weights: np.ndarray) -> None:
+        self.base = loss
+        self.weights = weights[:, np.newaxis]
+        self.name = loss.name
+        self.cost_matrix = loss.cost_matrix
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Weighted per-sample loss."""
+        return self.weights * self.base.loss(targets, scores)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Weighted per-sample loss gradient."""
+        return self.weights * self.base.loss_gradient(targets, scores)
+
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted loss and gradient, from the wrapped loss's joint evaluation."""
+        values, gradients = self.base.loss_and_gradient(targets, scores)
+        return self.weights * values, self.weights * gradients
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate targets as the wrapped loss does."""
+        return self.base.check_targets(targets)
+
+    def decision_rule(self, number_of_outputs: int) -> str | None:
+        """The wrapped loss's rule."""
+        return self.base.decision_rule(number_of_outputs)
+
+
+def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
+              cost_negative: float | None = None) -> LossFunction:
+    """The registered loss ``name`` (or a :data:`LOSS_ALIASES` name), given the cost options its constructor takes.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a loss whose required cost option is missing
+        (the message names the option, e.g. ``cost_matrix``).
+    """
+    name = LOSS_ALIASES.get(name, name)
+    try:
+        cls = loss_class(name)
+    except KeyError:
+        raise ValueError(f"loss: unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
+    available = {"cost_matrix": cost_matrix, "cost_positive": cost_positive, "cost_negative": cost_negative}
+    kwargs = {}
+    for parameter in inspect.signature(cls).parameters.values():
+        if available.get(parameter.name) is not None:
+            kwargs[parameter.name] = available[parameter.name]
+        elif parameter.default is inspect.Parameter.empty and parameter.kind in (
+                parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            raise ValueError(f"loss: {name!r} needs {parameter.name}")
+    return cls(**kwargs)
+
+
+def is_regression_loss(loss: LossFunction) -> bool:
+    """Whether ``loss`` fits real targets rather than classes.
+
+    Its decision rule says so (``"identity"``); a loss that states no rule
+    is a classification loss when it is a
+    :class:`~bob_boost.losses.base.BinaryClassificationLoss` or has a cost
+    matrix, and a regression loss otherwise.
+    """
+    rule = loss.decision_rule(1)
+    if rule is not None:
+        return rule == "identity"
+    return not isinstance(loss, BinaryClassificationLoss) and loss.cost_matrix is None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A configured trainer and how to feed it.
+
+    Attributes
+    ----------
+    name : str
+        The trainer's name in :data:`TRAINERS`.
+    trainer : object
+        The configured trainer (:class:`~bob_boost.Boosting`,
+        :class:`~bob_boost.AdaBoostDBTrainer`, :class:`~bob_boost.BAdaCostTrainer`, ...).
+    loss : LossFunction
+        The loss the trainer minimises, on the targets it takes.
+    target_kind : str
+        ``"signed"``, ``"one_vs_rest"``, ``"indices"`` (see
+        :meth:`bob_boost.labels.ClassEncoding.targets`) or ``"values"`` (regression).
+    """
+
+    name: str
+    trainer: Any
+    loss: LossFunction
+    target_kind: str
+
+    def train(self, features, targets, number_of_rounds: int, callback: RoundCallback | None = None,
+              sample_weight: np.ndarray | None = None) -> BoostedMachine:
+        """Train a new machine for ``number_of_rounds`` rounds at most.
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) training features.
+        targets : array_like
+            Targets of :attr:`target_kind`.
+        number_of_rounds : int
+            Maximum number of rounds.
+        callback : callable, optional
+            The round callback (:mod:`bob_boost.callbacks`).
+        sample_weight : numpy.ndarray, optional
+            (#samples,) positive weights: factors of the generic trainer's
+            loss, the initial distribution of the cost-sensitive binary
+            trainers. The multi-class trainers take none yet.
+        """
+        number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        if self.name == "boosting":
+            trainer = self.trainer
+            if sample_weight is not None:
+                trainer = Boosting(trainer.weak_trainer, _WeightedLoss(trainer.loss_function, sample_weight))
+            return trainer.train(features, targets, number_of_rounds, callback=callback)
+        if self.name in BINARY_COST_TRAINERS:
+            return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight,
+                                      callback=callback)
+        if sample_weight is not None:
+            raise ValueError(f"sample_weight: the {self.name} trainer takes no sample weights")
+        return self.trainer.train(features, targets, number_of_rounds, callback=callback)
+
+
+def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,
+                weak_learner: str = "stump", lut_entries: int = 256, selection_style: str = "independent",
+                cost_positive: float | None = None, cost_negative: float | None = None, cost_matrix=None,
+                selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
+                feature_fraction: float = 1.0, random_state: int | None = None,
+                number_of_rounds: int = 100) -> Recipe:
+    """Configure a trainer from option names.
+
+    Parameters
+    ----------
+    trainer : str
+        One of :data:`TRAINERS`.
+    number_of_classes : int or None
+        K of a classification problem; None for regression.
+    loss : str, optional
+        The generic trainer's loss; default exponential for two classes,
+        logit for more, squared for regression. Other trainers fix their loss.
+    weak_learner : {"stump", "lut", "tree"}
+        Trees are for the multi-class trainers.
+    lut_entries : int
+        Entries of each look-up table (features in ``0 .. lut_entries-1``).
+    selection_style : {"independent", "shared"}
+        Multi-output LUTs: a feature per output, or one shared by all.
+    cost_positive, cost_negative : float, optional
+        The binary costs (AdaBoostDB, Cost-Sensitive AdaBoost, the double-base loss); default 1.
+    cost_matrix : array_like, optional
+        (K, K) costs of BAdaCost and the CMEL loss.
+    selection : {"alpha", "loss"}
+        AdaBoostDB's selection rule.
+    tree_depth, shrinkage, feature_fraction, random_state, number_of_rounds
+        Options of the multi-class trainers.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or options that do not fit together (the
+        message names them).
+    """
+    if trainer not in TRAINERS:
+        raise ValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
+    if weak_learner not in WEAK_LEARNERS:
+        raise ValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if trainer in MULTICLASS_TRAINERS:
+        return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
+                                  dict(number_of_rounds=number_of_rounds, shrinkage=shrinkage,
+                                       feature_fraction=feature_fraction, random_state=random_state))
+    if trainer in BINARY_COST_TRAINERS:
+        if number_of_classes != 2:
+            raise ValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+        costs = (1.0 if cost_positive is None else cost_positive, 1.0 if cost_negative is None else cost_negative)
+        configured = (AdaBoostDBTrainer(*costs, selection=selection) if trainer == "adaboostdb"
+                      else CostSensitiveAdaBoostTrainer(*costs))
+        return Recipe(trainer, configured, configured.loss_function, "signed")
+    return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
+                            cost_positive, cost_negative, cost_matrix)
+
+
+def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
+                     cost_negative, cost_matrix) -> Recipe:
+    if loss is None:
+        loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
+    loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
+    if is_regression_loss(loss_function):
+        if number_of_classes is not None:
+            raise ValueError(f"loss: {loss_function.name!r} is a regression loss, not one for classes")
+        kind = "values"
+    elif number_of_classes is None:
+        raise ValueError(f"loss: {loss_function.name!r} is a classification loss; it needs class labels")
+    elif loss_function.cost_matrix is not None:
+        kind = "indices"
+    else:
+        kind = "signed" if number_of_classes == 2 else "one_vs_rest"
+    outputs = None
+    if kind == "one_vs_rest":
+        outputs = number_of_classes
+    elif kind == "indices":
+        outputs = loss_function.cost_matrix.shape[0]
+    elif kind == "signed":
+        outputs = 1
+    if weak_learner == "tree":
+        raise ValueError("weak_learner: 'tree' needs a multi-class trainer (badacost, samme, adaboost-m1)")
+    if weak_learner == "stump":
+        if outputs not in (None, 1):
+            raise ValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; use 'lut'")
+        weak = StumpTrainer()
+    else:
+        weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style)
+    return Recipe("boosting", Boosting(weak, loss_function), loss_function, kind)
+
+
+def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
+                       options: dict[str, Any]) -> Recipe:
+    if number_of_classes is None:
+        raise ValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+    if weak_learner == "lut":
+        weak = MultiClassLUTTrainer(lut_entries)
+    elif weak_learner == "stump":
+        weak = MultiClassStumpTrainer()
+    else:
+        weak = CostSensitiveTreeTrainer(max_depth=tree_depth)
+    if trainer == "badacost":
+        if cost_matrix is None:
+            raise ValueError("cost_matrix: the badacost trainer needs a cost matrix")
+        configured = BAdaCostTrainer(cost_matrix, weak_learner=weak, **options)
+        if configured.cost_matrix.shape[0] != number_of_classes:
+            size = configured.cost_matrix.shape[0]
+            raise ValueError(f"cost_matrix: is {size}x{size} but there are {number_of_classes} classes")
+    else:
+        cls = SAMMETrainer if trainer == "samme" else AdaBoostM1Trainer
+        configured = cls(number_of_classes=number_of_classes, weak_learner=weak, **options)
+    return Recipe(trainer, configured, CMELoss(configured.cost_matrix), "indices")
