@@ -1,8 +1,7 @@
 """bob_boost: pluggable losses, weak machines and trainers for boosting."""
-__version__ = "0.1.0"
-
-from . import costs, detection, evaluation
-from .exceptions import ModelFormatError
+from . import costs, decision, detection, evaluation, labels
+from ._version import __version__
+from .exceptions import BobBoostError, DataFormatError, ModelFormatError
 from .losses import (CMELoss, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction,
                      SquaredLoss, TangentialLoss)
 from .machine import BoostedMachine
@@ -14,11 +13,11 @@ from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, Mul
                    WeakMachine)
 
 __all__ = [
-    "__version__", "ModelFormatError", "LossFunction", "ExponentialLoss", "LogitLoss", "TangentialLoss",
+    "__version__", "BobBoostError", "DataFormatError", "ModelFormatError", "LossFunction", "ExponentialLoss", "LogitLoss", "TangentialLoss",
     "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "BoostedMachine", "Boosting",
     "StumpTrainer", "LUTTrainer", "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer",
     "SAMMETrainer", "AdaBoostM1Trainer", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
     "MultiClassLUTTrainer", "WeakMachine", "StumpMachine", "LUTMachine", "MultiClassTreeMachine",
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
-    "loss_class", "weak_machine_class", "costs", "detection", "evaluation",
+    "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "labels",
 ]

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import decision, hdf5
 from ._validation import as_feature_matrix, check_positive_int
+from ._version import __version__
 from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
 from .exceptions import ModelFormatError
 from .registry import weak_machine_class
@@ -300,8 +301,6 @@ class BoostedMachine:
             self._write(h5)
 
     def _write(self, group: h5py.Group) -> None:
-        from . import __version__
-
         group.attrs.create("version", np.array([FORMAT_VERSION], dtype=np.int32))
         group.attrs["bob_boost_version"] = __version__
         group.create_dataset("Weights", data=self.weights)

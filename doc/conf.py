@@ -5,7 +5,7 @@ from pathlib import Path
 project = "bob_boost"
 author = "bob_boost developers"
 release = re.search(r'__version__ = "([^"]+)"',
-                    (Path(__file__).resolve().parents[1] / "bob_boost" / "__init__.py").read_text()).group(1)
+                    (Path(__file__).resolve().parents[1] / "bob_boost" / "_version.py").read_text()).group(1)
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
