@@ -5,6 +5,7 @@ modifies what the caller passed in; errors name the offending argument.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -67,13 +68,75 @@ def as_score_matrix(values, name: str, n_samples: int | None = None) -> np.ndarr
     return array
 
 
+def check_scalar(x, name: str, target_type: type | tuple[type, ...], *, min_val=None, max_val=None,
+                 include_boundaries: str = "both", finite: bool = True):
+    """Validate a scalar parameter's type and range (scikit-learn's ``check_scalar`` signature).
+
+    Parameters
+    ----------
+    x : object
+        The value to check.
+    name : str
+        The argument name used in error messages.
+    target_type : type or tuple of types
+        Accepted types, e.g. ``numbers.Integral`` or ``numbers.Real``. Booleans
+        are never accepted as numbers.
+    min_val, max_val : float, optional
+        Bounds of the accepted range.
+    include_boundaries : {"both", "left", "right", "neither"}
+        Which bounds belong to the range.
+    finite : bool
+        Reject NaN and infinite values (numbers only).
+
+    Returns
+    -------
+    object
+        ``x`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of ``target_type`` (or is a bool).
+    ValueError
+        If ``x`` lies outside the range, or is not finite when ``finite``.
+    """
+    if include_boundaries not in ("both", "left", "right", "neither"):
+        raise ValueError(f"include_boundaries: must be 'both', 'left', 'right' or 'neither', "
+                         f"got {include_boundaries!r}")
+    types = target_type if isinstance(target_type, tuple) else (target_type,)
+    if isinstance(x, bool) or not isinstance(x, types):
+        wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+        raise TypeError(f"{name}: expected {wanted}, got {type(x).__name__}")
+    left_closed = include_boundaries in ("both", "left")
+    right_closed = include_boundaries in ("both", "right")
+    outside = ((min_val is not None and (x < min_val if left_closed else x <= min_val))
+               or (max_val is not None and (x > max_val if right_closed else x >= max_val)))
+    not_finite = finite and isinstance(x, numbers.Real) and not math.isfinite(x)
+    if outside or not_finite:
+        raise ValueError(f"{name}: must be {_range_text(types, min_val, max_val, left_closed, right_closed, finite)}"
+                         f", got {x!r}")
+    return x
+
+
+_TYPE_NAMES = {numbers.Integral: "an integer", numbers.Real: "a real number", int: "an integer",
+               float: "a real number"}
+
+
+def _range_text(types, min_val, max_val, left_closed: bool, right_closed: bool, finite: bool) -> str:
+    if min_val is not None and max_val is not None:
+        return f"in {'[' if left_closed else '('}{min_val}, {max_val}{']' if right_closed else ')'}"
+    integral = all(issubclass(t, numbers.Integral) for t in types)
+    prefix = "a finite number " if finite and not integral else ""
+    if min_val is not None:
+        return f"{prefix}{'>=' if left_closed else '>'} {min_val}"
+    if max_val is not None:
+        return f"{prefix}{'<=' if right_closed else '<'} {max_val}"
+    return "a finite number"
+
+
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int, raising if it is not an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
-    return int(value)
+    return int(check_scalar(value, name, numbers.Integral, min_val=minimum))
 
 
 def check_same_samples(features: np.ndarray, targets: np.ndarray,

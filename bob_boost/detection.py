@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import as_feature_matrix, as_score_matrix
+from ._validation import as_feature_matrix, as_score_matrix, check_scalar
 from .costs import check_class_labels, check_cost_matrix, cost_star
 from .machine import BoostedMachine
 
@@ -130,8 +130,7 @@ def early_exit_evaluate(machine: BoostedMachine, features,
         If ``threshold`` is NaN, or for invalid features.
     """
     array = _check_features(machine, features)
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-        raise TypeError(f"threshold: expected a real number, got {threshold!r}")
+    check_scalar(threshold, "threshold", numbers.Real, finite=False)
     if np.isnan(threshold):
         raise ValueError("threshold: must be a number or +-inf, got NaN")
     star_t = cost_star(machine.cost_matrix).T

@@ -199,8 +199,17 @@ def test_load_rejects_foreign_files(tmp_path):
     core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss()).train(
         X, np.where(y == "yes", 1.0, -1.0), 3)
     core.save(tmp_path / "core.hdf5")
-    with pytest.raises(bob_boost.ModelFormatError, match="not saved by a bob_boost.sklearn estimator"):
-        load_estimator(tmp_path / "core.hdf5")
+    # a machine saved outside the estimators is adopted (issue 10: every front door reads every file) ...
+    adopted = load_estimator(tmp_path / "core.hdf5")
+    assert isinstance(adopted, BoostingClassifier) and adopted.classes_.tolist() == [-1, 1]
+    np.testing.assert_array_equal(adopted.predict(X), core.predict(X))
+    # ... but not as an estimator of another kind, and an unknown estimator name is still refused
+    with pytest.raises(bob_boost.ModelFormatError, match="holds a BoostingClassifier, not a BoostingRegressor"):
+        BoostingRegressor.load(tmp_path / "core.hdf5")
+    core.metadata["sklearn_estimator"] = "RandomForest"
+    core.save(tmp_path / "forged.hdf5")
+    with pytest.raises(bob_boost.ModelFormatError, match="names an unknown estimator 'RandomForest'"):
+        load_estimator(tmp_path / "forged.hdf5")
 
 
 def test_save_before_fit_raises(tmp_path):

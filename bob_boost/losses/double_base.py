@@ -1,11 +1,11 @@
 """The class-dependent exponential loss of cost-sensitive AdaBoost."""
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
+from .._validation import check_scalar
 from ..registry import register_loss
 from .base import BinaryClassificationLoss
 from .exponential import EXPONENT_LIMIT
@@ -21,12 +21,7 @@ def check_cost(value, name: str) -> float:
     name : str
         Argument name used in the error message.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    cost = float(value)
-    if not math.isfinite(cost) or cost <= 0.0:
-        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
-    return cost
+    return float(check_scalar(value, name, numbers.Real, min_val=0, include_boundaries="neither"))
 
 
 @register_loss

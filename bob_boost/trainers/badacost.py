@@ -25,7 +25,7 @@ import numpy as np
 import scipy.optimize
 import scipy.special
 
-from .._validation import as_feature_matrix, check_positive_int
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_cost_matrix, margin_vectors, \
     samme_cost_matrix, zero_one_cost_matrix
 from ..callbacks import RoundCallback, check_callback, stop_requested
@@ -328,8 +328,4 @@ class AdaBoostM1Trainer(SAMMETrainer):
 
 def _check_fraction(value, name: str) -> float:
     """Return ``value`` as a float in (0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    if not 0 < value <= 1:
-        raise ValueError(f"{name}: must be in (0, 1], got {value!r}")
-    return float(value)
+    return float(check_scalar(value, name, numbers.Real, min_val=0, max_val=1, include_boundaries="right"))
