@@ -1,5 +1,5 @@
 """bob_boost: pluggable losses, weak machines and trainers for boosting."""
-from . import costs, decision, detection, evaluation, labels
+from . import costs, decision, detection, evaluation, hdf5, labels
 from ._version import __version__
 from .exceptions import BobBoostError, DataFormatError, ModelFormatError
 from .losses import (CMELoss, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction,

@@ -1,30 +1,20 @@
-"""The strong machine: a weighted sum of weak machines, and its HDF5 format."""
+"""The strong machine: a baseline plus a weighted sum of weak machines, and what its scores mean."""
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import h5py
 import numpy as np
 
-from . import decision, hdf5
+from . import decision
 from ._validation import as_feature_matrix, check_positive_int
-from ._version import __version__
 from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
-from .exceptions import ModelFormatError
-from .registry import weak_machine_class
+from .io import model
+from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .weak.base import WeakMachine
-
-#: Value of the root ``version`` attribute, as bob.learn.boosting 2.x writes it.
-FORMAT_VERSION = 2
-
-#: Errors h5py and numpy raise on damaged or hostile files (dangling links,
-#: undecodable names, absurd declared sizes); loading turns them into ModelFormatError.
-_ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadata", "DecisionRule"}
-_ROOT_ITEMS = {"Weights", "CostMatrix", "Baseline"}
-
-_DAMAGE = (KeyError, TypeError, ValueError, MemoryError, OSError, RuntimeError)
 
 
 class BoostedMachine:
@@ -268,7 +258,7 @@ class BoostedMachine:
         """The predictions :meth:`predict` gives for (#samples, #outputs) ``scores``."""
         return decision.labels_from_scores(self.decision_rule, scores, self.cost_matrix)
 
-    # -- HDF5 --------------------------------------------------------------
+    # -- HDF5 (the format itself is bob_boost.io.model) ----------------------
     def save(self, target: str | os.PathLike | h5py.Group) -> None:
         """Write the machine in bob.learn.boosting's layout (plus our extras).
 
@@ -279,51 +269,10 @@ class BoostedMachine:
             into an open group the machine is written directly, and whatever
             was added is removed again if writing fails.
         """
-        if isinstance(target, h5py.Group):
-            clashes = sorted(set(target.attrs) & _ROOT_ATTRIBUTES
-                             | {k for k in target.keys() if k in _ROOT_ITEMS or k.startswith("WeakMachine_")})
-            if clashes:
-                raise ValueError(f"target: group {target.name} already holds {clashes}; save into an empty group")
-            added_keys = set(target.keys())
-            added_attrs = set(target.attrs.keys())
-            try:
-                self._write(target)
-            except BaseException:
-                for key in set(target.keys()) - added_keys:
-                    del target[key]
-                for key in set(target.attrs.keys()) - added_attrs:
-                    del target.attrs[key]
-                raise
-            return
-        if not isinstance(target, (str, os.PathLike)):
-            raise TypeError(f"target: expected a path or an h5py.Group, got {type(target).__name__}")
-        with hdf5.atomic_file(target) as h5:
-            self._write(h5)
-
-    def _write(self, group: h5py.Group) -> None:
-        group.attrs.create("version", np.array([FORMAT_VERSION], dtype=np.int32))
-        group.attrs["bob_boost_version"] = __version__
-        group.create_dataset("Weights", data=self.weights)
-        for i, machine in enumerate(self._weak_machines):
-            sub = group.create_group(f"WeakMachine_{i}")
-            hdf5.write_string_attribute(sub, "MachineType", machine.machine_type)
-            machine.save(sub)
-        if self.cost_matrix is not None:
-            group.create_dataset("CostMatrix", data=self.cost_matrix)
-        if self.number_of_features is not None:
-            group.attrs["NumberOfFeatures"] = np.int64(self.number_of_features)
-        if self.metadata:
-            group.attrs["Metadata"] = json.dumps(self.metadata, sort_keys=True)
-        # written only where they differ from bob's implicit meaning, so that
-        # classifier files stay exactly what bob.learn.boosting writes
-        if self._baseline is not None and np.any(self._baseline != 0):
-            group.create_dataset("Baseline", data=self._baseline)
-        if self._decision_rule is not None and self._decision_rule != decision.default_rule(
-                self._number_of_outputs, self.cost_matrix is not None):
-            hdf5.write_string_attribute(group, "DecisionRule", self._decision_rule)
+        model.save_machine(self, target)
 
     @classmethod
-    def load(cls, source: str | os.PathLike | h5py.Group) -> "BoostedMachine":
+    def load(cls, source: str | os.PathLike | h5py.Group) -> BoostedMachine:
         """Read a machine written by :meth:`save` or by bob.learn.boosting.
 
         Raises
@@ -332,127 +281,7 @@ class BoostedMachine:
             If the file is not HDF5, is truncated, or does not hold a valid
             machine; the message names the file, the group and the problem.
         """
-        if isinstance(source, h5py.Group):
-            return cls._read(source)
-        if not isinstance(source, (str, os.PathLike)):
-            raise TypeError(f"source: expected a path or an h5py.Group, got {type(source).__name__}")
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"source: no such file {path!r}")
-        try:
-            h5 = h5py.File(path, "r")
-        except OSError as error:
-            raise ModelFormatError(f"{path}: not a readable HDF5 file ({error})") from None
-        with h5:
-            return cls._read(h5)
-
-    @classmethod
-    def _read(cls, group: h5py.Group) -> "BoostedMachine":
-        try:
-            return cls._read_checked(group)
-        except ModelFormatError:
-            raise
-        except _DAMAGE as error:
-            raise hdf5.fail(group, f"damaged or invalid content ({type(error).__name__}: {error})") from None
-
-    @classmethod
-    def _read_checked(cls, group: h5py.Group) -> "BoostedMachine":
-        if "version" not in group.attrs:
-            raise hdf5.fail(group, "no 'version' attribute: not a boosted machine")
-        version = np.asarray(group.attrs["version"]).reshape(-1)
-        if version.size != 1 or version.dtype.kind not in "iu" or int(version[0]) != FORMAT_VERSION:
-            raise hdf5.fail(group, f"unsupported format version {version.tolist()} (expected {FORMAT_VERSION})")
-        weights = hdf5.read_array(group, "Weights", "float")
-        if weights.ndim == 1:
-            weights = weights[:, np.newaxis]
-        if weights.ndim != 2:
-            raise hdf5.fail(group, f"Weights must be 2-D (#machines, #outputs), has shape {weights.shape}")
-        machine_groups = sorted((k for k in group.keys() if isinstance(k, str) and k.startswith("WeakMachine_")),
-                                key=lambda k: (len(k), k))
-        expected = [f"WeakMachine_{i}" for i in range(weights.shape[0])]
-        if machine_groups != expected:
-            raise hdf5.fail(group, f"Weights has {weights.shape[0]} rows but the file has "
-                                   f"{len(machine_groups)} WeakMachine_<i> groups")
-        cost_matrix = None
-        if "CostMatrix" in group:
-            try:
-                cost_matrix = check_cost_matrix(hdf5.read_array(group, "CostMatrix", "float", ndim=2), "CostMatrix")
-            except ValueError as error:
-                raise hdf5.fail(group, str(error)) from None
-            if cost_matrix.shape[0] != weights.shape[1]:
-                raise hdf5.fail(group, f"CostMatrix has shape {cost_matrix.shape} but the machine has "
-                                       f"{weights.shape[1]} outputs")
-        number_of_features = None
-        if "NumberOfFeatures" in group.attrs:
-            value = np.asarray(group.attrs["NumberOfFeatures"])
-            if value.size != 1 or value.dtype.kind not in "iu" or int(value.reshape(())) < 1:
-                raise hdf5.fail(group, f"attribute 'NumberOfFeatures' must be one positive integer, got {value!r}")
-            number_of_features = int(value.reshape(()))
-        metadata = {}
-        if "Metadata" in group.attrs:
-            try:
-                metadata = json.loads(hdf5.read_string_attribute(group, "Metadata"))
-            except json.JSONDecodeError as error:
-                raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({error})") from None
-            if not isinstance(metadata, dict):
-                raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
-        baseline, rule = _read_meaning(group, weights.shape[1], cost_matrix is not None, metadata)
-        machine = cls(number_of_outputs=weights.shape[1] or None, cost_matrix=cost_matrix,
-                      number_of_features=number_of_features, metadata=metadata, baseline=baseline,
-                      decision_rule=rule)
-        for i, name in enumerate(expected):
-            sub = group[name]
-            if not isinstance(sub, h5py.Group):
-                raise hdf5.fail(group, f"{name} is not a group")
-            machine_type = hdf5.read_string_attribute(sub, "MachineType")
-            try:
-                weak_class = weak_machine_class(machine_type)
-            except KeyError:
-                raise hdf5.fail(sub, f"unknown MachineType {machine_type!r}") from None
-            try:
-                weak = weak_class.load(sub)
-            except ModelFormatError:
-                raise
-            except (ValueError, TypeError, KeyError) as error:
-                raise hdf5.fail(sub, str(error)) from None
-            if weak.number_of_outputs != weights.shape[1]:
-                raise hdf5.fail(sub, f"{weak.number_of_outputs} output(s) but Weights has {weights.shape[1]} columns")
-            if number_of_features is not None and np.any(weak.feature_indices() >= number_of_features):
-                raise hdf5.fail(sub, f"reads feature {weak.feature_indices()[-1]} but the machine was "
-                                     f"trained on {number_of_features} features")
-            machine.add_weak_machine(weak, weights[i])
-        return machine
+        return model.load_machine(source, cls)
 
     def __repr__(self) -> str:
         return f"BoostedMachine({len(self)} weak machines, {self._number_of_outputs} output(s))"
-
-
-def _read_meaning(group: h5py.Group, number_of_outputs: int, has_cost_matrix: bool,
-                  metadata: dict[str, Any]) -> tuple[np.ndarray | None, str | None]:
-    """The baseline and decision rule a file states, or implies for files written before they were stored.
-
-    bob_boost 0.1 kept a ``BoostingRegressor``'s intercept in the metadata
-    only, and marked command-line regression models with ``task``; such files
-    get the baseline and the ``"identity"`` rule they always meant.
-    """
-    baseline = None
-    if "Baseline" in group:
-        baseline = hdf5.read_array(group, "Baseline", "float", ndim=1)
-        if baseline.shape != (number_of_outputs,):
-            raise hdf5.fail(group, f"Baseline has shape {baseline.shape} but the machine has "
-                                   f"{number_of_outputs} outputs")
-    rule = None
-    if "DecisionRule" in group.attrs:
-        rule = hdf5.read_string_attribute(group, "DecisionRule")
-        try:
-            decision.check_rule(rule, number_of_outputs, has_cost_matrix, "DecisionRule")
-        except ValueError as error:
-            raise hdf5.fail(group, str(error)) from None
-    elif metadata.get("task") == "regression" or metadata.get("sklearn_estimator") == "BoostingRegressor":
-        rule = "identity"
-        intercept = metadata.get("intercept")
-        if baseline is None and isinstance(intercept, (int, float)) and not isinstance(intercept, bool):
-            if number_of_outputs != 1 or not np.isfinite(intercept):
-                raise hdf5.fail(group, f"metadata 'intercept' {intercept!r} does not fit the machine")
-            baseline = np.array([float(intercept)])
-    return baseline, rule

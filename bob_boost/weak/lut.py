@@ -4,7 +4,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
-from .. import hdf5
+from ..io import hdf5
 from ..registry import register_weak_machine
 from .base import WeakMachine
 

@@ -12,7 +12,7 @@ import numbers
 import h5py
 import numpy as np
 
-from .. import hdf5
+from ..io import hdf5
 from ..costs import margin_vectors
 from ..registry import register_weak_machine
 from .base import WeakMachine

@@ -6,7 +6,7 @@ import numbers
 import h5py
 import numpy as np
 
-from .. import hdf5
+from ..io import hdf5
 from ..registry import register_weak_machine
 from .base import WeakMachine
 
