@@ -43,7 +43,7 @@ import numpy as np
 import scipy.optimize
 
 from bob_boost import BoostedMachine
-from bob_boost.cli import example_accuracy, train_example
+from bob_boost.examples.mnist import example_accuracy, train_example
 from bob_boost.datasets import load_mnist
 from bob_boost.losses import LogitLoss
 from bob_boost.trainers import boosting

@@ -24,7 +24,7 @@ import pstats
 import time
 from pathlib import Path
 
-from bob_boost.cli import example_accuracy, train_example
+from bob_boost.examples.mnist import example_accuracy, train_example
 from bob_boost.datasets import load_mnist
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from ._validation import check_positive_int
+from .evaluation import confusion_matrix
 
 
 def check_cost_matrix(cost_matrix, name: str = "cost_matrix") -> np.ndarray:
@@ -174,7 +175,7 @@ def imbalance_cost_matrix(labels, predictions, number_of_classes: int | None = N
         raise ValueError("labels: need at least 2 classes")
     factor = _check_cost(scale, "scale", positive=True)
     pseudo_count = _check_cost(smoothing, "smoothing")
-    confusion = np.bincount(truth * k + predicted, minlength=k * k).reshape(k, k).astype(np.float64)
+    confusion = confusion_matrix(truth, predicted, k).astype(np.float64)
     sizes = confusion.sum(axis=1)
     if np.any(sizes == 0):
         raise ValueError(f"labels: class {int(np.flatnonzero(sizes == 0)[0])} has no sample")

@@ -1,7 +1,9 @@
-"""Error rates and cost-space evaluation of binary classifiers.
+"""Error rates, confusion matrices and cost-space evaluation of classifiers.
 
-Labels are -1 / +1 with +1 the positive class. A false negative is a
-positive predicted -1, a false positive a negative predicted +1.
+The binary rates take labels -1 / +1 with +1 the positive class. A false
+negative is a positive predicted -1, a false positive a negative predicted
++1. :func:`confusion_matrix` takes class indices ``0 .. K-1`` of any number
+of classes, and :func:`accuracy` labels of any kind.
 
 Cost space (Drummond & Holte): with misclassification costs ``C_P`` (of a
 false negative) and ``C_N`` (of a false positive) and prior ``p(+)``, the
@@ -23,8 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_positive_int
+
 __all__ = ["false_negative_rate", "false_positive_rate", "classification_error", "probability_cost_function",
-           "normalized_expected_cost", "cost_lines", "lower_envelope"]
+           "normalized_expected_cost", "cost_lines", "lower_envelope", "confusion_matrix", "accuracy"]
 
 
 def _labels(targets, predictions) -> tuple[np.ndarray, np.ndarray]:
@@ -210,3 +214,87 @@ def lower_envelope(fn_rates, fp_rates, pcf, include_trivial: bool = False) -> tu
             envelope = np.where(better, cost, envelope)
             best = np.where(better, code, best)
     return envelope, best
+
+
+def _class_indices(values, name: str) -> np.ndarray:
+    """Validate a non-empty 1-D vector of class indices (integers >= 0, whole floats accepted) as int64."""
+    array = np.asarray(values)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise TypeError(f"{name}: expected integer class indices, got dtype {array.dtype}")
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D array of class indices, got shape {array.shape}")
+    if np.issubdtype(array.dtype, np.complexfloating) or (
+            np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array)))):
+        raise ValueError(f"{name}: class indices must be integers")
+    return array.astype(np.int64)
+
+
+def confusion_matrix(truth, predicted, number_of_classes: int, sample_weight=None) -> np.ndarray:
+    """How often (or with how much weight) each class is predicted as each class.
+
+    Parameters
+    ----------
+    truth, predicted : array_like of int
+        (#samples,) true and predicted class indices in ``0 .. number_of_classes - 1``.
+    number_of_classes : int
+        K >= 1, the size of the matrix.
+    sample_weight : array_like, optional
+        (#samples,) finite weights >= 0; each sample counts with its weight instead of 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        (K, K) matrix whose entry ``[i, j]`` counts the samples of class ``i`` predicted as class ``j``:
+        int64 counts, or float64 sums of ``sample_weight`` when it is given.
+
+    Examples
+    --------
+    >>> confusion_matrix([0, 0, 1, 1, 1], [0, 1, 1, 1, 0], 2).tolist()
+    [[1, 1], [1, 2]]
+    """
+    k = check_positive_int(number_of_classes, "number_of_classes")
+    truth = _class_indices(truth, "truth")
+    predicted = _class_indices(predicted, "predicted")
+    if predicted.size != truth.size:
+        raise ValueError(f"predicted: has {predicted.size} entries but truth has {truth.size}")
+    for values, name in ((truth, "truth"), (predicted, "predicted")):
+        outside = (values < 0) | (values >= k)
+        if np.any(outside):
+            raise ValueError(f"{name}: class indices must lie in 0..{k - 1} (number_of_classes={k}), found "
+                             f"{np.unique(values[outside])[:5].tolist()}")
+    cells = truth * k + predicted
+    if sample_weight is None:
+        return np.bincount(cells, minlength=k * k).reshape(k, k)
+    weights = _array(sample_weight, "sample_weight", 0.0)
+    if weights.shape != truth.shape:
+        raise ValueError(f"sample_weight: expected shape {truth.shape} (one weight per sample), got {weights.shape}")
+    return np.bincount(cells, weights=weights, minlength=k * k).reshape(k, k)
+
+
+def accuracy(truth, predicted) -> float:
+    """Fraction of the samples whose prediction equals the truth.
+
+    Parameters
+    ----------
+    truth, predicted : array_like
+        (#samples,) true and predicted labels of any one kind (class indices, -1/+1, text), same length.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> accuracy([0, 1, 2, 2], [0, 2, 2, 2])
+    0.75
+    """
+    arrays = []
+    for value, name in ((truth, "truth"), (predicted, "predicted")):
+        array = np.asarray(value)
+        if array.ndim != 1 or array.size == 0:
+            raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+        arrays.append(array)
+    if arrays[1].size != arrays[0].size:
+        raise ValueError(f"predicted: has {arrays[1].size} entries but truth has {arrays[0].size}")
+    return float(np.mean(arrays[0] == arrays[1]))

@@ -515,3 +515,88 @@ def test_running_a_command_leaves_the_package_logger_as_it_was(tmp_path):
     before = (package_logger.level, package_logger.propagate, list(package_logger.handlers))
     assert main(["example", "digits", "--samples", "200", "-r", "2", "-v", "-v"]) == 0
     assert (package_logger.level, package_logger.propagate, list(package_logger.handlers)) == before
+
+
+def test_library_names_are_importable_from_the_cli_package():
+    from bob_boost.cli import CommandError, Table, example_accuracy, read_cost_matrix, read_table, train_example
+    from bob_boost.examples import mnist
+    from bob_boost.exceptions import BobBoostError
+    from bob_boost.io import tables
+
+    assert issubclass(CommandError, BobBoostError)
+    assert (read_table, read_cost_matrix, Table) == (tables.read_table, tables.read_cost_matrix, tables.Table)
+    assert (train_example, example_accuracy) == (mnist.train_example, mnist.example_accuracy)
+
+
+def _wide_model(path, rounds=300, outputs=200):
+    """A model whose ``inspect --all`` and ``predict`` output is far larger than a pipe's buffer."""
+    from bob_boost import LUTMachine
+
+    machine = BoostedMachine(number_of_outputs=outputs)
+    for _ in range(rounds):
+        machine.add_weak_machine(LUTMachine(np.ones((2, outputs)), np.arange(outputs) % 7), np.full(outputs, 0.25))
+    machine.save(path)
+
+
+@pytest.mark.parametrize("command", ["inspect", "predict"])
+def test_stdout_closed_early_ends_quietly(tmp_path, command):
+    """``bob-boost inspect m.h5 | head -1``: no traceback, no 'Exception ignored', exit status 0."""
+    import sys
+
+    model = tmp_path / "wide.h5"
+    _wide_model(model)
+    data = tmp_path / "d.npz"
+    np.savez(data, features=np.zeros((200, 7), dtype=np.int64))
+    argv = ["inspect", model, "--all"] if command == "inspect" else ["predict", model, data, "-o", "-"]
+    process = subprocess.Popen([sys.executable, "-m", "bob_boost.cli", *map(str, argv)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=tmp_path)
+    first = process.stdout.readline()
+    process.stdout.close()  # as `head -1` does
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 0, stderr
+    assert first.strip() and stderr == b""
+
+
+def test_very_verbose_shows_the_traceback_of_an_expected_error(tmp_path, capsys):
+    from bob_boost.cli import CommandError
+
+    with pytest.raises(CommandError, match="no such model file"):
+        main(["inspect", str(tmp_path / "missing.h5"), "-vvv"])
+    assert main(["inspect", str(tmp_path / "missing.h5"), "-vv"]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_unexpected_errors_are_not_swallowed(tmp_path, monkeypatch):
+    """A KeyError from inside a command is a bug: it propagates instead of becoming a one-line message."""
+    from bob_boost.cli import inspect as inspect_command
+
+    model = tmp_path / "m.h5"
+    _wide_model(model, rounds=1, outputs=1)
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(inspect_command, "describe", broken)
+    with pytest.raises(KeyError, match="a bug"):
+        main(["inspect", str(model)])
+
+
+def test_missing_matplotlib_is_a_one_line_error_naming_the_extra(tmp_path, capsys, monkeypatch):
+    import builtins
+
+    features, labels = _easy_binary(n=30, seed=16)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 1, "-q")[0] == 0
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    code, out, err = _run(capsys, "plot", "confusion", model, data, "-o", tmp_path / "c.png")
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("bob-boost plot: error:") and "pip install bob_boost[plot]" in err
