@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .evaluation import confusion_matrix
 from .machine import BoostedMachine
 
 
@@ -85,12 +86,7 @@ def plot_confusion_matrix(truth, predicted, class_names: Sequence[str], path: st
         Names of the classes, in index order.
     """
     k = len(class_names)
-    truth, predicted = np.asarray(truth, dtype=np.int64), np.asarray(predicted, dtype=np.int64)
-    if truth.shape != predicted.shape or truth.ndim != 1:
-        raise ValueError(f"predicted: shape {predicted.shape} does not match truth {truth.shape}")
-    if truth.size and (min(truth.min(), predicted.min()) < 0 or max(truth.max(), predicted.max()) >= k):
-        raise ValueError(f"truth, predicted: class indices must lie in 0..{k - 1}")
-    counts = np.bincount(truth * k + predicted, minlength=k * k).reshape(k, k)
+    counts = confusion_matrix(truth, predicted, k)
     rates = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     figure = _figure(figsize=(1.2 + 0.55 * k, 1.0 + 0.5 * k))
     axes = figure.add_subplot()

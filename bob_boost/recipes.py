@@ -30,6 +30,7 @@ from ._validation import check_positive_int
 from .callbacks import RoundCallback
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
+from .losses.squared import SquaredLoss
 from .machine import BoostedMachine
 from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
@@ -164,13 +165,28 @@ class Recipe:
             (#samples,) positive weights: factors of the generic trainer's
             loss, the initial distribution of the cost-sensitive binary
             trainers. The multi-class trainers take none yet.
+
+        Notes
+        -----
+        With the squared loss the machine's baseline is the (weighted) mean
+        of the targets, the constant that minimises the loss, and the rounds
+        boost the residuals.
         """
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         if self.name == "boosting":
             trainer = self.trainer
             if sample_weight is not None:
                 trainer = Boosting(trainer.weak_trainer, _WeightedLoss(trainer.loss_function, sample_weight))
-            return trainer.train(features, targets, number_of_rounds, callback=callback)
+            if not isinstance(self.loss, SquaredLoss):
+                return trainer.train(features, targets, number_of_rounds, callback=callback)
+            # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
+            # reach its level. Boosting the residuals from 0 (rather than the targets from the intercept)
+            # keeps the models of bob_boost 0.1's BoostingRegressor bit for bit.
+            values = self.loss.check_targets(targets)
+            intercept = np.average(values, axis=0, weights=sample_weight)
+            machine = trainer.train(features, values - intercept, number_of_rounds, callback=callback)
+            machine.baseline = intercept
+            return machine
         if self.name in BINARY_COST_TRAINERS:
             return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight,
                                       callback=callback)

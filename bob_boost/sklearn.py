@@ -435,15 +435,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
             _check_lut_features(X, maximum)
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         X, y = X[kept], y[kept].astype(np.float64)
-        self.intercept_ = float(np.average(y, weights=weights))
-        self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1], decision_rule="identity")
         if self.weak_learner == "lut" or not np.all(X == X[0]):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
                                  weak_learner=self.weak_learner, lut_entries=maximum)
-            # boosting the residuals from 0 rather than y from the intercept keeps the
-            # models of bob_boost 0.1 bit for bit; the machine then adds the intercept itself
-            self.machine_ = recipe.train(X, y - self.intercept_, rounds, sample_weight=weights)
-        self.machine_.baseline = self.intercept_
+            self.machine_ = recipe.train(X, y, rounds, sample_weight=weights)  # the intercept is its baseline
+        else:
+            self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
+                                           decision_rule="identity", baseline=np.average(y, weights=weights))
+        self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
         metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name)
         self.machine_.metadata.update(metadata)

@@ -1,7 +1,7 @@
-"""What every subcommand shares: the parser type, option types, logging, error handling, labels and models.
+"""What every subcommand shares: the parser type, option types, logging, error handling and models.
 
-The label helpers (:func:`class_list`, :func:`class_indices`, :func:`_model_classes`) are the command line's
-own label codec; they sit together here so that one class-encoding type can replace them in one place.
+Class labels go through :class:`bob_boost.labels.ClassEncoding` and trainers are configured by
+:mod:`bob_boost.recipes`, as in the scikit-learn estimators, so both front doors read each other's models.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import BobBoostError
+from ..labels import ClassEncoding, classes_of
 from ..machine import BoostedMachine
 
 logger = logging.getLogger(__name__)
@@ -164,62 +166,6 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
 
 
-# -- labels <-> class indices --------------------------------------------------------
-def class_list(labels: np.ndarray, positive_label: str | None) -> list:
-    """Sorted distinct labels; with two classes and ``positive_label`` that class comes last (it gets +1)."""
-    classes = np.unique(labels).tolist()  # Python scalars, as JSON metadata needs
-    if len(classes) < 2:
-        raise CommandError(f"the labels hold a single class ({classes[0]!r}); need at least two")
-    if positive_label is not None:
-        match = [c for c in classes if str(c) == positive_label]
-        if not match:
-            raise CommandError(f"--positive-label {positive_label!r} is not one of the classes "
-                               f"{[str(c) for c in classes]}")
-        if len(classes) != 2:
-            raise CommandError("--positive-label needs exactly two classes")
-        classes = [c for c in classes if c != match[0]] + match
-    return classes
-
-
-def class_indices(labels: np.ndarray, classes: list, source: str) -> np.ndarray:
-    """Map ``labels`` to positions in ``classes``; an unknown label is an error naming ``source``."""
-    as_text = np.array([str(c) for c in classes])
-    text = labels.astype(str) if labels.dtype.kind != "U" else labels
-    if labels.dtype.kind in "iuf" and all(isinstance(c, (int, float)) for c in classes):
-        keys, values = np.asarray(classes, dtype=np.float64), labels.astype(np.float64)
-    else:
-        keys, values = as_text, text
-    order = np.argsort(keys)
-    position = np.clip(np.searchsorted(keys[order], values), 0, len(classes) - 1)
-    found = keys[order][position] == values
-    if not np.all(found):
-        unknown = np.unique(text[~found])[:5].tolist()
-        raise CommandError(f"{source}: labels {unknown} were not seen in training (classes: {as_text.tolist()})")
-    return order[position]
-
-
-def _model_classes(machine: BoostedMachine, model: str = "the model") -> list:
-    """The class labels of the model's predictions: metadata ``classes``, checked against the outputs."""
-    outputs = machine.number_of_outputs or 1
-    count = 2 if outputs == 1 else outputs
-    classes = machine.metadata.get("classes")
-    if classes is None:
-        # a model written elsewhere (or a regression model): univariate ones label -1/+1, others 0..K-1
-        return [-1, 1] if outputs == 1 else list(range(outputs))
-    problem = None
-    if not isinstance(classes, list) or len(classes) != count:
-        problem = f"expected a list of {count} class labels for {outputs} output(s)"
-    elif not all(isinstance(c, (str, int, float)) for c in classes):
-        problem = "class labels must be single values (text or numbers)"
-    elif len({str(c) for c in classes}) != count:
-        problem = "class labels must be distinct"
-    if problem:
-        shown = repr(classes)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise CommandError(f"{model}: metadata 'classes': {problem}, got {shown}")
-    return classes
-
-
 # -- models --------------------------------------------------------------------------
 def load_model(path: str, check_classes: bool = True) -> BoostedMachine:
     """Load a model; a missing or invalid file (or, if ``check_classes``, class list) is a one-line error."""
@@ -228,10 +174,33 @@ def load_model(path: str, check_classes: bool = True) -> BoostedMachine:
     machine = BoostedMachine.load(path)
     logger.debug("%s: %d weak machines, %s output(s)", path, len(machine), machine.number_of_outputs)
     if check_classes:
-        _model_classes(machine, path)
+        model_classes(machine, path)
     return machine
 
 
+def model_classes(machine: BoostedMachine, source: str = "the model") -> ClassEncoding | None:
+    """The class encoding of a classifier (from its metadata, else the default one); None for regression.
+
+    Raises
+    ------
+    bob_boost.ModelFormatError
+        If the metadata names classes that do not fit the machine.
+    """
+    return classes_of(machine, source) if machine.is_classifier else None
+
+
 def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
-    """Class index of each sample: 1 for a positive univariate score, else the machine's multi-class rule."""
+    """Class index of each sample under the machine's decision rule."""
     return machine.class_indices_from_scores(machine.decision_scores(features))
+
+
+#: Parameter names of the library, as the options that set them are spelled here.
+_OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", "cost_negative": "--cost-negative",
+            "positive_label": "--positive-label", "weak_learner": "--weak-learner", "loss": "--loss",
+            "trainer": "--trainer", "selection_style": "--selection-style", "lut_entries": "--lut-entries"}
+
+
+def as_options(error: ValueError) -> CommandError:
+    """``error`` with the library's parameter names replaced by the options that set them."""
+    message = re.sub(r"\b(" + "|".join(_OPTIONS) + r")\b", lambda match: _OPTIONS[match.group(1)], str(error))
+    return CommandError(message)

@@ -13,11 +13,10 @@ from ..machine import BoostedMachine
 from ._common import (
     CommandError,
     HelpFormatter,
-    _model_classes,
-    class_indices,
     data_options,
     fraction,
     load_model,
+    model_classes,
     positive_float,
     predicted_indices,
 )
@@ -56,13 +55,14 @@ def command_evaluate(args: argparse.Namespace) -> int:
 def evaluate(machine: BoostedMachine, table: Table, source: str, cost_matrix: np.ndarray | None,
              cost_positive: float, cost_negative: float, prior_positive: float) -> dict[str, Any]:
     """Accuracy, confusion matrix, average cost and (binary) FN/FP/NEC of ``machine`` on ``table``."""
-    if machine.metadata.get("task") == "regression":
+    encoding = model_classes(machine)
+    if encoding is None:
         scores = np.asarray(machine(table.features), dtype=np.float64)
         errors = scores - table.labels.astype(np.float64)
         return {"samples": int(errors.size), "mean_squared_error": float(np.mean(errors ** 2)),
                 "mean_absolute_error": float(np.mean(np.abs(errors)))}
-    classes = _model_classes(machine)
-    truth = class_indices(table.labels, classes, source)
+    classes = encoding.classes.tolist()
+    truth = encoding.encode(table.labels, source)
     predicted = predicted_indices(machine, table.features)
     k = len(classes)
     confusion = evaluation.confusion_matrix(truth, predicted, k)

@@ -10,10 +10,9 @@ from ._common import (
     CommandError,
     HelpFormatter,
     Parser,
-    _model_classes,
-    class_indices,
     data_options,
     load_model,
+    model_classes,
     positive_int,
     predicted_indices,
 )
@@ -84,17 +83,20 @@ def command_plot(args: argparse.Namespace) -> int:
             plots.plot_feature_map(machine, shape, path=args.output)
         else:
             table = read_table(args.data, args.target, True, machine.number_of_features, args.group)
-            classes = _model_classes(machine)
-            truth = class_indices(table.labels, classes, args.data)
+            encoding = model_classes(machine, args.model)
+            if encoding is None:
+                raise CommandError(f"{args.model}: is a regression model; {args.plot} plots need a classifier")
+            truth = encoding.encode(table.labels, args.data)
             if args.plot == "confusion":
                 predicted = predicted_indices(machine, table.features)
-                plots.plot_confusion_matrix(truth, predicted, [str(c) for c in classes], path=args.output)
+                plots.plot_confusion_matrix(truth, predicted, [str(c) for c in encoding.classes.tolist()],
+                                            path=args.output)
             else:
                 curves = {"training": plots.errors_per_round(machine, table.features, truth)}
                 if args.test:
                     test = read_table(args.test, args.target, True, machine.number_of_features, args.group)
                     curves["test"] = plots.errors_per_round(machine, test.features,
-                                                            class_indices(test.labels, classes, args.test))
+                                                            encoding.encode(test.labels, args.test))
                 plots.plot_error_curves(curves, path=args.output)
     if not args.quiet:
         print(f"wrote {args.output}")

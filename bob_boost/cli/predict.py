@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from ..io.tables import read_table, write_predictions
-from ._common import HelpFormatter, _model_classes, data_options, load_model
+from ._common import HelpFormatter, data_options, load_model, model_classes
 
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -26,16 +24,16 @@ def command_predict(args: argparse.Namespace) -> int:
     """Run ``bob-boost predict``."""
     machine = load_model(args.model)
     table = read_table(args.data, args.target, None, machine.number_of_features, args.group)
-    scores = machine.decision_scores(table.features)
-    classes = _model_classes(machine)
-    if machine.metadata.get("task") == "regression":
-        labels = scores[:, 0]
+    scores = machine.decision_scores(table.features)  # the baseline included
+    encoding = model_classes(machine)
+    if encoding is None:
+        labels = machine.labels_from_scores(scores)
     else:
-        labels = np.array(classes)[machine.class_indices_from_scores(scores)]
+        labels = encoding.decode(machine.class_indices_from_scores(scores))
     if scores.shape[1] == 1:
         names = ["score"]
-    elif len(classes) == scores.shape[1]:
-        names = [f"score_{c}" for c in classes]
+    elif encoding is not None and encoding.number_of_classes == scores.shape[1]:
+        names = [f"score_{c}" for c in encoding.classes.tolist()]
     else:
         names = [f"score_{i}" for i in range(scores.shape[1])]
     write_predictions(args.output, labels, scores, names)

@@ -1,12 +1,11 @@
 """``bob-boost train``: train a boosted machine from a data file and write it to HDF5.
 
-The trainer factory (:func:`train_machine` and its helpers) is the command line's own; it is kept in these
-few functions so that one shared recipe module can replace it.
+The options name a recipe (:mod:`bob_boost.recipes`, shared with the scikit-learn estimators) and the labels
+go through :class:`bob_boost.labels.ClassEncoding`, which also writes the class part of the model's metadata.
 """
 from __future__ import annotations
 
 import argparse
-import inspect
 import logging
 import time
 from pathlib import Path
@@ -15,31 +14,15 @@ from typing import Any
 import numpy as np
 
 from ..io.tables import Table, read_cost_matrix, read_table
-from ..losses.base import BinaryClassificationLoss, LossFunction
-from ..losses.cmel import CMELoss
+from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
-from ..registry import loss_class, loss_names
-from ..trainers import Boosting, LUTTrainer, StumpTrainer
-from ..trainers.badacost import BAdaCostTrainer, SAMMETrainer
-from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
-from ..trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, is_regression_loss, make_loss, make_recipe
+from ..registry import loss_names
 from ..weak.lut import check_discrete
-from ._common import (
-    CommandError,
-    HelpFormatter,
-    class_indices,
-    class_list,
-    data_options,
-    fraction,
-    positive_float,
-    positive_int,
-)
+from ._common import CommandError, HelpFormatter, as_options, data_options, fraction, positive_float, positive_int
 
 logger = logging.getLogger(__name__)
-
-TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme")
-
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add the ``train`` subcommand to ``commands``."""
@@ -54,14 +37,14 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     data_options(train)
     train.add_argument("--trainer", choices=TRAINERS, default="boosting",
                        help="boosting: generic loss-driven boosting; adaboostdb / cost-sensitive-adaboost: "
-                            "cost-sensitive binary boosting of stumps; badacost / samme: multi-class boosting of "
-                            "cost-sensitive trees, stumps or LUTs")
+                            "cost-sensitive binary boosting of stumps; badacost / samme / adaboost-m1: multi-class "
+                            "boosting of cost-sensitive trees, stumps or LUTs")
     train.add_argument("-l", "--loss", help="loss of the generic trainer, one of: " + ", ".join(loss_names() or [])
                        + " (default: exponential for two classes, logit for more)")
-    train.add_argument("-w", "--weak-learner", choices=("stump", "lut", "tree"), default="stump",
+    train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS, default="stump",
                        help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme")
     train.add_argument("-r", "--rounds", type=positive_int, default=100, metavar="N", help="number of boosting rounds")
-    train.add_argument("-s", "--selection-style", choices=("independent", "shared"), default="independent",
+    train.add_argument("-s", "--selection-style", choices=SELECTION_STYLES, default="independent",
                        help="multi-output LUTs: one feature per output, or one shared by all outputs")
     train.add_argument("--lut-entries", type=positive_int, metavar="N",
                        help="entries of each LUT (feature values 0..N-1); default: largest training value + 1")
@@ -102,22 +85,6 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_loss(name: str, args: argparse.Namespace, cost_matrix: np.ndarray | None) -> LossFunction:
-    """Instantiate the registered loss ``name``, passing the cost options its constructor takes."""
-    cls = _loss_type(name)
-    available = {"cost_matrix": cost_matrix, "cost_positive": args.cost_positive,
-                 "cost_negative": args.cost_negative}
-    kwargs = {}
-    for parameter in inspect.signature(cls).parameters.values():
-        if parameter.name in available and available[parameter.name] is not None:
-            kwargs[parameter.name] = available[parameter.name]
-        elif parameter.default is inspect.Parameter.empty and parameter.kind in (
-                parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            option = "--" + parameter.name.replace("_", "-")
-            raise CommandError(f"loss {name!r} needs {option}")
-    return cls(**kwargs)
-
-
 def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> int:
     """LUT size: ``requested`` or the largest value + 1; every value of ``source`` must index the table."""
     # a LUT needs at least two entries even when every training value is 0
@@ -130,106 +97,49 @@ def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> in
 
 
 def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
-    """Train the machine the options of ``bob-boost train`` describe."""
+    """Train the machine the options of ``bob-boost train`` describe (through :func:`bob_boost.recipes.make_recipe`)."""
     features, labels = table.features, table.labels
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
-    rounds = args.rounds
-    metadata: dict[str, Any] = {"trainer": args.trainer, "command": "bob-boost train"}
+    metadata: dict[str, Any] = {"trainer": args.trainer, "weak_learner": args.weak_learner,
+                                "command": "bob-boost train"}
     if table.feature_names:
         metadata["feature_names"] = table.feature_names
-
-    if args.trainer in ("badacost", "samme"):
-        classes = class_list(labels, args.positive_label)
-        indices = class_indices(labels, classes, args.data)
+    try:
+        encoding = None if _is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
+        if encoding is None and labels.dtype.kind not in "iuf":
+            raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
+        entries = 256
         if args.weak_learner == "lut":
             entries = _lut_entries(features, args.lut_entries, args.data)
-            weak = MultiClassLUTTrainer(entries)
             metadata["lut_entries"] = entries
-        elif args.weak_learner == "stump":
-            weak = MultiClassStumpTrainer()
-        else:
-            weak = CostSensitiveTreeTrainer(max_depth=args.tree_depth)
-        options = {"weak_learner": weak, "number_of_rounds": rounds, "shrinkage": args.shrinkage,
-                   "feature_fraction": args.feature_fraction, "random_state": args.seed}
-        if args.trainer == "badacost":
-            if cost_matrix is None:
-                raise CommandError("--trainer badacost needs --cost-matrix FILE")
-            if cost_matrix.shape[0] != len(classes):
-                raise CommandError(f"the cost matrix is {cost_matrix.shape[0]}x{cost_matrix.shape[0]} but the data "
-                                   f"has {len(classes)} classes")
-            trainer = BAdaCostTrainer(cost_matrix, **options)
-        else:
-            trainer = SAMMETrainer(number_of_classes=len(classes), **options)
-        # the trainers minimise the CMEL of their cost matrix: progress shows it and the cost-sensitive error
-        with Progress(rounds, CMELoss(trainer.cost_matrix), indices, quiet=args.quiet) as progress:
-            machine = trainer.train(features, indices, callback=progress)
-        task = "multiclass"
-    elif args.trainer in ("adaboostdb", "cost-sensitive-adaboost"):
-        classes = class_list(labels, args.positive_label)
-        if len(classes) != 2:
-            raise CommandError(f"--trainer {args.trainer} is binary but the data has {len(classes)} classes")
-        targets = np.where(class_indices(labels, classes, args.data) == 1, 1.0, -1.0)
-        costs = (1.0 if args.cost_positive is None else args.cost_positive,
-                 1.0 if args.cost_negative is None else args.cost_negative)
-        trainer = (AdaBoostDBTrainer(*costs, selection=args.selection) if args.trainer == "adaboostdb"
-                   else CostSensitiveAdaBoostTrainer(*costs))
-        with Progress(rounds, trainer.loss_function, targets, quiet=args.quiet) as progress:
-            machine = trainer.train(features, targets, rounds, callback=progress)
-        task = "binary"
+        recipe = make_recipe(args.trainer, number_of_classes=None if encoding is None else encoding.number_of_classes,
+                             loss=args.loss, weak_learner=args.weak_learner, lut_entries=entries,
+                             selection_style=args.selection_style, cost_positive=args.cost_positive,
+                             cost_negative=args.cost_negative, cost_matrix=cost_matrix, selection=args.selection,
+                             tree_depth=args.tree_depth, shrinkage=args.shrinkage,
+                             feature_fraction=args.feature_fraction, random_state=args.seed,
+                             number_of_rounds=args.rounds)
+    except CommandError:
+        raise
+    except ValueError as error:
+        raise as_options(error) from None
+    if encoding is None:
+        targets = labels.astype(np.float64)
     else:
-        machine, classes, task = _train_generic(args, features, labels, cost_matrix, metadata)
+        targets = encoding.targets(recipe.target_kind, encoding.encode(labels, args.data))
+    # progress shows the loss the trainer minimises (BAdaCost and SAMME: the CMEL of their cost matrix)
+    with Progress(args.rounds, recipe.loss, targets, quiet=args.quiet) as progress:
+        machine = recipe.train(features, targets, args.rounds, callback=progress)
     machine.metadata.update(metadata)
-    machine.metadata.update({"task": task, "classes": classes})
+    machine.metadata.update(REGRESSION_METADATA if encoding is None else encoding.to_metadata())
     return machine
 
 
-def _train_generic(args: argparse.Namespace, features: np.ndarray, labels: np.ndarray,
-                   cost_matrix: np.ndarray | None, metadata: dict[str, Any]) -> tuple[BoostedMachine, list | None, str]:
-    """Generic loss-driven boosting of stumps or LUTs: the machine, its classes (None for regression), its task."""
-    regression = args.loss is not None and not issubclass(_loss_type(args.loss), BinaryClassificationLoss) \
-        and "cost_matrix" not in inspect.signature(_loss_type(args.loss)).parameters
-    if regression:
-        if labels.dtype.kind not in "iuf":
-            raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
-        classes, task = None, "regression"
-        targets = labels.astype(np.float64)
-        loss = build_loss(args.loss, args, cost_matrix)
-    else:
-        classes = class_list(labels, args.positive_label)
-        indices = class_indices(labels, classes, args.data)
-        name = args.loss or ("exponential" if len(classes) == 2 else "logit")
-        loss = build_loss(name, args, cost_matrix)
-        if getattr(loss, "cost_matrix", None) is not None:
-            targets, task = indices, "multiclass"
-        elif len(classes) == 2:
-            targets, task = np.where(indices == 1, 1.0, -1.0), "binary"
-        else:
-            # bob's multi-variate convention: +1 for the true class, -1 for the others
-            targets = np.full((indices.size, len(classes)), -1.0)
-            targets[np.arange(indices.size), indices] = 1.0
-            task = "multiclass"
-    number_of_outputs = loss.check_targets(targets).shape[1]
-    if args.weak_learner == "lut":
-        entries = _lut_entries(features, args.lut_entries, args.data)
-        weak = LUTTrainer(entries, number_of_outputs, args.selection_style)
-        metadata["lut_entries"] = entries
-    elif args.weak_learner == "stump":
-        if number_of_outputs != 1:
-            raise CommandError(f"stumps are univariate but this task has {number_of_outputs} outputs; "
-                               f"use --weak-learner lut")
-        weak = StumpTrainer()
-    else:
-        raise CommandError(f"--weak-learner {args.weak_learner} needs --trainer badacost or samme")
-    metadata["weak_learner"] = args.weak_learner
-    with Progress(args.rounds, loss, targets, quiet=args.quiet) as progress:
-        machine = Boosting(weak, loss).train(features, targets, args.rounds, callback=progress)
-    return machine, classes, task
-
-
-def _loss_type(name: str) -> type:
-    """The registered loss class ``name``; an unknown name is a CommandError listing the known ones."""
+def _is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> bool:
+    """Whether the generic trainer's ``--loss`` fits real targets (the other trainers classify)."""
+    if args.trainer != "boosting" or args.loss is None:
+        return False
     try:
-        return loss_class(name)
-    except KeyError:
-        raise CommandError(f"unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
-
+        return is_regression_loss(make_loss(args.loss, cost_matrix, args.cost_positive, args.cost_negative))
+    except ValueError as error:
+        raise as_options(error) from None
