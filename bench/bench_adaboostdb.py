@@ -245,8 +245,8 @@ def format_rate(value: float) -> str:
 
 def print_tables(results: dict, costs, args: argparse.Namespace) -> None:
     """Print the markdown tables: rates per cost pair, NEC differences, computational burden."""
-    print(f"\nSettings: --rounds {args.rounds}, --repeats {args.repeats}, 3-fold stratified CV, seed {args.seed}, synthetic sets of "
-          f"{args.synthetic_samples} points on {args.angles} projection angles; "
+    print(f"\nSettings: --rounds {args.rounds}, --repeats {args.repeats}, 3-fold stratified CV, seed {args.seed}, "
+          f"synthetic sets of {args.synthetic_samples} points on {args.angles} projection angles; "
           f"{len(costs)} cost pairs; literal scalar baseline on --scalar-folds {args.scalar_folds}; "
           f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}.")
     for name, result in results.items():

@@ -13,11 +13,12 @@ from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, Mul
                    WeakMachine)
 
 __all__ = [
-    "__version__", "BobBoostError", "DataFormatError", "ModelFormatError", "LossFunction", "ExponentialLoss", "LogitLoss", "TangentialLoss",
+    "__version__", "BobBoostError", "DataFormatError", "ModelFormatError", "LossFunction", "ExponentialLoss",
+    "LogitLoss", "TangentialLoss",
     "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "BoostedMachine", "Boosting",
     "StumpTrainer", "LUTTrainer", "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer",
     "SAMMETrainer", "AdaBoostM1Trainer", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
     "MultiClassLUTTrainer", "WeakMachine", "StumpMachine", "LUTMachine", "MultiClassTreeMachine",
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
-    "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "labels",
+    "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
 ]

@@ -19,7 +19,8 @@ Python) read as classes ``[-1, 1]`` for one output and ``0 .. K-1`` otherwise.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,7 +9,7 @@ it as PNG when ``path`` is given; no pyplot state is touched.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

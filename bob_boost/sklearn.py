@@ -722,7 +722,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     rounds = max(len(machine), 1)
     lut = any(isinstance(weak, LUTMachine) for weak in machine.weak_machines)
     weak_learner = "lut" if lut else "stump"
-    entries = max((weak.look_up_tables.shape[0] for weak in machine.weak_machines if isinstance(weak, LUTMachine)), default=256)
+    entries = max((weak.look_up_tables.shape[0] for weak in machine.weak_machines if isinstance(weak, LUTMachine)),
+                  default=256)
     if not machine.is_classifier:
         estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
         estimator.intercept_ = float(machine.baseline[0])

@@ -266,7 +266,7 @@ def test_corrupt_stump_and_lut_files_raise_model_format_errors(tmp_path):
         with h5py.File(path, "a") as h5:
             del h5["WeakMachine_0"][dataset]
             h5["WeakMachine_0"].create_dataset(dataset, data=np.array([-3]))
-        with pytest.raises(ModelFormatError, match=f"WeakMachine_0.*(labels|index)"):
+        with pytest.raises(ModelFormatError, match="WeakMachine_0.*(labels|index)"):
             BoostedMachine.load(path)
 
 

@@ -83,7 +83,8 @@ class BinnedFeatures:
         """
         n_features = features.shape[1]
         # the table needs value - min in int64; values beyond +-2**62 (uint64) are sorted instead
-        if np.issubdtype(features.dtype, np.integer) and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62:
+        if (np.issubdtype(features.dtype, np.integer)
+                and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
             low = features.min(axis=0).astype(np.int64)
             span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
             if span * n_features <= _MAX_TABLE_SIZE:

@@ -457,7 +457,10 @@ def _bound_coefficients(p: float, q: float, cost_positive: float, cost_negative:
 
 
 def _class_part_minimum(error: np.ndarray) -> np.ndarray:
-    """``min over alpha >= 0`` of ``(1 - e) e^{-C alpha} + e e^{C alpha}``: ``2 sqrt(e (1 - e))``, or 1 for ``e > 1/2``."""
+    """``min over alpha >= 0`` of ``(1 - e) e^{-C alpha} + e e^{C alpha}``.
+
+    That is ``2 sqrt(e (1 - e))``, or 1 for ``e > 1/2``.
+    """
     return np.where(error <= 0.5, 2.0 * np.sqrt(error * (1.0 - error)), 1.0)
 
 

@@ -39,12 +39,14 @@ class LUTMachine(WeakMachine):
         if table.ndim == 1:
             table = table[:, np.newaxis]
         if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] == 0:
-            raise ValueError(f"look_up_tables: expected a non-empty (#entries, #outputs) array, got shape {table.shape}")
+            raise ValueError(f"look_up_tables: expected a non-empty (#entries, #outputs) array, "
+                             f"got shape {table.shape}")
         if not np.all(np.isfinite(table)):
             raise ValueError("look_up_tables: contains NaN or infinite values")
         index_array = np.atleast_1d(np.array(indices))
         if index_array.ndim != 1 or not np.issubdtype(index_array.dtype, np.integer):
-            raise TypeError(f"indices: expected a 1-D integer array, got {index_array.dtype} of shape {index_array.shape}")
+            raise TypeError(f"indices: expected a 1-D integer array, got {index_array.dtype} of shape "
+                            f"{index_array.shape}")
         if index_array.shape[0] != table.shape[1]:
             raise ValueError(f"indices: {index_array.shape[0]} indices for {table.shape[1]} LUT outputs")
         if np.any(index_array < 0):
