@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from .exceptions import InvalidTypeError, InvalidValueError
+
 
 def as_feature_matrix(features, name: str = "features", allow_1d: bool = False) -> np.ndarray:
     """Return ``features`` as a finite, non-empty, real 2-D array.
@@ -32,17 +34,17 @@ def as_feature_matrix(features, name: str = "features", allow_1d: bool = False) 
     if array.dtype == object or not (np.issubdtype(array.dtype, np.integer)
                                      or np.issubdtype(array.dtype, np.floating)
                                      or array.dtype == bool):
-        raise TypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
     if array.dtype == bool:
         array = array.astype(np.uint8)
     if allow_1d and array.ndim == 1:
         array = array[np.newaxis, :]
     if array.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-D array (#samples, #features), got shape {array.shape}")
+        raise InvalidValueError(f"{name}: expected a 2-D array (#samples, #features), got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name}: empty array of shape {array.shape}")
+        raise InvalidValueError(f"{name}: empty array of shape {array.shape}")
     if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InvalidValueError(f"{name}: contains NaN or infinite values")
     return array
 
 
@@ -53,18 +55,18 @@ def as_score_matrix(values, name: str, n_samples: int | None = None) -> np.ndarr
     """
     array = np.asarray(values)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
     array = np.asarray(array, dtype=np.float64)
     if array.ndim == 1:
         array = array[:, np.newaxis]
     if array.ndim != 2:
-        raise ValueError(f"{name}: expected a 1-D or 2-D array, got shape {array.shape}")
+        raise InvalidValueError(f"{name}: expected a 1-D or 2-D array, got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name}: empty array of shape {array.shape}")
+        raise InvalidValueError(f"{name}: empty array of shape {array.shape}")
     if n_samples is not None and array.shape[0] != n_samples:
-        raise ValueError(f"{name}: has {array.shape[0]} samples, expected {n_samples}")
+        raise InvalidValueError(f"{name}: has {array.shape[0]} samples, expected {n_samples}")
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InvalidValueError(f"{name}: contains NaN or infinite values")
     return array
 
 
@@ -101,20 +103,20 @@ def check_scalar(x, name: str, target_type: type | tuple[type, ...], *, min_val=
         If ``x`` lies outside the range, or is not finite when ``finite``.
     """
     if include_boundaries not in ("both", "left", "right", "neither"):
-        raise ValueError(f"include_boundaries: must be 'both', 'left', 'right' or 'neither', "
-                         f"got {include_boundaries!r}")
+        raise InvalidValueError(f"include_boundaries: must be 'both', 'left', 'right' or 'neither', "
+                                f"got {include_boundaries!r}")
     types = target_type if isinstance(target_type, tuple) else (target_type,)
     if isinstance(x, bool) or not isinstance(x, types):
         wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
-        raise TypeError(f"{name}: expected {wanted}, got {type(x).__name__}")
+        raise InvalidTypeError(f"{name}: expected {wanted}, got {type(x).__name__}")
     left_closed = include_boundaries in ("both", "left")
     right_closed = include_boundaries in ("both", "right")
     outside = ((min_val is not None and (x < min_val if left_closed else x <= min_val))
                or (max_val is not None and (x > max_val if right_closed else x >= max_val)))
     not_finite = finite and isinstance(x, numbers.Real) and not math.isfinite(x)
     if outside or not_finite:
-        raise ValueError(f"{name}: must be {_range_text(types, min_val, max_val, left_closed, right_closed, finite)}"
-                         f", got {x!r}")
+        allowed = _range_text(types, min_val, max_val, left_closed, right_closed, finite)
+        raise InvalidValueError(f"{name}: must be {allowed}, got {x!r}")
     return x
 
 
@@ -143,5 +145,5 @@ def check_same_samples(features: np.ndarray, targets: np.ndarray,
                        features_name: str = "features", targets_name: str = "targets") -> None:
     """Raise if the two arrays do not have the same number of rows."""
     if features.shape[0] != targets.shape[0]:
-        raise ValueError(
+        raise InvalidValueError(
             f"{targets_name}: has {targets.shape[0]} samples but {features_name} has {features.shape[0]}")

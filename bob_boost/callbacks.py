@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 
+from .exceptions import InvalidTypeError
+
 if TYPE_CHECKING:  # the machine module imports nothing of this one; the annotation only names it
     from .machine import BoostedMachine
 
@@ -52,7 +54,7 @@ def check_callback(callback, name: str = "callback") -> RoundCallback | None:
         If ``callback`` is neither None nor callable.
     """
     if callback is not None and not callable(callback):
-        raise TypeError(f"{name}: expected a callable, got {type(callback).__name__}")
+        raise InvalidTypeError(f"{name}: expected a callable, got {type(callback).__name__}")
     return callback
 
 

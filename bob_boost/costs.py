@@ -23,6 +23,7 @@ import numpy as np
 
 from ._validation import check_positive_int
 from .evaluation import confusion_matrix
+from .exceptions import InvalidTypeError, InvalidValueError
 
 
 def check_cost_matrix(cost_matrix, name: str = "cost_matrix") -> np.ndarray:
@@ -50,25 +51,25 @@ def check_cost_matrix(cost_matrix, name: str = "cost_matrix") -> np.ndarray:
     """
     array = np.asarray(cost_matrix)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"{name}: expected a numeric matrix, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected a numeric matrix, got dtype {array.dtype}")
     if np.iscomplexobj(array):
-        raise TypeError(f"{name}: expected a real matrix, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected a real matrix, got dtype {array.dtype}")
     matrix = np.array(array, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(f"{name}: expected a square (K, K) matrix, got shape {matrix.shape}")
+        raise InvalidValueError(f"{name}: expected a square (K, K) matrix, got shape {matrix.shape}")
     if matrix.shape[0] < 2:
-        raise ValueError(f"{name}: needs at least 2 classes, got shape {matrix.shape}")
+        raise InvalidValueError(f"{name}: needs at least 2 classes, got shape {matrix.shape}")
     if not np.all(np.isfinite(matrix)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InvalidValueError(f"{name}: contains NaN or infinite values")
     if np.any(matrix < 0):
         row, column = np.argwhere(matrix < 0)[0]
-        raise ValueError(f"{name}: costs must be non-negative, entry ({row}, {column}) is {matrix[row, column]}")
+        raise InvalidValueError(f"{name}: costs must be non-negative, entry ({row}, {column}) is {matrix[row, column]}")
     diagonal = np.diag(matrix)
     if np.any(diagonal != 0):
         index = int(np.flatnonzero(diagonal)[0])
-        raise ValueError(f"{name}: the diagonal must be zero, entry ({index}, {index}) is {diagonal[index]}")
+        raise InvalidValueError(f"{name}: the diagonal must be zero, entry ({index}, {index}) is {diagonal[index]}")
     if not np.any(matrix):
-        raise ValueError(f"{name}: every cost is zero, so no prediction is better than another")
+        raise InvalidValueError(f"{name}: every cost is zero, so no prediction is better than another")
     return matrix
 
 
@@ -163,22 +164,22 @@ def imbalance_cost_matrix(labels, predictions, number_of_classes: int | None = N
     truth = _check_label_vector(labels, "labels")
     predicted = _check_label_vector(predictions, "predictions")
     if truth.shape != predicted.shape:
-        raise ValueError(f"predictions: has {predicted.size} entries but labels has {truth.size}")
+        raise InvalidValueError(f"predictions: has {predicted.size} entries but labels has {truth.size}")
     if number_of_classes is None:
         k = int(max(truth.max(), predicted.max())) + 1
     else:
         k = check_positive_int(number_of_classes, "number_of_classes", 2)
         for values, name in ((truth, "labels"), (predicted, "predictions")):
             if values.max() >= k:
-                raise ValueError(f"{name}: value {values.max()} is >= number_of_classes ({k})")
+                raise InvalidValueError(f"{name}: value {values.max()} is >= number_of_classes ({k})")
     if k < 2:
-        raise ValueError("labels: need at least 2 classes")
+        raise InvalidValueError("labels: need at least 2 classes")
     factor = _check_cost(scale, "scale", positive=True)
     pseudo_count = _check_cost(smoothing, "smoothing")
     confusion = confusion_matrix(truth, predicted, k).astype(np.float64)
     sizes = confusion.sum(axis=1)
     if np.any(sizes == 0):
-        raise ValueError(f"labels: class {int(np.flatnonzero(sizes == 0)[0])} has no sample")
+        raise InvalidValueError(f"labels: class {int(np.flatnonzero(sizes == 0)[0])} has no sample")
     off_diagonal = ~np.eye(k, dtype=bool)
     confusion[off_diagonal] += pseudo_count
     normalised = confusion / (sizes + pseudo_count * (k - 1))[:, np.newaxis]
@@ -242,18 +243,18 @@ def check_class_labels(labels, number_of_classes: int, name: str = "labels") -> 
     """
     array = _check_label_vector(labels, name)
     if array.max() >= number_of_classes:
-        raise ValueError(f"{name}: label {array.max()} is out of range for {number_of_classes} classes "
-                         f"(labels must be 0 .. {number_of_classes - 1})")
+        raise InvalidValueError(f"{name}: label {array.max()} is out of range for {number_of_classes} classes "
+                                f"(labels must be 0 .. {number_of_classes - 1})")
     return array
 
 
 def _check_cost(value, name: str, positive: bool = False) -> float:
     """Return ``value`` as a finite float >= 0 (> 0 when ``positive``)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+        raise InvalidTypeError(f"{name}: expected a real number, got {type(value).__name__}")
     number = float(value)
     if not np.isfinite(number) or number < 0 or (positive and number == 0):
-        raise ValueError(f"{name}: must be a finite number {'>' if positive else '>='} 0, got {value!r}")
+        raise InvalidValueError(f"{name}: must be a finite number {'>' if positive else '>='} 0, got {value!r}")
     return number
 
 
@@ -261,11 +262,11 @@ def _check_label_vector(values, name: str) -> np.ndarray:
     """Return non-empty 1-D non-negative integer labels as int64."""
     array = np.asarray(values)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"{name}: expected integer labels, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected integer labels, got dtype {array.dtype}")
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+        raise InvalidValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
     if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
-        raise ValueError(f"{name}: labels must be integers")
+        raise InvalidValueError(f"{name}: labels must be integers")
     if np.any(array < 0):
-        raise ValueError(f"{name}: labels must be >= 0, found {array.min()}")
+        raise InvalidValueError(f"{name}: labels must be >= 0, found {array.min()}")
     return array.astype(np.int64)

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 import h5py
 import numpy as np
 
+from .exceptions import InvalidTypeError, InvalidValueError
+
 #: Environment variable naming the data cache directory.
 DATA_ENVIRONMENT_VARIABLE = "BOB_BOOST_DATA"
 
@@ -110,19 +112,19 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         with (gzip.open(path, "rb") if compressed else open(path, "rb")) as handle:
             content = handle.read()
     except (OSError, EOFError) as error:
-        raise ValueError(f"{path}: not a readable IDX file ({error})") from None
+        raise InvalidValueError(f"{path}: not a readable IDX file ({error})") from None
     if len(content) < 4 or content[:2] != b"\x00\x00" or content[2] not in _IDX_TYPES:
-        raise ValueError(f"{path}: not an IDX file (bad magic number {content[:4].hex()})")
+        raise InvalidValueError(f"{path}: not an IDX file (bad magic number {content[:4].hex()})")
     dtype = np.dtype(_IDX_TYPES[content[2]])
     ndim = content[3]
     header = 4 + 4 * ndim
     if ndim == 0 or len(content) < header:
-        raise ValueError(f"{path}: truncated IDX header")
+        raise InvalidValueError(f"{path}: truncated IDX header")
     shape = tuple(int(n) for n in np.frombuffer(content, ">u4", ndim, 4))
     expected = header + int(np.prod(shape)) * dtype.itemsize
     if len(content) != expected:
-        raise ValueError(f"{path}: IDX header announces shape {shape} ({expected} bytes) but the file has "
-                         f"{len(content)} bytes")
+        raise InvalidValueError(f"{path}: IDX header announces shape {shape} ({expected} bytes) but the file has "
+                                f"{len(content)} bytes")
     return np.frombuffer(content, dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
 
@@ -133,7 +135,7 @@ def write_idx(path: str | os.PathLike, array: np.ndarray, compress: bool | None 
     codes = {np.dtype(v).newbyteorder("="): k for k, v in _IDX_TYPES.items()}
     code = codes.get(array.dtype.newbyteorder("="))
     if code is None:
-        raise TypeError(f"array: IDX cannot store dtype {array.dtype}")
+        raise InvalidTypeError(f"array: IDX cannot store dtype {array.dtype}")
     content = (bytes([0, 0, code, array.ndim]) + np.asarray(array.shape, ">u4").tobytes()
                + array.astype(_IDX_TYPES[code]).tobytes())
     if compress if compress is not None else path.suffix == ".gz":
@@ -146,14 +148,14 @@ def load_mnist_hdf5(path: str | os.PathLike) -> MNIST:
     try:
         handle = h5py.File(path, "r")
     except OSError as error:
-        raise ValueError(f"{path}: not a readable HDF5 file ({error})") from None
+        raise InvalidValueError(f"{path}: not a readable HDF5 file ({error})") from None
     arrays = []
     with handle:
         for split in ("train", "test"):
             for name in ("data", "labels"):
                 key = f"{split}/{name}"
                 if not isinstance(handle.get(key), h5py.Dataset):
-                    raise ValueError(f"{path}: missing dataset {key!r} (expected bob's MNIST layout)")
+                    raise InvalidValueError(f"{path}: missing dataset {key!r} (expected bob's MNIST layout)")
                 arrays.append(np.asarray(handle[key][()]))
     return _check_mnist(MNIST(*arrays), str(path))
 
@@ -181,7 +183,7 @@ def _check_mnist(data: MNIST, source: str) -> MNIST:
     for split in ("train", "test"):
         images, labels = getattr(data, f"{split}_data"), getattr(data, f"{split}_labels")
         if images.ndim != 2 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
-            raise ValueError(f"{source}: {split} images {images.shape} and labels {labels.shape} do not match")
+            raise InvalidValueError(f"{source}: {split} images {images.shape} and labels {labels.shape} do not match")
     return data
 
 
@@ -370,7 +372,7 @@ def make_digits(number_of_samples: int = 3000, random_state: int | None = 0,
     """
     if isinstance(number_of_samples, bool) or not isinstance(number_of_samples, (int, np.integer)) \
             or number_of_samples < 1:
-        raise ValueError(f"number_of_samples: expected a positive integer, got {number_of_samples!r}")
+        raise InvalidValueError(f"number_of_samples: expected a positive integer, got {number_of_samples!r}")
     rng = np.random.default_rng(random_state)
     labels = np.arange(number_of_samples) % 10
     angle = rng.normal(0.0, 0.12, number_of_samples)

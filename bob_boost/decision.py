@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .costs import cost_star
+from .exceptions import InvalidValueError
 
 #: The rules a machine may name, in the order the docs list them.
 RULES = ("sign", "argmax", "cost_sensitive", "identity")
@@ -56,12 +57,12 @@ def check_rule(rule, number_of_outputs: int | None, has_cost_matrix: bool, name:
         without a cost matrix, or another rule with one.
     """
     if not isinstance(rule, str) or rule not in RULES:
-        raise ValueError(f"{name}: must be one of {RULES}, got {rule!r}")
+        raise InvalidValueError(f"{name}: must be one of {RULES}, got {rule!r}")
     if rule == "sign" and number_of_outputs not in (None, 1):
-        raise ValueError(f"{name}: 'sign' needs one output, the machine has {number_of_outputs}")
+        raise InvalidValueError(f"{name}: 'sign' needs one output, the machine has {number_of_outputs}")
     if (rule == "cost_sensitive") != has_cost_matrix:
-        raise ValueError(f"{name}: 'cost_sensitive' goes with a cost matrix and only with one (rule {rule!r}, "
-                         f"cost matrix {'given' if has_cost_matrix else 'missing'})")
+        raise InvalidValueError(f"{name}: 'cost_sensitive' goes with a cost matrix and only with one (rule {rule!r}, "
+                                f"cost matrix {'given' if has_cost_matrix else 'missing'})")
     return rule
 
 
@@ -92,6 +93,6 @@ def class_indices_from_scores(rule: str, scores: np.ndarray, cost_matrix: np.nda
         For the ``"identity"`` rule of regression machines, which have no classes.
     """
     if rule not in CLASSIFICATION_RULES:
-        raise ValueError(f"a machine with decision rule {rule!r} predicts values, not classes")
+        raise InvalidValueError(f"a machine with decision rule {rule!r} predicts values, not classes")
     labels = labels_from_scores(rule, scores, cost_matrix)
     return (labels > 0).astype(np.int64) if rule == "sign" else labels.astype(np.int64)

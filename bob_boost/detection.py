@@ -17,6 +17,7 @@ import numpy as np
 
 from ._validation import as_feature_matrix, as_score_matrix, check_scalar
 from .costs import check_class_labels, check_cost_matrix, cost_star
+from .exceptions import InvalidTypeError, InvalidValueError
 from .machine import BoostedMachine
 
 
@@ -44,8 +45,8 @@ def positive_scores(scores, cost_matrix) -> np.ndarray:
     star = cost_star(check_cost_matrix(cost_matrix))
     values = as_score_matrix(scores, "scores")
     if values.shape[1] != star.shape[0]:
-        raise ValueError(f"scores: has {values.shape[1]} columns but the cost matrix is "
-                         f"{star.shape[0]}x{star.shape[0]}")
+        raise InvalidValueError(f"scores: has {values.shape[1]} columns but the cost matrix is "
+                                f"{star.shape[0]}x{star.shape[0]}")
     return _positive(values @ star.T)
 
 
@@ -96,10 +97,10 @@ def calibrate_cascade(machine: BoostedMachine, features, labels) -> float:
     array = _check_features(machine, features)
     classes = check_class_labels(labels, machine.number_of_outputs)
     if classes.size != array.shape[0]:
-        raise ValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
+        raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
     positive = classes > 0
     if not positive.any():
-        raise ValueError("labels: no positive sample (label > 0) to calibrate on")
+        raise InvalidValueError("labels: no positive sample (label > 0) to calibrate on")
     return float(score_traces(machine, array[positive]).min())
 
 
@@ -132,7 +133,7 @@ def early_exit_evaluate(machine: BoostedMachine, features,
     array = _check_features(machine, features)
     check_scalar(threshold, "threshold", numbers.Real, finite=False)
     if np.isnan(threshold):
-        raise ValueError("threshold: must be a number or +-inf, got NaN")
+        raise InvalidValueError("threshold: must be a number or +-inf, got NaN")
     star_t = cost_star(machine.cost_matrix).T
     n = array.shape[0]
     scores = np.zeros(n)
@@ -158,20 +159,20 @@ def early_exit_evaluate(machine: BoostedMachine, features,
 
 def _check_machine(machine) -> None:
     if not isinstance(machine, BoostedMachine):
-        raise TypeError(f"machine: expected a BoostedMachine, got {type(machine).__name__}")
+        raise InvalidTypeError(f"machine: expected a BoostedMachine, got {type(machine).__name__}")
     if machine.cost_matrix is None:
-        raise ValueError("machine: has no cost matrix; detection scores need one (class 0 = background)")
+        raise InvalidValueError("machine: has no cost matrix; detection scores need one (class 0 = background)")
 
 
 def _check_features(machine: BoostedMachine, features) -> np.ndarray:
     """Validate ``features`` for every weak machine of ``machine``."""
     _check_machine(machine)
     if len(machine) == 0:
-        raise ValueError("machine: has no weak machine")
+        raise InvalidValueError("machine: has no weak machine")
     array = as_feature_matrix(features)
     if machine.number_of_features is not None and array.shape[1] != machine.number_of_features:
-        raise ValueError(f"features: the machine was trained on {machine.number_of_features} features, "
-                         f"got {array.shape[1]}")
+        raise InvalidValueError(f"features: the machine was trained on {machine.number_of_features} features, "
+                                f"got {array.shape[1]}")
     for weak in machine.weak_machines:
         weak.check_features(array)
     return array

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_positive_int
+from .exceptions import InvalidTypeError, InvalidValueError
 
 __all__ = ["false_negative_rate", "false_positive_rate", "classification_error", "probability_cost_function",
            "normalized_expected_cost", "cost_lines", "lower_envelope", "confusion_matrix", "accuracy"]
@@ -37,17 +38,17 @@ def _labels(targets, predictions) -> tuple[np.ndarray, np.ndarray]:
     for value, name in ((targets, "targets"), (predictions, "predictions")):
         array = np.asarray(value)
         if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-            raise TypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
+            raise InvalidTypeError(f"{name}: expected a numeric array, got dtype {array.dtype}")
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
         if array.ndim != 1 or array.size == 0:
-            raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+            raise InvalidValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
         if not np.all((array == 1) | (array == -1)):
             bad = np.unique(array[(array != 1) & (array != -1)])[:5]
-            raise ValueError(f"{name}: labels must be -1 or +1, found {bad.tolist()}")
+            raise InvalidValueError(f"{name}: labels must be -1 or +1, found {bad.tolist()}")
         arrays.append(array)
     if arrays[0].size != arrays[1].size:
-        raise ValueError(f"predictions: has {arrays[1].size} labels but targets has {arrays[0].size}")
+        raise InvalidValueError(f"predictions: has {arrays[1].size} labels but targets has {arrays[0].size}")
     return arrays[0], arrays[1]
 
 
@@ -62,7 +63,7 @@ def false_negative_rate(targets, predictions) -> float:
     targets, predictions = _labels(targets, predictions)
     positive = targets > 0
     if not positive.any():
-        raise ValueError("targets: no positive sample, so the false-negative rate is undefined")
+        raise InvalidValueError("targets: no positive sample, so the false-negative rate is undefined")
     return float(np.mean(predictions[positive] < 0))
 
 
@@ -77,7 +78,7 @@ def false_positive_rate(targets, predictions) -> float:
     targets, predictions = _labels(targets, predictions)
     negative = targets < 0
     if not negative.any():
-        raise ValueError("targets: no negative sample, so the false-positive rate is undefined")
+        raise InvalidValueError("targets: no negative sample, so the false-positive rate is undefined")
     return float(np.mean(predictions[negative] > 0))
 
 
@@ -91,14 +92,14 @@ def _array(value, name: str, low: float = -np.inf, high: float = np.inf, open_lo
     """A finite float array with values in ``[low, high]`` (``(low, high]`` if ``open_low``)."""
     array = np.asarray(value)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"{name}: expected numbers, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected numbers, got dtype {array.dtype}")
     array = array.astype(np.float64)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InvalidValueError(f"{name}: contains NaN or infinite values")
     below = array <= low if open_low else array < low
     if np.any(below) or np.any(array > high):
         interval = f"{'(' if open_low else '['}{low:g}, {high:g}]"
-        raise ValueError(f"{name}: values must lie in {interval}")
+        raise InvalidValueError(f"{name}: values must lie in {interval}")
     return array
 
 
@@ -108,7 +109,7 @@ def _check_broadcast(**arrays: np.ndarray) -> None:
         np.broadcast_shapes(*(array.shape for array in arrays.values()))
     except ValueError:
         shapes = ", ".join(str(array.shape) for array in arrays.values())
-        raise ValueError(f"{', '.join(arrays)}: shapes {shapes} do not broadcast together") from None
+        raise InvalidValueError(f"{', '.join(arrays)}: shapes {shapes} do not broadcast together") from None
 
 
 def _result(array: np.ndarray) -> np.ndarray | float:
@@ -129,7 +130,7 @@ def probability_cost_function(cost_positive, cost_negative, prior_positive=0.5) 
     cost_negative = _array(cost_negative, "cost_negative", 0.0, open_low=True)
     prior = _array(prior_positive, "prior_positive", 0.0, 1.0, open_low=True)
     if np.any(prior == 1.0):
-        raise ValueError("prior_positive: values must lie in (0, 1)")
+        raise InvalidValueError("prior_positive: values must lie in (0, 1)")
     _check_broadcast(cost_positive=cost_positive, cost_negative=cost_negative, prior_positive=prior)
     weighted_positive = prior * cost_positive
     return _result(weighted_positive / (weighted_positive + (1.0 - prior) * cost_negative))
@@ -171,10 +172,10 @@ def cost_lines(fn_rates, fp_rates, pcf) -> np.ndarray:
     fp_rates = _array(fp_rates, "fp_rates", 0.0, 1.0)
     pcf = _array(pcf, "pcf", 0.0, 1.0)
     if fn_rates.ndim != 1 or fn_rates.size == 0 or fn_rates.shape != fp_rates.shape:
-        raise ValueError(f"fp_rates: expected two non-empty 1-D arrays of the same length, got shapes "
-                         f"{fn_rates.shape} and {fp_rates.shape}")
+        raise InvalidValueError(f"fp_rates: expected two non-empty 1-D arrays of the same length, got shapes "
+                                f"{fn_rates.shape} and {fp_rates.shape}")
     if pcf.ndim != 1 or pcf.size == 0:
-        raise ValueError(f"pcf: expected a non-empty 1-D array, got shape {pcf.shape}")
+        raise InvalidValueError(f"pcf: expected a non-empty 1-D array, got shape {pcf.shape}")
     return fn_rates[:, np.newaxis] * pcf + fp_rates[:, np.newaxis] * (1.0 - pcf)
 
 
@@ -220,12 +221,12 @@ def _class_indices(values, name: str) -> np.ndarray:
     """Validate a non-empty 1-D vector of class indices (integers >= 0, whole floats accepted) as int64."""
     array = np.asarray(values)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise TypeError(f"{name}: expected integer class indices, got dtype {array.dtype}")
+        raise InvalidTypeError(f"{name}: expected integer class indices, got dtype {array.dtype}")
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D array of class indices, got shape {array.shape}")
+        raise InvalidValueError(f"{name}: expected a non-empty 1-D array of class indices, got shape {array.shape}")
     if np.issubdtype(array.dtype, np.complexfloating) or (
             np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array)))):
-        raise ValueError(f"{name}: class indices must be integers")
+        raise InvalidValueError(f"{name}: class indices must be integers")
     return array.astype(np.int64)
 
 
@@ -256,18 +257,19 @@ def confusion_matrix(truth, predicted, number_of_classes: int, sample_weight=Non
     truth = _class_indices(truth, "truth")
     predicted = _class_indices(predicted, "predicted")
     if predicted.size != truth.size:
-        raise ValueError(f"predicted: has {predicted.size} entries but truth has {truth.size}")
+        raise InvalidValueError(f"predicted: has {predicted.size} entries but truth has {truth.size}")
     for values, name in ((truth, "truth"), (predicted, "predicted")):
         outside = (values < 0) | (values >= k)
         if np.any(outside):
-            raise ValueError(f"{name}: class indices must lie in 0..{k - 1} (number_of_classes={k}), found "
-                             f"{np.unique(values[outside])[:5].tolist()}")
+            raise InvalidValueError(f"{name}: class indices must lie in 0..{k - 1} (number_of_classes={k}), found "
+                                    f"{np.unique(values[outside])[:5].tolist()}")
     cells = truth * k + predicted
     if sample_weight is None:
         return np.bincount(cells, minlength=k * k).reshape(k, k)
     weights = _array(sample_weight, "sample_weight", 0.0)
     if weights.shape != truth.shape:
-        raise ValueError(f"sample_weight: expected shape {truth.shape} (one weight per sample), got {weights.shape}")
+        raise InvalidValueError(f"sample_weight: expected shape {truth.shape} (one weight per sample), "
+                                f"got {weights.shape}")
     return np.bincount(cells, weights=weights, minlength=k * k).reshape(k, k)
 
 
@@ -293,8 +295,8 @@ def accuracy(truth, predicted) -> float:
     for value, name in ((truth, "truth"), (predicted, "predicted")):
         array = np.asarray(value)
         if array.ndim != 1 or array.size == 0:
-            raise ValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
+            raise InvalidValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
         arrays.append(array)
     if arrays[1].size != arrays[0].size:
-        raise ValueError(f"predicted: has {arrays[1].size} entries but truth has {arrays[0].size}")
+        raise InvalidValueError(f"predicted: has {arrays[1].size} entries but truth has {arrays[0].size}")
     return float(np.mean(arrays[0] == arrays[1]))

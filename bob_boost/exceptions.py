@@ -3,8 +3,13 @@
 Every error the library raises on purpose derives from :class:`BobBoostError`,
 so a front door (the command line) can tell a user's mistake, reported in one
 line, from a bug, which deserves a traceback. The concrete types also derive
-from the built-in type a caller would expect (``ValueError`` for bad values),
-so ``except ValueError`` keeps working.
+from the built-in type a caller would expect (``ValueError`` for bad values,
+``TypeError`` for bad types), so ``except ValueError`` keeps working:
+
+- :class:`InvalidValueError`, :class:`InvalidTypeError`: an argument of a
+  public function (its message starts with the argument's name);
+- :class:`ModelFormatError`: a model file;
+- :class:`DataFormatError`: a data file.
 """
 
 
@@ -24,3 +29,11 @@ class DataFormatError(BobBoostError, ValueError):
 
     The message names the file and what is wrong with it.
     """
+
+
+class InvalidValueError(BobBoostError, ValueError):
+    """An argument has a value the function does not accept; the message names the argument."""
+
+
+class InvalidTypeError(BobBoostError, TypeError):
+    """An argument has a type the function does not accept; the message names the argument."""

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .costs import margin_vectors
-from .exceptions import ModelFormatError
+from .exceptions import InvalidValueError, ModelFormatError
 
 #: Metadata of a regression model.
 REGRESSION_METADATA = {"task": "regression"}
@@ -52,9 +52,9 @@ class ClassEncoding:
     def __init__(self, classes) -> None:
         array = np.asarray(classes)
         if array.ndim != 1 or array.size < 2:
-            raise ValueError(f"classes: need at least 2 class labels, got {array.tolist()!r}")
+            raise InvalidValueError(f"classes: need at least 2 class labels, got {array.tolist()!r}")
         if len({_key(value) for value in array.tolist()}) != array.size:
-            raise ValueError(f"classes: labels must be distinct, got {array.tolist()!r}")
+            raise InvalidValueError(f"classes: labels must be distinct, got {array.tolist()!r}")
         array = array.copy()
         array.setflags(write=False)
         self.classes = array
@@ -74,14 +74,14 @@ class ClassEncoding:
         classes = np.unique(np.asarray(labels))
         if classes.size < 2:
             shown = classes.tolist()[0] if classes.size else "none"
-            raise ValueError(f"{name}: a classifier needs at least 2 classes, got 1 class ({shown!r})")
+            raise InvalidValueError(f"{name}: a classifier needs at least 2 classes, got 1 class ({shown!r})")
         if positive_label is not None:
             match = [i for i, c in enumerate(classes.tolist()) if str(c) == str(positive_label)]
             if not match:
-                raise ValueError(f"positive_label: {positive_label!r} is not one of the classes "
-                                 f"{[str(c) for c in classes.tolist()]}")
+                raise InvalidValueError(f"positive_label: {positive_label!r} is not one of the classes "
+                                        f"{[str(c) for c in classes.tolist()]}")
             if classes.size != 2:
-                raise ValueError("positive_label: needs exactly two classes")
+                raise InvalidValueError("positive_label: needs exactly two classes")
             classes = classes[[1 - match[0], match[0]]]
         return cls(classes)
 
@@ -108,7 +108,7 @@ class ClassEncoding:
         """
         values = np.asarray(labels)
         if values.ndim != 1:
-            raise ValueError(f"{name}: expected one label per sample (1-D), got shape {values.shape}")
+            raise InvalidValueError(f"{name}: expected one label per sample (1-D), got shape {values.shape}")
         numeric = values.dtype.kind in "iufb" and self.classes.dtype.kind in "iufb"
         keys = self.classes.astype(np.float64) if numeric else np.array([str(c) for c in self.classes.tolist()])
         wanted = values.astype(np.float64) if numeric else np.array([str(v) for v in values.tolist()], dtype=str)
@@ -119,8 +119,8 @@ class ClassEncoding:
         found = keys[order][position] == wanted
         if not np.all(found):
             unknown = np.unique(np.asarray([str(v) for v in values[~found].tolist()]))[:5].tolist()
-            raise ValueError(f"{name}: labels {unknown} were not seen in training (classes: "
-                             f"{[str(c) for c in self.classes.tolist()]})")
+            raise InvalidValueError(f"{name}: labels {unknown} were not seen in training (classes: "
+                                    f"{[str(c) for c in self.classes.tolist()]})")
         return order[position].astype(np.int64)
 
     def decode(self, indices) -> np.ndarray:
@@ -142,7 +142,7 @@ class ClassEncoding:
         indices = np.asarray(indices, dtype=np.int64)
         if kind == "signed":
             if self.classes.size != 2:
-                raise ValueError(f"kind: 'signed' targets need two classes, there are {self.classes.size}")
+                raise InvalidValueError(f"kind: 'signed' targets need two classes, there are {self.classes.size}")
             return np.where(indices == 1, 1.0, -1.0)
         if kind == "one_vs_rest":
             targets = np.full((indices.size, self.classes.size), -1.0)
@@ -152,7 +152,7 @@ class ClassEncoding:
             return indices.copy()
         if kind == "margin":
             return margin_vectors(self.classes.size)[indices]
-        raise ValueError(f"kind: must be one of {TARGET_KINDS}, got {kind!r}")
+        raise InvalidValueError(f"kind: must be one of {TARGET_KINDS}, got {kind!r}")
 
     def to_metadata(self) -> dict[str, Any]:
         """``task``, ``classes`` and ``classes_dtype`` for a model's metadata (JSON types only)."""
@@ -222,7 +222,7 @@ def classes_of(machine, source: str = "the model") -> ClassEncoding:
         If its metadata names invalid classes.
     """
     if not machine.is_classifier:
-        raise ValueError(f"{source}: is a regression model; it has no classes")
+        raise InvalidValueError(f"{source}: is a regression model; it has no classes")
     outputs = machine.number_of_outputs or 1
     encoding = ClassEncoding.from_metadata(machine.metadata, outputs, source)
     return encoding if encoding is not None else ClassEncoding.default(outputs)

@@ -12,6 +12,7 @@ import numpy as np
 from . import decision
 from ._validation import as_feature_matrix, check_positive_int
 from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
+from .exceptions import InvalidTypeError, InvalidValueError
 from .io import model
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .weak.base import WeakMachine
@@ -60,7 +61,7 @@ class BoostedMachine:
             self.cost_matrix = check_cost_matrix(cost_matrix)
             size = self.cost_matrix.shape[0]
             if self._number_of_outputs not in (None, size):
-                raise ValueError(f"cost_matrix: is {size}x{size} but number_of_outputs is {number_of_outputs}")
+                raise InvalidValueError(f"cost_matrix: is {size}x{size} but number_of_outputs is {number_of_outputs}")
             self._number_of_outputs = size
         self.number_of_features = (None if number_of_features is None
                                    else check_positive_int(number_of_features, "number_of_features"))
@@ -68,7 +69,7 @@ class BoostedMachine:
         try:
             json.dumps(self.metadata)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"metadata: must be JSON-serialisable ({error})") from None
+            raise InvalidTypeError(f"metadata: must be JSON-serialisable ({error})") from None
         self._baseline: np.ndarray | None = None
         if baseline is not None:
             self.baseline = baseline
@@ -91,9 +92,9 @@ class BoostedMachine:
         if array.size == 1 and outputs is not None and outputs > 1:
             array = np.repeat(array, outputs)
         if outputs is not None and array.shape != (outputs,):
-            raise ValueError(f"baseline: expected a scalar or {outputs} values, got shape {np.shape(value)}")
+            raise InvalidValueError(f"baseline: expected a scalar or {outputs} values, got shape {np.shape(value)}")
         if not np.all(np.isfinite(array)):
-            raise ValueError("baseline: must be finite")
+            raise InvalidValueError("baseline: must be finite")
         if outputs is None:
             self._number_of_outputs = array.size
         self._baseline = array
@@ -118,20 +119,20 @@ class BoostedMachine:
     def add_weak_machine(self, machine: WeakMachine, weight) -> None:
         """Append ``machine`` with ``weight`` (a scalar, or one value per output)."""
         if not isinstance(machine, WeakMachine):
-            raise TypeError(f"machine: expected a WeakMachine, got {type(machine).__name__}")
+            raise InvalidTypeError(f"machine: expected a WeakMachine, got {type(machine).__name__}")
         outputs = machine.number_of_outputs
         if self._number_of_outputs is not None and outputs != self._number_of_outputs:
-            raise ValueError(
+            raise InvalidValueError(
                 f"machine: has {outputs} output(s) but the boosted machine has {self._number_of_outputs}")
         if self._decision_rule == "sign" and outputs != 1:
-            raise ValueError(f"machine: has {outputs} outputs but the decision rule 'sign' needs one")
+            raise InvalidValueError(f"machine: has {outputs} outputs but the decision rule 'sign' needs one")
         weight_array = np.array(weight, dtype=np.float64).reshape(-1)
         if weight_array.size == 1 and outputs > 1:
             weight_array = np.repeat(weight_array, outputs)
         if weight_array.shape != (outputs,):
-            raise ValueError(f"weight: expected a scalar or {outputs} values, got shape {np.shape(weight)}")
+            raise InvalidValueError(f"weight: expected a scalar or {outputs} values, got shape {np.shape(weight)}")
         if not np.all(np.isfinite(weight_array)):
-            raise ValueError("weight: must be finite")
+            raise InvalidValueError("weight: must be finite")
         self._number_of_outputs = outputs
         self._weak_machines.append(machine)
         self._weights.append(weight_array)
@@ -166,12 +167,12 @@ class BoostedMachine:
     def _check_features(self, features) -> np.ndarray:
         array = as_feature_matrix(features, allow_1d=True)
         if self.number_of_features is not None and array.shape[1] != self.number_of_features:
-            raise ValueError(
+            raise InvalidValueError(
                 f"features: the machine was trained on {self.number_of_features} features, got {array.shape[1]}")
         indices = self.feature_indices()
         if indices.size and indices[-1] >= array.shape[1]:
-            raise ValueError(f"features: the machine reads feature {indices[-1]} but features have "
-                             f"only {array.shape[1]} columns")
+            raise InvalidValueError(f"features: the machine reads feature {indices[-1]} but features have "
+                                    f"only {array.shape[1]} columns")
         for machine in self._weak_machines:
             machine.check_values(array)
         return array

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .evaluation import confusion_matrix
+from .exceptions import InvalidValueError
 from .machine import BoostedMachine
 
 
@@ -55,7 +56,7 @@ def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.nda
     staged = machine.staged_decision_scores(features)  # validates the features before the first round
     n_samples = np.atleast_2d(np.asarray(features)).shape[0]
     if truth.shape != (n_samples,):
-        raise ValueError(f"class_indices: expected {n_samples} labels, got shape {truth.shape}")
+        raise InvalidValueError(f"class_indices: expected {n_samples} labels, got shape {truth.shape}")
     return np.array([np.mean(machine.class_indices_from_scores(scores) != truth) for scores in staged],
                     dtype=np.float64)
 
@@ -123,11 +124,11 @@ def feature_map(machine: BoostedMachine, image_shape: tuple[int, int] | None = N
     if image_shape is None:
         side = int(round(np.sqrt(total)))
         if side * side != total:
-            raise ValueError(f"image_shape: {total} features are not a square image; give the shape")
+            raise InvalidValueError(f"image_shape: {total} features are not a square image; give the shape")
         image_shape = (side, side)
     height, width = (int(v) for v in image_shape)
     if height * width < total:
-        raise ValueError(f"image_shape: {height}x{width} pixels are fewer than the {total} features")
+        raise InvalidValueError(f"image_shape: {height}x{width} pixels are fewer than the {total} features")
     importance = np.zeros(height * width)
     for weak, weight in zip(machine.weak_machines, machine.weights):
         per_output = getattr(weak, "indices", None)
@@ -174,7 +175,7 @@ def plot_cost_curves(fn_rates: Sequence[float], fp_rates: Sequence[float], names
     envelope, _ = lower_envelope(fn_rates, fp_rates, pcf, include_trivial=True)
     names = list(names) if names is not None else [f"classifier {i + 1}" for i in range(lines.shape[0])]
     if len(names) != lines.shape[0]:
-        raise ValueError(f"names: {len(names)} names for {lines.shape[0]} classifiers")
+        raise InvalidValueError(f"names: {len(names)} names for {lines.shape[0]} classifiers")
     figure = _figure(figsize=(6, 4.5))
     axes = figure.add_subplot()
     for name, line in zip(names, lines):

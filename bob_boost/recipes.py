@@ -28,6 +28,7 @@ import numpy as np
 
 from ._validation import check_positive_int
 from .callbacks import RoundCallback
+from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
 from .losses.squared import SquaredLoss
@@ -98,7 +99,7 @@ def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
     try:
         cls = loss_class(name)
     except KeyError:
-        raise ValueError(f"loss: unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
+        raise InvalidValueError(f"loss: unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
     available = {"cost_matrix": cost_matrix, "cost_positive": cost_positive, "cost_negative": cost_negative}
     kwargs = {}
     for parameter in inspect.signature(cls).parameters.values():
@@ -106,7 +107,7 @@ def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
             kwargs[parameter.name] = available[parameter.name]
         elif parameter.default is inspect.Parameter.empty and parameter.kind in (
                 parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise ValueError(f"loss: {name!r} needs {parameter.name}")
+            raise InvalidValueError(f"loss: {name!r} needs {parameter.name}")
     return cls(**kwargs)
 
 
@@ -191,7 +192,7 @@ class Recipe:
             return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight,
                                       callback=callback)
         if sample_weight is not None:
-            raise ValueError(f"sample_weight: the {self.name} trainer takes no sample weights")
+            raise InvalidValueError(f"sample_weight: the {self.name} trainer takes no sample weights")
         return self.trainer.train(features, targets, number_of_rounds, callback=callback)
 
 
@@ -234,16 +235,16 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         message names them).
     """
     if trainer not in TRAINERS:
-        raise ValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
+        raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
-        raise ValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+        raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
     if trainer in MULTICLASS_TRAINERS:
         return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
                                   dict(number_of_rounds=number_of_rounds, shrinkage=shrinkage,
                                        feature_fraction=feature_fraction, random_state=random_state))
     if trainer in BINARY_COST_TRAINERS:
         if number_of_classes != 2:
-            raise ValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+            raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
         costs = (1.0 if cost_positive is None else cost_positive, 1.0 if cost_negative is None else cost_negative)
         configured = (AdaBoostDBTrainer(*costs, selection=selection) if trainer == "adaboostdb"
                       else CostSensitiveAdaBoostTrainer(*costs))
@@ -259,10 +260,10 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
     if is_regression_loss(loss_function):
         if number_of_classes is not None:
-            raise ValueError(f"loss: {loss_function.name!r} is a regression loss, not one for classes")
+            raise InvalidValueError(f"loss: {loss_function.name!r} is a regression loss, not one for classes")
         kind = "values"
     elif number_of_classes is None:
-        raise ValueError(f"loss: {loss_function.name!r} is a classification loss; it needs class labels")
+        raise InvalidValueError(f"loss: {loss_function.name!r} is a classification loss; it needs class labels")
     elif loss_function.cost_matrix is not None:
         kind = "indices"
     else:
@@ -275,10 +276,11 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     elif kind == "signed":
         outputs = 1
     if weak_learner == "tree":
-        raise ValueError("weak_learner: 'tree' needs a multi-class trainer (badacost, samme, adaboost-m1)")
+        raise InvalidValueError("weak_learner: 'tree' needs a multi-class trainer (badacost, samme, adaboost-m1)")
     if weak_learner == "stump":
         if outputs not in (None, 1):
-            raise ValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; use 'lut'")
+            raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "
+                                    "use 'lut'")
         weak = StumpTrainer()
     else:
         weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style)
@@ -288,7 +290,7 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
                        options: dict[str, Any]) -> Recipe:
     if number_of_classes is None:
-        raise ValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+        raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
     if weak_learner == "lut":
         weak = MultiClassLUTTrainer(lut_entries)
     elif weak_learner == "stump":
@@ -297,11 +299,11 @@ def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tr
         weak = CostSensitiveTreeTrainer(max_depth=tree_depth)
     if trainer == "badacost":
         if cost_matrix is None:
-            raise ValueError("cost_matrix: the badacost trainer needs a cost matrix")
+            raise InvalidValueError("cost_matrix: the badacost trainer needs a cost matrix")
         configured = BAdaCostTrainer(cost_matrix, weak_learner=weak, **options)
         if configured.cost_matrix.shape[0] != number_of_classes:
             size = configured.cost_matrix.shape[0]
-            raise ValueError(f"cost_matrix: is {size}x{size} but there are {number_of_classes} classes")
+            raise InvalidValueError(f"cost_matrix: is {size}x{size} but there are {number_of_classes} classes")
     else:
         cls = SAMMETrainer if trainer == "samme" else AdaBoostM1Trainer
         configured = cls(number_of_classes=number_of_classes, weak_learner=weak, **options)

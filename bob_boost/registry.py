@@ -12,6 +12,8 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Callable, TypeVar
 
+from .exceptions import InvalidTypeError, InvalidValueError
+
 T = TypeVar("T", bound=type)
 
 WEAK_MACHINE_GROUP = "bob_boost.weak_machines"
@@ -24,10 +26,11 @@ _entry_points_loaded: set[str] = set()
 
 def _register(table: dict[str, type], key: str, cls: type, kind: str) -> None:
     if not isinstance(key, str) or not key:
-        raise ValueError(f"{kind} name must be a non-empty string, got {key!r}")
+        raise InvalidValueError(f"{kind} name must be a non-empty string, got {key!r}")
     existing = table.get(key)
     if existing is not None and existing is not cls:
-        raise ValueError(f"{kind} name {key!r} is already registered to {existing.__module__}.{existing.__qualname__}")
+        raise InvalidValueError(f"{kind} name {key!r} is already registered to "
+                                f"{existing.__module__}.{existing.__qualname__}")
     table[key] = cls
 
 
@@ -39,7 +42,7 @@ def register_weak_machine(cls: T) -> T:
     """
     for attribute in ("machine_type", "save", "load"):
         if not hasattr(cls, attribute):
-            raise TypeError(f"weak machine class {cls.__name__} lacks {attribute!r}")
+            raise InvalidTypeError(f"weak machine class {cls.__name__} lacks {attribute!r}")
     _register(_weak_machines, cls.machine_type, cls, "weak machine")
     return cls
 

@@ -33,7 +33,7 @@ except ImportError as _error:  # pragma: no cover - exercised in a subprocess by
 
 from ._validation import check_positive_int
 from .costs import check_cost_matrix, cost_star, samme_cost_matrix
-from .exceptions import ModelFormatError
+from .exceptions import InvalidTypeError, InvalidValueError, ModelFormatError
 from .labels import REGRESSION_METADATA, ClassEncoding, classes_of
 from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
 from .machine import BoostedMachine
@@ -54,7 +54,7 @@ WEAK_LEARNERS = ("stump", "lut")
 
 def _check_choice(value, name: str, choices) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name}: must be one of {tuple(choices)}, got {value!r}")
+        raise InvalidValueError(f"{name}: must be one of {tuple(choices)}, got {value!r}")
     return value
 
 
@@ -92,17 +92,17 @@ class _BoostedEstimator(BaseEstimator):
             return np.ones(n_samples, dtype=bool), np.ones(n_samples)
         weights = np.asarray(sample_weight)
         if weights.dtype == object or not (np.issubdtype(weights.dtype, np.number) or weights.dtype == bool):
-            raise TypeError(f"sample_weight: expected numbers, got dtype {weights.dtype}")
+            raise InvalidTypeError(f"sample_weight: expected numbers, got dtype {weights.dtype}")
         weights = weights.astype(np.float64)
         if weights.ndim == 0:
             weights = np.full(n_samples, float(weights))
         if weights.shape != (n_samples,):
-            raise ValueError(f"sample_weight: expected shape ({n_samples},), got {weights.shape}")
+            raise InvalidValueError(f"sample_weight: expected shape ({n_samples},), got {weights.shape}")
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise ValueError("sample_weight: must be finite and non-negative")
+            raise InvalidValueError("sample_weight: must be finite and non-negative")
         kept = weights > 0
         if not kept.any():
-            raise ValueError("sample_weight: every weight is zero")
+            raise InvalidValueError("sample_weight: every weight is zero")
         weights = weights[kept]
         return kept, weights * (weights.size / weights.sum())
 
@@ -141,8 +141,8 @@ class _BoostedEstimator(BaseEstimator):
         try:
             json.dumps(self.machine_.metadata)
         except TypeError as error:
-            raise TypeError(f"{type(self).__name__}.save: a parameter or class label cannot be stored "
-                            f"as JSON ({error})") from None
+            raise InvalidTypeError(f"{type(self).__name__}.save: a parameter or class label cannot be stored "
+                                   f"as JSON ({error})") from None
         self.machine_.save(path)
 
     @classmethod
@@ -165,8 +165,8 @@ def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     try:
         check_discrete(X, maximum_feature_value, "X")
     except ValueError as error:
-        raise ValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
-                         f"{maximum_feature_value}). Quantise the features first, e.g. with "
+        raise InvalidValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
+                                f"{maximum_feature_value}). Quantise the features first, e.g. with "
                          "sklearn.preprocessing.KBinsDiscretizer(n_bins=..., encode='ordinal') in a pipeline."
                          ) from None
 
@@ -174,8 +174,8 @@ def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
 def _check_splittable(X: np.ndarray) -> None:
     """Raise a ValueError if no stump can split ``X`` (every feature constant)."""
     if np.all(X == X[0]):
-        raise ValueError("X: every feature is constant over the training samples (with positive weight), "
-                         "so no decision stump can split them")
+        raise InvalidValueError("X: every feature is constant over the training samples (with positive weight), "
+                                "so no decision stump can split them")
 
 
 class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
@@ -190,8 +190,8 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         weighted_classes = np.unique(encoded[kept])
         if weighted_classes.size != self.classes_.size:
             missing = np.setdiff1d(np.arange(self.classes_.size), weighted_classes)
-            raise ValueError(f"sample_weight: class {self.classes_[missing[:1]].tolist()[0]!r} has no sample "
-                             "with positive weight; every class in y needs some weight")
+            raise InvalidValueError(f"sample_weight: class {self.classes_[missing[:1]].tolist()[0]!r} has no sample "
+                                    "with positive weight; every class in y needs some weight")
         return encoded
 
     def _classifier_metadata(self) -> dict[str, Any]:
@@ -321,7 +321,7 @@ class BoostingClassifier(_BoostedClassifier):
         encoded = self._encode_labels(y, kept)
         n_classes = self.classes_.size
         if n_classes > 2 and self.weak_learner == "stump":
-            raise ValueError(
+            raise InvalidValueError(
                 f"Only binary classification is supported with weak_learner='stump' (y has {n_classes} classes); "
                 "use weak_learner='lut', BAdaCostClassifier, or sklearn.multiclass.OneVsRestClassifier.")
         X, encoded = X[kept], encoded[kept]
@@ -451,7 +451,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
         super()._restore(machine, metadata)
         if machine.is_classifier:
-            raise ValueError(f"the machine predicts classes (decision rule {machine.decision_rule!r})")
+            raise InvalidValueError(f"the machine predicts classes (decision rule {machine.decision_rule!r})")
         self.intercept_ = float(machine.baseline[0])
 
     def predict(self, X) -> np.ndarray:
@@ -536,8 +536,9 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         encoded = self._encode_labels(y, kept)
         if self.classes_.size > 2:
-            raise ValueError(f"Only binary classification is supported by AdaBoostDB (y has {self.classes_.size} "
-                             "classes); use BAdaCostClassifier for costs between several classes.")
+            raise InvalidValueError(f"Only binary classification is supported by AdaBoostDB (y has "
+                                    f"{self.classes_.size} classes); use BAdaCostClassifier for costs between "
+                                    "several classes.")
         X, positive = X[kept], encoded[kept] == 1
         _check_splittable(X)
         initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
@@ -634,8 +635,8 @@ class BAdaCostClassifier(_BoostedClassifier):
         else:
             matrix = check_cost_matrix(self.cost_matrix)
             if matrix.shape[0] != n_classes:
-                raise ValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
-                                 f"classes {self.classes_.tolist()}")
+                raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
+                                        f"classes {self.classes_.tolist()}")
         seed = self.random_state
         if seed is not None and not isinstance(seed, numbers.Integral):
             # the trainer takes an int seed; draw one from the caller's generator, as sklearn does
@@ -717,7 +718,7 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     if n_features is None:
         used = machine.feature_indices()
         if not used.size:
-            raise ValueError(f"{source}: the machine records no number of features and reads none")
+            raise InvalidValueError(f"{source}: the machine records no number of features and reads none")
         n_features = int(used[-1]) + 1
     rounds = max(len(machine), 1)
     lut = any(isinstance(weak, LUTMachine) for weak in machine.weak_machines)

@@ -199,3 +199,17 @@ def test_inverse_links():
 def test_the_library_errors_share_a_base_and_stay_value_errors():
     for error in (ModelFormatError, DataFormatError):
         assert issubclass(error, BobBoostError) and issubclass(error, ValueError)
+
+
+def test_bad_arguments_raise_the_library_errors(data):
+    """The command line tells a user's mistake (a library error, one line) from a bug (a traceback) by type."""
+    from bob_boost.exceptions import InvalidTypeError, InvalidValueError
+
+    with pytest.raises(InvalidValueError, match="decision_rule: must be one of"):
+        BoostedMachine(decision_rule="vote")
+    with pytest.raises(InvalidTypeError, match="number_of_rounds: expected an integer"):
+        Boosting(StumpTrainer(), ExponentialLoss()).train(*data, number_of_rounds=2.5)
+    with pytest.raises(InvalidValueError, match="features: contains NaN"):
+        Boosting(StumpTrainer(), ExponentialLoss()).train(np.full((3, 2), np.nan), [1, -1, 1])
+    assert issubclass(InvalidValueError, ValueError) and issubclass(InvalidTypeError, TypeError)
+    assert issubclass(InvalidValueError, BobBoostError) and issubclass(InvalidTypeError, BobBoostError)

@@ -22,9 +22,9 @@ from ..machine import BoostedMachine
 
 logger = logging.getLogger(__name__)
 
-#: Errors that are the user's to fix (bad files, options, models), shown as one line. bob_boost's public
-#: functions document ValueError and TypeError for bad input; OSError covers unreadable or unwritable files.
-EXPECTED_ERRORS = (BobBoostError, ValueError, TypeError, OSError)
+#: Errors that are the user's to fix, shown as one line: bob_boost's own (bad arguments, data and model files)
+#: and unreadable or unwritable files. Anything else is a bug, and its traceback shows.
+EXPECTED_ERRORS = (BobBoostError, OSError)
 
 
 class CommandError(BobBoostError):

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..datasets import MNIST
 from ..evaluation import accuracy
+from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from ..progress import Progress
 from ..registry import loss_class
@@ -58,14 +59,14 @@ def check_example_options(digits: list[int], trainer_type: str, multi_variate: b
         Naming the option that is wrong.
     """
     if trainer_type not in TRAINER_TYPES:
-        raise ValueError(f"trainer_type: expected one of {', '.join(TRAINER_TYPES)}, got {trainer_type!r}")
+        raise InvalidValueError(f"trainer_type: expected one of {', '.join(TRAINER_TYPES)}, got {trainer_type!r}")
     if loss_type not in EXAMPLE_LOSSES:
-        raise ValueError(f"loss_type: expected one of {', '.join(EXAMPLE_LOSSES)}, got {loss_type!r}")
+        raise InvalidValueError(f"loss_type: expected one of {', '.join(EXAMPLE_LOSSES)}, got {loss_type!r}")
     if not multi_variate and len(digits) != 2:
-        raise ValueError(f"univariate training compares exactly two digits, got {digits}; "
-                         f"use -m/--multi-variate for more")
+        raise InvalidValueError(f"univariate training compares exactly two digits, got {digits}; "
+                                f"use -m/--multi-variate for more")
     if trainer_type == "stump" and multi_variate:
-        raise ValueError("stumps are univariate; use -t lut with -m/--multi-variate")
+        raise InvalidValueError("stumps are univariate; use -t lut with -m/--multi-variate")
 
 
 def example_targets(labels: np.ndarray, digits: list[int], multi_variate: bool) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 from .. import decision
 from .._version import __version__
 from ..costs import check_cost_matrix
-from ..exceptions import ModelFormatError
+from ..exceptions import InvalidTypeError, InvalidValueError, ModelFormatError
 from ..registry import weak_machine_class
 from . import hdf5
 
@@ -55,7 +55,7 @@ def save_machine(machine: BoostedMachine, target: str | os.PathLike | h5py.Group
         clashes = sorted(set(target.attrs) & _ROOT_ATTRIBUTES
                          | {k for k in target.keys() if k in _ROOT_ITEMS or k.startswith("WeakMachine_")})
         if clashes:
-            raise ValueError(f"target: group {target.name} already holds {clashes}; save into an empty group")
+            raise InvalidValueError(f"target: group {target.name} already holds {clashes}; save into an empty group")
         added_keys = set(target.keys())
         added_attrs = set(target.attrs.keys())
         try:
@@ -68,7 +68,7 @@ def save_machine(machine: BoostedMachine, target: str | os.PathLike | h5py.Group
             raise
         return
     if not isinstance(target, (str, os.PathLike)):
-        raise TypeError(f"target: expected a path or an h5py.Group, got {type(target).__name__}")
+        raise InvalidTypeError(f"target: expected a path or an h5py.Group, got {type(target).__name__}")
     with hdf5.atomic_file(target) as h5:
         write_machine(machine, h5)
 
@@ -102,7 +102,7 @@ def load_machine(source: str | os.PathLike | h5py.Group, cls: type[BoostedMachin
     if isinstance(source, h5py.Group):
         return read_machine(source, cls)
     if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(f"source: expected a path or an h5py.Group, got {type(source).__name__}")
+        raise InvalidTypeError(f"source: expected a path or an h5py.Group, got {type(source).__name__}")
     path = os.fspath(source)
     if not os.path.exists(path):
         raise FileNotFoundError(f"source: no such file {path!r}")

@@ -6,6 +6,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._validation import as_score_matrix
+from ..exceptions import InvalidValueError
 
 
 class LossFunction:
@@ -192,5 +193,5 @@ class BinaryClassificationLoss(LossFunction):
         array = as_score_matrix(targets, "targets")
         if not np.all((array == 1.0) | (array == -1.0)):
             bad = np.unique(array[(array != 1.0) & (array != -1.0)])[:5]
-            raise ValueError(f"targets: {type(self).__name__} needs targets in {{-1, +1}}, found {bad.tolist()}")
+            raise InvalidValueError(f"targets: {type(self).__name__} needs targets in {{-1, +1}}, found {bad.tolist()}")
         return array

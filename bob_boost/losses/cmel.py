@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_vectors
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..registry import register_loss
 from .base import LossFunction
 from .exponential import EXPONENT_LIMIT
@@ -64,14 +65,14 @@ class CMELoss(LossFunction):
         array = np.asarray(targets)
         if array.ndim == 2:
             if array.shape[1] != self.number_of_classes or array.shape[0] == 0:
-                raise ValueError(f"targets: 2-D targets must be (#samples, {self.number_of_classes}) margin "
-                                 f"vectors, got shape {array.shape}")
+                raise InvalidValueError(f"targets: 2-D targets must be (#samples, {self.number_of_classes}) margin "
+                                        f"vectors, got shape {array.shape}")
             if array.dtype == object or not np.issubdtype(array.dtype, np.number):
-                raise TypeError(f"targets: expected a numeric array, got dtype {array.dtype}")
+                raise InvalidTypeError(f"targets: expected a numeric array, got dtype {array.dtype}")
             labels = np.argmax(array, axis=1)
             if not np.array_equal(array, self._margin_vectors[labels]):
-                raise ValueError("targets: 2-D targets must be margin vectors (1 at the class, -1/(K-1) elsewhere); "
-                                 "pass (#samples,) class labels instead")
+                raise InvalidValueError("targets: 2-D targets must be margin vectors (1 at the class, -1/(K-1) "
+                                        "elsewhere); pass (#samples,) class labels instead")
             return self._margin_vectors[labels]
         return self._margin_vectors[check_class_labels(array, self.number_of_classes, "targets")]
 

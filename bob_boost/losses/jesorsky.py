@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_score_matrix
+from ..exceptions import InvalidValueError
 from .base import LossFunction
 
 
@@ -28,10 +29,10 @@ class JesorskyLoss(LossFunction):
         """Require an even number (>= 4) of outputs and distinct eye positions."""
         array = as_score_matrix(targets, "targets")
         if array.shape[1] < 4 or array.shape[1] % 2:
-            raise ValueError(
+            raise InvalidValueError(
                 f"targets: JesorskyLoss needs an even number (>= 4) of outputs (y, x pairs), got {array.shape[1]}")
         if np.any(self._scale(array) == np.inf):
-            raise ValueError("targets: the two eye positions (first two points) coincide for some sample")
+            raise InvalidValueError("targets: the two eye positions (first two points) coincide for some sample")
         return array
 
     @staticmethod

@@ -29,6 +29,7 @@ from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_cost_matrix, margin_vectors, \
     samme_cost_matrix, zero_one_cost_matrix
 from ..callbacks import RoundCallback, check_callback, stop_requested
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .multiclass import CostSensitiveTreeTrainer
@@ -64,11 +65,11 @@ def optimal_step(confusion, exponents) -> float:
     weights = np.asarray(confusion, dtype=np.float64)
     values = np.asarray(exponents, dtype=np.float64)
     if weights.shape != values.shape:
-        raise ValueError(f"exponents: shape {values.shape} differs from confusion's {weights.shape}")
+        raise InvalidValueError(f"exponents: shape {values.shape} differs from confusion's {weights.shape}")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("confusion: entries must be finite and non-negative")
+        raise InvalidValueError("confusion: entries must be finite and non-negative")
     if not np.all(np.isfinite(values)):
-        raise ValueError("exponents: contains NaN or infinite values")
+        raise InvalidValueError("exponents: contains NaN or infinite values")
     active = weights > 0
     s, u = weights[active], values[active]
 
@@ -127,14 +128,14 @@ class BAdaCostTrainer:
             weak_learner = CostSensitiveTreeTrainer(max_depth=2)
         for method in ("prepare", "train"):
             if not callable(getattr(weak_learner, method, None)):
-                raise TypeError(f"weak_learner: needs a {method}() method, got {type(weak_learner).__name__}")
+                raise InvalidTypeError(f"weak_learner: needs a {method}() method, got {type(weak_learner).__name__}")
         self.weak_learner = weak_learner
         self.number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         self.shrinkage = _check_fraction(shrinkage, "shrinkage")
         self.feature_fraction = _check_fraction(feature_fraction, "feature_fraction")
         if random_state is not None and not isinstance(random_state, (numbers.Integral, np.random.Generator)):
-            raise TypeError(f"random_state: expected None, an int or a numpy Generator, "
-                            f"got {type(random_state).__name__}")
+            raise InvalidTypeError(f"random_state: expected None, an int or a numpy Generator, "
+                                   f"got {type(random_state).__name__}")
         self.random_state = random_state
 
     # -- hooks that SAMME and AdaBoost.M1 change -----------------------------
@@ -192,7 +193,7 @@ class BAdaCostTrainer:
         k = cost_matrix.shape[0]
         classes = check_class_labels(labels, k)
         if classes.size != array.shape[0]:
-            raise ValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
+            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
         check_callback(callback)
         machine, scores, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
         loss_matrix, exponents = self._round_matrices(cost_matrix)
@@ -206,7 +207,7 @@ class BAdaCostTrainer:
                 np.sort(rng.choice(array.shape[1], n_subset, replace=False))
             weak = self.weak_learner.train(prepared, classes, weights, loss_matrix, subset)
             if not isinstance(weak, MultiClassWeakMachine):
-                raise TypeError(f"weak_learner: returned a {type(weak).__name__}, not a MultiClassWeakMachine")
+                raise InvalidTypeError(f"weak_learner: returned a {type(weak).__name__}, not a MultiClassWeakMachine")
             predicted = weak.forward_labels(array)
             confusion = np.bincount(classes * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
             step = self._step(confusion, exponents)
@@ -240,9 +241,9 @@ class BAdaCostTrainer:
                                                "weak_learner": repr(self.weak_learner)})
             return machine, np.zeros((features.shape[0], cost_matrix.shape[0])), np.zeros(features.shape[0])
         if not isinstance(boosted_machine, BoostedMachine):
-            raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+            raise InvalidTypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
         if boosted_machine.cost_matrix is None or not np.array_equal(boosted_machine.cost_matrix, cost_matrix):
-            raise ValueError("boosted_machine: must hold the trainer's cost matrix")
+            raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
         scores = boosted_machine.decision_scores(features)
         return boosted_machine, scores, self._log_weights(scores, labels, boosted_machine)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
+from ..exceptions import InvalidValueError
+
 #: Largest (#features x value range) for which integer features are coded by table instead of sorting.
 _MAX_TABLE_SIZE = 1 << 24
 
@@ -25,7 +27,7 @@ def check_histogram_size(number_of_features: int, number_of_values: int, number_
     """Raise ``ValueError`` if a per-value histogram of this size would be unreasonably large."""
     size = number_of_features * number_of_values * number_of_outputs
     if size > MAX_HISTOGRAM_SIZE:
-        raise ValueError(
+        raise InvalidValueError(
             f"maximum_feature_value: {number_of_values} values x {number_of_features} features x "
             f"{number_of_outputs} output(s) need a {size}-entry histogram, more than {MAX_HISTOGRAM_SIZE}; "
             f"quantise the features to fewer values")

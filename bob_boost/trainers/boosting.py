@@ -8,6 +8,7 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import as_feature_matrix, check_positive_int, check_same_samples
 from ..callbacks import RoundCallback, check_callback, stop_requested
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
 
@@ -66,10 +67,10 @@ class Boosting:
 
     def __init__(self, weak_trainer, loss_function: LossFunction) -> None:
         if not callable(getattr(weak_trainer, "train", None)):
-            raise TypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
-                            f"got {type(weak_trainer).__name__}")
+            raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
+                                   f"got {type(weak_trainer).__name__}")
         if not isinstance(loss_function, LossFunction):
-            raise TypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
+            raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.weak_trainer = weak_trainer
         self.loss_function = loss_function
 
@@ -116,10 +117,11 @@ class Boosting:
             scores = np.zeros(targets.shape)
         else:
             if not isinstance(boosted_machine, BoostedMachine):
-                raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+                raise InvalidTypeError("boosted_machine: expected a BoostedMachine, got "
+                                       f"{type(boosted_machine).__name__}")
             if boosted_machine.number_of_outputs not in (None, n_outputs):
-                raise ValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs but targets "
-                                 f"have {n_outputs}")
+                raise InvalidValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs but targets "
+                                        f"have {n_outputs}")
             scores = boosted_machine.decision_scores(features)
 
         prepared = self.weak_trainer.prepare(features) if hasattr(self.weak_trainer, "prepare") else features

@@ -61,6 +61,7 @@ import scipy.optimize
 import scipy.special
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_same_samples
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..losses.exponential import EXPONENT_LIMIT
 from ..callbacks import RoundCallback, check_callback, stop_requested
@@ -127,7 +128,7 @@ class StumpPool:
         splits[last_bin] = False
         self._splits = np.flatnonzero(splits)
         if self._splits.size == 0:
-            raise ValueError("features: every feature is constant, so no stump can split them")
+            raise InvalidValueError("features: every feature is constant, so no stump can split them")
         # Each feature's bins are cut into rows of _ROW_WIDTH bins (plus an always-empty column), laid out
         # in one grid. Sums below and above a threshold are then sums of non-negative terms within a row
         # plus the totals of the feature's other rows -- never differences -- so they keep their relative
@@ -574,13 +575,13 @@ class _CostSensitiveStumpBoosting:
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
         if targets.shape[1] != 1:
-            raise ValueError(f"targets: binary trainers need one column, got {targets.shape[1]}")
+            raise InvalidValueError(f"targets: binary trainers need one column, got {targets.shape[1]}")
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         check_callback(callback)
         labels = targets[:, 0]
         positive = labels > 0
         if positive.all() or not positive.any():
-            raise ValueError("targets: both classes (-1 and +1) must occur")
+            raise InvalidValueError("targets: both classes (-1 and +1) must occur")
         log_initial = self._initial_log_weights(sample_weights, positive)
 
         if boosted_machine is None:
@@ -589,9 +590,10 @@ class _CostSensitiveStumpBoosting:
             scores = np.zeros(labels.size)
         else:
             if not isinstance(boosted_machine, BoostedMachine):
-                raise TypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+                raise InvalidTypeError("boosted_machine: expected a BoostedMachine, got "
+                                       f"{type(boosted_machine).__name__}")
             if boosted_machine.number_of_outputs not in (None, 1):
-                raise ValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs, expected 1")
+                raise InvalidValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs, expected 1")
             scores = boosted_machine.decision_scores(features)[:, 0]
 
         pool = StumpPool(features)
@@ -630,12 +632,12 @@ class _CostSensitiveStumpBoosting:
             return -np.log(2.0 * counts)
         weights = as_score_matrix(sample_weights, "sample_weights", positive.size)
         if weights.shape[1] != 1:
-            raise ValueError(f"sample_weights: expected one weight per sample, got shape {weights.shape}")
+            raise InvalidValueError(f"sample_weights: expected one weight per sample, got shape {weights.shape}")
         weights = weights[:, 0]
         if np.any(weights < 0):
-            raise ValueError("sample_weights: must be non-negative")
+            raise InvalidValueError("sample_weights: must be non-negative")
         if not (weights[positive].sum() > 0 and weights[~positive].sum() > 0):
-            raise ValueError("sample_weights: each class needs some positive weight")
+            raise InvalidValueError("sample_weights: each class needs some positive weight")
         # in the log domain: weights may span more than the range of doubles (1e-200 next to 1e200)
         with np.errstate(divide="ignore"):
             logs = np.log(weights)
@@ -646,15 +648,15 @@ class _CostSensitiveStumpBoosting:
         targets = self.loss_function.check_targets(targets)[:, 0]
         predictions = as_score_matrix(predictions, "predictions", targets.size)[:, 0]
         if not np.all(np.abs(predictions) == 1.0):
-            raise ValueError("predictions: a discrete weak learner outputs -1 or +1")
+            raise InvalidValueError("predictions: a discrete weak learner outputs -1 or +1")
         weights = as_score_matrix(sample_weights, "sample_weights", targets.size)[:, 0]
         if np.any(weights < 0):
-            raise ValueError("sample_weights: must be non-negative")
+            raise InvalidValueError("sample_weights: must be non-negative")
         positive, wrong = targets > 0, predictions != targets
         sums = [float(weights[positive & wrong].sum()), float(weights[positive & ~wrong].sum()),
                 float(weights[~positive & wrong].sum()), float(weights[~positive & ~wrong].sum())]
         if sums[0] + sums[1] <= 0 or sums[2] + sums[3] <= 0:
-            raise ValueError("sample_weights: each class needs some positive weight")
+            raise InvalidValueError("sample_weights: each class needs some positive weight")
         return sums[0], sums[1], sums[2], sums[3]
 
     def __repr__(self) -> str:
@@ -719,7 +721,7 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
     def __init__(self, cost_positive: float, cost_negative: float, root_search: str = "vectorised") -> None:
         super().__init__(cost_positive, cost_negative)
         if root_search not in ROOT_SEARCHES:
-            raise ValueError(f"root_search: must be one of {ROOT_SEARCHES}, got {root_search!r}")
+            raise InvalidValueError(f"root_search: must be one of {ROOT_SEARCHES}, got {root_search!r}")
         self.root_search = root_search
 
     def _metadata(self) -> dict:
@@ -841,17 +843,17 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
                  search: str | None = None) -> None:
         super().__init__(cost_positive, cost_negative)
         if selection not in SELECTIONS:
-            raise ValueError(f"selection: must be one of {SELECTIONS}, got {selection!r}")
+            raise InvalidValueError(f"selection: must be one of {SELECTIONS}, got {selection!r}")
         if search is None:
             search = "conditional" if selection == "alpha" else "bound"
         if search not in SEARCHES:
-            raise ValueError(f"search: must be one of {SEARCHES}, got {search!r}")
+            raise InvalidValueError(f"search: must be one of {SEARCHES}, got {search!r}")
         if search == "conditional" and selection == "loss":
-            raise ValueError("search: the Conditional Search compares roots, so it needs selection='alpha'; "
-                             "use search='bound', 'pareto' or 'exhaustive' with selection='loss'")
+            raise InvalidValueError("search: the Conditional Search compares roots, so it needs selection='alpha'; "
+                                    "use search='bound', 'pareto' or 'exhaustive' with selection='loss'")
         if search == "bound" and selection == "alpha":
-            raise ValueError("search: the bound search compares bounds, so it needs selection='loss'; "
-                             "use search='conditional', 'pareto' or 'exhaustive' with selection='alpha'")
+            raise InvalidValueError("search: the bound search compares bounds, so it needs selection='loss'; "
+                                    "use search='conditional', 'pareto' or 'exhaustive' with selection='alpha'")
         self.selection = selection
         self.search = search
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
+from ..exceptions import InvalidValueError
 from ..weak.lut import LUTMachine, check_discrete
 from .binning import BinnedFeatures, check_histogram_size
 
@@ -36,7 +37,7 @@ class LUTTrainer:
         self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
         self.number_of_outputs = check_positive_int(number_of_outputs, "number_of_outputs")
         if selection_style not in SELECTION_STYLES:
-            raise ValueError(f"selection_style: must be one of {SELECTION_STYLES}, got {selection_style!r}")
+            raise InvalidValueError(f"selection_style: must be one of {SELECTION_STYLES}, got {selection_style!r}")
         self.selection_style = selection_style
 
     def prepare(self, features) -> BinnedFeatures:
@@ -44,7 +45,7 @@ class LUTTrainer:
         if isinstance(features, BinnedFeatures):
             expected = features.number_of_features * self.maximum_feature_value
             if features.bin_values is not None or features.offsets[-1] != expected:
-                raise ValueError("features: binned for another trainer")
+                raise InvalidValueError("features: binned for another trainer")
             return features
         array = as_feature_matrix(features)
         check_histogram_size(array.shape[1], self.maximum_feature_value, self.number_of_outputs)
@@ -64,8 +65,8 @@ class LUTTrainer:
         binned = self.prepare(features)
         gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
         if gradient.shape[1] != self.number_of_outputs:
-            raise ValueError(f"loss_gradient: has {gradient.shape[1]} outputs, the trainer expects "
-                             f"{self.number_of_outputs}")
+            raise InvalidValueError(f"loss_gradient: has {gradient.shape[1]} outputs, the trainer expects "
+                                    f"{self.number_of_outputs}")
         histograms = binned.histograms(gradient).reshape(
             binned.number_of_features, self.maximum_feature_value, self.number_of_outputs)
         criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better

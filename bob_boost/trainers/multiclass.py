@@ -20,6 +20,7 @@ import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int
 from ..costs import check_class_labels
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
 from .binning import check_histogram_size, distinct_value_bins, midpoints
@@ -125,17 +126,17 @@ def check_training_inputs(number_of_samples: int, labels, weights, loss_matrix) 
     """
     matrix = np.asarray(loss_matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 2:
-        raise ValueError(f"loss_matrix: expected a square (K, K) matrix with K >= 2, got shape {matrix.shape}")
+        raise InvalidValueError(f"loss_matrix: expected a square (K, K) matrix with K >= 2, got shape {matrix.shape}")
     if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
-        raise ValueError("loss_matrix: entries must be finite and non-negative")
+        raise InvalidValueError("loss_matrix: entries must be finite and non-negative")
     classes = check_class_labels(labels, matrix.shape[0])
     if classes.size != number_of_samples:
-        raise ValueError(f"labels: has {classes.size} samples but features have {number_of_samples}")
+        raise InvalidValueError(f"labels: has {classes.size} samples but features have {number_of_samples}")
     sample_weights = np.asarray(weights, dtype=np.float64)
     if sample_weights.shape != (number_of_samples,):
-        raise ValueError(f"weights: expected shape ({number_of_samples},), got {sample_weights.shape}")
+        raise InvalidValueError(f"weights: expected shape ({number_of_samples},), got {sample_weights.shape}")
     if not np.all(np.isfinite(sample_weights)) or np.any(sample_weights < 0) or not sample_weights.any():
-        raise ValueError("weights: must be finite, non-negative and not all zero")
+        raise InvalidValueError("weights: must be finite, non-negative and not all zero")
     return classes, sample_weights, matrix
 
 
@@ -145,10 +146,10 @@ def check_feature_subset(feature_subset, number_of_features: int) -> np.ndarray:
         return np.arange(number_of_features)
     subset = np.atleast_1d(np.asarray(feature_subset))
     if subset.ndim != 1 or subset.size == 0 or not np.issubdtype(subset.dtype, np.integer):
-        raise ValueError(f"feature_subset: expected a non-empty 1-D integer array, got {subset.dtype} "
-                         f"of shape {subset.shape}")
+        raise InvalidValueError(f"feature_subset: expected a non-empty 1-D integer array, got {subset.dtype} "
+                                f"of shape {subset.shape}")
     if subset.min() < 0 or subset.max() >= number_of_features:
-        raise ValueError(f"feature_subset: columns must be in 0 .. {number_of_features - 1}")
+        raise InvalidValueError(f"feature_subset: columns must be in 0 .. {number_of_features - 1}")
     return np.unique(subset).astype(np.int64)
 
 
@@ -182,15 +183,15 @@ class CostSensitiveTreeTrainer:
     def __init__(self, max_depth: int = 2, quantized: bool = True) -> None:
         self.max_depth = check_positive_int(max_depth, "max_depth")
         if not isinstance(quantized, (bool, np.bool_)):
-            raise TypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
+            raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
         self.quantized = bool(quantized)
 
     def prepare(self, features) -> SplitFeatures:
         """Validate and code ``features`` once, for repeated :meth:`train` calls."""
         if isinstance(features, SplitFeatures):
             if features.quantized != self.quantized:
-                raise ValueError(f"features: coded with quantized={features.quantized}, the trainer "
-                                 f"uses quantized={self.quantized}")
+                raise InvalidValueError(f"features: coded with quantized={features.quantized}, the trainer "
+                                        f"uses quantized={self.quantized}")
             return features
         array = as_feature_matrix(features)
         return SplitFeatures.quantize(array) if self.quantized else SplitFeatures.distinct(array)
@@ -297,8 +298,8 @@ class MultiClassLUTTrainer:
         """Validate ``features`` once, for repeated :meth:`train` calls."""
         if isinstance(features, DiscreteFeatures):
             if features.number_of_values != self.maximum_feature_value:
-                raise ValueError(f"features: prepared for {features.number_of_values} values, the trainer "
-                                 f"uses {self.maximum_feature_value}")
+                raise InvalidValueError(f"features: prepared for {features.number_of_values} values, the trainer "
+                                        f"uses {self.maximum_feature_value}")
             return features
         array = as_feature_matrix(features)
         check_histogram_size(array.shape[1], self.maximum_feature_value, 1)

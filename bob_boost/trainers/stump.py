@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix
+from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
 from .binning import BinnedFeatures, midpoints
 
@@ -30,7 +31,7 @@ class StumpTrainer:
         """Validate and sort ``features`` once, for repeated :meth:`train` calls."""
         if isinstance(features, BinnedFeatures):
             if features.bin_values is None:
-                raise ValueError("features: binned for a LUT trainer, not by distinct values")
+                raise InvalidValueError("features: binned for a LUT trainer, not by distinct values")
             return features
         return BinnedFeatures.from_values(as_feature_matrix(features))
 
@@ -47,7 +48,7 @@ class StumpTrainer:
         binned = self.prepare(features)
         gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
         if gradient.shape[1] != 1:
-            raise ValueError(f"loss_gradient: StumpTrainer is univariate, got {gradient.shape[1]} outputs")
+            raise InvalidValueError(f"loss_gradient: StumpTrainer is univariate, got {gradient.shape[1]} outputs")
         weight = -binned.histograms(gradient)[:, 0]
         total = -gradient[:, 0].sum()
         cumulative = np.cumsum(weight)
@@ -59,7 +60,7 @@ class StumpTrainer:
         valid = np.ones(gain.size, dtype=bool)
         valid[binned.offsets[1:] - 1] = False
         if not valid.any():
-            raise ValueError("features: every feature is constant, so no stump can split them")
+            raise InvalidValueError("features: every feature is constant, so no stump can split them")
         candidates = np.where(valid, np.abs(gain), -1.0)
         # gains equal in exact arithmetic may differ by rounding (which depends
         # on summation order); treat them as tied so the documented order decides

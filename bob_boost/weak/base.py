@@ -5,6 +5,7 @@ import h5py
 import numpy as np
 
 from .._validation import as_feature_matrix
+from ..exceptions import InvalidValueError
 
 
 class WeakMachine:
@@ -46,7 +47,7 @@ class WeakMachine:
         array = as_feature_matrix(features)
         indices = self.feature_indices()
         if indices.size and indices[-1] >= array.shape[1]:
-            raise ValueError(
+            raise InvalidValueError(
                 f"features: {type(self).__name__} reads feature {indices[-1]} but features have "
                 f"only {array.shape[1]} columns")
         self.check_values(array)

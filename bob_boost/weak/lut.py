@@ -4,6 +4,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
 from ..registry import register_weak_machine
 from .base import WeakMachine
@@ -12,11 +13,11 @@ from .base import WeakMachine
 def check_discrete(features: np.ndarray, number_of_entries: int, name: str = "features") -> None:
     """Raise unless every value is an integer in ``[0, number_of_entries)``."""
     if np.issubdtype(features.dtype, np.floating) and np.any(features != np.floor(features)):
-        raise ValueError(f"{name}: LUT features must be integers")
+        raise InvalidValueError(f"{name}: LUT features must be integers")
     if features.min() < 0:
-        raise ValueError(f"{name}: LUT features must be non-negative, found {features.min()}")
+        raise InvalidValueError(f"{name}: LUT features must be non-negative, found {features.min()}")
     if features.max() >= number_of_entries:
-        raise ValueError(
+        raise InvalidValueError(
             f"{name}: LUT feature value {features.max()} is >= the number of LUT entries ({number_of_entries})")
 
 
@@ -39,18 +40,18 @@ class LUTMachine(WeakMachine):
         if table.ndim == 1:
             table = table[:, np.newaxis]
         if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] == 0:
-            raise ValueError(f"look_up_tables: expected a non-empty (#entries, #outputs) array, "
-                             f"got shape {table.shape}")
+            raise InvalidValueError(f"look_up_tables: expected a non-empty (#entries, #outputs) array, "
+                                    f"got shape {table.shape}")
         if not np.all(np.isfinite(table)):
-            raise ValueError("look_up_tables: contains NaN or infinite values")
+            raise InvalidValueError("look_up_tables: contains NaN or infinite values")
         index_array = np.atleast_1d(np.array(indices))
         if index_array.ndim != 1 or not np.issubdtype(index_array.dtype, np.integer):
-            raise TypeError(f"indices: expected a 1-D integer array, got {index_array.dtype} of shape "
-                            f"{index_array.shape}")
+            raise InvalidTypeError(f"indices: expected a 1-D integer array, got {index_array.dtype} of shape "
+                                   f"{index_array.shape}")
         if index_array.shape[0] != table.shape[1]:
-            raise ValueError(f"indices: {index_array.shape[0]} indices for {table.shape[1]} LUT outputs")
+            raise InvalidValueError(f"indices: {index_array.shape[0]} indices for {table.shape[1]} LUT outputs")
         if np.any(index_array < 0):
-            raise ValueError("indices: must be non-negative")
+            raise InvalidValueError("indices: must be non-negative")
         table.setflags(write=False)
         self.look_up_tables = table
         self.indices = index_array.astype(np.int64)

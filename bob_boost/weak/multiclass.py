@@ -12,6 +12,7 @@ import numbers
 import h5py
 import numpy as np
 
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
 from ..costs import margin_vectors
 from ..registry import register_weak_machine
@@ -21,7 +22,7 @@ from .lut import check_discrete
 
 def _check_number_of_classes(value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
-        raise ValueError(f"number_of_classes: must be an integer >= 2, got {value!r}")
+        raise InvalidValueError(f"number_of_classes: must be an integer >= 2, got {value!r}")
     return int(value)
 
 
@@ -29,10 +30,11 @@ def _check_class_array(values, number_of_classes: int, name: str) -> np.ndarray:
     """Return ``values`` as a read-only 1-D int64 array of classes in ``0 .. K-1``."""
     array = np.atleast_1d(np.array(values))
     if array.ndim != 1 or array.size == 0 or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name}: expected a non-empty 1-D integer array, got {array.dtype} of shape {array.shape}")
+        raise InvalidTypeError(f"{name}: expected a non-empty 1-D integer array, got {array.dtype} of shape "
+                               f"{array.shape}")
     if array.min() < 0 or array.max() >= number_of_classes:
-        raise ValueError(f"{name}: classes must be in 0 .. {number_of_classes - 1}, "
-                         f"found {array.min()} .. {array.max()}")
+        raise InvalidValueError(f"{name}: classes must be in 0 .. {number_of_classes - 1}, "
+                                f"found {array.min()} .. {array.max()}")
     array = array.astype(np.int64)
     array.setflags(write=False)
     return array
@@ -105,28 +107,29 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
                              ("right_children", right_children)):
             array = np.atleast_1d(np.array(values))
             if array.shape != (size,) or not np.issubdtype(array.dtype, np.integer):
-                raise TypeError(f"{name}: expected {size} integers (one per node), got {array.dtype} "
-                                f"of shape {array.shape}")
+                raise InvalidTypeError(f"{name}: expected {size} integers (one per node), got {array.dtype} "
+                                       f"of shape {array.shape}")
             arrays[name] = array.astype(np.int64)
         threshold_array = np.atleast_1d(np.array(thresholds, dtype=np.float64))
         if threshold_array.shape != (size,):
-            raise ValueError(f"thresholds: expected {size} values (one per node), got shape {threshold_array.shape}")
+            raise InvalidValueError(f"thresholds: expected {size} values (one per node), got shape "
+                                    f"{threshold_array.shape}")
         if not np.all(np.isfinite(threshold_array)):
-            raise ValueError("thresholds: contains NaN or infinite values")
+            raise InvalidValueError("thresholds: contains NaN or infinite values")
         feature_array, left, right = arrays["features"], arrays["left_children"], arrays["right_children"]
         leaf = feature_array == -1
         if np.any(feature_array < -1):
-            raise ValueError("features: must be a feature index >= 0, or -1 for a leaf")
+            raise InvalidValueError("features: must be a feature index >= 0, or -1 for a leaf")
         if np.any(leaf & ((left != -1) | (right != -1))):
-            raise ValueError("left_children, right_children: leaves (features == -1) must have children -1")
+            raise InvalidValueError("left_children, right_children: leaves (features == -1) must have children -1")
         nodes = np.arange(size)
         for name, children in (("left_children", left), ("right_children", right)):
             if np.any(~leaf & ((children <= nodes) | (children >= size))):
-                raise ValueError(f"{name}: every child index must be larger than its parent's and < {size}")
+                raise InvalidValueError(f"{name}: every child index must be larger than its parent's and < {size}")
         if not leaf.all():
             referenced = np.concatenate([left[~leaf], right[~leaf]])
             if np.unique(referenced).size != referenced.size:
-                raise ValueError("left_children, right_children: a node is the child of two parents")
+                raise InvalidValueError("left_children, right_children: a node is the child of two parents")
         for array in (feature_array, threshold_array, left, right):
             array.setflags(write=False)
         self.features, self.thresholds = feature_array, threshold_array
@@ -220,13 +223,13 @@ class MultiClassStumpMachine(MultiClassWeakMachine):
 
     def __init__(self, threshold: float, index: int, labels, number_of_classes: int) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
-            raise ValueError(f"threshold: expected a finite real number, got {threshold!r}")
+            raise InvalidValueError(f"threshold: expected a finite real number, got {threshold!r}")
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
-            raise ValueError(f"index: must be a non-negative integer, got {index!r}")
+            raise InvalidValueError(f"index: must be a non-negative integer, got {index!r}")
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         if self.labels.size != 2:
-            raise ValueError(f"labels: expected 2 classes (below, above), got {self.labels.size}")
+            raise InvalidValueError(f"labels: expected 2 classes (below, above), got {self.labels.size}")
         self.threshold = float(threshold)
         self.index = int(index)
 
@@ -284,7 +287,7 @@ class MultiClassLUTMachine(MultiClassWeakMachine):
 
     def __init__(self, labels, index: int, number_of_classes: int) -> None:
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
-            raise ValueError(f"index: must be a non-negative integer, got {index!r}")
+            raise InvalidValueError(f"index: must be a non-negative integer, got {index!r}")
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         self.index = int(index)

@@ -6,6 +6,7 @@ import numbers
 import h5py
 import numpy as np
 
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
 from ..registry import register_weak_machine
 from .base import WeakMachine
@@ -29,13 +30,13 @@ class StumpMachine(WeakMachine):
 
     def __init__(self, threshold: float, polarity: float, index: int) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise TypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
+            raise InvalidTypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
         if not np.isfinite(threshold):
-            raise ValueError(f"threshold: must be finite, got {threshold}")
+            raise InvalidValueError(f"threshold: must be finite, got {threshold}")
         if isinstance(polarity, bool) or not isinstance(polarity, numbers.Real) or polarity not in (1, -1):
-            raise ValueError(f"polarity: must be +1 or -1, got {polarity!r}")
+            raise InvalidValueError(f"polarity: must be +1 or -1, got {polarity!r}")
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
-            raise ValueError(f"index: must be a non-negative integer, got {index!r}")
+            raise InvalidValueError(f"index: must be a non-negative integer, got {index!r}")
         self.threshold = float(threshold)
         self.polarity = float(polarity)
         self.index = int(index)
