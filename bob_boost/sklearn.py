@@ -35,9 +35,11 @@ from ._validation import check_positive_int
 from .costs import check_cost_matrix, cost_star, samme_cost_matrix
 from .exceptions import InvalidTypeError, InvalidValueError, ModelFormatError
 from .labels import REGRESSION_METADATA, ClassEncoding, classes_of
-from .losses import ExponentialLoss, LogitLoss, LossFunction, SquaredLoss, TangentialLoss
+from . import recipes
+from .losses import LossFunction, SquaredLoss
 from .machine import BoostedMachine
 from .recipes import SELECTION_STYLES, make_loss, make_recipe
+from .registry import loss_class
 from .trainers.multiclass import CostSensitiveTreeTrainer
 from .weak.lut import LUTMachine, check_discrete
 
@@ -47,8 +49,9 @@ __all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "
 #: Key of the machine's metadata that names the estimator class.
 ESTIMATOR_KEY = "sklearn_estimator"
 
+#: The ``loss`` choices of :class:`BoostingClassifier` (:data:`bob_boost.recipes.CLASSIFICATION_LOSSES`).
 CLASSIFICATION_LOSSES: dict[str, type[LossFunction]] = {
-    "exponential": ExponentialLoss, "logit": LogitLoss, "tangential": TangentialLoss}
+    name: loss_class(name) for name in recipes.CLASSIFICATION_LOSSES}
 WEAK_LEARNERS = ("stump", "lut")
 
 

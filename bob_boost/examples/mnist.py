@@ -22,18 +22,18 @@ import numpy as np
 from ..datasets import MNIST
 from ..evaluation import accuracy
 from ..exceptions import InvalidValueError
+from ..labels import ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
-from ..registry import loss_class
-from ..trainers import Boosting, LUTTrainer, StumpTrainer
+from ..recipes import LOSS_ALIASES, make_recipe
 
 __all__ = ["EXAMPLE_LOSSES", "TRAINER_TYPES", "check_example_options", "example_accuracy", "example_targets",
            "train_example"]
 
 logger = logging.getLogger(__name__)
 
-#: bob.learn.boosting's short loss names in its MNIST example.
-EXAMPLE_LOSSES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
+#: bob.learn.boosting's short loss names in its MNIST example (the recipes' aliases).
+EXAMPLE_LOSSES = LOSS_ALIASES
 #: The example's weak trainers.
 TRAINER_TYPES = ("stump", "lut")
 
@@ -131,17 +131,15 @@ def train_example(data: MNIST, digits: list[int], trainer_type: str = "stump", l
     """
     check_example_options(digits, trainer_type, multi_variate, loss_type)
     targets = example_targets(data.train_labels, digits, multi_variate)
-    loss = loss_class(EXAMPLE_LOSSES[loss_type])()
-    if trainer_type == "stump":
-        weak = StumpTrainer()
-    else:
-        weak = LUTTrainer(entries, len(digits) if multi_variate else 1, selection_style)
+    # class index i is output i (multi-variate), or index 1 is +1, the first digit (univariate)
+    encoding = ClassEncoding(list(digits) if multi_variate else list(digits[::-1]))
+    recipe = make_recipe("boosting", number_of_classes=encoding.number_of_classes, loss=EXAMPLE_LOSSES[loss_type],
+                         weak_learner=trainer_type, lut_entries=entries, selection_style=selection_style)
     logger.debug("MNIST example: %s weak machines, %s loss, %d rounds, digits %s", trainer_type, loss_type, rounds,
                  digits)
-    with Progress(rounds, loss, targets, quiet=quiet) as progress:
-        machine = Boosting(weak, loss).train(data.train_data, targets, rounds, callback=progress)
-    machine.metadata.update({"task": "multiclass" if multi_variate else "binary",
-                             "classes": list(digits) if multi_variate else list(digits[::-1])})
+    with Progress(rounds, recipe.loss, targets, quiet=quiet) as progress:
+        machine = recipe.train(data.train_data, targets, rounds, callback=progress)
+    machine.metadata.update(encoding.to_metadata())
     return machine
 
 
