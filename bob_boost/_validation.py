@@ -147,3 +147,52 @@ def check_same_samples(features: np.ndarray, targets: np.ndarray,
     if features.shape[0] != targets.shape[0]:
         raise InvalidValueError(
             f"{targets_name}: has {targets.shape[0]} samples but {features_name} has {features.shape[0]}")
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` if it is one of the strings ``choices``.
+
+    Raises
+    ------
+    InvalidValueError
+        Otherwise, listing the choices.
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidValueError(f"{name}: must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weight") -> np.ndarray:
+    """Return per-sample weights as a new float64 (#samples,) array.
+
+    Parameters
+    ----------
+    sample_weight : array_like or float or None
+        One weight per sample, or a scalar for all of them; None means ones.
+    n_samples : int
+        The number of samples.
+    name : str
+        The argument name used in error messages.
+
+    Raises
+    ------
+    InvalidTypeError
+        For non-numeric weights.
+    InvalidValueError
+        For the wrong length, negative or non-finite weights, or all zeros.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    weights = np.asarray(sample_weight)
+    if weights.dtype == object or not (np.issubdtype(weights.dtype, np.number) or weights.dtype == bool):
+        raise InvalidTypeError(f"{name}: expected numbers, got dtype {weights.dtype}")
+    weights = weights.astype(np.float64)
+    if weights.ndim == 0:
+        weights = np.full(n_samples, float(weights))
+    if weights.shape != (n_samples,):
+        raise InvalidValueError(f"{name}: expected shape ({n_samples},), got {weights.shape}")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise InvalidValueError(f"{name}: must be finite and non-negative")
+    if not np.any(weights > 0):
+        raise InvalidValueError(f"{name}: every weight is zero")
+    return weights

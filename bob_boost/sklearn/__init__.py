@@ -1,0 +1,20 @@
+"""scikit-learn estimators around bob_boost's trainers.
+
+The estimators follow scikit-learn's conventions (parameters stored by the
+constructor, fitted attributes ending in ``_``, ``classes_`` with arbitrary
+labels) so they work in pipelines, grid searches and cross validation. Every
+fitted estimator exposes the trained :class:`~bob_boost.BoostedMachine` as
+``machine_`` and can be written to / read from HDF5 with :meth:`save` and
+:func:`load_estimator` (or the ``load`` classmethod of its class); what the
+estimator needs besides the machine (class labels, feature count, ...) is
+kept in the machine's ``metadata``.
+
+scikit-learn (>= 1.6) is an optional dependency: ``pip install bob_boost[sklearn]``.
+"""
+from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, WEAK_LEARNERS
+from .boosting import BoostingClassifier, BoostingRegressor
+from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+from .persistence import estimator_from_machine, load_estimator
+
+__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
+           "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "WEAK_LEARNERS"]

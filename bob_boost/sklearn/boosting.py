@@ -1,0 +1,243 @@
+"""Generic boosting estimators: stumps or look-up tables on a classification or the squared loss."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_choice, check_positive_int
+from ..exceptions import InvalidValueError
+from ..labels import REGRESSION_METADATA
+from ..losses import SquaredLoss
+from ..machine import BoostedMachine
+from ..recipes import SELECTION_STYLES, make_loss, make_recipe
+from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _BoostedEstimator,
+                    _check_lut_features, _check_splittable)
+from ._compat import RegressorMixin, available_if, check_is_fitted, validate_data
+
+__all__ = ["BoostingClassifier", "BoostingRegressor"]
+
+
+class BoostingClassifier(_BoostedClassifier):
+    """Gradient boosting of decision stumps or look-up tables with a classification loss.
+
+    Two classes are learned as targets -1 (``classes_[0]``) / +1
+    (``classes_[1]``) with one output. More classes need
+    ``weak_learner='lut'``: a multi-variate LUT machine with one output per
+    class is trained one-vs-rest (targets +1 for the class, -1 for the
+    others) and predicts the class of the largest score. For multi-class
+    stumps use :class:`sklearn.multiclass.OneVsRestClassifier` around this
+    estimator.
+
+    Parameters
+    ----------
+    loss : {"exponential", "logit", "tangential"}
+        The loss minimised (exponential: discrete AdaBoost; logit: logistic
+        regression; tangential: TangentBoost, robust to label noise).
+    weak_learner : {"stump", "lut"}
+        Decision stumps on real features, or look-up tables on integer
+        features in ``[0, maximum_feature_value)``.
+    n_estimators : int
+        Maximum number of boosting rounds; training stops earlier when a
+        round's optimal weight is zero.
+    maximum_feature_value : int
+        Number of LUT entries (only for ``weak_learner='lut'``).
+    selection_style : {"independent", "shared"}
+        Multi-class LUTs only: one feature per class, or one feature shared
+        by all classes each round.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The class labels.
+    machine_ : bob_boost.BoostedMachine
+        The trained machine; its scores are :meth:`decision_function`'s.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    The machine has no intercept (as in bob.learn.boosting), so the saved
+    model means the same to every bob_boost tool. If every feature is
+    constant over the training samples no stump can be trained, and
+    :meth:`fit` raises a ValueError instead of returning a model that
+    ignores the data.
+    """
+
+    def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256, selection_style: str = "independent") -> None:
+        self.loss = loss
+        self.weak_learner = weak_learner
+        self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+        self.selection_style = selection_style
+
+    def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
+        """Train on ``X`` (#samples, #features) and labels ``y``.
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) class labels of any type.
+        sample_weight : array_like, optional
+            Non-negative per-sample weights of the loss; zero-weight samples
+            are ignored.
+
+        Returns
+        -------
+        BoostingClassifier
+            ``self``.
+        """
+        check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
+        check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        check_choice(self.selection_style, "selection_style", SELECTION_STYLES)
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        X, y = validate_data(self, X, y)
+        if self.weak_learner == "lut":
+            _check_lut_features(X, maximum)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        encoded = self._encode_labels(y, kept)
+        n_classes = self.classes_.size
+        if n_classes > 2 and self.weak_learner == "stump":
+            raise InvalidValueError(
+                f"Only binary classification is supported with weak_learner='stump' (y has {n_classes} classes); "
+                "use weak_learner='lut', BAdaCostClassifier, or sklearn.multiclass.OneVsRestClassifier.")
+        X, encoded = X[kept], encoded[kept]
+        if self.weak_learner == "stump":
+            _check_splittable(X)
+        recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
+                             weak_learner=self.weak_learner, lut_entries=maximum,
+                             selection_style=self.selection_style)
+        targets = self._encoding.targets(recipe.target_kind, encoded)
+        self.machine_ = recipe.train(X, targets, rounds, sample_weight=weights)
+        self.machine_.metadata.update(self._classifier_metadata())
+        return self
+
+    def _has_probabilities(self) -> bool:
+        """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
+        return self.loss in CLASSIFICATION_LOSSES and make_loss(self.loss).has_probabilities
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities implied by the loss (only for the logit and exponential losses).
+
+        The score minimising the expected loss is ``log(p / (1 - p)) / c``
+        with ``p = P(classes_[1] | x)``: ``c = 1`` for the logit loss (the
+        negative log-likelihood of a logistic model) and ``c = 2`` for the
+        exponential loss (Friedman, Hastie & Tibshirani, 2000), so
+        ``p = sigmoid(c * score)``. With more classes every output is such a
+        one-vs-rest estimate, and the estimates are normalised to sum to 1.
+        Boosted scores tend to be over-confident; calibrate them (e.g. with
+        :class:`sklearn.calibration.CalibratedClassifierCV`) where calibrated
+        probabilities matter.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, #classes) probabilities, columns in ``classes_`` order.
+        """
+        return make_loss(self.loss).inverse_link(self._machine_scores(X))
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: multi-class only with LUTs."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.weak_learner != "stump"
+        return tags
+
+
+class BoostingRegressor(RegressorMixin, _BoostedEstimator):
+    """Gradient boosting of decision stumps or look-up tables with the squared loss.
+
+    The prediction is ``intercept_ + machine_(x)``: the intercept is the
+    (weighted) mean of the training targets, the constant that minimises the
+    squared loss, and the boosted machine is trained on the residuals
+    ``y - intercept_``. Weak machines output +-1, so without it a target far
+    from zero would take many rounds just to reach its level.
+
+    Parameters
+    ----------
+    weak_learner : {"stump", "lut"}
+        Decision stumps on real features, or look-up tables on integer
+        features in ``[0, maximum_feature_value)``.
+    n_estimators : int
+        Maximum number of boosting rounds.
+    maximum_feature_value : int
+        Number of LUT entries (only for ``weak_learner='lut'``).
+
+    Attributes
+    ----------
+    intercept_ : float
+        Weighted mean of the training targets.
+    machine_ : bob_boost.BoostedMachine
+        The trained machine, predicting ``y - intercept_``.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    When every feature is constant over the training samples no stump can
+    split them, and the model is the intercept alone (an empty machine).
+    """
+
+    def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256) -> None:
+        self.weak_learner = weak_learner
+        self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+
+    def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
+        """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) real targets.
+        sample_weight : array_like, optional
+            Non-negative per-sample weights of the loss; zero-weight samples
+            are ignored.
+
+        Returns
+        -------
+        BoostingRegressor
+            ``self``.
+        """
+        check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        X, y = validate_data(self, X, y, y_numeric=True)
+        if self.weak_learner == "lut":
+            _check_lut_features(X, maximum)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        X, y = X[kept], y[kept].astype(np.float64)
+        if self.weak_learner == "lut" or not np.all(X == X[0]):
+            recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
+                                 weak_learner=self.weak_learner, lut_entries=maximum)
+            self.machine_ = recipe.train(X, y, rounds, sample_weight=weights)  # the intercept is its baseline
+        else:
+            self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
+                                           decision_rule="identity", baseline=np.average(y, weights=weights))
+        self.intercept_ = float(self.machine_.baseline[0])
+        metadata = self._base_metadata()
+        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name)
+        self.machine_.metadata.update(metadata)
+        return self
+
+    def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+        super()._restore(machine, metadata)
+        if machine.is_classifier:
+            raise InvalidValueError(f"the machine predicts classes (decision rule {machine.decision_rule!r})")
+        self.intercept_ = float(machine.baseline[0])
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets, (#samples,): the machine's scores, intercept included."""
+        check_is_fitted(self)
+        return self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]

@@ -1,0 +1,112 @@
+"""Estimators from model files: the ones the estimators saved, and any other bob_boost or bob model."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..exceptions import InvalidValueError, ModelFormatError
+from ..labels import classes_of
+from ..machine import BoostedMachine
+from ..weak.lut import LUTMachine
+from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
+from .boosting import BoostingClassifier, BoostingRegressor
+from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+
+__all__ = ["estimator_from_machine", "load_estimator"]
+
+
+_ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
+    cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier)}
+
+
+def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
+    """Read a fitted estimator from any bob_boost model file.
+
+    A file written by an estimator's ``save`` gives back that estimator with
+    its parameters. Any other model file (written by the command line, by
+    :meth:`bob_boost.BoostedMachine.save` or by bob.learn.boosting) is
+    adopted by :func:`estimator_from_machine`.
+
+    Parameters
+    ----------
+    path : path-like
+        An HDF5 model file.
+
+    Returns
+    -------
+    estimator
+        A fitted estimator whose ``predict`` gives the file's predictions.
+
+    Raises
+    ------
+    bob_boost.ModelFormatError
+        If the file holds no valid machine, or invalid estimator metadata.
+    """
+    machine = BoostedMachine.load(path)
+    metadata = machine.metadata
+    name = metadata.get(ESTIMATOR_KEY)
+    try:
+        if name is None:
+            return estimator_from_machine(machine, source=os.fspath(path))
+        if name not in _ESTIMATORS:
+            raise ModelFormatError(f"{os.fspath(path)}: metadata {ESTIMATOR_KEY!r} names an unknown estimator "
+                                   f"{name!r}")
+        estimator = _ESTIMATORS[name](**metadata["params"])
+        estimator._restore(machine, metadata)
+    except ModelFormatError:
+        raise
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelFormatError(f"{os.fspath(path)}: invalid {name or 'model'} metadata ({error!r})") from None
+    return estimator
+
+
+def estimator_from_machine(machine: BoostedMachine, source: str = "the machine") -> _BoostedEstimator:
+    """Wrap a trained machine in the estimator that predicts as it does.
+
+    A regression machine (decision rule ``"identity"``) becomes a
+    :class:`BoostingRegressor`; a cost-sensitive multi-class machine a
+    :class:`BAdaCostClassifier`; a machine of the double-base loss an
+    :class:`AdaBoostDBClassifier`; any other classifier a
+    :class:`BoostingClassifier`. Class labels come from the machine's
+    metadata (:func:`bob_boost.labels.classes_of`), the parameters from what
+    it records (loss, costs, number of rounds), so that refitting the
+    estimator trains a similar model.
+
+    Raises
+    ------
+    ValueError
+        If the machine records neither its number of features nor reads any feature.
+    bob_boost.ModelFormatError
+        If its metadata names invalid classes.
+    """
+    metadata = machine.metadata
+    n_features = machine.number_of_features
+    if n_features is None:
+        used = machine.feature_indices()
+        if not used.size:
+            raise InvalidValueError(f"{source}: the machine records no number of features and reads none")
+        n_features = int(used[-1]) + 1
+    rounds = max(len(machine), 1)
+    lut = any(isinstance(weak, LUTMachine) for weak in machine.weak_machines)
+    weak_learner = "lut" if lut else "stump"
+    entries = max((weak.look_up_tables.shape[0] for weak in machine.weak_machines if isinstance(weak, LUTMachine)),
+                  default=256)
+    if not machine.is_classifier:
+        estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+        estimator.intercept_ = float(machine.baseline[0])
+    elif machine.cost_matrix is not None:
+        estimator = BAdaCostClassifier(cost_matrix=machine.cost_matrix.tolist(), n_estimators=rounds)
+    elif metadata.get("loss") == "double_base":
+        estimator = AdaBoostDBClassifier(cost_positive=float(metadata.get("cost_positive", 1.0)),
+                                         cost_negative=float(metadata.get("cost_negative", 1.0)),
+                                         n_estimators=rounds)
+    else:
+        loss = metadata.get("loss")
+        estimator = BoostingClassifier(loss=loss if loss in CLASSIFICATION_LOSSES else "exponential",
+                                       weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+    if machine.is_classifier:
+        estimator.classes_ = np.array(classes_of(machine, source).classes)
+    estimator.machine_ = machine
+    estimator.n_features_in_ = n_features
+    return estimator
