@@ -196,3 +196,33 @@ def check_sample_weight(sample_weight, n_samples: int, name: str = "sample_weigh
     if not np.any(weights > 0):
         raise InvalidValueError(f"{name}: every weight is zero")
     return weights
+
+
+def check_integer_vector(values, name: str, noun: str = "labels") -> np.ndarray:
+    """Return a non-empty 1-D vector of whole numbers (floats holding integers accepted) as int64.
+
+    Parameters
+    ----------
+    values : array_like
+        The vector.
+    name : str
+        The argument name used in error messages.
+    noun : str
+        What the values are, for the messages ("labels", "class indices").
+
+    Raises
+    ------
+    InvalidTypeError
+        For non-numeric (or complex) values.
+    InvalidValueError
+        For another shape, an empty vector, or values that are not whole numbers.
+    """
+    array = np.asarray(values)
+    if (array.dtype == object or np.issubdtype(array.dtype, np.complexfloating)
+            or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool)):
+        raise InvalidTypeError(f"{name}: expected integer {noun}, got dtype {array.dtype}")
+    if array.ndim != 1 or array.size == 0:
+        raise InvalidValueError(f"{name}: expected a non-empty 1-D array of {noun}, got shape {array.shape}")
+    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
+        raise InvalidValueError(f"{name}: {noun} must be integers")
+    return array.astype(np.int64)

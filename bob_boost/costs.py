@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ._validation import check_integer_vector, check_positive_int, check_scalar
 from .evaluation import confusion_matrix
 from .exceptions import InvalidTypeError, InvalidValueError
 
@@ -250,23 +250,12 @@ def check_class_labels(labels, number_of_classes: int, name: str = "labels") -> 
 
 def _check_cost(value, name: str, positive: bool = False) -> float:
     """Return ``value`` as a finite float >= 0 (> 0 when ``positive``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidTypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    number = float(value)
-    if not np.isfinite(number) or number < 0 or (positive and number == 0):
-        raise InvalidValueError(f"{name}: must be a finite number {'>' if positive else '>='} 0, got {value!r}")
-    return number
+    return float(check_scalar(value, name, numbers.Real, min_val=0, include_boundaries="right" if positive else "both"))
 
 
 def _check_label_vector(values, name: str) -> np.ndarray:
     """Return non-empty 1-D non-negative integer labels as int64."""
-    array = np.asarray(values)
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise InvalidTypeError(f"{name}: expected integer labels, got dtype {array.dtype}")
-    if array.ndim != 1 or array.size == 0:
-        raise InvalidValueError(f"{name}: expected a non-empty 1-D array of labels, got shape {array.shape}")
-    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
-        raise InvalidValueError(f"{name}: labels must be integers")
+    array = check_integer_vector(values, name, "labels")
     if np.any(array < 0):
         raise InvalidValueError(f"{name}: labels must be >= 0, found {array.min()}")
-    return array.astype(np.int64)
+    return array

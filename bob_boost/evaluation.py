@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ._validation import check_integer_vector, check_positive_int
 from .exceptions import InvalidTypeError, InvalidValueError
 
 __all__ = ["false_negative_rate", "false_positive_rate", "classification_error", "probability_cost_function",
@@ -217,19 +217,6 @@ def lower_envelope(fn_rates, fp_rates, pcf, include_trivial: bool = False) -> tu
     return envelope, best
 
 
-def _class_indices(values, name: str) -> np.ndarray:
-    """Validate a non-empty 1-D vector of class indices (integers >= 0, whole floats accepted) as int64."""
-    array = np.asarray(values)
-    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-        raise InvalidTypeError(f"{name}: expected integer class indices, got dtype {array.dtype}")
-    if array.ndim != 1 or array.size == 0:
-        raise InvalidValueError(f"{name}: expected a non-empty 1-D array of class indices, got shape {array.shape}")
-    if np.issubdtype(array.dtype, np.complexfloating) or (
-            np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array)))):
-        raise InvalidValueError(f"{name}: class indices must be integers")
-    return array.astype(np.int64)
-
-
 def confusion_matrix(truth, predicted, number_of_classes: int, sample_weight=None) -> np.ndarray:
     """How often (or with how much weight) each class is predicted as each class.
 
@@ -254,8 +241,8 @@ def confusion_matrix(truth, predicted, number_of_classes: int, sample_weight=Non
     [[1, 1], [1, 2]]
     """
     k = check_positive_int(number_of_classes, "number_of_classes")
-    truth = _class_indices(truth, "truth")
-    predicted = _class_indices(predicted, "predicted")
+    truth = check_integer_vector(truth, "truth", "class indices")
+    predicted = check_integer_vector(predicted, "predicted", "class indices")
     if predicted.size != truth.size:
         raise InvalidValueError(f"predicted: has {predicted.size} entries but truth has {truth.size}")
     for values, name in ((truth, "truth"), (predicted, "predicted")):
