@@ -18,79 +18,22 @@ The result is a :class:`~bob_boost.BoostedMachine` that holds ``C``, so its
 """
 from __future__ import annotations
 
-import logging
 import numbers
 
 import numpy as np
-import scipy.optimize
-import scipy.special
 
 from .._validation import as_feature_matrix, check_positive_int, check_scalar
-from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_cost_matrix, margin_vectors, \
-    samme_cost_matrix, zero_one_cost_matrix
-from ..callbacks import RoundCallback, check_callback, stop_requested
+from ..boosting import loop
+from ..boosting.algorithms import MulticlassCostBoosting, cmel_log_weights
+from ..boosting.steps import adaboost_m1_step, optimal_step
+from ..callbacks import RoundCallback
+from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
+    zero_one_cost_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
-from ..weak.multiclass import MultiClassWeakMachine
 from .multiclass import CostSensitiveTreeTrainer
 
-logger = logging.getLogger(__name__)
-
-#: A weak learner without costly errors has an infinite optimal step; it gets the step at which
-#: the sample weights span this ratio (the range of float64 precision) instead, and training stops.
-_PERFECT_LEARNER_WEIGHT_RATIO = 1e16
-
-
-def optimal_step(confusion, exponents) -> float:
-    """Minimise ``phi(beta) = sum_ij confusion[i, j] * exp(beta * exponents[i, j])``.
-
-    ``phi`` is convex, so its minimiser is the root of the increasing
-    derivative ``sum_ij confusion[i, j] exponents[i, j] exp(beta exponents[i, j])``,
-    found by bracketing (doubling the interval) and Brent's method.
-
-    Parameters
-    ----------
-    confusion : array_like
-        (K, K) non-negative weights ``S[i, j]``.
-    exponents : array_like
-        (K, K) finite exponents, e.g. ``C2 = K/(K-1) C*``.
-
-    Returns
-    -------
-    float
-        The minimiser; ``+inf`` / ``-inf`` when ``phi`` decreases without
-        bound in that direction (e.g. a weak learner making no costly error),
-        0 when the derivative vanishes at 0.
-    """
-    weights = np.asarray(confusion, dtype=np.float64)
-    values = np.asarray(exponents, dtype=np.float64)
-    if weights.shape != values.shape:
-        raise InvalidValueError(f"exponents: shape {values.shape} differs from confusion's {weights.shape}")
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise InvalidValueError("confusion: entries must be finite and non-negative")
-    if not np.all(np.isfinite(values)):
-        raise InvalidValueError("exponents: contains NaN or infinite values")
-    active = weights > 0
-    s, u = weights[active], values[active]
-
-    def derivative(beta: float) -> float:
-        # scaled by exp(-max(beta u)): same sign and root, but no overflow for large steps
-        exponent = beta * u
-        return float(np.sum(s * u * np.exp(exponent - exponent.max())))
-
-    slope = float(np.sum(s * u))
-    if slope == 0.0:
-        return 0.0
-    direction = -1.0 if slope < 0 else 1.0
-    # phi is bounded in the descent direction only if some exponent grows along it
-    if not np.any(-direction * u > 0):
-        return -direction * np.inf
-    near, far = 0.0, -direction / np.abs(u).max()
-    while np.sign(derivative(far)) == np.sign(slope):
-        near, far = far, 2.0 * far
-    low, high = sorted((near, far))
-    return float(scipy.optimize.brentq(derivative, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
-
+__all__ = ["AdaBoostM1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
 
 class BAdaCostTrainer:
     """Train a cost-sensitive multi-class boosted machine with BAdaCost.
@@ -154,7 +97,7 @@ class BAdaCostTrainer:
 
     def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
         """Un-normalised log sample weights of a machine's training scores (to continue training)."""
-        return np.sum(cost_star(machine.cost_matrix)[labels] * scores, axis=1)
+        return cmel_log_weights(scores, labels, machine)
 
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
@@ -190,62 +133,15 @@ class BAdaCostTrainer:
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         cost_matrix = self._cost_matrix_for(np.asarray(labels), boosted_machine)
-        k = cost_matrix.shape[0]
-        classes = check_class_labels(labels, k)
+        classes = check_class_labels(labels, cost_matrix.shape[0])
         if classes.size != array.shape[0]:
             raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        check_callback(callback)
-        machine, scores, log_weights = self._start(array, classes, cost_matrix, boosted_machine)
         loss_matrix, exponents = self._round_matrices(cost_matrix)
-        vectors = margin_vectors(k)
-        prepared = self.weak_learner.prepare(array)
-        rng = np.random.default_rng(self.random_state)
-        n_subset = max(1, int(round(self.feature_fraction * array.shape[1])))
-        for round_index in range(rounds):
-            weights = np.exp(log_weights - scipy.special.logsumexp(log_weights))
-            subset = None if n_subset == array.shape[1] else \
-                np.sort(rng.choice(array.shape[1], n_subset, replace=False))
-            weak = self.weak_learner.train(prepared, classes, weights, loss_matrix, subset)
-            if not isinstance(weak, MultiClassWeakMachine):
-                raise InvalidTypeError(f"weak_learner: returned a {type(weak).__name__}, not a MultiClassWeakMachine")
-            predicted = weak.forward_labels(array)
-            confusion = np.bincount(classes * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
-            step = self._step(confusion, exponents)
-            if not step > 0:
-                logger.info("Round %d: step %.6g <= 0; stopping after %d weak learners",
-                            round_index + 1, step, len(machine))
-                break
-            perfect = np.isinf(step)
-            if perfect:
-                step = np.log(_PERFECT_LEARNER_WEIGHT_RATIO) / np.abs(exponents).max()
-            step *= self.shrinkage
-            machine.add_weak_machine(weak, step)
-            log_weights = log_weights + step * exponents[classes, predicted]
-            logger.info("Round %d/%d: %r, step %.6g", round_index + 1, rounds, weak, step)
-            if callback is not None:
-                # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
-                scores = scores + step * vectors[predicted]
-                if stop_requested(callback, round_index, machine, scores):
-                    break
-            if perfect:
-                logger.info("Round %d: the weak learner makes no costly error; stopping", round_index + 1)
-                break
-        return machine
-
-    def _start(self, features: np.ndarray, labels: np.ndarray, cost_matrix: np.ndarray,
-               boosted_machine: BoostedMachine | None) -> tuple[BoostedMachine, np.ndarray, np.ndarray]:
-        """The machine to extend, its training scores and the log sample weights to start from."""
-        if boosted_machine is None:
-            machine = BoostedMachine(cost_matrix=cost_matrix, number_of_features=features.shape[1],
-                                     metadata={"trainer": type(self).__name__,
-                                               "weak_learner": repr(self.weak_learner)})
-            return machine, np.zeros((features.shape[0], cost_matrix.shape[0])), np.zeros(features.shape[0])
-        if not isinstance(boosted_machine, BoostedMachine):
-            raise InvalidTypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
-        if boosted_machine.cost_matrix is None or not np.array_equal(boosted_machine.cost_matrix, cost_matrix):
-            raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
-        scores = boosted_machine.decision_scores(features)
-        return boosted_machine, scores, self._log_weights(scores, labels, boosted_machine)
+        algorithm = MulticlassCostBoosting(
+            self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self._step, self._log_weights,
+            self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
+            metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)})
+        return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(K={self.cost_matrix.shape[0]}, weak_learner={self.weak_learner!r}, "
@@ -314,11 +210,7 @@ class AdaBoostM1Trainer(SAMMETrainer):
         return cost_matrix, cost_matrix
 
     def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
-        error = float(np.sum(confusion[exponents > 0]) / np.sum(confusion))
-        if error >= 0.5:
-            logger.info("AdaBoost.M1: weighted error %.6g >= 1/2", error)
-            return 0.0
-        return np.inf if error == 0 else float(np.log((1.0 - error) / error))
+        return adaboost_m1_step(confusion, exponents)
 
     def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
         # with margin-vector outputs, f_l = A_right - A_wrong/(K-1) and A_right + A_wrong = sum of weights

@@ -1,52 +1,16 @@
 """The generic gradient-boosting trainer of bob.learn.boosting."""
 from __future__ import annotations
 
-import logging
-import numpy as np
-import scipy.optimize
 from threadpoolctl import threadpool_limits
 
-from .._validation import as_feature_matrix, check_positive_int, check_same_samples
-from ..callbacks import RoundCallback, check_callback, stop_requested
-from ..exceptions import InvalidTypeError, InvalidValueError
+from .._validation import as_feature_matrix, check_same_samples
+from ..boosting import loop
+from ..boosting.algorithms import GradientBoosting
+from ..boosting.steps import GRADIENT_TOLERANCE, fit_weights  # noqa: F401  (their old import path)
+from ..callbacks import RoundCallback
+from ..exceptions import InvalidTypeError
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
-
-logger = logging.getLogger(__name__)
-
-#: L-BFGS stops when the per-sample mean of the loss derivative is below this.
-GRADIENT_TOLERANCE = 1e-12
-
-
-def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
-                current_scores: np.ndarray) -> np.ndarray:
-    """Find the weight(s) of a new weak machine with L-BFGS, starting at zero.
-
-    Minimises ``loss_function.loss_sum`` with its derivative
-    ``loss_gradient_sum`` (both from one call of ``loss_and_gradient_sum``),
-    one weight per output. The objective is divided by the number of samples so
-    that one gradient tolerance fits data sets of any size.
-
-    Returns
-    -------
-    numpy.ndarray
-        (#outputs,) weights.
-    """
-    scale = 1.0 / targets.shape[0]
-
-    def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
-        value, gradient = loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores)
-        return value * scale, gradient * scale
-
-    result = scipy.optimize.minimize(
-        objective, np.zeros(targets.shape[1]), jac=True, method="L-BFGS-B",
-        options={"ftol": 1e-15, "gtol": GRADIENT_TOLERANCE, "maxiter": 500})
-    # At machine precision the line search can stop with an "abnormal" status
-    # although the minimum is reached; only a large remaining gradient matters.
-    if not result.success and np.max(np.abs(result.jac)) > 1e6 * GRADIENT_TOLERANCE:
-        logger.warning("L-BFGS stopped before converging (%s); gradient %s", result.message, result.jac)
-    return np.asarray(result.x, dtype=np.float64)
-
 
 class Boosting:
     """Generic boosting: a loss function drives a weak trainer.
@@ -58,15 +22,17 @@ class Boosting:
     Parameters
     ----------
     weak_trainer : object
-        Has ``train(features, loss_gradient) -> WeakMachine``; if it also has
-        ``prepare(features)``, that is called once per run and its result is
-        passed to ``train`` instead of the raw features.
+        A weak trainer of the loop's protocol (:mod:`bob_boost.boosting.protocol`:
+        ``prepare(features)`` once per run, ``propose(prepared, state)`` every
+        round, reading ``state.gradient``), or one with
+        ``train(features, loss_gradient) -> WeakMachine`` (and optionally
+        ``prepare``), as in bob_boost 0.1.
     loss_function : LossFunction
         The loss to minimise.
     """
 
     def __init__(self, weak_trainer, loss_function: LossFunction) -> None:
-        if not callable(getattr(weak_trainer, "train", None)):
+        if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
             raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
                                    f"got {type(weak_trainer).__name__}")
         if not isinstance(loss_function, LossFunction):
@@ -104,51 +70,11 @@ class Boosting:
         features = as_feature_matrix(features)
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
-        number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
-        check_callback(callback)
-        n_outputs = targets.shape[1]
-
-        if boosted_machine is None:
-            boosted_machine = BoostedMachine(
-                number_of_outputs=n_outputs, cost_matrix=self.loss_function.cost_matrix,
-                number_of_features=features.shape[1],
-                metadata={"loss": self.loss_function.name or type(self.loss_function).__name__},
-                decision_rule=self.loss_function.decision_rule(n_outputs))
-            scores = np.zeros(targets.shape)
-        else:
-            if not isinstance(boosted_machine, BoostedMachine):
-                raise InvalidTypeError("boosted_machine: expected a BoostedMachine, got "
-                                       f"{type(boosted_machine).__name__}")
-            if boosted_machine.number_of_outputs not in (None, n_outputs):
-                raise InvalidValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs but targets "
-                                        f"have {n_outputs}")
-            scores = boosted_machine.decision_scores(features)
-
-        prepared = self.weak_trainer.prepare(features) if hasattr(self.weak_trainer, "prepare") else features
+        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets)
+        check_outputs = getattr(self.weak_trainer, "check_outputs", None)
+        if check_outputs is not None:
+            check_outputs(targets.shape[1])
         # L-BFGS makes many tiny BLAS calls per round; a multi-threaded BLAS
         # spends more on waking its threads than on the work (3x slower on 2 cores)
         with threadpool_limits(limits=1, user_api="blas"):
-            self._boost(features, prepared, targets, number_of_rounds, boosted_machine, scores, callback)
-        return boosted_machine
-
-    def _boost(self, features: np.ndarray, prepared, targets: np.ndarray, number_of_rounds: int,
-               boosted_machine: BoostedMachine, scores: np.ndarray, callback: RoundCallback | None) -> None:
-        logger.info("Starting %d rounds of boosting on %d samples x %d features",
-                    number_of_rounds, features.shape[0], features.shape[1])
-        for round_index in range(number_of_rounds):
-            gradient = self.loss_function.loss_gradient(targets, scores)
-            weak_machine = self.weak_trainer.train(prepared, gradient)
-            weak_scores = weak_machine.forward(features)
-            alpha = fit_weights(self.loss_function, targets, scores, weak_scores)
-            if np.all(alpha == 0.0):
-                logger.info("Round %d: the optimal weight is zero; stopping after %d weak machines",
-                            round_index + 1, len(boosted_machine))
-                break
-            scores = scores + alpha * weak_scores
-            boosted_machine.add_weak_machine(weak_machine, alpha)
-            if logger.isEnabledFor(logging.INFO):
-                logger.info("Round %d/%d: %r, weight %s, training loss %.6g", round_index + 1, number_of_rounds,
-                            weak_machine, np.array2string(alpha, precision=4),
-                            np.sum(self.loss_function.loss(targets, scores)))
-            if stop_requested(callback, round_index, boosted_machine, scores):
-                break
+            return loop.run(algorithm, self.weak_trainer, features, number_of_rounds, boosted_machine, callback)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
+from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.lut import LUTMachine, check_discrete
 from .binning import BinnedFeatures, check_histogram_size
@@ -64,9 +65,20 @@ class LUTTrainer:
         """
         binned = self.prepare(features)
         gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
-        if gradient.shape[1] != self.number_of_outputs:
-            raise InvalidValueError(f"loss_gradient: has {gradient.shape[1]} outputs, the trainer expects "
+        self.check_outputs(gradient.shape[1])
+        return self._fit(binned, gradient)
+
+    def check_outputs(self, number_of_outputs: int) -> None:
+        """Raise unless the loss has the trainer's number of outputs (checked once per run by the loop)."""
+        if number_of_outputs != self.number_of_outputs:
+            raise InvalidValueError(f"loss_gradient: has {number_of_outputs} outputs, the trainer expects "
                                     f"{self.number_of_outputs}")
+
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
+        """The LUT machine for ``state.gradient`` (the loop's trusted, prepared inputs)."""
+        return Proposal(self._fit(prepared, state.gradient))
+
+    def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> LUTMachine:
         histograms = binned.histograms(gradient).reshape(
             binned.number_of_features, self.maximum_feature_value, self.number_of_outputs)
         criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better

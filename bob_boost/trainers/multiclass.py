@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int
+from ..boosting.protocol import Proposal, RoundState
 from ..costs import check_class_labels
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
@@ -223,6 +224,12 @@ class CostSensitiveTreeTrainer:
         subset = check_feature_subset(feature_subset, data.number_of_features)
         return _TreeGrower(data, classes, sample_weights, matrix, subset).grow(self.max_depth)
 
+    def propose(self, prepared: SplitFeatures, state: RoundState) -> Proposal:
+        """The tree for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
+        subset = _all_columns(prepared, state.feature_subset)
+        return Proposal(_TreeGrower(prepared, state.labels, state.sample_weights, state.loss_matrix,
+                                    subset).grow(self.max_depth))
+
     def __repr__(self) -> str:
         return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized})"
 
@@ -256,10 +263,22 @@ class MultiClassStumpTrainer:
         feature.
         """
         data = self.prepare(features)
-        tree = self._tree_trainer.train(data, labels, weights, loss_matrix, feature_subset)
+        classes, sample_weights, matrix = check_training_inputs(data.number_of_samples, labels, weights,
+                                                                loss_matrix)
+        subset = check_feature_subset(feature_subset, data.number_of_features)
+        return self._fit(data, classes, sample_weights, matrix, subset)
+
+    def propose(self, prepared: SplitFeatures, state: RoundState) -> Proposal:
+        """The stump for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
+        subset = _all_columns(prepared, state.feature_subset)
+        return Proposal(self._fit(prepared, state.labels, state.sample_weights, state.loss_matrix, subset))
+
+    @staticmethod
+    def _fit(data: SplitFeatures, classes: np.ndarray, weights: np.ndarray, matrix: np.ndarray,
+             subset: np.ndarray) -> MultiClassStumpMachine:
+        tree = _TreeGrower(data, classes, weights, matrix, subset).grow(1)
         if tree.depth == 0:
-            index = int(check_feature_subset(feature_subset, data.number_of_features)[0])
-            return MultiClassStumpMachine(0.0, index, [tree.labels[0]] * 2, tree.number_of_classes)
+            return MultiClassStumpMachine(0.0, int(subset[0]), [tree.labels[0]] * 2, tree.number_of_classes)
         return MultiClassStumpMachine(float(tree.thresholds[0]), int(tree.features[0]),
                                       [tree.labels[tree.left_children[0]], tree.labels[tree.right_children[0]]],
                                       tree.number_of_classes)
@@ -309,9 +328,18 @@ class MultiClassLUTTrainer:
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassLUTMachine:
         """Fit the best LUT; arguments as for :meth:`CostSensitiveTreeTrainer.train`."""
         data = self.prepare(features)
+        classes, sample_weights, matrix = check_training_inputs(data.values.shape[0], labels, weights, loss_matrix)
+        subset = check_feature_subset(feature_subset, data.values.shape[1])
+        return self._fit(data, classes, sample_weights, matrix, subset)
+
+    def propose(self, prepared: DiscreteFeatures, state: RoundState) -> Proposal:
+        """The LUT for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
+        subset = np.arange(prepared.values.shape[1]) if state.feature_subset is None else state.feature_subset
+        return Proposal(self._fit(prepared, state.labels, state.sample_weights, state.loss_matrix, subset))
+
+    def _fit(self, data: DiscreteFeatures, classes: np.ndarray, sample_weights: np.ndarray, matrix: np.ndarray,
+             subset: np.ndarray) -> MultiClassLUTMachine:
         values = data.values
-        classes, sample_weights, matrix = check_training_inputs(values.shape[0], labels, weights, loss_matrix)
-        subset = check_feature_subset(feature_subset, values.shape[1])
         k, v = matrix.shape[0], self.maximum_feature_value
         slots = np.arange(subset.size) * v + values[:, subset]  # (#samples, #subset)
         counts = np.bincount(slots.ravel(), minlength=subset.size * v).reshape(subset.size, v)
@@ -478,3 +506,8 @@ def _gini_term(class_sums: np.ndarray) -> np.ndarray:
     total = class_sums.sum(axis=-1)
     squares = np.square(class_sums).sum(axis=-1)
     return np.divide(squares, total, out=np.zeros_like(total), where=total > 0)
+
+
+def _all_columns(data: SplitFeatures, feature_subset: np.ndarray | None) -> np.ndarray:
+    """The loop's feature subset (sorted, unique), or every column when it draws none."""
+    return np.arange(data.number_of_features) if feature_subset is None else feature_subset

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix
+from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
 from .binning import BinnedFeatures, midpoints
@@ -47,8 +48,19 @@ class StumpTrainer:
         """
         binned = self.prepare(features)
         gradient = as_score_matrix(loss_gradient, "loss_gradient", binned.number_of_samples)
-        if gradient.shape[1] != 1:
-            raise InvalidValueError(f"loss_gradient: StumpTrainer is univariate, got {gradient.shape[1]} outputs")
+        self.check_outputs(gradient.shape[1])
+        return self._fit(binned, gradient)
+
+    def check_outputs(self, number_of_outputs: int) -> None:
+        """Raise unless the loss has one output (checked once per run by the loop)."""
+        if number_of_outputs != 1:
+            raise InvalidValueError(f"loss_gradient: StumpTrainer is univariate, got {number_of_outputs} outputs")
+
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
+        """The best stump for ``state.gradient`` (the loop's trusted, prepared inputs)."""
+        return Proposal(self._fit(prepared, state.gradient))
+
+    def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
         weight = -binned.histograms(gradient)[:, 0]
         total = -gradient[:, 0].sum()
         cumulative = np.cumsum(weight)

@@ -1,0 +1,238 @@
+"""The published algorithms as configurations of the one loop (:mod:`bob_boost.boosting.loop`).
+
+:class:`GradientBoosting`
+    bob.learn.boosting's generic trainer: the weak trainer follows the loss gradient, L-BFGS fits the
+    weights (:func:`~bob_boost.boosting.steps.fit_weights`). With the exponential loss and stumps this is
+    discrete AdaBoost.
+:class:`MulticlassCostBoosting`
+    BAdaCost (and SAMME, AdaBoost.M1, which are BAdaCost with particular cost matrices and steps): sample
+    weights from the CMEL loss, a cost-sensitive multi-class weak learner, a closed-form step.
+
+Cost-Sensitive AdaBoost and AdaBoostDB (stumps, the double-base bound and its closed-form step) live in
+:mod:`bob_boost.trainers.cost_sensitive`, with the stump pool they search.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import numpy as np
+import scipy.special
+
+from ..costs import cost_star, margin_vectors
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..losses.base import LossFunction
+from ..machine import BoostedMachine
+from ..weak.base import WeakMachine
+from ..weak.multiclass import MultiClassWeakMachine
+from .protocol import Proposal, RoundState
+from .steps import capped_step, fit_weights
+
+logger = logging.getLogger(__name__)
+
+
+class GradientBoosting:
+    """The generic loop configuration: a loss, a weak trainer following its gradient, L-BFGS weights.
+
+    Parameters
+    ----------
+    loss_function : LossFunction
+        The loss minimised.
+    weak_trainer : object
+        Has ``propose(prepared, state)`` reading ``state.gradient``, or (bob_boost 0.1's protocol)
+        ``train(prepared, loss_gradient)``.
+    targets : numpy.ndarray
+        (#samples, #outputs) targets, validated by the loss.
+    """
+
+    name = "Boosting"
+
+    def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray) -> None:
+        self.loss_function = loss_function
+        self.weak_trainer = weak_trainer
+        self.targets = targets
+
+    def new_machine(self, features: np.ndarray) -> BoostedMachine:
+        """An empty machine with the loss's outputs, cost matrix and decision rule."""
+        outputs = self.targets.shape[1]
+        return BoostedMachine(number_of_outputs=outputs, cost_matrix=self.loss_function.cost_matrix,
+                              number_of_features=features.shape[1],
+                              metadata={"loss": self.loss_function.name or type(self.loss_function).__name__},
+                              decision_rule=self.loss_function.decision_rule(outputs))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """The machine must have as many outputs as the targets."""
+        if machine.number_of_outputs not in (None, self.targets.shape[1]):
+            raise InvalidValueError(f"boosted_machine: has {machine.number_of_outputs} outputs but targets "
+                                    f"have {self.targets.shape[1]}")
+
+    def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
+        """Scores 0 for a new machine (its baseline when set), else the machine's scores."""
+        # an empty machine without baseline scores 0: no need to validate the features again
+        if len(machine) or np.any(machine.baseline != 0):
+            scores = machine.decision_scores(features)
+        else:
+            scores = np.zeros(self.targets.shape)
+        return RoundState(features=features, scores=scores)
+
+    def begin_round(self, state: RoundState) -> None:
+        """The loss gradient at the current scores."""
+        state.gradient = self.loss_function.loss_gradient(self.targets, state.scores)
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal:
+        """The weak trainer's machine for the gradient."""
+        if uses_propose(self.weak_trainer):
+            return self.weak_trainer.propose(prepared, state)
+        return Proposal(self.weak_trainer.train(prepared, state.gradient))
+
+    def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray, bool] | None:
+        """L-BFGS weights; None (stop) when they are all zero."""
+        weak_scores = machine.forward(state.features)
+        alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores)
+        if np.all(alpha == 0.0):
+            logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
+            return None
+        state.extra["weak_scores"] = weak_scores
+        return alpha, False
+
+    def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
+        """Scores plus the weighted weak machine's outputs."""
+        state.scores = state.scores + weight * state.extra.pop("weak_scores")
+
+    def describe(self, state: RoundState) -> str:
+        """The training loss."""
+        return f", training loss {np.sum(self.loss_function.loss(self.targets, state.scores)):.6g}"
+
+
+class MulticlassCostBoosting:
+    """BAdaCost's configuration of the loop (SAMME and AdaBoost.M1 change its matrices and step).
+
+    Parameters
+    ----------
+    weak_trainer : object
+        A multi-class weak trainer: ``propose(prepared, state)`` reading ``state.labels``,
+        ``state.sample_weights``, ``state.loss_matrix`` and ``state.feature_subset``, or (bob_boost 0.1's
+        protocol) ``train(prepared, labels, weights, loss_matrix, feature_subset)``.
+    labels : numpy.ndarray
+        (#samples,) class indices.
+    cost_matrix : numpy.ndarray
+        (K, K) costs the machine keeps.
+    loss_matrix, exponents : numpy.ndarray
+        (K, K) loss matrix of the weak learner and exponents of the weight update.
+    step_rule : callable
+        ``step_rule(confusion, exponents) -> float``, the unshrunk step.
+    log_weights : callable
+        ``log_weights(scores, labels, machine)``: the log sample weights of a machine being continued.
+    shrinkage : float
+        Factor of every step.
+    feature_fraction : float
+        Fraction of the features each round may use.
+    random_state : int or numpy.random.Generator, optional
+        Seed of the feature sampling.
+    name : str
+        The algorithm's name for the log.
+    """
+
+    def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
+                 exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float],
+                 log_weights: Callable[[np.ndarray, np.ndarray, BoostedMachine], np.ndarray], shrinkage: float,
+                 feature_fraction: float, random_state, name: str, metadata: dict[str, Any]) -> None:
+        self.weak_trainer = weak_trainer
+        self.labels = labels
+        self.cost_matrix = cost_matrix
+        self.loss_matrix = loss_matrix
+        self.exponents = exponents
+        self.step_rule = step_rule
+        self.log_weights = log_weights
+        self.shrinkage = shrinkage
+        self.feature_fraction = feature_fraction
+        self.random_state = random_state
+        self.name = name
+        self.metadata = metadata
+        self._vectors = margin_vectors(cost_matrix.shape[0])
+
+    def new_machine(self, features: np.ndarray) -> BoostedMachine:
+        """An empty machine holding the cost matrix (it predicts ``argmin_k (C* f)_k``)."""
+        return BoostedMachine(cost_matrix=self.cost_matrix, number_of_features=features.shape[1],
+                              metadata=dict(self.metadata))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """The machine must hold this run's cost matrix."""
+        if machine.cost_matrix is None or not np.array_equal(machine.cost_matrix, self.cost_matrix):
+            raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
+
+    def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
+        """Uniform weights for a new machine, else the CMEL weights of its scores."""
+        k = self.cost_matrix.shape[0]
+        if len(machine):
+            scores = machine.decision_scores(features)
+            log_weights = self.log_weights(scores, self.labels, machine)
+        else:
+            scores, log_weights = np.zeros((features.shape[0], k)), np.zeros(features.shape[0])
+        state = RoundState(features=features, scores=scores, labels=self.labels, loss_matrix=self.loss_matrix,
+                           log_weights=log_weights)
+        state.extra["rng"] = np.random.default_rng(self.random_state)
+        state.extra["subset_size"] = max(1, int(round(self.feature_fraction * features.shape[1])))
+        return state
+
+    def begin_round(self, state: RoundState) -> None:
+        """Normalised sample weights, and this round's feature columns."""
+        state.sample_weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
+        n_features, n_subset = state.features.shape[1], state.extra["subset_size"]
+        state.feature_subset = None if n_subset == n_features else \
+            np.sort(state.extra["rng"].choice(n_features, n_subset, replace=False))
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal:
+        """The weak learner's machine for the weighted, cost-sensitive problem."""
+        if uses_propose(self.weak_trainer):
+            return self.weak_trainer.propose(prepared, state)
+        return Proposal(self.weak_trainer.train(prepared, state.labels, state.sample_weights, state.loss_matrix,
+                                                state.feature_subset))
+
+    def step(self, machine: WeakMachine, state: RoundState) -> tuple[float, bool] | None:
+        """The step rule on the weighted confusion matrix, capped when infinite, shrunk."""
+        if not isinstance(machine, MultiClassWeakMachine):
+            raise InvalidTypeError(f"weak_learner: returned a {type(machine).__name__}, not a MultiClassWeakMachine")
+        k = self.cost_matrix.shape[0]
+        predicted = machine.forward_labels(state.features)
+        confusion = np.bincount(self.labels * k + predicted, weights=state.sample_weights,
+                                minlength=k * k).reshape(k, k)
+        step = self.step_rule(confusion, self.exponents)
+        if not step > 0:
+            logger.info("Round %d: step %.6g <= 0; stopping", state.round_index + 1, step)
+            return None
+        perfect = bool(np.isinf(step))
+        if perfect:
+            step = capped_step(self.exponents)
+        state.extra["predicted"] = predicted
+        return step * self.shrinkage, perfect
+
+    def end_round(self, state: RoundState, machine: WeakMachine, weight: float) -> None:
+        """CMEL weight update; the scores move along the margin vector of each predicted class."""
+        predicted = state.extra.pop("predicted")
+        state.log_weights = state.log_weights + weight * self.exponents[self.labels, predicted]
+        # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
+        state.scores = state.scores + weight * self._vectors[predicted]
+
+    def describe(self, state: RoundState) -> str:
+        """Nothing beyond the step."""
+        return ""
+
+
+def cmel_log_weights(scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
+    """Un-normalised log CMEL sample weights ``C*[l_n, :] @ f(x_n)`` of a machine's training scores."""
+    return np.sum(cost_star(machine.cost_matrix)[labels] * scores, axis=1)
+
+
+def uses_propose(weak_trainer: Any) -> bool:
+    """Whether the loop should call ``propose`` rather than bob_boost 0.1's ``train``.
+
+    A subclass of a built-in weak trainer that overrides only ``train`` keeps its ``train``.
+    """
+    definers = {name: next((cls for cls in type(weak_trainer).__mro__ if name in vars(cls)), None)
+                for name in ("propose", "train")}
+    if definers["propose"] is None:
+        return False
+    if definers["train"] is None:
+        return True
+    return issubclass(definers["propose"], definers["train"])

@@ -1,0 +1,132 @@
+"""The one training loop.
+
+Every trainer of bob_boost runs :func:`run`: it validates the run's arguments once, prepares the features
+once (the weak trainer's ``prepare``), creates the machine or continues the given one, and then, every
+round,
+
+1. lets the algorithm set up the round (the loss gradient, or the sample weights and a feature subset);
+2. asks the weak trainer for a :class:`~bob_boost.boosting.protocol.Proposal`;
+3. takes the proposal's weight, or lets the algorithm's step rule fit it;
+4. stops when there is no proposal or the step says so (a zero or non-positive step), else adds the weak
+   machine and lets the algorithm update the training scores and sample weights;
+5. logs the round, calls the callback (which may stop training, see :mod:`bob_boost.callbacks`) and stops
+   after a weak machine without training error.
+
+An algorithm (:mod:`bob_boost.boosting.algorithms`) is the object with the hooks below; the published
+algorithms differ only in them.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._validation import check_positive_int
+from ..callbacks import RoundCallback, check_callback, stop_requested
+from ..exceptions import InvalidTypeError
+from ..machine import BoostedMachine
+from ..weak.base import WeakMachine
+from .protocol import Proposal, RoundState
+
+logger = logging.getLogger(__name__)
+
+
+class Algorithm(Protocol):
+    """The hooks through which an algorithm configures the loop."""
+
+    #: Names the algorithm in log messages.
+    name: str
+
+    def new_machine(self, features: np.ndarray) -> BoostedMachine:
+        """The empty machine a new run fills (outputs, cost matrix, decision rule, metadata)."""
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """Raise unless ``machine`` can be continued by this algorithm."""
+
+    def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
+        """The state before the first round of this run (scores of ``machine`` on ``features``)."""
+
+    def begin_round(self, state: RoundState) -> None:
+        """Fill what this round's weak trainer reads."""
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal | None:
+        """Ask the weak trainer for the round's weak machine."""
+
+    def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray | float, bool] | None:
+        """``(weight, perfect)`` for a proposal without weight, or None to stop (zero or non-positive step)."""
+
+    def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
+        """Update the training scores (and sample weights) after adding ``machine`` with ``weight``."""
+
+    def describe(self, state: RoundState) -> str:
+        """A few words on the state after a round, for the log (e.g. the training loss)."""
+
+
+def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of_rounds: int,
+        boosted_machine: BoostedMachine | None = None, callback: RoundCallback | None = None) -> BoostedMachine:
+    """Train with ``algorithm`` for ``number_of_rounds`` rounds at most.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        The configured algorithm (its targets already validated).
+    weak_trainer : object
+        Its weak trainer; ``prepare(features)``, if it has one, is called once.
+    features : numpy.ndarray
+        The validated (#samples, #features) training features.
+    number_of_rounds : int
+        Maximum number of weak machines to add.
+    boosted_machine : BoostedMachine, optional
+        Continue this machine (extended in place and returned); a new one is created otherwise.
+    callback : callable, optional
+        ``callback(round, machine, scores)`` after each round; True stops training.
+
+    Returns
+    -------
+    BoostedMachine
+        The trained machine.
+    """
+    number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+    check_callback(callback)
+    if boosted_machine is None:
+        machine = algorithm.new_machine(features)
+    else:
+        if not isinstance(boosted_machine, BoostedMachine):
+            raise InvalidTypeError(f"boosted_machine: expected a BoostedMachine, got {type(boosted_machine).__name__}")
+        algorithm.check_machine(boosted_machine)
+        machine = boosted_machine
+    prepare = getattr(weak_trainer, "prepare", None)
+    prepared = prepare(features) if prepare is not None else features
+    state = algorithm.start(features, machine)
+    logger.info("%s: up to %d rounds on %d samples x %d features", algorithm.name, number_of_rounds,
+                features.shape[0], features.shape[1])
+    for round_index in range(number_of_rounds):
+        state.round_index = round_index
+        algorithm.begin_round(state)
+        proposal = algorithm.propose(prepared, state)
+        if proposal is None:
+            logger.info("%s round %d: no weak machine contributes; stopping after %d weak machines",
+                        algorithm.name, round_index + 1, len(machine))
+            break
+        if proposal.weight is not None:
+            weight, perfect = proposal.weight, proposal.perfect
+        else:
+            step = algorithm.step(proposal.machine, state)
+            if step is None:
+                logger.info("%s round %d: the step is not positive; stopping after %d weak machines",
+                            algorithm.name, round_index + 1, len(machine))
+                break
+            weight, perfect = step
+        machine.add_weak_machine(proposal.machine, weight)
+        algorithm.end_round(state, proposal.machine, weight)
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("%s round %d/%d: %r, weight %s%s", algorithm.name, round_index + 1, number_of_rounds,
+                        proposal.machine, np.array2string(np.asarray(weight), precision=4), algorithm.describe(state))
+        if stop_requested(callback, round_index, machine, state.scores):
+            break
+        if perfect:
+            logger.info("%s round %d: %r makes no training error; stopping", algorithm.name, round_index + 1,
+                        proposal.machine)
+            break
+    return machine

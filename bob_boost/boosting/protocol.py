@@ -1,0 +1,89 @@
+"""The weak-trainer protocol and the state of a training run.
+
+A weak trainer is prepared once per run and asked for one weak machine per round::
+
+    prepared = weak_trainer.prepare(features)          # validate, bin or sort the features once
+    proposal = weak_trainer.propose(prepared, state)   # trusted inputs: no validation every round
+
+``propose`` reads what its algorithm puts into the :class:`RoundState` (the loss gradient for the generic
+trainer; the sample weights, labels, loss matrix and feature subset for the multi-class trainers; the log
+weights for the cost-sensitive stump pool) and returns a :class:`Proposal`. A weak trainer whose choice is
+tied to its step (AdaBoostDB's largest root) returns the weight too; otherwise the algorithm's step rule
+fits it.
+
+Weak trainers written for bob_boost 0.1, with only ``train(...)``, keep working: the algorithms adapt them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:  # annotations only; the weak machines know nothing of the loop
+    from ..weak.base import WeakMachine
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A round's weak machine, and its weight when the weak trainer chose both together.
+
+    Attributes
+    ----------
+    machine : WeakMachine
+        The weak machine.
+    weight : float or numpy.ndarray, optional
+        Its weight (one per output); None lets the algorithm's step rule fit it.
+    perfect : bool
+        The machine makes no training error: the loop adds it and stops.
+    """
+
+    machine: WeakMachine
+    weight: float | np.ndarray | None = None
+    perfect: bool = False
+
+
+@dataclass
+class RoundState:
+    """What the loop knows between rounds; the algorithm fills the fields its weak trainer reads.
+
+    Attributes
+    ----------
+    features : numpy.ndarray
+        The validated (#samples, #features) training features.
+    scores : numpy.ndarray
+        (#samples, #outputs) training scores of the machine so far (baseline included).
+    round_index : int
+        The 0-based index of the current round.
+    gradient : numpy.ndarray, optional
+        The loss gradient at ``scores`` (generic boosting).
+    labels, sample_weights, loss_matrix, feature_subset : numpy.ndarray, optional
+        Class indices, normalised sample weights, the (K, K) loss matrix and the feature columns the round
+        may use (multi-class boosting).
+    log_weights : numpy.ndarray, optional
+        Log sample weights (cost-sensitive stump boosting).
+    extra : dict
+        Whatever else an algorithm keeps between its own hooks.
+    """
+
+    features: np.ndarray
+    scores: np.ndarray
+    round_index: int = 0
+    gradient: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    sample_weights: np.ndarray | None = None
+    loss_matrix: np.ndarray | None = None
+    feature_subset: np.ndarray | None = None
+    log_weights: np.ndarray | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class WeakTrainer(Protocol):
+    """What the loop needs of a weak trainer."""
+
+    def prepare(self, features: np.ndarray) -> Any:
+        """Validate and preprocess the training features once per run."""
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal | None:
+        """The round's weak machine for trusted, prepared inputs; None when none can contribute."""

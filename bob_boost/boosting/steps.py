@@ -1,0 +1,144 @@
+"""Step rules: how a round's weak machine gets its weight.
+
+- :func:`fit_weights`: L-BFGS on the loss along the weak machine's outputs, one weight per output
+  (bob.learn.boosting's rule, the generic trainer's);
+- :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
+- :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
+- :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
+- shrinkage is a factor the algorithms apply to these.
+
+The double-base (AdaBoostDB) and hyperbolic (Cost-Sensitive AdaBoost) roots are solved together with the
+stump choice, in :mod:`bob_boost.weak_trainers.stump_pool`.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.optimize
+
+from ..exceptions import InvalidValueError
+from ..losses.base import LossFunction
+
+logger = logging.getLogger(__name__)
+
+
+#: L-BFGS stops when the per-sample mean of the loss derivative is below this.
+GRADIENT_TOLERANCE = 1e-12
+
+
+def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
+                current_scores: np.ndarray) -> np.ndarray:
+    """Find the weight(s) of a new weak machine with L-BFGS, starting at zero.
+
+    Minimises ``loss_function.loss_sum`` with its derivative
+    ``loss_gradient_sum`` (both from one call of ``loss_and_gradient_sum``),
+    one weight per output. The objective is divided by the number of samples so
+    that one gradient tolerance fits data sets of any size.
+
+    Returns
+    -------
+    numpy.ndarray
+        (#outputs,) weights.
+    """
+    scale = 1.0 / targets.shape[0]
+
+    def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
+        value, gradient = loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores)
+        return value * scale, gradient * scale
+
+    result = scipy.optimize.minimize(
+        objective, np.zeros(targets.shape[1]), jac=True, method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": GRADIENT_TOLERANCE, "maxiter": 500})
+    # At machine precision the line search can stop with an "abnormal" status
+    # although the minimum is reached; only a large remaining gradient matters.
+    if not result.success and np.max(np.abs(result.jac)) > 1e6 * GRADIENT_TOLERANCE:
+        logger.warning("L-BFGS stopped before converging (%s); gradient %s", result.message, result.jac)
+    return np.asarray(result.x, dtype=np.float64)
+
+
+#: A weak learner without costly errors has an infinite optimal step; it gets the step at which
+#: the sample weights span this ratio (the range of float64 precision) instead, and training stops.
+PERFECT_LEARNER_WEIGHT_RATIO = 1e16
+
+
+def optimal_step(confusion, exponents) -> float:
+    """Minimise ``phi(beta) = sum_ij confusion[i, j] * exp(beta * exponents[i, j])``.
+
+    ``phi`` is convex, so its minimiser is the root of the increasing
+    derivative ``sum_ij confusion[i, j] exponents[i, j] exp(beta exponents[i, j])``,
+    found by bracketing (doubling the interval) and Brent's method.
+
+    Parameters
+    ----------
+    confusion : array_like
+        (K, K) non-negative weights ``S[i, j]``.
+    exponents : array_like
+        (K, K) finite exponents, e.g. ``C2 = K/(K-1) C*``.
+
+    Returns
+    -------
+    float
+        The minimiser; ``+inf`` / ``-inf`` when ``phi`` decreases without
+        bound in that direction (e.g. a weak learner making no costly error),
+        0 when the derivative vanishes at 0.
+    """
+    weights = np.asarray(confusion, dtype=np.float64)
+    values = np.asarray(exponents, dtype=np.float64)
+    if weights.shape != values.shape:
+        raise InvalidValueError(f"exponents: shape {values.shape} differs from confusion's {weights.shape}")
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise InvalidValueError("confusion: entries must be finite and non-negative")
+    if not np.all(np.isfinite(values)):
+        raise InvalidValueError("exponents: contains NaN or infinite values")
+    active = weights > 0
+    s, u = weights[active], values[active]
+
+    def derivative(beta: float) -> float:
+        # scaled by exp(-max(beta u)): same sign and root, but no overflow for large steps
+        exponent = beta * u
+        return float(np.sum(s * u * np.exp(exponent - exponent.max())))
+
+    slope = float(np.sum(s * u))
+    if slope == 0.0:
+        return 0.0
+    direction = -1.0 if slope < 0 else 1.0
+    # phi is bounded in the descent direction only if some exponent grows along it
+    if not np.any(-direction * u > 0):
+        return -direction * np.inf
+    near, far = 0.0, -direction / np.abs(u).max()
+    while np.sign(derivative(far)) == np.sign(slope):
+        near, far = far, 2.0 * far
+    low, high = sorted((near, far))
+    return float(scipy.optimize.brentq(derivative, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+
+
+def adaboost_m1_step(confusion: np.ndarray, exponents: np.ndarray) -> float:
+    """AdaBoost.M1's weight ``log((1 - E) / E)`` for the weighted error ``E``.
+
+    Parameters
+    ----------
+    confusion : numpy.ndarray
+        (K, K) weights of class-``i`` samples predicted ``j``.
+    exponents : numpy.ndarray
+        (K, K) 0|1 costs: positive where a prediction is wrong.
+
+    Returns
+    -------
+    float
+        0 when ``E >= 1/2`` (the algorithm stops), ``inf`` when ``E = 0``.
+    """
+    error = float(np.sum(confusion[exponents > 0]) / np.sum(confusion))
+    if error >= 0.5:
+        logger.info("AdaBoost.M1: weighted error %.6g >= 1/2", error)
+        return 0.0
+    return np.inf if error == 0 else float(np.log((1.0 - error) / error))
+
+
+def capped_step(exponents: np.ndarray) -> float:
+    """The step given to a weak learner without costly errors instead of its infinite optimum.
+
+    At this step the sample weights span :data:`PERFECT_LEARNER_WEIGHT_RATIO`, the range of float64
+    precision; training stops after it.
+    """
+    return float(np.log(PERFECT_LEARNER_WEIGHT_RATIO) / np.abs(exponents).max())
