@@ -226,3 +226,13 @@ def check_integer_vector(values, name: str, noun: str = "labels") -> np.ndarray:
     if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
         raise InvalidValueError(f"{name}: {noun} must be integers")
     return array.astype(np.int64)
+
+
+def mean_one(sample_weight: np.ndarray) -> np.ndarray:
+    """``sample_weight`` rescaled to a mean of 1.
+
+    Trainers work with these: integer weights then weigh as repeated samples do, and multiplying every
+    weight by a positive constant leaves the model unchanged (bit for bit for powers of two, to rounding
+    otherwise).
+    """
+    return sample_weight * (sample_weight.size / sample_weight.sum())

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ._validation import check_positive_int, check_sample_weight, mean_one
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
@@ -50,42 +50,6 @@ CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential")
 
 #: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
 LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
-
-
-class _WeightedLoss(LossFunction):
-    """``w_n * L(t_n, s_n)``: another loss with fixed per-sample weights.
-
-    The generic trainer then follows the weighted gradient and fits each
-    weight on the weighted loss, i.e. it minimises the weighted empirical
-    risk; that is what ``sample_weight`` means for it.
-    """
-
-    def __init__(self, loss: LossFunction, weights: np.ndarray) -> None:
-        self.base = loss
-        self.weights = weights[:, np.newaxis]
-        self.name = loss.name
-        self.cost_matrix = loss.cost_matrix
-
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Weighted per-sample loss."""
-        return self.weights * self.base.loss(targets, scores)
-
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
-        """Weighted per-sample loss gradient."""
-        return self.weights * self.base.loss_gradient(targets, scores)
-
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Weighted loss and gradient, from the wrapped loss's joint evaluation."""
-        values, gradients = self.base.loss_and_gradient(targets, scores)
-        return self.weights * values, self.weights * gradients
-
-    def check_targets(self, targets) -> np.ndarray:
-        """Validate targets as the wrapped loss does."""
-        return self.base.check_targets(targets)
-
-    def decision_rule(self, number_of_outputs: int) -> str | None:
-        """The wrapped loss's rule."""
-        return self.base.decision_rule(number_of_outputs)
 
 
 def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
@@ -166,9 +130,8 @@ class Recipe:
         callback : callable, optional
             The round callback (:mod:`bob_boost.callbacks`).
         sample_weight : numpy.ndarray, optional
-            (#samples,) positive weights: factors of the generic trainer's
-            loss, the initial distribution of the cost-sensitive binary
-            trainers. The multi-class trainers take none yet.
+            (#samples,) non-negative weights: factors of the generic trainer's
+            loss, the initial distributions of the other trainers.
 
         Notes
         -----
@@ -177,26 +140,22 @@ class Recipe:
         boost the residuals.
         """
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
-        if self.name == "boosting":
-            trainer = self.trainer
-            if sample_weight is not None:
-                trainer = Boosting(trainer.weak_trainer, _WeightedLoss(trainer.loss_function, sample_weight))
-            if not isinstance(self.loss, SquaredLoss):
-                return trainer.train(features, targets, number_of_rounds, callback=callback)
-            # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
-            # reach its level. Boosting the residuals from 0 (rather than the targets from the intercept)
-            # keeps the models of bob_boost 0.1's BoostingRegressor bit for bit.
-            values = self.loss.check_targets(targets)
-            intercept = np.average(values, axis=0, weights=sample_weight)
-            machine = trainer.train(features, values - intercept, number_of_rounds, callback=callback)
-            machine.baseline = intercept
-            return machine
         if self.name in BINARY_COST_TRAINERS:
             return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight,
                                       callback=callback)
-        if sample_weight is not None:
-            raise InvalidValueError(f"sample_weight: the {self.name} trainer takes no sample weights")
-        return self.trainer.train(features, targets, number_of_rounds, callback=callback)
+        if self.name != "boosting" or not isinstance(self.loss, SquaredLoss):
+            return self.trainer.train(features, targets, number_of_rounds, callback=callback,
+                                      sample_weight=sample_weight)
+        # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
+        # reach its level. Boosting the residuals from 0 (rather than the targets from the intercept)
+        # keeps the models of bob_boost 0.1's BoostingRegressor bit for bit.
+        values = self.loss.check_targets(targets)
+        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, values.shape[0]))
+        intercept = np.average(values, axis=0, weights=weights)
+        machine = self.trainer.train(features, values - intercept, number_of_rounds, callback=callback,
+                                     sample_weight=sample_weight)
+        machine.baseline = intercept
+        return machine
 
 
 def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,

@@ -21,7 +21,7 @@ import scipy.special
 
 from ..costs import cost_star, margin_vectors
 from ..exceptions import InvalidTypeError, InvalidValueError
-from ..losses.base import LossFunction
+from ..losses.base import LossFunction, weighted
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
@@ -43,14 +43,18 @@ class GradientBoosting:
         ``train(prepared, loss_gradient)``.
     targets : numpy.ndarray
         (#samples, #outputs) targets, validated by the loss.
+    sample_weight : numpy.ndarray, optional
+        (#samples,) factors of every sample's loss, validated (mean 1).
     """
 
     name = "Boosting"
 
-    def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray) -> None:
+    def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray,
+                 sample_weight: np.ndarray | None = None) -> None:
         self.loss_function = loss_function
         self.weak_trainer = weak_trainer
         self.targets = targets
+        self.sample_weight = sample_weight
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -77,7 +81,7 @@ class GradientBoosting:
 
     def begin_round(self, state: RoundState) -> None:
         """The loss gradient at the current scores."""
-        state.gradient = self.loss_function.loss_gradient(self.targets, state.scores)
+        state.gradient = weighted(self.loss_function.loss_gradient(self.targets, state.scores), self.sample_weight)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient."""
@@ -88,7 +92,7 @@ class GradientBoosting:
     def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray, bool] | None:
         """L-BFGS weights; None (stop) when they are all zero."""
         weak_scores = machine.forward(state.features)
-        alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores)
+        alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight)
         if np.all(alpha == 0.0):
             logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
             return None
@@ -101,7 +105,8 @@ class GradientBoosting:
 
     def describe(self, state: RoundState) -> str:
         """The training loss."""
-        return f", training loss {np.sum(self.loss_function.loss(self.targets, state.scores)):.6g}"
+        values = weighted(self.loss_function.loss(self.targets, state.scores), self.sample_weight)
+        return f", training loss {np.sum(values):.6g}"
 
 
 class MulticlassCostBoosting:
@@ -131,12 +136,17 @@ class MulticlassCostBoosting:
         Seed of the feature sampling.
     name : str
         The algorithm's name for the log.
+    metadata : dict
+        Metadata of a new machine.
+    sample_weight : numpy.ndarray, optional
+        (#samples,) validated initial weights (mean 1); uniform by default.
     """
 
     def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float],
                  log_weights: Callable[[np.ndarray, np.ndarray, BoostedMachine], np.ndarray], shrinkage: float,
-                 feature_fraction: float, random_state, name: str, metadata: dict[str, Any]) -> None:
+                 feature_fraction: float, random_state, name: str, metadata: dict[str, Any],
+                 sample_weight: np.ndarray | None = None) -> None:
         self.weak_trainer = weak_trainer
         self.labels = labels
         self.cost_matrix = cost_matrix
@@ -149,6 +159,7 @@ class MulticlassCostBoosting:
         self.random_state = random_state
         self.name = name
         self.metadata = metadata
+        self.sample_weight = sample_weight
         self._vectors = margin_vectors(cost_matrix.shape[0])
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
@@ -169,6 +180,9 @@ class MulticlassCostBoosting:
             log_weights = self.log_weights(scores, self.labels, machine)
         else:
             scores, log_weights = np.zeros((features.shape[0], k)), np.zeros(features.shape[0])
+        if self.sample_weight is not None:
+            with np.errstate(divide="ignore"):  # a zero weight stays zero: log -inf
+                log_weights = log_weights + np.log(self.sample_weight)
         state = RoundState(features=features, scores=scores, labels=self.labels, loss_matrix=self.loss_matrix,
                            log_weights=log_weights)
         state.extra["rng"] = np.random.default_rng(self.random_state)

@@ -28,13 +28,14 @@ GRADIENT_TOLERANCE = 1e-12
 
 
 def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
-                current_scores: np.ndarray) -> np.ndarray:
+                current_scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Find the weight(s) of a new weak machine with L-BFGS, starting at zero.
 
     Minimises ``loss_function.loss_sum`` with its derivative
     ``loss_gradient_sum`` (both from one call of ``loss_and_gradient_sum``),
-    one weight per output. The objective is divided by the number of samples so
-    that one gradient tolerance fits data sets of any size.
+    one weight per output, each sample's loss multiplied by ``sample_weight``
+    when given. The objective is divided by the number of samples so that one
+    gradient tolerance fits data sets of any size.
 
     Returns
     -------
@@ -44,7 +45,8 @@ def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_score
     scale = 1.0 / targets.shape[0]
 
     def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
-        value, gradient = loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores)
+        value, gradient = loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores,
+                                                              sample_weight)
         return value * scale, gradient * scale
 
     result = scipy.optimize.minimize(

@@ -9,13 +9,32 @@ from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
 
 
+def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
+    """``sample_weight[n] * values[n, :]``, or ``values`` itself without weights.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (#samples, ...) per-sample losses or gradients.
+    sample_weight : numpy.ndarray or None
+        (#samples,) factors.
+    """
+    if sample_weight is None:
+        return values
+    return sample_weight[:, np.newaxis] * values
+
+
 class LossFunction:
     """Base class of all losses.
 
     A subclass implements :meth:`loss` and :meth:`loss_gradient` on arrays of
     shape (#samples, #outputs); the base class derives from them the two
     functions that the boosting trainer minimises over the weight of a new
-    weak machine, :meth:`loss_sum` and :meth:`loss_gradient_sum`.
+    weak machine, :meth:`loss_sum` and :meth:`loss_gradient_sum`. Every
+    method takes ``sample_weight`` (per-sample factors of the loss, as in
+    scikit-learn's losses); the base class's methods apply it to what the
+    subclass's unweighted methods return, so a third-party loss written
+    without ``sample_weight`` is weighted correctly too.
 
     Subclasses may override :meth:`check_targets` to reject targets the loss
     is not defined for, and say what their models mean: :meth:`decision_rule`
@@ -55,13 +74,16 @@ class LossFunction:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no class probabilities")
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Per-sample loss.
 
         Parameters
         ----------
         targets, scores : numpy.ndarray
             Float arrays of shape (#samples, #outputs).
+        sample_weight : numpy.ndarray, optional
+            (#samples,) factors of every sample's loss (the built-in losses
+            take it; the sums below apply it for any loss).
 
         Returns
         -------
@@ -71,18 +93,21 @@ class LossFunction:
         """
         raise NotImplementedError
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Derivative of :meth:`loss` with respect to ``scores``, shape (#samples, #outputs)."""
         raise NotImplementedError
 
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Both :meth:`loss` and :meth:`loss_gradient`.
 
         Losses whose two parts share expensive terms (e.g. an exponential)
         override this to compute them once; the weight search calls it at
         every step.
         """
-        return self.loss(targets, scores), self.loss_gradient(targets, scores)
+        return (weighted(self.loss(targets, scores), sample_weight),
+                weighted(self.loss_gradient(targets, scores), sample_weight))
 
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.
@@ -100,7 +125,7 @@ class LossFunction:
         return as_score_matrix(targets, "targets")
 
     def loss_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
-                 current_scores: np.ndarray) -> float:
+                 current_scores: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         """Total loss after adding ``alpha`` times the new weak machine's output.
 
         Parameters
@@ -113,19 +138,21 @@ class LossFunction:
             (#samples, #outputs) scores of the strong machine so far.
         current_scores : numpy.ndarray
             (#samples, #outputs) outputs of the new weak machine.
+        sample_weight : numpy.ndarray, optional
+            (#samples,) factors of every sample's loss.
 
         Returns
         -------
         float
-            ``sum(loss(targets, previous_scores + alpha * current_scores))``
+            ``sum(w * loss(targets, previous_scores + alpha * current_scores))``
             over samples and outputs. Outputs enter the sum independently, so
             minimising the total minimises each output's share.
         """
         scores = previous_scores + np.asarray(alpha) * current_scores
-        return float(np.sum(self.loss(targets, scores)))
+        return float(np.sum(weighted(self.loss(targets, scores), sample_weight)))
 
     def loss_gradient_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
-                          current_scores: np.ndarray) -> np.ndarray:
+                          current_scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Derivative of :meth:`loss_sum` with respect to ``alpha``.
 
         Returns
@@ -134,16 +161,18 @@ class LossFunction:
             (#outputs,) array: ``sum_n loss_gradient[n, o] * current_scores[n, o]``.
         """
         scores = previous_scores + np.asarray(alpha) * current_scores
-        return np.sum(self.loss_gradient(targets, scores) * current_scores, axis=0)
+        return np.sum(weighted(self.loss_gradient(targets, scores), sample_weight) * current_scores, axis=0)
 
     def loss_and_gradient_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
-                              current_scores: np.ndarray) -> tuple[float, np.ndarray]:
+                              current_scores: np.ndarray,
+                              sample_weight: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """:meth:`loss_sum` and :meth:`loss_gradient_sum` from one evaluation of the loss.
 
         This is what :func:`~bob_boost.trainers.fit_weights` minimises.
         """
         scores = previous_scores + np.asarray(alpha) * current_scores
         values, gradients = self.loss_and_gradient(targets, scores)
+        values, gradients = weighted(values, sample_weight), weighted(gradients, sample_weight)
         return float(np.sum(values)), np.sum(gradients * current_scores, axis=0)
 
     def __repr__(self) -> str:

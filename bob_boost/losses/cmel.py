@@ -6,7 +6,7 @@ import numpy as np
 from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_vectors
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..registry import register_loss
-from .base import LossFunction
+from .base import LossFunction, weighted
 from .exponential import EXPONENT_LIMIT
 
 
@@ -80,16 +80,18 @@ class CMELoss(LossFunction):
         """Class of each margin-vector target (its largest entry)."""
         return np.argmax(targets, axis=1)
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``exp(C*[l_n, :] @ f(x_n))`` as a (#samples, 1) array."""
         margin = np.sum(self._cost_star[self._labels(targets)] * scores, axis=1, keepdims=True)
-        return np.exp(np.minimum(margin, EXPONENT_LIMIT))
+        return weighted(np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``C*[l_n, :] * exp(C*[l_n, :] @ f(x_n))``, shape (#samples, K)."""
         rows = self._cost_star[self._labels(targets)]
         margin = np.sum(rows * scores, axis=1, keepdims=True)
-        return rows * np.exp(np.minimum(margin, EXPONENT_LIMIT))
+        return weighted(rows * np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
 
     def __repr__(self) -> str:
         return f"CMELoss(cost_matrix={self.cost_matrix.tolist()})"

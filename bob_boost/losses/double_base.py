@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validation import check_scalar
 from ..registry import register_loss
-from .base import BinaryClassificationLoss
+from .base import BinaryClassificationLoss, weighted
 from .exponential import EXPONENT_LIMIT
 
 
@@ -51,19 +51,22 @@ class DoubleBaseLoss(BinaryClassificationLoss):
         """``C_t`` for every entry of ``targets``."""
         return np.where(targets > 0, self.cost_positive, self.cost_negative)
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``exp(-C_t * targets * scores)``."""
-        return np.exp(np.minimum(-self._costs(targets) * targets * scores, EXPONENT_LIMIT))
+        return weighted(np.exp(np.minimum(-self._costs(targets) * targets * scores, EXPONENT_LIMIT)), sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``-C_t * targets * exp(-C_t * targets * scores)``."""
-        return self.loss_and_gradient(targets, scores)[1]
+        return self.loss_and_gradient(targets, scores, sample_weight)[1]
 
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Loss and gradient from a single exponential."""
         signed_costs = self._costs(targets) * targets
         values = np.exp(np.minimum(-signed_costs * scores, EXPONENT_LIMIT))
-        return values, -signed_costs * values
+        return weighted(values, sample_weight), weighted(-signed_costs * values, sample_weight)
 
     def __repr__(self) -> str:
         return f"DoubleBaseLoss(cost_positive={self.cost_positive!r}, cost_negative={self.cost_negative!r})"

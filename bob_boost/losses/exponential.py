@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BinaryClassificationLoss
+from .base import BinaryClassificationLoss, weighted
 
 #: exp() saturates here: exp(600) ~ 4e260 leaves room to sum 1e40 samples
 #: without overflow, while margins beyond -600 never occur in useful training.
@@ -23,15 +23,18 @@ class ExponentialLoss(BinaryClassificationLoss):
     #: The expected loss is minimised at half the log-odds (Friedman, Hastie & Tibshirani, 2000).
     probability_scale = 2.0
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``exp(-targets * scores)``."""
-        return np.exp(np.minimum(-targets * scores, EXPONENT_LIMIT))
+        return weighted(np.exp(np.minimum(-targets * scores, EXPONENT_LIMIT)), sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``-targets * exp(-targets * scores)``."""
-        return -targets * self.loss(targets, scores)
+        return weighted(-targets * self.loss(targets, scores), sample_weight)
 
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Loss and gradient from a single exponential."""
         values = self.loss(targets, scores)
-        return values, -targets * values
+        return weighted(values, sample_weight), weighted(-targets * values, sample_weight)

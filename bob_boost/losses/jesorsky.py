@@ -5,7 +5,7 @@ import numpy as np
 
 from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
-from .base import LossFunction
+from .base import LossFunction, weighted
 
 
 class JesorskyLoss(LossFunction):
@@ -45,14 +45,16 @@ class JesorskyLoss(LossFunction):
         diff = (scores - targets).reshape(scores.shape[0], -1, 2)
         return diff, np.hypot(diff[..., 0], diff[..., 1])
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return the (#samples, 1) scaled sum of point distances."""
         _, distances = self._offsets(targets, scores)
-        return (self._scale(targets) * distances.sum(axis=1))[:, np.newaxis]
+        return weighted((self._scale(targets) * distances.sum(axis=1))[:, np.newaxis], sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return the (#samples, #outputs) gradient; zero for points hit exactly."""
         diff, distances = self._offsets(targets, scores)
         with np.errstate(invalid="ignore", divide="ignore"):
             unit = np.where(distances[..., np.newaxis] > 0, diff / distances[..., np.newaxis], 0.0)
-        return self._scale(targets)[:, np.newaxis] * unit.reshape(scores.shape)
+        return weighted(self._scale(targets)[:, np.newaxis] * unit.reshape(scores.shape), sample_weight)

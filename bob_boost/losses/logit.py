@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from .base import BinaryClassificationLoss
+from .base import BinaryClassificationLoss, weighted
 
 
 class LogitLoss(BinaryClassificationLoss):
@@ -15,19 +15,22 @@ class LogitLoss(BinaryClassificationLoss):
     #: The negative log-likelihood of a logistic model: the score is the log-odds.
     probability_scale = 1.0
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``log(1 + exp(-targets * scores))``, computed without overflow."""
-        return np.logaddexp(0.0, -targets * scores)
+        return weighted(np.logaddexp(0.0, -targets * scores), sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``-targets / (1 + exp(targets * scores))``."""
-        return -targets * expit(-targets * scores)
+        return weighted(-targets * expit(-targets * scores), sample_weight)
 
-    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                          sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Loss and gradient from a single exponential of ``-|margin|`` (never overflows)."""
         margin = targets * scores
         small = np.exp(-np.abs(margin))
         values = np.maximum(-margin, 0.0) + np.log1p(small)
         # sigmoid(-margin) written with exp(-|margin|) on both sides of zero
         sigmoid = np.where(margin >= 0, small, 1.0) / (1.0 + small)
-        return values, -targets * sigmoid
+        return weighted(values, sample_weight), weighted(-targets * sigmoid, sample_weight)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import LossFunction
+from .base import LossFunction, weighted
 
 
 class SquaredLoss(LossFunction):
@@ -15,10 +15,12 @@ class SquaredLoss(LossFunction):
         """``"identity"``: The scores are the predicted values."""
         return "identity"
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``(scores - targets)^2 / 2``."""
-        return 0.5 * (scores - targets) ** 2
+        return weighted(0.5 * (scores - targets) ** 2, sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``scores - targets``."""
-        return scores - targets
+        return weighted(scores - targets, sample_weight)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BinaryClassificationLoss
+from .base import BinaryClassificationLoss, weighted
 
 
 class TangentialLoss(BinaryClassificationLoss):
@@ -14,15 +14,17 @@ class TangentialLoss(BinaryClassificationLoss):
 
     name = "tangential"
 
-    def loss(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``(2 arctan(targets * scores) - 1)^2``."""
-        return (2.0 * np.arctan(targets * scores) - 1.0) ** 2
+        return weighted((2.0 * np.arctan(targets * scores) - 1.0) ** 2, sample_weight)
 
-    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``4 t (2 arctan(t s) - 1) / (1 + (t s)^2)``.
 
         bob.learn.boosting omits the factor ``t``, which is only the
         derivative for positive targets.
         """
         margin = targets * scores
-        return 4.0 * targets * (2.0 * np.arctan(margin) - 1.0) / (1.0 + margin * margin)
+        return weighted(4.0 * targets * (2.0 * np.arctan(margin) - 1.0) / (1.0 + margin * margin), sample_weight)

@@ -52,17 +52,17 @@ class _BoostedEstimator(BaseEstimator):
     def _positive_weights(sample_weight, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``sample_weight``; return the mask of samples with positive weight and their weights.
 
-        The weights are rescaled to a mean of 1, so that integer weights give
-        the same objective as repeating samples; zero-weight samples are
-        dropped because they must not influence the model (not even through
-        the thresholds they would add between distinct feature values).
+        Zero-weight samples are dropped because they must not influence the
+        model (not even through the thresholds they would add between
+        distinct feature values); the trainers rescale the others to a mean
+        of 1, so that integer weights give the same objective as repeating
+        samples.
         """
         if sample_weight is None:
             return np.ones(n_samples, dtype=bool), np.ones(n_samples)
         weights = check_sample_weight(sample_weight, n_samples)
         kept = weights > 0
-        weights = weights[kept]
-        return kept, weights * (weights.size / weights.sum())
+        return kept, weights[kept]
 
     def _base_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {

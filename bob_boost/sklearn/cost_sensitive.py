@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, mean_one
 from ..costs import check_cost_matrix, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
@@ -97,6 +97,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
                                     "several classes.")
         X, positive = X[kept], encoded[kept] == 1
         _check_splittable(X)
+        weights = mean_one(weights)
         initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
         self.machine_ = recipe.train(X, self._encoding.targets(recipe.target_kind, encoded[kept]), rounds,
                                      sample_weight=initial)

@@ -22,7 +22,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int, check_scalar
+from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
 from ..boosting.algorithms import MulticlassCostBoosting, cmel_log_weights
 from ..boosting.steps import adaboost_m1_step, optimal_step
@@ -102,7 +102,7 @@ class BAdaCostTrainer:
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
               boosted_machine: BoostedMachine | None = None,
-              callback: RoundCallback | None = None) -> BoostedMachine:
+              callback: RoundCallback | None = None, sample_weight=None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` weak learners.
 
         Parameters
@@ -121,6 +121,9 @@ class BAdaCostTrainer:
             weak learner, with the (#samples, K) training scores of
             ``machine``; e.g. a :class:`bob_boost.progress.Progress`.
             Returning True stops training (see :mod:`bob_boost.callbacks`).
+        sample_weight : array_like, optional
+            (#samples,) non-negative initial weights, not all zero (rescaled to
+            a mean of 1); uniform by default.
 
         Returns
         -------
@@ -136,11 +139,13 @@ class BAdaCostTrainer:
         classes = check_class_labels(labels, cost_matrix.shape[0])
         if classes.size != array.shape[0]:
             raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
+        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
         loss_matrix, exponents = self._round_matrices(cost_matrix)
         algorithm = MulticlassCostBoosting(
             self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self._step, self._log_weights,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
-            metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)})
+            metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)},
+            sample_weight=weights)
         return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
 
     def __repr__(self) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import as_feature_matrix, check_same_samples
+from .._validation import as_feature_matrix, check_same_samples, check_sample_weight, mean_one
 from ..boosting import loop
 from ..boosting.algorithms import GradientBoosting
 from ..boosting.steps import GRADIENT_TOLERANCE, fit_weights  # noqa: F401  (their old import path)
@@ -42,7 +42,7 @@ class Boosting:
 
     def train(self, features, targets, number_of_rounds: int = 20,
               boosted_machine: BoostedMachine | None = None,
-              callback: RoundCallback | None = None) -> BoostedMachine:
+              callback: RoundCallback | None = None, sample_weight=None) -> BoostedMachine:
         """Boost ``number_of_rounds`` weak machines.
 
         Parameters
@@ -59,6 +59,10 @@ class Boosting:
         callback : callable, optional
             ``callback(round, machine, scores)`` after each round, e.g. for
             progress; returning True stops training (see :mod:`bob_boost.callbacks`).
+        sample_weight : array_like, optional
+            (#samples,) non-negative factors of every sample's loss, not all
+            zero; rescaled to a mean of 1, so only their ratios matter.
+            Zero-weight samples still add candidate thresholds.
 
         Returns
         -------
@@ -70,7 +74,8 @@ class Boosting:
         features = as_feature_matrix(features)
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
-        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets)
+        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, features.shape[0]))
+        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])
