@@ -101,7 +101,10 @@ class GradientBoosting:
 
     def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
         """Scores plus the weighted weak machine's outputs."""
-        state.scores = state.scores + weight * state.extra.pop("weak_scores")
+        weak_scores = state.extra.pop("weak_scores", None)
+        if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
+            weak_scores = machine.forward(state.features)
+        state.scores = state.scores + weight * weak_scores
 
     def describe(self, state: RoundState) -> str:
         """The training loss."""
