@@ -11,9 +11,11 @@ from bob_boost import BoostedMachine, Boosting, StumpTrainer
 from bob_boost.evaluation import false_negative_rate, false_positive_rate
 from bob_boost.losses.double_base import DoubleBaseLoss
 from bob_boost.registry import loss_class
-from bob_boost.trainers import cost_sensitive
 from bob_boost.trainers.cost_sensitive import (ALPHA_CAP_MARGIN, AdaBoostDBTrainer,
                                                CostSensitiveAdaBoostTrainer)
+from bob_boost.weak_trainers.stump_pool.bounds import bound_coefficients, tangents_meet
+from bob_boost.weak_trainers.stump_pool.pool import StumpPool
+from bob_boost.weak_trainers.stump_pool.roots import double_base_root, double_base_roots
 
 #: The 19 cost pairs (C_P, C_N) of the AdaBoostDB paper, by increasing C_P / C_N.
 PAPER_COSTS = [(1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3), (1, 1), (3, 2),
@@ -224,7 +226,7 @@ def test_class_errors_match_exact_sums_and_duplicates_tie_exactly():
     class_weights = np.zeros((60, 2))
     class_weights[targets > 0, 0] = weights[targets > 0]
     class_weights[targets < 0, 1] = weights[targets < 0]
-    pool = cost_sensitive.StumpPool(features)
+    pool = StumpPool(features)
     computed = pool.class_errors(class_weights)
     # every stump of the pool, summed exactly (math.fsum) from its definition
     expected = [[], [], [], []]
@@ -277,8 +279,8 @@ def test_searches_agree_in_extreme_regimes():
 def test_scalar_and_vectorised_roots_agree_when_the_scaled_error_is_subnormal():
     # b * eps_N = 2.7e-314: a quotient by it overflowed and the scalar root came out infinite (fuzzing)
     error_p, error_n, a, b, costs = 0.0, 5.253119924800847e-177, 1.0, 5.0851186099969847e-138, (1.0, 1000.0)
-    scalar = cost_sensitive._double_base_root(error_p, error_n, a, b, *costs)
-    vectorised = cost_sensitive._double_base_roots(np.array([error_p]), np.array([error_n]), a, b, *costs)[0]
+    scalar = double_base_root(error_p, error_n, a, b, *costs)
+    vectorised = double_base_roots(np.array([error_p]), np.array([error_n]), a, b, *costs)[0]
     assert math.isfinite(scalar)
     assert scalar == pytest.approx(vectorised, rel=1e-12)
 
@@ -293,15 +295,15 @@ def test_tangent_lower_bounds_never_exceed_the_minimum():
         q = 1.0 - p if p > 1e-3 else 1.0
         error_p, error_n = rng.random(300) ** 2, scale * (0.1 + rng.random(300))
         grid = full_grid[full_grid <= 600.0 / max(costs)]
-        value_coefficients, slope_coefficients = cost_sensitive._bound_coefficients(p, q, *costs, grid)
+        value_coefficients, slope_coefficients = bound_coefficients(p, q, *costs, grid)
         errors = np.stack([np.ones_like(error_p), error_p, error_n], axis=1)
         value, slope = errors @ value_coefficients, errors @ slope_coefficients
         high = np.argmax(slope > 0, axis=1)
         rows = np.flatnonzero((high > 0) & (slope[np.arange(300), high] > 0))
         low, high = high[rows] - 1, high[rows]
         low[::2] = 0  # also brackets that reach back to 0
-        _, lower = cost_sensitive._tangents_meet((grid[low], value[rows, low], slope[rows, low]),
-                                                 (grid[high], value[rows, high], slope[rows, high]), max(costs))
+        _, lower = tangents_meet((grid[low], value[rows, low], slope[rows, low]),
+                                 (grid[high], value[rows, high], slope[rows, high]), max(costs))
         assert rows.size > 100
         for row, bound in zip(rows, lower):
             def loss(alpha, row=row):

@@ -1,0 +1,120 @@
+"""The pool of every decision stump of a feature matrix, with exact class-wise errors.
+
+:class:`StumpPool` evaluates the class-conditional weighted errors of the whole pool (every feature, every
+threshold half-way between consecutive distinct values, both polarities) at once: one sparse product per
+round gives per-bin sums of the class-wise weights, and running sums within each feature (in rows of a
+fixed width, plus the rows' totals) turn them into the errors of all thresholds without any subtraction.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._validation import as_feature_matrix
+from ...exceptions import InvalidValueError
+from ...trainers.binning import BinnedFeatures, midpoints
+from ...weak.stump import StumpMachine
+
+#: Bins per row of ``StumpPool``'s grid of class-wise sums.
+_ROW_WIDTH = 32
+
+
+class StumpPool:
+    """Every decision stump of a feature matrix, with vectorised class-wise errors.
+
+    Candidate ``k`` is split ``k // 2`` (splits ordered by feature, then
+    threshold) with polarity +1 for even ``k`` and -1 for odd ``k``; a stump
+    of polarity +1 outputs +1 at or above its threshold.
+
+    Parameters
+    ----------
+    features : array_like
+        (#samples, #features) matrix; binned once here.
+    """
+
+    def __init__(self, features) -> None:
+        # every bin summed directly, so that tiny class errors keep their relative precision
+        binned = BinnedFeatures.from_values(as_feature_matrix(features), exact=True)
+        offsets = binned.offsets
+        sizes = np.diff(offsets)
+        n_features = sizes.size
+        self._binned = binned
+        self._feature_of_bin = np.repeat(np.arange(n_features), sizes)
+        last_bin = offsets[1:] - 1
+        splits = np.ones(offsets[-1], dtype=bool)
+        splits[last_bin] = False
+        self._splits = np.flatnonzero(splits)
+        if self._splits.size == 0:
+            raise InvalidValueError("features: every feature is constant, so no stump can split them")
+        # Each feature's bins are cut into rows of _ROW_WIDTH bins (plus an always-empty column), laid out
+        # in one grid. Sums below and above a threshold are then sums of non-negative terms within a row
+        # plus the totals of the feature's other rows -- never differences -- so they keep their relative
+        # precision however small, are exactly 0 over bins without weight, and one wide feature does
+        # not pad the grid of the others.
+        position = np.arange(offsets[-1]) - np.repeat(offsets[:-1], sizes)
+        # flat positions in the (#rows, _ROW_WIDTH + 1) grid and in the (#features, most rows + 1) grid
+        # of row totals, for the bins, the rows and the splits
+        rows_per_feature = -(-sizes // _ROW_WIDTH)
+        first_row = np.concatenate([[0], np.cumsum(rows_per_feature)[:-1]])
+        chunk = position // _ROW_WIDTH
+        width, chunks = _ROW_WIDTH + 1, int(rows_per_feature.max()) + 1
+        bin_row = first_row[self._feature_of_bin] + chunk
+        self._bin_cell = bin_row * width + position % _ROW_WIDTH
+        self._grid_size = int(rows_per_feature.sum()) * width
+        row_feature = np.repeat(np.arange(n_features), rows_per_feature)
+        self._row_chunk = row_feature * chunks + np.arange(rows_per_feature.sum()) - first_row[row_feature]
+        self._row_last = np.arange(1, rows_per_feature.sum() + 1) * width - 1
+        self._chunk_grid = (n_features, chunks)
+        split_bin = self._splits
+        self._split_cell = self._bin_cell[split_bin]
+        self._split_chunk = self._feature_of_bin[split_bin] * chunks + chunk[split_bin]
+        self.size = 2 * self._splits.size
+
+    def class_errors(self, class_weights: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Misclassified and correctly classified weight of every candidate, per class.
+
+        Parameters
+        ----------
+        class_weights : numpy.ndarray
+            (#samples, 2) non-negative weights: column 0 the weights of the
+            positive samples (zero on negatives), column 1 those of the
+            negatives (zero on positives).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(wrong_positive, right_positive, wrong_negative, right_negative)``,
+            each of shape (#candidates,).
+        """
+        # plain sums of non-negative weights: >= 0, and exactly 0 over bins without weight
+        sums = self._binned.histograms(class_weights)
+        grid = np.zeros((2, self._grid_size))
+        grid[:, self._bin_cell] = sums.T
+        rows = grid.reshape(2, -1, _ROW_WIDTH + 1)
+        up_to = np.cumsum(rows, axis=2).reshape(2, -1)  # within a row, up to and including each bin
+        from_here = np.cumsum(rows[:, :, ::-1], axis=2)[:, :, ::-1].reshape(2, -1)  # from each bin to the row's end
+        # each row's total, placed so that running sums over a feature's rows give the totals of the
+        # rows before (first grid) and after (second grid) a given row
+        totals = up_to[:, self._row_last]
+        before, after = np.zeros((2,) + self._chunk_grid), np.zeros((2,) + self._chunk_grid)
+        before.reshape(2, -1)[:, self._row_chunk + 1] = totals
+        after.reshape(2, -1)[:, self._row_chunk] = totals
+        before = np.cumsum(before, axis=2).reshape(2, -1)
+        after = np.cumsum(after[:, :, ::-1], axis=2)[:, :, ::-1].reshape(2, -1)
+        below = before[:, self._split_chunk] + up_to[:, self._split_cell]
+        above = from_here[:, self._split_cell + 1] + after[:, self._split_chunk + 1]
+        # candidates 2k and 2k+1: polarity +1 (misclassifies the positives below the threshold) and -1
+        wrong_positive, right_positive = np.empty(2 * below.shape[1]), np.empty(2 * below.shape[1])
+        wrong_negative, right_negative = np.empty(2 * below.shape[1]), np.empty(2 * below.shape[1])
+        wrong_positive[0::2], wrong_positive[1::2] = below[0], above[0]
+        right_positive[0::2], right_positive[1::2] = above[0], below[0]
+        wrong_negative[0::2], wrong_negative[1::2] = above[1], below[1]
+        right_negative[0::2], right_negative[1::2] = below[1], above[1]
+        return wrong_positive, right_positive, wrong_negative, right_negative
+
+    def stump(self, candidate: int) -> StumpMachine:
+        """The :class:`StumpMachine` of candidate ``candidate``."""
+        split = int(self._splits[candidate // 2])
+        values = self._binned.bin_values
+        threshold = midpoints(values[split], values[split + 1])
+        polarity = 1.0 if candidate % 2 == 0 else -1.0
+        return StumpMachine(float(threshold), polarity, int(self._feature_of_bin[split]))
