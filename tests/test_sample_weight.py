@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from bob_boost import (AdaBoostM1Trainer, BAdaCostTrainer, Boosting, CMELoss, DoubleBaseLoss, ExponentialLoss,
-                       JesorskyLoss, LogitLoss, LossFunction, LUTTrainer, SAMMETrainer, SquaredLoss, StumpTrainer,
-                       TangentialLoss)
+from bob_boost import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting, CMELoss,
+                       CostSensitiveAdaBoostTrainer, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss,
+                       LossFunction, LUTTrainer, SAMMETrainer, SquaredLoss, StumpTrainer, TangentialLoss)
 
 COSTS = [[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]]
 
@@ -157,3 +157,15 @@ def test_the_callers_weights_are_not_modified(data):
     before = weights.copy()
     Boosting(StumpTrainer(), ExponentialLoss()).train(features, signed, 3, sample_weight=weights)
     np.testing.assert_array_equal(weights, before)
+
+
+@pytest.mark.parametrize("make", [lambda: AdaBoostDBTrainer(1.0, 3.0), lambda: CostSensitiveAdaBoostTrainer(1.0, 3.0)])
+def test_the_cost_sensitive_trainers_take_sample_weight_too(data, make):
+    features, signed, _, weights = data
+    older = make().train(features, signed, 6, sample_weights=weights)
+    newer = make().train(features, signed, 6, sample_weight=weights)
+    _same(older, newer)
+    # the initial distribution is normalised in the log domain: scaling changes the model by rounding only
+    _same(older, make().train(features, signed, 6, sample_weight=3.7 * weights), tolerance=1e-12)
+    with pytest.raises(ValueError, match="give sample_weight or its older name sample_weights, not both"):
+        make().train(features, signed, 6, sample_weights=weights, sample_weight=weights)

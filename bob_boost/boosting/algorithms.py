@@ -8,8 +8,10 @@
     BAdaCost (and SAMME, AdaBoost.M1, which are BAdaCost with particular cost matrices and steps): sample
     weights from the CMEL loss, a cost-sensitive multi-class weak learner, a closed-form step.
 
-Cost-Sensitive AdaBoost and AdaBoostDB (stumps, the double-base bound and its closed-form step) live in
-:mod:`bob_boost.trainers.cost_sensitive`, with the stump pool they search.
+:class:`CostSensitiveStumpBoosting`
+    Cost-Sensitive AdaBoost and AdaBoostDB: the double-base bound ``sum_n D_1(n) exp(-C_n t_n F(x_n))`` gives
+    the sample weights; the weak trainer is the stump pool of :mod:`bob_boost.weak_trainers.stump_pool`, whose
+    selection rule proposes each stump together with its closed-form step.
 """
 from __future__ import annotations
 
@@ -234,6 +236,74 @@ class MulticlassCostBoosting:
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the step."""
         return ""
+
+
+class CostSensitiveStumpBoosting:
+    """Cost-sensitive binary stump boosting's configuration of the loop (AdaBoostDB, Cost-Sensitive AdaBoost).
+
+    Parameters
+    ----------
+    name : str
+        The algorithm's name for the log.
+    weak_trainer : object
+        The stump pool's weak trainer: ``propose(pool, state)`` reads ``state.log_weights`` and returns each
+        stump with its step.
+    labels : numpy.ndarray
+        (#samples,) targets in {-1, +1}.
+    log_initial : numpy.ndarray
+        (#samples,) logarithms of the initial distribution ``D_1``.
+    cost_positive, cost_negative : float
+        ``C_P`` and ``C_N``.
+    metadata : dict
+        Metadata of a new machine.
+    """
+
+    def __init__(self, name: str, weak_trainer: Any, labels: np.ndarray, log_initial: np.ndarray,
+                 cost_positive: float, cost_negative: float, metadata: dict[str, Any]) -> None:
+        self.name = name
+        self.weak_trainer = weak_trainer
+        self.labels = labels
+        self.log_initial = log_initial
+        self.costs = np.where(labels > 0, cost_positive, cost_negative)
+        self.metadata = metadata
+
+    def new_machine(self, features: np.ndarray) -> BoostedMachine:
+        """An empty univariate machine (it predicts the sign of its score)."""
+        return BoostedMachine(number_of_outputs=1, number_of_features=features.shape[1], metadata=dict(self.metadata))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """The machine must be univariate."""
+        if machine.number_of_outputs not in (None, 1):
+            raise InvalidValueError(f"boosted_machine: has {machine.number_of_outputs} outputs, expected 1")
+
+    def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
+        """The machine's training scores (0 for a new one)."""
+        if len(machine) or np.any(machine.baseline != 0):
+            scores = machine.decision_scores(features)
+        else:
+            scores = np.zeros((features.shape[0], 1))
+        return RoundState(features=features, scores=scores)
+
+    def begin_round(self, state: RoundState) -> None:
+        """Log sample weights ``log D_1 - C t F``."""
+        state.log_weights = self.log_initial - self.costs * self.labels * state.scores[:, 0]
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal | None:
+        """The stump pool's stump and step, or None when no stump contributes."""
+        return self.weak_trainer.propose(prepared, state)
+
+    def step(self, machine: WeakMachine, state: RoundState) -> None:
+        """Never needed: the stump pool proposes every stump with its step."""
+        raise NotImplementedError("the stump pool proposes every stump with its step")
+
+    def end_round(self, state: RoundState, machine: WeakMachine, weight: float) -> None:
+        """Scores plus the weighted stump."""
+        state.scores = state.scores + weight * machine.forward(state.features)
+
+    def describe(self, state: RoundState) -> str:
+        """The training bound."""
+        bound = np.exp(self.log_initial - self.costs * self.labels * state.scores[:, 0]).sum()
+        return f", training bound {bound:.6g}"
 
 
 def cmel_log_weights(scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:

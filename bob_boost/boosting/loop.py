@@ -126,7 +126,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         if stop_requested(callback, round_index, machine, state.scores):
             break
         if perfect:
-            logger.info("%s round %d: %r makes no training error; stopping", algorithm.name, round_index + 1,
-                        proposal.machine)
+            logger.info("%s round %d: %r classifies every training sample correctly (weight %s); stopping",
+                        algorithm.name, round_index + 1, proposal.machine, np.array2string(np.asarray(weight)))
             break
     return machine

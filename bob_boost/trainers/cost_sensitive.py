@@ -41,8 +41,11 @@ import numpy as np
 import scipy.special
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_same_samples
-from ..callbacks import RoundCallback, check_callback, stop_requested
-from ..exceptions import InvalidTypeError, InvalidValueError
+from ..boosting import loop
+from ..boosting.algorithms import CostSensitiveStumpBoosting
+from ..boosting.protocol import Proposal, RoundState
+from ..callbacks import RoundCallback
+from ..exceptions import InvalidValueError
 from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..machine import BoostedMachine
 from ..weak_trainers.stump_pool.pool import StumpPool
@@ -64,9 +67,34 @@ ALPHA_CAP_MARGIN = 36.0
 _TINY = float(np.finfo(np.float64).tiny)
 
 
-# -- shared training loop -------------------------------------------------------
+# -- the stump pool as the loop's weak trainer ------------------------------------
+class _PoolTrainer:
+    """The stump pool as a weak trainer of the loop: the trainer's selection rule picks a stump and its step."""
+
+    def __init__(self, select, positive: np.ndarray, counter: RootCounter, algorithm: str) -> None:
+        self.select = select
+        self.positive = positive
+        self.counter = counter
+        self.algorithm = algorithm
+
+    def prepare(self, features: np.ndarray) -> StumpPool:
+        """Every stump of ``features``, with exact class errors."""
+        return StumpPool(features)
+
+    def propose(self, pool: StumpPool, state: RoundState) -> Proposal | None:
+        """The round's stump with its step; None when no stump satisfies the Contribution Condition."""
+        choice = self.select(pool, self.positive, state.log_weights, self.counter)
+        if choice is None:
+            logger.info("%s round %d: no stump satisfies the Contribution Condition", self.algorithm,
+                        state.round_index + 1)
+            return None
+        candidate, alpha, perfect = choice
+        return Proposal(pool.stump(candidate), alpha, perfect)
+
+
+# -- what the two trainers share ---------------------------------------------------
 class _CostSensitiveStumpBoosting:
-    """Training loop shared by the two trainers; subclasses choose each round's stump and step."""
+    """What the two trainers share; subclasses choose each round's stump and step (the loop is the one loop)."""
 
     #: Written into the trained machine's metadata.
     algorithm = ""
@@ -102,7 +130,7 @@ class _CostSensitiveStumpBoosting:
 
     def train(self, features, targets, number_of_rounds: int = 20,
               boosted_machine: BoostedMachine | None = None, sample_weights=None,
-              callback: RoundCallback | None = None) -> BoostedMachine:
+              callback: RoundCallback | None = None, sample_weight=None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` stumps.
 
         Parameters
@@ -117,10 +145,13 @@ class _CostSensitiveStumpBoosting:
             Continue training this univariate machine (extended in place and returned).
         sample_weights : array_like, optional
             Initial distribution ``D_1`` (non-negative, some weight in each class). Default: uniform within each
-            class with each class weighing 1/2, as both papers initialise.
+            class with each class weighing 1/2, as both papers initialise. Normalised to sum 1 (in the log
+            domain), so scaling every weight changes the model by rounding only.
         callback : callable, optional
             ``callback(round, machine, scores)`` after each round; returning True stops training (see
             :mod:`bob_boost.callbacks`).
+        sample_weight : array_like, optional
+            The name every other trainer uses for ``sample_weights``; give one or the other.
 
         Returns
         -------
@@ -128,58 +159,27 @@ class _CostSensitiveStumpBoosting:
             Stumps weighted by their steps ``alpha``. Training stops early, with a log message, when no stump
             contributes or after a stump without training error.
         """
+        if sample_weight is not None:
+            if sample_weights is not None:
+                raise InvalidValueError("sample_weight: give sample_weight or its older name sample_weights, "
+                                        "not both")
+            sample_weights = sample_weight
         features = as_feature_matrix(features)
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
         if targets.shape[1] != 1:
             raise InvalidValueError(f"targets: binary trainers need one column, got {targets.shape[1]}")
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
-        check_callback(callback)
         labels = targets[:, 0]
         positive = labels > 0
         if positive.all() or not positive.any():
             raise InvalidValueError("targets: both classes (-1 and +1) must occur")
         log_initial = self._initial_log_weights(sample_weights, positive)
-
-        if boosted_machine is None:
-            boosted_machine = BoostedMachine(number_of_outputs=1, number_of_features=features.shape[1],
-                                             metadata=self._metadata())
-            scores = np.zeros(labels.size)
-        else:
-            if not isinstance(boosted_machine, BoostedMachine):
-                raise InvalidTypeError("boosted_machine: expected a BoostedMachine, got "
-                                       f"{type(boosted_machine).__name__}")
-            if boosted_machine.number_of_outputs not in (None, 1):
-                raise InvalidValueError(f"boosted_machine: has {boosted_machine.number_of_outputs} outputs, expected 1")
-            scores = boosted_machine.decision_scores(features)[:, 0]
-
-        pool = StumpPool(features)
-        costs = np.where(positive, self.cost_positive, self.cost_negative)
         counter = self._root_counter = RootCounter()
-        logger.info("%s: up to %d rounds on %d samples, %d candidate stumps, costs (%g, %g)", self.algorithm,
-                    number_of_rounds, labels.size, pool.size, self.cost_positive, self.cost_negative)
-        for round_index in range(number_of_rounds):
-            log_weights = log_initial - costs * labels * scores
-            choice = self._select(pool, positive, log_weights, counter)
-            if choice is None:
-                logger.info("%s round %d: no stump satisfies the Contribution Condition; stopping after %d stumps",
-                            self.algorithm, round_index + 1, len(boosted_machine))
-                break
-            candidate, alpha, perfect = choice
-            stump = pool.stump(candidate)
-            boosted_machine.add_weak_machine(stump, alpha)
-            scores = scores + alpha * stump.forward(features)[:, 0]
-            if logger.isEnabledFor(logging.INFO):
-                bound = np.exp(log_initial - costs * labels * scores).sum()
-                logger.info("%s round %d/%d: %r, alpha %.6g, training bound %.6g", self.algorithm,
-                            round_index + 1, number_of_rounds, stump, alpha, bound)
-            if stop_requested(callback, round_index, boosted_machine, scores[:, np.newaxis]):
-                break
-            if perfect:
-                logger.info("%s round %d: %r classifies every training sample correctly; added with the capped "
-                            "alpha %g and stopped", self.algorithm, round_index + 1, stump, alpha)
-                break
-        return boosted_machine
+        pool_trainer = _PoolTrainer(self._select, positive, counter, self.algorithm)
+        algorithm = CostSensitiveStumpBoosting(self.algorithm, pool_trainer, labels, log_initial, self.cost_positive,
+                                               self.cost_negative, self._metadata())
+        return loop.run(algorithm, pool_trainer, features, number_of_rounds, boosted_machine, callback)
 
     @staticmethod
     def _initial_log_weights(sample_weights, positive: np.ndarray) -> np.ndarray:
