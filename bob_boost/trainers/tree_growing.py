@@ -1,0 +1,177 @@
+"""Growing cost-sensitive multi-class trees on coded features.
+
+Trees are grown level by level. All nodes of a level get their per-class
+weighted histograms from one ``np.bincount`` over (node, feature bin,
+class), and every split of every feature is scored from cumulative sums of
+those histograms, so no Python loop runs over samples, thresholds or bins.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..weak.multiclass import MultiClassTreeMachine
+from .binning import midpoints
+
+if TYPE_CHECKING:  # the coded features are built in .multiclass, which imports this module
+    from .multiclass import SplitFeatures
+
+#: Relative difference under which two costs count as equal when choosing a class or a feature.
+TIE_TOLERANCE = 1e-12
+
+#: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
+#: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
+_MAX_HISTOGRAM_ENTRIES = 1 << 22
+
+
+class TreeGrower:
+    """One tree-growing run: holds the data and the node arrays being built."""
+
+    def __init__(self, data: SplitFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
+                 subset: np.ndarray) -> None:
+        self.data = data
+        self.labels = labels
+        self.weights = weights
+        self.loss_matrix = loss_matrix
+        self.subset = subset
+        self.k = loss_matrix.shape[0]
+        # cost-weighted Gini: class j counts r_j = sum_k (L[j,k] - L[j,j]) times
+        factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
+        self.gini_weights = weights * factors[labels]
+        self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
+        self.node_features: list[int] = [-1]
+        self.node_thresholds: list[float] = [0.0]
+        self.left: list[int] = [-1]
+        self.right: list[int] = [-1]
+
+    def grow(self, max_depth: int) -> MultiClassTreeMachine:
+        """Split level by level up to ``max_depth`` and return the tree."""
+        sample_node = np.zeros(self.data.number_of_samples, dtype=np.int64)
+        frontier = np.array([0])
+        for _ in range(max_depth):
+            splits = self._best_splits(sample_node, frontier)
+            new_nodes, split_nodes = [], []
+            for node, (bin_index, threshold) in zip(frontier.tolist(), splits):
+                if bin_index < 0:
+                    continue
+                split_nodes.append(node)
+                first_child = len(self.node_features)
+                self.node_features[node] = int(self.feature_of_bin[bin_index])
+                self.node_thresholds[node] = threshold
+                self.left[node], self.right[node] = first_child, first_child + 1
+                self.node_features += [-1, -1]
+                self.node_thresholds += [0.0, 0.0]
+                self.left += [-1, -1]
+                self.right += [-1, -1]
+                new_nodes += [first_child, first_child + 1]
+            if not new_nodes:
+                break
+            sample_node = self._route(sample_node, split_nodes)
+            frontier = np.array(new_nodes)
+        return MultiClassTreeMachine(self.node_features, self.node_thresholds, self.left, self.right,
+                                     self._node_labels(sample_node), self.k)
+
+    def _route(self, sample_node: np.ndarray, split_nodes: list[int]) -> np.ndarray:
+        """Move the samples of ``split_nodes`` to their children, by the raw-value rule of the machine."""
+        just_split = np.zeros(len(self.node_features), dtype=bool)
+        just_split[split_nodes] = True
+        rows = np.flatnonzero(just_split[sample_node])
+        node = sample_node[rows]
+        feature = np.array(self.node_features)[node]
+        above = self.data.raw[rows, feature] >= np.array(self.node_thresholds)[node]
+        moved = sample_node.copy()
+        moved[rows] = np.where(above, np.array(self.right)[node], np.array(self.left)[node])
+        return moved
+
+    def _node_labels(self, sample_node: np.ndarray) -> np.ndarray:
+        """Label every node with its cheapest class, from the samples that reach it."""
+        n_nodes = len(self.node_features)
+        # the leaves' class sums, accumulated bottom-up (children follow parents) into every ancestor
+        sums = np.bincount(sample_node * self.k + self.labels, weights=self.weights,
+                           minlength=n_nodes * self.k).reshape(n_nodes, self.k)
+        for node in range(n_nodes - 1, -1, -1):
+            if self.node_features[node] >= 0:
+                sums[node] = sums[self.left[node]] + sums[self.right[node]]
+        return cheapest(sums @ self.loss_matrix)
+
+    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float]]:
+        """Best (global bin, threshold) per frontier node; bin -1 where no split helps."""
+        data = self.data
+        n_bins = data.number_of_bins
+        local = np.full(len(self.node_features), -1, dtype=np.int64)
+        local[frontier] = np.arange(frontier.size)
+        sample_local = local[sample_node]
+        chunk = max(1, _MAX_HISTOGRAM_ENTRIES // (n_bins * (self.k + 1)))
+        results: list[tuple[int, float]] = []
+        for start in range(0, frontier.size, chunk):
+            stop = min(start + chunk, frontier.size)
+            rows = np.flatnonzero((sample_local >= start) & (sample_local < stop))
+            results += self._chunk_splits(rows, sample_local[rows] - start, stop - start)
+        return results
+
+    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[tuple[int, float]]:
+        """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
+        data, k = self.data, self.k
+        n_bins = data.number_of_bins
+        codes = data.codes if rows.size == data.number_of_samples else data.codes[rows]
+        if self.subset.size != data.number_of_features:
+            codes = codes[:, self.subset]
+        cells = codes + (node * n_bins)[:, np.newaxis]  # (#rows, #subset) cell of (node, bin)
+        counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
+        gini_weights = self.gini_weights[rows]
+        cells *= k
+        cells += self.labels[rows][:, np.newaxis]
+        histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
+                                 minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
+        totals = np.bincount(node * k + self.labels[rows], weights=gini_weights,
+                             minlength=n_nodes * k).reshape(n_nodes, 1, k)
+        node_counts = np.bincount(node, minlength=n_nodes)[:, np.newaxis]
+        left = _segment_cumsum(histograms, data.offsets)
+        left_counts = _segment_cumsum(counts, data.offsets)
+        right = totals - left
+        score = _gini_term(left) + _gini_term(right)
+        valid = (counts > 0) & (left_counts > 0) & (left_counts < node_counts)
+        score = np.where(valid, score, -np.inf)
+        top = score.max(axis=1, keepdims=True)
+        # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
+        best = np.argmax(score >= top - TIE_TOLERANCE * np.abs(top), axis=1)
+        parent = _gini_term(totals)[:, 0]
+        results = []
+        for i, bin_index in enumerate(best.tolist()):
+            gain = score[i, bin_index] - parent[i]
+            # a gain at rounding level means the children have the parent's class mix
+            if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
+                results.append((-1, 0.0))
+                continue
+            end = data.offsets[self.feature_of_bin[bin_index] + 1]
+            following = bin_index + 1 + int(np.argmax(counts[i, bin_index + 1:end] > 0))
+            threshold = midpoints(data.bin_values[bin_index], data.bin_values[following])
+            results.append((bin_index, float(threshold)))
+        return results
+
+
+def cheapest(costs: np.ndarray) -> np.ndarray:
+    """Index of the smallest value along the last axis; values within :data:`TIE_TOLERANCE` of it tie.
+
+    Ties go to the lowest index, so that costs which are equal up to rounding
+    (e.g. balanced classes under a scaled loss matrix) give the same choice
+    however they were computed.
+    """
+    smallest = costs.min(axis=-1, keepdims=True)
+    return np.argmax(costs <= smallest + TIE_TOLERANCE * np.abs(smallest), axis=-1)
+
+
+def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Cumulative sums along axis 1, restarting at every feature's first bin."""
+    cumulative = np.cumsum(values, axis=1)
+    before = np.zeros_like(cumulative[:, : offsets.size - 1])
+    before[:, 1:] = cumulative[:, offsets[1:-1] - 1]
+    return cumulative - np.repeat(before, np.diff(offsets), axis=1)
+
+
+def _gini_term(class_sums: np.ndarray) -> np.ndarray:
+    """``sum_j p_j^2 / sum_j p_j`` over the last axis (0 for empty sets)."""
+    total = class_sums.sum(axis=-1)
+    squares = np.square(class_sums).sum(axis=-1)
+    return np.divide(squares, total, out=np.zeros_like(total), where=total > 0)
