@@ -274,6 +274,7 @@ def test_hdf5_string_labels_train_and_predictions_read_back(tmp_path, capsys):
     ("adaboostdb", ["--cost-positive", "2"]),
     ("cost-sensitive-adaboost", ["--cost-negative", "2"]),
     ("samme", []),
+    ("adaboost-m1", []),
     ("badacost", ["--cost-matrix", "COSTS"]),
 ])
 def test_other_trainers_are_wired(tmp_path, capsys, trainer, extra):

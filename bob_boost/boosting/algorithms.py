@@ -230,8 +230,9 @@ class MulticlassCostBoosting:
         """CMEL weight update; the scores move along the margin vector of each predicted class."""
         predicted = state.extra.pop("predicted")
         state.log_weights = state.log_weights + weight * self.exponents[self.labels, predicted]
-        # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
-        state.scores = state.scores + weight * self._vectors[predicted]
+        if state.track_scores:  # training needs only the log weights; the scores cost a (#samples, K) pass
+            # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
+            state.scores = state.scores + weight * self._vectors[predicted]
 
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the step."""

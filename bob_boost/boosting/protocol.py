@@ -52,7 +52,9 @@ class RoundState:
     features : numpy.ndarray
         The validated (#samples, #features) training features.
     scores : numpy.ndarray
-        (#samples, #outputs) training scores of the machine so far (baseline included).
+        (#samples, #outputs) training scores of the machine so far (baseline included); always up to date
+        when :attr:`track_scores` is set, which the loop does when a callback will read them (an algorithm
+        that trains from other quantities, such as BAdaCost's log weights, may skip them otherwise).
     round_index : int
         The 0-based index of the current round.
     gradient : numpy.ndarray, optional
@@ -62,6 +64,8 @@ class RoundState:
         may use (multi-class boosting).
     log_weights : numpy.ndarray, optional
         Log sample weights (cost-sensitive stump boosting).
+    track_scores : bool
+        Whether :attr:`scores` must follow every round.
     extra : dict
         Whatever else an algorithm keeps between its own hooks.
     """
@@ -75,6 +79,7 @@ class RoundState:
     loss_matrix: np.ndarray | None = None
     feature_subset: np.ndarray | None = None
     log_weights: np.ndarray | None = None
+    track_scores: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
 
