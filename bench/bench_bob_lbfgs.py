@@ -46,7 +46,7 @@ from bob_boost import BoostedMachine
 from bob_boost.examples.mnist import example_accuracy, train_example
 from bob_boost.datasets import load_mnist
 from bob_boost.losses import LogitLoss
-from bob_boost.trainers import boosting
+from bob_boost.boosting import algorithms as boosting  # the loop's generic configuration calls fit_weights
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 MNIST = SHARED / "data" / "mnist" / "mnist_data.hdf5"
@@ -56,7 +56,7 @@ DIGITS = list(range(10))
 
 def bob_fit_weights(first_output_only: bool) -> Callable:
     """A replacement for ``fit_weights`` that calls L-BFGS as bob's ``Boosting.train`` does."""
-    def fit(loss_function, targets, previous_scores, current_scores) -> np.ndarray:
+    def fit(loss_function, targets, previous_scores, current_scores, sample_weight=None) -> np.ndarray:
         def value(alpha: np.ndarray) -> float:
             per_output = np.sum(loss_function.loss(targets, previous_scores + alpha * current_scores), axis=0)
             return float(per_output[0] if first_output_only else per_output.sum())

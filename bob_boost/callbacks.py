@@ -12,8 +12,8 @@
     included), as :meth:`~bob_boost.BoostedMachine.decision_scores` would give
     them on the training features.
 
-Returning ``True`` (any true value) stops training after this round (the
-machine keeps it); ``None`` or ``False`` lets it go on. :class:`bob_boost.progress.Progress` is
+Returning ``True`` stops training after this round (the machine keeps it);
+any other value (``None``, ``False``, a number) lets it go on. :class:`bob_boost.progress.Progress` is
 such a callback; early stopping plugs in the same way.
 
 Example
@@ -63,7 +63,9 @@ def stop_requested(callback: RoundCallback | None, round_index: int, machine: "B
     """Call ``callback`` (if any) for a finished round; True when it asks to stop training."""
     if callback is None:
         return False
-    if callback(round_index, machine, scores):
+    result = callback(round_index, machine, scores)
+    # only a boolean: bob_boost 0.1 ignored return values, and a callback returning, say, a loss must not stop
+    if isinstance(result, (bool, np.bool_)) and result:
         logger.info("Round %d: the callback stopped training after %d weak machines", round_index + 1, len(machine))
         return True
     return False

@@ -109,9 +109,7 @@ class ClassEncoding:
         values = np.asarray(labels)
         if values.ndim != 1:
             raise InvalidValueError(f"{name}: expected one label per sample (1-D), got shape {values.shape}")
-        numeric = values.dtype.kind in "iufb" and self.classes.dtype.kind in "iufb"
-        keys = self.classes.astype(np.float64) if numeric else np.array([str(c) for c in self.classes.tolist()])
-        wanted = values.astype(np.float64) if numeric else np.array([str(v) for v in values.tolist()], dtype=str)
+        keys, wanted = _comparable(self.classes, values)
         order = np.argsort(keys, kind="stable")
         if wanted.size == 0:
             return np.zeros(0, dtype=np.int64)
@@ -185,7 +183,7 @@ class ClassEncoding:
         problem = None
         if not isinstance(classes, list) or len(classes) != count:
             problem = f"expected a list of {count} class labels for {number_of_outputs} output(s)"
-        elif not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in classes):
+        elif not all(isinstance(c, (str, int, float)) for c in classes):  # bool is an int
             problem = "class labels must be single values (text or numbers)"
         elif len({_key(c) for c in classes}) != count:
             problem = "class labels must be distinct"
@@ -226,6 +224,19 @@ def classes_of(machine, source: str = "the model") -> ClassEncoding:
     outputs = machine.number_of_outputs or 1
     encoding = ClassEncoding.from_metadata(machine.metadata, outputs, source)
     return encoding if encoding is not None else ClassEncoding.default(outputs)
+
+
+def _comparable(classes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``classes`` and ``values`` in one sortable type: integers as integers (exact beyond 2**53), other
+    numbers as floats, anything else as text."""
+    if classes.dtype.kind in "iub" and values.dtype.kind in "iub":
+        common = np.result_type(classes.dtype, values.dtype)
+        if common.kind in "iub":
+            return classes.astype(common), values.astype(common)
+        return classes.astype(object), values.astype(object)  # uint64 with negative int64: Python ints
+    if classes.dtype.kind in "iufb" and values.dtype.kind in "iufb":
+        return classes.astype(np.float64), values.astype(np.float64)
+    return np.array([str(c) for c in classes.tolist()]), np.array([str(v) for v in values.tolist()], dtype=str)
 
 
 def _key(value) -> str:

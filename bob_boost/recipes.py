@@ -147,15 +147,12 @@ class Recipe:
             return self.trainer.train(features, targets, number_of_rounds, callback=callback,
                                       sample_weight=sample_weight)
         # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
-        # reach its level. Boosting the residuals from 0 (rather than the targets from the intercept)
-        # keeps the models of bob_boost 0.1's BoostingRegressor bit for bit.
+        # reach its level
         values = self.loss.check_targets(targets)
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, values.shape[0]))
         intercept = np.average(values, axis=0, weights=weights)
-        machine = self.trainer.train(features, values - intercept, number_of_rounds, callback=callback,
-                                     sample_weight=sample_weight)
-        machine.baseline = intercept
-        return machine
+        return self.trainer.train(features, values, number_of_rounds, callback=callback,
+                                  sample_weight=sample_weight, baseline=intercept)
 
 
 def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,
@@ -163,7 +160,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                 cost_positive: float | None = None, cost_negative: float | None = None, cost_matrix=None,
                 selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
                 feature_fraction: float = 1.0, random_state: int | None = None,
-                number_of_rounds: int = 100) -> Recipe:
+                number_of_rounds: int = 100, one_vs_rest: bool = False) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -189,6 +186,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         AdaBoostDB's selection rule.
     tree_depth, shrinkage, feature_fraction, random_state, number_of_rounds
         Options of the multi-class trainers.
+    one_vs_rest : bool
+        Generic boosting of a classification loss: one output per class even
+        for two classes (bob's multi-variate MNIST example), instead of one
+        +-1 output.
 
     Raises
     ------
@@ -212,11 +213,11 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                       else CostSensitiveAdaBoostTrainer(*costs))
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
-                            cost_positive, cost_negative, cost_matrix)
+                            cost_positive, cost_negative, cost_matrix, one_vs_rest)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
-                     cost_negative, cost_matrix) -> Recipe:
+                     cost_negative, cost_matrix, one_vs_rest: bool) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
@@ -229,7 +230,7 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     elif loss_function.cost_matrix is not None:
         kind = "indices"
     else:
-        kind = "signed" if number_of_classes == 2 else "one_vs_rest"
+        kind = "signed" if number_of_classes == 2 and not one_vs_rest else "one_vs_rest"
     outputs = None
     if kind == "one_vs_rest":
         outputs = number_of_classes

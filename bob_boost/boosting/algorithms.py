@@ -47,16 +47,20 @@ class GradientBoosting:
         (#samples, #outputs) targets, validated by the loss.
     sample_weight : numpy.ndarray, optional
         (#samples,) factors of every sample's loss, validated (mean 1).
+    baseline : numpy.ndarray, optional
+        (#outputs,) constant a new machine starts from: the rounds boost ``targets`` (already the
+        residuals ``targets - baseline``) from 0, and the machine adds it to its scores.
     """
 
     name = "Boosting"
 
     def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray,
-                 sample_weight: np.ndarray | None = None) -> None:
+                 sample_weight: np.ndarray | None = None, baseline: np.ndarray | None = None) -> None:
         self.loss_function = loss_function
         self.weak_trainer = weak_trainer
         self.targets = targets
         self.sample_weight = sample_weight
+        self.baseline = baseline
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -64,7 +68,7 @@ class GradientBoosting:
         return BoostedMachine(number_of_outputs=outputs, cost_matrix=self.loss_function.cost_matrix,
                               number_of_features=features.shape[1],
                               metadata={"loss": self.loss_function.name or type(self.loss_function).__name__},
-                              decision_rule=self.loss_function.decision_rule(outputs))
+                              decision_rule=self.loss_function.decision_rule(outputs), baseline=self.baseline)
 
     def check_machine(self, machine: BoostedMachine) -> None:
         """The machine must have as many outputs as the targets."""
@@ -74,6 +78,8 @@ class GradientBoosting:
 
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
         """Scores 0 for a new machine (its baseline when set), else the machine's scores."""
+        if self.baseline is not None:  # residuals from 0; callbacks see the baseline added back
+            return RoundState(features=features, scores=np.zeros(self.targets.shape), score_offset=self.baseline)
         # an empty machine without baseline scores 0: no need to validate the features again
         if len(machine) or np.any(machine.baseline != 0):
             scores = machine.decision_scores(features)
@@ -180,7 +186,7 @@ class MulticlassCostBoosting:
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
         """Uniform weights for a new machine, else the CMEL weights of its scores."""
         k = self.cost_matrix.shape[0]
-        if len(machine):
+        if len(machine) or np.any(machine.baseline != 0):
             scores = machine.decision_scores(features)
             log_weights = self.log_weights(scores, self.labels, machine)
         else:

@@ -124,10 +124,15 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s round %d/%d: %r, weight %s%s", algorithm.name, round_index + 1, number_of_rounds,
                         proposal.machine, np.array2string(np.asarray(weight), precision=4), algorithm.describe(state))
-        if stop_requested(callback, round_index, machine, state.scores):
+        if callback is not None and stop_requested(callback, round_index, machine, _reported_scores(state)):
             break
         if perfect:
             logger.info("%s round %d: %r classifies every training sample correctly (weight %s); stopping",
                         algorithm.name, round_index + 1, proposal.machine, np.array2string(np.asarray(weight)))
             break
     return machine
+
+
+def _reported_scores(state: RoundState) -> np.ndarray:
+    """The machine's training scores as a callback sees them (baseline included)."""
+    return state.scores if state.score_offset is None else state.scores + state.score_offset

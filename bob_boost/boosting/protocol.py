@@ -66,6 +66,9 @@ class RoundState:
         Log sample weights (cost-sensitive stump boosting).
     track_scores : bool
         Whether :attr:`scores` must follow every round.
+    score_offset : numpy.ndarray, optional
+        Added to :attr:`scores` where the loop reports them (callbacks): the machine's baseline when the
+        algorithm boosts residuals from 0.
     extra : dict
         Whatever else an algorithm keeps between its own hooks.
     """
@@ -80,6 +83,7 @@ class RoundState:
     feature_subset: np.ndarray | None = None
     log_weights: np.ndarray | None = None
     track_scores: bool = True
+    score_offset: np.ndarray | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -57,6 +57,8 @@ def evaluate(machine: BoostedMachine, table: Table, source: str, cost_matrix: np
     """Accuracy, confusion matrix, average cost and (binary) FN/FP/NEC of ``machine`` on ``table``."""
     encoding = model_classes(machine)
     if encoding is None:
+        if table.labels.dtype.kind not in "iufb":
+            raise CommandError(f"{source}: the model is a regression model but the labels are not numbers")
         scores = np.asarray(machine(table.features), dtype=np.float64)
         errors = scores - table.labels.astype(np.float64)
         return {"samples": int(errors.size), "mean_squared_error": float(np.mean(errors ** 2)),

@@ -134,7 +134,8 @@ def train_example(data: MNIST, digits: list[int], trainer_type: str = "stump", l
     # class index i is output i (multi-variate), or index 1 is +1, the first digit (univariate)
     encoding = ClassEncoding(list(digits) if multi_variate else list(digits[::-1]))
     recipe = make_recipe("boosting", number_of_classes=encoding.number_of_classes, loss=EXAMPLE_LOSSES[loss_type],
-                         weak_learner=trainer_type, lut_entries=entries, selection_style=selection_style)
+                         weak_learner=trainer_type, lut_entries=entries, selection_style=selection_style,
+                         one_vs_rest=multi_variate)
     logger.debug("MNIST example: %s weak machines, %s loss, %d rounds, digits %s", trainer_type, loss_type, rounds,
                  digits)
     with Progress(rounds, recipe.loss, targets, quiet=quiet) as progress:

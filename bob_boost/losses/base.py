@@ -15,13 +15,16 @@ def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray
     Parameters
     ----------
     values : numpy.ndarray
-        (#samples, ...) per-sample losses or gradients.
+        (#samples,) or (#samples, #outputs) per-sample losses or gradients.
     sample_weight : numpy.ndarray or None
         (#samples,) factors.
     """
     if sample_weight is None:
         return values
-    return sample_weight[:, np.newaxis] * values
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (values.shape[0],):
+        raise InvalidValueError(f"sample_weight: expected shape ({values.shape[0]},), got {weights.shape}")
+    return (weights if values.ndim == 1 else weights[:, np.newaxis]) * values
 
 
 class LossFunction:

@@ -227,7 +227,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                            decision_rule="identity", baseline=np.average(y, weights=weights))
         self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
-        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name)
+        # the intercept also in the metadata, where bob_boost 0.1's load_estimator looks for it
+        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
         self.machine_.metadata.update(metadata)
         return self
 

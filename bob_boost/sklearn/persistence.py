@@ -93,6 +93,9 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     entries = max((weak.look_up_tables.shape[0] for weak in machine.weak_machines if isinstance(weak, LUTMachine)),
                   default=256)
     if not machine.is_classifier:
+        if machine.number_of_outputs not in (None, 1):
+            raise InvalidValueError(f"{source}: the machine predicts {machine.number_of_outputs} values per sample; "
+                                    "BoostingRegressor predicts one")
         estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
         estimator.intercept_ = float(machine.baseline[0])
     elif machine.cost_matrix is not None:

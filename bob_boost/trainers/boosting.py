@@ -8,7 +8,7 @@ from ..boosting import loop
 from ..boosting.algorithms import GradientBoosting
 from ..boosting.steps import GRADIENT_TOLERANCE, fit_weights  # noqa: F401  (their old import path)
 from ..callbacks import RoundCallback
-from ..exceptions import InvalidTypeError
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
 
@@ -42,7 +42,7 @@ class Boosting:
 
     def train(self, features, targets, number_of_rounds: int = 20,
               boosted_machine: BoostedMachine | None = None,
-              callback: RoundCallback | None = None, sample_weight=None) -> BoostedMachine:
+              callback: RoundCallback | None = None, sample_weight=None, baseline=None) -> BoostedMachine:
         """Boost ``number_of_rounds`` weak machines.
 
         Parameters
@@ -63,6 +63,12 @@ class Boosting:
             (#samples,) non-negative factors of every sample's loss, not all
             zero; rescaled to a mean of 1, so only their ratios matter.
             Zero-weight samples still add candidate thresholds.
+        baseline : float or array_like, optional
+            A new machine starts from this constant (one value per output, or
+            a scalar): it becomes the machine's baseline and the rounds boost
+            ``targets - baseline``. With the squared loss the (weighted) mean
+            of the targets is the best constant; the estimators and
+            ``bob-boost train`` use it.
 
         Returns
         -------
@@ -75,7 +81,12 @@ class Boosting:
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, features.shape[0]))
-        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights)
+        if baseline is not None:
+            if boosted_machine is not None:
+                raise InvalidValueError("baseline: a machine being continued keeps its own baseline")
+            baseline = BoostedMachine(number_of_outputs=targets.shape[1], baseline=baseline).baseline  # validated
+            targets = targets - baseline
+        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])
