@@ -14,7 +14,9 @@ from ._validation import as_feature_matrix, check_positive_int
 from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
 from .exceptions import InvalidTypeError, InvalidValueError
 from .io import model
+from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
+from .registry import weak_machine_class  # noqa: F401  (re-exported, old import path)
 from .weak.base import WeakMachine
 
 

@@ -112,3 +112,13 @@ def test_only_true_stops_training():
     trainer = Boosting(StumpTrainer(), ExponentialLoss())
     assert len(trainer.train(features, targets, 4, callback=lambda r, m, s: 0.5)) == 4  # a number: go on
     assert len(trainer.train(features, targets, 4, callback=lambda r, m, s: np.True_)) == 1
+
+
+def test_inspect_shows_what_the_model_means(tmp_path, capsys):
+    import json
+
+    features = np.random.default_rng(8).normal(size=(40, 2))
+    BoostingRegressor(n_estimators=3).fit(features, 99.0 + features[:, 0]).save(tmp_path / "r.hdf5")
+    assert main(["inspect", str(tmp_path / "r.hdf5"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["decision_rule"] == "identity" and summary["baseline"][0] == pytest.approx(99.0, abs=0.5)

@@ -16,13 +16,34 @@ import argparse
 from collections.abc import Sequence
 
 from .. import __version__
-from ..examples.mnist import example_accuracy, train_example
-from ..io.tables import Table, read_cost_matrix, read_table
-from . import evaluate, example, inspect, plot, predict, train
-from ._common import CommandError, Parser, common_options, run_command
+from ..examples.mnist import EXAMPLE_LOSSES, example_accuracy, train_example
+from ..io.tables import (FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, Table, read_cost_matrix, read_table,
+                         write_predictions)
+from ..recipes import TRAINERS
+from ..registry import loss_class, loss_names
+from . import evaluate as _evaluate_command
+from . import example as _example_command
+from . import inspect as _inspect_command
+from . import plot as _plot_command
+from . import predict as _predict_command
+from . import train as _train_command
+from ._common import CommandError, Parser, common_options, load_model, predicted_indices, run_command
+from .evaluate import command_evaluate, evaluate
+from .example import command_example
+from .inspect import command_inspect, describe
+from .plot import command_plot
+from .predict import command_predict
+from .train import command_train, train_machine
 
-__all__ = ["CommandError", "Table", "build_parser", "example_accuracy", "main", "read_cost_matrix", "read_table",
-           "train_example"]
+# the names bob_boost 0.1's single cli module offered, so that scripts importing them keep working
+# (``evaluate`` is the function, as it was; the subcommand's module is bob_boost.cli.evaluate in sys.modules)
+__all__ = ["CommandError", "EXAMPLE_LOSSES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES",
+           "TRAINERS", "Table", "build_parser", "command_evaluate", "command_example", "command_inspect",
+           "command_plot", "command_predict", "command_train", "describe", "evaluate", "example_accuracy",
+           "load_model", "loss_class", "loss_names", "main", "predicted_indices", "read_cost_matrix", "read_table",
+           "train_example", "train_machine", "write_predictions"]
+
+_COMMANDS = (_train_command, _evaluate_command, _predict_command, _inspect_command, _example_command, _plot_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      help="run 'bob-boost COMMAND --help' for its options")
     commands.required = True
     common = common_options()
-    for module in (train, evaluate, predict, inspect, example, plot):
+    for module in _COMMANDS:
         module.add_parser(commands, common)
     return parser
 

@@ -201,6 +201,11 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
 
 
 def as_options(error: ValueError) -> CommandError:
-    """``error`` with the library's parameter names replaced by the options that set them."""
-    message = re.sub(r"\b(" + "|".join(_OPTIONS) + r")\b", lambda match: _OPTIONS[match.group(1)], str(error))
+    """``error`` with the library's parameter names replaced by the options that set them.
+
+    Only where a message names a parameter: its leading ``name:`` and a ``needs name``.
+    """
+    names = "|".join(_OPTIONS)
+    message = re.sub(rf"^({names}):", lambda match: _OPTIONS[match.group(1)] + ":", str(error))
+    message = re.sub(rf"\bneeds ({names})\b", lambda match: "needs " + _OPTIONS[match.group(1)], message)
     return CommandError(message)

@@ -41,6 +41,7 @@ def describe(machine: BoostedMachine, path: str, rounds: int | None) -> dict[str
         "number_of_features": machine.number_of_features, "machine_types": types,
         "features_used": machine.feature_indices().tolist(),
         "cost_matrix": None if machine.cost_matrix is None else machine.cost_matrix.tolist(),
+        "decision_rule": machine.decision_rule, "baseline": machine.baseline.tolist(),
         "metadata": machine.metadata,
         "rounds": [{"round": i + 1, "machine": repr(weak[i]), "features": weak[i].feature_indices().tolist(),
                     "weights": weights[i].tolist()} for i in range(shown)],
@@ -55,6 +56,8 @@ def _format_description(summary: dict[str, Any]) -> str:
              f"weak machines (rounds): {summary['weak_machines']}",
              "machine types: " + ", ".join(f"{k} x{v}" for k, v in summary["machine_types"].items()),
              f"outputs: {summary['outputs']}",
+             f"decision rule: {summary['decision_rule']}",
+             "baseline: " + " ".join(f"{b:.6g}" for b in summary["baseline"]),
              f"features: {summary['number_of_features']} in the input, {len(used)} used: {preview}"]
     if summary["cost_matrix"] is not None:
         lines.append(f"cost matrix: {summary['cost_matrix']}")

@@ -11,10 +11,12 @@ kept in the machine's ``metadata``.
 
 scikit-learn (>= 1.6) is an optional dependency: ``pip install bob_boost[sklearn]``.
 """
+from ..recipes import SELECTION_STYLES
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, WEAK_LEARNERS
 from .boosting import BoostingClassifier, BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .persistence import estimator_from_machine, load_estimator
 
 __all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
-           "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "WEAK_LEARNERS"]
+           "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "SELECTION_STYLES",
+           "WEAK_LEARNERS"]
