@@ -1,6 +1,6 @@
 """Weak trainers (loss gradient -> weak machine) and strong trainers (data -> boosted machine)."""
 from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
-from .binning import BinnedFeatures
+from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .lut import LUTTrainer

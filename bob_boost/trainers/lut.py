@@ -7,7 +7,7 @@ from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
 from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.lut import LUTMachine, check_discrete
-from .binning import BinnedFeatures, check_histogram_size
+from ..binning import BinnedFeatures, check_histogram_size
 
 SELECTION_STYLES = ("independent", "shared")
 

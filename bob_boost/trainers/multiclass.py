@@ -24,91 +24,13 @@ from ..costs import check_class_labels
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
-from .binning import check_histogram_size, distinct_value_bins
+from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size  # noqa: F401  (old import path)
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
-#: Number of bins of the quantised (uint8) feature coding.
-QUANTIZATION_BINS = 256
+#: The coded features of the multi-class trainers are the one binned representation (old names).
+SplitFeatures = BinnedFeatures
+DiscreteFeatures = BinnedFeatures
 
-
-class SplitFeatures:
-    """Features coded into per-feature bins, ready for repeated tree growing.
-
-    Feature ``f`` owns the global bins ``offsets[f]:offsets[f+1]`` in
-    increasing order of value; ``bin_values`` holds each bin's value in raw
-    feature units and ``codes[n, f]`` the global bin of sample ``n``.
-    Build with :meth:`quantize` or :meth:`distinct`.
-
-    Attributes
-    ----------
-    raw : numpy.ndarray
-        The (#samples, #features) features as given; trees route samples
-        with these raw values, exactly as the trained machine will.
-    codes : numpy.ndarray
-        (#samples, #features) int64 global bin indices.
-    offsets : numpy.ndarray
-        (#features + 1,) first bin of each feature.
-    bin_values : numpy.ndarray
-        (#bins,) raw value represented by each bin.
-    quantized : bool
-        Whether the bins come from :meth:`quantize`.
-    """
-
-    def __init__(self, raw: np.ndarray, codes: np.ndarray, offsets: np.ndarray, bin_values: np.ndarray,
-                 quantized: bool) -> None:
-        self.raw = raw
-        self.codes = codes
-        self.offsets = offsets
-        self.bin_values = bin_values
-        self.quantized = quantized
-
-    @property
-    def number_of_samples(self) -> int:
-        """Number of rows."""
-        return self.raw.shape[0]
-
-    @property
-    def number_of_features(self) -> int:
-        """Number of columns."""
-        return self.raw.shape[1]
-
-    @property
-    def number_of_bins(self) -> int:
-        """Total number of bins over all features."""
-        return int(self.offsets[-1])
-
-    @classmethod
-    def quantize(cls, features: np.ndarray) -> "SplitFeatures":
-        """Code each feature into at most 256 bins (uint8 quantisation).
-
-        A feature whose values are integers spanning at most 255 is coded
-        losslessly, ``x_q = x - min``; any other feature as
-        ``x_q = round((x - min) / step)`` with ``step = (max - min) / 255``.
-        Bin ``b`` stands for the raw value ``min + b * step``.
-        """
-        raw = np.asarray(features)
-        values = raw.astype(np.float64)
-        low = values.min(axis=0)
-        high = values.max(axis=0)
-        # halved before subtracting: max - min overflows for features spanning the float range
-        half_span = high / 2 - low / 2
-        integer_valued = np.all(values == np.round(values), axis=0)
-        lossless = integer_valued & (half_span <= (QUANTIZATION_BINS - 1) / 2)
-        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((QUANTIZATION_BINS - 1) / 2))
-        local = np.round((values / 2 - low / 2) / (step / 2)).astype(np.int64)
-        np.clip(local, 0, QUANTIZATION_BINS - 1, out=local)
-        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, QUANTIZATION_BINS).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        owner = np.repeat(np.arange(raw.shape[1]), sizes)
-        bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
-        return cls(raw, local + offsets[np.newaxis, :-1], offsets, bin_values, True)
-
-    @classmethod
-    def distinct(cls, features: np.ndarray) -> "SplitFeatures":
-        """Give every distinct value of a feature its own bin (exact float path)."""
-        raw = np.asarray(features)
-        bins, offsets, values = distinct_value_bins(raw.astype(np.float64, copy=False))
-        return cls(raw, bins, offsets, values, False)
 
 def check_training_inputs(number_of_samples: int, labels, weights, loss_matrix) -> tuple[np.ndarray, ...]:
     """Validate the per-round inputs of a multi-class weak trainer.
@@ -170,7 +92,7 @@ class CostSensitiveTreeTrainer:
         Maximum depth (>= 1).
     quantized : bool
         Search splits on 256-bin quantised features (fast, see
-        :meth:`SplitFeatures.quantize`) or between every two consecutive
+        :meth:`BinnedFeatures.quantize`) or between every two consecutive
         distinct values (exact). Thresholds are stored in raw units and
         placed half-way between the two nearest occupied bins either way.
     """
@@ -181,22 +103,24 @@ class CostSensitiveTreeTrainer:
             raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
         self.quantized = bool(quantized)
 
-    def prepare(self, features) -> SplitFeatures:
+    def prepare(self, features) -> BinnedFeatures:
         """Validate and code ``features`` once, for repeated :meth:`train` calls."""
-        if isinstance(features, SplitFeatures):
+        if isinstance(features, BinnedFeatures):
+            if features.raw is None:
+                raise InvalidValueError("features: binned for a stump or LUT trainer, not for trees")
             if features.quantized != self.quantized:
                 raise InvalidValueError(f"features: coded with quantized={features.quantized}, the trainer "
                                         f"uses quantized={self.quantized}")
             return features
         array = as_feature_matrix(features)
-        return SplitFeatures.quantize(array) if self.quantized else SplitFeatures.distinct(array)
+        return BinnedFeatures.quantize(array) if self.quantized else BinnedFeatures.distinct(array)
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:
         """Fit a tree to weighted labelled data.
 
         Parameters
         ----------
-        features : array_like or SplitFeatures
+        features : array_like or BinnedFeatures
             (#samples, #features) matrix, or the result of :meth:`prepare`.
         labels : array_like of int
             (#samples,) classes in ``0 .. K-1``.
@@ -218,7 +142,7 @@ class CostSensitiveTreeTrainer:
         subset = check_feature_subset(feature_subset, data.number_of_features)
         return TreeGrower(data, classes, sample_weights, matrix, subset).grow(self.max_depth)
 
-    def propose(self, prepared: SplitFeatures, state: RoundState) -> Proposal:
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The tree for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
         subset = _all_columns(prepared, state.feature_subset)
         return Proposal(TreeGrower(prepared, state.labels, state.sample_weights, state.loss_matrix,
@@ -245,7 +169,7 @@ class MultiClassStumpTrainer:
         """Whether splits are searched on quantised features."""
         return self._tree_trainer.quantized
 
-    def prepare(self, features) -> SplitFeatures:
+    def prepare(self, features) -> BinnedFeatures:
         """Validate and code ``features`` once (see :meth:`CostSensitiveTreeTrainer.prepare`)."""
         return self._tree_trainer.prepare(features)
 
@@ -262,13 +186,13 @@ class MultiClassStumpTrainer:
         subset = check_feature_subset(feature_subset, data.number_of_features)
         return self._fit(data, classes, sample_weights, matrix, subset)
 
-    def propose(self, prepared: SplitFeatures, state: RoundState) -> Proposal:
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The stump for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
         subset = _all_columns(prepared, state.feature_subset)
         return Proposal(self._fit(prepared, state.labels, state.sample_weights, state.loss_matrix, subset))
 
     @staticmethod
-    def _fit(data: SplitFeatures, classes: np.ndarray, weights: np.ndarray, matrix: np.ndarray,
+    def _fit(data: BinnedFeatures, classes: np.ndarray, weights: np.ndarray, matrix: np.ndarray,
              subset: np.ndarray) -> MultiClassStumpMachine:
         tree = TreeGrower(data, classes, weights, matrix, subset).grow(1)
         if tree.depth == 0:
@@ -279,14 +203,6 @@ class MultiClassStumpTrainer:
 
     def __repr__(self) -> str:
         return f"MultiClassStumpTrainer(quantized={self.quantized})"
-
-
-class DiscreteFeatures:
-    """Integer features in ``[0, number_of_values)``, validated once by :meth:`MultiClassLUTTrainer.prepare`."""
-
-    def __init__(self, values: np.ndarray, number_of_values: int) -> None:
-        self.values = values
-        self.number_of_values = number_of_values
 
 
 class MultiClassLUTTrainer:
@@ -307,9 +223,9 @@ class MultiClassLUTTrainer:
     def __init__(self, maximum_feature_value: int) -> None:
         self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
 
-    def prepare(self, features) -> DiscreteFeatures:
+    def prepare(self, features) -> BinnedFeatures:
         """Validate ``features`` once, for repeated :meth:`train` calls."""
-        if isinstance(features, DiscreteFeatures):
+        if isinstance(features, BinnedFeatures):
             if features.number_of_values != self.maximum_feature_value:
                 raise InvalidValueError(f"features: prepared for {features.number_of_values} values, the trainer "
                                         f"uses {self.maximum_feature_value}")
@@ -317,7 +233,7 @@ class MultiClassLUTTrainer:
         array = as_feature_matrix(features)
         check_histogram_size(array.shape[1], self.maximum_feature_value, 1)
         check_discrete(array, self.maximum_feature_value)
-        return DiscreteFeatures(array.astype(np.int64), self.maximum_feature_value)
+        return BinnedFeatures.from_integers(array, self.maximum_feature_value)
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassLUTMachine:
         """Fit the best LUT; arguments as for :meth:`CostSensitiveTreeTrainer.train`."""
@@ -326,12 +242,12 @@ class MultiClassLUTTrainer:
         subset = check_feature_subset(feature_subset, data.values.shape[1])
         return self._fit(data, classes, sample_weights, matrix, subset)
 
-    def propose(self, prepared: DiscreteFeatures, state: RoundState) -> Proposal:
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The LUT for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
         subset = np.arange(prepared.values.shape[1]) if state.feature_subset is None else state.feature_subset
         return Proposal(self._fit(prepared, state.labels, state.sample_weights, state.loss_matrix, subset))
 
-    def _fit(self, data: DiscreteFeatures, classes: np.ndarray, sample_weights: np.ndarray, matrix: np.ndarray,
+    def _fit(self, data: BinnedFeatures, classes: np.ndarray, sample_weights: np.ndarray, matrix: np.ndarray,
              subset: np.ndarray) -> MultiClassLUTMachine:
         values = data.values
         k, v = matrix.shape[0], self.maximum_feature_value
@@ -350,6 +266,6 @@ class MultiClassLUTTrainer:
         return f"MultiClassLUTTrainer(maximum_feature_value={self.maximum_feature_value})"
 
 
-def _all_columns(data: SplitFeatures, feature_subset: np.ndarray | None) -> np.ndarray:
+def _all_columns(data: BinnedFeatures, feature_subset: np.ndarray | None) -> np.ndarray:
     """The loop's feature subset (sorted, unique), or every column when it draws none."""
     return np.arange(data.number_of_features) if feature_subset is None else feature_subset

@@ -7,7 +7,7 @@ from .._validation import as_feature_matrix, as_score_matrix
 from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
-from .binning import BinnedFeatures, midpoints
+from ..binning import BinnedFeatures, midpoints
 
 #: Gains closer than this fraction of the total absolute gradient count as tied.
 TIE_TOLERANCE = 1e-10

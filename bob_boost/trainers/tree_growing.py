@@ -7,15 +7,11 @@ those histograms, so no Python loop runs over samples, thresholds or bins.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..weak.multiclass import MultiClassTreeMachine
-from .binning import midpoints
-
-if TYPE_CHECKING:  # the coded features are built in .multiclass, which imports this module
-    from .multiclass import SplitFeatures
+from ..binning import BinnedFeatures, midpoints
 
 #: Relative difference under which two costs count as equal when choosing a class or a feature.
 TIE_TOLERANCE = 1e-12
@@ -28,7 +24,7 @@ _MAX_HISTOGRAM_ENTRIES = 1 << 22
 class TreeGrower:
     """One tree-growing run: holds the data and the node arrays being built."""
 
-    def __init__(self, data: SplitFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
+    def __init__(self, data: BinnedFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
                  subset: np.ndarray) -> None:
         self.data = data
         self.labels = labels

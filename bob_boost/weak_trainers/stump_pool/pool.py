@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._validation import as_feature_matrix
 from ...exceptions import InvalidValueError
-from ...trainers.binning import BinnedFeatures, midpoints
+from ...binning import BinnedFeatures, midpoints
 from ...weak.stump import StumpMachine
 
 #: Bins per row of ``StumpPool``'s grid of class-wise sums.

@@ -1,0 +1,60 @@
+"""The one binned representation every weak trainer works on."""
+import numpy as np
+import pytest
+
+from bob_boost import CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer, StumpTrainer
+from bob_boost.binning import BinnedFeatures
+from bob_boost.trainers.multiclass import DiscreteFeatures, SplitFeatures
+
+
+@pytest.fixture
+def features():
+    rng = np.random.default_rng(0)
+    return np.column_stack([rng.integers(0, 5, 200), rng.normal(size=200), np.zeros(200)])
+
+
+def _brute_force(codes, offsets, values):
+    sums = np.zeros((int(offsets[-1]), values.shape[1]))
+    for n in range(codes.shape[0]):
+        for f in range(codes.shape[1]):
+            sums[codes[n, f]] += values[n]
+    return sums
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_histograms_are_the_per_bin_sums(features, exact):
+    binned = BinnedFeatures.from_values(features, exact=exact)
+    values = np.random.default_rng(1).normal(size=(200, 2))
+    np.testing.assert_allclose(binned.histograms(values), _brute_force(binned.codes, binned.offsets, values),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.diff(binned.offsets), [5, np.unique(features[:, 1]).size, 1])
+
+
+def test_integer_coding_keeps_the_values(features):
+    integers = features[:, :1].astype(np.int64)
+    binned = BinnedFeatures.from_integers(integers, 5)
+    np.testing.assert_array_equal(binned.values, integers)
+    assert binned.number_of_values == 5 and binned.bin_values is None and binned.raw is None
+
+
+def test_tree_codings_keep_the_raw_features(features):
+    for binned, quantized in ((BinnedFeatures.quantize(features), True), (BinnedFeatures.distinct(features), False)):
+        assert binned.raw is not None and binned.quantized is quantized
+        np.testing.assert_array_equal(binned.raw, features)
+        # every code lies in its feature's bins, and the bins' values are increasing
+        assert np.all((binned.codes >= binned.offsets[:-1]) & (binned.codes < binned.offsets[1:]))
+        for f in range(3):
+            assert np.all(np.diff(binned.bin_values[binned.offsets[f]:binned.offsets[f + 1]]) > 0)
+    assert SplitFeatures is BinnedFeatures and DiscreteFeatures is BinnedFeatures  # the old names
+
+
+def test_each_trainer_refuses_another_coding(features):
+    integers = features[:, :1].astype(np.int64)
+    with pytest.raises(ValueError, match="binned for a stump or LUT trainer, not for trees"):
+        CostSensitiveTreeTrainer().prepare(StumpTrainer().prepare(features))
+    with pytest.raises(ValueError, match="binned for another trainer"):
+        LUTTrainer(5).prepare(CostSensitiveTreeTrainer().prepare(features))
+    with pytest.raises(ValueError, match="prepared for 6 values, the trainer uses 5"):
+        MultiClassLUTTrainer(5).prepare(BinnedFeatures.from_integers(integers, 6))
+    shared = LUTTrainer(5).prepare(integers)
+    assert MultiClassLUTTrainer(5).prepare(shared) is shared  # one coding serves both LUT trainers
