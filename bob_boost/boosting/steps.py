@@ -5,10 +5,15 @@
 - :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
 - :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
 - :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
+- :func:`double_base_root` / :func:`double_base_roots`: AdaBoostDB's step, the positive root of its
+  polynomial in ``exp(alpha)`` (one stump / every candidate of the pool at once);
+- :func:`hyperbolic_roots`: Cost-Sensitive AdaBoost's step, the root of its hyperbolic equation, for every
+  candidate at once;
 - shrinkage is a factor the algorithms apply to these.
 
-The double-base (AdaBoostDB) and hyperbolic (Cost-Sensitive AdaBoost) roots are solved together with the
-stump choice, in :mod:`bob_boost.weak_trainers.stump_pool`.
+The two cost-sensitive roots are implemented beside the stump pool they are solved for, vectorised over
+its candidates (:mod:`bob_boost.weak_trainers.stump_pool.roots`); they are listed here so that every step
+rule is found in one place.
 """
 from __future__ import annotations
 
@@ -19,6 +24,10 @@ import scipy.optimize
 
 from ..exceptions import InvalidValueError
 from ..losses.base import LossFunction
+from ..weak_trainers.stump_pool.roots import double_base_root, double_base_roots, hyperbolic_roots
+
+__all__ = ["GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "adaboost_m1_step", "capped_step",
+           "double_base_root", "double_base_roots", "fit_weights", "hyperbolic_roots", "optimal_step"]
 
 logger = logging.getLogger(__name__)
 
