@@ -1,4 +1,4 @@
-"""Shared fixtures: locations of the shared data and small real data sets."""
+"""Shared fixtures: small real data sets and bob's own model files, shipped in tests/data."""
 from __future__ import annotations
 
 import gzip
@@ -7,14 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features and raw labels of a UCI set from ``shared/data/uci``."""
-    path = SHARED / "data" / "uci" / name / f"{name}.tsv.gz"
-    if not path.exists():
-        pytest.skip(f"shared data set {path} is not present beside the checkout")
+    """Features and raw labels of a UCI set shipped in ``tests/data/uci``."""
+    path = DATA / "uci" / f"{name}.tsv.gz"
     with gzip.open(path, "rt") as stream:
         table = np.loadtxt(stream, delimiter="\t", skiprows=1)
     return table[:, :-1], table[:, -1]
@@ -30,7 +28,4 @@ def ionosphere() -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="session")
 def mnist_fixture_dir() -> Path:
     """Folder of machines saved by bob.learn.boosting itself."""
-    path = SHARED / "fixtures" / "bob_models"
-    if not path.exists():
-        pytest.skip(f"{path} is not present beside the checkout")
-    return path
+    return DATA / "bob_models"

@@ -14,7 +14,7 @@ import pytest
 from bob_boost import BoostedMachine
 from bob_boost.cli import build_parser, main
 
-SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+SMALL_MNIST = Path(__file__).resolve().parent / "data" / "mnist_small.hdf5"
 
 
 def _easy_binary(n=120, seed=0, noise=0.0):
@@ -355,14 +355,15 @@ def test_example_digits_trains_and_reuses_the_classifier_file(tmp_path, capsys):
     assert f"{classifier}: was trained for" in err and "-F/--force" in err
 
 
-@pytest.mark.skipif(not SHARED_MNIST.is_file(), reason="the shared MNIST file is not beside the checkout")
 def test_example_mnist_on_real_data_small(tmp_path, capsys):
-    code, out, err = _run(capsys, "example", "mnist", "--data", SHARED_MNIST, "-n", 40, "-r", 8, "-q")
+    # the first 40 training and test images of each digit, shipped in tests/data (the same -n 40 subset
+    # the full file gives)
+    code, out, err = _run(capsys, "example", "mnist", "--data", SMALL_MNIST, "-n", 40, "-r", 8, "-q")
     assert code == 0, err
     accuracies = [float(v) for v in re.findall(r"set: ([\d.]+)%", out)]
     assert len(accuracies) == 2 and accuracies[1] > 85.0  # 5 vs 6 with 8 stumps; chance is 50%
     classifier = tmp_path / "mnist.hdf5"
-    code, out, err = _run(capsys, "example", "mnist", "--data", SHARED_MNIST, "-n", 20, "-r", 3, "-t", "lut",
+    code, out, err = _run(capsys, "example", "mnist", "--data", SMALL_MNIST, "-n", 20, "-r", 3, "-t", "lut",
                           "-l", "log", "-m", "-a", "-s", "shared", "-c", classifier, "-q")
     assert code == 0, err
     machine = BoostedMachine.load(classifier)

@@ -11,6 +11,7 @@ import pytest
 from bob_boost import datasets
 
 SHARED_MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+SMALL_MNIST = Path(__file__).resolve().parent / "data" / "mnist_small.hdf5"
 
 
 def _small_mnist(seed=0):
@@ -213,11 +214,14 @@ def test_make_digits_rejects_bad_count():
         datasets.make_digits(0)
 
 
-@pytest.mark.skipif(not SHARED_MNIST.is_file(), reason="the shared MNIST file is not beside the checkout")
-def test_shared_mnist_hdf5_loads():
-    data = datasets.load_mnist(SHARED_MNIST)
-    assert data.train_data.shape == (60000, 784) and data.test_data.shape == (10000, 784)
-    assert np.bincount(data.test_labels).sum() == 10000 and set(np.unique(data.train_labels)) == set(range(10))
+def test_mnist_in_bobs_hdf5_layout_loads():
+    small = datasets.load_mnist(SMALL_MNIST)  # 40 training and 40 test images of each digit, real MNIST
+    assert small.train_data.shape == (400, 784) and small.test_data.shape == (400, 784)
+    assert np.bincount(small.test_labels).tolist() == [40] * 10 and small.train_data.dtype == np.uint8
+    if SHARED_MNIST.is_file():  # the whole file, where the project's shared data sit beside the checkout
+        data = datasets.load_mnist(SHARED_MNIST)
+        assert data.train_data.shape == (60000, 784) and data.test_data.shape == (10000, 784)
+        assert np.bincount(data.test_labels).sum() == 10000 and set(np.unique(data.train_labels)) == set(range(10))
 
 
 def test_load_mnist_idx_accepts_dotted_spelling(tmp_path):
