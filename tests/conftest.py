@@ -1,6 +1,7 @@
 """Shared fixtures: small real data sets and bob's own model files, shipped in tests/data."""
 from __future__ import annotations
 
+import builtins
 import gzip
 from pathlib import Path
 
@@ -29,3 +30,16 @@ def ionosphere() -> tuple[np.ndarray, np.ndarray]:
 def mnist_fixture_dir() -> Path:
     """Folder of machines saved by bob.learn.boosting itself."""
     return DATA / "bob_models"
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    """Make ``import matplotlib`` fail, as on a machine without the plot extra."""
+    real_import = builtins.__import__
+
+    def blocked(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", blocked)

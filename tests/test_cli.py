@@ -583,22 +583,13 @@ def test_unexpected_errors_are_not_swallowed(tmp_path, monkeypatch):
         main(["inspect", str(model)])
 
 
-def test_missing_matplotlib_is_a_one_line_error_naming_the_extra(tmp_path, capsys, monkeypatch):
-    import builtins
-
+def test_missing_matplotlib_is_a_one_line_error_naming_the_extra(tmp_path, capsys, request):
     features, labels = _easy_binary(n=30, seed=16)
     data = tmp_path / "d.csv"
     _write_csv(data, features, labels)
     model = tmp_path / "m.hdf5"
     assert _run(capsys, "train", data, "-o", model, "-r", 1, "-q")[0] == 0
-    real_import = builtins.__import__
-
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError("No module named 'matplotlib'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    request.getfixturevalue("no_matplotlib")  # from here on, importing matplotlib fails
     code, out, err = _run(capsys, "plot", "confusion", model, data, "-o", tmp_path / "c.png")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
     assert err.startswith("bob-boost plot: error:") and "pip install bob_boost[plot]" in err

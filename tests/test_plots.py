@@ -1,5 +1,4 @@
 """Tests of bob_boost.plots and the bob-boost plot commands."""
-import builtins
 
 import numpy as np
 import pytest
@@ -88,15 +87,7 @@ def test_confusion_matrix_counts_in_cells():
         plot_confusion_matrix([0, 3], [0, 1], ["a", "b"])
 
 
-def test_missing_matplotlib_gives_install_advice(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError("No module named 'matplotlib'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+def test_missing_matplotlib_gives_install_advice(no_matplotlib):
     with pytest.raises(ImportError, match=r"pip install bob_boost\[plot\]"):
         plot_error_curves({"training": [0.1]})
 
