@@ -3,8 +3,10 @@
 :class:`BinnedFeatures` codes every feature into consecutive bins once per
 training run; every weak trainer works on it:
 
-- :meth:`BinnedFeatures.from_values`: a bin per distinct value (stumps, and
-  the cost-sensitive stump pool with ``exact=True``);
+- :meth:`BinnedFeatures.from_values`: a bin per distinct value, or with
+  ``max_bins`` at most that many bins per feature, cut at quantiles
+  (:mod:`bob_boost.engine.edges`) where a feature has more distinct values
+  (stumps; the cost-sensitive stump pool uses ``exact=True``);
 - :meth:`BinnedFeatures.from_integers`: a bin per value ``0 .. V-1``
   (look-up tables);
 - :meth:`BinnedFeatures.quantize`: at most 256 bins per feature, lossless for
@@ -13,7 +15,10 @@ training run; every weak trainer works on it:
 - :meth:`BinnedFeatures.distinct`: a bin per distinct value, keeping the raw
   features (exact multi-class trees).
 
-Per-feature histograms of per-sample values are computed as one sparse product.
+Histograms of per-sample values come from the compiled kernels of the
+histogram engine (:mod:`bob_boost.engine`) over uint8/uint16 codes, in
+threads, whenever every feature has at most 65536 bins and the sums need not
+be exact (``exact=False``); otherwise from one sparse product, as follows.
 
 Each feature's values are coded into consecutive bins; a sparse
 (#samples, #bins) indicator matrix ``M`` then turns any (#samples, #outputs)
@@ -29,6 +34,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
+from .engine.codes import CodedFeatures, code_dtype, encode, padded_thresholds
+from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, feature_thresholds, midpoints,
+                           quantile_thresholds, sample_rows)
+from .engine.threads import check_threads
 from .exceptions import InvalidValueError
 
 #: Largest (#features x value range) for which integer features are coded by table instead of sorting.
@@ -79,9 +88,11 @@ class BinnedFeatures:
         ``V`` of :meth:`from_integers`.
     """
 
-    def __init__(self, bins: np.ndarray, offsets: np.ndarray, counts: np.ndarray | None,
+    def __init__(self, bins: np.ndarray | None, offsets: np.ndarray, counts: np.ndarray | None,
                  bin_values: np.ndarray | None = None, exact: bool = False, raw: np.ndarray | None = None,
-                 quantized: bool = False, number_of_values: int | None = None) -> None:
+                 quantized: bool = False, number_of_values: int | None = None,
+                 coded: CodedFeatures | None = None, split_thresholds: np.ndarray | None = None,
+                 lossy: bool = False) -> None:
         """Store ``bins``, the (#samples, #features) global bin of every entry, with per-bin ``counts``.
 
         By default each feature's most frequent bin is left out of the sparse
@@ -89,22 +100,47 @@ class BinnedFeatures:
         work but gives that bin only absolute precision; ``exact=True`` keeps
         every entry, so that every bin's sum is a plain sum (relative
         precision, exactly 0 without weight). The matrix is built on the first
-        :meth:`histograms` call: trees never need it.
+        :meth:`histograms` call: trees never need it. With ``coded`` (the
+        engine's codes) the histograms come from the compiled kernels and
+        ``bins`` may be None (built from the codes when asked for).
         """
-        n_samples, n_features = bins.shape
-        self.number_of_samples = n_samples
-        self.number_of_features = n_features
-        self.codes = bins
+        self.number_of_features = len(offsets) - 1
+        self.number_of_samples = bins.shape[0] if bins is not None else coded.codes.shape[1]
+        self._codes = bins
         self.offsets = offsets
         self.bin_values = bin_values
         self.raw = raw
         self.quantized = quantized
         self.number_of_values = number_of_values
+        self.coded = coded
+        self.lossy = lossy
+        self._split_thresholds = split_thresholds
         self._counts = counts
         self._exact = exact
         self._mode_bins: np.ndarray | None = None
         self._transposed = None
         self._values: np.ndarray | None = None
+        self._flat: np.ndarray | None = None
+
+    @property
+    def codes(self) -> np.ndarray:
+        """(#samples, #features) global bin of every entry."""
+        if self._codes is None:
+            self._codes = self.coded.codes.T + self.offsets[np.newaxis, :-1]
+        return self._codes
+
+    @property
+    def split_thresholds(self) -> np.ndarray | None:
+        """(#bins,) threshold between each bin and the next of its feature (NaN after a feature's last bin).
+
+        None for :meth:`from_integers` (look-up tables split nothing).
+        """
+        if self._split_thresholds is None and self.bin_values is not None:
+            following = np.append(self.bin_values[1:], np.nan)
+            thresholds = midpoints(self.bin_values, following)
+            thresholds[self.offsets[1:] - 1] = np.nan
+            self._split_thresholds = thresholds
+        return self._split_thresholds
 
     @property
     def number_of_bins(self) -> int:
@@ -115,13 +151,16 @@ class BinnedFeatures:
     def values(self) -> np.ndarray:
         """(#samples, #features) int64 bin of every entry within its feature (the value, for integer coding)."""
         if self._values is None:
-            self._values = self.codes - self.offsets[np.newaxis, :-1]
+            if self.coded is not None:
+                self._values = self.coded.codes.T.astype(np.int64)
+            else:
+                self._values = self.codes - self.offsets[np.newaxis, :-1]
         return self._values
 
     def _indicator(self):
         """The transposed sparse (#samples, #bins) indicator, built once."""
         if self._transposed is None:
-            bins, offsets = self.codes, self.offsets
+            bins, offsets = self._codes, self.offsets
             counts = self._counts if self._counts is not None else np.bincount(bins.ravel(),
                                                                                 minlength=int(offsets[-1]))
             self._mode_bins = None if self._exact else _segment_argmax(counts, offsets)
@@ -135,36 +174,123 @@ class BinnedFeatures:
         return self._transposed
 
     @classmethod
-    def from_values(cls, features: np.ndarray, exact: bool = False) -> "BinnedFeatures":
-        """Bin each feature by its distinct values.
+    def from_values(cls, features: np.ndarray, exact: bool = False, max_bins: int | None = None,
+                    n_threads: int | None = 1) -> "BinnedFeatures":
+        """Bin each feature by its distinct values, or into at most ``max_bins`` bins.
 
-        Integer features of moderate range are coded through a per-feature
-        value table (no sort); other features are sorted once. ``exact``:
-        see the class constructor.
+        Parameters
+        ----------
+        features : numpy.ndarray
+            Validated (#samples, #features) matrix.
+        exact : bool
+            Keep every entry in the sparse matrix (plain sums for every bin; see
+            the class constructor); implies ``max_bins=None``.
+        max_bins : int, optional
+            ``None``: a bin per distinct value (bob.learn.boosting's candidate
+            thresholds). An integer in [2, 65535]: a feature with at most that
+            many distinct values still gets a bin per value; one with more is
+            cut at quantiles (:mod:`bob_boost.engine.edges`).
+        n_threads : int, optional
+            Threads for binning and for every later :meth:`histograms` call
+            (None: every core).
         """
+        max_bins = check_max_bins(max_bins)
+        n_threads = check_threads(n_threads)
+        if exact:
+            return cls._sparse_from_values(features, exact=True)
         n_features = features.shape[1]
-        # the table needs value - min in int64; values beyond +-2**62 (uint64) are sorted instead
-        if (np.issubdtype(features.dtype, np.integer)
-                and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
-            low = features.min(axis=0).astype(np.int64)
-            span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
-            if span * n_features <= _MAX_TABLE_SIZE:
-                slots, counts = _slots(features, low, span)
-                present = counts > 0
-                sizes = present.reshape(n_features, span).sum(axis=1)
+        limit = max_bins if max_bins is not None else MAX_BINS_LIMIT + 1
+        table = _integer_table(features)
+        if table is not None:
+            slots, counts, low, span = table
+            present = counts > 0
+            sizes = present.reshape(n_features, span).sum(axis=1)
+            if max_bins is None and sizes.max() > limit:
+                return cls._sparse_from_values(features, exact=False, table=table)
+            distinct = [np.flatnonzero(row) + low[f] for f, row in enumerate(present.reshape(n_features, span))]
+            if sizes.max() <= limit:
                 offsets = np.concatenate([[0], np.cumsum(sizes)])
-                table = (np.cumsum(present) - 1).astype(np.int32)
-                values = np.nonzero(present.reshape(n_features, span))[1] + np.repeat(low, sizes)
-                return cls(table[slots], offsets, counts[present], values.astype(np.float64), exact)
+                ranks = (np.cumsum(present) - 1).astype(np.int32)[slots] - offsets[:-1].astype(np.int32)
+                codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(int(sizes.max())))
+                codes[...] = ranks.T
+                thresholds = [midpoints(v[:-1], v[1:]) for v in distinct]
+                return cls._coded(codes, thresholds, n_threads, lossy=False)
+            thresholds = []
+            for f, values in enumerate(distinct):
+                if values.size <= max_bins:
+                    thresholds.append(midpoints(values[:-1], values[1:]))
+                else:
+                    row = counts.reshape(n_features, span)[f]
+                    thresholds.append(quantile_thresholds(values.astype(np.float64), row[row > 0], max_bins))
+            return cls._encoded(features, thresholds, n_threads, lossy=bool(np.any(sizes > max_bins)))
+        rows = sample_rows(features.shape[0]) if max_bins is not None else None
+        thresholds, distinct = all_thresholds(features, max_bins, n_threads, rows)
+        if max(t.size for t in thresholds) + 1 > limit:
+            return cls._sparse_from_values(features, exact=False)
+        binned = cls._encoded(features, thresholds, n_threads, lossy=any(d is None for d in distinct))
+        if rows is not None:
+            binned._check_sampled_distinct(features, distinct, thresholds, max_bins)
+        return binned
+
+    @classmethod
+    def _sparse_from_values(cls, features: np.ndarray, exact: bool, table=None) -> "BinnedFeatures":
+        """The sparse-product binning by distinct values (exact sums, or features with more than 65536 values)."""
+        if table is None:
+            table = _integer_table(features)
+        if table is not None:
+            slots, counts, low, span = table
+            n_features = features.shape[1]
+            present = counts > 0
+            sizes = present.reshape(n_features, span).sum(axis=1)
+            offsets = np.concatenate([[0], np.cumsum(sizes)])
+            ranks = (np.cumsum(present) - 1).astype(np.int32)
+            values = np.nonzero(present.reshape(n_features, span))[1] + np.repeat(low, sizes)
+            return cls(ranks[slots], offsets, counts[present], values.astype(np.float64), exact)
         bins, offsets, values = distinct_value_bins(features)
         counts = np.bincount(bins.ravel(), minlength=int(offsets[-1]))
         return cls(bins, offsets, counts, values, exact)
 
     @classmethod
-    def from_integers(cls, features: np.ndarray, number_of_values: int) -> "BinnedFeatures":
-        """Bin integer features in ``[0, number_of_values)`` by value."""
-        slots, counts = _slots(features, np.zeros(features.shape[1], dtype=np.int64), number_of_values)
-        offsets = np.arange(features.shape[1] + 1, dtype=np.int64) * number_of_values
+    def _encoded(cls, features: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
+                 lossy: bool) -> "BinnedFeatures":
+        """Code ``features`` against per-feature ``thresholds`` with the compiled kernel."""
+        codes = encode(features, padded_thresholds(thresholds), n_threads)
+        return cls._coded(codes, thresholds, n_threads, lossy)
+
+    @classmethod
+    def _coded(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
+               lossy: bool) -> "BinnedFeatures":
+        sizes = np.array([t.size + 1 for t in thresholds], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        split = np.concatenate([np.append(t, np.nan) for t in thresholds])
+        coded = CodedFeatures(codes, int(sizes.max()), n_threads)
+        return cls(None, offsets, None, coded=coded, split_thresholds=split, lossy=lossy)
+
+    def _check_sampled_distinct(self, features: np.ndarray, distinct: list, thresholds: list,
+                                max_bins: int) -> None:
+        """Re-bin from every row a feature whose sample showed few distinct values but whose data has others."""
+        changed = False
+        for f, values in enumerate(distinct):
+            if values is None or np.array_equal(values[self.coded.codes[f]], features[:, f]):
+                continue
+            thresholds[f], _ = feature_thresholds(features[:, f], max_bins)
+            changed = True
+        if changed:  # rare: rebuild the codes and their layout from the corrected thresholds
+            rebuilt = self._encoded(features, thresholds, self.coded.n_threads, lossy=True)
+            self.__dict__.update(rebuilt.__dict__)
+
+    @classmethod
+    def from_integers(cls, features: np.ndarray, number_of_values: int,
+                      n_threads: int | None = 1) -> "BinnedFeatures":
+        """Bin integer features in ``[0, number_of_values)`` by value (histograms in ``n_threads`` threads)."""
+        n_features = features.shape[1]
+        offsets = np.arange(n_features + 1, dtype=np.int64) * number_of_values
+        if number_of_values <= MAX_BINS_LIMIT + 1:
+            codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(number_of_values))
+            codes[...] = features.T
+            coded = CodedFeatures(codes, number_of_values, check_threads(n_threads))
+            return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
+        slots, counts = _slots(features, np.zeros(n_features, dtype=np.int64), number_of_values)
         return cls(slots, offsets, counts, number_of_values=number_of_values)
 
     @classmethod
@@ -213,6 +339,16 @@ class BinnedFeatures:
         numpy.ndarray
             (#bins, #outputs) sums; each feature's bins add up to the column totals.
         """
+        if self.coded is not None:
+            padded = self.coded.histograms(np.ascontiguousarray(values, dtype=np.float64))
+            flat = padded.reshape(-1, padded.shape[2])
+            if self.number_of_bins == flat.shape[0]:
+                return flat
+            if self._flat is None:
+                sizes = np.diff(self.offsets)
+                starts = np.arange(self.number_of_features) * self.coded.number_of_bins
+                self._flat = np.repeat(starts - self.offsets[:-1], sizes) + np.arange(self.number_of_bins)
+            return flat[self._flat]
         sums = np.asarray(self._indicator() @ values)
         if self._mode_bins is None:
             return sums
@@ -247,15 +383,21 @@ def distinct_value_bins(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return np.ascontiguousarray(bins.T), offsets, ordered[is_new].astype(np.float64)
 
 
-def midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Thresholds strictly above ``low`` and at most ``high`` (for ``low < high``).
+def _integer_table(features: np.ndarray):
+    """``(slots, counts, low, span)`` of the value-table coding of integer features, or None.
 
-    ``(low + high) / 2`` can overflow to infinity near the float limits and
-    round down onto ``low`` for neighbouring floats, which would give a
-    stump that splits nothing; then ``high`` itself is the threshold.
+    The table needs ``value - min`` in int64 and at most ``_MAX_TABLE_SIZE``
+    slots; other features (floats, huge spans) are sorted instead.
     """
-    middle = np.asarray(low, dtype=np.float64) / 2 + np.asarray(high, dtype=np.float64) / 2
-    return np.where(middle > low, middle, high)
+    if not (np.issubdtype(features.dtype, np.integer)
+            and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
+        return None
+    low = features.min(axis=0).astype(np.int64)
+    span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
+    if span * features.shape[1] > _MAX_TABLE_SIZE:
+        return None
+    slots, counts = _slots(features, low, span)
+    return slots, counts, low, span
 
 
 def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,8 @@ Example
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:  # the machine module imports nothing of this one; the annotat
 logger = logging.getLogger(__name__)
 
 #: ``callback(round, machine, scores) -> bool | None``; True stops training.
-RoundCallback = Callable[[int, "BoostedMachine", np.ndarray], Optional[bool]]
+RoundCallback = Callable[[int, "BoostedMachine", np.ndarray], bool | None]
 
 
 def check_callback(callback, name: str = "callback") -> RoundCallback | None:

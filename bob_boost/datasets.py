@@ -19,7 +19,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 from collections.abc import Sequence
 
 import h5py

@@ -160,7 +160,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                 cost_positive: float | None = None, cost_negative: float | None = None, cost_matrix=None,
                 selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
                 feature_fraction: float = 1.0, random_state: int | None = None,
-                number_of_rounds: int = 100, one_vs_rest: bool = False) -> Recipe:
+                number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
+                n_threads: int | None = None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -190,6 +191,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         Generic boosting of a classification loss: one output per class even
         for two classes (bob's multi-variate MNIST example), instead of one
         +-1 output.
+    max_bins, n_threads : int or None
+        The generic trainer's weak trainers: bins per feature of the stump
+        search (None: every distinct value) and threads (None: every core).
 
     Raises
     ------
@@ -213,11 +217,11 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                       else CostSensitiveAdaBoostTrainer(*costs))
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
-                            cost_positive, cost_negative, cost_matrix, one_vs_rest)
+                            cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
-                     cost_negative, cost_matrix, one_vs_rest: bool) -> Recipe:
+                     cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
@@ -244,9 +248,9 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
         if outputs not in (None, 1):
             raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "
                                     "use 'lut'")
-        weak = StumpTrainer()
+        weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads)
     else:
-        weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style)
+        weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads)
     return Recipe("boosting", Boosting(weak, loss_function), loss_function, kind)
 
 

@@ -10,7 +10,8 @@ time a name is not found.
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 from .exceptions import InvalidTypeError, InvalidValueError
 

@@ -36,7 +36,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -208,13 +208,13 @@ def configuration(name: str, probe: str = "mixed") -> Callable[[Callable[[], obj
 @configuration("boosting_stump_exponential")
 def _boosting_stump_exponential() -> BoostedMachine:
     data = training_data()
-    return Boosting(StumpTrainer(), ExponentialLoss()).train(data.mixed, data.binary, ROUNDS)
+    return Boosting(StumpTrainer(max_bins=None), ExponentialLoss()).train(data.mixed, data.binary, ROUNDS)
 
 
 @configuration("boosting_stump_logit")
 def _boosting_stump_logit() -> BoostedMachine:
     data = training_data()
-    return Boosting(StumpTrainer(), LogitLoss()).train(data.mixed, data.binary, ROUNDS)
+    return Boosting(StumpTrainer(max_bins=None), LogitLoss()).train(data.mixed, data.binary, ROUNDS)
 
 
 @configuration("boosting_stump_logit_continued")
@@ -222,7 +222,7 @@ def _boosting_stump_logit_continued() -> BoostedMachine:
     # continuing a machine (boosted_machine=) restarts from its training scores; one training loop
     # must keep that path
     data = training_data()
-    trainer = Boosting(StumpTrainer(), LogitLoss())
+    trainer = Boosting(StumpTrainer(max_bins=None), LogitLoss())
     machine = trainer.train(data.mixed, data.binary, ROUNDS // 2)
     return trainer.train(data.mixed, data.binary, ROUNDS - ROUNDS // 2, boosted_machine=machine)
 
@@ -230,21 +230,21 @@ def _boosting_stump_logit_continued() -> BoostedMachine:
 @configuration("boosting_stump_tangential")
 def _boosting_stump_tangential() -> BoostedMachine:
     data = training_data()
-    return Boosting(StumpTrainer(), TangentialLoss()).train(data.mixed, data.binary, ROUNDS)
+    return Boosting(StumpTrainer(max_bins=None), TangentialLoss()).train(data.mixed, data.binary, ROUNDS)
 
 
 @configuration("boosting_stump_squared")
 def _boosting_stump_squared() -> BoostedMachine:
     # no intercept in the generic trainer: the first rounds climb to the level of ~100
     data = training_data()
-    return Boosting(StumpTrainer(), SquaredLoss()).train(data.mixed, data.regression, ROUNDS)
+    return Boosting(StumpTrainer(max_bins=None), SquaredLoss()).train(data.mixed, data.regression, ROUNDS)
 
 
 @configuration("boosting_stump_double_base")
 def _boosting_stump_double_base() -> BoostedMachine:
     data = training_data()
     loss = DoubleBaseLoss(cost_positive=COST_POSITIVE, cost_negative=COST_NEGATIVE)
-    return Boosting(StumpTrainer(), loss).train(data.mixed, data.binary, ROUNDS)
+    return Boosting(StumpTrainer(max_bins=None), loss).train(data.mixed, data.binary, ROUNDS)
 
 
 # -- generic boosting: LUTTrainer -------------------------------------------------
@@ -426,7 +426,8 @@ def _sklearn_boosting_classifier_stump() -> object:
 
     data = training_data()
     labels = np.where(data.binary > 0, "face", "background")
-    return BoostingClassifier(loss="exponential", weak_learner="stump", n_estimators=ROUNDS).fit(data.mixed, labels)
+    model = BoostingClassifier(loss="exponential", weak_learner="stump", n_estimators=ROUNDS, max_bins=None)
+    return model.fit(data.mixed, labels)
 
 
 @configuration("sklearn_boosting_classifier_lut_multiclass", probe="discrete")
@@ -444,7 +445,7 @@ def _sklearn_boosting_regressor() -> object:
     from bob_boost.sklearn import BoostingRegressor
 
     data = training_data()
-    return BoostingRegressor(weak_learner="stump", n_estimators=ROUNDS).fit(data.mixed, data.regression)
+    return BoostingRegressor(weak_learner="stump", n_estimators=ROUNDS, max_bins=None).fit(data.mixed, data.regression)
 
 
 @configuration("sklearn_boosting_regressor_stump_weighted")
@@ -453,7 +454,7 @@ def _sklearn_boosting_regressor_weighted() -> object:
     from bob_boost.sklearn import BoostingRegressor
 
     data = training_data()
-    model = BoostingRegressor(weak_learner="stump", n_estimators=ROUNDS)
+    model = BoostingRegressor(weak_learner="stump", n_estimators=ROUNDS, max_bins=None)
     return model.fit(data.mixed, data.regression, sample_weight=data.sample_weight)
 
 

@@ -45,6 +45,14 @@ class BoostingClassifier(_BoostedClassifier):
     selection_style : {"independent", "shared"}
         Multi-class LUTs only: one feature per class, or one feature shared
         by all classes each round.
+    max_bins : int or None
+        Stumps only: at most this many candidate bins per feature (2 ..
+        65535); features with fewer distinct values keep one bin per value.
+        None searches every threshold between distinct values (bob's exact
+        search).
+    n_threads : int or None
+        Threads for binning and histograms (None: every core); the model does
+        not depend on it.
 
     Attributes
     ----------
@@ -67,12 +75,15 @@ class BoostingClassifier(_BoostedClassifier):
     """
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
-                 maximum_feature_value: int = 256, selection_style: str = "independent") -> None:
+                 maximum_feature_value: int = 256, selection_style: str = "independent",
+                 max_bins: int | None = 256, n_threads: int | None = None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
         self.selection_style = selection_style
+        self.max_bins = max_bins
+        self.n_threads = n_threads
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -112,7 +123,8 @@ class BoostingClassifier(_BoostedClassifier):
             _check_splittable(X)
         recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
                              weak_learner=self.weak_learner, lut_entries=maximum,
-                             selection_style=self.selection_style)
+                             selection_style=self.selection_style, max_bins=self.max_bins,
+                             n_threads=self.n_threads)
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = recipe.train(X, targets, rounds, sample_weight=weights)
         self.machine_.metadata.update(self._classifier_metadata())
@@ -168,6 +180,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Maximum number of boosting rounds.
     maximum_feature_value : int
         Number of LUT entries (only for ``weak_learner='lut'``).
+    max_bins : int or None
+        Stumps only: at most this many candidate bins per feature (2 ..
+        65535); features with fewer distinct values keep one bin per value.
+        None searches every threshold between distinct values (bob's exact
+        search).
+    n_threads : int or None
+        Threads for binning and histograms (None: every core); the model does
+        not depend on it.
 
     Attributes
     ----------
@@ -187,10 +207,13 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     """
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
-                 maximum_feature_value: int = 256) -> None:
+                 maximum_feature_value: int = 256, max_bins: int | None = 256,
+                 n_threads: int | None = None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
+        self.max_bins = max_bins
+        self.n_threads = n_threads
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -220,7 +243,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         X, y = X[kept], y[kept].astype(np.float64)
         if self.weak_learner == "lut" or not np.all(X == X[0]):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
-                                 weak_learner=self.weak_learner, lut_entries=maximum)
+                                 weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
+                                 n_threads=self.n_threads)
             self.machine_ = recipe.train(X, y, rounds, sample_weight=weights)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],

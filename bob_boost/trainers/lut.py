@@ -8,6 +8,8 @@ from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.lut import LUTMachine, check_discrete
 from ..binning import BinnedFeatures, check_histogram_size
+from ..engine.threads import check_threads
+from .stump import TIE_TOLERANCE
 
 SELECTION_STYLES = ("independent", "shared")
 
@@ -31,15 +33,25 @@ class LUTTrainer:
     selection_style : {"independent", "shared"}
         ``"independent"`` picks the best feature per output; ``"shared"`` one
         feature for all outputs, minimising the summed criterion.
+    n_threads : int or None
+        Threads for the histograms (None: every core; read when training
+        starts). The result does not depend on it.
+
+    Criteria within :data:`~bob_boost.trainers.stump.TIE_TOLERANCE` of the
+    output's total absolute gradient count as tied and go to the lowest
+    feature index (a gradient of one sign for every sample ties every
+    feature exactly; rounding must not decide).
     """
 
     def __init__(self, maximum_feature_value: int, number_of_outputs: int = 1,
-                 selection_style: str = "independent") -> None:
+                 selection_style: str = "independent", n_threads: int | None = None) -> None:
         self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
         self.number_of_outputs = check_positive_int(number_of_outputs, "number_of_outputs")
         if selection_style not in SELECTION_STYLES:
             raise InvalidValueError(f"selection_style: must be one of {SELECTION_STYLES}, got {selection_style!r}")
         self.selection_style = selection_style
+        check_threads(n_threads)
+        self.n_threads = n_threads
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate ``features`` and bin them once, for repeated :meth:`train` calls."""
@@ -51,7 +63,7 @@ class LUTTrainer:
         array = as_feature_matrix(features)
         check_histogram_size(array.shape[1], self.maximum_feature_value, self.number_of_outputs)
         check_discrete(array, self.maximum_feature_value)
-        return BinnedFeatures.from_integers(array, self.maximum_feature_value)
+        return BinnedFeatures.from_integers(array, self.maximum_feature_value, check_threads(self.n_threads))
 
     def train(self, features, loss_gradient) -> LUTMachine:
         """Return the LUT machine that best follows ``-loss_gradient``.
@@ -82,10 +94,12 @@ class LUTTrainer:
         histograms = binned.histograms(gradient).reshape(
             binned.number_of_features, self.maximum_feature_value, self.number_of_outputs)
         criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better
+        tolerance = TIE_TOLERANCE * np.abs(gradient).sum(axis=0)
         if self.selection_style == "shared":
-            indices = np.full(self.number_of_outputs, np.argmin(criterion.sum(axis=1)))
+            summed = criterion.sum(axis=1)
+            indices = np.full(self.number_of_outputs, np.argmax(summed <= summed.min() + tolerance.sum()))
         else:
-            indices = np.argmin(criterion, axis=0)
+            indices = np.argmax(criterion <= criterion.min(axis=0) + tolerance, axis=0)
         outputs = np.arange(self.number_of_outputs)
         selected = histograms[indices, :, outputs].T  # (#entries, #outputs)
         table = np.where(selected <= 0.0, 1.0, -1.0)

@@ -7,7 +7,9 @@ from .._validation import as_feature_matrix, as_score_matrix
 from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
-from ..binning import BinnedFeatures, midpoints
+from ..binning import BinnedFeatures
+from ..engine.edges import check_max_bins
+from ..engine.threads import check_threads
 
 #: Gains closer than this fraction of the total absolute gradient count as tied.
 TIE_TOLERANCE = 1e-10
@@ -23,18 +25,41 @@ class StumpTrainer:
     :data:`TIE_TOLERANCE` of the total absolute gradient) go to the lowest
     feature index, then the lowest threshold.
 
-    The search costs one sparse product per call; the sort it needs is done
-    once by :meth:`prepare`, which :class:`~bob_boost.trainers.Boosting` calls
-    once per training run.
+    The features are binned once per training run by :meth:`prepare` (which
+    :class:`~bob_boost.trainers.Boosting` calls); every round then costs one
+    histogram of the gradient over the bins (compiled, in threads) and a scan
+    of its cumulative sums.
+
+    Parameters
+    ----------
+    max_bins : int or None
+        At most this many candidate bins per feature (2 .. 65535). A feature
+        with at most ``max_bins`` distinct values keeps one bin per value, so
+        its thresholds are exactly those of the exact search; one with more is
+        cut at quantiles of a sample (:mod:`bob_boost.engine.edges`). None
+        searches every threshold between distinct values
+        (bob.learn.boosting's behaviour). Thresholds are always in feature
+        units, so the stumps are plain :class:`~bob_boost.weak.StumpMachine`.
+    n_threads : int or None
+        Threads for binning and histograms (None: every core). The result
+        does not depend on it.
+
+    Both are read when training starts.
     """
 
+    def __init__(self, max_bins: int | None = 256, n_threads: int | None = None) -> None:
+        self.max_bins = check_max_bins(max_bins)
+        check_threads(n_threads)
+        self.n_threads = n_threads
+
     def prepare(self, features) -> BinnedFeatures:
-        """Validate and sort ``features`` once, for repeated :meth:`train` calls."""
+        """Validate and bin ``features`` once, for repeated :meth:`train` calls."""
         if isinstance(features, BinnedFeatures):
-            if features.bin_values is None:
-                raise InvalidValueError("features: binned for a LUT trainer, not by distinct values")
+            if features.split_thresholds is None:
+                raise InvalidValueError("features: binned for a LUT trainer, not by feature values")
             return features
-        return BinnedFeatures.from_values(as_feature_matrix(features))
+        return BinnedFeatures.from_values(as_feature_matrix(features), max_bins=check_max_bins(self.max_bins),
+                                          n_threads=check_threads(self.n_threads))
 
     def train(self, features, loss_gradient) -> StumpMachine:
         """Return the best stump for ``loss_gradient``.
@@ -79,6 +104,6 @@ class StumpTrainer:
         tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
         best = int(np.argmax(candidates >= candidates.max() - tolerance))
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
-        threshold = float(midpoints(binned.bin_values[best], binned.bin_values[best + 1]))
+        threshold = float(binned.split_thresholds[best])
         polarity = 1.0 if gain[best] >= 0 else -1.0
         return StumpMachine(threshold, polarity, index)

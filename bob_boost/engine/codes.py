@@ -1,0 +1,83 @@
+"""Features as compact per-feature bin codes, and their histograms from the compiled kernels."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels
+from .threads import balanced_ranges, run_blocks
+
+#: A feature whose most frequent bin holds more than this share of the samples is stored sparse.
+SPARSE_SHARE = 0.5
+
+
+def code_dtype(number_of_bins: int) -> type:
+    """uint8 for up to 256 bins per feature, else uint16."""
+    return np.uint8 if number_of_bins <= 256 else np.uint16
+
+
+def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
+    """(#features, P) thresholds padded with +inf to a power of two P > every feature's count."""
+    longest = max((t.size for t in thresholds), default=0)
+    width = 1 << int(np.ceil(np.log2(longest + 1))) if longest else 1
+    padded = np.full((len(thresholds), width), np.inf)
+    for f, t in enumerate(thresholds):
+        padded[f, :t.size] = t
+    return padded
+
+
+def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#features, #samples) codes ``#(thresholds[f] <= x[i, f])``, in the loop order that suits the layout."""
+    n_samples, n_features = features.shape
+    out = np.empty((n_features, n_samples), dtype=code_dtype(thresholds.shape[1]))
+    if features.flags.f_contiguous and not features.flags.c_contiguous:
+        blocks = [(features, thresholds, a, b, out) for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
+        run_blocks(kernels.code_columns, blocks, n_threads)
+    else:
+        step = max(4096, -(-n_samples // (4 * n_threads)))
+        blocks = [(features, thresholds, s, min(s + step, n_samples), out) for s in range(0, n_samples, step)]
+        run_blocks(kernels.code_rows, blocks, n_threads)
+    return out
+
+
+class CodedFeatures:
+    """(#features, #samples) bin codes, with the rows outside each sparse feature's frequent bin.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray
+        (#features, #samples) uint8 or uint16 bin of every entry within its feature.
+    number_of_bins : int
+        Bins per feature in the padded histograms (at least every feature's largest code + 1).
+    n_threads : int
+        Threads for :meth:`histograms`.
+    """
+
+    def __init__(self, codes: np.ndarray, number_of_bins: int, n_threads: int) -> None:
+        self.codes = codes
+        self.number_of_bins = number_of_bins
+        self.n_threads = n_threads
+        n_features, n_samples = codes.shape
+        counts = np.zeros((n_features, number_of_bins), dtype=np.int64)
+        feature_blocks = balanced_ranges(np.ones(n_features), 4 * n_threads)
+        run_blocks(kernels.count_bins, [(codes, a, b, counts) for a, b in feature_blocks], n_threads)
+        self.counts = counts
+        modes = np.argmax(counts, axis=1)
+        sparse = counts[np.arange(n_features), modes] > SPARSE_SHARE * n_samples
+        self.mode_bins = np.where(sparse, modes, -1).astype(np.int64)
+        listed = np.where(sparse, n_samples - counts[np.arange(n_features), modes], 0)
+        self.row_starts = np.concatenate([[0], np.cumsum(listed)]).astype(np.int64)
+        self.rows = np.empty(int(self.row_starts[-1]), dtype=np.int32 if n_samples < 2 ** 31 else np.int64)
+        run_blocks(kernels.list_sparse_rows,
+                   [(codes, self.mode_bins, self.row_starts, a, b, self.rows) for a, b in feature_blocks], n_threads)
+        # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
+        self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
+
+    def histograms(self, values: np.ndarray) -> np.ndarray:
+        """(#features, #bins, #outputs) sums of ``values`` ((#samples, #outputs) float64, C order) per bin."""
+        totals = np.empty(values.shape[1])
+        kernels.column_totals(values, totals)
+        out = np.zeros((self.codes.shape[0], self.number_of_bins, values.shape[1]))
+        blocks = [(self.codes, values, totals, self.mode_bins, self.row_starts, self.rows, a, b, out)
+                  for a, b in self._blocks]
+        run_blocks(kernels.histograms, blocks, self.n_threads)
+        return out

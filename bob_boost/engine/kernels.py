@@ -1,0 +1,129 @@
+"""Compiled kernels of the histogram engine (numba, ``nogil``; called on blocks by :mod:`.threads`).
+
+Layout: ``codes`` is the (#features, #samples) feature-major matrix of every
+entry's bin within its feature (uint8 or uint16), so a feature's codes are
+contiguous. A *sparse* feature (most entries in one bin, such as a mostly-zero
+pixel) also lists the rows outside that bin; its histogram visits only those
+rows and recovers the frequent bin as "total minus the other bins".
+
+No kernel uses ``fastmath``: sums are plain additions in a fixed order, so
+results are the same on every run and for every blocking of the work.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_JIT = {"nogil": True, "cache": True}
+
+
+@numba.njit(**_JIT)
+def _count_at_most(edges, value):
+    """How many of the sorted, +inf-padded ``edges`` (a power-of-two length) are <= ``value``."""
+    position = 0
+    step = edges.size // 2
+    while step > 0:
+        if edges[position + step - 1] <= value:
+            position += step
+        step //= 2
+    return position
+
+
+@numba.njit(**_JIT)
+def code_rows(values, thresholds, row_start, row_stop, codes):
+    """``codes[f, i] = #(thresholds[f] <= values[i, f])`` for rows ``row_start:row_stop``.
+
+    ``thresholds`` is (#features, P), each row sorted and padded with +inf to
+    the power of two P (so the search takes log2(P) steps without branches).
+    """
+    n_features = values.shape[1]
+    for i in range(row_start, row_stop):
+        for f in range(n_features):
+            codes[f, i] = _count_at_most(thresholds[f], np.float64(values[i, f]))
+
+
+@numba.njit(**_JIT)
+def code_columns(values, thresholds, feature_start, feature_stop, codes):
+    """:func:`code_rows` for features ``feature_start:feature_stop`` (the order for column-major input)."""
+    n_samples = values.shape[0]
+    for f in range(feature_start, feature_stop):
+        edges = thresholds[f]
+        for i in range(n_samples):
+            codes[f, i] = _count_at_most(edges, np.float64(values[i, f]))
+
+
+@numba.njit(**_JIT)
+def count_bins(codes, feature_start, feature_stop, counts):
+    """``counts[f, b]``: how many samples of feature ``f`` fall into bin ``b``."""
+    n_samples = codes.shape[1]
+    for f in range(feature_start, feature_stop):
+        row = counts[f]
+        for i in range(n_samples):
+            row[codes[f, i]] += 1
+
+
+@numba.njit(**_JIT)
+def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, rows):
+    """Fill ``rows[row_starts[f]:row_starts[f + 1]]`` with the rows of feature ``f`` outside its mode bin."""
+    n_samples = codes.shape[1]
+    for f in range(feature_start, feature_stop):
+        mode = mode_bins[f]
+        if mode < 0:
+            continue
+        position = row_starts[f]
+        for i in range(n_samples):
+            if codes[f, i] != mode:
+                rows[position] = i
+                position += 1
+
+
+@numba.njit(**_JIT)
+def column_totals(values, totals):
+    """``totals[k] = sum_i values[i, k]``, added in row order."""
+    for k in range(values.shape[1]):
+        totals[k] = 0.0
+    for i in range(values.shape[0]):
+        for k in range(values.shape[1]):
+            totals[k] += values[i, k]
+
+
+@numba.njit(**_JIT)
+def histograms(codes, values, totals, mode_bins, row_starts, rows, feature_start, feature_stop, out):
+    """``out[f, b, k] = sum of values[i, k]`` over the samples ``i`` in bin ``b`` of feature ``f``.
+
+    ``out`` must be zero on entry. Dense features (``mode_bins[f] < 0``)
+    visit every row in order; sparse ones visit their listed rows in order
+    and set the mode bin to ``totals`` minus the other bins.
+    """
+    n_samples, n_outputs = values.shape
+    n_bins = out.shape[1]
+    for f in range(feature_start, feature_stop):
+        histogram = out[f]
+        feature_codes = codes[f]
+        mode = mode_bins[f]
+        if mode < 0:
+            if n_outputs == 1:
+                for i in range(n_samples):
+                    histogram[feature_codes[i], 0] += values[i, 0]
+            else:
+                for i in range(n_samples):
+                    b = feature_codes[i]
+                    for k in range(n_outputs):
+                        histogram[b, k] += values[i, k]
+            continue
+        if n_outputs == 1:
+            for j in range(row_starts[f], row_starts[f + 1]):
+                i = rows[j]
+                histogram[feature_codes[i], 0] += values[i, 0]
+        else:
+            for j in range(row_starts[f], row_starts[f + 1]):
+                i = rows[j]
+                b = feature_codes[i]
+                for k in range(n_outputs):
+                    histogram[b, k] += values[i, k]
+        for k in range(n_outputs):
+            rest = 0.0
+            for b in range(n_bins):
+                if b != mode:
+                    rest += histogram[b, k]
+            histogram[mode, k] = totals[k] - rest
