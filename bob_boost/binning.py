@@ -114,6 +114,7 @@ class BinnedFeatures:
         self.number_of_values = number_of_values
         self.coded = coded
         self.lossy = lossy
+        self.n_threads = coded.n_threads if coded is not None else 1
         self._split_thresholds = split_thresholds
         self._counts = counts
         self._exact = exact

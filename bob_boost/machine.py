@@ -17,7 +17,11 @@ from .io import model
 from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .registry import weak_machine_class  # noqa: F401  (re-exported, old import path)
+from .engine import prediction
+from .engine.threads import check_threads
 from .weak.base import WeakMachine
+from .weak.lut import LUTMachine
+from .weak.stump import StumpMachine
 
 
 class BoostedMachine:
@@ -49,6 +53,12 @@ class BoostedMachine:
         How :meth:`predict` turns scores into predictions; by default
         ``"cost_sensitive"`` with a cost matrix, else ``"sign"`` for one
         output and ``"argmax"`` for several (bob.learn.boosting's rules).
+
+    Attributes
+    ----------
+    n_threads : int or None
+        Threads of the compiled evaluation of all-stump and all-LUT machines
+        (None, the default: every core); not saved. Scores do not depend on it.
     """
 
     def __init__(self, number_of_outputs: int | None = None, cost_matrix=None,
@@ -78,6 +88,7 @@ class BoostedMachine:
         self._decision_rule: str | None = None
         if decision_rule is not None:
             self.decision_rule = decision_rule
+        self.n_threads: int | None = None
 
     # -- meaning -----------------------------------------------------------
     @property
@@ -187,12 +198,39 @@ class BoostedMachine:
         return total
 
     def _forward(self, array: np.ndarray) -> np.ndarray:
-        # the baseline first, then the rounds in order: staged_decision_scores adds in
-        # the same order, so its last array equals these scores bit for bit
+        # the baseline first, then the rounds in order: staged_decision_scores and the compiled
+        # ensembles add in the same order, so all three give these scores bit for bit
+        compiled = self._compiled_forward(array)
+        if compiled is not None:
+            return compiled
         total = self._initial_scores(array.shape[0])
         for machine, weight in zip(self._weak_machines, self._weights):
             total += weight * machine.forward(array)
         return total
+
+    def _compiled_forward(self, array: np.ndarray) -> np.ndarray | None:
+        """Scores of an all-stump or all-LUT ensemble from the compiled kernels; None for other machines."""
+        machines = self._weak_machines
+        if not machines:
+            return None
+        n_threads = check_threads(self.n_threads, "n_threads")
+        baseline = self._initial_scores(1)[0]
+        weights = np.vstack(self._weights)
+        kinds = {type(machine) for machine in machines}
+        if kinds == {StumpMachine}:
+            indices = np.array([m.index for m in machines], dtype=np.int64)
+            thresholds = np.array([m.threshold for m in machines], dtype=np.float64)
+            polarities = np.array([m.polarity for m in machines], dtype=np.float64)
+            return prediction.stump_scores(array, indices, thresholds, polarities, weights[:, 0],
+                                           float(baseline[0]), n_threads)
+        if kinds == {LUTMachine}:
+            entries = max(m.look_up_tables.shape[0] for m in machines)
+            tables = np.zeros((len(machines), entries, weights.shape[1]))
+            for r, machine in enumerate(machines):
+                tables[r, :machine.look_up_tables.shape[0]] = machine.look_up_tables
+            indices = np.vstack([m.indices for m in machines])
+            return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads)
+        return None
 
     def decision_scores(self, features) -> np.ndarray:
         """(#samples, #outputs) scores including the baseline, always 2-D (a 1-D sample gives one row)."""

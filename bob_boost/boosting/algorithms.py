@@ -29,7 +29,7 @@ from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
-from .steps import capped_step, fit_weights
+from .steps import capped_step, compiled_loss, fit_weights, newton_fit_weights
 
 logger = logging.getLogger(__name__)
 
@@ -51,17 +51,24 @@ class GradientBoosting:
     baseline : numpy.ndarray, optional
         (#outputs,) constant a new machine starts from: the rounds boost ``targets`` (already the
         residuals ``targets - baseline``) from 0, and the machine adds it to its scores.
+    step_rule : {"auto", "lbfgs", "newton"}
+        ``"lbfgs"``: :func:`~bob_boost.boosting.steps.fit_weights`; ``"newton"``:
+        :func:`~bob_boost.boosting.steps.newton_fit_weights` (built-in separable losses only);
+        ``"auto"``: Newton when the loss has a compiled form and the weak trainer's binning is lossy
+        (some feature cut at quantiles), else L-BFGS, so models of exactly binned data stay bob's.
     """
 
     name = "Boosting"
 
     def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray,
-                 sample_weight: np.ndarray | None = None, baseline: np.ndarray | None = None) -> None:
+                 sample_weight: np.ndarray | None = None, baseline: np.ndarray | None = None,
+                 step_rule: str = "auto") -> None:
         self.loss_function = loss_function
         self.weak_trainer = weak_trainer
         self.targets = targets
         self.sample_weight = sample_weight
         self.baseline = baseline
+        self.step_rule = step_rule
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -93,20 +100,34 @@ class GradientBoosting:
         state.gradient = weighted(self.loss_function.loss_gradient(self.targets, state.scores), self.sample_weight)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
-        """The weak trainer's machine for the gradient."""
-        if uses_propose(self.weak_trainer):
-            return self.weak_trainer.propose(prepared, state)
-        return Proposal(self.weak_trainer.train(prepared, state.gradient))
+        """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""
+        if not uses_propose(self.weak_trainer):
+            return Proposal(self.weak_trainer.train(prepared, state.gradient))
+        proposal = self.weak_trainer.propose(prepared, state)
+        if proposal is not None and proposal.outputs is not None:
+            state.extra["weak_scores"] = proposal.outputs
+        return proposal
 
     def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray, bool] | None:
-        """L-BFGS weights; None (stop) when they are all zero."""
-        weak_scores = machine.forward(state.features)
-        alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight)
+        """The step rule's weights; None (stop) when they are all zero."""
+        weak_scores = state.extra.pop("weak_scores", None)
+        if weak_scores is None:
+            weak_scores = machine.forward(state.features)
+        if self._uses_newton(state.prepared):
+            alpha = newton_fit_weights(self.loss_function, self.targets, state.scores, weak_scores,
+                                       self.sample_weight, getattr(state.prepared, "n_threads", 1))
+        else:
+            alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight)
         if np.all(alpha == 0.0):
             logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
             return None
         state.extra["weak_scores"] = weak_scores
         return alpha, False
+
+    def _uses_newton(self, prepared: Any) -> bool:
+        if self.step_rule == "auto":
+            return compiled_loss(self.loss_function) is not None and bool(getattr(prepared, "lossy", False))
+        return self.step_rule == "newton"
 
     def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
         """Scores plus the weighted weak machine's outputs."""

@@ -36,11 +36,16 @@ class Proposal:
         Its weight (one per output); None lets the algorithm's step rule fit it.
     perfect : bool
         The machine makes no training error: the loop adds it and stops.
+    outputs : numpy.ndarray, optional
+        (#samples, #outputs) the machine's outputs on the training samples, equal to
+        ``machine.forward(features)``, when the weak trainer has them more cheaply (from its bin codes);
+        the algorithm then need not evaluate the machine on the raw features.
     """
 
     machine: WeakMachine
     weight: float | np.ndarray | None = None
     perfect: bool = False
+    outputs: np.ndarray | None = None
 
 
 @dataclass
@@ -69,6 +74,9 @@ class RoundState:
     score_offset : numpy.ndarray, optional
         Added to :attr:`scores` where the loop reports them (callbacks): the machine's baseline when the
         algorithm boosts residuals from 0.
+    prepared : object, optional
+        What the weak trainer's ``prepare`` returned for this run (set by the loop), e.g. the
+        :class:`~bob_boost.binning.BinnedFeatures` whose ``lossy`` flag chooses the generic step rule.
     extra : dict
         Whatever else an algorithm keeps between its own hooks.
     """
@@ -84,6 +92,7 @@ class RoundState:
     log_weights: np.ndarray | None = None
     track_scores: bool = True
     score_offset: np.ndarray | None = None
+    prepared: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

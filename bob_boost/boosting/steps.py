@@ -2,6 +2,9 @@
 
 - :func:`fit_weights`: L-BFGS on the loss along the weak machine's outputs, one weight per output
   (bob.learn.boosting's rule, the generic trainer's);
+- :func:`newton_fit_weights`: the same minimiser for a separable built-in loss (exponential, logit,
+  squared) by a compiled one-dimensional Newton solve per output (:mod:`bob_boost.engine.newton`), which
+  the generic trainer uses on quantised features;
 - :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
 - :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
 - :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
@@ -23,11 +26,16 @@ import numpy as np
 import scipy.optimize
 
 from ..exceptions import InvalidValueError
+from ..engine import newton
 from ..losses.base import LossFunction
+from ..losses.exponential import EXPONENT_LIMIT, ExponentialLoss
+from ..losses.logit import LogitLoss
+from ..losses.squared import SquaredLoss
 from ..weak_trainers.stump_pool.roots import double_base_root, double_base_roots, hyperbolic_roots
 
 __all__ = ["GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "adaboost_m1_step", "capped_step",
-           "double_base_root", "double_base_roots", "fit_weights", "hyperbolic_roots", "optimal_step"]
+           "compiled_loss", "double_base_root", "double_base_roots", "fit_weights", "hyperbolic_roots",
+           "newton_fit_weights", "optimal_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +74,32 @@ def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_score
     if not result.success and np.max(np.abs(result.jac)) > 1e6 * GRADIENT_TOLERANCE:
         logger.warning("L-BFGS stopped before converging (%s); gradient %s", result.message, result.jac)
     return np.asarray(result.x, dtype=np.float64)
+
+
+#: The built-in losses with a compiled Newton form (exact classes: a subclass may change the loss).
+_COMPILED_LOSSES = {ExponentialLoss: newton.EXPONENTIAL, LogitLoss: newton.LOGIT, SquaredLoss: newton.SQUARED}
+
+
+def compiled_loss(loss_function: LossFunction) -> int | None:
+    """The :mod:`~bob_boost.engine.newton` code of ``loss_function``, or None when it has no compiled form."""
+    return _COMPILED_LOSSES.get(type(loss_function))
+
+
+def newton_fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
+                       current_scores: np.ndarray, sample_weight: np.ndarray | None = None,
+                       n_threads: int = 1) -> np.ndarray:
+    """The weights :func:`fit_weights` finds, by a compiled Newton solve per output.
+
+    Only for a loss with :func:`compiled_loss`; the objective is separable
+    per output, so each weight is a one-dimensional minimisation. Both rules
+    agree to about 1e-10 relative (tested); L-BFGS stops on a gradient
+    tolerance, Newton on a step of ``1e-15`` relative.
+    """
+    code = compiled_loss(loss_function)
+    return newton.newton_weights(code, np.ascontiguousarray(targets, dtype=np.float64),
+                                 np.ascontiguousarray(previous_scores, dtype=np.float64),
+                                 np.ascontiguousarray(current_scores, dtype=np.float64), sample_weight,
+                                 n_threads, EXPONENT_LIMIT)
 
 
 #: A weak learner without costly errors has an infinite optimal step; it gets the step at which

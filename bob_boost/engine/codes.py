@@ -16,9 +16,9 @@ def code_dtype(number_of_bins: int) -> type:
 
 
 def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
-    """(#features, P) thresholds padded with +inf to a power of two P > every feature's count."""
+    """(#features, P) thresholds padded with +inf: P = 256 for up to 255 thresholds, else a power of two."""
     longest = max((t.size for t in thresholds), default=0)
-    width = 1 << int(np.ceil(np.log2(longest + 1))) if longest else 1
+    width = 256 if longest < 256 else 1 << int(np.ceil(np.log2(longest + 1)))
     padded = np.full((len(thresholds), width), np.inf)
     for f, t in enumerate(thresholds):
         padded[f, :t.size] = t
@@ -74,10 +74,15 @@ class CodedFeatures:
 
     def histograms(self, values: np.ndarray) -> np.ndarray:
         """(#features, #bins, #outputs) sums of ``values`` ((#samples, #outputs) float64, C order) per bin."""
-        totals = np.empty(values.shape[1])
-        kernels.column_totals(values, totals)
+        totals = values.sum(axis=0)
         out = np.zeros((self.codes.shape[0], self.number_of_bins, values.shape[1]))
         blocks = [(self.codes, values, totals, self.mode_bins, self.row_starts, self.rows, a, b, out)
                   for a, b in self._blocks]
         run_blocks(kernels.histograms, blocks, self.n_threads)
+        return out
+
+    def above(self, feature: int, bin_index: int, high: float, low: float) -> np.ndarray:
+        """(#samples, 1) ``high`` where feature's code exceeds ``bin_index``, else ``low`` (a stump's outputs)."""
+        out = np.empty((self.codes.shape[1], 1))
+        kernels.select_above(self.codes[feature], bin_index, high, low, out[:, 0])
         return out

@@ -14,18 +14,32 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_JIT = {"nogil": True, "cache": True}
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
 def _count_at_most(edges, value):
-    """How many of the sorted, +inf-padded ``edges`` (a power-of-two length) are <= ``value``."""
+    """How many of the sorted, +inf-padded ``edges`` (a power-of-two length) are <= ``value``.
+
+    Adds instead of branching (the comparisons are unpredictable); 256 edges,
+    the usual width, take eight unrolled steps, which is several times
+    faster than the loop.
+    """
     position = 0
-    step = edges.size // 2
-    while step > 0:
-        if edges[position + step - 1] <= value:
-            position += step
-        step //= 2
+    if edges.size == 256:
+        position += 128 * (edges[127] <= value)
+        position += 64 * (edges[position + 63] <= value)
+        position += 32 * (edges[position + 31] <= value)
+        position += 16 * (edges[position + 15] <= value)
+        position += 8 * (edges[position + 7] <= value)
+        position += 4 * (edges[position + 3] <= value)
+        position += 2 * (edges[position + 1] <= value)
+        position += edges[position] <= value
+        return position
+    level = edges.size >> 1
+    while level > 0:
+        position += level * (edges[position + level - 1] <= value)
+        level >>= 1
     return position
 
 
@@ -34,12 +48,13 @@ def code_rows(values, thresholds, row_start, row_stop, codes):
     """``codes[f, i] = #(thresholds[f] <= values[i, f])`` for rows ``row_start:row_stop``.
 
     ``thresholds`` is (#features, P), each row sorted and padded with +inf to
-    the power of two P (so the search takes log2(P) steps without branches).
+    a power of two P (256 for up to 255 thresholds).
     """
     n_features = values.shape[1]
     for i in range(row_start, row_stop):
+        row = values[i]
         for f in range(n_features):
-            codes[f, i] = _count_at_most(thresholds[f], np.float64(values[i, f]))
+            codes[f, i] = _count_at_most(thresholds[f], np.float64(row[f]))
 
 
 @numba.njit(**_JIT)
@@ -78,13 +93,10 @@ def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, 
 
 
 @numba.njit(**_JIT)
-def column_totals(values, totals):
-    """``totals[k] = sum_i values[i, k]``, added in row order."""
-    for k in range(values.shape[1]):
-        totals[k] = 0.0
-    for i in range(values.shape[0]):
-        for k in range(values.shape[1]):
-            totals[k] += values[i, k]
+def select_above(codes, bin_index, high, low, out):
+    """``out[i] = high if codes[i] > bin_index else low``."""
+    for i in range(codes.size):
+        out[i] = high if codes[i] > bin_index else low
 
 
 @numba.njit(**_JIT)

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import as_feature_matrix, check_same_samples, check_sample_weight, mean_one
+from .._validation import as_feature_matrix, check_choice, check_same_samples, check_sample_weight, mean_one
 from ..boosting import loop
 from ..boosting.algorithms import GradientBoosting
-from ..boosting.steps import GRADIENT_TOLERANCE, fit_weights  # noqa: F401  (their old import path)
+from ..boosting.steps import GRADIENT_TOLERANCE, compiled_loss, fit_weights  # noqa: F401  (old import path)
 from ..callbacks import RoundCallback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
+
+#: The generic trainer's step rules (see :class:`Boosting`).
+STEP_RULES = ("auto", "lbfgs", "newton")
 
 class Boosting:
     """Generic boosting: a loss function drives a weak trainer.
@@ -29,9 +32,19 @@ class Boosting:
         ``prepare``), as in bob_boost 0.1.
     loss_function : LossFunction
         The loss to minimise.
+    step_rule : {"auto", "lbfgs", "newton"}
+        How each weak machine's weight is found. ``"lbfgs"``: L-BFGS on the
+        loss (bob.learn.boosting's rule). ``"newton"``: a compiled Newton
+        solve per output, for the built-in separable losses (exponential,
+        logit, squared); the weights agree with L-BFGS's to about 1e-10
+        relative, at a fraction of the cost on large data. ``"auto"`` (the
+        default): Newton when the loss allows it and the weak trainer's
+        binning is lossy (a feature cut at quantiles, see
+        :class:`~bob_boost.StumpTrainer`'s ``max_bins``), L-BFGS otherwise,
+        so exactly binned data gives bob's models.
     """
 
-    def __init__(self, weak_trainer, loss_function: LossFunction) -> None:
+    def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto") -> None:
         if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
             raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
                                    f"got {type(weak_trainer).__name__}")
@@ -39,6 +52,10 @@ class Boosting:
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.weak_trainer = weak_trainer
         self.loss_function = loss_function
+        self.step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+        if step_rule == "newton" and compiled_loss(loss_function) is None:
+            raise InvalidValueError(f"step_rule: 'newton' needs a built-in separable loss (exponential, logit, "
+                                    f"squared), got {type(loss_function).__name__}")
 
     def train(self, features, targets, number_of_rounds: int = 20,
               boosted_machine: BoostedMachine | None = None,
@@ -86,7 +103,8 @@ class Boosting:
                 raise InvalidValueError("baseline: a machine being continued keeps its own baseline")
             baseline = BoostedMachine(number_of_outputs=targets.shape[1], baseline=baseline).baseline  # validated
             targets = targets - baseline
-        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline)
+        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
+                                     self.step_rule)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])

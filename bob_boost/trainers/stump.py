@@ -82,10 +82,20 @@ class StumpTrainer:
             raise InvalidValueError(f"loss_gradient: StumpTrainer is univariate, got {number_of_outputs} outputs")
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
-        """The best stump for ``state.gradient`` (the loop's trusted, prepared inputs)."""
-        return Proposal(self._fit(prepared, state.gradient))
+        """The best stump for ``state.gradient`` (the loop's trusted, prepared inputs), with its outputs."""
+        machine, best = self._search(prepared, state.gradient)
+        outputs = None
+        if prepared.coded is not None:
+            index = machine.index
+            outputs = prepared.coded.above(index, best - int(prepared.offsets[index]), machine.polarity,
+                                           -machine.polarity)
+        return Proposal(machine, outputs=outputs)
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
+        return self._search(binned, gradient)[0]
+
+    def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int]:
+        """The best stump and the global bin after which it splits."""
         weight = -binned.histograms(gradient)[:, 0]
         total = -gradient[:, 0].sum()
         cumulative = np.cumsum(weight)
@@ -106,4 +116,4 @@ class StumpTrainer:
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
         threshold = float(binned.split_thresholds[best])
         polarity = 1.0 if gain[best] >= 0 else -1.0
-        return StumpMachine(threshold, polarity, index)
+        return StumpMachine(threshold, polarity, index), best

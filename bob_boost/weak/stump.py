@@ -51,8 +51,12 @@ class StumpMachine(WeakMachine):
         return np.array([self.index], dtype=np.int64)
 
     def forward(self, features: np.ndarray) -> np.ndarray:
-        """Return ``polarity`` / ``-polarity`` per sample as a (#samples, 1) array."""
-        above = features[:, self.index] >= self.threshold
+        """Return ``polarity`` / ``-polarity`` per sample as a (#samples, 1) array.
+
+        The comparison is in float64 (the threshold's precision, as in
+        training) whatever the features' dtype.
+        """
+        above = features[:, self.index] >= np.float64(self.threshold)
         return np.where(above, self.polarity, -self.polarity)[:, np.newaxis]
 
     def save(self, group: h5py.Group) -> None:

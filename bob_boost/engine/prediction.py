@@ -1,0 +1,66 @@
+"""Compiled evaluation of whole stump and look-up-table ensembles, in threads over rows.
+
+Each row starts from the baseline and adds ``weight * output`` round by
+round, the same floating-point operations in the same order as
+:meth:`bob_boost.BoostedMachine.staged_decision_scores` (no fused
+multiply-add, no reordering), so both give identical scores. Features are
+compared in float64 against the float64 thresholds, as training does.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .threads import run_blocks
+
+#: Rows per block (fixed, so that blocks and results do not depend on the thread count).
+BLOCK_ROWS = 1 << 14
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+@numba.njit(**_JIT)
+def _stump_rows(features, indices, thresholds, polarities, weights, baseline, block, out):
+    start = block * BLOCK_ROWS
+    stop = min(start + BLOCK_ROWS, features.shape[0])
+    for i in range(start, stop):
+        row = features[i]
+        score = 0.0 + baseline
+        for r in range(indices.size):
+            output = polarities[r] if np.float64(row[indices[r]]) >= thresholds[r] else -polarities[r]
+            score += weights[r] * output
+        out[i, 0] = score
+
+
+@numba.njit(**_JIT)
+def _lut_rows(features, indices, tables, weights, baseline, block, out):
+    start = block * BLOCK_ROWS
+    stop = min(start + BLOCK_ROWS, features.shape[0])
+    outputs = out.shape[1]
+    for i in range(start, stop):
+        row = features[i]
+        for k in range(outputs):
+            out[i, k] = 0.0 + baseline[k]
+        for r in range(indices.shape[0]):
+            for k in range(outputs):
+                out[i, k] += weights[r, k] * tables[r, np.int64(row[indices[r, k]]), k]
+
+
+def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarray, polarities: np.ndarray,
+                 weights: np.ndarray, baseline: float, n_threads: int) -> np.ndarray:
+    """(#samples, 1) scores of a stump ensemble (one entry per round in each array)."""
+    out = np.empty((features.shape[0], 1))
+    blocks = [(features, indices, thresholds, polarities, weights, baseline, b, out)
+              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
+    run_blocks(_stump_rows, blocks, n_threads)
+    return out
+
+
+def lut_scores(features: np.ndarray, indices: np.ndarray, tables: np.ndarray, weights: np.ndarray,
+               baseline: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#samples, #outputs) scores of a LUT ensemble: ``indices`` (R, K), ``tables`` (R, V, K), ``weights`` (R, K)."""
+    out = np.empty((features.shape[0], indices.shape[1]))
+    blocks = [(features, indices, tables, weights, baseline, b, out)
+              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
+    run_blocks(_lut_rows, blocks, n_threads)
+    return out
