@@ -1,0 +1,293 @@
+"""The histogram engine: quantised bins, compiled kernels, threads, the Newton step and compiled prediction."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from bob_boost import (BoostedMachine, Boosting, ExponentialLoss, LogitLoss, LUTTrainer, SquaredLoss, StumpTrainer,
+                       TangentialLoss)
+from bob_boost.binning import BinnedFeatures
+from bob_boost.boosting.steps import fit_weights, newton_fit_weights
+from bob_boost.engine import edges
+from bob_boost.weak import LUTMachine, StumpMachine
+
+
+def _data(n: int, features: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, features))
+    y = np.where(x[:, 0] + 0.5 * x[:, 1] ** 2 - 0.3 * x[:, 2] + 0.5 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    return x, y
+
+
+def _same_machine(first: BoostedMachine, second: BoostedMachine) -> None:
+    assert len(first) == len(second)
+    assert np.array_equal(first.weights, second.weights)
+    for a, b in zip(first.weak_machines, second.weak_machines):
+        assert a == b
+
+
+# -- quantised binning --------------------------------------------------------------------------
+
+def test_default_bins_equal_exact_mode_when_features_have_few_values():
+    x, y = _data(200)  # 200 distinct values per feature: at most 256, so one bin per value
+    binned = BinnedFeatures.from_values(x, max_bins=256)
+    assert not binned.lossy
+    exact = Boosting(StumpTrainer(max_bins=None), ExponentialLoss()).train(x, y, 15)
+    default = Boosting(StumpTrainer(), ExponentialLoss()).train(x, y, 15)
+    _same_machine(exact, default)
+
+
+def test_features_with_many_values_get_at_most_max_bins_of_similar_mass():
+    x, _ = _data(5000, 3)
+    binned = BinnedFeatures.from_values(x, max_bins=16)
+    assert binned.lossy
+    sizes = np.diff(binned.offsets)
+    assert np.all(sizes <= 16) and np.all(sizes >= 12)
+    counts = binned.coded.counts[:, :16]
+    assert counts.sum(axis=1).tolist() == [5000] * 3
+    assert counts.max() <= 2 * 5000 / 16  # equal-frequency cuts, up to the sample's noise
+
+
+def test_few_valued_feature_keeps_one_bin_per_value_beside_quantised_ones():
+    rng = np.random.default_rng(1)
+    x = np.column_stack([rng.normal(size=3000), rng.integers(0, 5, size=3000).astype(float)])
+    binned = BinnedFeatures.from_values(x, max_bins=32)
+    thresholds = binned.split_thresholds[binned.offsets[1]:binned.offsets[2] - 1]
+    assert np.array_equal(thresholds, [0.5, 1.5, 2.5, 3.5])
+
+
+def test_sampled_bins_are_checked_against_every_row(monkeypatch):
+    # the sample shows 3 values, the full column has a rare fourth: it must get its own bin
+    monkeypatch.setattr(edges, "SAMPLE_SIZE", 50)
+    x = np.zeros((400, 1))
+    x[:, 0] = np.arange(400) % 3
+    x[399, 0] = 7.0
+    rows = edges.sample_rows(400, 50)
+    assert 399 not in rows
+    binned = BinnedFeatures.from_values(x, max_bins=8)
+    assert np.array_equal(binned.split_thresholds[:-1], [0.5, 1.5, 4.5])
+    assert not binned.lossy or binned.number_of_bins == 4
+
+
+def _stump_gain(x: np.ndarray, gradient: np.ndarray, machine: StumpMachine) -> float:
+    return float(np.abs(np.sum(-gradient * machine.forward(x)[:, 0])))
+
+
+@pytest.mark.parametrize("max_bins", [4, 13, 64])
+def test_quantised_stump_is_the_best_among_the_bin_boundaries(max_bins):
+    x, y = _data(700, 4, seed=max_bins)
+    gradient = np.random.default_rng(max_bins).normal(size=(700, 1))
+    trainer = StumpTrainer(max_bins=max_bins)
+    binned = trainer.prepare(x)
+    stump = trainer.train(binned, gradient)
+    best = 0.0
+    for f in range(4):
+        for t in binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1]:
+            best = max(best, _stump_gain(x, gradient[:, 0], StumpMachine(float(t), 1.0, f)))
+    assert stump.threshold in binned.split_thresholds
+    assert _stump_gain(x, gradient[:, 0], stump) == pytest.approx(best, rel=1e-9)
+
+
+def test_lut_choice_is_the_brute_force_best():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 7, size=(500, 5))
+    gradient = rng.normal(size=(500, 3))
+    machine = LUTTrainer(7, number_of_outputs=3).train(x, gradient)
+    for k in range(3):
+        masses = [sum(abs(gradient[x[:, f] == v, k].sum()) for v in range(7)) for f in range(5)]
+        assert masses[machine.indices[k]] == pytest.approx(max(masses), rel=1e-12)
+
+
+def test_sparse_features_give_the_same_histograms_as_plain_sums():
+    rng = np.random.default_rng(2)
+    x = np.where(rng.random((1000, 4)) < 0.8, 0, rng.integers(1, 9, size=(1000, 4)))  # mostly zeros
+    values = rng.normal(size=(1000, 2))
+    binned = BinnedFeatures.from_values(x)
+    assert np.all(binned.coded.mode_bins == 0)  # stored sparse: only the non-zero rows are visited
+    expected = np.concatenate([[values[x[:, f] == v].sum(axis=0) for v in np.unique(x[:, f])] for f in range(4)])
+    assert np.allclose(binned.histograms(values), expected, rtol=0, atol=1e-12)
+
+
+def test_codes_of_float32_features_agree_with_the_stumps():
+    x, y = _data(3000, 3)
+    x32 = x.astype(np.float32)
+    trainer = StumpTrainer(max_bins=32)
+    binned = trainer.prepare(x32)
+    state_gradient = -y[:, np.newaxis]
+    proposal = trainer.propose(binned, type("State", (), {"gradient": state_gradient})())
+    assert np.array_equal(proposal.outputs, proposal.machine.forward(x32))
+
+
+# -- threads ------------------------------------------------------------------------------------
+
+def test_model_is_the_same_for_every_thread_count():
+    x, y = _data(20000, 8)
+    machines = [Boosting(StumpTrainer(max_bins=64, n_threads=t), LogitLoss()).train(x, y, 12) for t in (1, 2, 4)]
+    for other in machines[1:]:
+        _same_machine(machines[0], other)
+    discrete = np.random.default_rng(3).integers(0, 16, size=(20000, 8))
+    targets = np.where(discrete[:, [0, 1]] > 7, 1.0, -1.0)
+    luts = [Boosting(LUTTrainer(16, 2, n_threads=t), ExponentialLoss()).train(discrete, targets, 8) for t in (1, 3)]
+    _same_machine(*luts)
+
+
+def test_eight_python_threads_predict_as_one():
+    x, y = _data(3000, 5)
+    machine = Boosting(StumpTrainer(max_bins=32), ExponentialLoss()).train(x, y, 30)
+    probe = np.random.default_rng(9).normal(size=(60000, 5))
+    expected = machine.decision_scores(probe)
+    results = [None] * 8
+
+    def predict(i: int) -> None:
+        results[i] = machine.decision_scores(probe)
+
+    threads = [threading.Thread(target=predict, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(np.array_equal(result, expected) for result in results)
+
+
+# -- compiled prediction ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8])
+def test_compiled_stump_scores_equal_the_staged_scores(dtype):
+    rng = np.random.default_rng(4)
+    machine = BoostedMachine(baseline=0.37)
+    for _ in range(40):
+        machine.add_weak_machine(StumpMachine(float(rng.normal() * 3 + 100), float(rng.choice([-1, 1])),
+                                              int(rng.integers(0, 6))), rng.random())
+    features = (rng.normal(size=(5000, 6)) * 3 + 100).astype(dtype)
+    staged = list(machine.staged_decision_scores(features))[-1]
+    assert machine._compiled_forward(features) is not None
+    assert np.array_equal(machine.decision_scores(features), staged)
+    manual = np.full((5000, 1), 0.37)
+    for weak, weight in zip(machine.weak_machines, machine.weights):
+        manual += weight * weak.forward(features)
+    assert np.array_equal(staged, manual)
+
+
+def test_compiled_lut_scores_equal_the_staged_scores():
+    rng = np.random.default_rng(6)
+    machine = BoostedMachine(number_of_outputs=3, baseline=[0.1, -0.2, 0.3])
+    for r in range(25):
+        entries = 8 if r % 2 else 5
+        machine.add_weak_machine(LUTMachine(rng.choice([-1.0, 1.0], size=(entries, 3)), rng.integers(0, 4, size=3)),
+                                 rng.random(3))
+    features = rng.integers(0, 5, size=(4000, 4)).astype(np.uint8)
+    staged = list(machine.staged_decision_scores(features))[-1]
+    assert machine._compiled_forward(features) is not None
+    assert np.array_equal(machine.decision_scores(features), staged)
+
+
+def test_prediction_rejects_another_feature_count():
+    x, y = _data(500, 4)
+    machine = Boosting(StumpTrainer(), ExponentialLoss()).train(x, y, 5)
+    with pytest.raises(ValueError, match="features: the machine was trained on 4 features, got 3"):
+        machine.decision_scores(x[:, :3])
+
+
+# -- the Newton step ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("loss", [ExponentialLoss(), LogitLoss(), SquaredLoss()])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_newton_weights_match_lbfgs(loss, weighted):
+    rng = np.random.default_rng(7)
+    n, outputs = 5000, 3
+    targets = np.where(rng.random((n, outputs)) < 0.4, -1.0, 1.0)
+    if isinstance(loss, SquaredLoss):
+        targets = targets * 2 + rng.normal(size=(n, outputs))
+    scores = 0.4 * rng.normal(size=(n, outputs))
+    weak = np.where(rng.random((n, outputs)) < 0.3 + 0.4 * (targets > 0), 1.0, -1.0)
+    weights = rng.random(n) * 2 if weighted else None
+    lbfgs = fit_weights(loss, targets, scores, weak, weights)
+    newton = newton_fit_weights(loss, targets, scores, weak, weights, n_threads=2)
+    # L-BFGS's line search often ends at a per-sample slope of ~1e-9 (it accepts up to 1e-6), which
+    # leaves its weights ~1e-8 relative from the minimiser; Newton's slope is at the rounding level
+    slope = [np.abs(loss.loss_and_gradient_sum(a, targets, scores, weak, weights)[1]) / n for a in (newton, lbfgs)]
+    assert np.all(slope[0] <= 1e-14) and np.all(slope[0] <= slope[1] + 1e-16)
+    assert np.all(np.abs(newton - lbfgs) <= 1e-7 * np.abs(lbfgs))
+
+
+def test_quantised_training_uses_newton_and_exact_training_lbfgs(monkeypatch):
+    from bob_boost.boosting import algorithms
+    calls = []
+    original = algorithms.newton_fit_weights
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(algorithms, "newton_fit_weights", spy)
+    x, y = _data(2000, 4)
+    Boosting(StumpTrainer(max_bins=None), ExponentialLoss()).train(x, y, 3)
+    assert not calls
+    Boosting(StumpTrainer(max_bins=32), ExponentialLoss()).train(x, y, 3)
+    assert len(calls) == 3
+    calls.clear()
+    Boosting(StumpTrainer(max_bins=32), TangentialLoss()).train(x, y, 3)  # no compiled form: L-BFGS
+    assert not calls
+
+
+def test_quantised_accuracy_is_close_to_the_exact_mode():
+    x, y = _data(6000, 6)
+    exact = Boosting(StumpTrainer(max_bins=None), ExponentialLoss()).train(x, y, 40)
+    quantised = Boosting(StumpTrainer(max_bins=64), ExponentialLoss()).train(x, y, 40)
+    probe, truth = _data(6000, 6, seed=11)
+    accuracy = [np.mean(m.predict(probe) == truth) for m in (exact, quantised)]
+    assert abs(accuracy[0] - accuracy[1]) < 0.01
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("max_bins, error", [(1, ValueError), (65536, ValueError), (0, ValueError),
+                                             (2.5, TypeError), (True, TypeError), ("256", TypeError)])
+def test_bad_max_bins(max_bins, error):
+    with pytest.raises(error, match="max_bins"):
+        StumpTrainer(max_bins=max_bins)
+    trainer = StumpTrainer()
+    trainer.max_bins = max_bins  # read again when training starts
+    with pytest.raises(error, match="max_bins"):
+        trainer.prepare(np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("n_threads, error", [(0, ValueError), (-2, ValueError), (1.5, TypeError),
+                                              (True, TypeError)])
+def test_bad_n_threads(n_threads, error):
+    with pytest.raises(error, match="n_threads"):
+        StumpTrainer(n_threads=n_threads)
+    with pytest.raises(error, match="n_threads"):
+        LUTTrainer(4, n_threads=n_threads)
+    machine = BoostedMachine()
+    machine.add_weak_machine(StumpMachine(0.0, 1.0, 0), 1.0)
+    machine.n_threads = n_threads
+    with pytest.raises(error, match="n_threads"):
+        machine.decision_scores(np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_features_are_rejected(bad):
+    x, y = _data(50, 3)
+    x[7, 1] = bad
+    with pytest.raises(ValueError, match="features: contains NaN or infinite values"):
+        Boosting(StumpTrainer(), ExponentialLoss()).train(x, y, 2)
+
+
+def test_constant_features_are_never_chosen_and_all_constant_data_fails_clearly():
+    x, y = _data(3000, 3)
+    x[:, 1] = 4.0
+    machine = Boosting(StumpTrainer(max_bins=16), ExponentialLoss()).train(x, y, 20)
+    assert 1 not in machine.feature_indices()
+    with pytest.raises(ValueError, match="every feature is constant"):
+        Boosting(StumpTrainer(max_bins=16), ExponentialLoss()).train(np.ones((30, 2)), y[:30], 2)
+
+
+def test_the_caller_arrays_are_not_modified():
+    x, y = _data(3000, 3)
+    x32 = x.astype(np.float32)
+    copies = x32.copy(), y.copy()
+    Boosting(StumpTrainer(max_bins=8), ExponentialLoss()).train(x32, y, 4)
+    assert np.array_equal(copies[0], x32) and np.array_equal(copies[1], y)
