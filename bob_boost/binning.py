@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .engine.codes import CodedFeatures, code_dtype, encode, padded_thresholds
+from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, padded_thresholds,
+                           rank_codes)
 from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, feature_thresholds, midpoints,
                            quantile_thresholds, sample_rows)
 from .engine.threads import check_threads
@@ -199,21 +200,19 @@ class BinnedFeatures:
         n_threads = check_threads(n_threads)
         if exact:
             return cls._sparse_from_values(features, exact=True)
-        n_features = features.shape[1]
         limit = max_bins if max_bins is not None else MAX_BINS_LIMIT + 1
-        table = _integer_table(features)
-        if table is not None:
-            slots, counts, low, span = table
+        integer_range = _integer_range(features)
+        if integer_range is not None:
+            low, span = integer_range
+            counts = count_integer_values(features, low, span, n_threads)
             present = counts > 0
-            sizes = present.reshape(n_features, span).sum(axis=1)
+            sizes = present.sum(axis=1)
             if max_bins is None and sizes.max() > limit:
-                return cls._sparse_from_values(features, exact=False, table=table)
-            distinct = [np.flatnonzero(row) + low[f] for f, row in enumerate(present.reshape(n_features, span))]
+                return cls._sparse_from_values(features, exact=False)
+            distinct = [np.flatnonzero(row) + low[f] for f, row in enumerate(present)]
             if sizes.max() <= limit:
-                offsets = np.concatenate([[0], np.cumsum(sizes)])
-                ranks = (np.cumsum(present) - 1).astype(np.int32)[slots] - offsets[:-1].astype(np.int32)
-                codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(int(sizes.max())))
-                codes[...] = ranks.T
+                ranks = np.cumsum(present, axis=1) - 1
+                codes = rank_codes(features, low, ranks, n_threads)
                 thresholds = [midpoints(v[:-1], v[1:]) for v in distinct]
                 return cls._coded(codes, thresholds, n_threads, lossy=False)
             thresholds = []
@@ -221,9 +220,8 @@ class BinnedFeatures:
                 if values.size <= max_bins:
                     thresholds.append(midpoints(values[:-1], values[1:]))
                 else:
-                    row = counts.reshape(n_features, span)[f]
-                    thresholds.append(quantile_thresholds(values.astype(np.float64), row[row > 0], max_bins))
-            return cls._encoded(features, thresholds, n_threads, lossy=bool(np.any(sizes > max_bins)))
+                    thresholds.append(quantile_thresholds(values.astype(np.float64), counts[f][present[f]], max_bins))
+            return cls._encoded(features, thresholds, n_threads, lossy=True)
         rows = sample_rows(features.shape[0]) if max_bins is not None else None
         thresholds, distinct = all_thresholds(features, max_bins, n_threads, rows)
         if max(t.size for t in thresholds) + 1 > limit:
@@ -234,10 +232,9 @@ class BinnedFeatures:
         return binned
 
     @classmethod
-    def _sparse_from_values(cls, features: np.ndarray, exact: bool, table=None) -> "BinnedFeatures":
+    def _sparse_from_values(cls, features: np.ndarray, exact: bool) -> "BinnedFeatures":
         """The sparse-product binning by distinct values (exact sums, or features with more than 65536 values)."""
-        if table is None:
-            table = _integer_table(features)
+        table = _integer_table(features)
         if table is not None:
             slots, counts, low, span = table
             n_features = features.shape[1]
@@ -384,11 +381,11 @@ def distinct_value_bins(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return np.ascontiguousarray(bins.T), offsets, ordered[is_new].astype(np.float64)
 
 
-def _integer_table(features: np.ndarray):
-    """``(slots, counts, low, span)`` of the value-table coding of integer features, or None.
+def _integer_range(features: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``(low, span)`` of integer features coded by a per-value table, or None (sort them instead).
 
     The table needs ``value - min`` in int64 and at most ``_MAX_TABLE_SIZE``
-    slots; other features (floats, huge spans) are sorted instead.
+    slots; floats and huge spans are sorted.
     """
     if not (np.issubdtype(features.dtype, np.integer)
             and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
@@ -397,6 +394,15 @@ def _integer_table(features: np.ndarray):
     span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
     if span * features.shape[1] > _MAX_TABLE_SIZE:
         return None
+    return low, span
+
+
+def _integer_table(features: np.ndarray):
+    """``(slots, counts, low, span)`` of the sparse-product coding of integer features, or None."""
+    integer_range = _integer_range(features)
+    if integer_range is None:
+        return None
+    low, span = integer_range
     slots, counts = _slots(features, low, span)
     return slots, counts, low, span
 

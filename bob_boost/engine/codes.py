@@ -33,9 +33,34 @@ def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int) -> np.n
         blocks = [(features, thresholds, a, b, out) for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
         run_blocks(kernels.code_columns, blocks, n_threads)
     else:
-        step = max(4096, -(-n_samples // (4 * n_threads)))
-        blocks = [(features, thresholds, s, min(s + step, n_samples), out) for s in range(0, n_samples, step)]
+        blocks = [(features, thresholds, a, b, out) for a, b in _row_blocks(n_samples, n_threads)]
         run_blocks(kernels.code_rows, blocks, n_threads)
+    return out
+
+
+def _row_blocks(n_samples: int, n_threads: int) -> list[tuple[int, int]]:
+    step = max(4096, -(-n_samples // (4 * n_threads)))
+    return [(s, min(s + step, n_samples)) for s in range(0, n_samples, step)]
+
+
+def count_integer_values(features: np.ndarray, low: np.ndarray, span: int, n_threads: int) -> np.ndarray:
+    """(#features, span) count of every value ``low[f] .. low[f] + span - 1`` of each integer feature.
+
+    Each row block counts into its own array; integer sums are exact, so the
+    total does not depend on the blocks.
+    """
+    blocks = _row_blocks(features.shape[0], n_threads)
+    partial = np.zeros((len(blocks), features.shape[1], span), dtype=np.int64)
+    run_blocks(kernels.count_values, [(features, low, a, b, partial[j]) for j, (a, b) in enumerate(blocks)],
+               n_threads)
+    return partial.sum(axis=0)
+
+
+def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#features, #samples) codes ``ranks[f, x[i, f] - low[f]]`` of integer features."""
+    out = np.empty((features.shape[1], features.shape[0]), dtype=code_dtype(int(ranks.max()) + 1))
+    run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
+                                                                                             n_threads)], n_threads)
     return out
 
 

@@ -68,6 +68,26 @@ def code_columns(values, thresholds, feature_start, feature_stop, codes):
 
 
 @numba.njit(**_JIT)
+def count_values(values, low, row_start, row_stop, counts):
+    """``counts[f, v - low[f]] += 1`` for every value ``v`` of feature ``f`` in rows ``row_start:row_stop``."""
+    n_features = values.shape[1]
+    for i in range(row_start, row_stop):
+        row = values[i]
+        for f in range(n_features):
+            counts[f, np.int64(row[f]) - low[f]] += 1
+
+
+@numba.njit(**_JIT)
+def rank_rows(values, low, ranks, row_start, row_stop, codes):
+    """``codes[f, i] = ranks[f, values[i, f] - low[f]]`` for rows ``row_start:row_stop`` (integer features)."""
+    n_features = values.shape[1]
+    for i in range(row_start, row_stop):
+        row = values[i]
+        for f in range(n_features):
+            codes[f, i] = ranks[f, np.int64(row[f]) - low[f]]
+
+
+@numba.njit(**_JIT)
 def count_bins(codes, feature_start, feature_stop, counts):
     """``counts[f, b]``: how many samples of feature ``f`` fall into bin ``b``."""
     n_samples = codes.shape[1]
@@ -139,3 +159,31 @@ def histograms(codes, values, totals, mode_bins, row_starts, rows, feature_start
                 if b != mode:
                     rest += histogram[b, k]
             histogram[mode, k] = totals[k] - rest
+
+
+@numba.njit(**_JIT)
+def best_stump_split(sums, offsets, total, tolerance):
+    """The first split (global bin, gain) whose |gain| is within ``tolerance`` of the largest.
+
+    ``sums`` are per-bin gradient sums; splitting after bin ``b`` of a feature
+    gains ``total - 2 * left`` with ``left = -(sums of the feature's bins up to b)``.
+    A split after a feature's last bin is no split. Returns bin -1 when no
+    feature has two bins.
+    """
+    n_features = offsets.size - 1
+    largest = -1.0
+    for f in range(n_features):
+        left = 0.0
+        for b in range(offsets[f], offsets[f + 1] - 1):
+            left -= sums[b]
+            largest = max(largest, abs(total - 2.0 * left))
+    if largest < 0.0:
+        return -1, 0.0
+    for f in range(n_features):
+        left = 0.0
+        for b in range(offsets[f], offsets[f + 1] - 1):
+            left -= sums[b]
+            gain = total - 2.0 * left
+            if abs(gain) >= largest - tolerance:
+                return b, gain
+    return -1, 0.0

@@ -8,6 +8,7 @@ from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
 from ..binning import BinnedFeatures
+from ..engine import kernels
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads
 
@@ -96,24 +97,16 @@ class StumpTrainer:
 
     def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int]:
         """The best stump and the global bin after which it splits."""
-        weight = -binned.histograms(gradient)[:, 0]
+        # output -1 below / +1 above the threshold: gain = right - left = total - 2 left
+        sums = binned.histograms(gradient)[:, 0]
         total = -gradient[:, 0].sum()
-        cumulative = np.cumsum(weight)
-        before_feature = np.concatenate([[0.0], cumulative[binned.offsets[1:-1] - 1]])
-        left = cumulative - np.repeat(before_feature, np.diff(binned.offsets))
-        # output -1 below / +1 above the threshold: gain = right - left
-        gain = total - 2.0 * left
-        # a split after the last bin of a feature leaves nothing above it
-        valid = np.ones(gain.size, dtype=bool)
-        valid[binned.offsets[1:] - 1] = False
-        if not valid.any():
-            raise InvalidValueError("features: every feature is constant, so no stump can split them")
-        candidates = np.where(valid, np.abs(gain), -1.0)
         # gains equal in exact arithmetic may differ by rounding (which depends
         # on summation order); treat them as tied so the documented order decides
         tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
-        best = int(np.argmax(candidates >= candidates.max() - tolerance))
+        best, gain = kernels.best_stump_split(sums, binned.offsets, total, tolerance)
+        if best < 0:
+            raise InvalidValueError("features: every feature is constant, so no stump can split them")
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
         threshold = float(binned.split_thresholds[best])
-        polarity = 1.0 if gain[best] >= 0 else -1.0
+        polarity = 1.0 if gain >= 0 else -1.0
         return StumpMachine(threshold, polarity, index), best
