@@ -13,7 +13,8 @@ import numpy as np
 from .exceptions import InvalidTypeError, InvalidValueError
 
 
-def as_feature_matrix(features, name: str = "features", allow_1d: bool = False) -> np.ndarray:
+def as_feature_matrix(features, name: str = "features", allow_1d: bool = False,
+                      allow_nan: bool = False) -> np.ndarray:
     """Return ``features`` as a finite, non-empty, real 2-D array.
 
     Parameters
@@ -24,6 +25,8 @@ def as_feature_matrix(features, name: str = "features", allow_1d: bool = False) 
         The argument name used in error messages.
     allow_1d : bool
         Accept a single 1-D sample and return it as a (1, #features) matrix.
+    allow_nan : bool
+        Accept NaN (missing values); infinite values are rejected either way.
 
     Returns
     -------
@@ -44,7 +47,11 @@ def as_feature_matrix(features, name: str = "features", allow_1d: bool = False) 
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise InvalidValueError(f"{name}: empty array of shape {array.shape}")
     if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
-        raise InvalidValueError(f"{name}: contains NaN or infinite values")
+        if not allow_nan:
+            raise InvalidValueError(f"{name}: contains NaN or infinite values (NaN is accepted as a missing "
+                                    f"value only by a trainer with missing='bin')")
+        if np.any(np.isinf(array)):
+            raise InvalidValueError(f"{name}: contains infinite values")
     return array
 
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, padded_thresholds,
-                           rank_codes)
+from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
+                           padded_thresholds, rank_codes, step_codes)
 from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, feature_thresholds, midpoints,
                            quantile_thresholds, sample_rows)
 from .engine.threads import check_threads
@@ -115,6 +115,7 @@ class BinnedFeatures:
         self.number_of_values = number_of_values
         self.coded = coded
         self.lossy = lossy
+        self.missing = False
         self.n_threads = coded.n_threads if coded is not None else 1
         self._split_thresholds = split_thresholds
         self._counts = counts
@@ -177,7 +178,7 @@ class BinnedFeatures:
 
     @classmethod
     def from_values(cls, features: np.ndarray, exact: bool = False, max_bins: int | None = None,
-                    n_threads: int | None = 1) -> "BinnedFeatures":
+                    n_threads: int | None = 1, missing: bool = False) -> "BinnedFeatures":
         """Bin each feature by its distinct values, or into at most ``max_bins`` bins.
 
         Parameters
@@ -195,11 +196,17 @@ class BinnedFeatures:
         n_threads : int, optional
             Threads for binning and for every later :meth:`histograms` call
             (None: every core).
+        missing : bool
+            Give every feature one more bin, after its value bins, for its NaN
+            samples (missing values); the value bins then number at most
+            ``max_bins - 1``.
         """
         max_bins = check_max_bins(max_bins)
         n_threads = check_threads(n_threads)
         if exact:
             return cls._sparse_from_values(features, exact=True)
+        if missing:
+            return cls._with_missing(features, max_bins, n_threads)
         limit = max_bins if max_bins is not None else MAX_BINS_LIMIT + 1
         integer_range = _integer_range(features)
         if integer_range is not None:
@@ -232,6 +239,20 @@ class BinnedFeatures:
         return binned
 
     @classmethod
+    def _with_missing(cls, features: np.ndarray, max_bins: int | None, n_threads: int) -> "BinnedFeatures":
+        """Value bins from the non-missing values (at most ``max_bins - 1``), then a NaN bin per feature."""
+        value_bins = None if max_bins is None else max_bins - 1
+        rows = sample_rows(features.shape[0]) if max_bins is not None else None
+        thresholds, distinct = all_thresholds(features, value_bins, n_threads, rows)
+        if max(t.size for t in thresholds) + 2 > MAX_BINS_LIMIT + 1:
+            raise InvalidValueError("max_bins: with missing values every feature needs at most 65535 value bins; "
+                                    "set max_bins")
+        binned = cls._encoded(features, thresholds, n_threads, lossy=any(d is None for d in distinct), missing=True)
+        if rows is not None:
+            binned._check_sampled_distinct(features, distinct, thresholds, value_bins)
+        return binned
+
+    @classmethod
     def _sparse_from_values(cls, features: np.ndarray, exact: bool) -> "BinnedFeatures":
         """The sparse-product binning by distinct values (exact sums, or features with more than 65536 values)."""
         table = _integer_table(features)
@@ -250,31 +271,41 @@ class BinnedFeatures:
 
     @classmethod
     def _encoded(cls, features: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
-                 lossy: bool) -> "BinnedFeatures":
-        """Code ``features`` against per-feature ``thresholds`` with the compiled kernel."""
-        codes = encode(features, padded_thresholds(thresholds), n_threads)
-        return cls._coded(codes, thresholds, n_threads, lossy)
+                 lossy: bool, missing: bool = False) -> "BinnedFeatures":
+        """Code ``features`` against per-feature ``thresholds`` with the compiled kernel (NaN to its own bin)."""
+        missing_codes = np.array([t.size + 1 for t in thresholds], dtype=np.int64) if missing else None
+        codes = encode(features, padded_thresholds(thresholds), n_threads, missing_codes)
+        return cls._coded(codes, thresholds, n_threads, lossy, missing)
 
     @classmethod
     def _coded(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
-               lossy: bool) -> "BinnedFeatures":
-        sizes = np.array([t.size + 1 for t in thresholds], dtype=np.int64)
+               lossy: bool, missing: bool = False) -> "BinnedFeatures":
+        sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
-        split = np.concatenate([np.append(t, np.nan) for t in thresholds])
+        tail = [np.nan, np.nan] if missing else [np.nan]
+        split = np.concatenate([np.append(t, tail) for t in thresholds])
         coded = CodedFeatures(codes, int(sizes.max()), n_threads)
-        return cls(None, offsets, None, coded=coded, split_thresholds=split, lossy=lossy)
+        binned = cls(None, offsets, None, coded=coded, split_thresholds=split, lossy=lossy)
+        binned.missing = missing
+        return binned
 
     def _check_sampled_distinct(self, features: np.ndarray, distinct: list, thresholds: list,
                                 max_bins: int) -> None:
         """Re-bin from every row a feature whose sample showed few distinct values but whose data has others."""
         changed = False
         for f, values in enumerate(distinct):
-            if values is None or np.array_equal(values[self.coded.codes[f]], features[:, f]):
+            if values is None:
+                continue
+            column, codes = features[:, f], self.coded.codes[f]
+            if self.missing:
+                present = ~np.isnan(column)
+                column, codes = column[present], codes[present]
+            if np.array_equal(values[codes], column):
                 continue
             thresholds[f], _ = feature_thresholds(features[:, f], max_bins)
             changed = True
         if changed:  # rare: rebuild the codes and their layout from the corrected thresholds
-            rebuilt = self._encoded(features, thresholds, self.coded.n_threads, lossy=True)
+            rebuilt = self._encoded(features, thresholds, self.coded.n_threads, lossy=True, missing=self.missing)
             self.__dict__.update(rebuilt.__dict__)
 
     @classmethod
@@ -292,7 +323,7 @@ class BinnedFeatures:
         return cls(slots, offsets, counts, number_of_values=number_of_values)
 
     @classmethod
-    def quantize(cls, features: np.ndarray) -> "BinnedFeatures":
+    def quantize(cls, features: np.ndarray, n_threads: int | None = 1) -> "BinnedFeatures":
         """Code each feature into at most 256 bins (uint8 quantisation).
 
         A feature whose values are integers spanning at most 255 is coded
@@ -301,21 +332,19 @@ class BinnedFeatures:
         Bin ``b`` stands for the raw value ``min + b * step``.
         """
         raw = np.asarray(features)
-        values = raw.astype(np.float64)
-        low = values.min(axis=0)
-        high = values.max(axis=0)
+        n_threads = check_threads(n_threads)
+        low = raw.min(axis=0).astype(np.float64)
+        high = raw.max(axis=0).astype(np.float64)
         # halved before subtracting: max - min overflows for features spanning the float range
         half_span = high / 2 - low / 2
-        integer_valued = np.all(values == np.round(values), axis=0)
-        lossless = integer_valued & (half_span <= (QUANTIZATION_BINS - 1) / 2)
+        lossless = integral_features(raw, n_threads) & (half_span <= (QUANTIZATION_BINS - 1) / 2)
         step = np.where(lossless | (half_span == 0), 1.0, half_span / ((QUANTIZATION_BINS - 1) / 2))
-        local = np.round((values / 2 - low / 2) / (step / 2)).astype(np.int64)
-        np.clip(local, 0, QUANTIZATION_BINS - 1, out=local)
         sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, QUANTIZATION_BINS).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         owner = np.repeat(np.arange(raw.shape[1]), sizes)
         bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
-        return cls(local + offsets[np.newaxis, :-1], offsets, None, bin_values, raw=raw, quantized=True)
+        coded = CodedFeatures(step_codes(raw, low, step, n_threads), int(sizes.max()), n_threads)
+        return cls(None, offsets, None, bin_values, raw=raw, quantized=True, coded=coded)
 
     @classmethod
     def distinct(cls, features: np.ndarray) -> "BinnedFeatures":
@@ -323,6 +352,14 @@ class BinnedFeatures:
         raw = np.asarray(features)
         bins, offsets, values = distinct_value_bins(raw.astype(np.float64, copy=False))
         return cls(bins, offsets, None, values, raw=raw)
+
+    def padded_positions(self) -> np.ndarray:
+        """(#bins,) position of each global bin in the engine's padded (#features x bins-per-feature) layout."""
+        if self._flat is None:
+            sizes = np.diff(self.offsets)
+            starts = np.arange(self.number_of_features) * self.coded.number_of_bins
+            self._flat = np.repeat(starts - self.offsets[:-1], sizes) + np.arange(self.number_of_bins)
+        return self._flat
 
     def histograms(self, values: np.ndarray) -> np.ndarray:
         """Per-bin sums of ``values`` over the samples falling into each bin.
@@ -340,13 +377,7 @@ class BinnedFeatures:
         if self.coded is not None:
             padded = self.coded.histograms(np.ascontiguousarray(values, dtype=np.float64))
             flat = padded.reshape(-1, padded.shape[2])
-            if self.number_of_bins == flat.shape[0]:
-                return flat
-            if self._flat is None:
-                sizes = np.diff(self.offsets)
-                starts = np.arange(self.number_of_features) * self.coded.number_of_bins
-                self._flat = np.repeat(starts - self.offsets[:-1], sizes) + np.arange(self.number_of_bins)
-            return flat[self._flat]
+            return flat if self.number_of_bins == flat.shape[0] else flat[self.padded_positions()]
         sums = np.asarray(self._indicator() @ values)
         if self._mode_bins is None:
             return sums

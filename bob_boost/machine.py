@@ -178,7 +178,8 @@ class BoostedMachine:
 
     # -- evaluation --------------------------------------------------------
     def _check_features(self, features) -> np.ndarray:
-        array = as_feature_matrix(features, allow_1d=True)
+        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
+        array = as_feature_matrix(features, allow_1d=True, allow_nan=handles_missing)
         if self.number_of_features is not None and array.shape[1] != self.number_of_features:
             raise InvalidValueError(
                 f"features: the machine was trained on {self.number_of_features} features, got {array.shape[1]}")
@@ -186,6 +187,13 @@ class BoostedMachine:
         if indices.size and indices[-1] >= array.shape[1]:
             raise InvalidValueError(f"features: the machine reads feature {indices[-1]} but features have "
                                     f"only {array.shape[1]} columns")
+        if handles_missing and array.dtype.kind == "f":
+            missing_columns = np.flatnonzero(np.isnan(array).any(axis=0))
+            for machine in self._weak_machines:
+                read = np.intersect1d(machine.feature_indices(), missing_columns)
+                if read.size and not machine.accepts_missing:
+                    raise InvalidValueError(f"features: NaN in feature {read[0]}, which {machine!r} reads without "
+                                            f"missing-value handling")
         for machine in self._weak_machines:
             machine.check_values(array)
         return array
@@ -221,7 +229,9 @@ class BoostedMachine:
             indices = np.array([m.index for m in machines], dtype=np.int64)
             thresholds = np.array([m.threshold for m in machines], dtype=np.float64)
             polarities = np.array([m.polarity for m in machines], dtype=np.float64)
-            return prediction.stump_scores(array, indices, thresholds, polarities, weights[:, 0],
+            missing = np.array([-1 if m.missing_above is None else int(m.missing_above) for m in machines],
+                               dtype=np.int64)
+            return prediction.stump_scores(array, indices, thresholds, polarities, missing, weights[:, 0],
                                            float(baseline[0]), n_threads)
         if kinds == {LUTMachine}:
             entries = max(m.look_up_tables.shape[0] for m in machines)

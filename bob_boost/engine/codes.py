@@ -25,15 +25,23 @@ def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
     return padded
 
 
-def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int) -> np.ndarray:
-    """(#features, #samples) codes ``#(thresholds[f] <= x[i, f])``, in the loop order that suits the layout."""
+def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
+           missing_codes: np.ndarray | None = None) -> np.ndarray:
+    """(#features, #samples) codes ``#(thresholds[f] <= x[i, f])``, in the loop order that suits the layout.
+
+    NaN gets ``missing_codes[f]`` (the feature's missing-value bin).
+    """
     n_samples, n_features = features.shape
-    out = np.empty((n_features, n_samples), dtype=code_dtype(thresholds.shape[1]))
+    if missing_codes is None:
+        missing_codes = np.zeros(n_features, dtype=np.int64)
+    largest = max(thresholds.shape[1], int(missing_codes.max()) + 1)
+    out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
     if features.flags.f_contiguous and not features.flags.c_contiguous:
-        blocks = [(features, thresholds, a, b, out) for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
+        blocks = [(features, thresholds, missing_codes, a, b, out)
+                  for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
         run_blocks(kernels.code_columns, blocks, n_threads)
     else:
-        blocks = [(features, thresholds, a, b, out) for a, b in _row_blocks(n_samples, n_threads)]
+        blocks = [(features, thresholds, missing_codes, a, b, out) for a, b in _row_blocks(n_samples, n_threads)]
         run_blocks(kernels.code_rows, blocks, n_threads)
     return out
 
@@ -61,6 +69,26 @@ def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray, n_threa
     out = np.empty((features.shape[1], features.shape[0]), dtype=code_dtype(int(ranks.max()) + 1))
     run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
                                                                                              n_threads)], n_threads)
+    return out
+
+
+def integral_features(features: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#features,) whether every value of each feature is an integer (always, for integer dtypes)."""
+    integral = np.ones(features.shape[1], dtype=bool)
+    if np.issubdtype(features.dtype, np.integer):
+        return integral
+    blocks = _row_blocks(features.shape[0], n_threads)
+    partial = np.ones((len(blocks), features.shape[1]), dtype=bool)
+    run_blocks(kernels.integral_columns, [(features, a, b, partial[j]) for j, (a, b) in enumerate(blocks)],
+               n_threads)
+    return partial.all(axis=0)
+
+
+def step_codes(features: np.ndarray, low: np.ndarray, step: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#features, #samples) uint8 codes ``round((x - low) / step)``, clipped to 0 .. 255."""
+    out = np.empty((features.shape[1], features.shape[0]), dtype=np.uint8)
+    run_blocks(kernels.step_rows, [(features, low, step, a, b, out) for a, b in _row_blocks(features.shape[0],
+                                                                                            n_threads)], n_threads)
     return out
 
 
@@ -106,8 +134,31 @@ class CodedFeatures:
         run_blocks(kernels.histograms, blocks, self.n_threads)
         return out
 
-    def above(self, feature: int, bin_index: int, high: float, low: float) -> np.ndarray:
-        """(#samples, 1) ``high`` where feature's code exceeds ``bin_index``, else ``low`` (a stump's outputs)."""
+    def node_histograms(self, sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                        totals: np.ndarray, node_counts: np.ndarray,
+                        features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-node class sums (#nodes, #features, #bins, #classes) and counts (#nodes, #features, #bins).
+
+        Only ``features`` are filled (the others stay 0); ``sample_node`` is
+        each sample's node or -1. See :func:`~bob_boost.engine.kernels.node_histograms`.
+        """
+        n_nodes, n_classes = totals.shape
+        shape = (n_nodes, self.codes.shape[0], self.number_of_bins)
+        sums = np.zeros(shape + (n_classes,))
+        counts = np.zeros(shape, dtype=np.int64)
+        costs = np.where(self.mode_bins[features] < 0, self.codes.shape[1],
+                         np.diff(self.row_starts)[features]) + 1
+        blocks = [(self.codes, sample_node, labels, weights, totals, node_counts, self.mode_bins, self.row_starts,
+                   self.rows, features, a, b, sums, counts) for a, b in balanced_ranges(costs, 4 * self.n_threads)]
+        run_blocks(kernels.node_histograms, blocks, self.n_threads)
+        return sums, counts
+
+    def above(self, feature: int, bin_index: int, high: float, low: float, missing_code: int = -1,
+              missing_above: bool = False) -> np.ndarray:
+        """(#samples, 1) ``high`` where feature's code exceeds ``bin_index``, else ``low`` (a stump's outputs).
+
+        Samples in bin ``missing_code`` get ``high`` if ``missing_above`` else ``low``.
+        """
         out = np.empty((self.codes.shape[1], 1))
-        kernels.select_above(self.codes[feature], bin_index, high, low, out[:, 0])
+        kernels.select_above(self.codes[feature], bin_index, missing_code, missing_above, high, low, out[:, 0])
         return out

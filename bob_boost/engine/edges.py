@@ -57,6 +57,8 @@ def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -
 def feature_thresholds(column: np.ndarray, max_bins: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Thresholds of one feature from (a sample of) its values, and its distinct values when each has a bin."""
     distinct, counts = np.unique(column.astype(np.float64, copy=False), return_counts=True)
+    if distinct.size and np.isnan(distinct[-1]):  # missing values (sorted last) have a bin of their own
+        distinct, counts = distinct[:-1], counts[:-1]
     if max_bins is None or distinct.size <= max_bins:
         return midpoints(distinct[:-1], distinct[1:]), distinct
     return quantile_thresholds(distinct, counts, max_bins), None

@@ -44,27 +44,34 @@ def _count_at_most(edges, value):
 
 
 @numba.njit(**_JIT)
-def code_rows(values, thresholds, row_start, row_stop, codes):
+def _code(edges, missing_code, value):
+    if value != value:  # NaN: its own bin where missing values are handled (else rejected before)
+        return missing_code
+    return _count_at_most(edges, value)
+
+
+@numba.njit(**_JIT)
+def code_rows(values, thresholds, missing_codes, row_start, row_stop, codes):
     """``codes[f, i] = #(thresholds[f] <= values[i, f])`` for rows ``row_start:row_stop``.
 
     ``thresholds`` is (#features, P), each row sorted and padded with +inf to
-    a power of two P (256 for up to 255 thresholds).
+    a power of two P (256 for up to 255 thresholds). NaN gets ``missing_codes[f]``.
     """
     n_features = values.shape[1]
     for i in range(row_start, row_stop):
         row = values[i]
         for f in range(n_features):
-            codes[f, i] = _count_at_most(thresholds[f], np.float64(row[f]))
+            codes[f, i] = _code(thresholds[f], missing_codes[f], np.float64(row[f]))
 
 
 @numba.njit(**_JIT)
-def code_columns(values, thresholds, feature_start, feature_stop, codes):
+def code_columns(values, thresholds, missing_codes, feature_start, feature_stop, codes):
     """:func:`code_rows` for features ``feature_start:feature_stop`` (the order for column-major input)."""
     n_samples = values.shape[0]
     for f in range(feature_start, feature_stop):
         edges = thresholds[f]
         for i in range(n_samples):
-            codes[f, i] = _count_at_most(edges, np.float64(values[i, f]))
+            codes[f, i] = _code(edges, missing_codes[f], np.float64(values[i, f]))
 
 
 @numba.njit(**_JIT)
@@ -85,6 +92,28 @@ def rank_rows(values, low, ranks, row_start, row_stop, codes):
         row = values[i]
         for f in range(n_features):
             codes[f, i] = ranks[f, np.int64(row[f]) - low[f]]
+
+
+@numba.njit(**_JIT)
+def integral_columns(values, row_start, row_stop, integral):
+    """Clear ``integral[f]`` when a value of feature ``f`` in rows ``row_start:row_stop`` is not an integer."""
+    n_features = values.shape[1]
+    for i in range(row_start, row_stop):
+        row = values[i]
+        for f in range(n_features):
+            if integral[f] and row[f] != np.rint(row[f]):
+                integral[f] = False
+
+
+@numba.njit(**_JIT)
+def step_rows(values, low, step, row_start, row_stop, codes):
+    """``codes[f, i] = clip(rint((x / 2 - low / 2) / (step / 2)), 0, 255)`` (uniform 8-bit quantisation)."""
+    n_features = values.shape[1]
+    for i in range(row_start, row_stop):
+        row = values[i]
+        for f in range(n_features):
+            q = np.rint((np.float64(row[f]) / 2 - low[f] / 2) / (step[f] / 2))
+            codes[f, i] = min(max(q, 0.0), 255.0)
 
 
 @numba.njit(**_JIT)
@@ -113,10 +142,13 @@ def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, 
 
 
 @numba.njit(**_JIT)
-def select_above(codes, bin_index, high, low, out):
-    """``out[i] = high if codes[i] > bin_index else low``."""
+def select_above(codes, bin_index, missing_code, missing_above, high, low, out):
+    """``out[i] = high if codes[i] > bin_index else low``; the missing bin goes by ``missing_above``."""
     for i in range(codes.size):
-        out[i] = high if codes[i] > bin_index else low
+        if codes[i] == missing_code:
+            out[i] = high if missing_above else low
+        else:
+            out[i] = high if codes[i] > bin_index else low
 
 
 @numba.njit(**_JIT)
@@ -162,28 +194,133 @@ def histograms(codes, values, totals, mode_bins, row_starts, rows, feature_start
 
 
 @numba.njit(**_JIT)
-def best_stump_split(sums, offsets, total, tolerance):
-    """The first split (global bin, gain) whose |gain| is within ``tolerance`` of the largest.
+def best_stump_split(sums, offsets, total, tolerance, missing):
+    """The first split (global bin, gain, NaN above) whose |gain| is within ``tolerance`` of the largest.
 
     ``sums`` are per-bin gradient sums; splitting after bin ``b`` of a feature
     gains ``total - 2 * left`` with ``left = -(sums of the feature's bins up to b)``.
-    A split after a feature's last bin is no split. Returns bin -1 when no
-    feature has two bins.
+    A split after a feature's last value bin is no split. With ``missing``
+    each feature's last bin holds its NaN samples, and every split is scored
+    with them below (first) and above the threshold. Returns bin -1 when no
+    feature has two value bins.
     """
     n_features = offsets.size - 1
+    last = 2 if missing else 1
     largest = -1.0
-    for f in range(n_features):
-        left = 0.0
-        for b in range(offsets[f], offsets[f + 1] - 1):
-            left -= sums[b]
-            largest = max(largest, abs(total - 2.0 * left))
-    if largest < 0.0:
-        return -1, 0.0
-    for f in range(n_features):
-        left = 0.0
-        for b in range(offsets[f], offsets[f + 1] - 1):
-            left -= sums[b]
-            gain = total - 2.0 * left
-            if abs(gain) >= largest - tolerance:
-                return b, gain
-    return -1, 0.0
+    for scan in range(2):
+        for f in range(n_features):
+            below_missing = -sums[offsets[f + 1] - 1] if missing else 0.0
+            left = 0.0
+            for b in range(offsets[f], offsets[f + 1] - last):
+                left -= sums[b]
+                for side in range(2 if missing else 1):
+                    gain = total - 2.0 * (left + below_missing) if side == 0 and missing else total - 2.0 * left
+                    if scan == 0:
+                        largest = max(largest, abs(gain))
+                    elif abs(gain) >= largest - tolerance:
+                        return b, gain, side == 1
+        if largest < 0.0:
+            break
+    return -1, 0.0, False
+
+
+@numba.njit(**_JIT)
+def node_histograms(codes, sample_node, labels, weights, totals, node_counts, mode_bins, row_starts, rows,
+                    features, block_start, block_stop, sums, counts):
+    """Per-node class histograms of features ``features[block_start:block_stop]`` in one pass per feature.
+
+    ``sample_node[i]`` is the node (0 .. #nodes-1) of sample ``i``, or -1 for
+    samples outside the nodes being split. ``sums[node, f, b, label] +=
+    weights[i]`` and ``counts[node, f, b] += 1`` over the samples, in row
+    order; a sparse feature's frequent bin is the node's ``totals`` /
+    ``node_counts`` minus its other bins. ``sums`` and ``counts`` start at 0.
+    """
+    n_samples = codes.shape[1]
+    n_nodes, _, n_bins, n_classes = sums.shape
+    for j in range(block_start, block_stop):
+        f = features[j]
+        feature_codes = codes[f]
+        mode = mode_bins[f]
+        if mode < 0:
+            for i in range(n_samples):
+                node = sample_node[i]
+                if node >= 0:
+                    b = feature_codes[i]
+                    sums[node, f, b, labels[i]] += weights[i]
+                    counts[node, f, b] += 1
+            continue
+        for position in range(row_starts[f], row_starts[f + 1]):
+            i = rows[position]
+            node = sample_node[i]
+            if node >= 0:
+                b = feature_codes[i]
+                sums[node, f, b, labels[i]] += weights[i]
+                counts[node, f, b] += 1
+        for node in range(n_nodes):
+            remaining = node_counts[node]
+            for b in range(n_bins):
+                if b != mode:
+                    remaining -= counts[node, f, b]
+            counts[node, f, mode] = remaining
+            for c in range(n_classes):
+                rest = 0.0
+                for b in range(n_bins):
+                    if b != mode:
+                        rest += sums[node, f, b, c]
+                sums[node, f, mode, c] = totals[node, c] - rest
+
+
+@numba.njit(**_JIT)
+def _gini(values):
+    """``sum_j v_j^2 / sum_j v_j`` (0 for an empty set)."""
+    total = 0.0
+    squares = 0.0
+    for v in values:
+        total += v
+        squares += v * v
+    return squares / total if total > 0 else 0.0
+
+
+@numba.njit(**_JIT)
+def best_gini_splits(sums, counts, positions, offsets, features, totals, node_counts, tie_tolerance, best, score):
+    """Each node's best split by the weighted Gini criterion, over the bins of ``features``.
+
+    ``sums[node, positions[g], c]`` and ``counts[node, positions[g]]`` hold the
+    class sums and sample count of global bin ``g`` (feature ``f`` owns bins
+    ``offsets[f]:offsets[f + 1]``). A split after an occupied bin with samples
+    on both sides scores ``gini(left) + gini(right)``; ``best[node]`` is the
+    first split, in feature then bin order, within ``tie_tolerance`` (relative)
+    of the node's highest score, or -1 without a valid split; ``score[node]``
+    is that split's score.
+    """
+    n_nodes, _, n_classes = sums.shape
+    left = np.empty(n_classes)
+    right = np.empty(n_classes)
+    for node in range(n_nodes):
+        top = -np.inf
+        best[node] = -1
+        for scan in range(2):
+            for j in range(features.size):
+                f = features[j]
+                left[:] = 0.0
+                left_count = 0
+                for g in range(offsets[f], offsets[f + 1]):
+                    p = positions[g]
+                    for c in range(n_classes):
+                        left[c] += sums[node, p, c]
+                    left_count += counts[node, p]
+                    if counts[node, p] == 0 or left_count == 0 or left_count >= node_counts[node]:
+                        continue
+                    for c in range(n_classes):
+                        right[c] = totals[node, c] - left[c]
+                    value = _gini(left) + _gini(right)
+                    if scan == 0:
+                        top = max(top, value)
+                    elif value >= top - tie_tolerance * abs(top):
+                        best[node] = g
+                        score[node] = value
+                        break
+                if scan == 1 and best[node] >= 0:
+                    break
+            if top == -np.inf:
+                break

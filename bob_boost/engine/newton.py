@@ -21,10 +21,12 @@ from .threads import run_blocks
 EXPONENTIAL, LOGIT, SQUARED = 0, 1, 2
 
 #: Rows per block of the derivative sums (fixed, so the sums do not depend on the thread count).
-BLOCK_ROWS = 1 << 16
+BLOCK_ROWS = 1 << 14
 
-#: Iterations stop when a step changes the weight by less than this, relative to max(1, |weight|).
-STEP_TOLERANCE = 1e-15
+#: Iterations stop after a step smaller than this, relative to max(1, |weight|): Newton converges
+#: quadratically, so the weight is then exact up to rounding (a tighter test would only chase the
+#: rounding noise of the derivative).
+STEP_TOLERANCE = 1e-12
 
 MAX_ITERATIONS = 100
 

@@ -20,15 +20,18 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
-def _stump_rows(features, indices, thresholds, polarities, weights, baseline, block, out):
+def _stump_rows(features, indices, thresholds, polarities, missing, weights, baseline, block, out):
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
     for i in range(start, stop):
         row = features[i]
         score = 0.0 + baseline
         for r in range(indices.size):
-            output = polarities[r] if np.float64(row[indices[r]]) >= thresholds[r] else -polarities[r]
-            score += weights[r] * output
+            value = np.float64(row[indices[r]])
+            above = value >= thresholds[r]
+            if value != value and missing[r] >= 0:  # NaN: the side the stump learnt (1 = above)
+                above = missing[r] == 1
+            score += weights[r] * (polarities[r] if above else -polarities[r])
         out[i, 0] = score
 
 
@@ -47,10 +50,13 @@ def _lut_rows(features, indices, tables, weights, baseline, block, out):
 
 
 def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarray, polarities: np.ndarray,
-                 weights: np.ndarray, baseline: float, n_threads: int) -> np.ndarray:
-    """(#samples, 1) scores of a stump ensemble (one entry per round in each array)."""
+                 missing: np.ndarray, weights: np.ndarray, baseline: float, n_threads: int) -> np.ndarray:
+    """(#samples, 1) scores of a stump ensemble (one entry per round in each array).
+
+    ``missing[r]``: where stump ``r`` sends NaN (1 above, 0 below, -1 no missing-value handling).
+    """
     out = np.empty((features.shape[0], 1))
-    blocks = [(features, indices, thresholds, polarities, weights, baseline, b, out)
+    blocks = [(features, indices, thresholds, polarities, missing, weights, baseline, b, out)
               for b in range(-(-features.shape[0] // BLOCK_ROWS))]
     run_blocks(_stump_rows, blocks, n_threads)
     return out

@@ -24,6 +24,7 @@ from ..costs import check_class_labels
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
+from ..engine.threads import check_threads
 from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size  # noqa: F401  (old import path)
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
@@ -95,13 +96,18 @@ class CostSensitiveTreeTrainer:
         :meth:`BinnedFeatures.quantize`) or between every two consecutive
         distinct values (exact). Thresholds are stored in raw units and
         placed half-way between the two nearest occupied bins either way.
+    n_threads : int or None
+        Threads for coding and for the histograms of quantised features (None:
+        every core; read when training starts). The tree does not depend on it.
     """
 
-    def __init__(self, max_depth: int = 2, quantized: bool = True) -> None:
+    def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None) -> None:
         self.max_depth = check_positive_int(max_depth, "max_depth")
         if not isinstance(quantized, (bool, np.bool_)):
             raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
         self.quantized = bool(quantized)
+        check_threads(n_threads)
+        self.n_threads = n_threads
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate and code ``features`` once, for repeated :meth:`train` calls."""
@@ -113,7 +119,9 @@ class CostSensitiveTreeTrainer:
                                         f"uses quantized={self.quantized}")
             return features
         array = as_feature_matrix(features)
-        return BinnedFeatures.quantize(array) if self.quantized else BinnedFeatures.distinct(array)
+        if self.quantized:
+            return BinnedFeatures.quantize(array, check_threads(self.n_threads))
+        return BinnedFeatures.distinct(array)
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:
         """Fit a tree to weighted labelled data.

@@ -16,6 +16,16 @@ from ..engine.threads import check_threads
 TIE_TOLERANCE = 1e-10
 
 
+#: The values of :class:`StumpTrainer`'s ``missing``.
+MISSING_MODES = (None, "bin")
+
+
+def _check_missing(missing):
+    if missing not in MISSING_MODES:
+        raise InvalidValueError(f"missing: must be None or 'bin', got {missing!r}")
+    return missing
+
+
 class StumpTrainer:
     """Select the stump that best follows the negative loss gradient.
 
@@ -44,14 +54,21 @@ class StumpTrainer:
     n_threads : int or None
         Threads for binning and histograms (None: every core). The result
         does not depend on it.
+    missing : {None, "bin"}
+        None: NaN in the features is rejected. ``"bin"``: NaN is a missing
+        value with a bin of its own in every feature (the value bins then
+        number at most ``max_bins - 1``); each stump learns which side of its
+        threshold NaN goes to (``missing_above``, saved with the model),
+        below when both sides gain the same (as for a feature without NaN).
 
-    Both are read when training starts.
+    All three are read when training starts.
     """
 
-    def __init__(self, max_bins: int | None = 256, n_threads: int | None = None) -> None:
+    def __init__(self, max_bins: int | None = 256, n_threads: int | None = None, missing: str | None = None) -> None:
         self.max_bins = check_max_bins(max_bins)
         check_threads(n_threads)
         self.n_threads = n_threads
+        self.missing = _check_missing(missing)
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate and bin ``features`` once, for repeated :meth:`train` calls."""
@@ -59,8 +76,10 @@ class StumpTrainer:
             if features.split_thresholds is None:
                 raise InvalidValueError("features: binned for a LUT trainer, not by feature values")
             return features
-        return BinnedFeatures.from_values(as_feature_matrix(features), max_bins=check_max_bins(self.max_bins),
-                                          n_threads=check_threads(self.n_threads))
+        missing = _check_missing(self.missing) is not None
+        return BinnedFeatures.from_values(as_feature_matrix(features, allow_nan=missing),
+                                          max_bins=check_max_bins(self.max_bins),
+                                          n_threads=check_threads(self.n_threads), missing=missing)
 
     def train(self, features, loss_gradient) -> StumpMachine:
         """Return the best stump for ``loss_gradient``.
@@ -88,8 +107,10 @@ class StumpTrainer:
         outputs = None
         if prepared.coded is not None:
             index = machine.index
-            outputs = prepared.coded.above(index, best - int(prepared.offsets[index]), machine.polarity,
-                                           -machine.polarity)
+            start = int(prepared.offsets[index])
+            missing_code = int(prepared.offsets[index + 1]) - 1 - start if prepared.missing else -1
+            outputs = prepared.coded.above(index, best - start, machine.polarity, -machine.polarity,
+                                           missing_code, bool(machine.missing_above))
         return Proposal(machine, outputs=outputs)
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
@@ -103,10 +124,10 @@ class StumpTrainer:
         # gains equal in exact arithmetic may differ by rounding (which depends
         # on summation order); treat them as tied so the documented order decides
         tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
-        best, gain = kernels.best_stump_split(sums, binned.offsets, total, tolerance)
+        best, gain, missing_above = kernels.best_stump_split(sums, binned.offsets, total, tolerance, binned.missing)
         if best < 0:
             raise InvalidValueError("features: every feature is constant, so no stump can split them")
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
         threshold = float(binned.split_thresholds[best])
         polarity = 1.0 if gain >= 0 else -1.0
-        return StumpMachine(threshold, polarity, index), best
+        return StumpMachine(threshold, polarity, index, bool(missing_above) if binned.missing else None), best

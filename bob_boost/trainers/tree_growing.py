@@ -1,8 +1,10 @@
 """Growing cost-sensitive multi-class trees on coded features.
 
 Trees are grown level by level. All nodes of a level get their per-class
-weighted histograms from one ``np.bincount`` over (node, feature bin,
-class), and every split of every feature is scored from cumulative sums of
+weighted histograms in one pass: from the histogram engine's compiled kernel
+over the bin codes (quantised features), or from one ``np.bincount`` over
+(node, feature bin, class) (exact features, whose bins may be too many to
+pad). Every split of every feature is then scored by one compiled scan of
 those histograms, so no Python loop runs over samples, thresholds or bins.
 """
 from __future__ import annotations
@@ -10,15 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..weak.multiclass import MultiClassTreeMachine
 from ..binning import BinnedFeatures, midpoints
+from ..engine import kernels
+from ..weak.multiclass import MultiClassTreeMachine
 
 #: Relative difference under which two costs count as equal when choosing a class or a feature.
 TIE_TOLERANCE = 1e-12
 
 #: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
 #: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
-_MAX_HISTOGRAM_ENTRIES = 1 << 22
+_MAX_HISTOGRAM_ENTRIES = 1 << 23
 
 
 class TreeGrower:
@@ -110,41 +113,57 @@ class TreeGrower:
         """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
         data, k = self.data, self.k
         n_bins = data.number_of_bins
-        codes = data.codes if rows.size == data.number_of_samples else data.codes[rows]
-        if self.subset.size != data.number_of_features:
-            codes = codes[:, self.subset]
-        cells = codes + (node * n_bins)[:, np.newaxis]  # (#rows, #subset) cell of (node, bin)
-        counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
         gini_weights = self.gini_weights[rows]
-        cells *= k
-        cells += self.labels[rows][:, np.newaxis]
-        histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
-                                 minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
         totals = np.bincount(node * k + self.labels[rows], weights=gini_weights,
                              minlength=n_nodes * k).reshape(n_nodes, 1, k)
         node_counts = np.bincount(node, minlength=n_nodes)[:, np.newaxis]
-        left = _segment_cumsum(histograms, data.offsets)
-        left_counts = _segment_cumsum(counts, data.offsets)
-        right = totals - left
-        score = _gini_term(left) + _gini_term(right)
-        valid = (counts > 0) & (left_counts > 0) & (left_counts < node_counts)
-        score = np.where(valid, score, -np.inf)
-        top = score.max(axis=1, keepdims=True)
+        if data.coded is not None:
+            histograms, counts = self._coded_histograms(rows, node, totals[:, 0], node_counts[:, 0])
+            positions = data.padded_positions()
+        else:
+            codes = data.codes if rows.size == data.number_of_samples else data.codes[rows]
+            if self.subset.size != data.number_of_features:
+                codes = codes[:, self.subset]
+            cells = codes + (node * n_bins)[:, np.newaxis]  # (#rows, #subset) cell of (node, bin)
+            counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
+            cells *= k
+            cells += self.labels[rows][:, np.newaxis]
+            histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
+                                     minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
+            positions = np.arange(n_bins)
+        best = np.empty(n_nodes, dtype=np.int64)
+        score = np.empty(n_nodes)
         # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
-        best = np.argmax(score >= top - TIE_TOLERANCE * np.abs(top), axis=1)
+        kernels.best_gini_splits(histograms, counts, positions, data.offsets, np.sort(self.subset).astype(np.int64),
+                                 np.ascontiguousarray(totals[:, 0]), node_counts[:, 0], TIE_TOLERANCE, best, score)
         parent = _gini_term(totals)[:, 0]
         results = []
         for i, bin_index in enumerate(best.tolist()):
-            gain = score[i, bin_index] - parent[i]
+            gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
             # a gain at rounding level means the children have the parent's class mix
             if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
                 results.append((-1, 0.0))
                 continue
             end = data.offsets[self.feature_of_bin[bin_index] + 1]
-            following = bin_index + 1 + int(np.argmax(counts[i, bin_index + 1:end] > 0))
+            following = bin_index + 1 + int(np.argmax(counts[i, positions[bin_index + 1:end]] > 0))
             threshold = midpoints(data.bin_values[bin_index], data.bin_values[following])
             results.append((bin_index, float(threshold)))
         return results
+
+    def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, totals: np.ndarray,
+                          node_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's class sums (#nodes, padded bins, K) and counts (#nodes, padded bins) from the kernel.
+
+        Each bin's sum adds its samples in row order, as ``np.bincount`` does, so both paths agree
+        exactly on dense features; :meth:`BinnedFeatures.padded_positions` maps global bins into them.
+        """
+        data = self.data
+        sample_node = np.full(data.number_of_samples, -1, dtype=np.int64)
+        sample_node[rows] = node
+        sums, counts = data.coded.node_histograms(sample_node, self.labels, self.gini_weights, totals,
+                                                  node_counts, self.subset.astype(np.int64))
+        n_nodes = totals.shape[0]
+        return sums.reshape(n_nodes, -1, self.k), counts.reshape(n_nodes, -1)
 
 
 def cheapest(costs: np.ndarray) -> np.ndarray:
@@ -156,14 +175,6 @@ def cheapest(costs: np.ndarray) -> np.ndarray:
     """
     smallest = costs.min(axis=-1, keepdims=True)
     return np.argmax(costs <= smallest + TIE_TOLERANCE * np.abs(smallest), axis=-1)
-
-
-def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Cumulative sums along axis 1, restarting at every feature's first bin."""
-    cumulative = np.cumsum(values, axis=1)
-    before = np.zeros_like(cumulative[:, : offsets.size - 1])
-    before[:, 1:] = cumulative[:, offsets[1:-1] - 1]
-    return cumulative - np.repeat(before, np.diff(offsets), axis=1)
 
 
 def _gini_term(class_sums: np.ndarray) -> np.ndarray:

@@ -53,6 +53,9 @@ class WeakMachine:
         self.check_values(array)
         return array
 
+    #: Whether NaN in the columns it reads is a missing value the machine handles (else NaN is rejected).
+    accepts_missing = False
+
     def check_values(self, features: np.ndarray) -> None:
         """Raise ``ValueError`` if the columns this machine reads hold values it cannot evaluate.
 

@@ -24,11 +24,15 @@ class StumpMachine(WeakMachine):
         Output for samples at or above the threshold.
     index : int
         Feature column the stump reads.
+    missing_above : bool or None
+        Where a missing value (NaN) goes: above the threshold (True) or below
+        (False). None (bob's stumps, and stumps trained without missing-value
+        handling): the machine does not accept NaN.
     """
 
     machine_type = "StumpMachine"
 
-    def __init__(self, threshold: float, polarity: float, index: int) -> None:
+    def __init__(self, threshold: float, polarity: float, index: int, missing_above: bool | None = None) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise InvalidTypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
         if not np.isfinite(threshold):
@@ -37,9 +41,17 @@ class StumpMachine(WeakMachine):
             raise InvalidValueError(f"polarity: must be +1 or -1, got {polarity!r}")
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
             raise InvalidValueError(f"index: must be a non-negative integer, got {index!r}")
+        if missing_above is not None and not isinstance(missing_above, (bool, np.bool_)):
+            raise InvalidTypeError(f"missing_above: expected None or a bool, got {type(missing_above).__name__}")
         self.threshold = float(threshold)
         self.polarity = float(polarity)
         self.index = int(index)
+        self.missing_above = None if missing_above is None else bool(missing_above)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the feature read is a missing value the stump routes (see ``missing_above``)."""
+        return self.missing_above is not None
 
     @property
     def number_of_outputs(self) -> int:
@@ -56,14 +68,19 @@ class StumpMachine(WeakMachine):
         The comparison is in float64 (the threshold's precision, as in
         training) whatever the features' dtype.
         """
-        above = features[:, self.index] >= np.float64(self.threshold)
+        column = features[:, self.index]
+        above = column >= np.float64(self.threshold)
+        if self.missing_above is not None and column.dtype.kind == "f":
+            above = np.where(np.isnan(column), self.missing_above, above)
         return np.where(above, self.polarity, -self.polarity)[:, np.newaxis]
 
     def save(self, group: h5py.Group) -> None:
-        """Write ``Threshold``, ``Polarity`` and ``Index`` as bob does."""
+        """Write ``Threshold``, ``Polarity`` and ``Index`` as bob does (and ``MissingAbove`` when set)."""
         hdf5.write_scalar(group, "Threshold", self.threshold, np.float64)
         hdf5.write_scalar(group, "Polarity", self.polarity, np.float64)
         hdf5.write_scalar(group, "Index", self.index, np.int32)
+        if self.missing_above is not None:
+            hdf5.write_scalar(group, "MissingAbove", int(self.missing_above), np.int8)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "StumpMachine":
@@ -75,10 +92,18 @@ class StumpMachine(WeakMachine):
             raise hdf5.fail(group, f"Polarity must be +1 or -1, got {polarity}")
         if index < 0:
             raise hdf5.fail(group, f"Index must be non-negative, got {index}")
-        return cls(threshold, polarity, index)
+        missing_above = None
+        if "MissingAbove" in group:
+            flag = hdf5.read_scalar(group, "MissingAbove", "int")
+            if flag not in (0, 1):
+                raise hdf5.fail(group, f"MissingAbove must be 0 or 1, got {flag}")
+            missing_above = bool(flag)
+        return cls(threshold, polarity, index, missing_above)
 
     def _state(self) -> tuple:
-        return (self.threshold, self.polarity, self.index)
+        return (self.threshold, self.polarity, self.index, self.missing_above)
 
     def __repr__(self) -> str:
-        return f"StumpMachine(threshold={self.threshold!r}, polarity={self.polarity:+.0f}, index={self.index})"
+        missing = "" if self.missing_above is None else f", missing_above={self.missing_above}"
+        return (f"StumpMachine(threshold={self.threshold!r}, polarity={self.polarity:+.0f}, "
+                f"index={self.index}{missing})")
