@@ -91,25 +91,40 @@ def newton_weights(loss: int, targets: np.ndarray, scores: np.ndarray, weak: np.
     outputs = targets.shape[1]
     partial = np.empty((n_blocks, outputs, 2))
     alpha = np.zeros(outputs)
-    low = np.full(outputs, -np.inf)
-    high = np.full(outputs, np.inf)
+    low, high = np.full(outputs, -np.inf), np.full(outputs, np.inf)
+    slope_low, slope_high = np.zeros(outputs), np.zeros(outputs)
+    previous = np.zeros(outputs)
+    active = np.ones(outputs, dtype=bool)
     for _ in range(MAX_ITERATIONS):
         blocks = [(loss, limit, targets, scores, weak, weights, alpha, b, partial) for b in range(n_blocks)]
         run_blocks(_block_sums, blocks, n_threads)
         first, second = partial[:, :, 0].sum(axis=0), partial[:, :, 1].sum(axis=0)
-        low = np.where(first < 0, alpha, low)
-        high = np.where(first > 0, alpha, high)
+        below, above = first < 0, first > 0
+        low, slope_low = np.where(below, alpha, low), np.where(below, first, slope_low)
+        high, slope_high = np.where(above, alpha, high), np.where(above, first, slope_high)
         with np.errstate(divide="ignore", invalid="ignore"):
-            proposal = alpha - first / second
-        outside = ~((proposal > low) & (proposal < high)) & (first != 0)
-        bracketed = np.isfinite(low) & np.isfinite(high)
-        proposal = np.where(outside & bracketed, low / 2 + high / 2, proposal)
-        # no bracket on one side and no usable Newton step: double the distance towards the descent
-        unusable = outside & ~bracketed
-        proposal = np.where(unusable, alpha - np.sign(first) * np.maximum(1.0, 2 * np.abs(alpha)), proposal)
-        proposal = np.where(first == 0, alpha, proposal)
-        done = np.abs(proposal - alpha) <= STEP_TOLERANCE * np.maximum(1.0, np.abs(alpha))
-        alpha = proposal
-        if np.all(done):
+            step = -first / second
+            # not yet bracketed and Newton undershooting (steps not shrinking, as on a flattening
+            # logistic loss): double the last step instead, to bracket the minimiser quickly
+            slow = (~np.isfinite(low) | ~np.isfinite(high)) & (step * previous > 0) & (
+                np.abs(step) > 0.5 * np.abs(previous))
+            step = np.where(slow, np.maximum(np.abs(step), 2 * np.abs(previous)) * np.sign(step), step)
+            proposal = alpha + step
+            # inside a bracket a step that leaves it is replaced by the secant of the two ends (which lies
+            # in the bracket up to rounding; the middle if it cannot be computed)
+            outside = ~((proposal >= low) & (proposal <= high))
+            bracketed = np.isfinite(low) & np.isfinite(high)
+            secant = low - slope_low * (high - low) / (slope_high - slope_low)
+            secant = np.where(np.isfinite(secant), np.clip(secant, low, high), low / 2 + high / 2)
+            proposal = np.where(outside & bracketed, secant, proposal)
+            # one side unknown and no usable Newton step (zero curvature): move a unit towards descent
+            unusable = ~np.isfinite(proposal) & ~bracketed
+            proposal = np.where(unusable, alpha - np.sign(first) * np.maximum(1.0, 2 * np.abs(alpha)), proposal)
+        # a converged output keeps its weight: its next "step" would only follow rounding noise
+        proposal = np.where((first == 0) | ~active, alpha, proposal)
+        change = proposal - alpha
+        active &= np.abs(change) > STEP_TOLERANCE * np.maximum(1.0, np.abs(alpha))
+        previous, alpha = change, proposal
+        if not np.any(active):
             break
     return alpha
