@@ -291,3 +291,70 @@ def test_the_caller_arrays_are_not_modified():
     copies = x32.copy(), y.copy()
     Boosting(StumpTrainer(max_bins=8), ExponentialLoss()).train(x32, y, 4)
     assert np.array_equal(copies[0], x32) and np.array_equal(copies[1], y)
+
+
+# -- missing values ------------------------------------------------------------------------------
+
+def _with_missing(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x, y = _data(n, 4, seed)
+    x[rng.random(n) < 0.3, 0] = np.nan  # feature 0 carries the signal; its missing samples lean positive
+    y[np.isnan(x[:, 0]) & (rng.random(n) < 0.8)] = 1.0
+    return x, y
+
+
+def test_missing_values_are_rejected_unless_asked_for():
+    x, y = _with_missing()
+    with pytest.raises(ValueError, match="missing='bin'"):
+        Boosting(StumpTrainer(), ExponentialLoss()).train(x, y, 2)
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        StumpTrainer(missing="zero")
+    x[3, 2] = np.inf
+    with pytest.raises(ValueError, match="features: contains infinite values"):
+        Boosting(StumpTrainer(missing="bin"), ExponentialLoss()).train(x, y, 2)
+
+
+def test_missing_stump_is_the_brute_force_best_with_nan_on_either_side():
+    x, y = _with_missing()
+    gradient = -y[:, np.newaxis] * np.random.default_rng(1).random((x.shape[0], 1))
+    trainer = StumpTrainer(max_bins=16, missing="bin")
+    binned = trainer.prepare(x)
+    stump = trainer.train(binned, gradient)
+    best = 0.0
+    for f in range(4):
+        for t in binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 2]:
+            for side in (False, True):
+                best = max(best, _stump_gain(x, gradient[:, 0], StumpMachine(float(t), 1.0, f, side)))
+    assert stump.missing_above is not None
+    assert _stump_gain(x, gradient[:, 0], stump) == pytest.approx(best, rel=1e-9)
+
+
+def test_missing_values_route_as_learnt_and_survive_save_and_load(tmp_path):
+    x, y = _with_missing()
+    machine = Boosting(StumpTrainer(max_bins=32, missing="bin"), ExponentialLoss()).train(x, y, 20)
+    assert any(stump.index == 0 for stump in machine.weak_machines)
+    probe, _ = _with_missing(2000, seed=5)
+    staged = list(machine.staged_decision_scores(probe))[-1]
+    assert np.array_equal(machine.decision_scores(probe), staged)  # compiled path = numpy path, NaN included
+    accuracy = np.mean(machine.predict(x) == y)
+    assert accuracy > 0.8
+    path = tmp_path / "missing.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    assert [m.missing_above for m in loaded.weak_machines] == [m.missing_above for m in machine.weak_machines]
+    assert np.array_equal(loaded.decision_scores(probe), staged)
+
+
+def test_a_machine_without_missing_handling_rejects_nan():
+    x, y = _data(500, 3)
+    machine = Boosting(StumpTrainer(), ExponentialLoss()).train(x, y, 5)
+    x[0, 0] = np.nan
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        machine.decision_scores(x)
+
+
+def test_all_nan_feature_is_never_chosen():
+    x, y = _data(2000, 3)
+    x[:, 1] = np.nan
+    machine = Boosting(StumpTrainer(missing="bin"), ExponentialLoss()).train(x, y, 10)
+    assert 1 not in machine.feature_indices()

@@ -11,6 +11,9 @@ weights for the cost-sensitive stump pool) and returns a :class:`Proposal`. A we
 tied to its step (AdaBoostDB's largest root) returns the weight too; otherwise the algorithm's step rule
 fits it.
 
+A weak trainer whose ``accepts_missing`` is true (``StumpTrainer(missing="bin")``) is given features with NaN
+(missing values); the others never see NaN, which the trainers reject at their public edge.
+
 Weak trainers written for bob_boost 0.1, with only ``train(...)``, keep working: the algorithms adapt them.
 """
 from __future__ import annotations

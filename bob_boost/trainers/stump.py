@@ -70,6 +70,11 @@ class StumpTrainer:
         self.n_threads = n_threads
         self.missing = _check_missing(missing)
 
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
+        return _check_missing(self.missing) is not None
+
     def prepare(self, features) -> BinnedFeatures:
         """Validate and bin ``features`` once, for repeated :meth:`train` calls."""
         if isinstance(features, BinnedFeatures):
