@@ -3,14 +3,15 @@ from . import costs, decision, detection, evaluation, hdf5, labels
 from ._version import __version__
 from .exceptions import BobBoostError, DataFormatError, ModelFormatError
 from .losses import (CMELoss, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction,
-                     SquaredLoss, TangentialLoss)
+                     SoftmaxLoss, SquaredLoss, TangentialLoss)
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
                        MultiClassStumpTrainer, SAMMETrainer, StumpTrainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
-                   WeakMachine)
+                   TreeMachine, WeakMachine)
+from .weak_trainers.tree import TreeTrainer
 
 __all__ = [
     "__version__", "BobBoostError", "DataFormatError", "ModelFormatError", "LossFunction", "ExponentialLoss",
@@ -21,4 +22,5 @@ __all__ = [
     "MultiClassLUTTrainer", "WeakMachine", "StumpMachine", "LUTMachine", "MultiClassTreeMachine",
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
+    "SoftmaxLoss", "TreeMachine", "TreeTrainer",
 ]

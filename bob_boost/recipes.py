@@ -31,6 +31,7 @@ from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
+from .losses.softmax import SoftmaxLoss
 from .losses.squared import SquaredLoss
 from .machine import BoostedMachine
 from .registry import loss_class, loss_names
@@ -38,6 +39,7 @@ from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1")
 WEAK_LEARNERS = ("stump", "lut", "tree")
@@ -46,7 +48,7 @@ MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
 
 #: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
-CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential")
+CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax")
 
 #: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
 LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
@@ -174,7 +176,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         The generic trainer's loss; default exponential for two classes,
         logit for more, squared for regression. Other trainers fix their loss.
     weak_learner : {"stump", "lut", "tree"}
-        Trees are for the multi-class trainers.
+        Trees: the multi-class trainers' cost-sensitive trees, or for the
+        generic trainer gradient trees (:class:`~bob_boost.TreeTrainer`, depth
+        ``tree_depth``, shrunk by ``shrinkage``).
     lut_entries : int
         Entries of each look-up table (features in ``0 .. lut_entries-1``).
     selection_style : {"independent", "shared"}
@@ -186,7 +190,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     selection : {"alpha", "loss"}
         AdaBoostDB's selection rule.
     tree_depth, shrinkage, feature_fraction, random_state, number_of_rounds
-        Options of the multi-class trainers.
+        Options of the multi-class trainers (``tree_depth`` and ``shrinkage``, the learning rate, also of the
+        generic trainer).
     one_vs_rest : bool
         Generic boosting of a classification loss: one output per class even
         for two classes (bob's multi-variate MNIST example), instead of one
@@ -217,11 +222,13 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                       else CostSensitiveAdaBoostTrainer(*costs))
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
-                            cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads)
+                            cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
+                            tree_depth, shrinkage)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
-                     cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads) -> Recipe:
+                     cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads, tree_depth,
+                     shrinkage) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
@@ -231,7 +238,7 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
         kind = "values"
     elif number_of_classes is None:
         raise InvalidValueError(f"loss: {loss_function.name!r} is a classification loss; it needs class labels")
-    elif loss_function.cost_matrix is not None:
+    elif loss_function.cost_matrix is not None or isinstance(loss_function, SoftmaxLoss):
         kind = "indices"
     else:
         kind = "signed" if number_of_classes == 2 and not one_vs_rest else "one_vs_rest"
@@ -239,19 +246,19 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     if kind == "one_vs_rest":
         outputs = number_of_classes
     elif kind == "indices":
-        outputs = loss_function.cost_matrix.shape[0]
+        outputs = number_of_classes if loss_function.cost_matrix is None else loss_function.cost_matrix.shape[0]
     elif kind == "signed":
         outputs = 1
     if weak_learner == "tree":
-        raise InvalidValueError("weak_learner: 'tree' needs a multi-class trainer (badacost, samme, adaboost-m1)")
-    if weak_learner == "stump":
+        weak = TreeTrainer(max_depth=tree_depth, max_bins=max_bins, n_threads=n_threads)
+    elif weak_learner == "stump":
         if outputs not in (None, 1):
             raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "
                                     "use 'lut'")
         weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads)
     else:
         weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads)
-    return Recipe("boosting", Boosting(weak, loss_function), loss_function, kind)
+    return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage), loss_function, kind)
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,

@@ -593,3 +593,25 @@ def test_missing_matplotlib_is_a_one_line_error_naming_the_extra(tmp_path, capsy
     code, out, err = _run(capsys, "plot", "confusion", model, data, "-o", tmp_path / "c.png")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
     assert err.startswith("bob-boost plot: error:") and "pip install bob_boost[plot]" in err
+
+
+def test_train_max_bins_and_threads_reach_the_stump_trainer(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(600, 3))
+    labels = np.where(features[:, 0] + 0.3 * rng.normal(size=600) > 0, "yes", "no")
+    data = tmp_path / "train.csv"
+    _write_csv(data, features, labels)
+    thresholds = {}
+    for bins in ("4", "exact"):
+        model = tmp_path / f"model_{bins}.hdf5"
+        code, out, err = _run(capsys, "train", data, "-o", model, "-r", 3, "--quiet", "--max-bins", bins,
+                              "--threads", 2)
+        assert (code, err) == (0, "")
+        thresholds[bins] = {m.threshold for m in BoostedMachine.load(model).weak_machines}
+    # four bins per feature leave three cuts per feature; the exact search may cut anywhere
+    from bob_boost.binning import BinnedFeatures
+    cuts = set(BinnedFeatures.from_values(features.astype(np.float64), max_bins=4).split_thresholds.tolist())
+    assert thresholds["4"] <= cuts
+    assert not thresholds["exact"] <= cuts
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "x.hdf5", "--max-bins", 1)
+    assert code != 0 and "expected 'exact' or an integer in [2, 65535], got 1" in err

@@ -250,7 +250,7 @@ def test_lut_rejects_features_outside_the_table(X, problem):
 
 @pytest.mark.parametrize("params, message", [
     ({"loss": "squared"}, "loss: must be one of"),
-    ({"weak_learner": "tree"}, "weak_learner: must be one of"),
+    ({"weak_learner": "forest"}, "weak_learner: must be one of"),
     ({"selection_style": "both"}, "selection_style: must be one of"),
     ({"maximum_feature_value": 1}, "maximum_feature_value: must be >= 2"),
     ({"n_estimators": 0}, "n_estimators: must be >= 1"),

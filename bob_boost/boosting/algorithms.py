@@ -56,14 +56,17 @@ class GradientBoosting:
         :func:`~bob_boost.boosting.steps.newton_fit_weights` (built-in separable losses only);
         ``"auto"``: Newton when the loss has a compiled form and the weak trainer's binning is lossy
         (some feature cut at quantiles), else L-BFGS, so models of exactly binned data stay bob's.
+    learning_rate : float
+        Shrinkage: every weight (fitted, or proposed by the weak trainer) is multiplied by it.
     """
 
     name = "Boosting"
 
     def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray,
                  sample_weight: np.ndarray | None = None, baseline: np.ndarray | None = None,
-                 step_rule: str = "auto") -> None:
+                 step_rule: str = "auto", learning_rate: float = 1.0) -> None:
         self.loss_function = loss_function
+        self.learning_rate = learning_rate
         self.weak_trainer = weak_trainer
         self.targets = targets
         self.sample_weight = sample_weight
@@ -98,6 +101,8 @@ class GradientBoosting:
     def begin_round(self, state: RoundState) -> None:
         """The loss gradient at the current scores."""
         state.gradient = weighted(self.loss_function.loss_gradient(self.targets, state.scores), self.sample_weight)
+        if getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian:
+            state.hessian = weighted(self.loss_function.loss_hessian(self.targets, state.scores), self.sample_weight)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""
@@ -106,6 +111,9 @@ class GradientBoosting:
         proposal = self.weak_trainer.propose(prepared, state)
         if proposal is not None and proposal.outputs is not None:
             state.extra["weak_scores"] = proposal.outputs
+        if proposal is not None and proposal.weight is not None and self.learning_rate != 1.0:
+            proposal = Proposal(proposal.machine, np.asarray(proposal.weight) * self.learning_rate, proposal.perfect,
+                                proposal.outputs)
         return proposal
 
     def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray, bool] | None:
@@ -118,6 +126,7 @@ class GradientBoosting:
                                        self.sample_weight, getattr(state.prepared, "n_threads", 1))
         else:
             alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight)
+        alpha = alpha * self.learning_rate
         if np.all(alpha == 0.0):
             logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
             return None

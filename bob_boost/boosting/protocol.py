@@ -67,6 +67,9 @@ class RoundState:
         The 0-based index of the current round.
     gradient : numpy.ndarray, optional
         The loss gradient at ``scores`` (generic boosting).
+    hessian : numpy.ndarray, optional
+        The diagonal of the loss Hessian at ``scores``, for a weak trainer with ``uses_hessian`` and a loss
+        that has one (generic boosting); None otherwise.
     labels, sample_weights, loss_matrix, feature_subset : numpy.ndarray, optional
         Class indices, normalised sample weights, the (K, K) loss matrix and the feature columns the round
         may use (multi-class boosting).
@@ -88,6 +91,7 @@ class RoundState:
     scores: np.ndarray
     round_index: int = 0
     gradient: np.ndarray | None = None
+    hessian: np.ndarray | None = None
     labels: np.ndarray | None = None
     sample_weights: np.ndarray | None = None
     loss_matrix: np.ndarray | None = None

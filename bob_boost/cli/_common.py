@@ -48,6 +48,19 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def bin_count(text: str) -> int | None:
+    """argparse type: ``exact`` (every distinct value) or a number of bins in [2, 65535]."""
+    if text.lower() in ("exact", "none"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'exact' or an integer in [2, 65535], got {text!r}") from None
+    if not 2 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected 'exact' or an integer in [2, 65535], got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     try:

@@ -20,7 +20,8 @@ from ..progress import Progress
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, is_regression_loss, make_loss, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
-from ._common import CommandError, HelpFormatter, as_options, data_options, fraction, positive_float, positive_int
+from ._common import (CommandError, HelpFormatter, as_options, bin_count, data_options, fraction, positive_float,
+                      positive_int)
 
 logger = logging.getLogger(__name__)
 
@@ -60,11 +61,19 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--cost-matrix", metavar="FILE",
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
                             "sorted label order) for badacost and the cmel loss")
-    train.add_argument("--tree-depth", type=positive_int, default=2, help="depth of badacost/samme trees")
-    train.add_argument("--shrinkage", type=fraction, default=1.0, help="badacost/samme learning rate in (0, 1]")
+    train.add_argument("--tree-depth", type=positive_int, default=2,
+                       help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
+    train.add_argument("--shrinkage", type=fraction, default=1.0,
+                       help="learning rate in (0, 1] (badacost/samme, and the generic trainer)")
     train.add_argument("--feature-fraction", type=fraction, default=1.0,
                        help="badacost/samme: fraction of the features each round may use")
     train.add_argument("--seed", type=int, default=0, help="seed of the badacost/samme feature sampling")
+    train.add_argument("--max-bins", type=bin_count, default=256, metavar="N",
+                       help="stumps: at most N candidate bins per feature (features with fewer distinct values keep "
+                            "one per value), or 'exact' for every distinct value (bob's search); default 256")
+    train.add_argument("--threads", type=positive_int, metavar="N",
+                       help="threads for binning and histograms (default: every core); the model does not depend "
+                            "on it")
     train.add_argument("-F", "--force", action="store_true", help="overwrite an existing model file")
     train.set_defaults(handler=command_train)
 
@@ -118,7 +127,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              cost_negative=args.cost_negative, cost_matrix=cost_matrix, selection=args.selection,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
-                             number_of_rounds=args.rounds)
+                             number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads)
     except CommandError:
         raise
     except ValueError as error:

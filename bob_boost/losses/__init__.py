@@ -6,12 +6,13 @@ from .double_base import DoubleBaseLoss
 from .exponential import ExponentialLoss
 from .jesorsky import JesorskyLoss
 from .logit import LogitLoss
+from .softmax import SoftmaxLoss
 from .squared import SquaredLoss
 from .tangential import TangentialLoss
 
-for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss):
+for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss, SoftmaxLoss):
     register_loss(_cls)
 del _cls
 
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
-           "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss"]
+           "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss"]

@@ -101,6 +101,26 @@ class LossFunction:
         """Derivative of :meth:`loss` with respect to ``scores``, shape (#samples, #outputs)."""
         raise NotImplementedError
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Second derivative of :meth:`loss` in each score, ``d^2 L / d s_k^2``, shape (#samples, #outputs).
+
+        The diagonal of the per-sample Hessian, which Newton leaves of
+        gradient trees use (:class:`~bob_boost.TreeTrainer`). A loss without
+        one keeps this default, and :attr:`has_hessian` is False.
+
+        Raises
+        ------
+        NotImplementedError
+            For a loss that does not define its second derivative.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no loss_hessian")
+
+    @property
+    def has_hessian(self) -> bool:
+        """Whether the loss defines :meth:`loss_hessian`."""
+        return type(self).loss_hessian is not LossFunction.loss_hessian
+
     def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
                           sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Both :meth:`loss` and :meth:`loss_gradient`.

@@ -93,5 +93,12 @@ class CMELoss(LossFunction):
         margin = np.sum(rows * scores, axis=1, keepdims=True)
         return weighted(rows * np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Return the diagonal ``C*[l_n, k]**2 * exp(C*[l_n, :] @ f(x_n))`` of the rank-one Hessian."""
+        rows = self._cost_star[self._labels(targets)]
+        margin = np.sum(rows * scores, axis=1, keepdims=True)
+        return weighted(rows * rows * np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
+
     def __repr__(self) -> str:
         return f"CMELoss(cost_matrix={self.cost_matrix.tolist()})"

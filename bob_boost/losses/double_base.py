@@ -68,5 +68,11 @@ class DoubleBaseLoss(BinaryClassificationLoss):
         values = np.exp(np.minimum(-signed_costs * scores, EXPONENT_LIMIT))
         return weighted(values, sample_weight), weighted(-signed_costs * values, sample_weight)
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Return ``(C t)**2 exp(-C t s)`` with each sample's cost ``C``."""
+        signed_costs = self._costs(targets) * targets
+        return weighted(signed_costs * signed_costs * self.loss(targets, scores), sample_weight)
+
     def __repr__(self) -> str:
         return f"DoubleBaseLoss(cost_positive={self.cost_positive!r}, cost_negative={self.cost_negative!r})"

@@ -33,6 +33,11 @@ class ExponentialLoss(BinaryClassificationLoss):
         """Return ``-targets * exp(-targets * scores)``."""
         return weighted(-targets * self.loss(targets, scores), sample_weight)
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Return ``targets**2 * exp(-targets * scores)``."""
+        return weighted(targets * targets * self.loss(targets, scores), sample_weight)
+
     def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
                           sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Loss and gradient from a single exponential."""

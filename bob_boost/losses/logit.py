@@ -25,6 +25,12 @@ class LogitLoss(BinaryClassificationLoss):
         """Return ``-targets / (1 + exp(targets * scores))``."""
         return weighted(-targets * expit(-targets * scores), sample_weight)
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Return ``targets**2 * sigmoid(m) * sigmoid(-m)`` for the margin ``m = targets * scores``."""
+        margin = targets * scores
+        return weighted(targets * targets * expit(margin) * expit(-margin), sample_weight)
+
     def loss_and_gradient(self, targets: np.ndarray, scores: np.ndarray,
                           sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Loss and gradient from a single exponential of ``-|margin|`` (never overflows)."""

@@ -24,3 +24,8 @@ class SquaredLoss(LossFunction):
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``scores - targets``."""
         return weighted(scores - targets, sample_weight)
+
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Return ones: the loss is quadratic."""
+        return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)

@@ -24,7 +24,7 @@ ESTIMATOR_KEY = "sklearn_estimator"
 #: The ``loss`` choices of :class:`BoostingClassifier` (:data:`bob_boost.recipes.CLASSIFICATION_LOSSES`).
 CLASSIFICATION_LOSSES: dict[str, type[LossFunction]] = {
     name: loss_class(name) for name in recipes.CLASSIFICATION_LOSSES}
-WEAK_LEARNERS = ("stump", "lut")
+WEAK_LEARNERS = ("stump", "lut", "tree")
 
 
 def _json_value(value: Any) -> Any:

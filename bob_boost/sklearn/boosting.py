@@ -31,12 +31,14 @@ class BoostingClassifier(_BoostedClassifier):
 
     Parameters
     ----------
-    loss : {"exponential", "logit", "tangential"}
+    loss : {"exponential", "logit", "tangential", "softmax"}
         The loss minimised (exponential: discrete AdaBoost; logit: logistic
-        regression; tangential: TangentBoost, robust to label noise).
-    weak_learner : {"stump", "lut"}
-        Decision stumps on real features, or look-up tables on integer
-        features in ``[0, maximum_feature_value)``.
+        regression; tangential: TangentBoost, robust to label noise;
+        softmax: the multinomial cross-entropy, one output per class, for
+        gradient trees and LUTs).
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps on real features, look-up tables on integer
+        features in ``[0, maximum_feature_value)``, or gradient trees.
     n_estimators : int
         Maximum number of boosting rounds; training stops earlier when a
         round's optimal weight is zero.
@@ -53,6 +55,11 @@ class BoostingClassifier(_BoostedClassifier):
     n_threads : int or None
         Threads for binning and histograms (None: every core); the model does
         not depend on it.
+    max_depth : int
+        Depth of the gradient trees (``weak_learner='tree'``, :class:`~bob_boost.TreeTrainer`: Newton
+        leaves from the loss's gradient and hessian).
+    learning_rate : float
+        Shrinkage in (0, 1] of every weak machine's weight.
 
     Attributes
     ----------
@@ -76,7 +83,8 @@ class BoostingClassifier(_BoostedClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent",
-                 max_bins: int | None = 256, n_threads: int | None = None) -> None:
+                 max_bins: int | None = 256, n_threads: int | None = None, max_depth: int = 3,
+                 learning_rate: float = 1.0) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -84,6 +92,8 @@ class BoostingClassifier(_BoostedClassifier):
         self.selection_style = selection_style
         self.max_bins = max_bins
         self.n_threads = n_threads
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -124,7 +134,7 @@ class BoostingClassifier(_BoostedClassifier):
         recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
                              weak_learner=self.weak_learner, lut_entries=maximum,
                              selection_style=self.selection_style, max_bins=self.max_bins,
-                             n_threads=self.n_threads)
+                             n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate)
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = recipe.train(X, targets, rounds, sample_weight=weights)
         self.machine_.metadata.update(self._classifier_metadata())
@@ -173,9 +183,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     Parameters
     ----------
-    weak_learner : {"stump", "lut"}
-        Decision stumps on real features, or look-up tables on integer
-        features in ``[0, maximum_feature_value)``.
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps on real features, look-up tables on integer
+        features in ``[0, maximum_feature_value)``, or gradient trees.
     n_estimators : int
         Maximum number of boosting rounds.
     maximum_feature_value : int
@@ -188,6 +198,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     n_threads : int or None
         Threads for binning and histograms (None: every core); the model does
         not depend on it.
+    max_depth : int
+        Depth of the gradient trees (``weak_learner='tree'``, :class:`~bob_boost.TreeTrainer`: Newton
+        leaves from the loss's gradient and hessian).
+    learning_rate : float
+        Shrinkage in (0, 1] of every weak machine's weight.
 
     Attributes
     ----------
@@ -208,12 +223,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
-                 n_threads: int | None = None) -> None:
+                 n_threads: int | None = None, max_depth: int = 3, learning_rate: float = 1.0) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
         self.max_bins = max_bins
         self.n_threads = n_threads
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -244,7 +261,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         if self.weak_learner == "lut" or not np.all(X == X[0]):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
-                                 n_threads=self.n_threads)
+                                 n_threads=self.n_threads, tree_depth=self.max_depth,
+                                 shrinkage=self.learning_rate)
             self.machine_ = recipe.train(X, y, rounds, sample_weight=weights)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],

@@ -1,9 +1,12 @@
 """The generic gradient-boosting trainer of bob.learn.boosting."""
 from __future__ import annotations
 
+import numbers
+
 from threadpoolctl import threadpool_limits
 
-from .._validation import as_feature_matrix, check_choice, check_same_samples, check_sample_weight, mean_one
+from .._validation import (as_feature_matrix, check_choice, check_same_samples, check_sample_weight, check_scalar,
+                           mean_one)
 from ..boosting import loop
 from ..boosting.algorithms import GradientBoosting
 from ..boosting.steps import GRADIENT_TOLERANCE, compiled_loss, fit_weights  # noqa: F401  (old import path)
@@ -42,9 +45,14 @@ class Boosting:
         binning is lossy (a feature cut at quantiles, see
         :class:`~bob_boost.StumpTrainer`'s ``max_bins``), L-BFGS otherwise,
         so exactly binned data gives bob's models.
+    learning_rate : float
+        Shrinkage in (0, 1]: every weak machine's weight (fitted, or the
+        weight 1 a :class:`~bob_boost.TreeTrainer` proposes) is multiplied
+        by it, as scikit-learn's ``learning_rate``.
     """
 
-    def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto") -> None:
+    def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto",
+                 learning_rate: float = 1.0) -> None:
         if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
             raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
                                    f"got {type(weak_trainer).__name__}")
@@ -53,6 +61,8 @@ class Boosting:
         self.weak_trainer = weak_trainer
         self.loss_function = loss_function
         self.step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+        self.learning_rate = float(check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
+                                                include_boundaries="right"))
         if step_rule == "newton" and compiled_loss(loss_function) is None:
             raise InvalidValueError(f"step_rule: 'newton' needs a built-in separable loss (exponential, logit, "
                                     f"squared), got {type(loss_function).__name__}")
@@ -104,7 +114,7 @@ class Boosting:
             baseline = BoostedMachine(number_of_outputs=targets.shape[1], baseline=baseline).baseline  # validated
             targets = targets - baseline
         algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
-                                     self.step_rule)
+                                     self.step_rule, self.learning_rate)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])

@@ -6,6 +6,7 @@ from .base import WeakMachine
 from .lut import LUTMachine
 from .multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, MultiClassWeakMachine
 from .stump import StumpMachine
+from .tree import TreeMachine
 
 __all__ = ["WeakMachine", "StumpMachine", "LUTMachine", "MultiClassWeakMachine", "MultiClassTreeMachine",
-           "MultiClassStumpMachine", "MultiClassLUTMachine"]
+           "MultiClassStumpMachine", "MultiClassLUTMachine", "TreeMachine"]

@@ -1,0 +1,162 @@
+"""Regression trees with vector leaves: the weak machine of gradient-boosted trees."""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..io import hdf5
+from ..registry import register_weak_machine
+from .base import WeakMachine
+
+
+def check_tree_arrays(features, thresholds, left_children, right_children, size: int,
+                      roots=(0,)) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the node arrays of one or more binary trees stored together; return them read-only.
+
+    Node ``i`` is a leaf where ``features[i] == -1`` (children -1), else it
+    sends ``x[features[i]] >= thresholds[i]`` to ``right_children[i]`` and the
+    rest to ``left_children[i]``. Every child index is larger than its
+    parent's, and every node other than the ``roots`` is the child of exactly
+    one node, so the arrays describe trees (no cycles, nothing unreachable).
+    """
+    arrays = {}
+    for name, values in (("features", features), ("left_children", left_children),
+                         ("right_children", right_children), ("roots", roots)):
+        array = np.atleast_1d(np.array(values))
+        expected = (size,) if name != "roots" else array.shape
+        if array.shape != expected or array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+            raise InvalidTypeError(f"{name}: expected {size if name != 'roots' else 'some'} integers, got "
+                                   f"{array.dtype} of shape {array.shape}")
+        arrays[name] = array.astype(np.int64)
+    threshold_array = np.atleast_1d(np.array(thresholds, dtype=np.float64))
+    if threshold_array.shape != (size,):
+        raise InvalidValueError(f"thresholds: expected {size} values (one per node), got shape {threshold_array.shape}")
+    if not np.all(np.isfinite(threshold_array)):
+        raise InvalidValueError("thresholds: contains NaN or infinite values")
+    feature_array, left, right, root = (arrays[n] for n in ("features", "left_children", "right_children", "roots"))
+    leaf = feature_array == -1
+    if np.any(feature_array < -1):
+        raise InvalidValueError("features: must be a feature index >= 0, or -1 for a leaf")
+    if np.any(leaf & ((left != -1) | (right != -1))):
+        raise InvalidValueError("left_children, right_children: leaves (features == -1) must have children -1")
+    nodes = np.arange(size)
+    for name, children in (("left_children", left), ("right_children", right)):
+        if np.any(~leaf & ((children <= nodes) | (children >= size))):
+            raise InvalidValueError(f"{name}: every child index must be larger than its parent's and < {size}")
+    if root.size == 0 or root[0] != 0 or np.any(np.diff(root) <= 0) or root[-1] >= max(size, 1):
+        raise InvalidValueError(f"roots: expected increasing node indices starting at 0 and below {size}")
+    referenced = np.concatenate([left[~leaf], right[~leaf], root])
+    if not np.array_equal(np.sort(referenced), nodes):
+        raise InvalidValueError("left_children, right_children: every node but a root must be the child of "
+                                "exactly one node")
+    for array in (feature_array, threshold_array, left, right, root):
+        array.setflags(write=False)
+    return feature_array, threshold_array, left, right, root
+
+
+def tree_depth(features: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
+    """Length of the longest root-to-leaf path of validated arrays (0 for leaves only)."""
+    depth = np.zeros(features.size, dtype=np.int64)
+    for node in range(features.size):  # parents precede children
+        if features[node] >= 0:
+            depth[left[node]] = depth[right[node]] = depth[node] + 1
+    return int(depth.max()) if depth.size else 0
+
+
+@register_weak_machine
+class TreeMachine(WeakMachine):
+    """Regression trees whose leaves hold one value per output; the output is the sum over the trees.
+
+    One tree serves all outputs (``roots=(0,)``), or, in the per-output mode
+    of gradient boosting, tree ``k`` holds values for output ``k`` only.
+
+    Parameters
+    ----------
+    features, thresholds, left_children, right_children : array_like
+        Node arrays (see :func:`check_tree_arrays`); samples with
+        ``x[features[i]] >= thresholds[i]`` go right.
+    values : array_like
+        (#nodes, #outputs) leaf values (rows of internal nodes are ignored, kept for inspection).
+    roots : array_like of int
+        First node of each tree; trees are stored one after the other.
+    """
+
+    machine_type = "TreeMachine"
+
+    def __init__(self, features, thresholds, left_children, right_children, values, roots=(0,)) -> None:
+        value_array = np.array(values, dtype=np.float64)
+        if value_array.ndim == 1:
+            value_array = value_array[:, np.newaxis]
+        if value_array.ndim != 2 or value_array.shape[0] == 0 or value_array.shape[1] == 0:
+            raise InvalidValueError(f"values: expected a non-empty (#nodes, #outputs) array, got {value_array.shape}")
+        if not np.all(np.isfinite(value_array)):
+            raise InvalidValueError("values: contains NaN or infinite values")
+        (self.features, self.thresholds, self.left_children, self.right_children,
+         self.roots) = check_tree_arrays(features, thresholds, left_children, right_children,
+                                         value_array.shape[0], roots)
+        value_array.setflags(write=False)
+        self.values = value_array
+        self.depth = tree_depth(self.features, self.left_children, self.right_children)
+
+    @property
+    def number_of_outputs(self) -> int:
+        """Columns of :attr:`values`."""
+        return self.values.shape[1]
+
+    def feature_indices(self) -> np.ndarray:
+        """Sorted unique feature columns used by internal nodes."""
+        return np.unique(self.features[self.features >= 0])
+
+    def leaves(self, features: np.ndarray) -> np.ndarray:
+        """(#samples, #trees) leaf reached by every sample in every tree."""
+        rows = np.arange(features.shape[0])
+        result = np.empty((features.shape[0], self.roots.size), dtype=np.int64)
+        for t, root in enumerate(self.roots.tolist()):
+            node = np.full(features.shape[0], root, dtype=np.int64)
+            for _ in range(self.depth):
+                feature = self.features[node]
+                values = features[rows, np.maximum(feature, 0)]
+                child = np.where(values >= self.thresholds[node], self.right_children[node], self.left_children[node])
+                node = np.where(feature >= 0, child, node)
+            result[:, t] = node
+        return result
+
+    def forward(self, features: np.ndarray) -> np.ndarray:
+        """(#samples, #outputs) sum of the leaf values reached in every tree."""
+        leaves = self.leaves(features)
+        total = self.values[leaves[:, 0]].copy()
+        for t in range(1, leaves.shape[1]):
+            total += self.values[leaves[:, t]]
+        return total
+
+    def save(self, group: h5py.Group) -> None:
+        """Write the node arrays, ``Values`` and ``Roots``."""
+        group.create_dataset("Features", data=self.features.astype(np.int32))
+        group.create_dataset("Thresholds", data=self.thresholds)
+        group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
+        group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
+        group.create_dataset("Values", data=self.values)
+        group.create_dataset("Roots", data=self.roots.astype(np.int32))
+
+    @classmethod
+    def load(cls, group: h5py.Group) -> "TreeMachine":
+        """Read trees written by :meth:`save`, validating their structure and values."""
+        arrays = {name: hdf5.read_array(group, name, "int", ndim=1)
+                  for name in ("Features", "LeftChildren", "RightChildren", "Roots")}
+        thresholds = hdf5.read_array(group, "Thresholds", "float", ndim=1)
+        values = hdf5.read_array(group, "Values", "float", ndim=2)
+        try:
+            return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
+                       arrays["Roots"])
+        except (TypeError, ValueError) as error:
+            raise hdf5.fail(group, str(error)) from None
+
+    def _state(self) -> tuple:
+        return (tuple(self.features.tolist()), self.thresholds.tobytes(), tuple(self.left_children.tolist()),
+                tuple(self.right_children.tolist()), self.values.tobytes(), self.values.shape,
+                tuple(self.roots.tolist()))
+
+    def __repr__(self) -> str:
+        return (f"TreeMachine(#trees={self.roots.size}, depth={self.depth}, #nodes={self.values.shape[0]}, "
+                f"#outputs={self.number_of_outputs})")

@@ -1,0 +1,250 @@
+"""Gradient trees (TreeTrainer, TreeMachine), loss hessians and the softmax loss."""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from bob_boost import (BoostedMachine, Boosting, CMELoss, DoubleBaseLoss, ExponentialLoss, LogitLoss, SoftmaxLoss,
+                       SquaredLoss, TangentialLoss, TreeMachine, TreeTrainer)
+from bob_boost.exceptions import ModelFormatError
+
+
+def _classes(n: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 5))
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] + 0.3 * rng.normal(size=n) > 0.5)
+    return x, y
+
+
+# -- hessians -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("loss, targets", [
+    (ExponentialLoss(), np.array([[1.0], [-1.0], [1.0]])),
+    (LogitLoss(), np.array([[1.0], [-1.0], [1.0]])),
+    (SquaredLoss(), np.array([[0.3], [-2.0], [5.0]])),
+    (DoubleBaseLoss(2.0, 0.5), np.array([[1.0], [-1.0], [1.0]])),
+    (CMELoss(1 - np.eye(3)), CMELoss(1 - np.eye(3)).check_targets(np.array([0, 2, 1]))),
+    (SoftmaxLoss(3), SoftmaxLoss(3).check_targets(np.array([0, 2, 1]))),
+])
+def test_loss_hessian_matches_finite_differences(loss, targets):
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=targets.shape)
+    step = 1e-5
+    for k in range(targets.shape[1]):
+        shifted = [scores.copy(), scores.copy()]
+        shifted[0][:, k] += step
+        shifted[1][:, k] -= step
+        numeric = (loss.loss_gradient(targets, shifted[0])[:, k] - loss.loss_gradient(targets, shifted[1])[:, k]) / (
+            2 * step)
+        assert np.allclose(loss.loss_hessian(targets, scores)[:, k], numeric, rtol=1e-6, atol=1e-8)
+    assert loss.has_hessian
+
+
+def test_losses_without_hessian_say_so():
+    assert not TangentialLoss().has_hessian
+    with pytest.raises(NotImplementedError, match="TangentialLoss defines no loss_hessian"):
+        TangentialLoss().loss_hessian(np.ones((2, 1)), np.zeros((2, 1)))
+
+
+def test_softmax_gradient_matches_finite_differences_and_stays_finite():
+    loss = SoftmaxLoss()
+    targets = loss.check_targets(np.array([0, 1, 2, 1]))
+    scores = np.random.default_rng(2).normal(size=(4, 3))
+    step = 1e-6
+    for k in range(3):
+        up, down = scores.copy(), scores.copy()
+        up[:, k] += step
+        down[:, k] -= step
+        numeric = (loss.loss(targets, up) - loss.loss(targets, down))[:, 0] / (2 * step)
+        assert np.allclose(loss.loss_gradient(targets, scores)[:, k], numeric, rtol=1e-6, atol=1e-9)
+    extreme = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 1e4], [0.0, 0.0, -1e4], [1e4, 1e4, 1e4]])
+    for values in (loss.loss(targets, extreme), loss.loss_gradient(targets, extreme),
+                   loss.loss_hessian(targets, extreme), loss.inverse_link(extreme)):
+        assert np.all(np.isfinite(values))
+    assert loss.loss(targets, extreme)[0, 0] == pytest.approx(0.0)  # class 0 alone at 1e4: no loss
+    assert loss.loss(targets, extreme)[1, 0] == pytest.approx(np.log(2))  # classes 1 and 2 tie at 1e4
+
+
+@pytest.mark.parametrize("labels, message", [
+    (np.array([0, 1, 3]), "class 2 has no sample"),
+    (np.array([0, 1, -1]), "integers 0 .. K-1"),
+    (np.array([0.5, 1, 0]), "integers 0 .. K-1"),
+    (np.array([0, 0, 0]), "at least two classes"),
+])
+def test_softmax_rejects_bad_labels(labels, message):
+    with pytest.raises(ValueError, match=message):
+        SoftmaxLoss().check_targets(labels)
+    with pytest.raises(ValueError, match="outside 0 .. 1"):
+        SoftmaxLoss(2).check_targets(np.array([0, 1, 2]))
+
+
+# -- trees --------------------------------------------------------------------------------------
+
+def test_squared_loss_tree_of_depth_one_by_hand():
+    x = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]])
+    y = np.array([1.0, 1.0, 1.0, 5.0, 5.0, 7.0])
+    # scores 0: gradient s - y = -y, hessian 1; the best split separates {1,2,3} from {4,5,6};
+    # leaves -G/H are the means 1 and 17/3
+    tree = TreeTrainer(max_depth=1, min_samples_leaf=1, max_bins=None).train(x, -y[:, None], np.ones((6, 1)))
+    assert tree.features.tolist() == [0, -1, -1]
+    assert tree.thresholds[0] == 3.5
+    assert tree.values[1:, 0].tolist() == pytest.approx([1.0, 17 / 3])
+
+
+def _reference_tree(x, g, h, depth, min_samples, candidates=None):
+    """Brute-force Newton tree (one output): every split at ``candidates[f]`` (default: between distinct values)."""
+    if candidates is None:
+        candidates = [np.unique(x[:, f])[:-1] / 2 + np.unique(x[:, f])[1:] / 2 for f in range(x.shape[1])]
+
+    def grow(rows, level):
+        G, H = g[rows].sum(), h[rows].sum()
+        best = None
+        if level < depth:
+            for f in range(x.shape[1]):
+                cuts = candidates[f]
+                for t in cuts:
+                    left = rows[x[rows, f] < t]
+                    right = rows[x[rows, f] >= t]
+                    if left.size < min_samples or right.size < min_samples:
+                        continue
+                    gain = g[left].sum() ** 2 / h[left].sum() + g[right].sum() ** 2 / h[right].sum() - G ** 2 / H
+                    if gain > 1e-12 and (best is None or gain > best[0] * (1 + 1e-12)):
+                        best = (gain, f, t, left, right)
+        if best is None:
+            return ("leaf", -G / H)
+        return ("node", best[1], best[2], grow(best[3], level + 1), grow(best[4], level + 1))
+    return grow(np.arange(x.shape[0]), 0)
+
+
+def _as_nested(machine: TreeMachine, node: int = 0):
+    if machine.features[node] < 0:
+        return ("leaf", machine.values[node, 0])
+    left, right = int(machine.left_children[node]), int(machine.right_children[node])
+    return ("node", int(machine.features[node]), float(machine.thresholds[node]), _as_nested(machine, left),
+            _as_nested(machine, right))
+
+
+def _same_nested(a, b):
+    assert a[0] == b[0]
+    if a[0] == "leaf":
+        assert a[1] == pytest.approx(b[1], rel=1e-10, abs=1e-12)
+    else:
+        assert a[1:3] == b[1:3]
+        _same_nested(a[3], b[3])
+        _same_nested(a[4], b[4])
+
+
+@pytest.mark.parametrize("max_bins", [None, 8])
+def test_tree_equals_a_brute_force_newton_tree(max_bins):
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=(120, 3)), 1)
+    t = np.where(x[:, 0] + 0.5 * x[:, 1] > 0, 1.0, -1.0)
+    scores = 0.3 * rng.normal(size=(120, 1))
+    loss = LogitLoss()
+    g, h = loss.loss_gradient(t[:, None], scores), loss.loss_hessian(t[:, None], scores)
+    trainer = TreeTrainer(max_depth=3, min_samples_leaf=5, min_hessian_leaf=0.0, max_bins=max_bins)
+    binned = trainer.prepare(x)
+    candidates = None
+    if max_bins is not None:  # quantised: the bin boundaries are the only candidates
+        candidates = [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1] for f in range(3)]
+        assert all(c.size < 8 for c in candidates)
+    tree = trainer.train(binned, g, h)
+    _same_nested(_as_nested(tree), _reference_tree(x, g[:, 0], h[:, 0], 3, 5, candidates))
+
+
+@pytest.mark.parametrize("multi_output", ["shared", "per_output"])
+def test_histogram_subtraction_gives_the_same_tree(multi_output):
+    x, y = _classes(3000)
+    loss = SoftmaxLoss()
+    targets = loss.check_targets(y)
+    scores = np.zeros(targets.shape)
+    g, h = loss.loss_gradient(targets, scores), loss.loss_hessian(targets, scores)
+    trainer = TreeTrainer(max_depth=4, max_bins=32, multi_output=multi_output)
+    with_subtraction = trainer.train(x, g, h)
+    trainer.histogram_subtraction = False
+    direct = trainer.train(x, g, h)
+    assert with_subtraction.features.tolist() == direct.features.tolist()
+    assert with_subtraction.thresholds.tolist() == direct.thresholds.tolist()
+    assert np.allclose(with_subtraction.values, direct.values, rtol=1e-12, atol=1e-15)
+
+
+def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
+    x, y = _classes(2000)
+    separable = np.where(x[:, 0] > 0, 1.0, -1.0)
+    for options in ({"min_hessian_leaf": 1e-3}, {"l2_regularization": 1.0, "min_hessian_leaf": 0.0},
+                    {"min_samples_leaf": 50, "min_hessian_leaf": 0.0}):
+        machine = Boosting(TreeTrainer(max_depth=3, **options), LogitLoss()).train(x, separable, 15)
+        assert all(np.all(np.isfinite(m.values)) for m in machine.weak_machines)
+        assert np.mean(machine.predict(x) == separable) == 1.0
+    machines = [Boosting(TreeTrainer(max_depth=3, max_bins=64, n_threads=t), SoftmaxLoss(),
+                         learning_rate=0.3).train(x, y, 8) for t in (1, 2, 4)]
+    for other in machines[1:]:
+        assert np.array_equal(other.weights, machines[0].weights)
+        assert all(a == b for a, b in zip(other.weak_machines, machines[0].weak_machines))
+
+
+def test_softmax_trees_learn_and_predict_classes_and_probabilities(tmp_path):
+    x, y = _classes()
+    probe, truth = _classes(1500, seed=4)
+    machine = Boosting(TreeTrainer(max_depth=3), SoftmaxLoss(), learning_rate=0.3).train(x, y, 30)
+    assert machine.decision_rule == "argmax" and machine.number_of_outputs == 3
+    assert np.mean(machine.predict(probe) == truth) > 0.85
+    path = tmp_path / "trees.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    assert np.array_equal(loaded.decision_scores(probe), machine.decision_scores(probe))
+    staged = list(machine.staged_decision_scores(probe))[-1]
+    assert np.array_equal(staged, machine.decision_scores(probe))
+
+
+def test_learning_rate_scales_the_proposed_weight():
+    x, y = _classes(500)
+    full = Boosting(TreeTrainer(max_depth=2), SoftmaxLoss()).train(x, y, 1)
+    shrunk = Boosting(TreeTrainer(max_depth=2), SoftmaxLoss(), learning_rate=0.25).train(x, y, 1)
+    assert full.weights.tolist() == [[1.0] * 3]
+    assert shrunk.weights.tolist() == [[0.25] * 3]
+    assert full.weak_machines[0] == shrunk.weak_machines[0]
+
+
+def test_hessian_free_loss_falls_back_to_gradient_leaves_with_a_line_search():
+    x, _ = _classes(800)
+    t = np.where(x[:, 0] > 0.2, 1.0, -1.0)
+    machine = Boosting(TreeTrainer(max_depth=2), TangentialLoss()).train(x, t, 5)
+    assert np.all(machine.weights > 0) and not np.all(machine.weights == 1.0)  # fitted, not proposed
+    assert np.mean(machine.predict(x) == t) > 0.9
+    with pytest.raises(ValueError, match="newton_leaves: the loss defines no loss_hessian"):
+        Boosting(TreeTrainer(newton_leaves=True), TangentialLoss()).train(x, t, 2)
+
+
+def test_squared_loss_regression_trees_fit_a_smooth_function():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, size=(3000, 3))
+    y = np.sin(x[:, 0]) * 2 + x[:, 1] ** 2
+    machine = Boosting(TreeTrainer(max_depth=4), SquaredLoss(), learning_rate=0.3).train(x, y, 60, baseline=y.mean())
+    assert np.sqrt(np.mean((machine(x) - y) ** 2)) < 0.2 * y.std()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"max_depth": 0}, "max_depth"), ({"max_leaves": 1}, "max_leaves"), ({"l2_regularization": -1.0}, "l2_reg"),
+    ({"min_hessian_leaf": -0.1}, "min_hessian_leaf"), ({"min_samples_leaf": 0}, "min_samples_leaf"),
+    ({"multi_output": "both"}, "multi_output"), ({"max_bins": 1}, "max_bins"), ({"n_threads": 0}, "n_threads"),
+])
+def test_bad_tree_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        TreeTrainer(**options)
+
+
+def test_tree_files_are_validated(tmp_path):
+    x, y = _classes(400)
+    machine = Boosting(TreeTrainer(max_depth=2, min_samples_leaf=5), SoftmaxLoss()).train(x, y, 2)
+    path = tmp_path / "tree.hdf5"
+    machine.save(path)
+    with h5py.File(path, "r+") as h5:
+        group = next(h5[name] for name in h5 if name.startswith("WeakMachine"))
+        left = group["LeftChildren"][()]
+        left[0] = 0  # a node that is its own child
+        del group["LeftChildren"]
+        group.create_dataset("LeftChildren", data=left)
+    with pytest.raises(ModelFormatError, match="larger than its parent"):
+        BoostedMachine.load(path)
