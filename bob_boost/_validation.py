@@ -46,7 +46,10 @@ def as_feature_matrix(features, name: str = "features", allow_1d: bool = False,
         raise InvalidValueError(f"{name}: expected a 2-D array (#samples, #features), got shape {array.shape}")
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise InvalidValueError(f"{name}: empty array of shape {array.shape}")
-    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array)):
+    # one sum is finite exactly when every entry is (NaN and inf propagate), unless finite values
+    # overflow it: then the entry-wise test decides; the sum costs half the entry-wise test
+    if (np.issubdtype(array.dtype, np.floating) and not np.isfinite(np.sum(array, dtype=np.float64))
+            and not np.all(np.isfinite(array))):
         if not allow_nan:
             raise InvalidValueError(f"{name}: contains NaN or infinite values (NaN is accepted as a missing "
                                     f"value only by a trainer with missing='bin')")

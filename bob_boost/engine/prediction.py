@@ -16,23 +16,36 @@ from .threads import run_blocks
 #: Rows per block (fixed, so that blocks and results do not depend on the thread count).
 BLOCK_ROWS = 1 << 14
 
+#: Rows a stump ensemble is evaluated on at once, round by round (their feature rows stay in cache).
+_TILE_ROWS = 512
+
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
 def _stump_rows(features, indices, thresholds, polarities, missing, weights, baseline, block, out):
+    # tiles of rows, round by round: every row still adds the baseline, then the rounds in order, but
+    # one round's comparisons over a tile run back to back (a few times faster than row by row)
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
-    for i in range(start, stop):
-        row = features[i]
-        score = 0.0 + baseline
+    scores = np.empty(_TILE_ROWS)
+    for tile in range(start, stop, _TILE_ROWS):
+        end = min(tile + _TILE_ROWS, stop)
+        size = end - tile
+        for j in range(size):
+            scores[j] = 0.0 + baseline
         for r in range(indices.size):
-            value = np.float64(row[indices[r]])
-            above = value >= thresholds[r]
-            if value != value and missing[r] >= 0:  # NaN: the side the stump learnt (1 = above)
-                above = missing[r] == 1
-            score += weights[r] * (polarities[r] if above else -polarities[r])
-        out[i, 0] = score
+            column, threshold, weight = indices[r], thresholds[r], weights[r]
+            high, low = weight * polarities[r], weight * -polarities[r]
+            nan_high = missing[r] == 1
+            for j in range(size):
+                value = np.float64(features[tile + j, column])
+                above = value >= threshold
+                if value != value and missing[r] >= 0:  # NaN: the side the stump learnt
+                    above = nan_high
+                scores[j] += high if above else low
+        for j in range(size):
+            out[tile + j, 0] = scores[j]
 
 
 @numba.njit(**_JIT)
