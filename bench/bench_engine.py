@@ -4,7 +4,8 @@ Every measurement runs in a fresh process (``--worker``), which loads the
 data from a cache, runs one small warm-up fit of the same library (numba
 loads its compiled kernels from its cache; LightGBM and XGBoost load their
 libraries), records its resident memory, then trains while a thread samples
-the resident memory every millisecond. A table row gives the fastest of
+the resident memory every 5 ms (1 ms in the first run recorded in
+doc/benchmarks.md). A table row gives the fastest of
 ``--repeats`` runs (runs are interleaved: repeat 1 of every method, then
 repeat 2, ...), the test accuracy, and the largest increase of resident
 memory during training over the memory in use just before it.
@@ -246,7 +247,7 @@ def worker(spec: dict) -> dict:
     def sample() -> None:
         while not done.is_set():
             peak[0] = max(peak[0], _resident())
-            time.sleep(0.001)
+            time.sleep(0.005)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -399,6 +400,8 @@ def main() -> None:
     parser.add_argument("--data", help="only these data sets (comma separated)")
     parser.add_argument("--methods", help="only these methods (comma separated)")
     parser.add_argument("--threads", help="only these thread counts (comma separated)")
+    parser.add_argument("--skip-slow", action="store_true",
+                        help="leave out the single-run measurements and 1-thread trees on MNIST (for extra repeats)")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument("--from-logs", type=Path, nargs="+", help="only merge the progress output of earlier runs")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -419,6 +422,9 @@ def main() -> None:
         specs = [s for s in specs if s["method"] in args.methods.split(",")]
     if args.threads:
         specs = [s for s in specs if str(s["threads"]) in args.threads.split(",")]
+    if args.skip_slow:
+        specs = [s for s in specs if not s.get("once") and not (
+            s["data"] == "mnist" and s["case"] in ("trees", "gtrees") and s["threads"] == 1)]
     for name in sorted({s["data"] for s in specs} | ({"s1m"} if "predict" in args.cases else set())):
         dataset(name)  # build the caches before any timing
     text = table(run(specs, args.repeats))
