@@ -11,7 +11,7 @@ import numpy as np
 
 from . import decision
 from ._validation import as_feature_matrix, check_positive_int
-from .costs import check_cost_matrix, cost_star  # noqa: F401  (cost_star: re-exported, old import path)
+from .costs import check_cost_matrix, cost_star, margin_vectors  # noqa: F401  (cost_star: old import path)
 from .exceptions import InvalidTypeError, InvalidValueError
 from .io import model
 from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
@@ -21,7 +21,9 @@ from .engine import prediction
 from .engine.threads import check_threads
 from .weak.base import WeakMachine
 from .weak.lut import LUTMachine
+from .weak.multiclass import MultiClassTreeMachine
 from .weak.stump import StumpMachine
+from .weak.tree import TreeMachine
 
 
 class BoostedMachine:
@@ -240,6 +242,8 @@ class BoostedMachine:
                 tables[r, :machine.look_up_tables.shape[0]] = machine.look_up_tables
             indices = np.vstack([m.indices for m in machines])
             return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads)
+        if kinds == {TreeMachine} or kinds == {MultiClassTreeMachine}:
+            return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads)
         return None
 
     def decision_scores(self, features) -> np.ndarray:
@@ -336,3 +340,29 @@ class BoostedMachine:
 
     def __repr__(self) -> str:
         return f"BoostedMachine({len(self)} weak machines, {self._number_of_outputs} output(s))"
+
+
+def _tree_table(machines: list) -> tuple[np.ndarray, ...]:
+    """The node arrays of tree machines concatenated for :func:`bob_boost.engine.prediction.tree_scores`.
+
+    A multi-class tree's node values are the margin vectors of its node labels, which is what its
+    ``forward`` outputs.
+    """
+    features, thresholds, left, right, values, roots, round_trees = [], [], [], [], [], [], [0]
+    offset = 0
+    for machine in machines:
+        if isinstance(machine, TreeMachine):
+            node_values, tree_roots = machine.values, machine.roots
+        else:
+            node_values, tree_roots = margin_vectors(machine.number_of_classes)[machine.labels], np.array([0])
+        internal = machine.features >= 0
+        features.append(machine.features)
+        thresholds.append(machine.thresholds)
+        left.append(np.where(internal, machine.left_children + offset, -1))
+        right.append(np.where(internal, machine.right_children + offset, -1))
+        values.append(node_values)
+        roots.append(tree_roots + offset)
+        round_trees.append(round_trees[-1] + tree_roots.size)
+        offset += machine.features.size
+    return (np.concatenate(features), np.concatenate(thresholds), np.concatenate(left), np.concatenate(right),
+            np.vstack(values), np.array(round_trees, dtype=np.int64), np.concatenate(roots))

@@ -358,3 +358,13 @@ def test_all_nan_feature_is_never_chosen():
     x[:, 1] = np.nan
     machine = Boosting(StumpTrainer(missing="bin"), ExponentialLoss()).train(x, y, 10)
     assert 1 not in machine.feature_indices()
+
+
+def test_compiled_tree_scores_equal_the_staged_scores():
+    from bob_boost import SAMMETrainer, CostSensitiveTreeTrainer
+    x, _ = _data(1500, 4)
+    classes = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.4)
+    machine = SAMMETrainer(weak_learner=CostSensitiveTreeTrainer(max_depth=3), number_of_rounds=15).train(x, classes)
+    probe, _ = _data(3000, 4, seed=8)
+    assert machine._compiled_forward(probe) is not None
+    assert np.array_equal(machine.decision_scores(probe), list(machine.staged_decision_scores(probe))[-1])

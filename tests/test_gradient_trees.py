@@ -248,3 +248,38 @@ def test_tree_files_are_validated(tmp_path):
         group.create_dataset("LeftChildren", data=left)
     with pytest.raises(ModelFormatError, match="larger than its parent"):
         BoostedMachine.load(path)
+
+
+# -- front doors --------------------------------------------------------------------------------
+
+def test_estimators_train_gradient_trees():
+    pytest.importorskip("sklearn")
+    from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
+    x, y = _classes(1200)
+    labels = np.array(["a", "b", "c"])[y]
+    model = BoostingClassifier(weak_learner="tree", loss="softmax", max_depth=3, learning_rate=0.3,
+                               n_estimators=20).fit(x, labels)
+    probabilities = model.predict_proba(x)
+    assert probabilities.shape == (1200, 3) and np.allclose(probabilities.sum(axis=1), 1.0)
+    assert np.array_equal(model.classes_[np.argmax(probabilities, axis=1)], model.predict(x))
+    assert np.mean(model.predict(x) == labels) > 0.9
+    target = np.sin(x[:, 0]) + x[:, 1]
+    regressor = BoostingRegressor(weak_learner="tree", max_depth=3, learning_rate=0.3, n_estimators=40).fit(x, target)
+    assert np.sqrt(np.mean((regressor.predict(x) - target) ** 2)) < 0.3 * target.std()
+    with pytest.raises(ValueError, match="max_depth"):
+        BoostingClassifier(weak_learner="tree", max_depth=0).fit(x, labels)
+
+
+def test_command_line_trains_softmax_trees(tmp_path, capsys):
+    from bob_boost.cli import main
+    x, y = _classes(600)
+    table = tmp_path / "train.csv"
+    np.savetxt(table, np.column_stack([x, y]), delimiter=",", header=",".join([f"f{i}" for i in range(5)] + ["y"]),
+               comments="")
+    model = tmp_path / "trees.hdf5"
+    assert main(["train", str(table), "-o", str(model), "-w", "tree", "-l", "softmax", "--tree-depth", "3",
+                 "--shrinkage", "0.3", "-r", "10", "--quiet"]) == 0
+    machine = BoostedMachine.load(model)
+    assert isinstance(machine.weak_machines[0], TreeMachine) and machine.weak_machines[0].depth == 3
+    assert machine.weights[0].tolist() == [0.3] * 3
+    capsys.readouterr()

@@ -62,6 +62,45 @@ def _lut_rows(features, indices, tables, weights, baseline, block, out):
                 out[i, k] += weights[r, k] * tables[r, np.int64(row[indices[r, k]]), k]
 
 
+@numba.njit(**_JIT)
+def _tree_rows(features, node_features, thresholds, left, right, node_values, round_trees, roots, weights,
+               baseline, block, out):
+    start = block * BLOCK_ROWS
+    stop = min(start + BLOCK_ROWS, features.shape[0])
+    outputs = out.shape[1]
+    round_output = np.empty(outputs)
+    for i in range(start, stop):
+        row = features[i]
+        for k in range(outputs):
+            out[i, k] = 0.0 + baseline[k]
+        for r in range(weights.shape[0]):
+            # the weak machine's output: the leaf values of its trees, added in tree order
+            for t in range(round_trees[r], round_trees[r + 1]):
+                node = roots[t]
+                while node_features[node] >= 0:
+                    node = right[node] if np.float64(row[node_features[node]]) >= thresholds[node] else left[node]
+                for k in range(outputs):
+                    value = node_values[node, k]
+                    round_output[k] = value if t == round_trees[r] else round_output[k] + value
+            for k in range(outputs):
+                out[i, k] += weights[r, k] * round_output[k]
+
+
+def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
+                right: np.ndarray, node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray,
+                weights: np.ndarray, baseline: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#samples, #outputs) scores of a tree ensemble stored as one node table.
+
+    Round ``r`` owns trees ``round_trees[r]:round_trees[r + 1]`` (their first nodes in ``roots``); its
+    output is the sum of the leaf rows of ``node_values`` its trees reach, weighted by ``weights[r]``.
+    """
+    out = np.empty((features.shape[0], weights.shape[1]))
+    blocks = [(features, node_features, thresholds, left, right, node_values, round_trees, roots, weights, baseline,
+               b, out) for b in range(-(-features.shape[0] // BLOCK_ROWS))]
+    run_blocks(_tree_rows, blocks, n_threads)
+    return out
+
+
 def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarray, polarities: np.ndarray,
                  missing: np.ndarray, weights: np.ndarray, baseline: float, n_threads: int) -> np.ndarray:
     """(#samples, 1) scores of a stump ensemble (one entry per round in each array).
