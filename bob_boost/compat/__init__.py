@@ -31,8 +31,8 @@ ALIASES = {
 #: Parent packages of the aliases; empty stand-ins are created for those not imported already.
 PARENT_PACKAGES = ("bob", "bob.learn", "bob.io", "bob.core")
 
-# names this process put into sys.modules, so that remove_aliases() takes out only those
-_installed: list[str] = []
+# name -> module this process put into sys.modules, so that remove_aliases() takes out only those
+_installed: dict[str, types.ModuleType] = {}
 
 
 def install_aliases() -> None:
@@ -47,13 +47,11 @@ def install_aliases() -> None:
         if name not in sys.modules:
             stub = types.ModuleType(name, f"Stand-in package for {name!r} (bob_boost.compat.install_aliases).")
             stub.__path__ = []  # a package, so that its submodules can be imported
-            sys.modules[name] = stub
-            _installed.append(name)
+            sys.modules[name] = _installed[name] = stub
     for name, target in ALIASES.items():
         module = importlib.import_module(target)
         if sys.modules.get(name) is not module:
-            sys.modules[name] = module
-            _installed.append(name)
+            sys.modules[name] = _installed[name] = module
     # `import bob.learn.boosting` binds `bob`; the attribute chain must lead to the aliases
     for name in (*PARENT_PACKAGES, *ALIASES):
         parent, _, child = name.rpartition(".")
@@ -63,12 +61,15 @@ def install_aliases() -> None:
 
 def remove_aliases() -> None:
     """Undo :func:`install_aliases`: remove the modules it registered (and only those) from :data:`sys.modules`."""
-    while _installed:
-        name = _installed.pop()
-        module = sys.modules.pop(name, None)
+    for name, module in reversed(list(_installed.items())):
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
         parent, _, child = name.rpartition(".")
-        if parent and getattr(sys.modules.get(parent), child, None) is module:
-            delattr(sys.modules[parent], child)
+        parent_module = sys.modules.get(parent)
+        # only the stand-in packages lose the attribute; bob_boost.compat.bob keeps its `utils`
+        if parent in PARENT_PACKAGES and parent_module is not None and getattr(parent_module, child, None) is module:
+            delattr(parent_module, child)
+    _installed.clear()
 
 
 __all__ = ["ALIASES", "PARENT_PACKAGES", "install_aliases", "remove_aliases"]

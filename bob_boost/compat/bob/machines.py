@@ -13,6 +13,7 @@ that a machine saved by bob scores exactly what bob scored, bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -319,12 +320,15 @@ class BoostedMachine:
         self._core.add_weak_machine(unwrap(machine), weight)
 
     # -- evaluation ----------------------------------------------------------------
-    def _scores(self, features) -> np.ndarray:
-        """(#samples, #outputs) scores, summed as bob sums them: from the last weak machine to the first."""
+    def _scores(self, features, outputs: int = 1) -> np.ndarray:
+        """(#samples, #outputs) scores, summed as bob sums them: from the last weak machine to the first.
+
+        An empty machine scores 0, as bob's, with ``outputs`` columns.
+        """
         machines, weights = self._core.weak_machines, self._core.weights
-        if not machines:
-            raise InvalidValueError("machine: holds no weak machines yet (add_weak_machine or train first)")
         array = as_feature_matrix(features)
+        if not machines:
+            return np.zeros((array.shape[0], outputs))
         indices = self._core.feature_indices()
         if indices[-1] >= array.shape[1]:
             raise InvalidValueError(f"features: the machine reads feature {indices[-1]} but features have only "
@@ -364,7 +368,11 @@ class BoostedMachine:
             Output arrays that are not float64 or have the wrong shape (bob_boost's
             ``InvalidTypeError`` / ``InvalidValueError``, naming the argument).
         """
-        return bob_call(self._scores, self.outputs or 1, features, predictions, labels)
+        outputs = self.outputs
+        if not outputs:  # an empty machine: as many outputs as the arrays to fill have (bob filled zeros)
+            outputs = predictions.shape[-1] if isinstance(predictions, np.ndarray) and (
+                predictions.ndim == 2 or (predictions.ndim == 1 and np.ndim(features) == 1)) else 1
+        return bob_call(functools.partial(self._scores, outputs=outputs), outputs, features, predictions, labels)
 
     def __call__(self, features, predictions: np.ndarray | None = None, labels: np.ndarray | None = None):
         """Alias of :meth:`forward`, as in bob."""
