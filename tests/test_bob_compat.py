@@ -1,7 +1,9 @@
 """bob_boost.compat.bob beyond bob's own suite (tests/bob_suite): bob's files, signs, call forms, bad input."""
 from __future__ import annotations
 
+import argparse
 import gc
+import logging
 import io
 import sys
 import weakref
@@ -181,6 +183,28 @@ def test_an_empty_machine_scores_zero_as_bobs():
     assert machine(np.zeros(5, np.uint16)) == 0.0 and machine.outputs == 0
 
 
+def test_boosting_drives_any_weak_trainer_with_bobs_train():
+    class Wrapped:
+        """A bob-style weak trainer of the user's: train(features, loss_gradient) -> WeakMachine."""
+
+        def __init__(self):
+            self.inner, self.calls = boosting.StumpTrainer(), 0
+
+        def train(self, features, loss_gradient):
+            self.calls += 1
+            return self.inner.train(features, loss_gradient)
+
+    features, targets = small_digits()
+    custom = Wrapped()
+    machine = boosting.Boosting(custom, boosting.ExponentialLoss()).train(features.astype(float), targets, 3)
+    direct = boosting.Boosting(boosting.StumpTrainer(), boosting.ExponentialLoss()).train(
+        features.astype(float), targets, 3)
+    assert custom.calls == 3
+    np.testing.assert_array_equal(machine.weights, direct.weights)
+    with pytest.raises(InvalidTypeError, match="weak_trainer: needs a train"):
+        boosting.Boosting(object(), boosting.ExponentialLoss())
+
+
 def test_compute_threshold_of_a_constant_feature_is_bobs_nothing():
     assert boosting.StumpTrainer().compute_threshold(np.full(6, 3.0), np.arange(6.0) - 2) == (1.0, 0.0, 0.0)
 
@@ -286,6 +310,25 @@ def test_mnist_without_data_says_where_it_looked(tmp_path, monkeypatch):
         utils.MNIST()
 
 
+def test_mnist_looks_beside_the_checkout_then_in_the_download_cache(tmp_path, monkeypatch):
+    checkout = Path(__file__).resolve().parents[1]
+    assert utils.shared_mnist_file() == checkout.parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+    monkeypatch.delenv("MNIST_HDF5", raising=False)
+    monkeypatch.setattr(utils, "shared_mnist_file", lambda: SMALL_MNIST)
+    assert utils.MNIST().data("train")[0].shape == (400, 784)
+    monkeypatch.setattr(utils, "shared_mnist_file", lambda: tmp_path / "missing.hdf5")
+    monkeypatch.setenv("BOB_BOOST_DATA", str(tmp_path))
+    (tmp_path / "mnist").mkdir()
+    images = np.arange(6 * 784, dtype=np.uint8).reshape(6, 28, 28)
+    digits = np.array([3, 1, 3, 0, 1, 3], np.uint8)
+    for key, array in (("train_data", images), ("train_labels", digits), ("test_data", images[:2]),
+                       ("test_labels", digits[:2])):
+        bob_boost.datasets.write_idx(tmp_path / "mnist" / bob_boost.datasets.MNIST_FILES[key][0], array)
+    data, labels = utils.MNIST().data(labels=3)
+    assert labels.tolist() == [3, 3, 3, 3]  # train's three, then test's one
+    np.testing.assert_array_equal(data[:3], images[[0, 2, 5]].reshape(3, 784))
+
+
 def test_mnist_serves_bobs_groups_and_labels(monkeypatch):
     monkeypatch.setenv("MNIST_HDF5", str(SMALL_MNIST))
     database = utils.MNIST()
@@ -310,3 +353,39 @@ def test_aliases_install_and_remove_only_their_modules(monkeypatch):
     assert bob.io.base.HDF5File is HDF5File and callable(bob.core.log.setup)
     bob_boost.compat.remove_aliases()
     assert not any(name == "bob" or name.startswith("bob.") for name in sys.modules)
+
+
+def test_hdf5file_stand_in_reads_writes_and_moves_between_groups(tmp_path):
+    with HDF5File(tmp_path / "file.hdf5", "w") as hdf5:
+        hdf5.create_group("a/b")
+        hdf5.cd("a")
+        hdf5.set("x", 2.5)
+        hdf5.set("y", np.arange(3))
+        hdf5.set("y", np.arange(4))  # replaced
+        assert hdf5.keys(relative=True) == ["x", "y"] and hdf5.has_key("/a/x") and hdf5.has_group("b")
+        assert hdf5.sub_groups() == ["/a/b"]
+        with pytest.raises(InvalidValueError, match="path: .*has no group '/a/c'"):
+            hdf5.cd("c")
+        with pytest.raises(InvalidValueError, match="already holds '/a/b'"):
+            hdf5.create_group("b")
+    with HDF5File(tmp_path / "file.hdf5") as hdf5:
+        hdf5.cd("/a/b")
+        hdf5.cd("..")
+        assert hdf5.cwd == "/a" and hdf5.read("x").tolist() == [2.5] and hdf5.read("y").tolist() == [0, 1, 2, 3]
+    with pytest.raises(InvalidValueError, match="mode: must be one of"):
+        HDF5File(tmp_path / "file.hdf5", "rw")
+
+
+def test_core_log_stand_in_sets_bobs_verbosity_levels():
+    from bob_boost.compat import core_log
+
+    logger = core_log.setup("bob_boost.tests.compat_log")
+    assert core_log.setup("bob_boost.tests.compat_log") is logger and len(logger.handlers) == 1
+    parser = argparse.ArgumentParser()
+    core_log.add_command_line_option(parser)
+    for flags, level in (([], "ERROR"), (["-v"], "WARNING"), (["-vv"], "INFO"), (["-vvvv"], "DEBUG")):
+        core_log.set_verbosity_level(logger, parser.parse_args(flags).verbose)
+        assert logger.getEffectiveLevel() == getattr(logging, level)
+    with pytest.raises(InvalidValueError, match="level: must be 0 or more"):
+        core_log.set_verbosity_level(logger, -1)
+    logger.handlers.clear()
