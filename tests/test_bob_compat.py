@@ -58,19 +58,24 @@ def test_machines_bob_saved_score_exactly_as_bob_scored_them(name):
 @pytest.mark.parametrize("name", FIXTURES)
 def test_bob_files_keep_their_weights_and_go_back_unchanged(name, tmp_path):
     source = DATA / "bob_models" / f"{name}.hdf5"
+    def items(group):
+        """Every dataset and attribute of ``group`` (bob's: the root and a weak machine's group)."""
+        found = {key: group[key][()] for key in group if isinstance(group[key], h5py.Dataset)}
+        found.update({f"@{key}": np.asarray(value) for key, value in group.attrs.items()})
+        return found
+
     with h5py.File(source, "r") as h5:
         machine = boosting.BoostedMachine(h5)
         stored = h5["Weights"][()]
-        first = h5["WeakMachine_0"]
-        stored_first = {key: first[key][()] for key in first}
+        bobs = {"/": items(h5), "WeakMachine_0": items(h5["WeakMachine_0"])}
     np.testing.assert_array_equal(machine.weights, stored)  # bob's signs, as bob wrote them
     machine.save(tmp_path / "again.hdf5")
     with h5py.File(tmp_path / "again.hdf5", "r") as h5:
-        np.testing.assert_array_equal(h5["Weights"][()], stored)
-        assert int(np.ravel(h5.attrs["version"])[0]) == 2
-        for key, value in stored_first.items():
-            np.testing.assert_array_equal(h5["WeakMachine_0"][key][()], value)
-            assert h5["WeakMachine_0"][key].dtype == value.dtype
+        for where, expected in bobs.items():
+            written = items(h5[where])
+            for key, value in expected.items():  # everything bob wrote, with its type and shape (extras aside)
+                assert written[key].dtype == value.dtype and written[key].shape == value.shape, (where, key)
+                np.testing.assert_array_equal(written[key], value)
         assert sorted(k for k in h5 if k.startswith("WeakMachine_")) == \
             sorted(f"WeakMachine_{i}" for i in range(stored.shape[0]))
 
@@ -79,6 +84,11 @@ def test_bob_boost_reads_compat_files_and_compat_reads_bob_boost_files(tmp_path)
     features, targets = small_digits()
     machine = boosting.Boosting(boosting.LUTTrainer(256), boosting.LogitLoss()).train(features, targets, 3)
     machine.save(str(tmp_path / "compat.hdf5"))
+    with h5py.File(tmp_path / "compat.hdf5", "r") as ours, h5py.File(DATA / "bob_models" / "lut.hdf5", "r") as bobs:
+        for key in ("LUT", "Indices"):  # a weak machine as bob writes one
+            mine, theirs = ours["WeakMachine_0"][key], bobs["WeakMachine_0"][key]
+            assert (mine.dtype, mine.shape) == (theirs.dtype, theirs.shape)
+        assert ours["WeakMachine_0"].attrs["MachineType"].dtype == bobs["WeakMachine_0"].attrs["MachineType"].dtype
     core = bob_boost.BoostedMachine.load(tmp_path / "compat.hdf5")
     np.testing.assert_allclose(core(features), machine(features), rtol=1e-14, atol=1e-14)
     trained = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=None), bob_boost.ExponentialLoss()).train(
