@@ -151,6 +151,19 @@ def test_weak_trainers_give_bob_boosts_machines_with_bobs_signs():
         np.testing.assert_array_equal(table.feature_indices(), core_table.feature_indices())
 
 
+def test_lut_tables_are_summed_in_bobs_order():
+    # the gradient of value 0 cancels: its sum is a rounding error whose sign depends on the order of additions
+    gradient = np.array([0.4, -0.1, -0.3, 1.0, 1.0, 1.0, 1.0])
+    features = np.array([[0]] * 3 + [[1]] * 4, dtype=np.uint16)
+    backwards = 0.0
+    for value in gradient[2::-1]:  # bob adds from the last sample to the first
+        backwards += value
+    assert backwards == 0.0 and (gradient[0] + gradient[1]) + gradient[2] > 0
+    assert boosting.weighted_histogram(features[:, 0], gradient, 2)[0] == 0.0
+    lut = boosting.LUTTrainer(2).train(features, gradient[:, np.newaxis]).lut
+    np.testing.assert_array_equal(lut[:, 0], [-1.0, 1.0])  # bob: +1 only where the sum is positive
+
+
 def test_boosting_gives_negative_weights_and_bob_boosts_products():
     features, targets = small_digits()
     machine = boosting.Boosting(boosting.LUTTrainer(256), boosting.LogitLoss()).train(features, targets, 4)

@@ -2,9 +2,10 @@
 
 The weak trainers wrap bob_boost's: :class:`StumpTrainer` is ``bob_boost.StumpTrainer(max_bins=None)``,
 which tries every threshold half-way between two distinct feature values, as bob's does, and
-:class:`LUTTrainer` is ``bob_boost.LUTTrainer``. Their machines come out in bob's sign convention, the
-opposite of bob_boost's (the stump's polarity, the look-up table's entries), and the weights fitted to
-them are then negative, as in bob; the products, hence the scores, are the same.
+:class:`LUTTrainer` selects its features with ``bob_boost.LUTTrainer``. Their machines come out in bob's
+sign convention, the opposite of bob_boost's (the stump's polarity, the look-up table's entries), and the
+weights fitted to them are then negative, as in bob; the products, hence the scores, are the same. The
+tables are summed in bob's order (:func:`bob_tables`), which decides entries whose gradient sum cancels.
 
 :class:`Boosting` runs bob_boost's training loop (:mod:`bob_boost.boosting.loop`) with its generic
 configuration, changing only the step rule: each weight is fitted by the call bob's ``Boosting.train``
@@ -50,6 +51,30 @@ def to_bob_signs(machine: core_base.WeakMachine) -> core_base.WeakMachine:
         return core_lut.LUTMachine(-machine.look_up_tables, machine.indices)
     raise InvalidTypeError(f"machine: bob's sign convention is defined for stumps and look-up tables, "
                            f"got {type(machine).__name__}")
+
+
+def bob_tables(machine: core_lut.LUTMachine, features: np.ndarray, loss_gradient: np.ndarray) -> core_lut.LUTMachine:
+    """The look-up-table machine bob's trainer builds on the features bob_boost's trainer selected.
+
+    bob's entry is +1 where the loss gradient summed over the samples of that feature value is positive,
+    -1 elsewhere: the negation of bob_boost's table, except where the sum cancels to a rounding error, whose
+    sign depends on the order of the additions. The sums are therefore redone in bob's order
+    (:func:`weighted_histogram`); bob's univariate MNIST example then gives bob's machine round for round.
+
+    Parameters
+    ----------
+    machine : bob_boost.LUTMachine
+        What ``bob_boost.LUTTrainer`` proposed (its selected feature per output).
+    features : numpy.ndarray
+        The validated (#samples, #features) integer training features.
+    loss_gradient : numpy.ndarray
+        The (#samples, #outputs) loss gradient the machine was selected for.
+    """
+    entries = machine.look_up_tables.shape[0]
+    gradient = np.asarray(loss_gradient, dtype=np.float64).reshape(features.shape[0], -1)
+    columns = [weighted_histogram(features[:, index].astype(np.intp), gradient[:, output], entries) > 0.0
+               for output, index in enumerate(machine.indices)]
+    return core_lut.LUTMachine(np.where(np.column_stack(columns), 1.0, -1.0), machine.indices)
 
 
 class StumpTrainer:
@@ -158,11 +183,14 @@ class LUTTrainer:
         loss_gradient : array_like
             (#samples, #outputs) loss gradient at the current scores.
         """
-        return wrap(to_bob_signs(self._core.train(training_features, loss_gradient)))
+        machine = self._core.train(training_features, loss_gradient)  # validates both arguments
+        return wrap(bob_tables(machine, np.asarray(training_features), loss_gradient))
 
 
 def weighted_histogram(features, weights, histogram) -> np.ndarray:
     """Sum ``weights`` per feature value: ``histogram[v] = sum of weights[n] where features[n] == v``.
+
+    The sums run from the last sample to the first, as bob's, so that they round as bob's did.
 
     Parameters
     ----------
@@ -195,7 +223,9 @@ def weighted_histogram(features, weights, histogram) -> np.ndarray:
         size = output.shape[0]
     if values.size and (values.min() < 0 or values.max() >= size):
         raise InvalidValueError(f"features: values must lie in [0, {size}), found {values.min()}..{values.max()}")
-    counts = np.bincount(values.astype(np.intp), weights=weights, minlength=size)
+    # bob adds from the last sample to the first; bincount adds in input order, so the reversed arrays give
+    # bob's rounding (which decides the sign of entries whose sum cancels, hence bob's tables)
+    counts = np.bincount(values[::-1].astype(np.intp), weights=weights[::-1], minlength=size)
     if output is None:
         return counts
     output[...] = counts
@@ -287,6 +317,10 @@ class _BobSignWeakTrainer:
         proposal = self._core.propose(prepared, state)
         if proposal is None:
             return None
+        if isinstance(self._trainer, LUTTrainer):  # bob's tables, summed in bob's order
+            return dataclasses.replace(
+                proposal, machine=bob_tables(proposal.machine, state.features, state.gradient), outputs=None,
+                weight=None if proposal.weight is None else -np.asarray(proposal.weight))
         return dataclasses.replace(
             proposal, machine=to_bob_signs(proposal.machine),
             weight=None if proposal.weight is None else -np.asarray(proposal.weight),
@@ -355,4 +389,4 @@ class Boosting:
         return boosted_machine if boosted_machine is not None else BoostedMachine.from_core(trained)
 
 
-__all__ = ["Boosting", "LUTTrainer", "StumpTrainer", "bob_weights", "to_bob_signs", "weighted_histogram"]
+__all__ = ["Boosting", "LUTTrainer", "StumpTrainer", "bob_tables", "bob_weights", "to_bob_signs", "weighted_histogram"]
