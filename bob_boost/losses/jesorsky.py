@@ -12,11 +12,14 @@ class JesorskyLoss(LossFunction):
     """Sum of landmark distances relative to the inter-eye distance.
 
     Targets and scores are (#samples, 2 P) arrays of P points stored as
-    (y, x) pairs; the first two points are the eyes. As in
-    bob.learn.boosting, the per-sample loss is
+    (y, x) pairs; the first two points are the eyes. The per-sample loss is
     ``0.5 / d_eyes * sum_p ||s_p - t_p||`` where ``d_eyes`` is the distance
-    between the first two target points. The loss couples all outputs, so
-    :meth:`loss` returns shape (#samples, 1).
+    between the first two target points: half of bob.learn.boosting 2.0's
+    ``1 / d_eyes * sum_p ||s_p - t_p||`` (its C++ ``JesorskyLoss``). A
+    constant factor scales the loss and its gradient alike, so the chosen
+    weak machines and their fitted weights are the same
+    (``bob_boost.compat.bob.JesorskyLoss`` has bob's scale). The loss couples
+    all outputs, so :meth:`loss` returns shape (#samples, 1).
     """
 
     name = "jesorsky"
