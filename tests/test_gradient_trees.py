@@ -135,10 +135,12 @@ def _same_nested(a, b):
         _same_nested(a[4], b[4])
 
 
-@pytest.mark.parametrize("max_bins", [None, 8])
-def test_tree_equals_a_brute_force_newton_tree(max_bins):
+@pytest.mark.parametrize("max_bins, sparse", [(None, False), (8, False), (None, True)])
+def test_tree_equals_a_brute_force_newton_tree(max_bins, sparse):
     rng = np.random.default_rng(3)
     x = np.round(rng.normal(size=(120, 3)), 1)
+    if sparse:  # mostly zeros: the histograms visit only the other rows and recover the zero bin from totals
+        x = np.where(rng.random((120, 3)) < 0.7, 0.0, np.abs(x))
     t = np.where(x[:, 0] + 0.5 * x[:, 1] > 0, 1.0, -1.0)
     scores = 0.3 * rng.normal(size=(120, 1))
     loss = LogitLoss()
@@ -149,6 +151,8 @@ def test_tree_equals_a_brute_force_newton_tree(max_bins):
     if max_bins is not None:  # quantised: the bin boundaries are the only candidates
         candidates = [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1] for f in range(3)]
         assert all(c.size < 8 for c in candidates)
+    if sparse:
+        assert np.all(binned.coded.mode_bins >= 0)
     tree = trainer.train(binned, g, h)
     _same_nested(_as_nested(tree), _reference_tree(x, g[:, 0], h[:, 0], 3, 5, candidates))
 

@@ -225,6 +225,27 @@ def best_stump_split(sums, offsets, total, tolerance, missing):
 
 
 @numba.njit(**_JIT)
+def recover_mode_bin(sums, counts, f, mode, totals, node_counts):
+    """Set feature ``f``'s frequent bin of every node to the node's totals minus its other bins.
+
+    ``sums`` is (#nodes, #features, #bins, width), ``counts`` (#nodes, #features, #bins).
+    """
+    n_nodes, _, n_bins, width = sums.shape
+    for node in range(n_nodes):
+        remaining = node_counts[node]
+        for b in range(n_bins):
+            if b != mode:
+                remaining -= counts[node, f, b]
+        counts[node, f, mode] = remaining
+        for v in range(width):
+            rest = 0.0
+            for b in range(n_bins):
+                if b != mode:
+                    rest += sums[node, f, b, v]
+            sums[node, f, mode, v] = totals[node, v] - rest
+
+
+@numba.njit(**_JIT)
 def node_histograms(codes, sample_node, labels, weights, totals, node_counts, mode_bins, row_starts, rows,
                     features, block_start, block_stop, sums, counts):
     """Per-node class histograms of features ``features[block_start:block_stop]`` in one pass per feature.
@@ -236,7 +257,6 @@ def node_histograms(codes, sample_node, labels, weights, totals, node_counts, mo
     ``node_counts`` minus its other bins. ``sums`` and ``counts`` start at 0.
     """
     n_samples = codes.shape[1]
-    n_nodes, _, n_bins, n_classes = sums.shape
     for j in range(block_start, block_stop):
         f = features[j]
         feature_codes = codes[f]
@@ -256,18 +276,7 @@ def node_histograms(codes, sample_node, labels, weights, totals, node_counts, mo
                 b = feature_codes[i]
                 sums[node, f, b, labels[i]] += weights[i]
                 counts[node, f, b] += 1
-        for node in range(n_nodes):
-            remaining = node_counts[node]
-            for b in range(n_bins):
-                if b != mode:
-                    remaining -= counts[node, f, b]
-            counts[node, f, mode] = remaining
-            for c in range(n_classes):
-                rest = 0.0
-                for b in range(n_bins):
-                    if b != mode:
-                        rest += sums[node, f, b, c]
-                sums[node, f, mode, c] = totals[node, c] - rest
+        recover_mode_bin(sums, counts, f, mode, totals, node_counts)
 
 
 @numba.njit(**_JIT)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .kernels import recover_mode_bin
+
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 #: Gains below this fraction of the children's summed scores are rounding noise, not splits.
@@ -21,7 +23,7 @@ def node_value_histograms(codes, sample_node, values, totals, node_counts, mode_
     node's other bins. ``sample_node[i] < 0`` leaves sample ``i`` out.
     """
     n_samples = codes.shape[1]
-    n_nodes, _, n_bins, width = sums.shape
+    width = sums.shape[3]
     for f in range(feature_start, feature_stop):
         feature_codes = codes[f]
         mode = mode_bins[f]
@@ -42,18 +44,7 @@ def node_value_histograms(codes, sample_node, values, totals, node_counts, mode_
                 for v in range(width):
                     sums[node, f, b, v] += values[i, v]
                 counts[node, f, b] += 1
-        for node in range(n_nodes):
-            remaining = node_counts[node]
-            for b in range(n_bins):
-                if b != mode:
-                    remaining -= counts[node, f, b]
-            counts[node, f, mode] = remaining
-            for v in range(width):
-                rest = 0.0
-                for b in range(n_bins):
-                    if b != mode:
-                        rest += sums[node, f, b, v]
-                sums[node, f, mode, v] = totals[node, v] - rest
+        recover_mode_bin(sums, counts, f, mode, totals, node_counts)
 
 
 @numba.njit(**_JIT)
