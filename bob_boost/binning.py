@@ -375,9 +375,7 @@ class BinnedFeatures:
             (#bins, #outputs) sums; each feature's bins add up to the column totals.
         """
         if self.coded is not None:
-            padded = self.coded.histograms(np.ascontiguousarray(values, dtype=np.float64))
-            flat = padded.reshape(-1, padded.shape[2])
-            return flat if self.number_of_bins == flat.shape[0] else flat[self.padded_positions()]
+            return self.coded.histograms(np.ascontiguousarray(values, dtype=np.float64), self.offsets)
         sums = np.asarray(self._indicator() @ values)
         if self._mode_bins is None:
             return sums

@@ -125,11 +125,14 @@ class CodedFeatures:
         # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
         self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
 
-    def histograms(self, values: np.ndarray) -> np.ndarray:
-        """(#features, #bins, #outputs) sums of ``values`` ((#samples, #outputs) float64, C order) per bin."""
+    def histograms(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """(#bins, #outputs) sums of ``values`` ((#samples, #outputs) float64, C order) per bin.
+
+        Feature ``f``'s bins are rows ``offsets[f]:offsets[f + 1]`` (at most :attr:`number_of_bins` of them).
+        """
         totals = values.sum(axis=0)
-        out = np.zeros((self.codes.shape[0], self.number_of_bins, values.shape[1]))
-        blocks = [(self.codes, values, totals, self.mode_bins, self.row_starts, self.rows, a, b, out)
+        out = np.zeros((int(offsets[-1]), values.shape[1]))
+        blocks = [(self.codes, values, totals, self.mode_bins, self.row_starts, self.rows, offsets, a, b, out)
                   for a, b in self._blocks]
         run_blocks(kernels.histograms, blocks, self.n_threads)
         return out

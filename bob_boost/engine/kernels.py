@@ -152,17 +152,17 @@ def select_above(codes, bin_index, missing_code, missing_above, high, low, out):
 
 
 @numba.njit(**_JIT)
-def histograms(codes, values, totals, mode_bins, row_starts, rows, feature_start, feature_stop, out):
-    """``out[f, b, k] = sum of values[i, k]`` over the samples ``i`` in bin ``b`` of feature ``f``.
+def histograms(codes, values, totals, mode_bins, row_starts, rows, offsets, feature_start, feature_stop, out):
+    """``out[offsets[f] + b, k] = sum of values[i, k]`` over the samples ``i`` in bin ``b`` of feature ``f``.
 
     ``out`` must be zero on entry. Dense features (``mode_bins[f] < 0``)
     visit every row in order; sparse ones visit their listed rows in order
     and set the mode bin to ``totals`` minus the other bins.
     """
     n_samples, n_outputs = values.shape
-    n_bins = out.shape[1]
     for f in range(feature_start, feature_stop):
-        histogram = out[f]
+        histogram = out[offsets[f]:offsets[f + 1]]
+        n_bins = offsets[f + 1] - offsets[f]
         feature_codes = codes[f]
         mode = mode_bins[f]
         if mode < 0:
