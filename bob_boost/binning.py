@@ -39,10 +39,8 @@ from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, enco
 from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, feature_thresholds, midpoints,
                            quantile_thresholds, sample_rows)
 from .engine.threads import check_threads
+from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
-
-#: Largest (#features x value range) for which integer features are coded by table instead of sorting.
-_MAX_TABLE_SIZE = 1 << 24
 
 #: Number of bins of the quantised (uint8) feature coding.
 QUANTIZATION_BINS = 256
@@ -166,7 +164,7 @@ class BinnedFeatures:
             bins, offsets = self._codes, self.offsets
             counts = self._counts if self._counts is not None else np.bincount(bins.ravel(),
                                                                                 minlength=int(offsets[-1]))
-            self._mode_bins = None if self._exact else _segment_argmax(counts, offsets)
+            self._mode_bins = None if self._exact else segment_argmax(counts, offsets)
             keep = (np.ones(bins.shape, dtype=bool) if self._exact
                     else bins != self._mode_bins[np.newaxis, :].astype(bins.dtype))
             indptr = np.zeros(self.number_of_samples + 1, dtype=np.int64)
@@ -208,9 +206,9 @@ class BinnedFeatures:
         if missing:
             return cls._with_missing(features, max_bins, n_threads)
         limit = max_bins if max_bins is not None else MAX_BINS_LIMIT + 1
-        integer_range = _integer_range(features)
-        if integer_range is not None:
-            low, span = integer_range
+        found = integer_range(features)
+        if found is not None:
+            low, span = found
             counts = count_integer_values(features, low, span, n_threads)
             present = counts > 0
             sizes = present.sum(axis=1)
@@ -255,7 +253,7 @@ class BinnedFeatures:
     @classmethod
     def _sparse_from_values(cls, features: np.ndarray, exact: bool) -> "BinnedFeatures":
         """The sparse-product binning by distinct values (exact sums, or features with more than 65536 values)."""
-        table = _integer_table(features)
+        table = integer_table(features)
         if table is not None:
             slots, counts, low, span = table
             n_features = features.shape[1]
@@ -319,7 +317,7 @@ class BinnedFeatures:
             codes[...] = features.T
             coded = CodedFeatures(codes, number_of_values, check_threads(n_threads))
             return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
-        slots, counts = _slots(features, np.zeros(n_features, dtype=np.int64), number_of_values)
+        slots, counts = value_slots(features, np.zeros(n_features, dtype=np.int64), number_of_values)
         return cls(slots, offsets, counts, number_of_values=number_of_values)
 
     @classmethod
@@ -382,76 +380,3 @@ class BinnedFeatures:
         partial = np.add.reduceat(sums, self.offsets[:-1], axis=0)
         sums[self._mode_bins] = values.sum(axis=0) - partial
         return sums
-
-
-def distinct_value_bins(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Give every distinct value of every feature its own bin, by one sort per feature.
-
-    Returns
-    -------
-    bins : numpy.ndarray
-        (#samples, #features) int64 global bin of every entry; feature ``f``
-        owns bins ``offsets[f]:offsets[f+1]`` in increasing order of value.
-    offsets : numpy.ndarray
-        (#features + 1,) bin offsets.
-    values : numpy.ndarray
-        float64 feature value of every bin.
-    """
-    columns = np.ascontiguousarray(features.T)
-    order = np.argsort(columns, axis=1, kind="stable")
-    ordered = np.take_along_axis(columns, order, axis=1)
-    is_new = np.ones(ordered.shape, dtype=bool)
-    is_new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    ranks = np.cumsum(is_new, axis=1, dtype=np.int64) - 1
-    offsets = np.concatenate([[0], np.cumsum(ranks[:, -1] + 1)])
-    ranks += offsets[:-1, np.newaxis]
-    bins = np.empty_like(ranks)
-    np.put_along_axis(bins, order, ranks, axis=1)
-    return np.ascontiguousarray(bins.T), offsets, ordered[is_new].astype(np.float64)
-
-
-def _integer_range(features: np.ndarray) -> tuple[np.ndarray, int] | None:
-    """``(low, span)`` of integer features coded by a per-value table, or None (sort them instead).
-
-    The table needs ``value - min`` in int64 and at most ``_MAX_TABLE_SIZE``
-    slots; floats and huge spans are sorted.
-    """
-    if not (np.issubdtype(features.dtype, np.integer)
-            and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
-        return None
-    low = features.min(axis=0).astype(np.int64)
-    span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
-    if span * features.shape[1] > _MAX_TABLE_SIZE:
-        return None
-    return low, span
-
-
-def _integer_table(features: np.ndarray):
-    """``(slots, counts, low, span)`` of the sparse-product coding of integer features, or None."""
-    integer_range = _integer_range(features)
-    if integer_range is None:
-        return None
-    low, span = integer_range
-    slots, counts = _slots(features, low, span)
-    return slots, counts, low, span
-
-
-def _slots(features: np.ndarray, low: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
-    """Map entry (n, f) to ``f * span + x[n, f] - low[f]`` (int32), with the count of every slot."""
-    n_features = features.shape[1]
-    shift = (np.arange(n_features, dtype=np.int64) * span - low).astype(np.int32)
-    slots = np.empty(features.shape, dtype=np.int32)
-    np.add(features, shift, out=slots, casting="unsafe")
-    counts = np.bincount(slots.ravel(), minlength=span * n_features)
-    return slots, counts
-
-
-def _segment_argmax(counts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """First position of the largest count within each segment."""
-    starts = offsets[:-1]
-    sizes = np.diff(offsets)
-    is_max = counts == np.repeat(np.maximum.reduceat(counts, starts), sizes)
-    positions = np.flatnonzero(is_max)
-    segment = np.repeat(np.arange(starts.size), sizes)[positions]
-    first = np.flatnonzero(np.concatenate([[True], segment[1:] != segment[:-1]]))
-    return positions[first]
