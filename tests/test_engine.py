@@ -368,3 +368,14 @@ def test_compiled_tree_scores_equal_the_staged_scores():
     probe, _ = _data(3000, 4, seed=8)
     assert machine._compiled_forward(probe) is not None
     assert np.array_equal(machine.decision_scores(probe), list(machine.staged_decision_scores(probe))[-1])
+
+
+def test_column_major_features_give_the_same_codes():
+    x, _ = _data(3000, 5)
+    x[::7, 2] = np.nan
+    for missing in (False, True):
+        values = x if missing else np.nan_to_num(x)
+        rows = BinnedFeatures.from_values(np.ascontiguousarray(values), max_bins=32, missing=missing)
+        columns = BinnedFeatures.from_values(np.asfortranarray(values), max_bins=32, missing=missing)
+        assert np.array_equal(rows.coded.codes, columns.coded.codes)
+        assert np.array_equal(rows.split_thresholds, columns.split_thresholds, equal_nan=True)
