@@ -379,3 +379,21 @@ def test_column_major_features_give_the_same_codes():
         columns = BinnedFeatures.from_values(np.asfortranarray(values), max_bins=32, missing=missing)
         assert np.array_equal(rows.coded.codes, columns.coded.codes)
         assert np.array_equal(rows.split_thresholds, columns.split_thresholds, equal_nan=True)
+
+
+def test_row_blocks_give_plain_sums_and_the_same_model_for_every_thread_count():
+    from bob_boost.engine import codes
+    rng = np.random.default_rng(12)
+    n = codes.HISTOGRAM_ROWS + 4321  # two row blocks
+    x = np.column_stack([rng.normal(size=n), np.where(rng.random(n) < 0.9, 0, rng.integers(1, 5, size=n))])
+    values = rng.normal(size=(n, 2))
+    binned = BinnedFeatures.from_values(x, max_bins=64)
+    assert binned.coded.mode_bins[1] == 0  # the mostly-zero feature is sparse
+    sizes = np.diff(binned.offsets)
+    expected = np.concatenate([[values[binned.coded.codes[f] == b].sum(axis=0) for b in range(sizes[f])]
+                               for f in range(2)])
+    assert np.allclose(binned.histograms(values), expected, rtol=0, atol=1e-9)
+    y = np.where(x[:, 0] + 0.5 * (x[:, 1] > 0) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    machines = [Boosting(StumpTrainer(max_bins=64, n_threads=t), ExponentialLoss()).train(x, y, 6) for t in (1, 2, 4)]
+    for other in machines[1:]:
+        _same_machine(machines[0], other)

@@ -9,6 +9,14 @@ from .threads import balanced_ranges, run_blocks
 #: A feature whose most frequent bin holds more than this share of the samples is stored sparse.
 SPARSE_SHARE = 0.5
 
+#: Rows per block of the gradient histograms: blocks are summed in order afterwards, so the sums depend on
+#: the data only, never on the thread count; a data set of at most this many rows is one block.
+HISTOGRAM_ROWS = 1 << 16
+
+#: Largest number of partial-histogram entries (blocks x bins x outputs) kept at once; wider histograms
+#: get longer row blocks (a choice made from the data's shape, not from the thread count).
+MAX_PARTIAL_ENTRIES = 1 << 23
+
 
 def code_dtype(number_of_bins: int) -> type:
     """uint8 for up to 256 bins per feature, else uint16."""
@@ -124,6 +132,21 @@ class CodedFeatures:
                    [(codes, self.mode_bins, self.row_starts, a, b, self.rows) for a, b in feature_blocks], n_threads)
         # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
         self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
+        self._row_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _row_plan(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """Row-block edges for histograms ``width`` entries wide, and where each feature's listed rows enter them."""
+        if width not in self._row_plans:
+            n_features, n_samples = self.codes.shape
+            most = max(1, MAX_PARTIAL_ENTRIES // width)
+            size = max(HISTOGRAM_ROWS, -(-n_samples // most))
+            edges = np.append(np.arange(0, n_samples, size), n_samples).astype(np.int64)
+            bounds = np.empty((n_features, edges.size), dtype=np.int64)
+            for f in range(n_features):
+                listed_rows = self.rows[self.row_starts[f]:self.row_starts[f + 1]]
+                bounds[f] = self.row_starts[f] + np.searchsorted(listed_rows, edges)
+            self._row_plans[width] = edges, bounds
+        return self._row_plans[width]
 
     def histograms(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """(#bins, #outputs) sums of ``values`` ((#samples, #outputs) float64, C order) per bin.
@@ -131,10 +154,15 @@ class CodedFeatures:
         Feature ``f``'s bins are rows ``offsets[f]:offsets[f + 1]`` (at most :attr:`number_of_bins` of them).
         """
         totals = values.sum(axis=0)
-        out = np.zeros((int(offsets[-1]), values.shape[1]))
-        blocks = [(self.codes, values, totals, self.mode_bins, self.row_starts, self.rows, offsets, a, b, out)
-                  for a, b in self._blocks]
-        run_blocks(kernels.histograms, blocks, self.n_threads)
+        edges, bounds = self._row_plan(int(offsets[-1]) * values.shape[1])
+        partial = np.zeros((edges.size - 1, int(offsets[-1]), values.shape[1]))
+        tasks = [(self.codes, values, self.mode_bins, bounds, self.rows, offsets, edges[r], edges[r + 1],
+                  r, a, b, partial[r]) for r in range(edges.size - 1) for a, b in self._blocks]
+        run_blocks(kernels.histograms, tasks, self.n_threads)
+        out = partial[0]
+        for r in range(1, partial.shape[0]):  # in block order
+            out += partial[r]
+        kernels.recover_frequent_bins(out, offsets, self.mode_bins, totals)
         return out
 
     def node_histograms(self, sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray,

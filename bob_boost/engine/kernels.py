@@ -152,42 +152,52 @@ def select_above(codes, bin_index, missing_code, missing_above, high, low, out):
 
 
 @numba.njit(**_JIT)
-def histograms(codes, values, totals, mode_bins, row_starts, rows, offsets, feature_start, feature_stop, out):
-    """``out[offsets[f] + b, k] = sum of values[i, k]`` over the samples ``i`` in bin ``b`` of feature ``f``.
+def histograms(codes, values, mode_bins, list_bounds, rows, offsets, row_start, row_stop, block, feature_start,
+               feature_stop, out):
+    """``out[offsets[f] + b, k] += values[i, k]`` over rows ``row_start:row_stop`` (row block ``block``).
 
-    ``out`` must be zero on entry. Dense features (``mode_bins[f] < 0``)
-    visit every row in order; sparse ones visit their listed rows in order
-    and set the mode bin to ``totals`` minus the other bins.
+    ``out`` is the block's own (#bins, #outputs) array, zero on entry. Dense
+    features (``mode_bins[f] < 0``) visit every row of the block in order;
+    sparse ones visit their listed rows ``rows[list_bounds[f, block]:list_bounds[f, block + 1]]``
+    in order and leave their frequent bin for :func:`recover_frequent_bins`.
     """
-    n_samples, n_outputs = values.shape
+    n_outputs = values.shape[1]
     for f in range(feature_start, feature_stop):
         histogram = out[offsets[f]:offsets[f + 1]]
-        n_bins = offsets[f + 1] - offsets[f]
         feature_codes = codes[f]
-        mode = mode_bins[f]
-        if mode < 0:
+        if mode_bins[f] < 0:
             if n_outputs == 1:
-                for i in range(n_samples):
+                for i in range(row_start, row_stop):
                     histogram[feature_codes[i], 0] += values[i, 0]
             else:
-                for i in range(n_samples):
+                for i in range(row_start, row_stop):
                     b = feature_codes[i]
                     for k in range(n_outputs):
                         histogram[b, k] += values[i, k]
             continue
         if n_outputs == 1:
-            for j in range(row_starts[f], row_starts[f + 1]):
+            for j in range(list_bounds[f, block], list_bounds[f, block + 1]):
                 i = rows[j]
                 histogram[feature_codes[i], 0] += values[i, 0]
         else:
-            for j in range(row_starts[f], row_starts[f + 1]):
+            for j in range(list_bounds[f, block], list_bounds[f, block + 1]):
                 i = rows[j]
                 b = feature_codes[i]
                 for k in range(n_outputs):
                     histogram[b, k] += values[i, k]
-        for k in range(n_outputs):
+
+
+@numba.njit(**_JIT)
+def recover_frequent_bins(out, offsets, mode_bins, totals):
+    """Set every sparse feature's frequent bin to ``totals`` minus the feature's other bins."""
+    for f in range(mode_bins.size):
+        mode = mode_bins[f]
+        if mode < 0:
+            continue
+        histogram = out[offsets[f]:offsets[f + 1]]
+        for k in range(out.shape[1]):
             rest = 0.0
-            for b in range(n_bins):
+            for b in range(histogram.shape[0]):
                 if b != mode:
                     rest += histogram[b, k]
             histogram[mode, k] = totals[k] - rest
