@@ -18,6 +18,7 @@ from ..costs import margin_vectors
 from ..registry import register_weak_machine
 from .base import WeakMachine
 from .lut import check_discrete
+from .tree import check_tree_arrays, tree_depth
 
 
 def _check_number_of_classes(value) -> int:
@@ -101,54 +102,9 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
                  number_of_classes: int) -> None:
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
-        size = self.labels.size
-        arrays = {}
-        for name, values in (("features", features), ("left_children", left_children),
-                             ("right_children", right_children)):
-            array = np.atleast_1d(np.array(values))
-            if array.shape != (size,) or not np.issubdtype(array.dtype, np.integer):
-                raise InvalidTypeError(f"{name}: expected {size} integers (one per node), got {array.dtype} "
-                                       f"of shape {array.shape}")
-            arrays[name] = array.astype(np.int64)
-        threshold_array = np.atleast_1d(np.array(thresholds, dtype=np.float64))
-        if threshold_array.shape != (size,):
-            raise InvalidValueError(f"thresholds: expected {size} values (one per node), got shape "
-                                    f"{threshold_array.shape}")
-        if not np.all(np.isfinite(threshold_array)):
-            raise InvalidValueError("thresholds: contains NaN or infinite values")
-        feature_array, left, right = arrays["features"], arrays["left_children"], arrays["right_children"]
-        leaf = feature_array == -1
-        if np.any(feature_array < -1):
-            raise InvalidValueError("features: must be a feature index >= 0, or -1 for a leaf")
-        if np.any(leaf & ((left != -1) | (right != -1))):
-            raise InvalidValueError("left_children, right_children: leaves (features == -1) must have children -1")
-        nodes = np.arange(size)
-        for name, children in (("left_children", left), ("right_children", right)):
-            if np.any(~leaf & ((children <= nodes) | (children >= size))):
-                raise InvalidValueError(f"{name}: every child index must be larger than its parent's and < {size}")
-        if not leaf.all():
-            referenced = np.concatenate([left[~leaf], right[~leaf]])
-            if np.unique(referenced).size != referenced.size:
-                raise InvalidValueError("left_children, right_children: a node is the child of two parents")
-        for array in (feature_array, threshold_array, left, right):
-            array.setflags(write=False)
-        self.features, self.thresholds = feature_array, threshold_array
-        self.left_children, self.right_children = left, right
-        self.depth = self._compute_depth()
-
-    def _compute_depth(self) -> int:
-        """Length of the longest root-to-leaf path (0 for a single leaf)."""
-        node_depth = np.zeros(self.labels.size, dtype=np.int64)
-        # parents precede children, so one pass per level settles every depth
-        internal = np.flatnonzero(self.features >= 0)
-        for _ in range(internal.size):
-            children_depth = node_depth[internal] + 1
-            before = node_depth.copy()
-            node_depth[self.left_children[internal]] = children_depth
-            node_depth[self.right_children[internal]] = children_depth
-            if np.array_equal(before, node_depth):
-                break
-        return int(node_depth.max())
+        (self.features, self.thresholds, self.left_children, self.right_children,
+         _) = check_tree_arrays(features, thresholds, left_children, right_children, self.labels.size)
+        self.depth = tree_depth(self.features, self.left_children, self.right_children)
 
     @property
     def number_of_nodes(self) -> int:

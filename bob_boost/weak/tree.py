@@ -49,7 +49,7 @@ def check_tree_arrays(features, thresholds, left_children, right_children, size:
     referenced = np.concatenate([left[~leaf], right[~leaf], root])
     if not np.array_equal(np.sort(referenced), nodes):
         raise InvalidValueError("left_children, right_children: every node but a root must be the child of "
-                                "exactly one node")
+                                "exactly one node (a node is the child of two parents, or of none)")
     for array in (feature_array, threshold_array, left, right, root):
         array.setflags(write=False)
     return feature_array, threshold_array, left, right, root
