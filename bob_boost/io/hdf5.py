@@ -104,6 +104,25 @@ def read_string_attribute(node: h5py.Group, name: str) -> str:
     return value
 
 
+def open_for_reading(path: str | os.PathLike, name: str) -> h5py.File:
+    """Open an HDF5 file read-only; errors name the argument ``name``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no file at ``path``.
+    ModelFormatError
+        When the file is not HDF5.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{name}: no such file {path!r}")
+    try:
+        return h5py.File(path, "r")
+    except OSError as error:
+        raise ModelFormatError(f"{name}: {path} is not a readable HDF5 file ({error})") from None
+
+
 def write_scalar(group: h5py.Group, name: str, value, dtype) -> None:
     """Write a scalar the way bob does: a shape-(1,) dataset."""
     group.create_dataset(name, data=np.asarray([value], dtype=dtype))

@@ -103,14 +103,7 @@ def load_machine(source: str | os.PathLike | h5py.Group, cls: type[BoostedMachin
         return read_machine(source, cls)
     if not isinstance(source, (str, os.PathLike)):
         raise InvalidTypeError(f"source: expected a path or an h5py.Group, got {type(source).__name__}")
-    path = os.fspath(source)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"source: no such file {path!r}")
-    try:
-        h5 = h5py.File(path, "r")
-    except OSError as error:
-        raise ModelFormatError(f"{path}: not a readable HDF5 file ({error})") from None
-    with h5:
+    with hdf5.open_for_reading(source, "source") as h5:
         return read_machine(h5, cls)
 
 

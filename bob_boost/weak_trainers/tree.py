@@ -63,6 +63,12 @@ class TreeTrainer:
     newton_leaves : bool or None
         None: Newton leaves when the loss has a hessian, else the gradient-only fallback; True: require
         the hessian (a loss without one is an error); False: always the fallback.
+
+    Attributes
+    ----------
+    histogram_subtraction : bool
+        True (the default): a larger child's histogram is its parent's minus its sibling's; False builds
+        every node's histogram from its samples (the same tree, at about twice the histogram work).
     """
 
     #: The generic trainer fills ``state.hessian`` for weak trainers that set this.

@@ -46,14 +46,7 @@ def readable_group(value: HDF5Argument, name: str = "hdf5") -> Iterator[h5py.Gro
     if group is not None:
         yield group
         return
-    path = os.fspath(value)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{name}: no such file {path!r}")
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise ModelFormatError(f"{name}: {path} is not a readable HDF5 file ({error})") from None
-    with handle:
+    with hdf5.open_for_reading(value, name) as handle:
         yield handle
 
 
