@@ -172,6 +172,21 @@ class BoostedMachine:
     def __len__(self) -> int:
         return len(self._weak_machines)
 
+    def truncate(self, number_of_rounds: int) -> None:
+        """Keep only the first ``number_of_rounds`` weak machines (in place), as early stopping does.
+
+        Raises
+        ------
+        ValueError
+            If ``number_of_rounds`` is negative or larger than ``len(self)``.
+        """
+        if (isinstance(number_of_rounds, bool) or not isinstance(number_of_rounds, (int, np.integer))
+                or not 0 <= number_of_rounds <= len(self)):
+            raise InvalidValueError(f"number_of_rounds: expected an integer in [0, {len(self)}], "
+                                    f"got {number_of_rounds!r}")
+        del self._weak_machines[number_of_rounds:]
+        del self._weights[number_of_rounds:]
+
     def feature_indices(self) -> np.ndarray:
         """Sorted unique feature columns that any weak machine reads."""
         if not self._weak_machines:
@@ -200,31 +215,31 @@ class BoostedMachine:
             machine.check_values(array)
         return array
 
-    def _initial_scores(self, n_samples: int) -> np.ndarray:
-        """(#samples, #outputs) scores of the empty machine: the baseline."""
+    def _initial_scores(self, n_samples: int, include_baseline: bool = True) -> np.ndarray:
+        """(#samples, #outputs) scores of the empty machine: the baseline (or zeros)."""
         total = np.zeros((n_samples, self._number_of_outputs or 1))
-        if self._baseline is not None:
+        if self._baseline is not None and include_baseline:
             total += self._baseline
         return total
 
-    def _forward(self, array: np.ndarray) -> np.ndarray:
+    def _forward(self, array: np.ndarray, include_baseline: bool = True) -> np.ndarray:
         # the baseline first, then the rounds in order: staged_decision_scores and the compiled
         # ensembles add in the same order, so all three give these scores bit for bit
-        compiled = self._compiled_forward(array)
+        compiled = self._compiled_forward(array, include_baseline)
         if compiled is not None:
             return compiled
-        total = self._initial_scores(array.shape[0])
+        total = self._initial_scores(array.shape[0], include_baseline)
         for machine, weight in zip(self._weak_machines, self._weights):
             total += weight * machine.forward(array)
         return total
 
-    def _compiled_forward(self, array: np.ndarray) -> np.ndarray | None:
+    def _compiled_forward(self, array: np.ndarray, include_baseline: bool = True) -> np.ndarray | None:
         """Scores of an all-stump or all-LUT ensemble from the compiled kernels; None for other machines."""
         machines = self._weak_machines
         if not machines:
             return None
         n_threads = check_threads(self.n_threads, "n_threads")
-        baseline = self._initial_scores(1)[0]
+        baseline = self._initial_scores(1, include_baseline)[0]
         weights = np.vstack(self._weights)
         kinds = {type(machine) for machine in machines}
         if kinds == {StumpMachine}:
@@ -246,9 +261,18 @@ class BoostedMachine:
             return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads)
         return None
 
-    def decision_scores(self, features) -> np.ndarray:
-        """(#samples, #outputs) scores including the baseline, always 2-D (a 1-D sample gives one row)."""
-        return self._forward(self._check_features(features))
+    def decision_scores(self, features, include_baseline: bool = True) -> np.ndarray:
+        """(#samples, #outputs) scores, always 2-D (a 1-D sample gives one row).
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) or one (#features,) sample.
+        include_baseline : bool
+            False gives the rounds' sum alone, as a trainer that boosts
+            residuals from 0 accumulates it (to continue such a machine).
+        """
+        return self._forward(self._check_features(features), include_baseline)
 
     def staged_decision_scores(self, features) -> Iterator[np.ndarray]:
         """Scores after each round: ``len(self)`` arrays of shape (#samples, #outputs).

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.special
 
-from ..costs import cost_star, margin_vectors
+from ..costs import margin_vectors
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction, weighted
 from ..machine import BoostedMachine
@@ -90,7 +90,11 @@ class GradientBoosting:
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
         """Scores 0 for a new machine (its baseline when set), else the machine's scores."""
         if self.baseline is not None:  # residuals from 0; callbacks see the baseline added back
-            return RoundState(features=features, scores=np.zeros(self.targets.shape), score_offset=self.baseline)
+            # a continued machine's rounds summed from 0, as this loop accumulated them: bit for bit the
+            # scores a single longer run would have reached
+            scores = (machine.decision_scores(features, include_baseline=False) if len(machine)
+                      else np.zeros(self.targets.shape))
+            return RoundState(features=features, scores=scores, score_offset=self.baseline)
         # an empty machine without baseline scores 0: no need to validate the features again
         if len(machine) or np.any(machine.baseline != 0):
             scores = machine.decision_scores(features)
@@ -168,8 +172,6 @@ class MulticlassCostBoosting:
         (K, K) loss matrix of the weak learner and exponents of the weight update.
     step_rule : callable
         ``step_rule(confusion, exponents) -> float``, the unshrunk step.
-    log_weights : callable
-        ``log_weights(scores, labels, machine)``: the log sample weights of a machine being continued.
     shrinkage : float
         Factor of every step.
     feature_fraction : float
@@ -185,8 +187,7 @@ class MulticlassCostBoosting:
     """
 
     def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
-                 exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float],
-                 log_weights: Callable[[np.ndarray, np.ndarray, BoostedMachine], np.ndarray], shrinkage: float,
+                 exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float], shrinkage: float,
                  feature_fraction: float, random_state, name: str, metadata: dict[str, Any],
                  sample_weight: np.ndarray | None = None) -> None:
         self.weak_trainer = weak_trainer
@@ -195,7 +196,6 @@ class MulticlassCostBoosting:
         self.loss_matrix = loss_matrix
         self.exponents = exponents
         self.step_rule = step_rule
-        self.log_weights = log_weights
         self.shrinkage = shrinkage
         self.feature_fraction = feature_fraction
         self.random_state = random_state
@@ -215,20 +215,28 @@ class MulticlassCostBoosting:
             raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
 
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
-        """Uniform weights for a new machine, else the CMEL weights of its scores."""
+        """Uniform (or the given) weights for a new machine; a continued machine's rounds are replayed.
+
+        Replaying each round's weight update and feature draw, in the order the run that trained the
+        machine made them, continues it bit for bit as one longer run would have gone on.
+        """
         k = self.cost_matrix.shape[0]
-        if len(machine) or np.any(machine.baseline != 0):
-            scores = machine.decision_scores(features)
-            log_weights = self.log_weights(scores, self.labels, machine)
-        else:
-            scores, log_weights = np.zeros((features.shape[0], k)), np.zeros(features.shape[0])
+        log_weights = np.zeros(features.shape[0])
         if self.sample_weight is not None:
             with np.errstate(divide="ignore"):  # a zero weight stays zero: log -inf
-                log_weights = log_weights + np.log(self.sample_weight)
+                log_weights = np.log(self.sample_weight)
+        rng = np.random.default_rng(self.random_state)
+        subset_size = max(1, int(round(self.feature_fraction * features.shape[1])))
+        for weak_machine, weight in zip(machine.weak_machines, machine.weights[:, 0]):
+            log_weights = log_weights + weight * self.exponents[self.labels, weak_machine.forward_labels(features)]
+            if subset_size != features.shape[1]:
+                rng.choice(features.shape[1], subset_size, replace=False)
+        scores = (machine.decision_scores(features) if len(machine) or np.any(machine.baseline != 0)
+                  else np.zeros((features.shape[0], k)))
         state = RoundState(features=features, scores=scores, labels=self.labels, loss_matrix=self.loss_matrix,
                            log_weights=log_weights)
-        state.extra["rng"] = np.random.default_rng(self.random_state)
-        state.extra["subset_size"] = max(1, int(round(self.feature_fraction * features.shape[1])))
+        state.extra["rng"] = rng
+        state.extra["subset_size"] = subset_size
         return state
 
     def begin_round(self, state: RoundState) -> None:
@@ -342,11 +350,6 @@ class CostSensitiveStumpBoosting:
         """The training bound."""
         bound = np.exp(self.log_initial - self.costs * self.labels * state.scores[:, 0]).sum()
         return f", training bound {bound:.6g}"
-
-
-def cmel_log_weights(scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
-    """Un-normalised log CMEL sample weights ``C*[l_n, :] @ f(x_n)`` of a machine's training scores."""
-    return np.sum(cost_star(machine.cost_matrix)[labels] * scores, axis=1)
 
 
 def uses_propose(weak_trainer: Any) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
-from ..boosting.algorithms import MulticlassCostBoosting, cmel_log_weights
+from ..boosting.algorithms import MulticlassCostBoosting
 from ..boosting.steps import adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
 from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
@@ -95,10 +95,6 @@ class BAdaCostTrainer:
         """The unshrunk step of a weak learner with weighted confusion matrix ``confusion``."""
         return optimal_step(confusion, exponents)
 
-    def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
-        """Un-normalised log sample weights of a machine's training scores (to continue training)."""
-        return cmel_log_weights(scores, labels, machine)
-
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
               boosted_machine: BoostedMachine | None = None,
@@ -142,7 +138,7 @@ class BAdaCostTrainer:
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
         loss_matrix, exponents = self._round_matrices(cost_matrix)
         algorithm = MulticlassCostBoosting(
-            self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self._step, self._log_weights,
+            self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self._step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
             metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)},
             sample_weight=weights)
@@ -217,11 +213,6 @@ class AdaBoostM1Trainer(SAMMETrainer):
     def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         return adaboost_m1_step(confusion, exponents)
 
-    def _log_weights(self, scores: np.ndarray, labels: np.ndarray, machine: BoostedMachine) -> np.ndarray:
-        # with margin-vector outputs, f_l = A_right - A_wrong/(K-1) and A_right + A_wrong = sum of weights
-        k = scores.shape[1]
-        total = machine.weights[:, 0].sum()
-        return (total - scores[np.arange(labels.size), labels]) * (k - 1) / k
 
 
 def _check_fraction(value, name: str) -> float:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from threadpoolctl import threadpool_limits
 
 from .._validation import (as_feature_matrix, check_choice, check_same_samples, check_sample_weight, check_scalar,
@@ -112,6 +114,12 @@ class Boosting:
             if boosted_machine is not None:
                 raise InvalidValueError("baseline: a machine being continued keeps its own baseline")
             baseline = BoostedMachine(number_of_outputs=targets.shape[1], baseline=baseline).baseline  # validated
+        elif isinstance(boosted_machine, BoostedMachine) and np.any(boosted_machine.baseline != 0):
+            baseline = boosted_machine.baseline  # continue boosting the residuals the machine was trained on
+            if baseline.shape != (targets.shape[1],):
+                raise InvalidValueError(f"boosted_machine: has {baseline.size} outputs but targets have "
+                                        f"{targets.shape[1]}")
+        if baseline is not None:
             targets = targets - baseline
         algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
                                      self.step_rule, self.learning_rate)
