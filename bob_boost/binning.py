@@ -49,6 +49,17 @@ QUANTIZATION_BINS = 256
 MAX_HISTOGRAM_SIZE = 1 << 27
 
 
+#: The values of the weak trainers' ``missing`` option: None rejects NaN, "bin" gives it a bin of its own.
+MISSING_MODES = (None, "bin")
+
+
+def check_missing(missing, name: str = "missing") -> str | None:
+    """Return ``missing`` if it is one of :data:`MISSING_MODES`, else raise ``ValueError`` naming ``name``."""
+    if not (missing is None or (isinstance(missing, str) and missing in MISSING_MODES)):
+        raise InvalidValueError(f"{name}: must be None or 'bin', got {missing!r}")
+    return missing
+
+
 def check_histogram_size(number_of_features: int, number_of_values: int, number_of_outputs: int) -> None:
     """Raise ``ValueError`` if a per-value histogram of this size would be unreasonably large."""
     size = number_of_features * number_of_values * number_of_outputs

@@ -63,8 +63,8 @@ def _lut_rows(features, indices, tables, weights, baseline, block, out):
 
 
 @numba.njit(**_JIT)
-def _tree_rows(features, node_features, thresholds, left, right, node_values, round_trees, roots, weights,
-               baseline, block, out):
+def _tree_rows(features, node_features, thresholds, left, right, missing_right, node_values, round_trees, roots,
+               weights, baseline, block, out):
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
     outputs = out.shape[1]
@@ -78,7 +78,12 @@ def _tree_rows(features, node_features, thresholds, left, right, node_values, ro
             for t in range(round_trees[r], round_trees[r + 1]):
                 node = roots[t]
                 while node_features[node] >= 0:
-                    node = right[node] if np.float64(row[node_features[node]]) >= thresholds[node] else left[node]
+                    value = np.float64(row[node_features[node]])
+                    # NaN compares false, so it goes left unless the node learnt to send it right
+                    if value >= thresholds[node] or (missing_right[node] and value != value):
+                        node = right[node]
+                    else:
+                        node = left[node]
                 for k in range(outputs):
                     value = node_values[node, k]
                     round_output[k] = value if t == round_trees[r] else round_output[k] + value
@@ -86,17 +91,42 @@ def _tree_rows(features, node_features, thresholds, left, right, node_values, ro
                 out[i, k] += weights[r, k] * round_output[k]
 
 
+def tree_missing_left(machines) -> np.ndarray | None:
+    """The machines' per-node NaN directions concatenated in node-table order (int8), or None.
+
+    Entry ``i`` is 1 where NaN goes left, 0 where it goes right, -1 for a node of a machine
+    without missing-value handling (``missing_left is None``); None when no machine has it.
+    """
+    directions = [getattr(machine, "missing_left", None) for machine in machines]
+    if all(d is None for d in directions):
+        return None
+    return np.concatenate([np.full(m.features.size, -1, dtype=np.int8) if d is None else d.astype(np.int8)
+                           for m, d in zip(machines, directions)])
+
+
 def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
                 right: np.ndarray, node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray,
-                weights: np.ndarray, baseline: np.ndarray, n_threads: int) -> np.ndarray:
+                weights: np.ndarray, baseline: np.ndarray, n_threads: int,
+                missing_left: np.ndarray | None = None) -> np.ndarray | None:
     """(#samples, #outputs) scores of a tree ensemble stored as one node table.
 
     Round ``r`` owns trees ``round_trees[r]:round_trees[r + 1]`` (their first nodes in ``roots``); its
     output is the sum of the leaf rows of ``node_values`` its trees reach, weighted by ``weights[r]``.
+    ``missing_left`` (:func:`tree_missing_left`) routes NaN as each node learnt; without it NaN
+    cannot be routed, so for features holding NaN the function returns None and the caller takes
+    the machines' own (numpy) path, which gives the same scores.
     """
+    if missing_left is None:
+        if features.dtype.kind == "f" and not np.isfinite(np.sum(features, dtype=np.float64)):
+            read = np.unique(node_features[node_features >= 0])
+            if np.isnan(features[:, read]).any():
+                return None
+        missing_right = np.zeros(node_features.size, dtype=np.bool_)
+    else:
+        missing_right = np.asarray(missing_left) == 0
     out = np.empty((features.shape[0], weights.shape[1]))
-    blocks = [(features, node_features, thresholds, left, right, node_values, round_trees, roots, weights, baseline,
-               b, out) for b in range(-(-features.shape[0] // BLOCK_ROWS))]
+    blocks = [(features, node_features, thresholds, left, right, missing_right, node_values, round_trees, roots,
+               weights, baseline, b, out) for b in range(-(-features.shape[0] // BLOCK_ROWS))]
     run_blocks(_tree_rows, blocks, n_threads)
     return out
 

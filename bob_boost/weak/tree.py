@@ -4,6 +4,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
+from .._validation import as_feature_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
 from ..registry import register_weak_machine
@@ -55,6 +56,56 @@ def check_tree_arrays(features, thresholds, left_children, right_children, size:
     return feature_array, threshold_array, left, right, root
 
 
+def check_missing_left(missing_left, features: np.ndarray) -> np.ndarray | None:
+    """Validate a per-node missing-value direction array; return it read-only (None stays None).
+
+    ``missing_left[i]`` says whether NaN in ``x[features[i]]`` goes to the left child of internal
+    node ``i`` (True) or to the right one (False); it is stored False for leaves.
+    """
+    if missing_left is None:
+        return None
+    array = np.atleast_1d(np.array(missing_left))
+    if not (array.dtype == bool or np.issubdtype(array.dtype, np.integer)):
+        raise InvalidTypeError(f"missing_left: expected booleans (one per node), got {array.dtype}")
+    if array.shape != features.shape:
+        raise InvalidValueError(f"missing_left: expected {features.size} entries (one per node), got shape "
+                                f"{array.shape}")
+    if array.dtype != bool and np.any((array != 0) & (array != 1)):
+        raise InvalidValueError("missing_left: entries must be 0 / False (NaN goes right) or 1 / True (left)")
+    array = array.astype(bool) & (features >= 0)
+    array.setflags(write=False)
+    return array
+
+
+def check_missing_features(machine: WeakMachine, features) -> np.ndarray:
+    """:meth:`WeakMachine.check_features` for a tree that routes NaN when ``machine.accepts_missing``."""
+    array = as_feature_matrix(features, allow_nan=machine.accepts_missing)
+    indices = machine.feature_indices()
+    if indices.size and indices[-1] >= array.shape[1]:
+        raise InvalidValueError(f"features: {type(machine).__name__} reads feature {indices[-1]} but features have "
+                                f"only {array.shape[1]} columns")
+    machine.check_values(array)
+    return array
+
+
+def route(features: np.ndarray, node: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray,
+          left: np.ndarray, right: np.ndarray, missing_left: np.ndarray | None) -> np.ndarray:
+    """One level of routing: the child of ``node`` every row goes to (leaves stay where they are).
+
+    Rows go right where ``x[features[node]] >= thresholds[node]``, and a NaN goes where
+    ``missing_left[node]`` says (NaN compares false, so without the array it goes left; such
+    machines never see NaN, which their validation rejects).
+    """
+    feature = node_features[node]
+    values = features[np.arange(features.shape[0]), np.maximum(feature, 0)]
+    above = values >= thresholds[node]
+    if missing_left is not None and values.dtype.kind == "f":
+        nan = np.isnan(values)
+        above[nan] = ~missing_left[node[nan]]
+    child = np.where(above, right[node], left[node])
+    return np.where(feature >= 0, child, node)
+
+
 def tree_depth(features: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
     """Length of the longest root-to-leaf path of validated arrays (0 for leaves only)."""
     depth = np.zeros(features.size, dtype=np.int64)
@@ -80,11 +131,16 @@ class TreeMachine(WeakMachine):
         (#nodes, #outputs) leaf values (rows of internal nodes are ignored, kept for inspection).
     roots : array_like of int
         First node of each tree; trees are stored one after the other.
+    missing_left : array_like of bool, optional
+        Per node, where NaN goes: the left child (True) or the right one (False); the trees of
+        ``TreeTrainer(missing="bin")`` learn it. None (the default, and every file written without
+        it): the machine does not accept NaN.
     """
 
     machine_type = "TreeMachine"
 
-    def __init__(self, features, thresholds, left_children, right_children, values, roots=(0,)) -> None:
+    def __init__(self, features, thresholds, left_children, right_children, values, roots=(0,),
+                 missing_left=None) -> None:
         value_array = np.array(values, dtype=np.float64)
         if value_array.ndim == 1:
             value_array = value_array[:, np.newaxis]
@@ -95,9 +151,19 @@ class TreeMachine(WeakMachine):
         (self.features, self.thresholds, self.left_children, self.right_children,
          self.roots) = check_tree_arrays(features, thresholds, left_children, right_children,
                                          value_array.shape[0], roots)
+        self.missing_left = check_missing_left(missing_left, self.features)
         value_array.setflags(write=False)
         self.values = value_array
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN is a missing value the trees route (see :attr:`missing_left`), rather than an error."""
+        return self.missing_left is not None
+
+    def check_features(self, features) -> np.ndarray:
+        """Validate ``features`` (2-D, wide enough; NaN allowed when :attr:`accepts_missing`)."""
+        return check_missing_features(self, features)
 
     @property
     def number_of_outputs(self) -> int:
@@ -110,15 +176,12 @@ class TreeMachine(WeakMachine):
 
     def leaves(self, features: np.ndarray) -> np.ndarray:
         """(#samples, #trees) leaf reached by every sample in every tree."""
-        rows = np.arange(features.shape[0])
         result = np.empty((features.shape[0], self.roots.size), dtype=np.int64)
         for t, root in enumerate(self.roots.tolist()):
             node = np.full(features.shape[0], root, dtype=np.int64)
             for _ in range(self.depth):
-                feature = self.features[node]
-                values = features[rows, np.maximum(feature, 0)]
-                child = np.where(values >= self.thresholds[node], self.right_children[node], self.left_children[node])
-                node = np.where(feature >= 0, child, node)
+                node = route(features, node, self.features, self.thresholds, self.left_children,
+                             self.right_children, self.missing_left)
             result[:, t] = node
         return result
 
@@ -131,13 +194,15 @@ class TreeMachine(WeakMachine):
         return total
 
     def save(self, group: h5py.Group) -> None:
-        """Write the node arrays, ``Values`` and ``Roots``."""
+        """Write the node arrays, ``Values`` and ``Roots`` (and ``MissingLeft`` when NaN is routed)."""
         group.create_dataset("Features", data=self.features.astype(np.int32))
         group.create_dataset("Thresholds", data=self.thresholds)
         group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
         group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
         group.create_dataset("Values", data=self.values)
         group.create_dataset("Roots", data=self.roots.astype(np.int32))
+        if self.missing_left is not None:
+            group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
 
     @classmethod
     def load(cls, group: h5py.Group) -> "TreeMachine":
@@ -146,16 +211,19 @@ class TreeMachine(WeakMachine):
                   for name in ("Features", "LeftChildren", "RightChildren", "Roots")}
         thresholds = hdf5.read_array(group, "Thresholds", "float", ndim=1)
         values = hdf5.read_array(group, "Values", "float", ndim=2)
+        # files without MissingLeft (written before missing values, or without them) reject NaN as before
+        missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
-                       arrays["Roots"])
+                       arrays["Roots"], missing_left)
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
     def _state(self) -> tuple:
         return (tuple(self.features.tolist()), self.thresholds.tobytes(), tuple(self.left_children.tolist()),
                 tuple(self.right_children.tolist()), self.values.tobytes(), self.values.shape,
-                tuple(self.roots.tolist()))
+                tuple(self.roots.tolist()),
+                None if self.missing_left is None else tuple(self.missing_left.tolist()))
 
     def __repr__(self) -> str:
         return (f"TreeMachine(#trees={self.roots.size}, depth={self.depth}, #nodes={self.values.shape[0]}, "

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
-from ..binning import BinnedFeatures
+from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
 from ..engine import tree_kernels
 from ..engine.edges import check_max_bins
@@ -63,6 +63,14 @@ class TreeTrainer:
     newton_leaves : bool or None
         None: Newton leaves when the loss has a hessian, else the gradient-only fallback; True: require
         the hessian (a loss without one is an error); False: always the fallback.
+    missing : {None, "bin"}
+        None: NaN in the features is rejected. ``"bin"``: NaN is a missing value with a bin of its own in
+        every feature (the value bins then number at most ``max_bins - 1``), and every split learns where
+        NaN goes, as LightGBM and XGBoost do: a node with NaN samples scores each threshold with them on
+        the left and on the right and keeps the better (left on a tie); a node without sends NaN to the
+        child of larger hessian sum (left on a tie). The directions are saved with the tree
+        (:attr:`~bob_boost.weak.TreeMachine.missing_left`). A split always lies between two value bins,
+        so a feature that is NaN for every sample of a node never splits it.
 
     Attributes
     ----------
@@ -77,7 +85,7 @@ class TreeTrainer:
     def __init__(self, max_depth: int = 3, max_leaves: int | None = None, min_samples_leaf: int = 20,
                  min_hessian_leaf: float = 1e-3, l2_regularization: float = 0.0, max_bins: int | None = 256,
                  n_threads: int | None = None, multi_output: str = "shared",
-                 newton_leaves: bool | None = None) -> None:
+                 newton_leaves: bool | None = None, missing: str | None = None) -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -87,6 +95,7 @@ class TreeTrainer:
         self.n_threads = n_threads
         self.multi_output = multi_output
         self.newton_leaves = newton_leaves
+        self.missing = missing
         self._check()
         self.histogram_subtraction = True
 
@@ -99,10 +108,16 @@ class TreeTrainer:
         check_scalar(self.l2_regularization, "l2_regularization", numbers.Real, min_val=0)
         check_max_bins(self.max_bins)
         check_threads(self.n_threads)
+        check_missing(self.missing)
         if self.newton_leaves not in (None, True, False):
             raise InvalidValueError(f"newton_leaves: must be None, True or False, got {self.newton_leaves!r}")
         if self.multi_output not in MULTI_OUTPUT_MODES:
             raise InvalidValueError(f"multi_output: must be one of {MULTI_OUTPUT_MODES}, got {self.multi_output!r}")
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
+        return check_missing(self.missing) is not None
 
     def check_outputs(self, number_of_outputs: int) -> None:
         """Any number of outputs works (checked once per run by the loop)."""
@@ -113,9 +128,13 @@ class TreeTrainer:
         if isinstance(features, BinnedFeatures):
             if features.coded is None or features.split_thresholds is None:
                 raise InvalidValueError("features: not binned for trees (use TreeTrainer.prepare)")
+            if features.missing != self.accepts_missing:
+                raise InvalidValueError(f"features: binned with missing={'bin' if features.missing else None!r}, "
+                                        f"the trainer has missing={self.missing!r}")
             return features
-        return BinnedFeatures.from_values(as_feature_matrix(features), max_bins=self.max_bins,
-                                          n_threads=check_threads(self.n_threads))
+        return BinnedFeatures.from_values(as_feature_matrix(features, allow_nan=self.accepts_missing),
+                                          max_bins=self.max_bins, n_threads=check_threads(self.n_threads),
+                                          missing=self.accepts_missing)
 
     def train(self, features, loss_gradient, loss_hessian=None) -> TreeMachine:
         """The tree for ``loss_gradient`` (and ``loss_hessian``; None: gradient-only leaves).
@@ -161,7 +180,9 @@ class TreeTrainer:
             leaf_values[:, columns] = tree.leaf_values
             trees.append((tree, leaf_values))
             training_outputs[:, columns] += tree.leaf_values[tree.sample_node]
-        offset, arrays = 0, {"features": [], "thresholds": [], "left": [], "right": [], "values": [], "roots": []}
+        offset = 0
+        arrays = {"features": [], "thresholds": [], "left": [], "right": [], "values": [], "roots": [],
+                  "missing_left": []}
         for tree, leaf_values in trees:
             shift = np.where(np.array(tree.left) >= 0, offset, 0)
             arrays["features"] += tree.features
@@ -170,9 +191,11 @@ class TreeTrainer:
             arrays["right"] += (np.array(tree.right) + shift).tolist()
             arrays["values"].append(leaf_values)
             arrays["roots"].append(offset)
+            arrays["missing_left"] += tree.missing_left
             offset += len(tree.features)
         machine = TreeMachine(arrays["features"], arrays["thresholds"], arrays["left"], arrays["right"],
-                              np.vstack(arrays["values"]), arrays["roots"])
+                              np.vstack(arrays["values"]), arrays["roots"],
+                              arrays["missing_left"] if binned.missing else None)
         return machine, training_outputs
 
 
@@ -189,6 +212,7 @@ class _Grower:
         self.thresholds: list[float] = [0.0]
         self.left: list[int] = [-1]
         self.right: list[int] = [-1]
+        self.missing_left: list[bool] = [False]
         self.sample_node = np.zeros(binned.number_of_samples, dtype=np.int64)
         self.leaf_values = np.zeros((1, self.outputs))
 
@@ -200,10 +224,11 @@ class _Grower:
             sums, counts, totals, node_counts = histograms
             best = np.empty(len(frontier), dtype=np.int64)
             gain = np.empty(len(frontier))
+            nan_left = np.empty(len(frontier), dtype=np.bool_)
             tree_kernels.best_newton_splits(sums, counts, binned.padded_positions(), binned.offsets, totals,
                                             node_counts, float(trainer.l2_regularization),
                                             int(trainer.min_samples_leaf), float(trainer.min_hessian_leaf),
-                                            TIE_TOLERANCE, best, gain)
+                                            TIE_TOLERANCE, bool(binned.missing), best, gain, nan_left)
             chosen = [i for i in np.argsort(-gain, kind="stable") if best[i] >= 0]
             if trainer.max_leaves is not None:
                 leaves = sum(1 for f in self.features if f < 0)
@@ -211,7 +236,7 @@ class _Grower:
             if not chosen:
                 break
             chosen.sort()
-            pairs = [self._split(frontier[i], int(best[i])) for i in chosen]
+            pairs = [self._split(frontier[i], int(best[i]), bool(nan_left[i])) for i in chosen]
             if depth + 1 == trainer.max_depth:
                 break
             histograms = self._children_histograms(pairs, [i for i in chosen], histograms)
@@ -219,20 +244,29 @@ class _Grower:
         self._set_leaves()
         return self
 
-    def _split(self, node: int, bin_index: int) -> tuple[int, int]:
-        """Split ``node`` after global ``bin_index`` and move its samples to the two new children."""
+    def _split(self, node: int, bin_index: int, nan_left: bool) -> tuple[int, int]:
+        """Split ``node`` after global ``bin_index`` and move its samples to the two new children.
+
+        Samples in the feature's missing-value bin (with ``missing="bin"``) go left if ``nan_left``.
+        """
         feature = int(self.feature_of_bin[bin_index])
         local = bin_index - int(self.binned.offsets[feature])
         left, right = len(self.features), len(self.features) + 1
         self.features[node] = feature
         self.thresholds[node] = float(self.binned.split_thresholds[bin_index])
         self.left[node], self.right[node] = left, right
+        self.missing_left[node] = nan_left
         self.features += [-1, -1]
         self.thresholds += [0.0, 0.0]
         self.left += [-1, -1]
         self.right += [-1, -1]
+        self.missing_left += [False, False]
         rows = np.flatnonzero(self.sample_node == node)
-        above = self.binned.coded.codes[feature, rows] > local
+        codes = self.binned.coded.codes[feature, rows]
+        above = codes > local
+        if self.binned.missing:  # the missing-value bin is the feature's last
+            missing_code = int(self.binned.offsets[feature + 1] - self.binned.offsets[feature]) - 1
+            above[codes == missing_code] = not nan_left
         self.sample_node[rows] = np.where(above, right, left)
         return left, right
 

@@ -1,0 +1,222 @@
+"""Missing values (NaN) for the weak learners beyond stumps: gradient trees, multi-class trees, LUTs.
+
+Each learner with ``missing="bin"`` gives NaN a bin of its own and learns where NaN goes. The tests
+check the learnt splits against brute-force searches written here from the raw values (independent
+of the kernels), the routing of NaN by the numpy and the compiled prediction (bit for bit), files,
+rejection of NaN where it is not handled, and thread-count independence.
+"""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from bob_boost import BoostedMachine, Boosting, LogitLoss, SoftmaxLoss, TreeMachine, TreeTrainer
+from bob_boost.engine import prediction
+from bob_boost.machine import _tree_table
+from bob_boost.weak.tree import route
+
+
+def _with_missing(n: int = 2000, seed: int = 0, features: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Float features, NaN in features 0 (30 %, leaning positive) and 2 (10 %, noise); +-1 labels."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, features))
+    y = np.where(x[:, 0] + 0.5 * x[:, 1] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    x[rng.random(n) < 0.3, 0] = np.nan
+    y[np.isnan(x[:, 0]) & (rng.random(n) < 0.8)] = 1.0
+    x[rng.random(n) < 0.1, 2] = np.nan
+    return x, y
+
+
+def _compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
+    """The compiled tree-ensemble scores, with the machines' NaN directions."""
+    machines = machine.weak_machines
+    return prediction.tree_scores(features, *_tree_table(machines), np.vstack(machine.weights),
+                                  machine._initial_scores(1)[0], 2,
+                                  missing_left=prediction.tree_missing_left(machines))
+
+
+# -- gradient trees: brute force ---------------------------------------------------------------------------
+
+def _newton_gain(g: np.ndarray, h: np.ndarray, left: np.ndarray, l2: float) -> float:
+    """Newton gain of splitting samples ``g``, ``h`` ((n, K) each) into ``left`` and the rest."""
+    def score(mask):
+        return float(np.sum(g[mask].sum(axis=0) ** 2 / (h[mask].sum(axis=0) + l2)))
+    return score(left) + score(~left) - score(np.ones(left.size, dtype=bool))
+
+
+def _brute_force_split(x, g, h, thresholds, min_samples, min_hessian, l2=0.0):
+    """Largest Newton gain over every feature, candidate threshold and NaN direction (-inf without a split).
+
+    ``thresholds[f]`` lists feature ``f``'s candidate thresholds; a sample goes right when
+    ``x >= t``, NaN goes where the candidate says.
+    """
+    best = -np.inf
+    for f, candidates in enumerate(thresholds):
+        column = x[:, f]
+        nan = np.isnan(column)
+        for t in candidates:
+            with np.errstate(invalid="ignore"):
+                below = column < t
+            for nan_left in (True, False):
+                left = below | (nan & nan_left)
+                if min(left.sum(), (~left).sum()) < min_samples:
+                    continue
+                if min(h[left].sum(axis=0).min(), h[~left].sum(axis=0).min()) < min_hessian:
+                    continue
+                best = max(best, _newton_gain(g, h, left, l2))
+    return best
+
+
+def _candidate_thresholds(trainer: TreeTrainer, x: np.ndarray) -> list[np.ndarray]:
+    """Each feature's value-bin boundaries of the trainer's binning (the NaN bin has none)."""
+    binned = trainer.prepare(x)
+    return [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 2] for f in range(x.shape[1])]
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_every_split_of_a_tree_is_the_brute_force_best_with_nan_on_either_side(outputs):
+    x, _ = _with_missing(600, seed=3)
+    rng = np.random.default_rng(4)
+    g = rng.normal(size=(x.shape[0], outputs)) + np.where(np.isnan(x[:, :1]), 1.0, 0.0)
+    h = rng.uniform(0.5, 1.5, size=g.shape)
+    trainer = TreeTrainer(max_depth=3, min_samples_leaf=10, max_bins=12, missing="bin")
+    tree = trainer.train(x, g, h)
+    thresholds = _candidate_thresholds(trainer, x)
+    assert tree.missing_left is not None and tree.features[0] >= 0
+    leaves = tree.leaves(x)[:, 0]
+    for node in np.flatnonzero(tree.features >= 0):
+        inside = _reaches(tree, x, node)
+        gi, hi, xi = g[inside], h[inside], x[inside]
+        best = _brute_force_split(xi, gi, hi, thresholds, 10, trainer.min_hessian_leaf)
+        feature, threshold = tree.features[node], tree.thresholds[node]
+        column = xi[:, feature]
+        with np.errstate(invalid="ignore"):
+            left = (column < threshold) | (np.isnan(column) & tree.missing_left[node])
+        assert _newton_gain(gi, hi, left, 0.0) == pytest.approx(best, rel=1e-9)
+    # leaves hold -G/H of the samples reaching them
+    for leaf in np.unique(leaves):
+        mask = leaves == leaf
+        assert np.allclose(tree.values[leaf], -g[mask].sum(axis=0) / h[mask].sum(axis=0), rtol=1e-12)
+
+
+def _reaches(tree: TreeMachine, x: np.ndarray, target: int) -> np.ndarray:
+    """Which rows pass through node ``target`` of a one-tree machine (routed by the machine's own rule)."""
+    node = np.zeros(x.shape[0], dtype=np.int64)
+    passed = node == target
+    for _ in range(tree.depth):
+        node = route(x, node, tree.features, tree.thresholds, tree.left_children, tree.right_children,
+                     tree.missing_left)
+        passed |= node == target
+    return passed
+
+
+def test_a_node_without_nan_sends_it_to_the_child_of_larger_hessian():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(500, 2))
+    g = np.where(x[:, :1] > 0.7, -1.0, 1.0)
+    h = np.where(x[:, :1] > 0.7, 3.0, 1.0)  # the few samples right weigh more in hessian
+    tree = TreeTrainer(max_depth=1, min_samples_leaf=5, missing="bin").train(x, g, h)
+    column = x[:, tree.features[0]]
+    left = column < tree.thresholds[0]
+    assert tree.missing_left[0] == (h[left].sum() >= h[~left].sum())
+    probe = x[:3].copy()
+    probe[:, tree.features[0]] = np.nan
+    child = tree.left_children[0] if tree.missing_left[0] else tree.right_children[0]
+    assert np.array_equal(tree(probe), np.repeat(tree.values[[child]], 3, axis=0))
+
+
+def test_a_feature_that_is_all_nan_is_never_chosen():
+    x, y = _with_missing(1500)
+    x[:, 1] = np.nan
+    machine = Boosting(TreeTrainer(max_depth=3, missing="bin"), LogitLoss()).train(x, y, 8)
+    assert 1 not in machine.feature_indices()
+
+
+# -- gradient trees: routing, files, rejection --------------------------------------------------------------
+
+@pytest.mark.parametrize("multi_output", ["shared", "per_output"])
+def test_nan_is_routed_alike_by_numpy_and_compiled_prediction(multi_output):
+    x, y = _with_missing(2000)
+    labels = (y > 0).astype(int) + (x[:, 1] > 1).astype(int)
+    trainer = TreeTrainer(max_depth=3, max_bins=32, missing="bin", multi_output=multi_output)
+    machine = Boosting(trainer, SoftmaxLoss(3)).train(x, labels, 6)
+    assert any(m.missing_left[m.features >= 0].any() for m in machine.weak_machines)
+    assert any((~m.missing_left[m.features >= 0]).any() for m in machine.weak_machines)
+    probe, _ = _with_missing(1500, seed=7)
+    staged = list(machine.staged_decision_scores(probe))[-1]
+    assert np.array_equal(_compiled_scores(machine, probe), staged)
+    assert np.array_equal(machine.decision_scores(probe), staged)
+
+
+def test_binary_trees_learn_from_missing_values_and_survive_save_and_load(tmp_path):
+    x, y = _with_missing(3000)
+    machine = Boosting(TreeTrainer(max_depth=2, missing="bin"), LogitLoss()).train(x, y, 15)
+    assert np.mean(machine.predict(x) == y) > 0.85
+    path = tmp_path / "trees.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    for a, b in zip(machine.weak_machines, loaded.weak_machines):
+        assert a == b and np.array_equal(a.missing_left, b.missing_left)
+    probe, _ = _with_missing(1000, seed=9)
+    assert np.array_equal(loaded.decision_scores(probe), machine.decision_scores(probe))
+
+
+def test_old_tree_files_load_and_reject_nan(tmp_path):
+    x, y = _with_missing(1500)
+    machine = Boosting(TreeTrainer(max_depth=2, missing="bin"), LogitLoss()).train(x, y, 3)
+    path = tmp_path / "old.hdf5"
+    machine.save(path)
+    with h5py.File(path, "r+") as handle:  # a file written before missing values: no MissingLeft datasets
+        names = []
+        handle.visit(lambda name: names.append(name) if name.endswith("MissingLeft") else None)
+        assert names
+        for name in names:
+            del handle[name]
+    old = BoostedMachine.load(path)
+    assert all(m.missing_left is None for m in old.weak_machines)
+    clean = np.nan_to_num(x)
+    assert np.array_equal(old.decision_scores(clean), list(old.staged_decision_scores(clean))[-1])
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.decision_scores(x)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.weak_machines[0](x)
+
+
+def test_trees_without_missing_handling_reject_nan_as_before():
+    x, y = _with_missing(800)
+    with pytest.raises(ValueError, match="missing='bin'"):
+        Boosting(TreeTrainer(), LogitLoss()).train(x, y, 2)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        TreeTrainer().train(x, np.ones((x.shape[0], 1)), np.ones((x.shape[0], 1)))
+    machine = Boosting(TreeTrainer(max_depth=2), LogitLoss()).train(np.nan_to_num(x), y, 2)
+    assert all(m.missing_left is None for m in machine.weak_machines)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        machine.decision_scores(x)
+
+
+def test_the_tree_does_not_depend_on_the_thread_count():
+    x, y = _with_missing(3000)
+    labels = (y > 0).astype(int) + (x[:, 3] > 0.5).astype(int)
+    models = [Boosting(TreeTrainer(max_depth=3, max_bins=64, missing="bin", n_threads=t), SoftmaxLoss(3))
+              .train(x, labels, 4) for t in (1, 2, 4)]
+    for other in models[1:]:
+        assert other.weak_machines == models[0].weak_machines
+        assert np.array_equal(np.vstack(other.weights), np.vstack(models[0].weights))
+
+
+@pytest.mark.parametrize("bad", ["zero", "BIN", 1, True])
+def test_a_bad_missing_option_is_an_error_naming_it(bad):
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        TreeTrainer(missing=bad)
+
+
+def test_tree_machines_validate_their_missing_left():
+    args = ([0, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [[0.0], [1.0], [2.0]])
+    with pytest.raises(ValueError, match="missing_left"):
+        TreeMachine(*args, missing_left=[True, False])
+    with pytest.raises(ValueError, match="missing_left"):
+        TreeMachine(*args, missing_left=[2, 0, 0])
+    tree = TreeMachine(*args, missing_left=[1, 1, 1])
+    assert tree.missing_left.tolist() == [True, False, False]  # leaves route nothing
+    assert tree(np.array([[np.nan], [1.0]]))[:, 0].tolist() == [1.0, 2.0]
