@@ -1,8 +1,10 @@
-"""``bob-boost plot errors|confusion|features|cost-curves``: PNG figures of a model (needs matplotlib)."""
+"""``bob-boost plot errors|margins|confusion|features|cost-curves``: PNG figures of a model (needs matplotlib)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..io.tables import read_table
@@ -29,6 +31,13 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     errors.add_argument("model", help="model file (HDF5)")
     errors.add_argument("data", help="labelled training data")
     errors.add_argument("--test", metavar="DATA", help="labelled test data for a second curve")
+    margins = kinds.add_parser("margins", parents=[common], formatter_class=HelpFormatter,
+                               help="cumulative distributions of the normalised margins after chosen rounds")
+    margins.add_argument("model", help="model file (HDF5)")
+    margins.add_argument("data", help="labelled data (usually the training data)")
+    margins.add_argument("--rounds", type=positive_int, nargs="+", metavar="N",
+                         help="numbers of rounds to draw a curve for, each in 1 .. the model's rounds (default: "
+                              "a few log-spaced rounds and the last)")
     confusion = kinds.add_parser("confusion", parents=[common], formatter_class=HelpFormatter,
                                  help="confusion matrix of a model on labelled data")
     confusion.add_argument("model", help="model file (HDF5)")
@@ -38,11 +47,14 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     features.add_argument("model", help="model file (HDF5)")
     features.add_argument("--image-shape", type=positive_int, nargs=2, metavar=("HEIGHT", "WIDTH"),
                           help="image height and width (default: square images)")
+    features.add_argument("--top", type=positive_int, metavar="N",
+                          help="instead of an image, bars of the N features of largest summed |weight|, "
+                               "labelled with the model's feature names when it has them")
     curves = kinds.add_parser("cost-curves", parents=[common], formatter_class=HelpFormatter,
                               help="Drummond-Holte cost lines of binary models and their lower envelope")
     curves.add_argument("models", nargs="+", help="binary model files (HDF5)")
     curves.add_argument("--data", required=True, help="labelled data the models are evaluated on")
-    for sub in (errors, confusion, features, curves):
+    for sub in (errors, margins, confusion, features, curves):
         sub.add_argument("-o", "--output", required=True, help="PNG file to write")
         if sub is not features:
             data_options(sub)
@@ -61,8 +73,20 @@ def _plots() -> types.ModuleType:
     return plots
 
 
+@contextlib.contextmanager
+def _option_errors(parameter: str, option: str, advice: str = "") -> Iterator[None]:
+    """Re-raise a library error about ``parameter`` as one about the ``option`` the user typed."""
+    try:
+        yield
+    except ValueError as error:
+        message = str(error)
+        if not message.startswith(parameter + ":"):
+            raise
+        raise CommandError(option + message[len(parameter):] + advice) from None
+
+
 def command_plot(args: argparse.Namespace) -> int:
-    """Run ``bob-boost plot errors|confusion|features|cost-curves``."""
+    """Run ``bob-boost plot errors|margins|confusion|features|cost-curves``."""
     plots = _plots()
     if args.plot == "cost-curves":
         fn_rates, fp_rates, names = [], [], []
@@ -79,15 +103,28 @@ def command_plot(args: argparse.Namespace) -> int:
     else:
         machine = load_model(args.model)
         if args.plot == "features":
-            shape = tuple(args.image_shape) if args.image_shape else None
-            plots.plot_feature_map(machine, shape, path=args.output)
+            if args.top is not None:
+                if args.image_shape:
+                    raise CommandError("--top draws bars, not an image: give --top or --image-shape, not both")
+                plots.plot_feature_weights(machine, args.top, path=args.output)
+            else:
+                shape = tuple(args.image_shape) if args.image_shape else None
+                with _option_errors("image_shape", "--image-shape", " (or draw bars with --top N)"):
+                    plots.plot_feature_map(machine, shape, path=args.output)
         else:
             table = read_table(args.data, args.target, True, machine.number_of_features, args.group)
             encoding = model_classes(machine, args.model)
             if encoding is None:
                 raise CommandError(f"{args.model}: is a regression model; {args.plot} plots need a classifier")
             truth = encoding.encode(table.labels, args.data)
-            if args.plot == "confusion":
+            if args.plot == "margins":
+                if len(machine) == 0:
+                    raise CommandError(f"{args.model}: has no rounds, so no margins")
+                with _option_errors("rounds", "--rounds"):
+                    margins = plots.margin_distribution(machine, table.features, truth, args.rounds)
+                plots.plot_margins(margins, path=args.output, title=f"{Path(args.model).name} on "
+                                                                    f"{Path(args.data).name}")
+            elif args.plot == "confusion":
                 predicted = predicted_indices(machine, table.features)
                 plots.plot_confusion_matrix(truth, predicted, [str(c) for c in encoding.classes.tolist()],
                                             path=args.output)
