@@ -615,3 +615,59 @@ def test_train_max_bins_and_threads_reach_the_stump_trainer(tmp_path, capsys):
     assert not thresholds["exact"] <= cuts
     code, _, err = _run(capsys, "train", data, "-o", tmp_path / "x.hdf5", "--max-bins", 1)
     assert code != 0 and "expected 'exact' or an integer in [2, 65535], got 1" in err
+
+
+def test_inspect_shows_the_names_of_the_used_features(tmp_path, capsys):
+    rng = np.random.default_rng(21)
+    features = np.round(rng.uniform(size=(120, 4)), 3)
+    labels = np.where(features[:, 2] + 0.4 * features[:, 0] > 0.7, "yes", "no")
+    data = tmp_path / "named.csv"
+    with data.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["age", "height", "income", "score", "target"])
+        writer.writerows(row + [label] for row, label in zip(features.tolist(), labels.tolist()))
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 6, "-q")[0] == 0
+    machine = BoostedMachine.load(model)
+    used = machine.feature_indices().tolist()
+    names = ["age", "height", "income", "score"]
+    assert 2 in used  # the informative feature
+
+    code, out, err = _run(capsys, "inspect", model, "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["feature_names"] == [names[i] for i in used]
+    first = machine.weak_machines[0].feature_indices().tolist()
+    assert summary["rounds"][0]["feature_names"] == [names[i] for i in first]
+
+    code, out, err = _run(capsys, "inspect", model, "--rounds", 2)
+    assert code == 0 and err == ""
+    expected = ", ".join(f"{i} ({names[i]})" for i in used)
+    assert f"features: 4 in the input, {len(used)} used: {expected}\n" in out
+    assert "feature_names:" not in out  # the names are shown with the features, not again as metadata
+    round_one = next(line for line in out.splitlines() if line.startswith("    1  "))
+    assert round_one.endswith(f"[{names[first[0]]}]")
+
+    # a model without names (an NPZ file has no header) shows indices only
+    np.savez(tmp_path / "d.npz", features=features, labels=labels)
+    assert _run(capsys, "train", tmp_path / "d.npz", "-o", tmp_path / "plain.hdf5", "-r", 2, "-q")[0] == 0
+    code, out, _ = _run(capsys, "inspect", tmp_path / "plain.hdf5")
+    assert code == 0 and "(income)" not in out and "[" not in out.split("weak machine\n")[1]
+    assert json.loads(_run(capsys, "inspect", tmp_path / "plain.hdf5", "--json")[1])["feature_names"] is None
+
+
+def test_plot_features_top_draws_named_bars_and_margins_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    features, labels = _easy_binary(n=80, seed=22, noise=0.1)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)  # header f0, f1
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 8, "-q")[0] == 0
+    for kind, extra in (("features", ["--top", 5]), ("margins", [data, "--rounds", 1, 8])):
+        output = tmp_path / f"{kind}.png"
+        code, out, err = _run(capsys, "plot", kind, model, *extra, "-o", output)
+        assert (code, err) == (0, "") and out == f"wrote {output}\n"
+        assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = _run(capsys, "plot", "features", model, "-o", tmp_path / "x.png")  # 2 features: no square
+    assert code == 1 and "--image-shape: 2 features are not a square image" in err and "--top N" in err
+    code, _, err = _run(capsys, "plot", "features", model, "--top", 3, "--image-shape", 1, 2, "-o", tmp_path / "x.png")
+    assert code == 1 and "not both" in err

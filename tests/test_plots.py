@@ -116,3 +116,60 @@ def test_plot_commands(tmp_path, capsys):
     assert main(["plot", "cost-curves", str(tmp_path / "k3.hdf5"), "--data", str(multi), "-o",
                  str(tmp_path / "bad.png")]) == 1
     assert "binary models" in capsys.readouterr().err
+
+
+def _named_machine(names):
+    machine = BoostedMachine(number_of_features=3, metadata={"feature_names": names})
+    machine.add_weak_machine(StumpMachine(0.5, 1.0, 2), 1.0)
+    machine.add_weak_machine(StumpMachine(0.2, 1.0, 0), 0.25)
+    machine.add_weak_machine(StumpMachine(0.7, -1.0, 2), 0.5)
+    return machine
+
+
+def test_feature_names_are_read_from_the_metadata_when_they_fit():
+    from bob_boost.plots import feature_label, feature_names
+
+    assert feature_names(_named_machine(["age", "height", "income"])) == ["age", "height", "income"]
+    assert feature_names(_stump_machine()) is None
+    for wrong in (["a", "b"], "abc", ["a", 1, "c"], None):  # another count, not a list, not strings
+        assert feature_names(_named_machine(wrong)) is None
+    # the scikit-learn estimators' key, for models they saved
+    machine = _stump_machine()
+    machine.metadata["feature_names_in"] = ["x", "y", "z"]
+    assert feature_names(machine) == ["x", "y", "z"]
+    assert feature_label(2, ["x", "y", "z"]) == "2 (z)" and feature_label(2, None) == "2"
+
+
+def test_feature_weights_sum_absolute_weights_per_feature():
+    from bob_boost.plots import feature_weights
+
+    np.testing.assert_allclose(feature_weights(_named_machine(["a", "b", "c"])), [0.25, 0.0, 1.5])
+    machine = BoostedMachine()  # no recorded width: up to the highest feature used
+    machine.add_weak_machine(LUTMachine(np.ones((3, 2)), [1, 3]), [0.5, -2.0])
+    np.testing.assert_allclose(feature_weights(machine), [0.0, 0.5, 0.0, 2.0])
+
+
+def test_feature_plots_label_features_with_their_names(tmp_path):
+    pytest.importorskip("matplotlib")
+    from bob_boost.plots import plot_feature_weights
+
+    machine = _named_machine(["age", "height", "income"])
+    figure = plot_feature_weights(machine, path=tmp_path / "w.png")
+    assert (tmp_path / "w.png").read_bytes()[:8] == PNG_MAGIC
+    axes = figure.axes[0]
+    # strongest at the top (the highest bar position); unused features are left out
+    labels = [t.get_text() for t in axes.get_yticklabels()]
+    assert labels == ["2 (income)", "0 (age)"]
+    positions = axes.get_yticks()
+    widths = {label: patch.get_width() for label, patch in zip(labels, axes.patches)}
+    assert widths == {"2 (income)": 1.5, "0 (age)": 0.25} and positions[0] > positions[1]
+    top_one = plot_feature_weights(machine, top=1)
+    assert [t.get_text() for t in top_one.axes[0].get_yticklabels()] == ["2 (income)"]
+    assert "top 1 shown" in top_one.axes[0].get_title()
+    unnamed = plot_feature_weights(_stump_machine())
+    assert [t.get_text() for t in unnamed.axes[0].get_yticklabels()] == ["0", "2", "1"]
+    with pytest.raises(ValueError, match="^top:"):
+        plot_feature_weights(machine, top=0)
+    image = plot_feature_map(machine, (1, 3))
+    assert image.axes[0].get_title().endswith("strongest: income")
+    assert "strongest" not in plot_feature_map(_stump_machine(), (1, 3)).axes[0].get_title()

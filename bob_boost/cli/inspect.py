@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..machine import BoostedMachine
+from ..plots import feature_names
 from ._common import HelpFormatter, load_model
 
 
@@ -29,29 +30,44 @@ def command_inspect(args: argparse.Namespace) -> int:
 
 
 def describe(machine: BoostedMachine, path: str, rounds: int | None) -> dict[str, Any]:
-    """A JSON-able summary of a model: types, rounds, features used, weights."""
+    """A JSON-able summary of a model: types, rounds, features used (with their names when known), weights.
+
+    ``feature_names`` is None, or the name of each entry of ``features_used``
+    (from the model's metadata, see :func:`bob_boost.plots.feature_names`);
+    each round lists its features' names the same way.
+    """
     weak = machine.weak_machines
     weights = machine.weights
     types: dict[str, int] = {}
     for m in weak:
         types[m.machine_type] = types.get(m.machine_type, 0) + 1
     shown = len(weak) if rounds is None else min(rounds, len(weak))
+    names = feature_names(machine)
+    used = machine.feature_indices().tolist()
+
+    def named(indices: list[int]) -> list[str] | None:
+        return None if names is None else [names[i] for i in indices]
+
     return {
         "file": path, "weak_machines": len(weak), "outputs": machine.number_of_outputs,
         "number_of_features": machine.number_of_features, "machine_types": types,
-        "features_used": machine.feature_indices().tolist(),
+        "features_used": used, "feature_names": named(used),
         "cost_matrix": None if machine.cost_matrix is None else machine.cost_matrix.tolist(),
         "decision_rule": machine.decision_rule, "baseline": machine.baseline.tolist(),
         "metadata": machine.metadata,
         "rounds": [{"round": i + 1, "machine": repr(weak[i]), "features": weak[i].feature_indices().tolist(),
-                    "weights": weights[i].tolist()} for i in range(shown)],
+                    "feature_names": named(weak[i].feature_indices().tolist()), "weights": weights[i].tolist()}
+                   for i in range(shown)],
     }
 
 
 def _format_description(summary: dict[str, Any]) -> str:
     """The text report of a :func:`describe` summary."""
-    used = summary["features_used"]
-    preview = ", ".join(map(str, used[:30])) + (", ..." if len(used) > 30 else "")
+    used, names = summary["features_used"], summary["feature_names"]
+    # names make each entry longer, so fewer are previewed on the one line
+    limit = 30 if names is None else 12
+    labels = list(map(str, used)) if names is None else [f"{i} ({name})" for i, name in zip(used, names)]
+    preview = ", ".join(labels[:limit]) + (", ..." if len(used) > limit else "")
     lines = [f"model: {summary['file']}",
              f"weak machines (rounds): {summary['weak_machines']}",
              "machine types: " + ", ".join(f"{k} x{v}" for k, v in summary["machine_types"].items()),
@@ -62,13 +78,14 @@ def _format_description(summary: dict[str, Any]) -> str:
     if summary["cost_matrix"] is not None:
         lines.append(f"cost matrix: {summary['cost_matrix']}")
     for key, value in sorted(summary["metadata"].items()):
-        if key != "feature_names":
+        if names is None or key not in ("feature_names", "feature_names_in"):  # else shown with the features
             lines.append(f"{key}: {value}")
     if summary["rounds"]:
         lines.append("round  weights  weak machine")
         for entry in summary["rounds"]:
             weights = " ".join(f"{w:.4g}" for w in entry["weights"])
-            lines.append(f"{entry['round']:5d}  {weights}  {entry['machine']}")
+            named = f"  [{', '.join(entry['feature_names'])}]" if entry["feature_names"] else ""
+            lines.append(f"{entry['round']:5d}  {weights}  {entry['machine']}{named}")
         hidden = summary["weak_machines"] - len(summary["rounds"])
         if hidden:
             lines.append(f"... {hidden} more (use --rounds N or --all)")
