@@ -296,7 +296,9 @@ def feature_names(machine: BoostedMachine) -> list[str] | None:
     ``feature_names_in_``) is read too. Names that do not fit the machine (not
     a list of strings, or another count than ``machine.number_of_features``)
     are ignored: they only label output, so a model with odd metadata is still
-    shown, by feature index.
+    shown, by feature index. So are names that only repeat each column's
+    index (``"0", "1", ...``, the header of a table whose columns are numbered),
+    which would add nothing to the index they are shown beside.
     """
     for key in ("feature_names", "feature_names_in"):
         names = machine.metadata.get(key)
@@ -306,6 +308,8 @@ def feature_names(machine: BoostedMachine) -> list[str] | None:
         too_few = used.size and used[-1] >= len(names)
         if too_few or machine.number_of_features not in (None, len(names)):
             continue
+        if names == [str(i) for i in range(len(names))]:
+            return None
         return list(names)
     return None
 

@@ -131,7 +131,8 @@ def test_feature_names_are_read_from_the_metadata_when_they_fit():
 
     assert feature_names(_named_machine(["age", "height", "income"])) == ["age", "height", "income"]
     assert feature_names(_stump_machine()) is None
-    for wrong in (["a", "b"], "abc", ["a", 1, "c"], None):  # another count, not a list, not strings
+    # another count, not a list, not strings, only the column numbers
+    for wrong in (["a", "b"], "abc", ["a", 1, "c"], None, ["0", "1", "2"]):
         assert feature_names(_named_machine(wrong)) is None
     # the scikit-learn estimators' key, for models they saved
     machine = _stump_machine()

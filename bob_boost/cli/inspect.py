@@ -78,7 +78,8 @@ def _format_description(summary: dict[str, Any]) -> str:
     if summary["cost_matrix"] is not None:
         lines.append(f"cost matrix: {summary['cost_matrix']}")
     for key, value in sorted(summary["metadata"].items()):
-        if names is None or key not in ("feature_names", "feature_names_in"):  # else shown with the features
+        # names are shown with the features (a list as long as the input is too long for one line; --json has it)
+        if key not in ("feature_names", "feature_names_in"):
             lines.append(f"{key}: {value}")
     if summary["rounds"]:
         lines.append("round  weights  weak machine")
