@@ -15,6 +15,10 @@ training run; every weak trainer works on it:
 - :meth:`BinnedFeatures.distinct`: a bin per distinct value, keeping the raw
   features (exact multi-class trees).
 
+With ``missing`` (``from_values``, ``quantize``, ``distinct``) every feature
+gets one more bin, after its value bins, for its NaN samples
+(:attr:`BinnedFeatures.missing`).
+
 Histograms of per-sample values come from the compiled kernels of the
 histogram engine (:mod:`bob_boost.engine`) over uint8/uint16 codes, in
 threads, whenever every feature has at most 65536 bins and the sums need not
@@ -30,6 +34,8 @@ one sort per feature (float features), once per training run; every
 boosting round after that costs one sparse product.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -70,6 +76,16 @@ def check_histogram_size(number_of_features: int, number_of_values: int, number_
             f"quantise the features to fewer values")
 
 
+def _nan_range(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature float64 minimum and maximum ignoring NaN (0 and 0 for a feature that is all NaN)."""
+    with warnings.catch_warnings():  # an all-NaN feature warns; it gets the range 0 .. 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low = np.nanmin(features, axis=0).astype(np.float64)
+        high = np.nanmax(features, axis=0).astype(np.float64)
+    empty = np.isnan(low)
+    return np.where(empty, 0.0, low), np.where(empty, 0.0, high)
+
+
 class BinnedFeatures:
     """Features coded into per-feature bins, ready for repeated histograms.
 
@@ -94,6 +110,8 @@ class BinnedFeatures:
         route samples with these raw values, exactly as the trained machine will.
     quantized : bool
         Whether the bins come from :meth:`quantize`.
+    missing : bool
+        Whether each feature's last bin holds its NaN samples (missing values).
     number_of_values : int or None
         ``V`` of :meth:`from_integers`.
     """
@@ -332,35 +350,67 @@ class BinnedFeatures:
         return cls(slots, offsets, counts, number_of_values=number_of_values)
 
     @classmethod
-    def quantize(cls, features: np.ndarray, n_threads: int | None = 1) -> "BinnedFeatures":
+    def quantize(cls, features: np.ndarray, n_threads: int | None = 1, missing: bool = False) -> "BinnedFeatures":
         """Code each feature into at most 256 bins (uint8 quantisation).
 
         A feature whose values are integers spanning at most 255 is coded
         losslessly, ``x_q = x - min``; any other feature as
         ``x_q = round((x - min) / step)`` with ``step = (max - min) / 255``.
         Bin ``b`` stands for the raw value ``min + b * step``.
+
+        With ``missing`` NaN is a missing value with a bin of its own after
+        each feature's value bins (bin value NaN); the value bins then number
+        at most 255 (lossless up to a span of 254, else ``step = (max - min) / 254``),
+        so that the codes still fit in a byte.
         """
         raw = np.asarray(features)
         n_threads = check_threads(n_threads)
-        low = raw.min(axis=0).astype(np.float64)
-        high = raw.max(axis=0).astype(np.float64)
+        levels = QUANTIZATION_BINS - 1 if missing else QUANTIZATION_BINS
+        if missing and raw.dtype.kind == "f":
+            low, high = _nan_range(raw)
+        else:
+            low = raw.min(axis=0).astype(np.float64)
+            high = raw.max(axis=0).astype(np.float64)
         # halved before subtracting: max - min overflows for features spanning the float range
         half_span = high / 2 - low / 2
-        lossless = integral_features(raw, n_threads) & (half_span <= (QUANTIZATION_BINS - 1) / 2)
-        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((QUANTIZATION_BINS - 1) / 2))
-        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, QUANTIZATION_BINS).astype(np.int64)
+        lossless = integral_features(raw, n_threads) & (half_span <= (levels - 1) / 2)
+        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((levels - 1) / 2))
+        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, levels).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         owner = np.repeat(np.arange(raw.shape[1]), sizes)
         bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
-        coded = CodedFeatures(step_codes(raw, low, step, n_threads), int(sizes.max()), n_threads)
-        return cls(None, offsets, None, bin_values, raw=raw, quantized=True, coded=coded)
+        missing_codes = sizes if missing else None
+        codes = step_codes(raw, low, step, n_threads, levels - 1, missing_codes)
+        if missing:  # a NaN bin after each feature's value bins
+            bin_values = np.insert(bin_values, offsets[1:], np.nan)
+            sizes = sizes + 1
+            offsets = np.concatenate([[0], np.cumsum(sizes)])
+        coded = CodedFeatures(codes, int(sizes.max()), n_threads)
+        binned = cls(None, offsets, None, bin_values, raw=raw, quantized=True, coded=coded)
+        binned.missing = missing
+        return binned
 
     @classmethod
-    def distinct(cls, features: np.ndarray) -> "BinnedFeatures":
-        """Give every distinct value of a feature its own bin (exact float path)."""
+    def distinct(cls, features: np.ndarray, missing: bool = False) -> "BinnedFeatures":
+        """Give every distinct value of a feature its own bin (exact float path).
+
+        With ``missing`` NaN is a missing value with a bin of its own after
+        each feature's value bins (bin value NaN), whether or not the feature has NaN.
+        """
         raw = np.asarray(features)
-        bins, offsets, values = distinct_value_bins(raw.astype(np.float64, copy=False))
-        return cls(bins, offsets, None, values, raw=raw)
+        values = raw.astype(np.float64, copy=False)
+        if not missing:
+            bins, offsets, bin_values = distinct_value_bins(values)
+            return cls(bins, offsets, None, bin_values, raw=raw)
+        # NaN as +inf (which features never hold) sorts last and forms one bin; a row of +inf gives
+        # every feature that bin, NaN or not
+        sentinel = np.full((1, raw.shape[1]), np.inf)
+        bins, offsets, bin_values = distinct_value_bins(np.vstack([np.where(np.isnan(values), np.inf, values),
+                                                                   sentinel]))
+        bin_values[offsets[1:] - 1] = np.nan
+        binned = cls(np.ascontiguousarray(bins[:-1]), offsets, None, bin_values, raw=raw)
+        binned.missing = True
+        return binned
 
     def padded_positions(self) -> np.ndarray:
         """(#bins,) position of each global bin in the engine's padded (#features x bins-per-feature) layout."""

@@ -220,3 +220,132 @@ def test_tree_machines_validate_their_missing_left():
     tree = TreeMachine(*args, missing_left=[1, 1, 1])
     assert tree.missing_left.tolist() == [True, False, False]  # leaves route nothing
     assert tree(np.array([[np.nan], [1.0]]))[:, 0].tolist() == [1.0, 2.0]
+
+
+# -- multi-class cost-sensitive trees ------------------------------------------------------------------------
+
+def _classes_with_missing(n: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Three classes; NaN in feature 0 (25 %, mostly class 2) and feature 2 (10 %, noise)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4))
+    labels = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5).astype(int)
+    x[rng.random(n) < 0.25, 0] = np.nan
+    labels[np.isnan(x[:, 0]) & (rng.random(n) < 0.7)] = 2
+    x[rng.random(n) < 0.1, 2] = np.nan
+    return x, labels
+
+
+def _gini(sums: np.ndarray) -> float:
+    total = sums.sum()
+    return float((sums ** 2).sum() / total) if total > 0 else 0.0
+
+
+def _brute_force_gini(values: np.ndarray, labels: np.ndarray, weights: np.ndarray, k: int) -> float:
+    """Largest ``gini(left) + gini(right)`` over every feature, midpoint of two present values and NaN side."""
+    best = -np.inf
+    for column in values.T:
+        nan = np.isnan(column)
+        present = np.unique(column[~nan])
+        for t in (present[:-1] + present[1:]) / 2:
+            for nan_left in (True, False):
+                with np.errstate(invalid="ignore"):
+                    left = (column < t) | (nan & nan_left)
+                sums = [np.bincount(labels[side], weights=weights[side], minlength=k) for side in (left, ~left)]
+                best = max(best, _gini(sums[0]) + _gini(sums[1]))
+    return best
+
+
+@pytest.mark.parametrize("quantized", [True, False])
+def test_every_multiclass_split_is_the_brute_force_best_with_nan_on_either_side(quantized):
+    from bob_boost import CostSensitiveTreeTrainer
+    x, labels = _classes_with_missing(500, seed=2)
+    x[:, 3] = np.round(x[:, 3] * 3)  # a few-valued feature among the continuous ones
+    weights = np.random.default_rng(3).uniform(0.5, 2.0, x.shape[0])
+    loss = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [3.0, 1.0, 0.0]])
+    trainer = CostSensitiveTreeTrainer(max_depth=3, quantized=quantized, missing="bin")
+    binned = trainer.prepare(x)
+    tree = trainer.train(binned, labels, weights, loss)
+    assert tree.missing_left is not None and tree.depth >= 2
+    # the values the splits see: each sample's bin value (the raw value, for exact trees); NaN stays NaN
+    codes = binned.codes - binned.offsets[np.newaxis, :-1] if binned.coded is None else binned.coded.codes.T
+    values = binned.bin_values[codes + binned.offsets[np.newaxis, :-1]]
+    assert np.array_equal(np.isnan(values), np.isnan(x))
+    cost_weights = weights * (loss - np.diag(loss)[:, np.newaxis]).sum(axis=1)[labels]
+    for node in np.flatnonzero(tree.features >= 0):
+        inside = _reaches(tree, x, node)
+        vi, li, wi = values[inside], labels[inside], cost_weights[inside]
+        best = _brute_force_gini(vi, li, wi, 3)
+        column = vi[:, tree.features[node]]
+        with np.errstate(invalid="ignore"):
+            left = (column < tree.thresholds[node]) | (np.isnan(column) & tree.missing_left[node])
+        chosen = sum(_gini(np.bincount(li[side], weights=wi[side], minlength=3)) for side in (left, ~left))
+        assert chosen == pytest.approx(best, rel=1e-9)
+
+
+def _multiclass_machine(quantized: bool = True, n_threads: int | None = None, rounds: int = 5):
+    """A SAMME-like machine of multi-class trees trained on NaN features, by reweighting by hand."""
+    from bob_boost import CostSensitiveTreeTrainer
+    x, labels = _classes_with_missing(1500)
+    trainer = CostSensitiveTreeTrainer(max_depth=3, quantized=quantized, n_threads=n_threads, missing="bin")
+    binned = trainer.prepare(x)
+    weights = np.ones(x.shape[0])
+    machine = BoostedMachine(3)
+    for _ in range(rounds):
+        tree = trainer.train(binned, labels, weights, 1 - np.eye(3))
+        wrong = tree.forward_labels(x) != labels
+        error = max(weights[wrong].sum() / weights.sum(), 1e-6)
+        alpha = np.log((1 - error) / error) + np.log(2)
+        weights = weights * np.exp(alpha * wrong)
+        machine.add_weak_machine(tree, np.full(3, alpha))
+    return machine, x, labels
+
+
+def test_multiclass_trees_route_nan_alike_by_numpy_and_compiled_prediction_and_survive_files(tmp_path):
+    machine, x, labels = _multiclass_machine()
+    trees = machine.weak_machines
+    assert any(t.missing_left[t.features >= 0].any() for t in trees)
+    assert any((~t.missing_left[t.features >= 0]).any() for t in trees)
+    assert np.mean(np.argmax(machine.decision_scores(x), axis=1) == labels) > 0.8
+    probe, _ = _classes_with_missing(1000, seed=8)
+    staged = list(machine.staged_decision_scores(probe))[-1]
+    assert np.array_equal(_compiled_scores(machine, probe), staged)
+    assert np.array_equal(machine.decision_scores(probe), staged)
+    path = tmp_path / "multiclass.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    assert loaded.weak_machines == trees
+    assert np.array_equal(loaded.decision_scores(probe), staged)
+    with h5py.File(path, "r+") as handle:  # as written before missing values
+        names = []
+        handle.visit(lambda name: names.append(name) if name.endswith("MissingLeft") else None)
+        for name in names:
+            del handle[name]
+    old = BoostedMachine.load(path)
+    assert all(t.missing_left is None for t in old.weak_machines)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.decision_scores(probe)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.weak_machines[0].predict_labels(probe)
+
+
+@pytest.mark.parametrize("quantized", [True, False])
+def test_multiclass_trees_do_not_depend_on_the_thread_count(quantized):
+    models = [_multiclass_machine(quantized, n_threads, rounds=3)[0] for n_threads in (1, 2, 4)]
+    for other in models[1:]:
+        assert other.weak_machines == models[0].weak_machines
+
+
+def test_multiclass_trees_without_missing_handling_reject_nan_and_never_split_all_nan_features():
+    from bob_boost import CostSensitiveTreeTrainer
+    x, labels = _classes_with_missing(800)
+    weights, loss = np.ones(x.shape[0]), 1 - np.eye(3)
+    for quantized in (True, False):
+        with pytest.raises(ValueError, match="features: contains NaN"):
+            CostSensitiveTreeTrainer(quantized=quantized).train(x, labels, weights, loss)
+        x_nan = x.copy()
+        x_nan[:, 1] = np.nan
+        tree = CostSensitiveTreeTrainer(max_depth=4, quantized=quantized, missing="bin").train(
+            x_nan, labels, weights, loss)
+        assert 1 not in tree.feature_indices()
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        CostSensitiveTreeTrainer(missing="mean")

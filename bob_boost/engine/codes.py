@@ -92,11 +92,17 @@ def integral_features(features: np.ndarray, n_threads: int) -> np.ndarray:
     return partial.all(axis=0)
 
 
-def step_codes(features: np.ndarray, low: np.ndarray, step: np.ndarray, n_threads: int) -> np.ndarray:
-    """(#features, #samples) uint8 codes ``round((x - low) / step)``, clipped to 0 .. 255."""
+def step_codes(features: np.ndarray, low: np.ndarray, step: np.ndarray, n_threads: int, top: int = 255,
+               missing_codes: np.ndarray | None = None) -> np.ndarray:
+    """(#features, #samples) uint8 codes ``round((x - low) / step)``, clipped to 0 .. ``top``.
+
+    NaN gets ``missing_codes[f]`` (the feature's missing-value bin, where missing values are handled).
+    """
+    if missing_codes is None:
+        missing_codes = np.zeros(features.shape[1], dtype=np.int64)
     out = np.empty((features.shape[1], features.shape[0]), dtype=np.uint8)
-    run_blocks(kernels.step_rows, [(features, low, step, a, b, out) for a, b in _row_blocks(features.shape[0],
-                                                                                            n_threads)], n_threads)
+    run_blocks(kernels.step_rows, [(features, low, step, float(top), missing_codes, a, b, out)
+                                   for a, b in _row_blocks(features.shape[0], n_threads)], n_threads)
     return out
 
 

@@ -96,24 +96,34 @@ def rank_rows(values, low, ranks, row_start, row_stop, codes):
 
 @numba.njit(**_JIT)
 def integral_columns(values, row_start, row_stop, integral):
-    """Clear ``integral[f]`` when a value of feature ``f`` in rows ``row_start:row_stop`` is not an integer."""
+    """Clear ``integral[f]`` when a value of feature ``f`` in rows ``row_start:row_stop`` is not an integer.
+
+    NaN (a missing value, where they are handled) says nothing about the others and is skipped.
+    """
     n_features = values.shape[1]
     for i in range(row_start, row_stop):
         row = values[i]
         for f in range(n_features):
-            if integral[f] and row[f] != np.rint(row[f]):
+            if integral[f] and row[f] == row[f] and row[f] != np.rint(row[f]):
                 integral[f] = False
 
 
 @numba.njit(**_JIT)
-def step_rows(values, low, step, row_start, row_stop, codes):
-    """``codes[f, i] = clip(rint((x / 2 - low / 2) / (step / 2)), 0, 255)`` (uniform 8-bit quantisation)."""
+def step_rows(values, low, step, top, missing_codes, row_start, row_stop, codes):
+    """``codes[f, i] = clip(rint((x / 2 - low / 2) / (step / 2)), 0, top)`` (uniform 8-bit quantisation).
+
+    NaN gets ``missing_codes[f]`` (the feature's missing-value bin, where missing values are handled).
+    """
     n_features = values.shape[1]
     for i in range(row_start, row_stop):
         row = values[i]
         for f in range(n_features):
-            q = np.rint((np.float64(row[f]) / 2 - low[f] / 2) / (step[f] / 2))
-            codes[f, i] = min(max(q, 0.0), 255.0)
+            x = np.float64(row[f])
+            if x != x:
+                codes[f, i] = missing_codes[f]
+                continue
+            q = np.rint((x / 2 - low[f] / 2) / (step[f] / 2))
+            codes[f, i] = min(max(q, 0.0), top)
 
 
 @numba.njit(**_JIT)
@@ -301,7 +311,8 @@ def _gini(values):
 
 
 @numba.njit(**_JIT)
-def best_gini_splits(sums, counts, positions, offsets, features, totals, node_counts, tie_tolerance, best, score):
+def best_gini_splits(sums, counts, positions, offsets, features, totals, node_counts, tie_tolerance, missing, best,
+                     score, nan_left):
     """Each node's best split by the weighted Gini criterion, over the bins of ``features``.
 
     ``sums[node, positions[g], c]`` and ``counts[node, positions[g]]`` hold the
@@ -311,33 +322,60 @@ def best_gini_splits(sums, counts, positions, offsets, features, totals, node_co
     first split, in feature then bin order, within ``tie_tolerance`` (relative)
     of the node's highest score, or -1 without a valid split; ``score[node]``
     is that split's score.
+
+    With ``missing`` each feature's last bin holds its NaN samples: a split
+    lies between two occupied value bins, and where the node has NaN samples
+    it is scored with them on the left (first) and on the right;
+    ``nan_left[node]`` says where they go. A node without NaN samples sends
+    NaN to the child with more samples (left on a tie).
     """
     n_nodes, _, n_classes = sums.shape
     left = np.empty(n_classes)
+    candidate = np.empty(n_classes)
     right = np.empty(n_classes)
+    nan_sums = np.zeros(n_classes)
     for node in range(n_nodes):
         top = -np.inf
         best[node] = -1
+        nan_left[node] = False
         for scan in range(2):
             for j in range(features.size):
                 f = features[j]
                 left[:] = 0.0
                 left_count = 0
-                for g in range(offsets[f], offsets[f + 1]):
+                nan_count = 0
+                stop = offsets[f + 1]
+                if missing:
+                    stop -= 1
+                    nan_count = counts[node, positions[stop]]
+                    for c in range(n_classes):
+                        nan_sums[c] = sums[node, positions[stop], c]
+                value_count = node_counts[node] - nan_count
+                for g in range(offsets[f], stop):
                     p = positions[g]
                     for c in range(n_classes):
                         left[c] += sums[node, p, c]
                     left_count += counts[node, p]
-                    if counts[node, p] == 0 or left_count == 0 or left_count >= node_counts[node]:
+                    if counts[node, p] == 0 or left_count == 0 or left_count >= value_count:
                         continue
-                    for c in range(n_classes):
-                        right[c] = totals[node, c] - left[c]
-                    value = _gini(left) + _gini(right)
-                    if scan == 0:
-                        top = max(top, value)
-                    elif value >= top - tie_tolerance * abs(top):
-                        best[node] = g
-                        score[node] = value
+                    # side 0: NaN samples (if any) left; side 1: right
+                    for side in range(2 if nan_count > 0 else 1):
+                        moved = nan_count > 0 and side == 0
+                        for c in range(n_classes):
+                            candidate[c] = left[c] + nan_sums[c] if moved else left[c]
+                            right[c] = totals[node, c] - candidate[c]
+                        value = _gini(candidate) + _gini(right)
+                        if scan == 0:
+                            top = max(top, value)
+                        elif value >= top - tie_tolerance * abs(top):
+                            best[node] = g
+                            score[node] = value
+                            if nan_count > 0:
+                                nan_left[node] = moved
+                            else:
+                                nan_left[node] = 2 * left_count >= node_counts[node]
+                            break
+                    if scan == 1 and best[node] >= 0:
                         break
                 if scan == 1 and best[node] >= 0:
                     break

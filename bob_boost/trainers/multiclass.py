@@ -25,7 +25,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
 from ..engine.threads import check_threads
-from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size  # noqa: F401  (old import path)
+from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size, check_missing  # noqa: F401  (old import path)
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
 #: The coded features of the multi-class trainers are the one binned representation (old names).
@@ -99,15 +99,33 @@ class CostSensitiveTreeTrainer:
     n_threads : int or None
         Threads for coding and for the histograms of quantised features (None:
         every core; read when training starts). The tree does not depend on it.
+    missing : {None, "bin"}
+        None: NaN in the features is rejected. ``"bin"``: NaN is a missing
+        value with a bin of its own in every feature (quantised features then
+        get at most 255 value bins, see :meth:`BinnedFeatures.quantize`), and
+        every split learns where NaN goes: a node with NaN samples scores each
+        threshold with them on the left and on the right and keeps the better
+        (left on a tie); a node without sends NaN to the child with more
+        training samples (left on a tie). The directions are saved with the
+        tree (:attr:`~bob_boost.weak.multiclass.MultiClassTreeMachine.missing_left`).
+        A split always lies between two occupied value bins, so a feature that
+        is NaN for every sample of a node never splits it.
     """
 
-    def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None) -> None:
+    def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None,
+                 missing: str | None = None) -> None:
         self.max_depth = check_positive_int(max_depth, "max_depth")
         if not isinstance(quantized, (bool, np.bool_)):
             raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
         self.quantized = bool(quantized)
         check_threads(n_threads)
         self.n_threads = n_threads
+        self.missing = check_missing(missing)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
+        return check_missing(self.missing) is not None
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate and code ``features`` once, for repeated :meth:`train` calls."""
@@ -117,11 +135,15 @@ class CostSensitiveTreeTrainer:
             if features.quantized != self.quantized:
                 raise InvalidValueError(f"features: coded with quantized={features.quantized}, the trainer "
                                         f"uses quantized={self.quantized}")
+            if features.missing != self.accepts_missing:
+                raise InvalidValueError(f"features: coded with missing={'bin' if features.missing else None!r}, "
+                                        f"the trainer has missing={self.missing!r}")
             return features
-        array = as_feature_matrix(features)
+        missing = self.accepts_missing
+        array = as_feature_matrix(features, allow_nan=missing)
         if self.quantized:
-            return BinnedFeatures.quantize(array, check_threads(self.n_threads))
-        return BinnedFeatures.distinct(array)
+            return BinnedFeatures.quantize(array, check_threads(self.n_threads), missing=missing)
+        return BinnedFeatures.distinct(array, missing=missing)
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:
         """Fit a tree to weighted labelled data.
@@ -157,7 +179,8 @@ class CostSensitiveTreeTrainer:
                                     subset).grow(self.max_depth))
 
     def __repr__(self) -> str:
-        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized})"
+        missing = "" if self.missing is None else f", missing={self.missing!r}"
+        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized}{missing})"
 
 
 class MultiClassStumpTrainer:

@@ -43,6 +43,7 @@ class TreeGrower:
         self.node_thresholds: list[float] = [0.0]
         self.left: list[int] = [-1]
         self.right: list[int] = [-1]
+        self.missing_left: list[bool] = [False]
 
     def grow(self, max_depth: int) -> MultiClassTreeMachine:
         """Split level by level up to ``max_depth`` and return the tree."""
@@ -51,7 +52,7 @@ class TreeGrower:
         for _ in range(max_depth):
             splits = self._best_splits(sample_node, frontier)
             new_nodes, split_nodes = [], []
-            for node, (bin_index, threshold) in zip(frontier.tolist(), splits):
+            for node, (bin_index, threshold, nan_left) in zip(frontier.tolist(), splits):
                 if bin_index < 0:
                     continue
                 split_nodes.append(node)
@@ -59,6 +60,8 @@ class TreeGrower:
                 self.node_features[node] = int(self.feature_of_bin[bin_index])
                 self.node_thresholds[node] = threshold
                 self.left[node], self.right[node] = first_child, first_child + 1
+                self.missing_left[node] = nan_left
+                self.missing_left += [False, False]
                 self.node_features += [-1, -1]
                 self.node_thresholds += [0.0, 0.0]
                 self.left += [-1, -1]
@@ -69,7 +72,8 @@ class TreeGrower:
             sample_node = self._route(sample_node, split_nodes)
             frontier = np.array(new_nodes)
         return MultiClassTreeMachine(self.node_features, self.node_thresholds, self.left, self.right,
-                                     self._node_labels(sample_node), self.k)
+                                     self._node_labels(sample_node), self.k,
+                                     self.missing_left if self.data.missing else None)
 
     def _route(self, sample_node: np.ndarray, split_nodes: list[int]) -> np.ndarray:
         """Move the samples of ``split_nodes`` to their children, by the raw-value rule of the machine."""
@@ -78,7 +82,11 @@ class TreeGrower:
         rows = np.flatnonzero(just_split[sample_node])
         node = sample_node[rows]
         feature = np.array(self.node_features)[node]
-        above = self.data.raw[rows, feature] >= np.array(self.node_thresholds)[node]
+        values = self.data.raw[rows, feature]
+        above = values >= np.array(self.node_thresholds)[node]
+        if self.data.missing and values.dtype.kind == "f":
+            nan = np.isnan(values)
+            above[nan] = ~np.array(self.missing_left, dtype=bool)[node[nan]]
         moved = sample_node.copy()
         moved[rows] = np.where(above, np.array(self.right)[node], np.array(self.left)[node])
         return moved
@@ -94,22 +102,22 @@ class TreeGrower:
                 sums[node] = sums[self.left[node]] + sums[self.right[node]]
         return cheapest(sums @ self.loss_matrix)
 
-    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float]]:
-        """Best (global bin, threshold) per frontier node; bin -1 where no split helps."""
+    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float, bool]]:
+        """Best (global bin, threshold, NaN goes left) per frontier node; bin -1 where no split helps."""
         data = self.data
         n_bins = data.number_of_bins
         local = np.full(len(self.node_features), -1, dtype=np.int64)
         local[frontier] = np.arange(frontier.size)
         sample_local = local[sample_node]
         chunk = max(1, _MAX_HISTOGRAM_ENTRIES // (n_bins * (self.k + 1)))
-        results: list[tuple[int, float]] = []
+        results: list[tuple[int, float, bool]] = []
         for start in range(0, frontier.size, chunk):
             stop = min(start + chunk, frontier.size)
             rows = np.flatnonzero((sample_local >= start) & (sample_local < stop))
             results += self._chunk_splits(rows, sample_local[rows] - start, stop - start)
         return results
 
-    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[tuple[int, float]]:
+    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[tuple[int, float, bool]]:
         """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
         data, k = self.data, self.k
         n_bins = data.number_of_bins
@@ -133,21 +141,24 @@ class TreeGrower:
             positions = np.arange(n_bins)
         best = np.empty(n_nodes, dtype=np.int64)
         score = np.empty(n_nodes)
+        nan_left = np.empty(n_nodes, dtype=np.bool_)
         # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
         kernels.best_gini_splits(histograms, counts, positions, data.offsets, np.sort(self.subset).astype(np.int64),
-                                 np.ascontiguousarray(totals[:, 0]), node_counts[:, 0], TIE_TOLERANCE, best, score)
+                                 np.ascontiguousarray(totals[:, 0]), node_counts[:, 0], TIE_TOLERANCE,
+                                 bool(data.missing), best, score, nan_left)
         parent = _gini_term(totals)[:, 0]
         results = []
         for i, bin_index in enumerate(best.tolist()):
             gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
             # a gain at rounding level means the children have the parent's class mix
             if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
-                results.append((-1, 0.0))
+                results.append((-1, 0.0, False))
                 continue
-            end = data.offsets[self.feature_of_bin[bin_index] + 1]
+            # the next occupied value bin (the missing-value bin, last, is none)
+            end = data.offsets[self.feature_of_bin[bin_index] + 1] - int(data.missing)
             following = bin_index + 1 + int(np.argmax(counts[i, positions[bin_index + 1:end]] > 0))
             threshold = midpoints(data.bin_values[bin_index], data.bin_values[following])
-            results.append((bin_index, float(threshold)))
+            results.append((bin_index, float(threshold), bool(nan_left[i])))
         return results
 
     def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, totals: np.ndarray,

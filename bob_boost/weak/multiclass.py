@@ -18,7 +18,7 @@ from ..costs import margin_vectors
 from ..registry import register_weak_machine
 from .base import WeakMachine
 from .lut import check_discrete
-from .tree import check_tree_arrays, tree_depth
+from .tree import check_missing_features, check_missing_left, check_tree_arrays, route, tree_depth
 
 
 def _check_number_of_classes(value) -> int:
@@ -94,17 +94,32 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         for inspection).
     number_of_classes : int
         K >= 2.
+    missing_left : array_like of bool, optional
+        Per node, where NaN goes: the left child (True) or the right one
+        (False); the trees of ``CostSensitiveTreeTrainer(missing="bin")`` learn
+        it. None (the default, and every file written without it): the
+        machine does not accept NaN.
     """
 
     machine_type = "MultiClassTreeMachine"
 
     def __init__(self, features, thresholds, left_children, right_children, labels,
-                 number_of_classes: int) -> None:
+                 number_of_classes: int, missing_left=None) -> None:
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         (self.features, self.thresholds, self.left_children, self.right_children,
          _) = check_tree_arrays(features, thresholds, left_children, right_children, self.labels.size)
+        self.missing_left = check_missing_left(missing_left, self.features)
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN is a missing value the tree routes (see :attr:`missing_left`), rather than an error."""
+        return self.missing_left is not None
+
+    def check_features(self, features) -> np.ndarray:
+        """Validate ``features`` (2-D, wide enough; NaN allowed when :attr:`accepts_missing`)."""
+        return check_missing_features(self, features)
 
     @property
     def number_of_nodes(self) -> int:
@@ -117,24 +132,22 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
 
     def forward_labels(self, features: np.ndarray) -> np.ndarray:
         """Route every sample from the root to a leaf, one level per step."""
-        rows = np.arange(features.shape[0])
         node = np.zeros(features.shape[0], dtype=np.int64)
         for _ in range(self.depth):
-            feature = self.features[node]
-            internal = feature >= 0
-            values = features[rows, np.maximum(feature, 0)]
-            child = np.where(values >= self.thresholds[node], self.right_children[node], self.left_children[node])
-            node = np.where(internal, child, node)
+            node = route(features, node, self.features, self.thresholds, self.left_children, self.right_children,
+                         self.missing_left)
         return self.labels[node]
 
     def save(self, group: h5py.Group) -> None:
-        """Write the node arrays and ``NumberOfClasses``."""
+        """Write the node arrays and ``NumberOfClasses`` (and ``MissingLeft`` when NaN is routed)."""
         group.create_dataset("Features", data=self.features.astype(np.int32))
         group.create_dataset("Thresholds", data=self.thresholds)
         group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
         group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
         group.create_dataset("Labels", data=self.labels.astype(np.int32))
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
+        if self.missing_left is not None:
+            group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
 
     @classmethod
     def load(cls, group: h5py.Group) -> "MultiClassTreeMachine":
@@ -143,16 +156,18 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         arrays = {name: hdf5.read_array(group, name, "int", ndim=1)
                   for name in ("Features", "LeftChildren", "RightChildren", "Labels")}
         thresholds = hdf5.read_array(group, "Thresholds", "float", ndim=1)
+        # files without MissingLeft (written before missing values, or without them) reject NaN as before
+        missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"],
-                       arrays["Labels"], number_of_classes)
+                       arrays["Labels"], number_of_classes, missing_left)
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
     def _state(self) -> tuple:
         return (self.number_of_classes, tuple(self.features.tolist()), self.thresholds.tobytes(),
                 tuple(self.left_children.tolist()), tuple(self.right_children.tolist()),
-                tuple(self.labels.tolist()))
+                tuple(self.labels.tolist()), None if self.missing_left is None else tuple(self.missing_left.tolist()))
 
     def __repr__(self) -> str:
         return (f"MultiClassTreeMachine(depth={self.depth}, #nodes={self.number_of_nodes}, "
