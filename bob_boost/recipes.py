@@ -118,8 +118,9 @@ class Recipe:
     target_kind: str
 
     def train(self, features, targets, number_of_rounds: int, callback: RoundCallback | None = None,
-              sample_weight: np.ndarray | None = None) -> BoostedMachine:
-        """Train a new machine for ``number_of_rounds`` rounds at most.
+              sample_weight: np.ndarray | None = None,
+              boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+        """Train a new machine, or continue ``boosted_machine``, for ``number_of_rounds`` rounds at most.
 
         Parameters
         ----------
@@ -134,27 +135,29 @@ class Recipe:
         sample_weight : numpy.ndarray, optional
             (#samples,) non-negative weights: factors of the generic trainer's
             loss, the initial distributions of the other trainers.
+        boosted_machine : BoostedMachine, optional
+            A machine this recipe trained on the same data, extended in place:
+            the result equals one run of the total number of rounds.
 
         Notes
         -----
-        With the squared loss the machine's baseline is the (weighted) mean
+        With the squared loss a new machine's baseline is the (weighted) mean
         of the targets, the constant that minimises the loss, and the rounds
         boost the residuals.
         """
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        options: dict[str, Any] = {"callback": callback, "boosted_machine": boosted_machine}
         if self.name in BINARY_COST_TRAINERS:
-            return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight,
-                                      callback=callback)
-        if self.name != "boosting" or not isinstance(self.loss, SquaredLoss):
-            return self.trainer.train(features, targets, number_of_rounds, callback=callback,
-                                      sample_weight=sample_weight)
+            return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight, **options)
+        if self.name != "boosting" or not isinstance(self.loss, SquaredLoss) or boosted_machine is not None:
+            return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight, **options)
         # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
         # reach its level
         values = self.loss.check_targets(targets)
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, values.shape[0]))
         intercept = np.average(values, axis=0, weights=weights)
-        return self.trainer.train(features, values, number_of_rounds, callback=callback,
-                                  sample_weight=sample_weight, baseline=intercept)
+        return self.trainer.train(features, values, number_of_rounds, sample_weight=sample_weight,
+                                  baseline=intercept, **options)
 
 
 def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,

@@ -50,11 +50,23 @@ PIPELINE_FAILURES = {
 }
 
 
+#: check_class_weight_classifiers fits {0: 1000, others: 0.0001} and wants class 0 on 87% of test points.
+CLASS_WEIGHT_FAILURES = {
+    BoostingClassifier: "a machine without intercept (bob's model) is a sum of +-1 stumps: it cannot predict one "
+                        "class everywhere, however small the other classes' weights",
+    AdaBoostDBClassifier: "each class keeps half of the total weight (the paper's initialisation), so class weights "
+                          "only reweight samples within their class",
+    BAdaCostClassifier: "a cost-sensitive tree labels a leaf that holds one class only with that class, whatever "
+                        "its weight",
+}
+
+
 def expected_failed_checks(estimator) -> dict[str, str]:
     """The checks that cannot pass, with the reason."""
     if isinstance(estimator, Pipeline):
         return PIPELINE_FAILURES
-    return {}
+    reason = CLASS_WEIGHT_FAILURES.get(type(estimator))
+    return {} if reason is None else {"check_class_weight_classifiers": reason}
 
 
 @parametrize_with_checks(CHECKED_ESTIMATORS, expected_failed_checks=expected_failed_checks)
@@ -438,4 +450,3 @@ def test_badacost_bad_cost_matrix():
         BAdaCostClassifier(cost_matrix=[[0, 1], [1, 0]]).fit(X, y)
     with pytest.raises(ValueError, match="cost_matrix: the diagonal must be zero"):
         BAdaCostClassifier(cost_matrix=np.ones((3, 3))).fit(X, y)
-    assert "sample_weight" not in BAdaCostClassifier.fit.__code__.co_varnames

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._validation import check_positive_int
-from ..callbacks import RoundCallback, check_callback, stop_requested
+from ..callbacks import RoundCallback, check_callback, stop_requested, training_ended, training_started
 from ..exceptions import InvalidTypeError
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
@@ -88,7 +88,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         The trained machine.
     """
     number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
-    check_callback(callback)
+    callback = check_callback(callback)
     if boosted_machine is None:
         machine = algorithm.new_machine(features)
     else:
@@ -103,6 +103,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
     state.track_scores = callback is not None
     logger.info("%s: up to %d rounds on %d samples x %d features", algorithm.name, number_of_rounds,
                 features.shape[0], features.shape[1])
+    training_started(callback, machine)
     for round_index in range(number_of_rounds):
         state.round_index = round_index
         algorithm.begin_round(state)
@@ -131,6 +132,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
             logger.info("%s round %d: %r classifies every training sample correctly (weight %s); stopping",
                         algorithm.name, round_index + 1, proposal.machine, np.array2string(np.asarray(weight)))
             break
+    training_ended(callback, machine)
     return machine
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,9 @@ from .. import recipes
 from .._validation import check_sample_weight
 from ..registry import loss_class
 from ..weak.lut import check_discrete
-from ._compat import BaseEstimator, ClassifierMixin, check_classification_targets, check_is_fitted, validate_data
+from . import _fitting
+from ._compat import (BaseEstimator, ClassifierMixin, available_if, check_classification_targets, check_is_fitted,
+                      compute_sample_weight, validate_data)
 
 #: Key of the machine's metadata that names the estimator class.
 ESTIMATOR_KEY = "sklearn_estimator"
@@ -71,7 +74,11 @@ class _BoostedEstimator(BaseEstimator):
             "n_features_in": int(self.n_features_in_),
         }
         if hasattr(self, "feature_names_in_"):
-            metadata["feature_names_in"] = [str(name) for name in self.feature_names_in_]
+            names = [str(name) for name in self.feature_names_in_]
+            # "feature_names" is what bob-boost inspect and the plots read, as for a table's header line
+            metadata["feature_names_in"] = metadata["feature_names"] = names
+        if hasattr(self, "n_iter_"):
+            metadata.update(_fitting.fitted_state(self))
         return metadata
 
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
@@ -80,6 +87,37 @@ class _BoostedEstimator(BaseEstimator):
         self.n_features_in_ = int(metadata["n_features_in"])
         if "feature_names_in" in metadata:
             self.feature_names_in_ = np.asarray(metadata["feature_names_in"], dtype=object)
+        # files of bob_boost 0.2 and older have no histories: the machine's length is all they say
+        self.n_iter_ = int(metadata.get("n_iter", len(machine)))
+        self.train_score_ = np.asarray(metadata.get("train_score", []), dtype=np.float64)
+        self.validation_score_ = np.asarray(metadata.get("validation_score", []), dtype=np.float64)
+
+    def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
+               rounds: int, stratify: np.ndarray | None = None) -> BoostedMachine:
+        """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`."""
+        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify)
+
+    def _fit_features(self, X, y, **options) -> tuple[np.ndarray, np.ndarray]:
+        """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
+        _fitting.check_fit_parameters(self)
+        continuing = self.warm_start and hasattr(self, "machine_")
+        return validate_data(self, X, y, reset=not continuing, **options)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """(#features,) each feature's share of the training loss decrease, summing to 1.
+
+        Every round lowers the training loss (the loss the trainer minimises,
+        weighted by the sample weights, on the samples it trained on) by some
+        amount; that decrease (0 if the loss rose) is shared equally by the
+        features the round's weak machine reads (the one feature of a stump
+        or a univariate LUT; the split features of a tree; the per-output
+        features of a multi-output LUT). A feature's importance is its total
+        over the machine's rounds divided by the total decrease; features
+        never read get 0, and a machine without rounds gives all zeros.
+        """
+        check_is_fitted(self)
+        return _fitting.importances(self.machine_, self.n_features_in_)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted estimator to an HDF5 file.
@@ -138,13 +176,40 @@ def _check_splittable(X: np.ndarray) -> None:
                                 "so no decision stump can split them")
 
 
+def _offers_probabilities(estimator) -> bool:
+    """``available_if`` check: whether the estimator offers probabilities."""
+    return estimator._has_probabilities()
+
+
 class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
-    """Label encoding and score -> label decisions shared by the classifiers."""
+    """Label encoding, class weights and score -> label decisions shared by the classifiers."""
+
+    def _weights(self, y: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
+        """``_positive_weights`` of ``sample_weight`` times the ``class_weight`` of every sample's class.
+
+        Raises
+        ------
+        ValueError
+            If ``class_weight`` is neither None, ``"balanced"`` nor a dict of the classes in ``y``
+            (scikit-learn's own messages).
+        """
+        if self.class_weight is not None:
+            if not (self.class_weight == "balanced" or isinstance(self.class_weight, dict)):
+                raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got "
+                                        f"{self.class_weight!r}")
+            factors = compute_sample_weight(self.class_weight, y)
+            base = np.ones(y.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])
+            sample_weight = base * factors
+        return self._positive_weights(sample_weight, y.shape[0])
 
     def _encode_labels(self, y, kept: np.ndarray) -> np.ndarray:
         """Set ``classes_`` and return the class index of every sample."""
         check_classification_targets(y)
-        self._encoding = ClassEncoding.fit(y, name="y")
+        encoding = ClassEncoding.fit(y, name="y")
+        if self.warm_start and hasattr(self, "machine_") and list(encoding.classes) != list(self.classes_):
+            raise InvalidValueError(f"y: has classes {list(encoding.classes)} but the fitted model, which "
+                                    f"warm_start continues, has {self.classes_.tolist()}")
+        self._encoding = encoding
         self.classes_ = np.array(self._encoding.classes)
         encoded = self._encoding.encode(y, "y")
         weighted_classes = np.unique(encoded[kept])
@@ -176,7 +241,9 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             (#samples,) for two classes (positive means ``classes_[1]``),
             (#samples, #classes) otherwise.
         """
-        scores = self._machine_scores(X)
+        return self._decision_from_scores(self._machine_scores(X))
+
+    def _decision_from_scores(self, scores: np.ndarray) -> np.ndarray:
         if self.machine_.cost_matrix is not None:
             scores = -(scores @ cost_star(self.machine_.cost_matrix).T)
             if self.classes_.size == 2:
@@ -186,10 +253,63 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels (elements of ``classes_``): the machine's decision, as its ``predict``."""
-        scores = self._machine_scores(X)
+        return self._labels_from_scores(self._machine_scores(X))
+
+    def _labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
         return self.classes_[self.machine_.class_indices_from_scores(scores)]
+
+    def _has_probabilities(self) -> bool:
+        """Whether :meth:`predict_proba` is offered (every classifier but the tangential loss's)."""
+        return True
+
+    @available_if(_offers_probabilities)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, columns in ``classes_`` order; their argmax is :meth:`predict`.
+
+        Each estimator's documentation says what they estimate.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, #classes) probabilities summing to 1 per row.
+        """
+        return self._proba_from_scores(self._machine_scores(X))
+
+    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Probabilities from machine scores: a softmax of :meth:`decision_function`'s class scores."""
+        decision = self._decision_from_scores(scores)
+        if decision.ndim == 1:
+            decision = np.column_stack([np.zeros_like(decision), decision])
+        decision = decision - decision.max(axis=1, keepdims=True)
+        exponentials = np.exp(decision)
+        return exponentials / exponentials.sum(axis=1, keepdims=True)
+
+    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+        """:meth:`decision_function` after each round: one array per weak machine of ``machine_``."""
+        for scores in self._staged_scores(X):
+            yield self._decision_from_scores(scores)
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """:meth:`predict` after each round: one array per weak machine of ``machine_``."""
+        for scores in self._staged_scores(X):
+            yield self._labels_from_scores(scores)
+
+    @available_if(_offers_probabilities)
+    def staged_predict_proba(self, X) -> Iterator[np.ndarray]:
+        """:meth:`predict_proba` after each round: one array per weak machine of ``machine_``."""
+        for scores in self._staged_scores(X):
+            yield self._proba_from_scores(scores)
+
+    def staged_score(self, X, y, sample_weight=None) -> Iterator[float]:
+        """The (weighted) accuracy on ``X``, ``y`` after each round."""
+        for predicted in self.staged_predict(X):
+            yield float(np.average(predicted == np.asarray(y), weights=sample_weight))
 
     def _machine_scores(self, X) -> np.ndarray:
         """(#samples, #outputs) scores of the fitted machine for validated ``X``."""
         check_is_fitted(self)
         return self.machine_.decision_scores(self._validate_features(X, reset=False))
+
+    def _staged_scores(self, X) -> Iterator[np.ndarray]:
+        check_is_fitted(self)
+        return self.machine_.staged_decision_scores(self._validate_features(X, reset=False))

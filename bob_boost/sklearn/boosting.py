@@ -1,6 +1,7 @@
 """Generic boosting estimators: stumps or look-up tables on a classification or the squared loss."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..machine import BoostedMachine
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _BoostedEstimator,
                     _check_lut_features, _check_splittable)
-from ._compat import RegressorMixin, available_if, check_is_fitted, validate_data
+from ._compat import RegressorMixin, check_is_fitted, r2_score
 
 __all__ = ["BoostingClassifier", "BoostingRegressor"]
 
@@ -60,6 +61,32 @@ class BoostingClassifier(_BoostedClassifier):
         leaves from the loss's gradient and hessian).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class (``"balanced"``: inversely
+        proportional to the class frequencies); the same as passing the
+        matching ``sample_weight``.
+    early_stopping : {"auto", True, False}
+        Hold out ``validation_fraction`` of the samples (stratified for
+        classifiers) and stop when the validation score has not improved by
+        more than ``tol`` for ``n_iter_no_change`` rounds; the machine is
+        then trimmed to its best round. ``"auto"``: only above 10,000
+        samples, as scikit-learn's ``HistGradientBoostingClassifier``.
+    validation_fraction : float
+        Share in (0, 1) of the samples held out for early stopping.
+    n_iter_no_change : int
+        Rounds without improvement before early stopping (>= 1).
+    tol : float
+        The smallest improvement (>= 0) of the validation score that counts.
+    scoring : str, callable or "loss"
+        The early-stopping score: ``"loss"`` (minus the mean training loss of
+        the boosted loss) or a scikit-learn scorer (name or callable), which
+        predicts the whole validation set every round.
+    warm_start : bool
+        Refitting with a larger ``n_estimators`` adds rounds to the fitted
+        machine (on the same data: the result equals one fit of the larger
+        number, bit for bit); a smaller one is an error.
+    random_state : None, int or numpy.random.RandomState
+        Seed of the validation split (kept across warm starts).
 
     Attributes
     ----------
@@ -67,6 +94,16 @@ class BoostingClassifier(_BoostedClassifier):
         The class labels.
     machine_ : bob_boost.BoostedMachine
         The trained machine; its scores are :meth:`decision_function`'s.
+    n_iter_ : int
+        Rounds of the fitted machine (``len(machine_)``).
+    train_score_ : numpy.ndarray
+        ``n_iter_ + 1`` training scores (higher is better; for
+        ``scoring="loss"`` minus the mean loss), the first before any round.
+    validation_score_ : numpy.ndarray
+        The same on the held-out samples; empty without early stopping.
+    feature_importances_ : numpy.ndarray
+        Each feature's share of the training loss decrease (see
+        :attr:`~bob_boost.sklearn._base._BoostedEstimator.feature_importances_`).
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
     feature_names_in_ : numpy.ndarray
@@ -84,7 +121,9 @@ class BoostingClassifier(_BoostedClassifier):
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent",
                  max_bins: int | None = 256, n_threads: int | None = None, max_depth: int = 3,
-                 learning_rate: float = 1.0) -> None:
+                 learning_rate: float = 1.0, class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
+                 scoring="loss", warm_start: bool = False, random_state=None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -94,6 +133,14 @@ class BoostingClassifier(_BoostedClassifier):
         self.n_threads = n_threads
         self.max_depth = max_depth
         self.learning_rate = learning_rate
+        self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.warm_start = warm_start
+        self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -118,10 +165,10 @@ class BoostingClassifier(_BoostedClassifier):
         check_choice(self.selection_style, "selection_style", SELECTION_STYLES)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        X, y = validate_data(self, X, y)
+        X, y = self._fit_features(X, y)
         if self.weak_learner == "lut":
             _check_lut_features(X, maximum)
-        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        kept, weights = self._weights(y, sample_weight)
         encoded = self._encode_labels(y, kept)
         n_classes = self.classes_.size
         if n_classes > 2 and self.weak_learner == "stump":
@@ -136,7 +183,7 @@ class BoostingClassifier(_BoostedClassifier):
                              selection_style=self.selection_style, max_bins=self.max_bins,
                              n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate)
         targets = self._encoding.targets(recipe.target_kind, encoded)
-        self.machine_ = recipe.train(X, targets, rounds, sample_weight=weights)
+        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -144,9 +191,8 @@ class BoostingClassifier(_BoostedClassifier):
         """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
         return self.loss in CLASSIFICATION_LOSSES and make_loss(self.loss).has_probabilities
 
-    @available_if(_has_probabilities)
-    def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities implied by the loss (only for the logit and exponential losses).
+    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Class probabilities implied by the loss (the logit, exponential and softmax losses).
 
         The score minimising the expected loss is ``log(p / (1 - p)) / c``
         with ``p = P(classes_[1] | x)``: ``c = 1`` for the logit loss (the
@@ -158,12 +204,11 @@ class BoostingClassifier(_BoostedClassifier):
         :class:`sklearn.calibration.CalibratedClassifierCV`) where calibrated
         probabilities matter.
 
-        Returns
-        -------
-        numpy.ndarray
-            (#samples, #classes) probabilities, columns in ``classes_`` order.
+        The softmax loss's scores are the logits of a multinomial model, and
+        its probabilities their softmax. The tangential loss defines none,
+        and its estimator has no ``predict_proba``.
         """
-        return make_loss(self.loss).inverse_link(self._machine_scores(X))
+        return make_loss(self.loss).inverse_link(scores)
 
     def __sklearn_tags__(self):
         """scikit-learn tags: multi-class only with LUTs."""
@@ -203,6 +248,28 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         leaves from the loss's gradient and hessian).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
+    early_stopping : {"auto", True, False}
+        Hold out ``validation_fraction`` of the samples (stratified for
+        classifiers) and stop when the validation score has not improved by
+        more than ``tol`` for ``n_iter_no_change`` rounds; the machine is
+        then trimmed to its best round. ``"auto"``: only above 10,000
+        samples, as scikit-learn's ``HistGradientBoostingClassifier``.
+    validation_fraction : float
+        Share in (0, 1) of the samples held out for early stopping.
+    n_iter_no_change : int
+        Rounds without improvement before early stopping (>= 1).
+    tol : float
+        The smallest improvement (>= 0) of the validation score that counts.
+    scoring : str, callable or "loss"
+        The early-stopping score: ``"loss"`` (minus the mean training loss of
+        the boosted loss) or a scikit-learn scorer (name or callable), which
+        predicts the whole validation set every round.
+    warm_start : bool
+        Refitting with a larger ``n_estimators`` adds rounds to the fitted
+        machine (on the same data: the result equals one fit of the larger
+        number, bit for bit); a smaller one is an error.
+    random_state : None, int or numpy.random.RandomState
+        Seed of the validation split (kept across warm starts).
 
     Attributes
     ----------
@@ -210,6 +277,16 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Weighted mean of the training targets.
     machine_ : bob_boost.BoostedMachine
         The trained machine, predicting ``y - intercept_``.
+    n_iter_ : int
+        Rounds of the fitted machine (``len(machine_)``).
+    train_score_ : numpy.ndarray
+        ``n_iter_ + 1`` training scores (higher is better; for
+        ``scoring="loss"`` minus the mean loss), the first before any round.
+    validation_score_ : numpy.ndarray
+        The same on the held-out samples; empty without early stopping.
+    feature_importances_ : numpy.ndarray
+        Each feature's share of the training loss decrease (see
+        :attr:`~bob_boost.sklearn._base._BoostedEstimator.feature_importances_`).
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
     feature_names_in_ : numpy.ndarray
@@ -223,7 +300,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
-                 n_threads: int | None = None, max_depth: int = 3, learning_rate: float = 1.0) -> None:
+                 n_threads: int | None = None, max_depth: int = 3, learning_rate: float = 1.0,
+                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -231,6 +310,13 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.n_threads = n_threads
         self.max_depth = max_depth
         self.learning_rate = learning_rate
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.warm_start = warm_start
+        self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -253,7 +339,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        X, y = validate_data(self, X, y, y_numeric=True)
+        X, y = self._fit_features(X, y, y_numeric=True)
         if self.weak_learner == "lut":
             _check_lut_features(X, maximum)
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
@@ -263,10 +349,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate)
-            self.machine_ = recipe.train(X, y, rounds, sample_weight=weights)  # the intercept is its baseline
+            self.machine_ = self._boost(recipe, X, y, weights, y, rounds)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
                                            decision_rule="identity", baseline=np.average(y, weights=weights))
+            self.n_iter_, self.train_score_, self.validation_score_ = 0, np.zeros(0), np.zeros(0)
         self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
         # the intercept also in the metadata, where bob_boost 0.1's load_estimator looks for it
@@ -284,3 +371,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         """Predicted targets, (#samples,): the machine's scores, intercept included."""
         check_is_fitted(self)
         return self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """:meth:`predict` after each round: one (#samples,) array per weak machine of ``machine_``."""
+        check_is_fitted(self)
+        for scores in self.machine_.staged_decision_scores(self._validate_features(X, reset=False)):
+            yield scores[:, 0]
+
+    def staged_score(self, X, y, sample_weight=None) -> Iterator[float]:
+        """The coefficient of determination R^2 on ``X``, ``y`` after each round."""
+        for predicted in self.staged_predict(X):
+            yield float(r2_score(y, predicted, sample_weight=sample_weight))

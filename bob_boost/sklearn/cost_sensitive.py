@@ -5,13 +5,18 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_positive_int, mean_one
-from ..costs import check_cost_matrix, samme_cost_matrix
+from scipy.special import expit
+
+from .._validation import check_choice, check_positive_int, mean_one
+from ..costs import check_cost_matrix, imbalance_cost_matrix, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..trainers.multiclass import CostSensitiveTreeTrainer
 from ._base import _BoostedClassifier, _check_splittable
-from ._compat import check_random_state, validate_data
+from ._fitting import split_seed
+
+#: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
+COST_PRESETS = ("balanced", "imbalance")
 
 __all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier"]
 
@@ -39,6 +44,30 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     selection : {"alpha", "loss"}
         ``"alpha"``: the stump with the largest step (the paper's rule);
         ``"loss"``: the stump that lowers the bound most.
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class; the same as passing the
+        matching ``sample_weight``. Each class keeps half of the
+        total weight (see Notes), so class weights change only the weights
+        within a class; asymmetry between the classes is the costs' job.
+    early_stopping : {"auto", True, False}
+        Hold out ``validation_fraction`` of the samples (stratified) and stop
+        when the validation score has not improved by more than ``tol`` for
+        ``n_iter_no_change`` rounds; the machine is trimmed to its best
+        round. ``"auto"``: only above 10,000 samples.
+    validation_fraction : float
+        Share in (0, 1) of the samples held out for early stopping.
+    n_iter_no_change : int
+        Rounds without improvement before early stopping (>= 1).
+    tol : float
+        The smallest improvement (>= 0) that counts.
+    scoring : str, callable or "loss"
+        ``"loss"`` (minus the mean double-base bound) or a scikit-learn scorer.
+    warm_start : bool
+        Refitting with a larger ``n_estimators`` adds rounds to the fitted
+        machine (equal, bit for bit, to one fit of the larger number); a
+        smaller one is an error.
+    random_state : None, int or numpy.random.RandomState
+        Seed of the validation split.
 
     Attributes
     ----------
@@ -50,22 +79,46 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         Number of features seen during :meth:`fit`.
     feature_names_in_ : numpy.ndarray
         Feature names, when ``X`` had string column names.
+    n_iter_ : int
+        Rounds of the fitted machine (``len(machine_)``).
+    train_score_, validation_score_ : numpy.ndarray
+        ``n_iter_ + 1`` scores (higher is better), the first before any
+        round; the validation scores only with early stopping.
+    feature_importances_ : numpy.ndarray
+        Each feature's share of the training loss decrease.
 
     Notes
     -----
     As in the paper, each class starts with half of the total weight
     whatever the class sizes; ``sample_weight`` distributes that half among
     the samples of the class. Asymmetry between the classes is the job of
-    the costs. No ``predict_proba`` is offered: the scores estimate a
-    cost-weighted and class-balanced odds, not the class probability.
+    the costs.
+
+    :meth:`predict_proba` gives ``q = sigmoid((C_P + C_N) F(x))`` for
+    ``classes_[1]``. The score minimising the bound's expected value is
+    ``F = log(C_P p / (C_N (1 - p))) / (C_P + C_N)`` for the class-balanced
+    posterior ``p``, so ``q = C_P p / (C_P p + C_N (1 - p))``: the positive
+    class's share of the expected cost, not ``p`` itself. ``q > 1/2`` exactly
+    where :meth:`predict` says ``classes_[1]``; with equal costs of 1 it is
+    the exponential loss's ``sigmoid(2 F)``.
     """
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha") -> None:
+                 selection: str = "alpha", class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
+                 warm_start: bool = False, random_state=None) -> None:
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
         self.selection = selection
+        self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.warm_start = warm_start
+        self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None) -> "AdaBoostDBClassifier":
         """Train on ``X`` (#samples, #features) and two-class labels ``y``.
@@ -88,8 +141,8 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
                              cost_negative=self.cost_negative, selection=self.selection)
-        X, y = validate_data(self, X, y)
-        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        X, y = self._fit_features(X, y)
+        kept, weights = self._weights(y, sample_weight)
         encoded = self._encode_labels(y, kept)
         if self.classes_.size > 2:
             raise InvalidValueError(f"Only binary classification is supported by AdaBoostDB (y has "
@@ -99,10 +152,14 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         _check_splittable(X)
         weights = mean_one(weights)
         initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
-        self.machine_ = recipe.train(X, self._encoding.targets(recipe.target_kind, encoded[kept]), rounds,
-                                     sample_weight=initial)
+        self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]), initial,
+                                    y[kept], rounds, stratify=encoded[kept])
         self.machine_.metadata.update(self._classifier_metadata())
         return self
+
+    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        positive = expit((float(self.cost_positive) + float(self.cost_negative)) * scores[:, 0])
+        return np.column_stack([1.0 - positive, positive])
 
     def __sklearn_tags__(self):
         """scikit-learn tags: a two-class estimator."""
@@ -122,11 +179,18 @@ class BAdaCostClassifier(_BoostedClassifier):
 
     Parameters
     ----------
-    cost_matrix : array_like, optional
+    cost_matrix : array_like, "balanced", "imbalance" or None
         (K, K) costs in ``classes_`` order: ``cost_matrix[i, j]`` is the
         cost of predicting ``classes_[j]`` for a sample of ``classes_[i]``
         (zero diagonal, non-negative). Default: SAMME's matrix
         ``1/(K(K-1))`` off the diagonal, which makes BAdaCost SAMME.
+        ``"balanced"``: SAMME's matrix with row ``i`` multiplied by
+        ``n / (K n_i)`` (errors on rare classes cost more; SAMME's matrix for
+        equal class sizes). ``"imbalance"``: the BAdaCost paper's appendix F
+        matrix, ``0.1 F*`` from the row-normalised training confusions
+        ``F*`` of a SAMME model with the same trees and rounds (one
+        pseudo-count per off-diagonal cell, so that a class the SAMME model
+        never gets wrong keeps error costs); this trains twice.
     max_depth : int
         Depth of the trees.
     n_estimators : int
@@ -135,8 +199,30 @@ class BAdaCostClassifier(_BoostedClassifier):
         Learning rate in (0, 1].
     feature_fraction : float
         Fraction in (0, 1] of the features each tree may use, drawn every round.
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class; the same as passing the
+        matching ``sample_weight``. With ``cost_matrix`` they act
+        on top of the costs.
+    early_stopping : {"auto", True, False}
+        Hold out ``validation_fraction`` of the samples (stratified) and stop
+        when the validation score has not improved by more than ``tol`` for
+        ``n_iter_no_change`` rounds; the machine is trimmed to its best
+        round. ``"auto"``: only above 10,000 samples.
+    validation_fraction : float
+        Share in (0, 1) of the samples held out for early stopping.
+    n_iter_no_change : int
+        Rounds without improvement before early stopping (>= 1).
+    tol : float
+        The smallest improvement (>= 0) that counts.
+    scoring : str, callable or "loss"
+        ``"loss"`` (minus the mean CMEL loss) or a scikit-learn scorer.
+    warm_start : bool
+        Refitting with a larger ``n_estimators`` adds rounds to the fitted
+        machine (equal, bit for bit, to one fit of the larger number); a
+        smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the feature sampling (used only when ``feature_fraction < 1``).
+        Seed of the feature sampling (used only when ``feature_fraction < 1``)
+        and of the validation split.
 
     Attributes
     ----------
@@ -148,25 +234,45 @@ class BAdaCostClassifier(_BoostedClassifier):
         Number of features seen during :meth:`fit`.
     feature_names_in_ : numpy.ndarray
         Feature names, when ``X`` had string column names.
+    cost_matrix_ : numpy.ndarray
+        The (K, K) costs the machine holds.
+    n_iter_ : int
+        Rounds of the fitted machine (``len(machine_)``).
+    train_score_, validation_score_ : numpy.ndarray
+        ``n_iter_ + 1`` scores (higher is better), the first before any
+        round; the validation scores only with early stopping.
+    feature_importances_ : numpy.ndarray
+        Each feature's share of the training loss decrease.
 
     Notes
     -----
     The trees search their splits on features quantised to 256 levels per
-    feature (thresholds are stored in raw units). No ``sample_weight``: the
-    trainer always starts from uniform weights. No ``predict_proba``: the
-    cost-sensitive scores are not probability estimates.
+    feature (thresholds are stored in raw units). :meth:`predict_proba` is
+    the softmax of :meth:`decision_function`, minus the expected costs
+    ``-(C* f(x))_k``: its largest entry is the class :meth:`predict` gives,
+    but the values are a normalised cost ranking, not calibrated class
+    probabilities.
     """
 
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state=None) -> None:
+                 feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
+                 warm_start: bool = False) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
         self.shrinkage = shrinkage
         self.feature_fraction = feature_fraction
         self.random_state = random_state
+        self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.warm_start = warm_start
 
-    def fit(self, X, y) -> "BAdaCostClassifier":
+    def fit(self, X, y, sample_weight=None) -> "BAdaCostClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
 
         Parameters
@@ -176,6 +282,8 @@ class BAdaCostClassifier(_BoostedClassifier):
         y : array_like
             (#samples,) class labels of any type; with a ``cost_matrix``
             their number must match its size.
+        sample_weight : array_like, optional
+            Non-negative initial sample weights; zero-weight samples are ignored.
 
         Returns
         -------
@@ -184,23 +292,42 @@ class BAdaCostClassifier(_BoostedClassifier):
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         tree = CostSensitiveTreeTrainer(max_depth=self.max_depth)
-        X, y = validate_data(self, X, y)
-        encoded = self._encode_labels(y, np.ones(X.shape[0], dtype=bool))
-        n_classes = self.classes_.size
-        if self.cost_matrix is None:
-            matrix = samme_cost_matrix(n_classes)
-        else:
-            matrix = check_cost_matrix(self.cost_matrix)
-            if matrix.shape[0] != n_classes:
-                raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
-                                        f"classes {self.classes_.tolist()}")
+        X, y = self._fit_features(X, y)
+        kept, weights = self._weights(y, sample_weight)
+        encoded = self._encode_labels(y, kept)
+        X, encoded = X[kept], encoded[kept]
         seed = self.random_state
         if seed is not None and not isinstance(seed, numbers.Integral):
-            # the trainer takes an int seed; draw one from the caller's generator, as sklearn does
-            seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
-        recipe = make_recipe("badacost", number_of_classes=n_classes, weak_learner="tree",
-                             tree_depth=tree.max_depth, cost_matrix=matrix, number_of_rounds=rounds,
-                             shrinkage=self.shrinkage, feature_fraction=self.feature_fraction, random_state=seed)
-        self.machine_ = recipe.train(X, encoded, rounds)
+            # the trainer takes an int seed; one drawn from the caller's generator, kept across warm starts
+            seed = split_seed(self, self.warm_start and hasattr(self, "machine_"))
+        options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
+                       number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
+                       random_state=seed)
+        matrix = self._cost_matrix(X, encoded, weights, options)
+        recipe = make_recipe("badacost", cost_matrix=matrix, **options)
+        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded)
+        self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self
+
+    def _cost_matrix(self, X: np.ndarray, encoded: np.ndarray, weights: np.ndarray,
+                     options: dict) -> np.ndarray:
+        """The (K, K) costs of ``cost_matrix``: given, SAMME's, or a preset from the training data."""
+        n_classes = self.classes_.size
+        if self.warm_start and hasattr(self, "machine_"):
+            return self.machine_.cost_matrix
+        if self.cost_matrix is None:
+            return samme_cost_matrix(n_classes)
+        if isinstance(self.cost_matrix, str):
+            check_choice(self.cost_matrix, "cost_matrix", COST_PRESETS)
+            if self.cost_matrix == "balanced":
+                sizes = np.bincount(encoded, weights=weights, minlength=n_classes)
+                return samme_cost_matrix(n_classes) * (sizes.sum() / (n_classes * sizes))[:, np.newaxis]
+            samme = make_recipe("samme", **options).train(X, encoded, options["number_of_rounds"],
+                                                           sample_weight=weights)
+            return imbalance_cost_matrix(encoded, samme.predict(X), n_classes, scale=0.1, smoothing=1.0)
+        matrix = check_cost_matrix(self.cost_matrix)
+        if matrix.shape[0] != n_classes:
+            raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
+                                    f"classes {self.classes_.tolist()}")
+        return matrix

@@ -1,0 +1,218 @@
+"""The boosting run every estimator's ``fit`` shares: warm start, early stopping, histories, importances.
+
+Early stopping follows scikit-learn's ``HistGradientBoostingClassifier`` (``early_stopping``,
+``validation_fraction``, ``n_iter_no_change``, ``tol``, ``scoring``; enabled by ``"auto"`` above
+:data:`AUTO_EARLY_STOPPING_SAMPLES` samples), with one difference: the machine is trimmed to its best
+round (:class:`bob_boost.callbacks.EarlyStopping`), so ``len(machine_) == n_iter_`` and the model file
+holds only what predicts.
+"""
+from __future__ import annotations
+
+import copy
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_positive_int, check_scalar
+from ..callbacks import EarlyStopping, RecordEvaluation
+from ..exceptions import InvalidValueError
+from ..machine import BoostedMachine
+from ..recipes import Recipe
+from ._compat import check_random_state, check_scoring, train_test_split
+
+#: ``early_stopping="auto"`` holds out a validation set when there are more samples than this.
+AUTO_EARLY_STOPPING_SAMPLES = 10_000
+
+#: Metadata key of the per-feature training-loss decrease behind ``feature_importances_``.
+IMPORTANCE_KEY = "feature_loss_decrease"
+
+
+def check_fit_parameters(estimator) -> None:
+    """Validate the shared fitting parameters, with scikit-learn's wording where it has one."""
+    if estimator.early_stopping not in ("auto", True, False):
+        raise InvalidValueError(f"early_stopping: must be 'auto', True or False, got {estimator.early_stopping!r}")
+    check_scalar(estimator.validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
+                 include_boundaries="neither")
+    check_positive_int(estimator.n_iter_no_change, "n_iter_no_change")
+    check_scalar(estimator.tol, "tol", numbers.Real, min_val=0)
+    if not isinstance(estimator.warm_start, (bool, np.bool_)):
+        raise InvalidValueError(f"warm_start: must be True or False, got {estimator.warm_start!r}")
+
+
+def early_stopping_enabled(estimator, n_samples: int) -> bool:
+    """Whether this fit holds out a validation set."""
+    if estimator.early_stopping == "auto":
+        return n_samples > AUTO_EARLY_STOPPING_SAMPLES
+    return bool(estimator.early_stopping)
+
+
+def previous_machine(estimator, rounds: int) -> BoostedMachine | None:
+    """The fitted machine a warm start continues, or None for a fresh fit.
+
+    Raises
+    ------
+    ValueError
+        If ``n_estimators`` is smaller than the fitted machine's length.
+    """
+    machine = getattr(estimator, "machine_", None)
+    if not estimator.warm_start or machine is None:
+        return None
+    if rounds < len(machine):
+        raise InvalidValueError(f"n_estimators={rounds} must be larger or equal to len(machine_)={len(machine)} "
+                                "when warm_start==True")
+    return machine
+
+
+def split_seed(estimator, continuing: bool) -> int:
+    """The seed of the validation split, kept across warm starts as scikit-learn's estimators keep theirs."""
+    if not continuing or not hasattr(estimator, "_random_seed"):
+        state = getattr(estimator, "random_state", None)
+        estimator._random_seed = int(check_random_state(state).randint(np.iinfo(np.int32).max))
+    return estimator._random_seed
+
+
+def validation_split(estimator, n_samples: int, stratify: np.ndarray | None,
+                     seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the training and validation samples (stratified by class for classifiers).
+
+    Raises
+    ------
+    ValueError
+        If the split leaves a class without training or validation samples.
+    """
+    try:
+        train, validation = train_test_split(np.arange(n_samples), test_size=estimator.validation_fraction,
+                                             stratify=stratify, random_state=seed)
+    except ValueError as error:
+        raise InvalidValueError(f"validation_fraction: {estimator.validation_fraction} cannot hold out a "
+                                f"validation set from {n_samples} samples ({error})") from None
+    if stratify is not None:
+        classes = np.unique(stratify)
+        for part, name in ((train, "training"), (validation, "validation")):
+            absent = np.setdiff1d(classes, stratify[part])
+            if absent.size:
+                raise InvalidValueError(f"validation_fraction: {estimator.validation_fraction} leaves class "
+                                        f"index {int(absent[0])} without {name} samples")
+    return np.sort(train), np.sort(validation)
+
+
+def _scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray):
+    """``metric(machine, scores)`` scoring a copy of ``estimator`` that holds the growing machine."""
+    view = copy.copy(estimator)
+
+    def metric(machine: BoostedMachine, scores: np.ndarray) -> float:
+        view.machine_ = machine
+        return float(scorer(view, features, labels))
+    return metric
+
+
+def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
+          y: np.ndarray, rounds: int, stratify: np.ndarray | None = None) -> BoostedMachine:
+    """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
+
+    Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
+    first before any round; scores are higher-is-better, so ``scoring="loss"`` records minus the mean
+    loss) and returns the machine with its per-feature loss decrease in the metadata.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator being fitted (its parameters are validated).
+    recipe : Recipe
+        The configured trainer.
+    X, targets, weights, y : numpy.ndarray
+        Samples with positive weight: features, the recipe's targets, weights, and the labels (or
+        values) a scorer compares predictions with.
+    rounds : int
+        ``n_estimators``.
+    stratify : numpy.ndarray, optional
+        Class indices of a classifier, to stratify the validation split.
+    """
+    previous = previous_machine(estimator, rounds)
+    validation = early_stopping_enabled(estimator, X.shape[0])
+    train = np.arange(X.shape[0])
+    callbacks: list = []
+    if validation:
+        train, held_out = validation_split(estimator, X.shape[0], stratify, split_seed(estimator, previous is not None))
+    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], weights[train], name="training")
+    callbacks.append(loss_record)
+    train_record = loss_record
+    scoring = getattr(estimator, "scoring", "loss")
+    scorer = None if scoring == "loss" else check_scoring(estimator, scoring)
+    if scorer is not None:
+        train_record = RecordEvaluation(X[train], _scorer_metric(estimator, scorer, X[train], y[train]),
+                                        greater_is_better=True, name="training")
+        callbacks.append(train_record)
+    stopper = None
+    if validation:
+        metric = (recipe.loss if scorer is None
+                  else _scorer_metric(estimator, scorer, X[held_out], y[held_out]))
+        stopper = EarlyStopping(X[held_out], metric, targets[held_out] if scorer is None else None,
+                                weights[held_out] if scorer is None else None,
+                                greater_is_better=None if scorer is None else True,
+                                patience=estimator.n_iter_no_change, tol=estimator.tol)
+        callbacks.append(stopper)
+    start = 0 if previous is None else len(previous)
+    if previous is not None and rounds == start:
+        return previous
+    machine = recipe.train(X[train], targets[train], rounds - start, callback=callbacks,
+                           sample_weight=weights[train], boosted_machine=previous)
+    _record_histories(estimator, machine, start, train_record, stopper, previous is not None)
+    _record_importances(machine, loss_record.history, start, X.shape[1])
+    return machine
+
+
+def _record_histories(estimator, machine: BoostedMachine, start: int, train_record: RecordEvaluation,
+                      stopper: EarlyStopping | None, continuing: bool) -> None:
+    """``n_iter_`` and the score histories, cut to the (possibly trimmed) machine."""
+    kept = len(machine) - start + 1  # this run's entries: the score before it and one per kept round
+
+    def signed(record: RecordEvaluation) -> np.ndarray:
+        values = np.asarray(record.history[:kept], dtype=np.float64)
+        return values if record.greater_is_better else -values
+
+    train = signed(train_record)
+    validation = signed(stopper) if stopper is not None else np.zeros(0)
+    if continuing:  # the run's first entry repeats the last of the previous history
+        train = np.concatenate([estimator.train_score_[:start], train])
+        if validation.size and estimator.validation_score_.size:
+            validation = np.concatenate([estimator.validation_score_[:start], validation])
+    estimator.n_iter_ = len(machine)
+    estimator.train_score_ = train
+    estimator.validation_score_ = validation
+
+
+def _record_importances(machine: BoostedMachine, losses: list[float], start: int, n_features: int) -> None:
+    """Add this run's kept rounds' training-loss decreases to the machine's per-feature totals.
+
+    A round's decrease (clipped at 0) is shared equally by the features its weak machine reads.
+    """
+    totals = loss_decrease(machine, n_features)
+    for offset, weak_machine in enumerate(machine.weak_machines[start:]):
+        decrease = max(0.0, losses[offset] - losses[offset + 1])
+        features = weak_machine.feature_indices()
+        if features.size:
+            totals[features] += decrease / features.size
+    machine.metadata[IMPORTANCE_KEY] = {str(int(f)): float(totals[f]) for f in np.flatnonzero(totals)}
+
+
+def loss_decrease(machine: BoostedMachine, n_features: int) -> np.ndarray:
+    """(#features,) training-loss decrease per feature stored in the machine's metadata (zeros if none)."""
+    totals = np.zeros(n_features)
+    for key, value in machine.metadata.get(IMPORTANCE_KEY, {}).items():
+        totals[int(key)] = float(value)
+    return totals
+
+
+def importances(machine: BoostedMachine, n_features: int) -> np.ndarray:
+    """The normalised per-feature loss decrease: non-negative, summing to 1 (all zeros without any)."""
+    totals = loss_decrease(machine, n_features)
+    total = totals.sum()
+    return totals / total if total > 0 else totals
+
+
+def fitted_state(estimator) -> dict[str, Any]:
+    """The histories a saved estimator restores (metadata values)."""
+    return {"n_iter": int(estimator.n_iter_), "train_score": estimator.train_score_.tolist(),
+            "validation_score": estimator.validation_score_.tolist()}
