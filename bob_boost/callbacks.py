@@ -92,12 +92,15 @@ def stop_requested(callback: RoundCallback | None, round_index: int, machine: "B
     """Call ``callback`` (if any) for a finished round; True when it asks to stop training."""
     if callback is None:
         return False
-    result = callback(round_index, machine, scores)
-    # only a boolean: bob_boost 0.1 ignored return values, and a callback returning, say, a loss must not stop
-    if isinstance(result, (bool, np.bool_)) and result:
+    if _asks_to_stop(callback(round_index, machine, scores)):
         logger.info("Round %d: the callback stopped training after %d weak machines", round_index + 1, len(machine))
         return True
     return False
+
+
+def _asks_to_stop(result) -> bool:
+    # only a boolean: bob_boost 0.1 ignored return values, and a callback returning, say, a loss must not stop
+    return isinstance(result, (bool, np.bool_)) and bool(result)
 
 
 def training_started(callback: RoundCallback | None, machine: "BoostedMachine") -> None:
@@ -133,7 +136,7 @@ class CallbackList:
 
     def __call__(self, round_index: int, machine: "BoostedMachine", scores: np.ndarray) -> bool:
         # every callback sees every round, even after one has asked to stop
-        stops = [stop_requested(callback, round_index, machine, scores) for callback in self.callbacks]
+        stops = [_asks_to_stop(callback(round_index, machine, scores)) for callback in self.callbacks]
         return any(stops)
 
     def after_training(self, machine: "BoostedMachine") -> None:
