@@ -337,8 +337,14 @@ class BinnedFeatures:
 
     @classmethod
     def from_integers(cls, features: np.ndarray, number_of_values: int,
-                      n_threads: int | None = 1) -> "BinnedFeatures":
-        """Bin integer features in ``[0, number_of_values)`` by value (histograms in ``n_threads`` threads)."""
+                      n_threads: int | None = 1, missing: bool = False) -> "BinnedFeatures":
+        """Bin integer features in ``[0, number_of_values)`` by value (histograms in ``n_threads`` threads).
+
+        With ``missing`` NaN is a missing value with bin ``number_of_values`` of its feature (each
+        feature then owns ``number_of_values + 1`` bins).
+        """
+        if missing:
+            return cls._integers_with_missing(features, number_of_values, check_threads(n_threads))
         n_features = features.shape[1]
         offsets = np.arange(n_features + 1, dtype=np.int64) * number_of_values
         if number_of_values <= MAX_BINS_LIMIT + 1:
@@ -348,6 +354,25 @@ class BinnedFeatures:
             return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
         slots, counts = value_slots(features, np.zeros(n_features, dtype=np.int64), number_of_values)
         return cls(slots, offsets, counts, number_of_values=number_of_values)
+
+    @classmethod
+    def _integers_with_missing(cls, features: np.ndarray, number_of_values: int,
+                               n_threads: int) -> "BinnedFeatures":
+        """:meth:`from_integers` with a NaN bin ``number_of_values`` after each feature's value bins."""
+        bins = number_of_values + 1
+        if bins > MAX_BINS_LIMIT + 1:
+            raise InvalidValueError(f"maximum_feature_value: with missing values at most {MAX_BINS_LIMIT} values, "
+                                    f"got {number_of_values}")
+        n_features = features.shape[1]
+        codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(bins))
+        for f in range(n_features):  # a column at a time: no float copy of the whole matrix
+            column = features[:, f]
+            codes[f] = np.where(np.isnan(column), number_of_values, column) if column.dtype.kind == "f" else column
+        offsets = np.arange(n_features + 1, dtype=np.int64) * bins
+        binned = cls(None, offsets, None, number_of_values=number_of_values,
+                     coded=CodedFeatures(codes, bins, n_threads))
+        binned.missing = True
+        return binned
 
     @classmethod
     def quantize(cls, features: np.ndarray, n_threads: int | None = 1, missing: bool = False) -> "BinnedFeatures":

@@ -349,3 +349,107 @@ def test_multiclass_trees_without_missing_handling_reject_nan_and_never_split_al
         assert 1 not in tree.feature_indices()
     with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
         CostSensitiveTreeTrainer(missing="mean")
+
+
+# -- look-up tables -----------------------------------------------------------------------------------------
+
+def _discrete_with_missing(n: int = 2000, seed: int = 0, values: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Integer features 0 .. values-1 as floats, NaN in feature 0 (30 %, leaning positive) and 2 (10 %)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, values, size=(n, 4)).astype(np.float64)
+    y = np.where(x[:, 0] + 0.5 * x[:, 1] + rng.normal(size=n) > 5, 1.0, -1.0)
+    x[rng.random(n) < 0.3, 0] = np.nan
+    y[np.isnan(x[:, 0]) & (rng.random(n) < 0.8)] = 1.0
+    x[rng.random(n) < 0.1, 2] = np.nan
+    return x, y
+
+
+def _lut_criterion(column: np.ndarray, negative_gradient: np.ndarray, values: int) -> float:
+    """``sum_e |sum of -g over the samples of entry e|`` with NaN as entry ``values``."""
+    entries = np.where(np.isnan(column), values, column).astype(int)
+    return float(np.abs(np.bincount(entries, weights=negative_gradient, minlength=values + 1)).sum())
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_the_lut_is_the_brute_force_best_with_nan_as_an_entry(outputs):
+    from bob_boost import LUTTrainer
+    x, y = _discrete_with_missing(1500, seed=4)
+    rng = np.random.default_rng(5)
+    gradient = -y[:, np.newaxis] * rng.random((x.shape[0], outputs))
+    machine = LUTTrainer(8, outputs, missing="bin").train(x, gradient)
+    assert machine.missing_entry and machine.look_up_tables.shape == (9, outputs)
+    for o in range(outputs):
+        criteria = [_lut_criterion(x[:, f], -gradient[:, o], 8) for f in range(x.shape[1])]
+        assert criteria[machine.indices[o]] == pytest.approx(max(criteria), rel=1e-9)
+        column = x[:, machine.indices[o]]
+        entries = np.where(np.isnan(column), 8, column).astype(int)
+        sums = np.bincount(entries, weights=-gradient[:, o], minlength=9)
+        assert np.array_equal(machine.look_up_tables[:, o], np.where(sums >= 0, 1.0, -1.0))
+
+
+def _lut_compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
+    machines = machine.weak_machines
+    entries = max(m.look_up_tables.shape[0] for m in machines)
+    weights = np.vstack(machine.weights)
+    tables = np.zeros((len(machines), entries, weights.shape[1]))
+    for r, m in enumerate(machines):
+        tables[r, :m.look_up_tables.shape[0]] = m.look_up_tables
+    return prediction.lut_scores(features, np.vstack([m.indices for m in machines]), tables, weights,
+                                 machine._initial_scores(1)[0], 2, prediction.lut_missing_rows(machines))
+
+
+def test_luts_route_nan_alike_by_numpy_and_compiled_prediction_and_survive_files(tmp_path):
+    from bob_boost import ExponentialLoss, LUTTrainer
+    x, y = _discrete_with_missing()
+    machine = Boosting(LUTTrainer(8, missing="bin"), ExponentialLoss()).train(x, y, 12)
+    assert any(m.indices[0] == 0 for m in machine.weak_machines)
+    assert np.mean(machine.predict(x) == y) > 0.85
+    probe, _ = _discrete_with_missing(1000, seed=6)
+    staged = list(machine.staged_decision_scores(probe))[-1]
+    assert np.array_equal(_lut_compiled_scores(machine, probe), staged)
+    assert np.array_equal(machine.decision_scores(probe), staged)
+    path = tmp_path / "luts.hdf5"
+    machine.save(path)
+    loaded = BoostedMachine.load(path)
+    assert loaded.weak_machines == machine.weak_machines
+    assert np.array_equal(loaded.decision_scores(probe), staged)
+    with h5py.File(path, "r+") as handle:  # as written before missing values: no MissingEntry
+        groups = []
+        handle.visititems(lambda name, item: groups.append(item) if "MissingEntry" in getattr(item, "keys",
+                                                                                               lambda: [])()
+                          else None)
+        assert groups
+        for group in groups:
+            del group["MissingEntry"]
+    old = BoostedMachine.load(path)
+    assert not any(m.missing_entry for m in old.weak_machines)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.decision_scores(probe)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        old.weak_machines[0](probe)
+
+
+def test_luts_without_missing_handling_reject_nan_and_never_select_an_all_nan_feature():
+    from bob_boost import ExponentialLoss, LUTTrainer
+    x, y = _discrete_with_missing(1000)
+    with pytest.raises(ValueError, match="missing='bin'"):
+        Boosting(LUTTrainer(8), ExponentialLoss()).train(x, y, 2)
+    with pytest.raises(ValueError, match="features: contains NaN"):
+        LUTTrainer(8).train(x, -y)
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        LUTTrainer(8, missing=0)
+    x[:, 0] = np.nan
+    machine = Boosting(LUTTrainer(8, missing="bin"), ExponentialLoss()).train(x, np.ones_like(y), 3)
+    assert 0 not in machine.feature_indices()  # a constant gradient ties every other feature; never this one
+    with pytest.raises(ValueError, match="every feature is NaN"):
+        LUTTrainer(8, missing="bin").train(np.full((10, 2), np.nan), np.ones(10))
+
+
+def test_luts_do_not_depend_on_the_thread_count():
+    from bob_boost import ExponentialLoss, LUTTrainer
+    x, y = _discrete_with_missing(3000)
+    models = [Boosting(LUTTrainer(8, missing="bin", n_threads=t), ExponentialLoss()).train(x, y, 6)
+              for t in (1, 2, 4)]
+    for other in models[1:]:
+        assert other.weak_machines == models[0].weak_machines
+        assert np.array_equal(np.vstack(other.weights), np.vstack(models[0].weights))

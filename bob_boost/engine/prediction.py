@@ -49,7 +49,7 @@ def _stump_rows(features, indices, thresholds, polarities, missing, weights, bas
 
 
 @numba.njit(**_JIT)
-def _lut_rows(features, indices, tables, weights, baseline, block, out):
+def _lut_rows(features, indices, tables, missing_rows, weights, baseline, block, out):
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
     outputs = out.shape[1]
@@ -59,7 +59,10 @@ def _lut_rows(features, indices, tables, weights, baseline, block, out):
             out[i, k] = 0.0 + baseline[k]
         for r in range(indices.shape[0]):
             for k in range(outputs):
-                out[i, k] += weights[r, k] * tables[r, np.int64(row[indices[r, k]]), k]
+                value = row[indices[r, k]]
+                # NaN (a missing value) reads its own row; a machine without one never sees NaN
+                entry = missing_rows[r] if value != value else np.int64(value)
+                out[i, k] += weights[r, k] * tables[r, entry, k]
 
 
 @numba.njit(**_JIT)
@@ -117,10 +120,8 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
     the machines' own (numpy) path, which gives the same scores.
     """
     if missing_left is None:
-        if features.dtype.kind == "f" and not np.isfinite(np.sum(features, dtype=np.float64)):
-            read = np.unique(node_features[node_features >= 0])
-            if np.isnan(features[:, read]).any():
-                return None
+        if _has_nan(features, node_features[node_features >= 0]):
+            return None
         missing_right = np.zeros(node_features.size, dtype=np.bool_)
     else:
         missing_right = np.asarray(missing_left) == 0
@@ -144,11 +145,33 @@ def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarr
     return out
 
 
+def lut_missing_rows(machines) -> np.ndarray | None:
+    """(R,) row of each LUT machine's table that NaN reads (-1 for a machine without one), or None if none has."""
+    rows = [machine.number_of_values if getattr(machine, "missing_entry", False) else -1 for machine in machines]
+    return None if max(rows) < 0 else np.array(rows, dtype=np.int64)
+
+
+def _has_nan(features: np.ndarray, columns: np.ndarray) -> bool:
+    """Whether any of ``columns`` of ``features`` holds NaN (one sum first: usually there is none)."""
+    if features.dtype.kind != "f" or np.isfinite(np.sum(features, dtype=np.float64)):
+        return False
+    return bool(np.isnan(features[:, np.unique(columns)]).any())
+
+
 def lut_scores(features: np.ndarray, indices: np.ndarray, tables: np.ndarray, weights: np.ndarray,
-               baseline: np.ndarray, n_threads: int) -> np.ndarray:
-    """(#samples, #outputs) scores of a LUT ensemble: ``indices`` (R, K), ``tables`` (R, V, K), ``weights`` (R, K)."""
+               baseline: np.ndarray, n_threads: int, missing_rows: np.ndarray | None = None) -> np.ndarray | None:
+    """(#samples, #outputs) scores of a LUT ensemble: ``indices`` (R, K), ``tables`` (R, V, K), ``weights`` (R, K).
+
+    ``missing_rows`` (:func:`lut_missing_rows`) gives the table row NaN reads in each round; without
+    it NaN cannot be looked up, so for features holding NaN in a column read the function returns
+    None and the caller takes the machines' own (numpy) path, which gives the same scores.
+    """
+    if missing_rows is None:
+        if _has_nan(features, indices.ravel()):
+            return None
+        missing_rows = np.full(indices.shape[0], -1, dtype=np.int64)
     out = np.empty((features.shape[0], indices.shape[1]))
-    blocks = [(features, indices, tables, weights, baseline, b, out)
+    blocks = [(features, indices, tables, missing_rows, weights, baseline, b, out)
               for b in range(-(-features.shape[0] // BLOCK_ROWS))]
     run_blocks(_lut_rows, blocks, n_threads)
     return out

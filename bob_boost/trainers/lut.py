@@ -7,7 +7,7 @@ from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
 from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.lut import LUTMachine, check_discrete
-from ..binning import BinnedFeatures, check_histogram_size
+from ..binning import BinnedFeatures, check_histogram_size, check_missing
 from ..engine.threads import check_threads
 from .stump import TIE_TOLERANCE
 
@@ -36,6 +36,14 @@ class LUTTrainer:
     n_threads : int or None
         Threads for the histograms (None: every core; read when training
         starts). The result does not depend on it.
+    missing : {None, "bin"}
+        None: NaN in the features is rejected. ``"bin"``: NaN is a missing
+        value with an entry of its own after the ``maximum_feature_value``
+        value entries (:attr:`~bob_boost.weak.LUTMachine.missing_entry`, saved
+        with the model), learnt like any other entry and counted in the
+        selection criterion; a feature without NaN gets +1 there, as a value
+        no sample takes does. A feature that is NaN for every sample is never
+        selected (its table could only give every sample one output).
 
     Criteria within :data:`~bob_boost.trainers.stump.TIE_TOLERANCE` of the
     output's total absolute gradient count as tied and go to the lowest
@@ -44,7 +52,8 @@ class LUTTrainer:
     """
 
     def __init__(self, maximum_feature_value: int, number_of_outputs: int = 1,
-                 selection_style: str = "independent", n_threads: int | None = None) -> None:
+                 selection_style: str = "independent", n_threads: int | None = None,
+                 missing: str | None = None) -> None:
         self.maximum_feature_value = check_positive_int(maximum_feature_value, "maximum_feature_value", 2)
         self.number_of_outputs = check_positive_int(number_of_outputs, "number_of_outputs")
         if selection_style not in SELECTION_STYLES:
@@ -52,18 +61,32 @@ class LUTTrainer:
         self.selection_style = selection_style
         check_threads(n_threads)
         self.n_threads = n_threads
+        self.missing = check_missing(missing)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
+        return check_missing(self.missing) is not None
+
+    @property
+    def _entries(self) -> int:
+        """Table rows: one per value, and one for NaN with ``missing="bin"``."""
+        return self.maximum_feature_value + int(self.accepts_missing)
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate ``features`` and bin them once, for repeated :meth:`train` calls."""
         if isinstance(features, BinnedFeatures):
-            expected = features.number_of_features * self.maximum_feature_value
-            if features.bin_values is not None or features.offsets[-1] != expected:
+            expected = features.number_of_features * self._entries
+            if (features.bin_values is not None or features.offsets[-1] != expected
+                    or features.missing != self.accepts_missing):
                 raise InvalidValueError("features: binned for another trainer")
             return features
-        array = as_feature_matrix(features)
-        check_histogram_size(array.shape[1], self.maximum_feature_value, self.number_of_outputs)
-        check_discrete(array, self.maximum_feature_value)
-        return BinnedFeatures.from_integers(array, self.maximum_feature_value, check_threads(self.n_threads))
+        missing = self.accepts_missing
+        array = as_feature_matrix(features, allow_nan=missing)
+        check_histogram_size(array.shape[1], self._entries, self.number_of_outputs)
+        check_discrete(array, self.maximum_feature_value, allow_nan=missing)
+        return BinnedFeatures.from_integers(array, self.maximum_feature_value, check_threads(self.n_threads),
+                                            missing=missing)
 
     def train(self, features, loss_gradient) -> LUTMachine:
         """Return the LUT machine that best follows ``-loss_gradient``.
@@ -91,9 +114,15 @@ class LUTTrainer:
         return Proposal(self._fit(prepared, state.gradient))
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> LUTMachine:
-        histograms = binned.histograms(gradient).reshape(
-            binned.number_of_features, self.maximum_feature_value, self.number_of_outputs)
+        histograms = binned.histograms(gradient).reshape(binned.number_of_features, self._entries,
+                                                         self.number_of_outputs)
         criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better
+        if binned.missing:
+            all_missing = binned.coded.counts[:, self.maximum_feature_value] == binned.number_of_samples
+            if all_missing.all():
+                raise InvalidValueError("features: every feature is NaN for every sample, so no LUT can tell "
+                                        "samples apart")
+            criterion[all_missing] = np.inf
         tolerance = TIE_TOLERANCE * np.abs(gradient).sum(axis=0)
         if self.selection_style == "shared":
             summed = criterion.sum(axis=1)
@@ -103,4 +132,4 @@ class LUTTrainer:
         outputs = np.arange(self.number_of_outputs)
         selected = histograms[indices, :, outputs].T  # (#entries, #outputs)
         table = np.where(selected <= 0.0, 1.0, -1.0)
-        return LUTMachine(table, indices)
+        return LUTMachine(table, indices, missing_entry=bool(binned.missing))
