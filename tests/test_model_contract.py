@@ -213,3 +213,23 @@ def test_bad_arguments_raise_the_library_errors(data):
         Boosting(StumpTrainer(), ExponentialLoss()).train(np.full((3, 2), np.nan), [1, -1, 1])
     assert issubclass(InvalidValueError, ValueError) and issubclass(InvalidTypeError, TypeError)
     assert issubclass(InvalidValueError, BobBoostError) and issubclass(InvalidTypeError, BobBoostError)
+
+
+def test_truncate_keeps_the_first_rounds_and_checks_its_argument():
+    x = np.linspace(-3, 3, 60).reshape(30, 2)
+    t = np.where(np.sin(3 * x[:, 0]) > 0, 1.0, -1.0)
+    machine = Boosting(StumpTrainer(), SquaredLoss()).train(x, t, 8, baseline=0.25)
+    staged = list(machine.staged_decision_scores(x))
+    machine.truncate(3)
+    assert len(machine) == 3
+    np.testing.assert_array_equal(machine.decision_scores(x), staged[2])
+    # the rounds alone, as the trainer accumulated them from 0
+    np.testing.assert_array_equal(machine.decision_scores(x, include_baseline=False) + 0.0,
+                                  sum((w * m.forward(x) for m, w in zip(machine.weak_machines, machine.weights)),
+                                      np.zeros((30, 1))))
+    for bad in (-1, 4, 1.5, True):
+        with pytest.raises(ValueError, match="number_of_rounds"):
+            machine.truncate(bad)
+    machine.truncate(0)
+    assert len(machine) == 0
+    np.testing.assert_array_equal(machine.decision_scores(x), np.full((30, 1), 0.25))
