@@ -74,10 +74,12 @@ def _candidate_thresholds(trainer: TreeTrainer, x: np.ndarray) -> list[np.ndarra
     return [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 2] for f in range(x.shape[1])]
 
 
-@pytest.mark.parametrize("outputs", [1, 2])
-def test_every_split_of_a_tree_is_the_brute_force_best_with_nan_on_either_side(outputs):
+@pytest.mark.parametrize("outputs, mostly_missing", [(1, False), (2, False), (1, True)])
+def test_every_split_of_a_tree_is_the_brute_force_best_with_nan_on_either_side(outputs, mostly_missing):
     x, _ = _with_missing(600, seed=3)
     rng = np.random.default_rng(4)
+    if mostly_missing:  # the NaN bin is the feature's frequent bin, recovered as total minus the others
+        x[rng.random(x.shape[0]) < 0.6, 1] = np.nan
     g = rng.normal(size=(x.shape[0], outputs)) + np.where(np.isnan(x[:, :1]), 1.0, 0.0)
     h = rng.uniform(0.5, 1.5, size=g.shape)
     trainer = TreeTrainer(max_depth=3, min_samples_leaf=10, max_bins=12, missing="bin")
@@ -195,6 +197,30 @@ def test_trees_without_missing_handling_reject_nan_as_before():
         machine.decision_scores(x)
 
 
+def test_histogram_subtraction_gives_the_same_tree_with_missing_values():
+    x, _ = _with_missing(1500)
+    x[np.random.default_rng(1).random(x.shape[0]) < 0.6, 3] = np.nan
+    g = np.random.default_rng(2).normal(size=(x.shape[0], 2))
+    trees = []
+    for subtraction in (True, False):
+        trainer = TreeTrainer(max_depth=4, min_samples_leaf=5, missing="bin")
+        trainer.histogram_subtraction = subtraction
+        trees.append(trainer.train(x, g, np.ones_like(g)))
+    assert trees[0].features.tolist() == trees[1].features.tolist()
+    assert trees[0].missing_left.tolist() == trees[1].missing_left.tolist()
+    assert np.allclose(trees[0].thresholds, trees[1].thresholds) and np.allclose(trees[0].values, trees[1].values)
+
+
+def test_integer_features_train_with_missing_bin():
+    x, y = _with_missing(1000)
+    integers = np.round(np.nan_to_num(x) * 4).astype(np.int16)
+    machine = Boosting(TreeTrainer(max_depth=2, missing="bin"), LogitLoss()).train(integers, y, 3)
+    reference = Boosting(TreeTrainer(max_depth=2), LogitLoss()).train(integers, y, 3)
+    assert [m.features.tolist() for m in machine.weak_machines] == [m.features.tolist() for m in
+                                                                    reference.weak_machines]
+    assert np.allclose(machine.decision_scores(integers), reference.decision_scores(integers))
+
+
 def test_the_tree_does_not_depend_on_the_thread_count():
     x, y = _with_missing(3000)
     labels = (y > 0).astype(int) + (x[:, 3] > 0.5).astype(int)
@@ -255,10 +281,12 @@ def _brute_force_gini(values: np.ndarray, labels: np.ndarray, weights: np.ndarra
     return best
 
 
-@pytest.mark.parametrize("quantized", [True, False])
-def test_every_multiclass_split_is_the_brute_force_best_with_nan_on_either_side(quantized):
+@pytest.mark.parametrize("quantized, mostly_missing", [(True, False), (False, False), (True, True)])
+def test_every_multiclass_split_is_the_brute_force_best_with_nan_on_either_side(quantized, mostly_missing):
     from bob_boost import CostSensitiveTreeTrainer
     x, labels = _classes_with_missing(500, seed=2)
+    if mostly_missing:  # the NaN bin is the feature's frequent bin, recovered as total minus the others
+        x[np.random.default_rng(9).random(x.shape[0]) < 0.6, 1] = np.nan
     x[:, 3] = np.round(x[:, 3] * 3)  # a few-valued feature among the continuous ones
     weights = np.random.default_rng(3).uniform(0.5, 2.0, x.shape[0])
     loss = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [3.0, 1.0, 0.0]])
