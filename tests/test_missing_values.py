@@ -13,7 +13,7 @@ import pytest
 
 from bob_boost import BoostedMachine, Boosting, LogitLoss, SoftmaxLoss, TreeMachine, TreeTrainer
 from bob_boost.engine import prediction
-from bob_boost.machine import _tree_table
+from bob_boost.costs import margin_vectors
 from bob_boost.weak.tree import route
 
 
@@ -28,11 +28,33 @@ def _with_missing(n: int = 2000, seed: int = 0, features: int = 4) -> tuple[np.n
     return x, y
 
 
+def _node_table(machines: list) -> tuple[np.ndarray, ...]:
+    """The machines' nodes as one table for :func:`bob_boost.engine.prediction.tree_scores`."""
+    features, thresholds, left, right, values, roots, round_trees = [], [], [], [], [], [], [0]
+    offset = 0
+    for machine in machines:
+        if isinstance(machine, TreeMachine):
+            node_values, tree_roots = machine.values, machine.roots
+        else:  # a multi-class tree outputs the margin vector of its leaf's class
+            node_values, tree_roots = margin_vectors(machine.number_of_classes)[machine.labels], np.array([0])
+        internal = machine.features >= 0
+        features.append(machine.features)
+        thresholds.append(machine.thresholds)
+        left.append(np.where(internal, machine.left_children + offset, -1))
+        right.append(np.where(internal, machine.right_children + offset, -1))
+        values.append(node_values)
+        roots.append(tree_roots + offset)
+        round_trees.append(round_trees[-1] + tree_roots.size)
+        offset += machine.features.size
+    return (np.concatenate(features), np.concatenate(thresholds), np.concatenate(left), np.concatenate(right),
+            np.vstack(values), np.array(round_trees, dtype=np.int64), np.concatenate(roots))
+
+
 def _compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
     """The compiled tree-ensemble scores, with the machines' NaN directions."""
     machines = machine.weak_machines
-    return prediction.tree_scores(features, *_tree_table(machines), np.vstack(machine.weights),
-                                  machine._initial_scores(1)[0], 2,
+    return prediction.tree_scores(features, *_node_table(machines), np.vstack(machine.weights),
+                                  machine.baseline, 2,
                                   missing_left=prediction.tree_missing_left(machines))
 
 
@@ -149,6 +171,12 @@ def test_nan_is_routed_alike_by_numpy_and_compiled_prediction(multi_output):
     staged = list(machine.staged_decision_scores(probe))[-1]
     assert np.array_equal(_compiled_scores(machine, probe), staged)
     assert np.array_equal(machine.decision_scores(probe), staged)
+    # without the directions the compiled path cannot route NaN and says so (callers then use numpy)
+    table = _node_table(machine.weak_machines)
+    assert prediction.tree_scores(probe, *table, np.vstack(machine.weights), machine.baseline, 2) is None
+    clean = np.nan_to_num(probe)
+    assert np.array_equal(prediction.tree_scores(clean, *table, np.vstack(machine.weights), machine.baseline, 2),
+                          list(machine.staged_decision_scores(clean))[-1])
 
 
 def test_binary_trees_learn_from_missing_values_and_survive_save_and_load(tmp_path):
@@ -423,7 +451,7 @@ def _lut_compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.nd
     for r, m in enumerate(machines):
         tables[r, :m.look_up_tables.shape[0]] = m.look_up_tables
     return prediction.lut_scores(features, np.vstack([m.indices for m in machines]), tables, weights,
-                                 machine._initial_scores(1)[0], 2, prediction.lut_missing_rows(machines))
+                                 machine.baseline, 2, prediction.lut_missing_rows(machines))
 
 
 def test_luts_route_nan_alike_by_numpy_and_compiled_prediction_and_survive_files(tmp_path):
