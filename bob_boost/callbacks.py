@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import logging
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from collections.abc import Callable, Sequence
 
 import numpy as np

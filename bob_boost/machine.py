@@ -256,9 +256,11 @@ class BoostedMachine:
             for r, machine in enumerate(machines):
                 tables[r, :machine.look_up_tables.shape[0]] = machine.look_up_tables
             indices = np.vstack([m.indices for m in machines])
-            return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads)
+            return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads,
+                                         prediction.lut_missing_rows(machines))
         if kinds == {TreeMachine} or kinds == {MultiClassTreeMachine}:
-            return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads)
+            return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads,
+                                          missing_left=prediction.tree_missing_left(machines))
         return None
 
     def decision_scores(self, features, include_baseline: bool = True) -> np.ndarray:

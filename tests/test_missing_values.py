@@ -509,3 +509,19 @@ def test_luts_do_not_depend_on_the_thread_count():
     for other in models[1:]:
         assert other.weak_machines == models[0].weak_machines
         assert np.array_equal(np.vstack(other.weights), np.vstack(models[0].weights))
+
+
+def test_multiclass_boosting_passes_nan_to_a_tree_learner_that_bins_it():
+    from bob_boost import SAMMETrainer
+    from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(400, 4))
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0)
+    x[rng.random(400) < 0.2, 0] = np.nan
+    machine = SAMMETrainer(CostSensitiveTreeTrainer(max_depth=2, missing="bin"), 8, number_of_classes=3).train(x, y)
+    # the compiled ensemble (NaN directions included) gives the staged scores' last array bit for bit
+    np.testing.assert_array_equal(machine.decision_scores(x), list(machine.staged_decision_scores(x))[-1])
+    assert np.mean(machine.predict(x) == y) > 0.8
+    with pytest.raises(ValueError, match="features"):
+        SAMMETrainer(CostSensitiveTreeTrainer(max_depth=2), 8, number_of_classes=3).train(x, y)

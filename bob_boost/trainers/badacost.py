@@ -128,7 +128,7 @@ class BAdaCostTrainer:
             Training stops early, with a log message, when a step is not
             positive (or for AdaBoost.M1 when the weighted error reaches 1/2).
         """
-        array = as_feature_matrix(features)
+        array = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_learner, "accepts_missing", False)))
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         cost_matrix = self._cost_matrix_for(np.asarray(labels), boosted_machine)
