@@ -169,6 +169,10 @@ class RecordEvaluation:
         False.
     name : str
         Names the data set in log messages.
+    training : bool
+        ``features`` are the training features, in the trainer's order: after each round the metric
+        reads the training scores the trainer passes instead of evaluating the round's weak machine
+        (``features`` then serve only for the scores before the first round).
 
     Attributes
     ----------
@@ -177,7 +181,7 @@ class RecordEvaluation:
     """
 
     def __init__(self, features, metric: LossFunction | Metric, targets=None, sample_weight=None,
-                 greater_is_better: bool | None = None, name: str = "validation") -> None:
+                 greater_is_better: bool | None = None, name: str = "validation", training: bool = False) -> None:
         self.features = as_feature_matrix(features, allow_nan=True)
         if isinstance(metric, LossFunction):
             if targets is None:
@@ -196,6 +200,7 @@ class RecordEvaluation:
                               else check_sample_weight(sample_weight, self.features.shape[0]))
         self.greater_is_better = bool(greater_is_better)
         self.name = str(name)
+        self.training = bool(training)
         self.history: list[float] = []
         self._scores: np.ndarray | None = None
         self._rounds = 0
@@ -209,8 +214,11 @@ class RecordEvaluation:
     def __call__(self, round_index: int, machine: "BoostedMachine", scores: np.ndarray) -> bool | None:
         if self._scores is None:  # called without before_training (a trainer of bob_boost 0.1's loop)
             raise InvalidValueError(f"{type(self).__name__}: training did not call before_training")
-        for weak_machine, weight in zip(machine.weak_machines[self._rounds:], machine.weights[self._rounds:]):
-            self._scores = self._scores + weight * weak_machine.forward(self.features)
+        if self.training:
+            self._scores = scores
+        else:
+            for weak_machine, weight in zip(machine.weak_machines[self._rounds:], machine.weights[self._rounds:]):
+                self._scores = self._scores + weight * weak_machine.forward(self.features)
         self._rounds = len(machine)
         self.history.append(self._evaluate(machine))
         return None

@@ -304,12 +304,15 @@ def test_record_and_early_stopping_callbacks_in_scripts(caplog):
     loss = ExponentialLoss()
     train, valid = slice(0, 400), slice(400, None)
     record = RecordEvaluation(X[train], loss, targets=t[train], name="training")
+    from_trainer = RecordEvaluation(X[train], loss, targets=t[train], name="training", training=True)
     stopper = EarlyStopping(X[valid], loss, targets=t[valid], patience=3)
     with caplog.at_level("INFO", logger="bob_boost.callbacks"):
         machine = Boosting(StumpTrainer(), loss).train(X[train], t[train], 200,
-                                                       callback=[record, stopper, LogEvaluation([record, stopper], 2)])
+                                                       callback=[record, from_trainer, stopper,
+                                                                 LogEvaluation([record, stopper], 2)])
     assert stopper.stopped and len(machine) == stopper.best_length < 200
     assert len(record.history) == len(stopper.history) == stopper.best_length + 3 + 1
+    assert from_trainer.history == record.history  # the trainer's scores are the staged scores
     assert np.argmin(stopper.history) == stopper.best_length
     assert stopper.best_length > 2 and "round 2: training" in caplog.text and "validation" in caplog.text
     staged = [np.mean(loss.loss(t[train, None], s)) for s in machine.staged_decision_scores(X[train])]

@@ -135,7 +135,8 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     callbacks: list = []
     if validation:
         train, held_out = validation_split(estimator, X.shape[0], stratify, split_seed(estimator, previous is not None))
-    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], weights[train], name="training")
+    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], weights[train], name="training",
+                                   training=True)
     callbacks.append(loss_record)
     train_record = loss_record
     scoring = getattr(estimator, "scoring", "loss")
