@@ -239,8 +239,9 @@ class EarlyStopping(RecordEvaluation):
     """Stop training when the metric on held-out data stops improving; keep the best round.
 
     A round improves when its value is better than the best so far by more than ``tol``. Training
-    stops after ``patience`` rounds without improvement, and the machine is trimmed to the best
+    stops after ``patience`` rounds without improvement, and the machine is then trimmed to the best
     round's length (:meth:`after_training`), as LightGBM's ``best_iteration`` but in the model itself.
+    The best so far starts with the machine the run begins with (a continued machine starts afresh).
 
     Parameters
     ----------
@@ -291,8 +292,12 @@ class EarlyStopping(RecordEvaluation):
         return self.stopped
 
     def after_training(self, machine: "BoostedMachine") -> None:
-        """Trim the machine to its best round (when :attr:`trim` is set)."""
-        if self.trim and len(machine) > self.best_length:
+        """Trim the machine to its best round, when this callback stopped training and :attr:`trim` is set.
+
+        A run that ends otherwise (its last round, or another stop rule) keeps every round: none of
+        them has used up its patience, and a warm start continues where one longer run would.
+        """
+        if self.trim and self.stopped and len(machine) > self.best_length:
             machine.truncate(self.best_length)
 
 

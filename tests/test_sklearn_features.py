@@ -188,7 +188,8 @@ def test_early_stopping_auto_and_scorer():
     ({"validation_fraction": 0.0}, "validation_fraction"),
     ({"early_stopping": "yes"}, "early_stopping"),
     ({"tol": -1.0}, "tol"),
-    ({"class_weight": {"z": 2.0}}, "not in class_weight|class_weight"),
+    ({"class_weight": {"z": 2.0}}, "class_weight: names class 'z', which is not in y"),
+    ({"class_weight": {0: 1.0, 1: 2.0, 2: 3.0}}, "class_weight: names class 2"),
     ({"class_weight": "skewed"}, "class_weight"),
 ])
 def test_bad_fit_parameters(parameters, message):
@@ -215,6 +216,11 @@ def test_class_weight_equals_matching_sample_weight(factory):
     by_sample = factory().fit(X, y, sample_weight=np.array([weights[c] for c in y]))
     np.testing.assert_array_equal(by_class.machine_.weights, by_sample.machine_.weights)
     np.testing.assert_array_equal(by_class.decision_function(X), by_sample.decision_function(X))
+    unweighted = factory().fit(X, y)
+    if isinstance(unweighted, AdaBoostDBClassifier):  # each class keeps half of the weight: a documented no-op
+        np.testing.assert_array_equal(by_class.machine_.weights, unweighted.machine_.weights)
+    else:
+        assert not np.array_equal(by_class.decision_function(X), unweighted.decision_function(X))
 
 
 def test_balanced_class_weight_raises_minority_recall_on_uci_data():
@@ -329,3 +335,47 @@ def test_callback_bad_input():
         EarlyStopping(X, ExponentialLoss(), targets=np.ones(50), patience=0)
     with pytest.raises(TypeError, match=r"callback\[1\]"):
         Boosting(StumpTrainer(), ExponentialLoss()).train(X, np.where(y == 1, 1.0, -1.0), 3, callback=[None, 3])
+
+
+def test_warm_start_after_loading_a_plain_machine_file(tmp_path):
+    from bob_boost.recipes import make_recipe
+
+    X, y = _binary()
+    machine = make_recipe("boosting", number_of_classes=2).train(X, np.where(y == 1, 1.0, -1.0), 10)
+    machine.save(tmp_path / "plain.hdf5")
+    estimator = load_estimator(tmp_path / "plain.hdf5")
+    assert estimator.n_iter_ == 10 and np.all(np.isnan(estimator.train_score_)) and estimator.train_score_.size == 11
+    estimator.set_params(warm_start=True, n_estimators=20).fit(X, np.where(y == 1, 1, -1))  # the file's labels
+    assert estimator.n_iter_ == 20 and estimator.train_score_.shape == (21,)
+    assert np.all(np.isnan(estimator.train_score_[:10])) and np.all(np.isfinite(estimator.train_score_[10:]))
+
+
+def test_warm_start_with_early_stopping_keeps_its_seeds(tmp_path):
+    X, y = _multiclass()
+    options = dict(feature_fraction=0.5, early_stopping=True, n_iter_no_change=100, shrinkage=0.1, warm_start=True)
+    once = BAdaCostClassifier(n_estimators=25, random_state=np.random.RandomState(1), **options).fit(X, y)
+    grown = BAdaCostClassifier(n_estimators=10, random_state=np.random.RandomState(1), **options).fit(X, y)
+    grown.save(tmp_path / "grown.hdf5")
+    loaded = load_estimator(tmp_path / "grown.hdf5").set_params(n_estimators=25).fit(X, y)
+    grown.set_params(n_estimators=25).fit(X, y)
+    for continued in (grown, loaded):
+        np.testing.assert_array_equal(continued.machine_.weights, once.machine_.weights)
+        np.testing.assert_array_equal(continued.validation_score_, once.validation_score_)
+
+
+def test_scorer_on_named_columns_warns_nothing():
+    import warnings
+
+    pandas = pytest.importorskip("pandas")
+    X, y = _binary(n=300)
+    frame = pandas.DataFrame(X, columns=[f"f{i}" for i in range(8)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        estimator = BoostingClassifier(n_estimators=15, early_stopping=True, scoring="accuracy",
+                                       random_state=0).fit(frame, y, sample_weight=np.linspace(1, 2, 300))
+    assert estimator.validation_score_.size == estimator.n_iter_ + 1
+
+
+def test_constant_features_regressor_history():
+    regressor = BoostingRegressor(n_estimators=5).fit(np.ones((50, 3)), np.arange(50.0))
+    assert regressor.n_iter_ == 0 and regressor.train_score_.shape == (1,) and regressor.train_score_[0] < 0

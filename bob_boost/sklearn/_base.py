@@ -87,15 +87,12 @@ class _BoostedEstimator(BaseEstimator):
         self.n_features_in_ = int(metadata["n_features_in"])
         if "feature_names_in" in metadata:
             self.feature_names_in_ = np.asarray(metadata["feature_names_in"], dtype=object)
-        # files of bob_boost 0.2 and older have no histories: the machine's length is all they say
-        self.n_iter_ = int(metadata.get("n_iter", len(machine)))
-        self.train_score_ = np.asarray(metadata.get("train_score", []), dtype=np.float64)
-        self.validation_score_ = np.asarray(metadata.get("validation_score", []), dtype=np.float64)
+        _fitting.restore_state(self, machine, metadata)
 
     def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
-               rounds: int, stratify: np.ndarray | None = None) -> BoostedMachine:
+               rounds: int, stratify: np.ndarray | None = None, split_weights=None) -> BoostedMachine:
         """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`."""
-        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify)
+        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights)
 
     def _fit_features(self, X, y, **options) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
@@ -197,6 +194,12 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             if not (self.class_weight == "balanced" or isinstance(self.class_weight, dict)):
                 raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got "
                                         f"{self.class_weight!r}")
+            if isinstance(self.class_weight, dict):
+                classes = set(np.unique(y).tolist())
+                unknown = [key for key in self.class_weight if key not in classes]
+                if unknown:
+                    raise InvalidValueError(f"class_weight: names class {unknown[0]!r}, which is not in y "
+                                            f"(classes {sorted(classes)})")
             factors = compute_sample_weight(self.class_weight, y)
             base = np.ones(y.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])
             sample_weight = base * factors

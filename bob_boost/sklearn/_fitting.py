@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,10 @@ AUTO_EARLY_STOPPING_SAMPLES = 10_000
 
 #: Metadata key of the per-feature training-loss decrease behind ``feature_importances_``.
 IMPORTANCE_KEY = "feature_loss_decrease"
+
+#: Seeds drawn once and kept across warm starts (and in saved models): the validation split's and
+#: BAdaCost's feature sampling's.
+SEED_ATTRIBUTES = ("_random_seed", "_trainer_seed")
 
 
 def check_fit_parameters(estimator) -> None:
@@ -64,12 +69,16 @@ def previous_machine(estimator, rounds: int) -> BoostedMachine | None:
     return machine
 
 
-def split_seed(estimator, continuing: bool) -> int:
-    """The seed of the validation split, kept across warm starts as scikit-learn's estimators keep theirs."""
-    if not continuing or not hasattr(estimator, "_random_seed"):
+def kept_seed(estimator, attribute: str, continuing: bool) -> int:
+    """A seed drawn from ``random_state`` and kept (saved with the model) across warm starts.
+
+    scikit-learn's estimators keep theirs the same way; ``attribute`` names what it seeds
+    (``"_random_seed"``: the validation split).
+    """
+    if not continuing or not hasattr(estimator, attribute):
         state = getattr(estimator, "random_state", None)
-        estimator._random_seed = int(check_random_state(state).randint(np.iinfo(np.int32).max))
-    return estimator._random_seed
+        setattr(estimator, attribute, int(check_random_state(state).randint(np.iinfo(np.int32).max)))
+    return getattr(estimator, attribute)
 
 
 def validation_split(estimator, n_samples: int, stratify: np.ndarray | None,
@@ -92,23 +101,27 @@ def validation_split(estimator, n_samples: int, stratify: np.ndarray | None,
         for part, name in ((train, "training"), (validation, "validation")):
             absent = np.setdiff1d(classes, stratify[part])
             if absent.size:
+                label = estimator.classes_[int(absent[0])] if hasattr(estimator, "classes_") else int(absent[0])
                 raise InvalidValueError(f"validation_fraction: {estimator.validation_fraction} leaves class "
-                                        f"index {int(absent[0])} without {name} samples")
+                                        f"{label!r} without {name} samples")
     return np.sort(train), np.sort(validation)
 
 
-def _scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray):
+def _scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
     """``metric(machine, scores)`` scoring a copy of ``estimator`` that holds the growing machine."""
     view = copy.copy(estimator)
+    # the view is scored on validated arrays: without names, as scikit-learn's own inner scoring
+    view.__dict__.pop("feature_names_in_", None)
 
     def metric(machine: BoostedMachine, scores: np.ndarray) -> float:
         view.machine_ = machine
-        return float(scorer(view, features, labels))
+        return float(scorer(view, features, labels, sample_weight=weights))
     return metric
 
 
 def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
-          y: np.ndarray, rounds: int, stratify: np.ndarray | None = None) -> BoostedMachine:
+          y: np.ndarray, rounds: int, stratify: np.ndarray | None = None,
+          split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BoostedMachine:
     """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
 
     Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
@@ -128,27 +141,33 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
         ``n_estimators``.
     stratify : numpy.ndarray, optional
         Class indices of a classifier, to stratify the validation split.
+    split_weights : callable, optional
+        ``split_weights(weights, indices)``: the weights the trainer gets for the training samples
+        ``indices`` (AdaBoostDB gives each class half of the total again after a split).
     """
     previous = previous_machine(estimator, rounds)
     validation = early_stopping_enabled(estimator, X.shape[0])
     train = np.arange(X.shape[0])
     callbacks: list = []
     if validation:
-        train, held_out = validation_split(estimator, X.shape[0], stratify, split_seed(estimator, previous is not None))
-    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], weights[train], name="training",
+        train, held_out = validation_split(estimator, X.shape[0], stratify,
+                                           kept_seed(estimator, "_random_seed", previous is not None))
+    train_weights = weights[train] if split_weights is None else split_weights(weights[train], train)
+    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], train_weights, name="training",
                                    training=True)
     callbacks.append(loss_record)
     train_record = loss_record
     scoring = getattr(estimator, "scoring", "loss")
     scorer = None if scoring == "loss" else check_scoring(estimator, scoring)
     if scorer is not None:
-        train_record = RecordEvaluation(X[train], _scorer_metric(estimator, scorer, X[train], y[train]),
+        train_record = RecordEvaluation(X[train], _scorer_metric(estimator, scorer, X[train], y[train],
+                                                                 weights[train]),
                                         greater_is_better=True, name="training")
         callbacks.append(train_record)
     stopper = None
     if validation:
         metric = (recipe.loss if scorer is None
-                  else _scorer_metric(estimator, scorer, X[held_out], y[held_out]))
+                  else _scorer_metric(estimator, scorer, X[held_out], y[held_out], weights[held_out]))
         stopper = EarlyStopping(X[held_out], metric, targets[held_out] if scorer is None else None,
                                 weights[held_out] if scorer is None else None,
                                 greater_is_better=None if scorer is None else True,
@@ -158,7 +177,7 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     if previous is not None and rounds == start:
         return previous
     machine = recipe.train(X[train], targets[train], rounds - start, callback=callbacks,
-                           sample_weight=weights[train], boosted_machine=previous)
+                           sample_weight=train_weights, boosted_machine=previous)
     _record_histories(estimator, machine, start, train_record, stopper, previous is not None)
     _record_importances(machine, loss_record.history, start, X.shape[1])
     return machine
@@ -176,12 +195,25 @@ def _record_histories(estimator, machine: BoostedMachine, start: int, train_reco
     train = signed(train_record)
     validation = signed(stopper) if stopper is not None else np.zeros(0)
     if continuing:  # the run's first entry repeats the last of the previous history
-        train = np.concatenate([estimator.train_score_[:start], train])
-        if validation.size and estimator.validation_score_.size:
-            validation = np.concatenate([estimator.validation_score_[:start], validation])
+        train = np.concatenate([_history(estimator.train_score_, start), train])
+        if validation.size:
+            validation = np.concatenate([_history(estimator.validation_score_, start), validation])
     estimator.n_iter_ = len(machine)
     estimator.train_score_ = train
     estimator.validation_score_ = validation
+
+
+def _history(values: np.ndarray, length: int) -> np.ndarray:
+    """The first ``length`` entries of a history, NaN where it is unknown (a run without early stopping,
+    a file without histories)."""
+    known = np.full(length, np.nan)
+    known[:min(length, values.size)] = values[:length]
+    return known
+
+
+def unknown_history(rounds: int) -> np.ndarray:
+    """The ``rounds + 1`` NaN scores of a machine whose history was not recorded (files of older versions)."""
+    return np.full(rounds + 1, np.nan)
 
 
 def _record_importances(machine: BoostedMachine, losses: list[float], start: int, n_features: int) -> None:
@@ -214,6 +246,25 @@ def importances(machine: BoostedMachine, n_features: int) -> np.ndarray:
 
 
 def fitted_state(estimator) -> dict[str, Any]:
-    """The histories a saved estimator restores (metadata values)."""
-    return {"n_iter": int(estimator.n_iter_), "train_score": estimator.train_score_.tolist(),
-            "validation_score": estimator.validation_score_.tolist()}
+    """The histories and kept seeds a saved estimator restores (metadata values; NaN is stored as None)."""
+    state: dict[str, Any] = {
+        "n_iter": int(estimator.n_iter_),
+        "train_score": [None if np.isnan(v) else float(v) for v in estimator.train_score_],
+        "validation_score": [None if np.isnan(v) else float(v) for v in estimator.validation_score_]}
+    for attribute in SEED_ATTRIBUTES:
+        if hasattr(estimator, attribute):
+            state[attribute.lstrip("_")] = int(getattr(estimator, attribute))
+    return state
+
+
+def restore_state(estimator, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+    """Set the histories and seeds of a loaded estimator; unknown for files that have none."""
+    estimator.n_iter_ = len(machine)
+    train = metadata.get("train_score")
+    estimator.train_score_ = (unknown_history(len(machine)) if train is None
+                              else np.array([np.nan if v is None else v for v in train], dtype=np.float64))
+    estimator.validation_score_ = np.array([np.nan if v is None else v for v in metadata.get("validation_score", [])],
+                                           dtype=np.float64)
+    for attribute in SEED_ATTRIBUTES:
+        if attribute.lstrip("_") in metadata:
+            setattr(estimator, attribute, int(metadata[attribute.lstrip("_")]))

@@ -353,7 +353,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
                                            decision_rule="identity", baseline=np.average(y, weights=weights))
-            self.n_iter_, self.train_score_, self.validation_score_ = 0, np.zeros(0), np.zeros(0)
+            residuals = SquaredLoss().loss((y - self.machine_.baseline[0])[:, np.newaxis], np.zeros((y.size, 1)))
+            self.n_iter_, self.validation_score_ = 0, np.zeros(0)
+            self.train_score_ = np.array([-np.average(residuals[:, 0], weights=weights)])
         self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
         # the intercept also in the metadata, where bob_boost 0.1's load_estimator looks for it

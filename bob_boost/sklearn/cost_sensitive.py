@@ -13,7 +13,7 @@ from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..trainers.multiclass import CostSensitiveTreeTrainer
 from ._base import _BoostedClassifier, _check_splittable
-from ._fitting import split_seed
+from ._fitting import kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
 COST_PRESETS = ("balanced", "imbalance")
@@ -150,10 +150,14 @@ class AdaBoostDBClassifier(_BoostedClassifier):
                                     "several classes.")
         X, positive = X[kept], encoded[kept] == 1
         _check_splittable(X)
-        weights = mean_one(weights)
-        initial = weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
-        self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]), initial,
-                                    y[kept], rounds, stratify=encoded[kept])
+
+        def halves(weights: np.ndarray, indices: np.ndarray) -> np.ndarray:
+            # each class gets half of the total again on the samples the trainer sees
+            weights, chosen = mean_one(weights), positive[indices]
+            return weights / np.where(chosen, weights[chosen].sum(), weights[~chosen].sum())
+        self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]),
+                                    weights, y[kept], rounds,
+                                    stratify=encoded[kept], split_weights=halves)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -296,10 +300,10 @@ class BAdaCostClassifier(_BoostedClassifier):
         kept, weights = self._weights(y, sample_weight)
         encoded = self._encode_labels(y, kept)
         X, encoded = X[kept], encoded[kept]
-        seed = self.random_state
-        if seed is not None and not isinstance(seed, numbers.Integral):
-            # the trainer takes an int seed; one drawn from the caller's generator, kept across warm starts
-            seed = split_seed(self, self.warm_start and hasattr(self, "machine_"))
+        if isinstance(self.random_state, numbers.Integral):
+            seed = int(self.random_state)
+        else:  # the trainer takes an int seed: one drawn from random_state, kept (and saved) for warm starts
+            seed = kept_seed(self, "_trainer_seed", self.warm_start and hasattr(self, "machine_"))
         options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=seed)

@@ -9,6 +9,7 @@ from ..exceptions import InvalidValueError, ModelFormatError
 from ..labels import classes_of
 from ..machine import BoostedMachine
 from ..weak.lut import LUTMachine
+from ._fitting import restore_state
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
 from .boosting import BoostingClassifier, BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
@@ -112,4 +113,5 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         estimator.classes_ = np.array(classes_of(machine, source).classes)
     estimator.machine_ = machine
     estimator.n_features_in_ = n_features
+    restore_state(estimator, machine, metadata)  # no histories in such a file: they are unknown (NaN)
     return estimator
