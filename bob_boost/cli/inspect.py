@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..machine import BoostedMachine
-from ..plots import feature_names
+from ..analysis import feature_names
 from ._common import HelpFormatter, load_model
 
 
@@ -33,7 +33,7 @@ def describe(machine: BoostedMachine, path: str, rounds: int | None) -> dict[str
     """A JSON-able summary of a model: types, rounds, features used (with their names when known), weights.
 
     ``feature_names`` is None, or the name of each entry of ``features_used``
-    (from the model's metadata, see :func:`bob_boost.plots.feature_names`);
+    (from the model's metadata, see :func:`bob_boost.analysis.feature_names`);
     each round lists its features' names the same way.
     """
     weak = machine.weak_machines
