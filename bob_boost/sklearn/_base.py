@@ -278,6 +278,16 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         """
         return self._proba_from_scores(self._machine_scores(X))
 
+    def _probability_link(self) -> tuple:
+        """How :meth:`_proba_from_scores` maps scores, for exporters (:mod:`bob_boost.onnx`).
+
+        ``("softmax_decision",)``: a softmax of the cost-sensitive class scores ``-(C* f)`` (or of
+        the scores without cost matrix); ``("softmax",)``: a softmax of the scores;
+        ``("sigmoid", c, K)``: ``sigmoid(c * scores)``, as ``[1 - p, p]`` for one output, else
+        normalised over the K outputs.
+        """
+        return ("softmax_decision",)
+
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """Probabilities from machine scores: a softmax of :meth:`decision_function`'s class scores."""
         decision = self._decision_from_scores(scores)

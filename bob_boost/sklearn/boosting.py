@@ -191,6 +191,13 @@ class BoostingClassifier(_BoostedClassifier):
         """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
         return self.loss in CLASSIFICATION_LOSSES and make_loss(self.loss).has_probabilities
 
+    def _probability_link(self) -> tuple:
+        """The loss's link (see :meth:`_BoostedClassifier._probability_link`)."""
+        loss = make_loss(self.loss)
+        if getattr(loss, "probability_scale", None) is None:
+            return ("softmax",)
+        return ("sigmoid", loss.probability_scale, self.machine_.number_of_outputs or 1)
+
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """Class probabilities implied by the loss (the logit, exponential and softmax losses).
 

@@ -161,6 +161,10 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
+    def _probability_link(self) -> tuple:
+        """``sigmoid((C_P + C_N) F)`` (see :meth:`_BoostedClassifier._probability_link`)."""
+        return ("sigmoid", float(self.cost_positive) + float(self.cost_negative), 1)
+
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         positive = expit((float(self.cost_positive) + float(self.cost_negative)) * scores[:, 0])
         return np.column_stack([1.0 - positive, positive])

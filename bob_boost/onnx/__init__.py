@@ -1,0 +1,307 @@
+"""ONNX export of boosted machines and estimators: ``to_onnx(model)`` gives an ``onnx.ModelProto``.
+
+The graph has one float32 input ``features`` of shape (N, #features). It computes in double
+precision, as bob_boost does (float32 features compared with float64 thresholds), with the
+standard operators of opset :data:`OPSET` only (``Gather``, ``GatherElements``,
+``GreaterOrEqual``, ``Where``, ``MatMul``, ...), and has the outputs
+
+``labels``
+    what ``predict`` gives: for a machine +-1 (rule ``sign``), the class index (``argmax``,
+    ``cost_sensitive``) or the value (``identity``); for an estimator its class labels;
+``scores``
+    float32: the machine's (N, #outputs) scores, baseline included, or an estimator's
+    ``decision_function`` (a regressor's predictions);
+``probabilities``
+    float32 (N, #classes), for classifiers whose ``predict_proba`` exists.
+
+Every built-in weak machine converts: stumps and trees (gradient trees, multi-class trees and
+stumps) become one node table that the graph descends level by level; LUTs (uni- and
+multi-variate, multi-class) become look-up columns read with ``Gather``. A plugin weak machine
+needs a converter (:func:`register_converter`); without one, export raises a ``TypeError`` naming
+the type.
+
+Inputs the model cannot evaluate give, in the graph, what a graph can give: a LUT feature outside
+its table (or NaN in a LUT without a NaN entry) makes the row's scores NaN, and NaN in a
+split feature whose split learnt no direction goes left, where bob_boost raises a ``ValueError``.
+float32 represents every integer up to 2**24 exactly, so LUT indices (at most 65536 entries) are
+read exactly.
+
+onnx is optional: ``pip install bob_boost[onnx]`` (onnxruntime, to run the graphs, comes with it).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..costs import cost_star
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..machine import BoostedMachine
+from ._parts import Columns, Trees, add_machine, converter_of, register_converter
+
+__all__ = ["OPSET", "Graph", "register_converter", "to_onnx"]
+
+#: The opset of the default domain; current onnx and onnxruntime releases both run it.
+OPSET = 17
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError("ONNX export needs onnx: pip install bob_boost[onnx]") from None
+    return onnx
+
+
+class Graph:
+    """The nodes and constants of a graph being written; converters add to it.
+
+    Parameters
+    ----------
+    onnx : module
+        The imported ``onnx`` package.
+    """
+
+    def __init__(self, onnx) -> None:
+        self.onnx = onnx
+        self.nodes: list = []
+        self.initializers: list = []
+        self._names = 0
+
+    def name(self, hint: str) -> str:
+        """A fresh tensor name."""
+        self._names += 1
+        return f"{hint}_{self._names}"
+
+    def constant(self, array, hint: str = "constant") -> str:
+        """Add ``array`` as an initializer; returns its name."""
+        name = self.name(hint)
+        array = np.asarray(array)
+        if array.dtype.kind in "US":
+            tensor = self.onnx.helper.make_tensor(name, self.onnx.TensorProto.STRING, array.shape,
+                                                  [str(v).encode() for v in array.ravel()])
+        else:
+            tensor = self.onnx.numpy_helper.from_array(array, name)
+        self.initializers.append(tensor)
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str | None = None, **attributes: Any) -> str:
+        """Add an ``op`` node of one output; returns the output's name."""
+        output = output or self.name(op.lower())
+        self.nodes.append(self.onnx.helper.make_node(op, inputs, [output], **attributes))
+        return output
+
+
+def _column(graph: Graph, matrix: str, index: int) -> str:
+    """Column ``index`` of an (N, K) tensor as an (N,) tensor."""
+    return graph.node("Gather", [matrix, graph.constant(np.array(index, dtype=np.int64), "column")], axis=1)
+
+
+def _tree_outputs(graph: Graph, trees: Trees, x: str) -> str:
+    """(N, K) sum of the leaf values every row reaches, descending all trees level by level."""
+    features, thresholds, left, right, missing_right, values, roots = trees.arrays()
+    table = {"feature": np.maximum(features, 0).astype(np.int64), "threshold": thresholds.astype(np.float64),
+             "left": left.astype(np.int64), "right": right.astype(np.int64)}
+    constants = {key: graph.constant(value, key) for key, value in table.items()
+                 if key != "feature" or trees.depth > 1}  # one level reads the roots' features alone
+    missing = graph.constant(missing_right) if missing_right.any() else None
+    node = graph.constant(roots.astype(np.int64), "roots")
+    for level in range(max(trees.depth, 1)):
+        if level == 0:  # the roots are the same for every row: plain gathers, broadcast over rows
+            feature = graph.constant(table["feature"][roots], "root_feature")
+            value = graph.node("Gather", [x, feature], axis=1)
+        else:
+            feature = graph.node("Gather", [constants["feature"], node])
+            value = graph.node("GatherElements", [x, feature], axis=1)
+        above = graph.node("GreaterOrEqual", [value, graph.node("Gather", [constants["threshold"], node])])
+        if missing is not None:  # NaN takes the node's direction (logic ops: onnxruntime has no boolean Where)
+            nan = graph.node("IsNaN", [value])
+            above = graph.node("Or", [graph.node("And", [nan, graph.node("Gather", [missing, node])]),
+                                      graph.node("And", [graph.node("Not", [nan]), above])])
+        node = graph.node("Where", [above, graph.node("Gather", [constants["right"], node]),
+                                    graph.node("Gather", [constants["left"], node])])
+    leaves = graph.node("Gather", [graph.constant(values.astype(np.float64), "leaf_values"), node])
+    return graph.node("ReduceSum", [leaves, graph.constant(np.array([1], dtype=np.int64), "axes")], keepdims=0)
+
+
+def _column_outputs(graph: Graph, columns: Columns, x: str, outputs: int) -> str:
+    """(N, K) sums of the look-up columns; NaN where a feature value is outside its column's table."""
+    sizes = np.array([t.size for t in columns.tables]) - (np.array(columns.missing_rows) >= 0)
+    value = graph.node("Gather", [x, graph.constant(np.array(columns.features, dtype=np.int64), "lut_feature")],
+                       axis=1)
+    missing_rows = np.array(columns.missing_rows, dtype=np.float64)
+    valid = graph.node("And", [graph.node("GreaterOrEqual", [value, graph.constant(np.zeros(1))]),
+                               graph.node("LessOrEqual", [value, graph.constant((sizes - 1).astype(np.float64))])])
+    if np.any(missing_rows >= 0):  # NaN reads the column's NaN row where it has one; elsewhere it is invalid
+        nan_row = graph.node("And", [graph.node("IsNaN", [value]), graph.constant(missing_rows >= 0)])
+        valid = graph.node("Or", [valid, nan_row])
+        value = graph.node("Where", [nan_row, graph.constant(missing_rows), value])
+    safe = graph.node("Where", [valid, value, graph.constant(np.zeros(1))])  # invalid rows read row 0, then NaN
+    index = graph.node("Add", [graph.node("Cast", [safe], to=_onnx().TensorProto.INT64),
+                               graph.constant(np.array(columns.offsets, dtype=np.int64), "offsets")])
+    read = graph.node("Gather", [graph.constant(np.concatenate(columns.tables).astype(np.float64), "tables"), index])
+    read = graph.node("Where", [valid, read, graph.constant(np.array([np.nan]))])
+    sums = np.zeros((len(columns.outputs), outputs))
+    sums[np.arange(len(columns.outputs)), columns.outputs] = 1.0
+    return graph.node("MatMul", [read, graph.constant(sums, "column_outputs")])
+
+
+def machine_scores(graph: Graph, machine: BoostedMachine, x: str) -> str:
+    """(N, #outputs) double scores of ``machine`` from the double features ``x``, baseline included."""
+    outputs = machine.number_of_outputs or 1
+    trees, columns, others = Trees(), Columns(), []
+    for weak_machine, weight in zip(machine.weak_machines, machine.weights):
+        if not add_machine(weak_machine, weight, trees, columns):
+            converter = converter_of(weak_machine)
+            if converter is None:
+                raise InvalidTypeError(f"model: no ONNX converter for weak machines of type "
+                                       f"{type(weak_machine).__name__} ({weak_machine.machine_type!r}); register "
+                                       f"one with bob_boost.onnx.register_converter")
+            others.append((converter, weak_machine, weight))
+    rows = graph.node("Slice", [graph.node("Shape", [x]), graph.constant(np.array([0])), graph.constant(np.array([1]))])
+    shape = graph.node("Concat", [rows, graph.constant(np.array([outputs]))], axis=0)
+    scores = graph.node("Expand", [graph.constant(machine.baseline[np.newaxis, :], "baseline"), shape])
+    parts = []
+    if trees.size:
+        parts.append(_tree_outputs(graph, trees, x))
+    if columns.size:
+        parts.append(_column_outputs(graph, columns, x, outputs))
+    for converter, weak_machine, weight in others:
+        parts.append(graph.node("Mul", [converter(weak_machine, graph, x), graph.constant(weight[np.newaxis, :])]))
+    for part in parts:
+        scores = graph.node("Add", [scores, part])
+    return scores
+
+
+def _class_indices(graph: Graph, machine: BoostedMachine, scores: str) -> str:
+    """(N,) int64 class index of the machine's decision rule."""
+    rule = machine.decision_rule
+    if rule == "sign":
+        positive = graph.node("Greater", [_column(graph, scores, 0), graph.constant(np.zeros(1))])
+        return graph.node("Cast", [positive], to=_onnx().TensorProto.INT64)
+    if rule == "cost_sensitive":
+        costs = graph.node("MatMul", [scores, graph.constant(cost_star(machine.cost_matrix).T.copy(), "cost_star")])
+        return graph.node("ArgMin", [costs], axis=1, keepdims=0)
+    return graph.node("ArgMax", [scores], axis=1, keepdims=0)
+
+
+def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str) -> tuple[str, str, str | None]:
+    if machine.decision_rule == "identity":
+        labels = _column(graph, scores, 0) if (machine.number_of_outputs or 1) == 1 else scores
+    elif machine.decision_rule == "sign":
+        positive = graph.node("Greater", [_column(graph, scores, 0), graph.constant(np.zeros(1))])
+        labels = graph.node("Where", [positive, graph.constant(np.array([1])), graph.constant(np.array([-1]))])
+    else:
+        labels = _class_indices(graph, machine, scores)
+    return labels, scores, None
+
+
+def _estimator_outputs(graph: Graph, estimator, scores: str) -> tuple[str, str, str | None]:
+    machine = estimator.machine_
+    if not hasattr(estimator, "classes_"):  # a regressor: its prediction is the machine's only score
+        prediction = _column(graph, scores, 0)
+        return prediction, prediction, None
+    classes = np.asarray(estimator.classes_)
+    if classes.dtype.kind == "O":
+        classes = classes.astype(str)
+    labels = graph.node("Gather", [graph.constant(classes, "classes"), _class_indices(graph, machine, scores)])
+    decision = scores
+    if machine.cost_matrix is not None:
+        decision = graph.node("Neg", [graph.node("MatMul", [scores, graph.constant(
+            cost_star(machine.cost_matrix).T.copy(), "cost_star")])])
+    link = estimator._probability_link() if estimator._has_probabilities() else None
+    probabilities = None if link is None else _probabilities(graph, link, scores, decision)
+    if machine.cost_matrix is not None and classes.size == 2:
+        decision = graph.node("Sub", [_column(graph, decision, 1), _column(graph, decision, 0)])
+    elif (machine.number_of_outputs or 1) == 1:
+        decision = _column(graph, decision, 0)
+    return labels, decision, probabilities
+
+
+def _probabilities(graph: Graph, link: tuple, scores: str, decision: str) -> str:
+    """The estimator's ``predict_proba`` (see ``_probability_link`` of the estimators)."""
+    if link[0] == "softmax":
+        return graph.node("Softmax", [scores], axis=1)
+    if link[0] == "softmax_decision":
+        return graph.node("Softmax", [decision], axis=1)
+    one_vs_rest = graph.node("Sigmoid", [graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])])
+    if link[2] == 1:
+        return graph.node("Concat", [graph.node("Sub", [graph.constant(np.ones((1, 1))), one_vs_rest]),
+                                     one_vs_rest], axis=1)
+    total = graph.node("ReduceSum", [one_vs_rest, graph.constant(np.array([1]))], keepdims=1)
+    return graph.node("Div", [one_vs_rest, total])
+
+
+def to_onnx(model, n_features: int | None = None):
+    """The ONNX graph of a :class:`~bob_boost.BoostedMachine` or a fitted :mod:`bob_boost.sklearn` estimator.
+
+    Parameters
+    ----------
+    model : BoostedMachine or estimator
+        The machine, or an estimator (anything with ``machine_``; classifiers also ``classes_``).
+    n_features : int, optional
+        The input width, for a machine that does not record ``number_of_features``; by default the
+        recorded width, or one more than the largest feature read.
+
+    Returns
+    -------
+    onnx.ModelProto
+        A checked model (``onnx.checker.check_model``) with the outputs described in the module
+        documentation.
+
+    Raises
+    ------
+    TypeError
+        For a model that is neither, or a weak machine type without converter.
+    ValueError
+        For an ``n_features`` smaller than the features the machine reads, or not a positive integer.
+    ImportError
+        If onnx is not installed.
+    """
+    onnx = _onnx()
+    estimator = None if isinstance(model, BoostedMachine) else model
+    machine = model if estimator is None else getattr(model, "machine_", None)
+    if not isinstance(machine, BoostedMachine):
+        raise InvalidTypeError(f"model: expected a BoostedMachine or a fitted bob_boost estimator, "
+                               f"got {type(model).__name__}")
+    width = _width(machine, estimator, n_features)
+    graph = Graph(onnx)
+    x = graph.node("Cast", ["features"], "features_double", to=onnx.TensorProto.DOUBLE)
+    scores = machine_scores(graph, machine, x)
+    labels, decision, probabilities = (_machine_outputs(graph, machine, scores) if estimator is None
+                                       else _estimator_outputs(graph, estimator, scores))
+    outputs = [graph.node("Identity", [labels], "labels"),
+               graph.node("Cast", [decision], "scores", to=onnx.TensorProto.FLOAT)]
+    if probabilities is not None:
+        outputs.append(graph.node("Cast", [probabilities], "probabilities", to=onnx.TensorProto.FLOAT))
+    inputs = [onnx.helper.make_tensor_value_info("features", onnx.TensorProto.FLOAT, ["N", width])]
+    results = [onnx.helper.make_value_info(name, onnx.TypeProto()) for name in outputs]
+    onnx_graph = onnx.helper.make_graph(graph.nodes, "bob_boost", inputs, results, graph.initializers)
+    result = onnx.helper.make_model(onnx_graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
+                                    producer_name="bob_boost")
+    result.ir_version = 8  # what onnxruntime releases of the last years all read
+    result = onnx.shape_inference.infer_shapes(result)
+    _typed_outputs(onnx, result)
+    onnx.checker.check_model(result, full_check=True)
+    return result
+
+
+def _typed_outputs(onnx, model) -> None:
+    """Give the graph outputs the types shape inference found for them."""
+    inferred = {value.name: value for value in model.graph.value_info}
+    for output in model.graph.output:
+        if output.name in inferred:
+            output.type.CopyFrom(inferred[output.name].type)
+
+
+def _width(machine: BoostedMachine, estimator, n_features: int | None) -> int:
+    read = machine.feature_indices()
+    needed = int(read[-1]) + 1 if read.size else 1
+    if n_features is None:
+        n_features = getattr(estimator, "n_features_in_", None) or machine.number_of_features or needed
+    elif isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+        raise InvalidValueError(f"n_features: expected a positive integer, got {n_features!r}")
+    if n_features < needed:
+        raise InvalidValueError(f"n_features: the machine reads feature {needed - 1}, so it needs at least "
+                                f"{needed} features, got {n_features}")
+    return int(n_features)

@@ -1,0 +1,172 @@
+"""Weak machines as the two shapes an ONNX graph evaluates in bulk: node tables and look-up columns.
+
+Numpy only. Every built-in weak machine is either a tree (stumps are one-split trees, multi-class
+machines output the margin vector of their label) or a set of look-up columns (one feature, one
+table column per output). A weak machine of any other type needs a converter registered with
+:func:`register_converter`, which writes its own ONNX nodes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from collections.abc import Callable
+
+import numpy as np
+
+from ..costs import margin_vectors
+from ..exceptions import InvalidTypeError
+from ..weak.base import WeakMachine
+from ..weak.lut import LUTMachine
+from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
+from ..weak.stump import StumpMachine
+from ..weak.tree import TreeMachine
+
+#: Weak machine class -> ``converter(machine, graph, features) -> name``: the name of a (N, #outputs)
+#: double tensor of the machine's (unweighted) outputs, written with the graph's ``node`` and
+#: ``constant`` methods (:class:`bob_boost.onnx.Graph`) from the double (N, #features) ``features``.
+_converters: dict[type, Callable] = {}
+
+
+def register_converter(machine_class: type, converter: Callable | None = None):
+    """Register the ONNX converter of a plugin weak machine class (usable as a decorator).
+
+    Parameters
+    ----------
+    machine_class : type
+        A :class:`~bob_boost.weak.base.WeakMachine` subclass.
+    converter : callable, optional
+        ``converter(machine, graph, features) -> str``: adds nodes to ``graph``
+        (:class:`bob_boost.onnx.Graph`) that compute the machine's (#samples, #outputs) outputs in
+        double precision from the double tensor named ``features``, and returns the output's name.
+
+    Raises
+    ------
+    TypeError
+        If ``machine_class`` is not a weak machine class or ``converter`` is not callable.
+    """
+    if not (isinstance(machine_class, type) and issubclass(machine_class, WeakMachine)):
+        raise InvalidTypeError(f"machine_class: expected a WeakMachine subclass, got {machine_class!r}")
+
+    def register(function: Callable) -> Callable:
+        if not callable(function):
+            raise InvalidTypeError(f"converter: expected a callable, got {type(function).__name__}")
+        _converters[machine_class] = function
+        return function
+    return register if converter is None else register(converter)
+
+
+def converter_of(machine: WeakMachine) -> Callable | None:
+    """The registered converter of ``machine``'s class (or of its nearest registered base class)."""
+    for cls in type(machine).__mro__:
+        if cls in _converters:
+            return _converters[cls]
+    return None
+
+
+@dataclass
+class Trees:
+    """Node tables of several trees, leaf values already multiplied by their round's weight.
+
+    Rows go right where ``x[feature] >= threshold``; ``missing_right`` says where NaN goes
+    (False, left, also for nodes that never learnt a direction: NaN compares false).
+    """
+
+    features: list = field(default_factory=list)
+    thresholds: list = field(default_factory=list)
+    left: list = field(default_factory=list)
+    right: list = field(default_factory=list)
+    missing_right: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    roots: list = field(default_factory=list)
+    depth: int = 0
+    size: int = 0
+
+    def add(self, features, thresholds, left, right, missing_right, values, roots, weight) -> None:
+        """Append one weak machine's trees (its node arrays, with children as node indices)."""
+        internal = features >= 0
+        self.features.append(features)
+        self.thresholds.append(np.where(internal, thresholds, 0.0))
+        own = np.arange(features.size) + self.size  # a leaf is its own child: routing stops there
+        self.left.append(np.where(internal, left + self.size, own))
+        self.right.append(np.where(internal, right + self.size, own))
+        self.missing_right.append(missing_right)
+        self.values.append(values * weight)
+        self.roots.append(roots + self.size)
+        self.depth = max(self.depth, _depth(features, left, right, roots))
+        self.size += features.size
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The concatenated node arrays (leaves are their own children)."""
+        return (np.concatenate(self.features), np.concatenate(self.thresholds), np.concatenate(self.left),
+                np.concatenate(self.right), np.concatenate(self.missing_right), np.vstack(self.values),
+                np.concatenate(self.roots))
+
+
+@dataclass
+class Columns:
+    """Look-up columns: output ``outputs[c]`` adds ``table[offsets[c] + x[features[c]]]``.
+
+    A column with a NaN row (``missing_rows[c] >= 0``) reads it for NaN.
+    """
+
+    features: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)
+    missing_rows: list = field(default_factory=list)
+    tables: list = field(default_factory=list)
+    size: int = 0
+
+    def add(self, feature: int, output: int, column: np.ndarray, missing_row: int) -> None:
+        """Append one table column (already multiplied by its weight)."""
+        self.features.append(feature)
+        self.outputs.append(output)
+        self.offsets.append(self.size)
+        self.missing_rows.append(missing_row)
+        self.tables.append(column)
+        self.size += column.size
+
+
+def _depth(features: np.ndarray, left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> int:
+    depth, deepest, stack = {}, 0, [(int(r), 0) for r in roots]
+    while stack:
+        node, level = stack.pop()
+        depth[node] = level
+        deepest = max(deepest, level)
+        if features[node] >= 0:
+            stack += [(int(left[node]), level + 1), (int(right[node]), level + 1)]
+    return deepest
+
+
+def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns: Columns) -> bool:
+    """Add a built-in weak machine to the node tables or look-up columns; False for any other type."""
+    if isinstance(machine, StumpMachine):
+        polarity = float(machine.polarity)
+        missing = machine.missing_above is not None and bool(machine.missing_above)
+        trees.add(np.array([machine.index, -1, -1]), np.array([machine.threshold, 0.0, 0.0]), np.array([1, 0, 0]),
+                  np.array([2, 0, 0]), np.array([missing, False, False]),
+                  np.array([[0.0], [-polarity], [polarity]]), np.array([0]), weight)
+    elif isinstance(machine, MultiClassStumpMachine):
+        vectors = margin_vectors(machine.number_of_classes)
+        trees.add(np.array([machine.index, -1, -1]), np.array([machine.threshold, 0.0, 0.0]), np.array([1, 0, 0]),
+                  np.array([2, 0, 0]), np.zeros(3, dtype=bool),
+                  np.vstack([np.zeros(machine.number_of_classes), vectors[machine.labels]]), np.array([0]), weight)
+    elif isinstance(machine, (TreeMachine, MultiClassTreeMachine)):
+        if isinstance(machine, TreeMachine):
+            values, roots = machine.values, machine.roots
+        else:
+            values, roots = margin_vectors(machine.number_of_classes)[machine.labels], np.array([0])
+        missing_left = getattr(machine, "missing_left", None)
+        missing_right = (np.zeros(machine.features.size, dtype=bool) if missing_left is None
+                         else ~np.asarray(missing_left, dtype=bool))
+        trees.add(machine.features, machine.thresholds, machine.left_children, machine.right_children,
+                  missing_right, np.asarray(values, dtype=np.float64), np.asarray(roots), weight)
+    elif isinstance(machine, LUTMachine):
+        missing_row = machine.number_of_values if machine.missing_entry else -1
+        for output, feature in enumerate(machine.indices):
+            columns.add(int(feature), output, machine.look_up_tables[:, output] * weight[output], missing_row)
+    elif isinstance(machine, MultiClassLUTMachine):
+        table = margin_vectors(machine.number_of_classes)[machine.labels]
+        for output in range(machine.number_of_classes):
+            columns.add(machine.index, output, table[:, output] * weight[output], -1)
+    else:
+        return False
+    return True
