@@ -247,6 +247,11 @@ def test_bad_input():
         to_onnx(machine, n_features=0)
     with pytest.raises(TypeError, match="model: expected a BoostedMachine"):
         to_onnx("model.hdf5")
+    with pytest.raises(ValueError, match="classes: expected 2 labels, got 3"):
+        to_onnx(machine, classes=["a", "b", "c"])
+    regression = Boosting(StumpTrainer(), SquaredLoss()).train(train, train[:, 0], 3)
+    with pytest.raises(ValueError, match="classes: a regression machine"):
+        to_onnx(regression, classes=["a", "b"])
 
 
 def test_missing_onnx_installation_says_which_extra(tmp_path):
@@ -256,3 +261,38 @@ def test_missing_onnx_installation_says_which_extra(tmp_path):
             "except ImportError as error:\n    print(error)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "ONNX export needs onnx: pip install bob_boost[onnx]"
+
+
+def test_cli_export_gives_the_labels_predict_prints(tmp_path, capsys):
+    from bob_boost.cli import main
+
+    x = RNG.normal(size=(120, 3))
+    names = np.where(x[:, 0] - x[:, 2] > 0, "spam", "ham")
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,c,label\n" + "".join(f"{r[0]},{r[1]},{r[2]},{n}\n" for r, n in zip(x, names)))
+    model, exported, predictions = tmp_path / "m.hdf5", tmp_path / "m.onnx", tmp_path / "p.csv"
+    assert main(["train", str(data), "-o", str(model), "-r", "8", "-q"]) == 0
+    assert main(["export", str(model), "--format", "onnx", "-o", str(exported)]) == 0
+    assert main(["predict", str(model), str(data), "-o", str(predictions)]) == 0
+    printed = [line.split(",")[0] for line in predictions.read_text().splitlines()[1:]]
+    out = _run(onnx.load(str(exported)), x)
+    assert [str(label) for label in out["labels"]] == printed
+    assert main(["export", str(tmp_path / "absent.hdf5"), "-o", str(exported)]) == 1
+    assert "no such model file" in capsys.readouterr().err
+
+
+def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
+    from bob_boost import onnx as exporter
+
+    machine = BoostedMachine(number_of_outputs=1, number_of_features=2)
+    target = tmp_path / "model.onnx"
+    target.write_bytes(b"old")
+
+    def broken(model, path):
+        with open(path, "wb") as stream:
+            stream.write(b"half")
+        raise OSError("disk full")
+    monkeypatch.setattr(onnx, "save", broken)
+    with pytest.raises(OSError, match="disk full"):
+        exporter.save_onnx(machine, target)
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["model.onnx"]

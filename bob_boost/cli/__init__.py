@@ -1,4 +1,4 @@
-"""The ``bob-boost`` command line: train, evaluate, predict, inspect, examples and plots.
+"""The ``bob-boost`` command line: train, evaluate, predict, inspect, export, examples and plots.
 
 Every failure the user can cause (a missing or malformed file, a bad
 column, a bad option, a corrupt model) ends with one line on stderr and a
@@ -23,6 +23,7 @@ from ..recipes import TRAINERS
 from ..registry import loss_class, loss_names
 from . import evaluate as _evaluate_command
 from . import example as _example_command
+from . import export as _export_command
 from . import inspect as _inspect_command
 from . import plot as _plot_command
 from . import predict as _predict_command
@@ -43,7 +44,8 @@ __all__ = ["CommandError", "EXAMPLE_LOSSES", "FEATURE_KEYS", "HDF5_SUFFIXES", "L
            "load_model", "loss_class", "loss_names", "main", "predicted_indices", "read_cost_matrix", "read_table",
            "train_example", "train_machine", "write_predictions"]
 
-_COMMANDS = (_train_command, _evaluate_command, _predict_command, _inspect_command, _example_command, _plot_command)
+_COMMANDS = (_train_command, _evaluate_command, _predict_command, _inspect_command, _export_command,
+             _example_command, _plot_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -135,20 +135,19 @@ def write_string_attribute(node: h5py.Group, name: str, value: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[h5py.File]:
-    """Open a new HDF5 file that replaces ``path`` only if the block succeeds.
+def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
+    """A temporary path to write that replaces ``path`` only if the block succeeds.
 
-    The data go to a temporary file in the same directory, which is flushed,
-    synced and renamed over ``path`` at the end; on any exception it is
-    deleted and ``path`` is left as it was.
+    The file is created in the same directory, synced and renamed over
+    ``path`` at the end; on any exception it is deleted and ``path`` is left
+    as it was.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".bob_boost-", suffix=".hdf5.tmp", dir=directory)
+    handle, temporary = tempfile.mkstemp(prefix=".bob_boost-", suffix=suffix, dir=directory)
     os.close(handle)
     try:
-        with h5py.File(temporary, "w") as h5:
-            yield h5
+        yield temporary
         with open(temporary, "rb") as stream:
             os.fsync(stream.fileno())
         # mkstemp creates the file private (0600); give it the mode the
@@ -159,6 +158,14 @@ def atomic_file(path: str | os.PathLike) -> Iterator[h5py.File]:
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[h5py.File]:
+    """Open a new HDF5 file that replaces ``path`` only if the block succeeds (see :func:`atomic_path`)."""
+    with atomic_path(path, ".hdf5.tmp") as temporary:
+        with h5py.File(temporary, "w") as h5:
+            yield h5
 
 
 def _mode_for(path: str) -> int:

@@ -36,10 +36,11 @@ import numpy as np
 
 from ..costs import cost_star
 from ..exceptions import InvalidTypeError, InvalidValueError
+from ..io.hdf5 import atomic_path
 from ..machine import BoostedMachine
 from ._parts import Columns, Trees, add_machine, converter_of, register_converter
 
-__all__ = ["OPSET", "Graph", "register_converter", "to_onnx"]
+__all__ = ["OPSET", "Graph", "register_converter", "save_onnx", "to_onnx"]
 
 #: The opset of the default domain; current onnx and onnxruntime releases both run it.
 OPSET = 17
@@ -185,7 +186,22 @@ def _class_indices(graph: Graph, machine: BoostedMachine, scores: str) -> str:
     return graph.node("ArgMax", [scores], axis=1, keepdims=0)
 
 
-def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str) -> tuple[str, str, str | None]:
+def _class_labels(graph: Graph, classes, indices: str) -> str:
+    """(N,) labels: ``classes[indices]`` (strings, numbers or booleans)."""
+    classes = np.asarray(classes)
+    if classes.dtype.kind == "O":
+        classes = classes.astype(str)
+    return graph.node("Gather", [graph.constant(classes, "classes"), indices])
+
+
+def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str, classes) -> tuple[str, str, str | None]:
+    if classes is not None:
+        if not machine.is_classifier:
+            raise InvalidValueError("classes: a regression machine (decision rule 'identity') has no classes")
+        if len(classes) != max(machine.number_of_outputs or 1, 2):
+            raise InvalidValueError(f"classes: expected {max(machine.number_of_outputs or 1, 2)} labels, "
+                                    f"got {len(classes)}")
+        return _class_labels(graph, classes, _class_indices(graph, machine, scores)), scores, None
     if machine.decision_rule == "identity":
         labels = _column(graph, scores, 0) if (machine.number_of_outputs or 1) == 1 else scores
     elif machine.decision_rule == "sign":
@@ -202,9 +218,7 @@ def _estimator_outputs(graph: Graph, estimator, scores: str) -> tuple[str, str, 
         prediction = _column(graph, scores, 0)
         return prediction, prediction, None
     classes = np.asarray(estimator.classes_)
-    if classes.dtype.kind == "O":
-        classes = classes.astype(str)
-    labels = graph.node("Gather", [graph.constant(classes, "classes"), _class_indices(graph, machine, scores)])
+    labels = _class_labels(graph, classes, _class_indices(graph, machine, scores))
     decision = scores
     if machine.cost_matrix is not None:
         decision = graph.node("Neg", [graph.node("MatMul", [scores, graph.constant(
@@ -232,7 +246,7 @@ def _probabilities(graph: Graph, link: tuple, scores: str, decision: str) -> str
     return graph.node("Div", [one_vs_rest, total])
 
 
-def to_onnx(model, n_features: int | None = None):
+def to_onnx(model, n_features: int | None = None, classes=None):
     """The ONNX graph of a :class:`~bob_boost.BoostedMachine` or a fitted :mod:`bob_boost.sklearn` estimator.
 
     Parameters
@@ -242,6 +256,10 @@ def to_onnx(model, n_features: int | None = None):
     n_features : int, optional
         The input width, for a machine that does not record ``number_of_features``; by default the
         recorded width, or one more than the largest feature read.
+    classes : sequence, optional
+        For a classifier machine: the labels its class indices stand for (index order), so that the
+        ``labels`` output gives them instead of +-1 or the index, as ``bob-boost predict`` does with
+        the labels a model file records. Estimators use their ``classes_``.
 
     Returns
     -------
@@ -254,7 +272,8 @@ def to_onnx(model, n_features: int | None = None):
     TypeError
         For a model that is neither, or a weak machine type without converter.
     ValueError
-        For an ``n_features`` smaller than the features the machine reads, or not a positive integer.
+        For an ``n_features`` smaller than the features the machine reads, or not a positive integer;
+        ``classes`` of the wrong length or for a regression machine.
     ImportError
         If onnx is not installed.
     """
@@ -268,7 +287,7 @@ def to_onnx(model, n_features: int | None = None):
     graph = Graph(onnx)
     x = graph.node("Cast", ["features"], "features_double", to=onnx.TensorProto.DOUBLE)
     scores = machine_scores(graph, machine, x)
-    labels, decision, probabilities = (_machine_outputs(graph, machine, scores) if estimator is None
+    labels, decision, probabilities = (_machine_outputs(graph, machine, scores, classes) if estimator is None
                                        else _estimator_outputs(graph, estimator, scores))
     outputs = [graph.node("Identity", [labels], "labels"),
                graph.node("Cast", [decision], "scores", to=onnx.TensorProto.FLOAT)]
@@ -305,3 +324,10 @@ def _width(machine: BoostedMachine, estimator, n_features: int | None) -> int:
         raise InvalidValueError(f"n_features: the machine reads feature {needed - 1}, so it needs at least "
                                 f"{needed} features, got {n_features}")
     return int(n_features)
+
+
+def save_onnx(model, path, **options) -> None:
+    """Write :func:`to_onnx` of ``model`` (with ``options``) to ``path``; a failed write leaves ``path`` as it was."""
+    exported = to_onnx(model, **options)
+    with atomic_path(path, ".onnx.tmp") as temporary:
+        _onnx().save(exported, temporary)
