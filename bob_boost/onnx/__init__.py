@@ -1,13 +1,14 @@
 """ONNX export of boosted machines and estimators: ``to_onnx(model)`` gives an ``onnx.ModelProto``.
 
 The graph has one float32 input ``features`` of shape (N, #features). It computes in double
-precision, as bob_boost does (float32 features compared with float64 thresholds), with the
-standard operators of opset :data:`OPSET` only (``Gather``, ``GatherElements``,
-``GreaterOrEqual``, ``Where``, ``MatMul``, ...), and has the outputs
+precision, as bob_boost does (float32 features compared with float64 thresholds), with standard
+operators (default domain, opset :data:`OPSET`) and the ONNX-ML ``TreeEnsemble`` (``ai.onnx.ml``
+opset :data:`ML_OPSET`, whose splits, leaves and sums are double), and has the outputs
 
 ``labels``
     what ``predict`` gives: for a machine +-1 (rule ``sign``), the class index (``argmax``,
-    ``cost_sensitive``) or the value (``identity``); for an estimator its class labels;
+    ``cost_sensitive``) or the value (``identity``), or the labels given as ``classes``; for an
+    estimator its class labels;
 ``scores``
     float32: the machine's (N, #outputs) scores, baseline included, or an estimator's
     ``decision_function`` (a regressor's predictions);
@@ -15,8 +16,9 @@ standard operators of opset :data:`OPSET` only (``Gather``, ``GatherElements``,
     float32 (N, #classes), for classifiers whose ``predict_proba`` exists.
 
 Every built-in weak machine converts: stumps and trees (gradient trees, multi-class trees and
-stumps) become one node table that the graph descends level by level; LUTs (uni- and
-multi-variate, multi-class) become look-up columns read with ``Gather``. A plugin weak machine
+stumps) become one ``TreeEnsemble`` (a tree with several outputs, one copy per output); LUTs (uni-
+and multi-variate, multi-class) become look-up columns read with ``Gather``, which hold an
+(N, #columns) array: evaluate long LUT ensembles in batches of rows. A plugin weak machine
 needs a converter (:func:`register_converter`); without one, export raises a ``TypeError`` naming
 the type.
 
@@ -26,7 +28,8 @@ split feature whose split learnt no direction goes left, where bob_boost raises 
 float32 represents every integer up to 2**24 exactly, so LUT indices (at most 65536 entries) are
 read exactly.
 
-onnx is optional: ``pip install bob_boost[onnx]`` (onnxruntime, to run the graphs, comes with it).
+onnx is optional: ``pip install bob_boost[onnx]`` (onnx >= 1.17; onnxruntime >= 1.21, which runs
+``TreeEnsemble``, comes with it).
 """
 from __future__ import annotations
 
@@ -38,12 +41,13 @@ from ..costs import cost_star
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io.hdf5 import atomic_path
 from ..machine import BoostedMachine
-from ._parts import Columns, Trees, add_machine, converter_of, register_converter
+from ._parts import Columns, Trees, add_machine, converter_of, ensemble_attributes, register_converter
 
-__all__ = ["OPSET", "Graph", "register_converter", "save_onnx", "to_onnx"]
+__all__ = ["ML_OPSET", "OPSET", "Graph", "register_converter", "save_onnx", "to_onnx"]
 
-#: The opset of the default domain; current onnx and onnxruntime releases both run it.
+#: The opsets of the default and the ``ai.onnx.ml`` domain (``TreeEnsemble``, which computes in double).
 OPSET = 17
+ML_OPSET = 5
 
 
 def _onnx():
@@ -86,10 +90,11 @@ class Graph:
         self.initializers.append(tensor)
         return name
 
-    def node(self, op: str, inputs: list[str], output: str | None = None, **attributes: Any) -> str:
-        """Add an ``op`` node of one output; returns the output's name."""
+    def node(self, op: str, inputs: list[str], output: str | None = None, domain: str | None = None,
+             **attributes: Any) -> str:
+        """Add an ``op`` node (of ``domain``, default ONNX's) with one output; returns the output's name."""
         output = output or self.name(op.lower())
-        self.nodes.append(self.onnx.helper.make_node(op, inputs, [output], **attributes))
+        self.nodes.append(self.onnx.helper.make_node(op, inputs, [output], domain=domain, **attributes))
         return output
 
 
@@ -98,31 +103,22 @@ def _column(graph: Graph, matrix: str, index: int) -> str:
     return graph.node("Gather", [matrix, graph.constant(np.array(index, dtype=np.int64), "column")], axis=1)
 
 
-def _tree_outputs(graph: Graph, trees: Trees, x: str) -> str:
-    """(N, K) sum of the leaf values every row reaches, descending all trees level by level."""
-    features, thresholds, left, right, missing_right, values, roots = trees.arrays()
-    table = {"feature": np.maximum(features, 0).astype(np.int64), "threshold": thresholds.astype(np.float64),
-             "left": left.astype(np.int64), "right": right.astype(np.int64)}
-    constants = {key: graph.constant(value, key) for key, value in table.items()
-                 if key != "feature" or trees.depth > 1}  # one level reads the roots' features alone
-    missing = graph.constant(missing_right) if missing_right.any() else None
-    node = graph.constant(roots.astype(np.int64), "roots")
-    for level in range(max(trees.depth, 1)):
-        if level == 0:  # the roots are the same for every row: plain gathers, broadcast over rows
-            feature = graph.constant(table["feature"][roots], "root_feature")
-            value = graph.node("Gather", [x, feature], axis=1)
-        else:
-            feature = graph.node("Gather", [constants["feature"], node])
-            value = graph.node("GatherElements", [x, feature], axis=1)
-        above = graph.node("GreaterOrEqual", [value, graph.node("Gather", [constants["threshold"], node])])
-        if missing is not None:  # NaN takes the node's direction (logic ops: onnxruntime has no boolean Where)
-            nan = graph.node("IsNaN", [value])
-            above = graph.node("Or", [graph.node("And", [nan, graph.node("Gather", [missing, node])]),
-                                      graph.node("And", [graph.node("Not", [nan]), above])])
-        node = graph.node("Where", [above, graph.node("Gather", [constants["right"], node]),
-                                    graph.node("Gather", [constants["left"], node])])
-    leaves = graph.node("Gather", [graph.constant(values.astype(np.float64), "leaf_values"), node])
-    return graph.node("ReduceSum", [leaves, graph.constant(np.array([1], dtype=np.int64), "axes")], keepdims=0)
+def _tree_outputs(graph: Graph, trees: Trees, x: str, outputs: int) -> str | None:
+    """(N, K) sums of the trees' leaf values: one ONNX-ML ``TreeEnsemble``, in double precision."""
+    attributes, constant = ensemble_attributes(trees)
+    parts = []
+    if attributes["tree_roots"]:
+        tensor = graph.onnx.numpy_helper.from_array
+        modes = np.full(len(attributes["nodes_featureids"]), 2, dtype=np.uint8)  # BRANCH_GTE: x >= split
+        parts.append(graph.node(
+            "TreeEnsemble", [x], domain="ai.onnx.ml", n_targets=outputs, aggregate_function=1, post_transform=0,
+            nodes_modes=tensor(modes), nodes_splits=tensor(np.array(attributes.pop("nodes_splits"))),
+            leaf_weights=tensor(np.array(attributes.pop("leaf_weights"), dtype=np.float64)), **attributes))
+    if np.any(constant != 0):
+        parts.append(graph.constant(constant[np.newaxis, :], "leaf_only_trees"))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else graph.node("Add", parts)
 
 
 def _column_outputs(graph: Graph, columns: Columns, x: str, outputs: int) -> str:
@@ -164,7 +160,9 @@ def machine_scores(graph: Graph, machine: BoostedMachine, x: str) -> str:
     scores = graph.node("Expand", [graph.constant(machine.baseline[np.newaxis, :], "baseline"), shape])
     parts = []
     if trees.size:
-        parts.append(_tree_outputs(graph, trees, x))
+        tree_part = _tree_outputs(graph, trees, x, outputs)
+        if tree_part is not None:
+            parts.append(tree_part)
     if columns.size:
         parts.append(_column_outputs(graph, columns, x, outputs))
     for converter, weak_machine, weight in others:
@@ -296,7 +294,8 @@ def to_onnx(model, n_features: int | None = None, classes=None):
     inputs = [onnx.helper.make_tensor_value_info("features", onnx.TensorProto.FLOAT, ["N", width])]
     results = [onnx.helper.make_value_info(name, onnx.TypeProto()) for name in outputs]
     onnx_graph = onnx.helper.make_graph(graph.nodes, "bob_boost", inputs, results, graph.initializers)
-    result = onnx.helper.make_model(onnx_graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)],
+    result = onnx.helper.make_model(onnx_graph, opset_imports=[onnx.helper.make_opsetid("", OPSET),
+                                                               onnx.helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
                                     producer_name="bob_boost")
     result.ir_version = 8  # what onnxruntime releases of the last years all read
     result = onnx.shape_inference.infer_shapes(result)

@@ -68,6 +68,7 @@ class Trees:
 
     Rows go right where ``x[feature] >= threshold``; ``missing_right`` says where NaN goes
     (False, left, also for nodes that never learnt a direction: NaN compares false).
+    :func:`ensemble_attributes` turns them into one ONNX-ML ``TreeEnsemble``.
     """
 
     features: list = field(default_factory=list)
@@ -77,7 +78,6 @@ class Trees:
     missing_right: list = field(default_factory=list)
     values: list = field(default_factory=list)
     roots: list = field(default_factory=list)
-    depth: int = 0
     size: int = 0
 
     def add(self, features, thresholds, left, right, missing_right, values, roots, weight) -> None:
@@ -91,7 +91,6 @@ class Trees:
         self.missing_right.append(missing_right)
         self.values.append(values * weight)
         self.roots.append(roots + self.size)
-        self.depth = max(self.depth, _depth(features, left, right, roots))
         self.size += features.size
 
     def arrays(self) -> tuple[np.ndarray, ...]:
@@ -123,17 +122,6 @@ class Columns:
         self.missing_rows.append(missing_row)
         self.tables.append(column)
         self.size += column.size
-
-
-def _depth(features: np.ndarray, left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> int:
-    depth, deepest, stack = {}, 0, [(int(r), 0) for r in roots]
-    while stack:
-        node, level = stack.pop()
-        depth[node] = level
-        deepest = max(deepest, level)
-        if features[node] >= 0:
-            stack += [(int(left[node]), level + 1), (int(right[node]), level + 1)]
-    return deepest
 
 
 def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns: Columns) -> bool:
@@ -170,3 +158,54 @@ def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns:
     else:
         return False
     return True
+
+
+def ensemble_attributes(trees: Trees) -> tuple[dict[str, list], np.ndarray]:
+    """The arrays of one ONNX-ML ``TreeEnsemble`` (opset 5) for ``trees``, and what leaf-only trees add.
+
+    A ``TreeEnsemble`` leaf holds one target, so a tree whose leaves hold several outputs becomes
+    one copy per output it contributes to (per-output gradient trees contribute to one each).
+    Interior nodes test ``x >= split`` (mode ``BRANCH_GTE``), the true branch being the right
+    child; NaN takes the true branch where ``missing_right`` is set.
+
+    Returns
+    -------
+    attributes : dict of list
+        ``nodes_featureids``, ``nodes_splits``, ``nodes_truenodeids``, ``nodes_trueleafs``,
+        ``nodes_falsenodeids``, ``nodes_falseleafs``, ``nodes_missing_value_tracks_true``,
+        ``tree_roots``, ``leaf_targetids``, ``leaf_weights`` (empty when no tree has a split).
+    constant : numpy.ndarray
+        (#outputs,) sum of the values of trees that are a single leaf.
+    """
+    features, thresholds, left, right, missing_right, values, roots = trees.arrays()
+    keys = ("nodes_featureids", "nodes_splits", "nodes_truenodeids", "nodes_trueleafs", "nodes_falsenodeids",
+            "nodes_falseleafs", "nodes_missing_value_tracks_true", "tree_roots", "leaf_targetids", "leaf_weights")
+    out: dict[str, list] = {key: [] for key in keys}
+    constant = np.zeros(values.shape[1])
+    for root in roots:
+        if features[root] < 0:
+            constant += values[root]
+            continue
+        interior, leaves, stack = [], [], [int(root)]
+        while stack:
+            node = stack.pop()
+            if features[node] >= 0:
+                interior.append(node)
+                stack += [int(right[node]), int(left[node])]
+            else:
+                leaves.append(node)
+        for output in np.flatnonzero(np.any(values[leaves] != 0, axis=0)):
+            node_id = {n: len(out["nodes_featureids"]) + i for i, n in enumerate(interior)}
+            leaf_id = {n: len(out["leaf_targetids"]) + i for i, n in enumerate(leaves)}
+            out["tree_roots"].append(node_id[int(root)])
+            for node in interior:
+                out["nodes_featureids"].append(int(features[node]))
+                out["nodes_splits"].append(float(thresholds[node]))
+                out["nodes_missing_value_tracks_true"].append(int(missing_right[node]))
+                for child, side in ((int(right[node]), "true"), (int(left[node]), "false")):
+                    is_leaf = features[child] < 0
+                    out[f"nodes_{side}nodeids"].append(leaf_id[child] if is_leaf else node_id[child])
+                    out[f"nodes_{side}leafs"].append(int(is_leaf))
+            out["leaf_targetids"] += [int(output)] * len(leaves)
+            out["leaf_weights"] += values[leaves, output].tolist()
+    return out, constant
