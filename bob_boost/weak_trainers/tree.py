@@ -276,10 +276,13 @@ class _Grower:
         local[nodes] = np.arange(len(nodes))
         sample_local = local[self.sample_node]
         inside = sample_local >= 0
-        counts = np.bincount(sample_local[inside], minlength=len(nodes))
-        totals = np.stack([np.bincount(sample_local[inside], weights=self.values[inside, v], minlength=len(nodes))
-                           for v in range(self.values.shape[1])], axis=1)
-        return totals, counts
+        nodes_inside = sample_local[inside]
+        counts = np.bincount(nodes_inside, minlength=len(nodes))
+        width = self.values.shape[1]
+        # one bincount over (node, value) cells: each cell still adds its rows in row order
+        cells = (nodes_inside[:, np.newaxis] * width + np.arange(width)).ravel()
+        totals = np.bincount(cells, weights=self.values[inside].ravel(), minlength=len(nodes) * width)
+        return totals.reshape(len(nodes), width), counts
 
     def _direct(self, nodes: list[int]):
         """Histograms of ``nodes`` from one pass of the kernel: (sums, counts, totals, node counts)."""
@@ -295,7 +298,7 @@ class _Grower:
         costs = np.where(coded.mode_bins < 0, coded.codes.shape[1], np.diff(coded.row_starts)) + 1
         blocks = [(coded.codes, sample_node, self.values, totals, node_counts, coded.mode_bins, coded.row_starts,
                    coded.rows, a, b, sums, counts) for a, b in balanced_ranges(costs, 4 * coded.n_threads)]
-        run_blocks(tree_kernels.node_value_histograms, blocks, coded.n_threads)
+        run_blocks(tree_kernels.node_value_histograms, blocks, coded.n_threads, work=float(costs.sum()))
         flat = (len(nodes), n_features * coded.number_of_bins)
         return sums.reshape(flat + (self.values.shape[1],)), counts.reshape(flat), totals, node_counts
 
