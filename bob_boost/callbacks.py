@@ -207,7 +207,9 @@ class RecordEvaluation:
 
     def before_training(self, machine: "BoostedMachine") -> None:
         """Start the history with the metric of the machine before this run's first round."""
-        self._scores = machine.decision_scores(self.features)
+        # an empty machine scores its baseline; NaN (a missing value the trainer handles) is no error there
+        self._scores = (machine.decision_scores(self.features) if len(machine)
+                        else np.tile(machine.baseline, (self.features.shape[0], 1)))
         self._rounds = len(machine)
         self.history = [self._evaluate(machine)]
 

@@ -166,7 +166,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                 selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
                 feature_fraction: float = 1.0, random_state: int | None = None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
-                n_threads: int | None = None) -> Recipe:
+                n_threads: int | None = None, missing: str | None = None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -202,6 +202,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     max_bins, n_threads : int or None
         The generic trainer's weak trainers: bins per feature of the stump
         search (None: every distinct value) and threads (None: every core).
+    missing : {None, "bin"}
+        ``"bin"``: NaN is a missing value with a bin of its own (the generic
+        trainer's weak trainers and the multi-class trees); None rejects NaN.
 
     Raises
     ------
@@ -216,7 +219,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     if trainer in MULTICLASS_TRAINERS:
         return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
                                   dict(number_of_rounds=number_of_rounds, shrinkage=shrinkage,
-                                       feature_fraction=feature_fraction, random_state=random_state))
+                                       feature_fraction=feature_fraction, random_state=random_state), missing)
     if trainer in BINARY_COST_TRAINERS:
         if number_of_classes != 2:
             raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
@@ -226,12 +229,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
-                            tree_depth, shrinkage)
+                            tree_depth, shrinkage, missing)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
                      cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads, tree_depth,
-                     shrinkage) -> Recipe:
+                     shrinkage, missing) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
@@ -253,27 +256,31 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     elif kind == "signed":
         outputs = 1
     if weak_learner == "tree":
-        weak = TreeTrainer(max_depth=tree_depth, max_bins=max_bins, n_threads=n_threads)
+        weak = TreeTrainer(max_depth=tree_depth, max_bins=max_bins, n_threads=n_threads, missing=missing)
     elif weak_learner == "stump":
         if outputs not in (None, 1):
             raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "
                                     "use 'lut'")
-        weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads)
+        weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing)
     else:
-        weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads)
+        weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads,
+                          missing=missing)
     return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage), loss_function, kind)
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
-                       options: dict[str, Any]) -> Recipe:
+                       options: dict[str, Any], missing: str | None = None) -> Recipe:
     if number_of_classes is None:
         raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+    if missing is not None and weak_learner != "tree":
+        raise InvalidValueError(f"missing: the multi-class {weak_learner} learner has no missing-value handling; "
+                                "use weak_learner='tree'")
     if weak_learner == "lut":
         weak = MultiClassLUTTrainer(lut_entries)
     elif weak_learner == "stump":
         weak = MultiClassStumpTrainer()
     else:
-        weak = CostSensitiveTreeTrainer(max_depth=tree_depth)
+        weak = CostSensitiveTreeTrainer(max_depth=tree_depth, missing=missing)
     if trainer == "badacost":
         if cost_matrix is None:
             raise InvalidValueError("cost_matrix: the badacost trainer needs a cost matrix")

@@ -379,3 +379,30 @@ def test_scorer_on_named_columns_warns_nothing():
 def test_constant_features_regressor_history():
     regressor = BoostingRegressor(n_estimators=5).fit(np.ones((50, 3)), np.arange(50.0))
     assert regressor.n_iter_ == 0 and regressor.train_score_.shape == (1,) and regressor.train_score_[0] < 0
+
+
+@pytest.mark.parametrize("options", [dict(), dict(weak_learner="tree", loss="logit", max_depth=3),
+                                     dict(weak_learner="lut", maximum_feature_value=8, loss="logit")],
+                         ids=["stumps", "trees", "luts"])
+def test_missing_values_through_the_estimators(options):
+    X, y = _binary(n=500)
+    if options.get("weak_learner") == "lut":
+        X = np.clip(np.round(X + 4), 0, 7)
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BoostingClassifier(n_estimators=5, **options).fit(X, y)
+    estimator = BoostingClassifier(n_estimators=20, missing="bin", **options).fit(X, y)
+    assert estimator.score(X, y) > 0.7  # chance is 0.5
+    assert any(m.accepts_missing for m in estimator.machine_.weak_machines)
+
+
+def test_missing_values_regressor_badacost_and_bad_values():
+    X, y = _multiclass()
+    X = X.copy()
+    X[np.random.default_rng(1).random(X.shape) < 0.2] = np.nan
+    assert BAdaCostClassifier(n_estimators=10, missing="bin").fit(X, y).score(X, y) > 0.6
+    regressor = BoostingRegressor(weak_learner="tree", n_estimators=10, missing="bin").fit(X, np.nan_to_num(X[:, 0]))
+    assert np.all(np.isfinite(regressor.predict(X)))
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        BoostingClassifier(missing="zero").fit(X[:, :2], (y == "a").astype(int))

@@ -16,6 +16,7 @@ from ..machine import BoostedMachine
 from .. import recipes
 from .._validation import check_sample_weight
 from ..registry import loss_class
+from ..binning import check_missing
 from ..weak.lut import check_discrete
 from . import _fitting
 from ._compat import (BaseEstimator, ClassifierMixin, available_if, check_classification_targets, check_is_fitted,
@@ -46,10 +47,20 @@ class _BoostedEstimator(BaseEstimator):
     """Input validation, sample weights and HDF5 persistence shared by all estimators."""
 
     def _validate_features(self, X, reset: bool) -> np.ndarray:
-        X = validate_data(self, X, reset=reset)
+        X = validate_data(self, X, reset=reset, ensure_all_finite=self._finite_rule())
         if getattr(self, "weak_learner", None) == "lut":
             _check_lut_features(X, self.maximum_feature_value)
         return X
+
+    def _finite_rule(self) -> bool | str:
+        """scikit-learn's ``ensure_all_finite``: NaN is accepted only with ``missing="bin"``."""
+        return "allow-nan" if check_missing(getattr(self, "missing", None)) == "bin" else True
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: NaN input only with ``missing="bin"``."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = getattr(self, "missing", None) == "bin"
+        return tags
 
     @staticmethod
     def _positive_weights(sample_weight, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +109,7 @@ class _BoostedEstimator(BaseEstimator):
         """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
         _fitting.check_fit_parameters(self)
         continuing = self.warm_start and hasattr(self, "machine_")
-        return validate_data(self, X, y, reset=not continuing, **options)
+        return validate_data(self, X, y, reset=not continuing, ensure_all_finite=self._finite_rule(), **options)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -157,8 +168,8 @@ class _BoostedEstimator(BaseEstimator):
 
 def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
-    try:
-        check_discrete(X, maximum_feature_value, "X")
+    try:  # NaN (accepted only with missing="bin") has its own table entry
+        check_discrete(np.where(np.isnan(X), 0, X) if X.dtype.kind == "f" else X, maximum_feature_value, "X")
     except ValueError as error:
         raise InvalidValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
                                 f"{maximum_feature_value}). Quantise the features first, e.g. with "

@@ -61,6 +61,10 @@ class BoostingClassifier(_BoostedClassifier):
         leaves from the loss's gradient and hessian).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
+    missing : {None, "bin"}
+        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
+        every split (or LUT entry) learns where it goes; None (the default)
+        rejects NaN.
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class (``"balanced"``: inversely
         proportional to the class frequencies); the same as passing the
@@ -123,7 +127,7 @@ class BoostingClassifier(_BoostedClassifier):
                  max_bins: int | None = 256, n_threads: int | None = None, max_depth: int = 3,
                  learning_rate: float = 1.0, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 scoring="loss", warm_start: bool = False, random_state=None) -> None:
+                 scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -141,6 +145,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.scoring = scoring
         self.warm_start = warm_start
         self.random_state = random_state
+        self.missing = missing
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -181,7 +186,8 @@ class BoostingClassifier(_BoostedClassifier):
         recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
                              weak_learner=self.weak_learner, lut_entries=maximum,
                              selection_style=self.selection_style, max_bins=self.max_bins,
-                             n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate)
+                             n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
+                             missing=self.missing)
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded)
         self.machine_.metadata.update(self._classifier_metadata())
@@ -255,6 +261,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         leaves from the loss's gradient and hessian).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
+    missing : {None, "bin"}
+        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
+        every split (or LUT entry) learns where it goes; None (the default)
+        rejects NaN.
     early_stopping : {"auto", True, False}
         Hold out ``validation_fraction`` of the samples (stratified for
         classifiers) and stop when the validation score has not improved by
@@ -309,7 +319,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
                  n_threads: int | None = None, max_depth: int = 3, learning_rate: float = 1.0,
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None) -> None:
+                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
+                 missing: str | None = None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -324,6 +335,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.scoring = scoring
         self.warm_start = warm_start
         self.random_state = random_state
+        self.missing = missing
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -355,7 +367,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
-                                 shrinkage=self.learning_rate)
+                                 shrinkage=self.learning_rate, missing=self.missing)
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],

@@ -228,6 +228,10 @@ class BAdaCostClassifier(_BoostedClassifier):
         Refitting with a larger ``n_estimators`` adds rounds to the fitted
         machine (equal, bit for bit, to one fit of the larger number); a
         smaller one is an error.
+    missing : {None, "bin"}
+        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
+        every tree split learns where it goes; None (the default)
+        rejects NaN.
     random_state : None, int or numpy.random.RandomState
         Seed of the feature sampling (used only when ``feature_fraction < 1``)
         and of the validation split.
@@ -265,13 +269,14 @@ class BAdaCostClassifier(_BoostedClassifier):
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False) -> None:
+                 warm_start: bool = False, missing: str | None = None) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
         self.shrinkage = shrinkage
         self.feature_fraction = feature_fraction
         self.random_state = random_state
+        self.missing = missing
         self.class_weight = class_weight
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -310,7 +315,7 @@ class BAdaCostClassifier(_BoostedClassifier):
             seed = kept_seed(self, "_trainer_seed", self.warm_start and hasattr(self, "machine_"))
         options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
-                       random_state=seed)
+                       random_state=seed, missing=self.missing)
         matrix = self._cost_matrix(X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
         self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded)
