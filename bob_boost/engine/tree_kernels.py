@@ -13,6 +13,39 @@ ROUNDING_GAIN = 1e-10
 
 
 @numba.njit(**_JIT)
+def node_totals(node_of_sample, values, totals, counts):
+    """``totals[j, :] += values[i, :]`` and ``counts[j] += 1`` for every sample ``i`` of node ``j``.
+
+    ``node_of_sample[i] < 0`` leaves sample ``i`` out. Rows are added in order, as ``numpy.bincount``
+    adds them, so the sums are the same bit for bit.
+    """
+    width = values.shape[1]
+    for i in range(values.shape[0]):
+        node = node_of_sample[i]
+        if node >= 0:
+            for v in range(width):
+                totals[node, v] += values[i, v]
+            counts[node] += 1
+
+
+@numba.njit(**_JIT)
+def split_samples(sample_node, node, feature_codes, local_bin, missing_code, nan_left, left, right):
+    """Move the samples of ``node`` to ``left`` (code at most ``local_bin``) or ``right``.
+
+    Samples whose code is ``missing_code`` (the feature's missing-value bin; -1 for none) go left
+    where ``nan_left`` is set, else right.
+    """
+    for i in range(sample_node.size):
+        if sample_node[i] == node:
+            code = feature_codes[i]
+            if code == missing_code:
+                goes_right = not nan_left
+            else:
+                goes_right = code > local_bin
+            sample_node[i] = right if goes_right else left
+
+
+@numba.njit(**_JIT)
 def node_value_histograms(codes, sample_node, values, totals, node_counts, mode_bins, row_starts, rows,
                           feature_start, feature_stop, sums, counts):
     """``sums[node, f, b, :] += values[i, :]`` and ``counts[node, f, b] += 1`` over the samples of each node.

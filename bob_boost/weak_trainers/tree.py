@@ -261,28 +261,21 @@ class _Grower:
         self.left += [-1, -1]
         self.right += [-1, -1]
         self.missing_left += [False, False]
-        rows = np.flatnonzero(self.sample_node == node)
-        codes = self.binned.coded.codes[feature, rows]
-        above = codes > local
-        if self.binned.missing:  # the missing-value bin is the feature's last
-            missing_code = int(self.binned.offsets[feature + 1] - self.binned.offsets[feature]) - 1
-            above[codes == missing_code] = not nan_left
-        self.sample_node[rows] = np.where(above, right, left)
+        # the missing-value bin (with missing="bin") is the feature's last
+        missing_code = (int(self.binned.offsets[feature + 1] - self.binned.offsets[feature]) - 1
+                        if self.binned.missing else -1)
+        tree_kernels.split_samples(self.sample_node, node, self.binned.coded.codes[feature], local, missing_code,
+                                   nan_left, left, right)
         return left, right
 
     def _totals(self, nodes: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(#nodes, 2K) value sums and (#nodes,) sample counts of ``nodes``, added in row order."""
         local = np.full(len(self.features), -1, dtype=np.int64)
         local[nodes] = np.arange(len(nodes))
-        sample_local = local[self.sample_node]
-        inside = sample_local >= 0
-        nodes_inside = sample_local[inside]
-        counts = np.bincount(nodes_inside, minlength=len(nodes))
-        width = self.values.shape[1]
-        # one bincount over (node, value) cells: each cell still adds its rows in row order
-        cells = (nodes_inside[:, np.newaxis] * width + np.arange(width)).ravel()
-        totals = np.bincount(cells, weights=self.values[inside].ravel(), minlength=len(nodes) * width)
-        return totals.reshape(len(nodes), width), counts
+        totals = np.zeros((len(nodes), self.values.shape[1]))
+        counts = np.zeros(len(nodes), dtype=np.int64)
+        tree_kernels.node_totals(local[self.sample_node], self.values, totals, counts)
+        return totals, counts
 
     def _direct(self, nodes: list[int]):
         """Histograms of ``nodes`` from one pass of the kernel: (sums, counts, totals, node counts)."""
