@@ -4,8 +4,8 @@ Each case has one documented outcome: a ``ValueError`` (bob_boost's ``InvalidVal
 names the argument at fault, or a valid model. A valid model has finite weights, baseline, thresholds,
 leaf values and table entries, and finite scores on its training data; no warning (numpy's
 ``RuntimeWarning`` above all) may leak from training or prediction, which the module-wide
-``filterwarnings("error")`` turns into a failure. Cases that break this are kept as strict xfails with
-their reproduction, for the owners of the code at fault.
+``filterwarnings("error")`` turns into a failure. (The BAdaCost cost overflow and the overflowing
+finiteness sum were found here and fixed.)
 """
 from __future__ import annotations
 
@@ -103,12 +103,6 @@ def test_badacost_costs_of_moderate_range(low, high):
     assert_valid_model(machine, features)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeWarning,
-                   reason="BAdaCostTrainer._round_matrices computes exp(K/(K-1) C*) directly: costs of ~1e3 and "
-                   "more overflow it (RuntimeWarning); without warnings-as-errors the loss matrix is inf and "
-                   "training returns an EMPTY model (0 rounds) for a valid cost matrix (owner: "
-                   "trainers/badacost.py; e.g. scale the loss matrix by exp(-max C2), which keeps every "
-                   "argmin and the Gini criterion's ratios)")
 @pytest.mark.parametrize("low,high", [(1e-3, 1e3), (1e-6, 1e6), (1e6, 1e6)])
 def test_badacost_costs_up_to_a_million(low, high):
     features = _rng().normal(size=(60, 3))
@@ -297,12 +291,6 @@ def test_largest_finite_features_in_two_columns(trainer):
     assert_valid_model(machine, features)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeWarning,
-                   reason="_validation.as_feature_matrix checks finiteness with np.sum(array), which overflows "
-                   "(RuntimeWarning: overflow encountered in reduce) for finite features whose sum exceeds "
-                   "1.8e308, e.g. a column of 1e308; the entry-wise fallback gives the right answer, but the "
-                   "warning leaks to every trainer and predict (owner: _validation.py; wrap the sum in "
-                   "np.errstate(over='ignore'))")
 @pytest.mark.parametrize("trainer", sorted(TRAINERS))
 def test_features_whose_sum_overflows(trainer):
     features, targets = _extreme(1e308)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._validation import sum_is_finite
 from .threads import run_blocks
 
 #: Rows per block (fixed, so that blocks and results do not depend on the thread count).
@@ -153,7 +154,7 @@ def lut_missing_rows(machines) -> np.ndarray | None:
 
 def _has_nan(features: np.ndarray, columns: np.ndarray) -> bool:
     """Whether any of ``columns`` of ``features`` holds NaN (one sum first: usually there is none)."""
-    if features.dtype.kind != "f" or np.isfinite(np.sum(features, dtype=np.float64)):
+    if features.dtype.kind != "f" or sum_is_finite(features):
         return False
     return bool(np.isnan(features[:, np.unique(columns)]).any())
 

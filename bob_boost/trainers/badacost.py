@@ -35,6 +35,10 @@ from .multiclass import CostSensitiveTreeTrainer
 
 __all__ = ["AdaBoostM1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
 
+#: Loss-matrix exponents above this are shifted down before ``exp``: ``exp(300)`` times the sample weights
+#: summed over a node stays far from the float64 limit (``exp(709)``).
+_LARGEST_EXPONENT = 300.0
+
 class BAdaCostTrainer:
     """Train a cost-sensitive multi-class boosted machine with BAdaCost.
 
@@ -87,9 +91,15 @@ class BAdaCostTrainer:
         return self.cost_matrix
 
     def _round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(loss matrix of the weak learner, exponents of the weight update)."""
+        """(loss matrix of the weak learner, exponents of the weight update).
+
+        The weak learner's choices (argmins of weighted costs, the Gini ratios) do not change when its
+        loss matrix is scaled, so exponents too large for ``exp`` (costs of about 1e3 and more) are
+        shifted down by their maximum first; smaller ones are left as they are, bit for bit.
+        """
         exponents = margin_cost_matrix(cost_matrix)
-        return np.exp(exponents), exponents
+        peak = float(exponents.max())
+        return np.exp(exponents - peak if peak > _LARGEST_EXPONENT else exponents), exponents
 
     def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         """The unshrunk step of a weak learner with weighted confusion matrix ``confusion``."""
