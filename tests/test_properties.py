@@ -547,9 +547,6 @@ def assert_continuing_equals_at_once(train, first: int, more: int) -> None:
     assert_same_machines(at_once, train(more, stage))
 
 
-@pytest.mark.xfail(strict=True, reason="a machine whose training stopped on a perfect weak learner (capped "
-                   "weight) gets the same learner again when training continues, while training at once stops; "
-                   "the loop should not re-add it (owner: boosting/loop.py)")
 @pytest.mark.parametrize("algorithm", ["adaboostdb", "samme", "badacost"])
 def test_continuing_after_a_perfect_weak_learner_adds_nothing(algorithm):
     """Minimal reproduction: separable data, one round at once versus one round continued by one more."""

@@ -239,6 +239,17 @@ class MulticlassCostBoosting:
         state.extra["subset_size"] = subset_size
         return state
 
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether the last weak learner's step on these weights is infinite (no costly training error)."""
+        k = self.cost_matrix.shape[0]
+        last = machine.weak_machines[-1]
+        if not isinstance(last, MultiClassWeakMachine):
+            return False
+        weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
+        confusion = np.bincount(self.labels * k + last.forward_labels(state.features), weights=weights,
+                                minlength=k * k).reshape(k, k)
+        return bool(np.isinf(self.step_rule(confusion, self.exponents)))
+
     def begin_round(self, state: RoundState) -> None:
         """Normalised sample weights, and this round's feature columns."""
         state.sample_weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
@@ -329,6 +340,12 @@ class CostSensitiveStumpBoosting:
         else:
             scores = np.zeros((features.shape[0], 1))
         return RoundState(features=features, scores=scores)
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether the last stump classifies every training sample of positive weight correctly."""
+        outputs = machine.weak_machines[-1].forward(state.features)[:, 0]
+        weighted = np.isfinite(self.log_initial)
+        return bool(np.all(np.sign(outputs[weighted]) == self.labels[weighted]))
 
     def begin_round(self, state: RoundState) -> None:
         """Log sample weights ``log D_1 - C t F``."""

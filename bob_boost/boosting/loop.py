@@ -1,7 +1,8 @@
 """The one training loop.
 
 Every trainer of bob_boost runs :func:`run`: it validates the run's arguments once, prepares the features
-once (the weak trainer's ``prepare``), creates the machine or continues the given one, and then, every
+once (the weak trainer's ``prepare``), creates the machine or continues the given one (adding nothing when
+its last weak machine has no training error, where one longer run would have stopped), and then, every
 round,
 
 1. lets the algorithm set up the round (the loss gradient, or the sample weights and a feature subset);
@@ -46,6 +47,13 @@ class Algorithm(Protocol):
 
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
         """The state before the first round of this run (scores of ``machine`` on ``features``)."""
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether ``machine``'s last weak machine has no training error on this run's data (optional hook).
+
+        A run stops after such a machine; continuing the machine on the same data stops at once, as one
+        longer run would have.
+        """
 
     def begin_round(self, state: RoundState) -> None:
         """Fill what this round's weak trainer reads."""
@@ -104,6 +112,11 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
     logger.info("%s: up to %d rounds on %d samples x %d features", algorithm.name, number_of_rounds,
                 features.shape[0], features.shape[1])
     training_started(callback, machine)
+    ended_perfect = getattr(algorithm, "ended_perfect", None)
+    if boosted_machine is not None and len(machine) and ended_perfect is not None and ended_perfect(machine, state):
+        logger.info("%s: the machine's last weak machine classifies every training sample correctly; nothing "
+                    "to add", algorithm.name)
+        number_of_rounds = 0
     for round_index in range(number_of_rounds):
         state.round_index = round_index
         algorithm.begin_round(state)
