@@ -72,11 +72,26 @@ def test_training_is_deterministic_and_leaves_inputs_alone(ionosphere):
     np.testing.assert_array_equal(targets, copies[1])
 
 
-def test_zero_optimal_weight_stops_early_with_a_log_message(caplog):
+def test_uninformative_features_stop_early_with_a_log_message(caplog):
     features = np.array([[0.0], [1.0], [0.0], [1.0]])
     targets = np.array([1.0, 1.0, -1.0, -1.0])  # the feature says nothing about the target
     with caplog.at_level(logging.INFO, logger="bob_boost"):
         machine = Boosting(StumpTrainer(), ExponentialLoss()).train(features, targets, 5)
+    assert len(machine) == 0
+    assert "no weak machine contributes" in caplog.text  # the best stump's gain is zero
+
+
+def test_zero_optimal_weight_stops_early_with_a_log_message(caplog):
+    class Uncorrelated:
+        """bob_boost 0.1's protocol: always the same stump, whatever the gradient."""
+
+        def train(self, features, loss_gradient):
+            return StumpMachine(0.5, 1.0, 0)
+
+    features = np.array([[0.0], [1.0], [0.0], [1.0]])
+    targets = np.array([1.0, 1.0, -1.0, -1.0])
+    with caplog.at_level(logging.INFO, logger="bob_boost"):
+        machine = Boosting(Uncorrelated(), ExponentialLoss()).train(features, targets, 5)
     assert len(machine) == 0
     assert "optimal weight is zero" in caplog.text
 

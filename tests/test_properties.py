@@ -252,10 +252,6 @@ def test_badacost_tree_models_do_not_depend_on_the_sample_order(data, sample, de
                          rtol=LBFGS_RTOL, up_to_noise=True)
 
 
-@pytest.mark.xfail(strict=True, reason="Boosting keeps adding stumps of rounding-noise gain (weights ~1e-17, "
-                   "some negative) after convergence; their polarity depends on the sample order. The loop "
-                   "should stop when the best gain is within TIE_TOLERANCE of zero (owner: boosting/loop.py, "
-                   "trainers/stump.py)")
 def test_converged_stump_boosting_stops_instead_of_fitting_noise():
     """Minimal reproduction: one quantised threshold, optimal after round 1; rounds 2-5 fit rounding noise."""
     features = np.array([[4.0], [3.0], [2.0], [1.0]])

@@ -106,9 +106,15 @@ class StumpTrainer:
         if number_of_outputs != 1:
             raise InvalidValueError(f"loss_gradient: StumpTrainer is univariate, got {number_of_outputs} outputs")
 
-    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
-        """The best stump for ``state.gradient`` (the loop's trusted, prepared inputs), with its outputs."""
-        machine, best = self._search(prepared, state.gradient)
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal | None:
+        """The best stump for ``state.gradient`` (the loop's trusted, prepared inputs), with its outputs.
+
+        None when even the best stump's gain is within rounding of zero: no stump follows the gradient,
+        and one fitted to rounding noise would depend on the order of the samples.
+        """
+        machine, best, gain, tolerance = self._search(prepared, state.gradient)
+        if abs(gain) <= tolerance:
+            return None
         outputs = None
         if prepared.coded is not None:
             index = machine.index
@@ -121,8 +127,8 @@ class StumpTrainer:
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
         return self._search(binned, gradient)[0]
 
-    def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int]:
-        """The best stump and the global bin after which it splits."""
+    def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int, float, float]:
+        """The best stump, the global bin after which it splits, its gain and the gains' rounding tolerance."""
         # output -1 below / +1 above the threshold: gain = right - left = total - 2 left
         sums = binned.histograms(gradient)[:, 0]
         total = -gradient[:, 0].sum()
@@ -135,4 +141,5 @@ class StumpTrainer:
         index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
         threshold = float(binned.split_thresholds[best])
         polarity = 1.0 if gain >= 0 else -1.0
-        return StumpMachine(threshold, polarity, index, bool(missing_above) if binned.missing else None), best
+        machine = StumpMachine(threshold, polarity, index, bool(missing_above) if binned.missing else None)
+        return machine, best, float(gain), float(tolerance)
