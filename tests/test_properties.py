@@ -223,9 +223,6 @@ def test_lut_models_do_not_depend_on_the_sample_order(data, sample, style):
     assert_same_machines(first, second, rtol=LBFGS_RTOL, up_to_noise=True)
 
 
-@pytest.mark.xfail(strict=True, reason="LUTTrainer decides the sign of an entry whose summed gradient is zero in "
-                   "exact arithmetic by rounding (+-1e-17), so the table depends on the sample order; it should "
-                   "treat sums within TIE_TOLERANCE of the total |gradient| as zero (+1) (owner: trainers/lut.py)")
 def test_lut_entries_of_zero_gradient_do_not_depend_on_the_sample_order():
     """Minimal reproduction: after round 1 (weight ln(2)/2) value 2's targets +1, +1, -1 sum to zero gradient."""
     features = np.array([[2.0], [2.0], [2.0], [0.0], [0.0], [1.0]])

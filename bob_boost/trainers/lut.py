@@ -20,7 +20,8 @@ class LUTTrainer:
     For every feature and output the gradient is summed per feature value;
     the feature whose histogram has the largest absolute mass best follows
     the negative gradient. Each LUT entry is +1 where the summed negative
-    gradient is non-negative and -1 elsewhere, so fitted weights come out
+    gradient is non-negative (a sum within rounding of zero, see below,
+    counts as zero) and -1 elsewhere, so fitted weights come out
     positive (bob.learn.boosting uses the opposite signs and gets negative
     weights; the products are the same).
 
@@ -131,5 +132,6 @@ class LUTTrainer:
             indices = np.argmax(criterion <= criterion.min(axis=0) + tolerance, axis=0)
         outputs = np.arange(self.number_of_outputs)
         selected = histograms[indices, :, outputs].T  # (#entries, #outputs)
-        table = np.where(selected <= 0.0, 1.0, -1.0)
+        # a summed gradient within rounding of zero is zero: its sign would depend on the sample order
+        table = np.where(selected <= tolerance, 1.0, -1.0)
         return LUTMachine(table, indices, missing_entry=bool(binned.missing))
