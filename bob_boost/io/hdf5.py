@@ -8,8 +8,10 @@ fixed-length byte arrays, integer arrays where floats are expected).
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import stat
+import struct
 import tempfile
 from collections.abc import Iterator
 
@@ -36,6 +38,88 @@ def fail(group: h5py.Group, problem: str) -> ModelFormatError:
     return ModelFormatError(f"{where(group)}: {problem}")
 
 
+def shorten(value, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for messages quoting what a (hostile) file holds."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 5]}...{text[-2:]}"
+
+
+def has_item(group: h5py.Group, name: str) -> bool:
+    """Whether ``group`` has a link called ``name``, even a dangling one (which reading then reports)."""
+    return group.get(name, getlink=True) is not None
+
+
+def get_item(group: h5py.Group, name: str) -> h5py.Dataset | h5py.Group:
+    """The dataset or group ``name`` of ``group``, following hard and soft links within the file only.
+
+    A model keeps everything in its own file: an external link would make
+    loading open another file (any path the model's author chose), so it is
+    refused, as is a link that leads nowhere.
+    """
+    link = group.get(name, getlink=True)
+    if link is None:
+        raise fail(group, f"missing {name!r}")
+    if isinstance(link, h5py.ExternalLink):
+        raise fail(group, f"{name!r} is an external link to {link.filename}:{link.path}; a model keeps all its "
+                          "data in its own file")
+    try:
+        item = group.get(name)
+    except (KeyError, RuntimeError, OSError) as error:  # h5py's words for a link cycle or a damaged target
+        raise fail(group, f"damaged or invalid content ({name!r} is a link that cannot be followed: {error})") from None
+    if item is None:
+        target = f" to {link.path!r}" if isinstance(link, h5py.SoftLink) else ""
+        raise fail(group, f"damaged or invalid content ({name!r} is a link{target} that leads nowhere)")
+    if not isinstance(item, (h5py.Dataset, h5py.Group)):
+        raise fail(group, f"{name!r} is a {type(item).__name__}, not a dataset or a group")
+    return item
+
+
+def get_dataset(group: h5py.Group, name: str) -> h5py.Dataset:
+    """The numeric dataset ``name`` of ``group``, checked before any of its data is read.
+
+    Its declared size must be at most :data:`MAX_ELEMENTS`, and its data must
+    be stored in this file and written in full: a dataset whose data lives in
+    another file (external storage, a virtual dataset) or that declares more
+    elements than were ever written (a huge shape over a few bytes of unwritten
+    chunks, read back as the fill value) is refused, so that a forged shape
+    costs neither memory nor time.
+    """
+    if not has_item(group, name):
+        raise fail(group, f"missing dataset {name!r}")
+    item = get_item(group, name)
+    if not isinstance(item, h5py.Dataset):
+        raise fail(group, f"{name!r} is not a dataset")
+    if item.shape is None:
+        raise fail(group, f"dataset {name!r} has no dataspace (an HDF5 empty dataset), expected numbers")
+    if item.dtype.kind not in "iuf":
+        raise fail(group, f"dataset {name!r} has non-numeric type {item.dtype}")
+    if item.size > MAX_ELEMENTS:
+        raise fail(group, f"dataset {name!r} declares {item.size} elements, more than a model can hold "
+                          f"({MAX_ELEMENTS})")
+    if item.is_virtual or item.external:
+        raise fail(group, f"dataset {name!r} keeps its data in other files; a model keeps all its data in its own "
+                          "file")
+    if item.size and not _fully_written(item):
+        raise fail(group, f"dataset {name!r} declares {item.size} elements of which only part was written "
+                          "(a forged shape, or an interrupted writer)")
+    return item
+
+
+def _fully_written(item: h5py.Dataset) -> bool:
+    """Whether every chunk (or the contiguous block) of ``item`` is allocated in the file.
+
+    Counting allocated chunks walks the chunk index, whose size is bounded by
+    the file's, so this costs nothing like reading a forged shape would.
+    """
+    if item.chunks is None:
+        layout = item.id.get_create_plist().get_layout()
+        return layout == h5py.h5d.COMPACT or item.id.get_storage_size() >= item.nbytes
+    declared = 1
+    for extent, chunk in zip(item.shape, item.chunks):
+        declared *= -(-extent // chunk)
+    return item.id.get_num_chunks() >= declared
+
+
 def read_array(group: h5py.Group, name: str, kind: str, ndim: int | None = None) -> np.ndarray:
     """Read dataset ``name`` of ``group`` as a float64 or int64 array.
 
@@ -52,36 +136,37 @@ def read_array(group: h5py.Group, name: str, kind: str, ndim: int | None = None)
     ndim : int, optional
         Required number of dimensions.
     """
-    item = group.get(name)
-    if item is None:
-        raise fail(group, f"missing dataset {name!r}")
-    if not isinstance(item, h5py.Dataset):
-        raise fail(group, f"{name!r} is not a dataset")
-    if item.dtype.kind not in "iuf":
-        raise fail(group, f"dataset {name!r} has non-numeric type {item.dtype}")
-    if item.size > MAX_ELEMENTS:
-        raise fail(group, f"dataset {name!r} declares {item.size} elements, more than a model can hold "
-                          f"({MAX_ELEMENTS})")
-    data = np.asarray(item[()])
-    if ndim is not None and data.ndim != ndim:
-        raise fail(group, f"dataset {name!r} has shape {data.shape}, expected {ndim} dimension(s)")
+    item = get_dataset(group, name)
+    if ndim is not None and item.ndim != ndim:
+        raise fail(group, f"dataset {name!r} has shape {item.shape}, expected {ndim} dimension(s)")
+    return _convert(group, name, np.asarray(item[()]), kind)
+
+
+def _convert(group: h5py.Group, name: str, data: np.ndarray, kind: str) -> np.ndarray:
+    """``data`` as float64 (finite) or int64 (whole numbers within int64's range)."""
     if kind == "float":
         data = data.astype(np.float64)
         if not np.all(np.isfinite(data)):
             raise fail(group, f"dataset {name!r} contains NaN or infinite values")
         return data
     if data.dtype.kind == "f":
-        if not np.all(np.isfinite(data)) or np.any(data != np.round(data)):
+        with np.errstate(invalid="ignore"):  # NaN and inf are what the test is looking for
+            whole = np.isfinite(data) & (data == np.round(data))
+        if not np.all(whole):
             raise fail(group, f"dataset {name!r} must hold integers")
+    # uint64 above 2**63 - 1 and floats beyond it would wrap around (a huge value read as -1, a leaf)
+    if data.size and ((data.dtype.kind == "u" and data.max() > np.iinfo(np.int64).max)
+                      or (data.dtype.kind == "f" and np.max(np.abs(data)) >= 2.0 ** 63)):
+        raise fail(group, f"dataset {name!r} holds integers beyond the 64-bit range")
     return data.astype(np.int64)
 
 
 def read_scalar(group: h5py.Group, name: str, kind: str) -> float | int:
     """Read a scalar stored with shape () or (1,) (bob's variant)."""
-    data = read_array(group, name, kind)
-    if data.size != 1 or data.ndim > 1:
-        raise fail(group, f"dataset {name!r} must hold one value, has shape {data.shape}")
-    value = data.reshape(())[()]
+    item = get_dataset(group, name)
+    if item.size != 1 or item.ndim > 1:
+        raise fail(group, f"dataset {name!r} must hold one value, has shape {item.shape}")
+    value = _convert(group, name, np.asarray(item[()]), kind).reshape(())[()]
     return float(value) if kind == "float" else int(value)
 
 
@@ -118,9 +203,65 @@ def open_for_reading(path: str | os.PathLike, name: str) -> h5py.File:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{name}: no such file {path!r}")
     try:
-        return h5py.File(path, "r")
+        h5 = h5py.File(path, "r")
     except OSError as error:
         raise ModelFormatError(f"{name}: {path} is not a readable HDF5 file ({error})") from None
+    try:
+        problem = damaged_global_heap(path)
+    except BaseException:
+        h5.close()
+        raise
+    if problem is not None:
+        h5.close()
+        raise ModelFormatError(f"{name}: {path} is not a readable HDF5 file ({problem})")
+    return h5
+
+
+#: A global heap collection starts with this signature and version 1 (HDF5 file format, section III.E).
+_GLOBAL_HEAP = b"GCOL\x01\x00\x00\x00"
+#: The smallest collection HDF5 writes; a signature followed by a smaller size is not a collection.
+_GLOBAL_HEAP_MIN_SIZE = 4096
+
+
+def damaged_global_heap(path: str | os.PathLike) -> str | None:
+    """What is wrong with a global heap of ``path`` on which HDF5 would loop forever (None if nothing).
+
+    Variable-length strings (the ``Metadata`` and ``bob_boost_version``
+    attributes h5py writes) live in global heap collections. HDF5 (2.0 among
+    others) decodes a collection object by object, stepping by each object's
+    stored size; a damaged size that lands on zeroed free space reads an
+    object of size 0, and the loop never advances. This walks every
+    collection the same way, reading nothing else, so that the loader can
+    refuse the file before HDF5 hangs on it.
+    """
+    with open(path, "rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        if size < _GLOBAL_HEAP_MIN_SIZE:
+            return None
+        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            start = data.find(_GLOBAL_HEAP)
+            while start >= 0:
+                problem = _walk_collection(data, start, size)
+                if problem is not None:
+                    return problem
+                start = data.find(_GLOBAL_HEAP, start + 1)
+    return None
+
+
+def _walk_collection(data: mmap.mmap, start: int, file_size: int) -> str | None:
+    """Walk one collection as HDF5's decoder does (8-byte lengths): every step must advance."""
+    (length,) = struct.unpack_from("<Q", data, start + 8)
+    if length < _GLOBAL_HEAP_MIN_SIZE or length > file_size - start:
+        return None  # not a collection HDF5 would read whole (or reading it fails cleanly at the end of file)
+    position, end = start + 16, start + length
+    while end - position >= 16:  # a smaller tail is free space
+        index, _, _, object_size = struct.unpack_from("<HHIQ", data, position)
+        step = (16 + (object_size + 7) // 8 * 8 if index else object_size) % (1 << 64)  # HDF5's size_t
+        if step == 0 or step >= 1 << 62:
+            return (f"damaged global heap at byte {start}: object {index} at byte {position} has size "
+                    f"{object_size}, on which HDF5 would loop")
+        position += step
+    return None
 
 
 def write_scalar(group: h5py.Group, name: str, value, dtype) -> None:

@@ -122,7 +122,8 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
         raise hdf5.fail(group, "no 'version' attribute: not a boosted machine")
     version = np.asarray(group.attrs["version"]).reshape(-1)
     if version.size != 1 or version.dtype.kind not in "iu" or int(version[0]) != FORMAT_VERSION:
-        raise hdf5.fail(group, f"unsupported format version {version.tolist()} (expected {FORMAT_VERSION})")
+        raise hdf5.fail(group, f"unsupported format version {hdf5.shorten(version.tolist())} "
+                               f"(expected {FORMAT_VERSION})")
     weights = hdf5.read_array(group, "Weights", "float")
     if weights.ndim == 1:
         weights = weights[:, np.newaxis]
@@ -135,9 +136,10 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
         raise hdf5.fail(group, f"Weights has {weights.shape[0]} rows but the file has "
                                f"{len(machine_groups)} WeakMachine_<i> groups")
     cost_matrix = None
-    if "CostMatrix" in group:
+    if hdf5.has_item(group, "CostMatrix"):
+        costs = hdf5.read_array(group, "CostMatrix", "float", ndim=2)  # its errors name the file already
         try:
-            cost_matrix = check_cost_matrix(hdf5.read_array(group, "CostMatrix", "float", ndim=2), "CostMatrix")
+            cost_matrix = check_cost_matrix(costs, "CostMatrix")
         except ValueError as error:
             raise hdf5.fail(group, str(error)) from None
         if cost_matrix.shape[0] != weights.shape[1]:
@@ -147,14 +149,19 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
     if "NumberOfFeatures" in group.attrs:
         value = np.asarray(group.attrs["NumberOfFeatures"])
         if value.size != 1 or value.dtype.kind not in "iu" or int(value.reshape(())) < 1:
-            raise hdf5.fail(group, f"attribute 'NumberOfFeatures' must be one positive integer, got {value!r}")
+            raise hdf5.fail(group, f"attribute 'NumberOfFeatures' must be one positive integer, "
+                                   f"got {hdf5.shorten(value.tolist())}")
         number_of_features = int(value.reshape(()))
     metadata = {}
     if "Metadata" in group.attrs:
+        text = hdf5.read_string_attribute(group, "Metadata")
         try:
-            metadata = json.loads(hdf5.read_string_attribute(group, "Metadata"))
-        except json.JSONDecodeError as error:
-            raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({error})") from None
+            metadata = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            # ValueError: JSONDecodeError, or an integer with more digits than Python converts;
+            # RecursionError: arrays or objects nested deeper than the parser's recursion limit
+            reason = "nests too deeply" if isinstance(error, RecursionError) else str(error)
+            raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({reason})") from None
         if not isinstance(metadata, dict):
             raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
     baseline, rule = _read_meaning(group, weights.shape[1], cost_matrix is not None, metadata)
@@ -162,14 +169,14 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
                   number_of_features=number_of_features, metadata=metadata, baseline=baseline,
                   decision_rule=rule)
     for i, name in enumerate(expected):
-        sub = group[name]
+        sub = hdf5.get_item(group, name)
         if not isinstance(sub, h5py.Group):
             raise hdf5.fail(group, f"{name} is not a group")
         machine_type = hdf5.read_string_attribute(sub, "MachineType")
         try:
             weak_class = weak_machine_class(machine_type)
         except KeyError:
-            raise hdf5.fail(sub, f"unknown MachineType {machine_type!r}") from None
+            raise hdf5.fail(sub, f"unknown MachineType {hdf5.shorten(machine_type)}") from None
         try:
             weak = weak_class.load(sub)
         except ModelFormatError:
@@ -194,7 +201,7 @@ def _read_meaning(group: h5py.Group, number_of_outputs: int, has_cost_matrix: bo
     get the baseline and the ``"identity"`` rule they always meant.
     """
     baseline = None
-    if "Baseline" in group:
+    if hdf5.has_item(group, "Baseline"):
         baseline = hdf5.read_array(group, "Baseline", "float", ndim=1)
         if baseline.shape != (number_of_outputs,):
             raise hdf5.fail(group, f"Baseline has shape {baseline.shape} but the machine has "
