@@ -281,11 +281,18 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
 
     The file is created in the same directory, synced and renamed over
     ``path`` at the end; on any exception it is deleted and ``path`` is left
-    as it was.
+    as it was. An ``OSError`` (a full disk, a file size limit) is raised again
+    with ``path`` in its message, since the temporary name means nothing to
+    the caller. A process killed while writing cannot delete its temporary
+    file: it stays next to ``path`` as ``.bob_boost-<random><suffix>``, and
+    ``path`` is untouched.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".bob_boost-", suffix=suffix, dir=directory)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".bob_boost-", suffix=suffix, dir=directory)
+    except OSError as error:
+        raise _naming(error, path) from error
     os.close(handle)
     try:
         yield temporary
@@ -295,18 +302,43 @@ def atomic_path(path: str | os.PathLike, suffix: str = ".tmp") -> Iterator[str]:
         # replaced file had, or the one a plain open() would have given
         os.chmod(temporary, _mode_for(path))
         os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        if os.fspath(path) in str(error):
+            raise
+        raise _naming(error, path) from error
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
 
 
+def _naming(error: OSError, path: str) -> OSError:
+    """``error`` as the same OSError subclass, its message naming ``path``."""
+    reason = error.strerror or str(error)
+    return type(error)(error.errno, f"cannot write {path}: {reason}") if error.errno else OSError(
+        f"cannot write {path}: {reason}")
+
+
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike) -> Iterator[h5py.File]:
-    """Open a new HDF5 file that replaces ``path`` only if the block succeeds (see :func:`atomic_path`)."""
+    """Open a new HDF5 file that replaces ``path`` only if the block succeeds (see :func:`atomic_path`).
+
+    HDF5 builds the file in memory (its ``core`` driver, no backing store),
+    and the finished image, byte for byte what HDF5 would have written, goes
+    to disk with ordinary writes. HDF5 itself never meets a failing write:
+    when one fails under it (a full disk, ``RLIMIT_FSIZE``) h5py raises from
+    object destructors and the process can crash, with the error naming only
+    the temporary file.
+    """
     with atomic_path(path, ".hdf5.tmp") as temporary:
-        with h5py.File(temporary, "w") as h5:
+        with h5py.File(temporary, "w", driver="core", backing_store=False) as h5:
             yield h5
+            h5.flush()
+            image = h5.id.get_file_image()
+        with open(temporary, "wb") as stream:
+            stream.write(image)
 
 
 def _mode_for(path: str) -> int:
