@@ -139,6 +139,12 @@ def _inventory(h5: h5py.File) -> tuple[list[str], list[str], list[tuple[str, str
     return datasets, groups, attributes
 
 
+def _readable(h5: h5py.File) -> list[str]:
+    """Datasets a mutation may read: not one an earlier (stacked) mutation forged to a huge shape."""
+    return [name for name in _inventory(h5)[0] if h5[name].size <= 1 << 20 and not h5[name].external
+            and not h5[name].is_virtual]
+
+
 def _pick(rng: np.random.Generator, items):
     if not items:
         raise LookupError("nothing to mutate")
@@ -354,7 +360,7 @@ def rename_attribute(rng: np.random.Generator, path: Path) -> str:
 def replace_dataset(rng: np.random.Generator, path: Path) -> str:
     """Replace a dataset by one of another dtype or shape (strings, extreme integers, NaN, empty, ...)."""
     with h5py.File(path, "r+") as h5:
-        name = _pick(rng, _inventory(h5)[0])
+        name = _pick(rng, _readable(h5))
         original = h5[name][()]
         original = original if isinstance(original, np.ndarray) else np.asarray(original)
         kind, value = _hostile_array(rng, original if original.dtype.kind in "iuf" else None)
@@ -485,7 +491,7 @@ def group_for_dataset(rng: np.random.Generator, path: Path) -> str:
 def edit_value(rng: np.random.Generator, path: Path) -> str:
     """Overwrite one element of a numeric dataset with an extreme value of its own dtype."""
     with h5py.File(path, "r+") as h5:
-        datasets = [n for n in _inventory(h5)[0] if h5[n].dtype.kind in "iuf" and h5[n].size]
+        datasets = [n for n in _readable(h5) if h5[n].dtype.kind in "iuf" and h5[n].size]
         name = _pick(rng, datasets)
         data = h5[name][()]
         flat = data.reshape(-1)
