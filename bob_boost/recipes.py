@@ -272,13 +272,13 @@ def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tr
                        options: dict[str, Any], missing: str | None = None) -> Recipe:
     if number_of_classes is None:
         raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
-    if missing is not None and weak_learner != "tree":
-        raise InvalidValueError(f"missing: the multi-class {weak_learner} learner has no missing-value handling; "
-                                "use weak_learner='tree'")
+    if missing is not None and weak_learner == "lut":
+        raise InvalidValueError("missing: the multi-class LUT learner has no missing-value handling; use "
+                                "weak_learner='tree' or 'stump'")
     if weak_learner == "lut":
         weak = MultiClassLUTTrainer(lut_entries)
     elif weak_learner == "stump":
-        weak = MultiClassStumpTrainer()
+        weak = MultiClassStumpTrainer(missing=missing)
     else:
         weak = CostSensitiveTreeTrainer(max_depth=tree_depth, missing=missing)
     if trainer == "badacost":

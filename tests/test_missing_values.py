@@ -525,3 +525,31 @@ def test_multiclass_boosting_passes_nan_to_a_tree_learner_that_bins_it():
     assert np.mean(machine.predict(x) == y) > 0.8
     with pytest.raises(ValueError, match="features"):
         SAMMETrainer(CostSensitiveTreeTrainer(max_depth=2), 8, number_of_classes=3).train(x, y)
+
+
+def test_multiclass_stumps_learn_where_nan_goes(tmp_path):
+    from bob_boost import SAMMETrainer
+    from bob_boost.trainers.multiclass import MultiClassStumpTrainer
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(300, 3))
+    y = np.where(x[:, 1] > 1.5, 2, (x[:, 0] > 0).astype(int))
+    missing = rng.random(300) < 0.3
+    x[missing, 0] = np.nan
+    y[missing & (y < 2)] = 1  # a missing feature 0 means class 1, the class above the threshold
+    machine = SAMMETrainer(MultiClassStumpTrainer(missing="bin"), 10, number_of_classes=3).train(x, y)
+    first = machine.weak_machines[0]
+    assert first.index == 0 and first.missing_above is True and list(first.labels) == [0, 1]
+    assert all(m.missing_above is not None for m in machine.weak_machines)
+    assert np.mean(machine.predict(x)[missing & (y == 1)] == 1) > 0.9
+    machine.save(tmp_path / "stumps.hdf5")
+    loaded = BoostedMachine.load(tmp_path / "stumps.hdf5")
+    np.testing.assert_array_equal(loaded.decision_scores(x), machine.decision_scores(x))
+    with h5py.File(tmp_path / "stumps.hdf5", "r+") as h5:  # a file of an older version: no MissingAbove
+        for name in list(h5):
+            if isinstance(h5[name], h5py.Group) and "MissingAbove" in h5[name]:
+                del h5[name]["MissingAbove"]
+    with pytest.raises(ValueError, match="features"):
+        BoostedMachine.load(tmp_path / "stumps.hdf5").decision_scores(x)
+    with pytest.raises(ValueError, match="features"):
+        SAMMETrainer(MultiClassStumpTrainer(), 3, number_of_classes=3).train(x, y)

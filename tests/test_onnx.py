@@ -296,3 +296,14 @@ def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         exporter.save_onnx(machine, target)
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["model.onnx"]
+
+
+def test_multiclass_stumps_with_missing_values():
+    _, train, test = _real(seed=9)
+    labels = _classes(train)
+    train, test = train.copy(), test.copy()
+    train[RNG.random(train.shape[0]) < 0.25, 0] = np.nan
+    test[RNG.random(test.shape[0]) < 0.25, 0] = np.nan
+    machine = SAMMETrainer(MultiClassStumpTrainer(missing="bin"), 12, number_of_classes=3).train(train, labels)
+    assert any(m.missing_above for m in machine.weak_machines)
+    _check_machine(machine, test)

@@ -134,8 +134,9 @@ def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns:
                   np.array([[0.0], [-polarity], [polarity]]), np.array([0]), weight)
     elif isinstance(machine, MultiClassStumpMachine):
         vectors = margin_vectors(machine.number_of_classes)
+        missing = machine.missing_above is not None and bool(machine.missing_above)
         trees.add(np.array([machine.index, -1, -1]), np.array([machine.threshold, 0.0, 0.0]), np.array([1, 0, 0]),
-                  np.array([2, 0, 0]), np.zeros(3, dtype=bool),
+                  np.array([2, 0, 0]), np.array([missing, False, False]),
                   np.vstack([np.zeros(machine.number_of_classes), vectors[machine.labels]]), np.array([0]), weight)
     elif isinstance(machine, (TreeMachine, MultiClassTreeMachine)):
         if isinstance(machine, TreeMachine):

@@ -190,15 +190,28 @@ class MultiClassStumpTrainer:
     ----------
     quantized : bool
         As for :class:`CostSensitiveTreeTrainer`.
+    missing : {None, "bin"}
+        As for :class:`CostSensitiveTreeTrainer`; the stump keeps the split's NaN side as
+        ``missing_above``.
     """
 
-    def __init__(self, quantized: bool = True) -> None:
-        self._tree_trainer = CostSensitiveTreeTrainer(1, quantized)
+    def __init__(self, quantized: bool = True, missing: str | None = None) -> None:
+        self._tree_trainer = CostSensitiveTreeTrainer(1, quantized, missing=missing)
 
     @property
     def quantized(self) -> bool:
         """Whether splits are searched on quantised features."""
         return self._tree_trainer.quantized
+
+    @property
+    def missing(self) -> str | None:
+        """``"bin"`` when NaN is a missing value with its own bin, else None."""
+        return self._tree_trainer.missing
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
+        return self._tree_trainer.accepts_missing
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate and code ``features`` once (see :meth:`CostSensitiveTreeTrainer.prepare`)."""
@@ -227,13 +240,15 @@ class MultiClassStumpTrainer:
              subset: np.ndarray) -> MultiClassStumpMachine:
         tree = TreeGrower(data, classes, weights, matrix, subset).grow(1)
         if tree.depth == 0:
-            return MultiClassStumpMachine(0.0, int(subset[0]), [tree.labels[0]] * 2, tree.number_of_classes)
+            return MultiClassStumpMachine(0.0, int(subset[0]), [tree.labels[0]] * 2, tree.number_of_classes,
+                                          False if data.missing else None)
+        missing_above = None if tree.missing_left is None else not bool(tree.missing_left[0])
         return MultiClassStumpMachine(float(tree.thresholds[0]), int(tree.features[0]),
                                       [tree.labels[tree.left_children[0]], tree.labels[tree.right_children[0]]],
-                                      tree.number_of_classes)
+                                      tree.number_of_classes, missing_above)
 
     def __repr__(self) -> str:
-        return f"MultiClassStumpTrainer(quantized={self.quantized})"
+        return f"MultiClassStumpTrainer(quantized={self.quantized}, missing={self.missing!r})"
 
 
 class MultiClassLUTTrainer:

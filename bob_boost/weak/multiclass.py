@@ -188,11 +188,15 @@ class MultiClassStumpMachine(MultiClassWeakMachine):
         The two classes (below, at or above the threshold).
     number_of_classes : int
         K >= 2.
+    missing_above : bool, optional
+        Where NaN goes (True: ``labels[1]``), for a stump trained with missing values; None (the
+        default) rejects NaN.
     """
 
     machine_type = "MultiClassStumpMachine"
 
-    def __init__(self, threshold: float, index: int, labels, number_of_classes: int) -> None:
+    def __init__(self, threshold: float, index: int, labels, number_of_classes: int,
+                 missing_above: bool | None = None) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not np.isfinite(threshold):
             raise InvalidValueError(f"threshold: expected a finite real number, got {threshold!r}")
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or index < 0:
@@ -201,23 +205,41 @@ class MultiClassStumpMachine(MultiClassWeakMachine):
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         if self.labels.size != 2:
             raise InvalidValueError(f"labels: expected 2 classes (below, above), got {self.labels.size}")
+        if missing_above is not None and not isinstance(missing_above, (bool, np.bool_)):
+            raise InvalidTypeError(f"missing_above: expected None or a bool, got {type(missing_above).__name__}")
         self.threshold = float(threshold)
         self.index = int(index)
+        self.missing_above = None if missing_above is None else bool(missing_above)
+
+    @property
+    def accepts_missing(self) -> bool:
+        """Whether NaN is a missing value (see :attr:`missing_above`), rather than an error."""
+        return self.missing_above is not None
+
+    def check_features(self, features) -> np.ndarray:
+        """Validate ``features`` (2-D, wide enough; NaN allowed when :attr:`accepts_missing`)."""
+        return check_missing_features(self, features)
 
     def feature_indices(self) -> np.ndarray:
         """The single feature column read."""
         return np.array([self.index], dtype=np.int64)
 
     def forward_labels(self, features: np.ndarray) -> np.ndarray:
-        """``labels[1]`` at or above the threshold, ``labels[0]`` below."""
-        return self.labels[(features[:, self.index] >= self.threshold).astype(np.intp)]
+        """``labels[1]`` at or above the threshold, ``labels[0]`` below; NaN as :attr:`missing_above` says."""
+        column = features[:, self.index]
+        above = column >= self.threshold
+        if self.missing_above is not None and column.dtype.kind == "f":
+            above = np.where(np.isnan(column), self.missing_above, above)
+        return self.labels[above.astype(np.intp)]
 
     def save(self, group: h5py.Group) -> None:
-        """Write ``Threshold``, ``Index``, ``Labels`` and ``NumberOfClasses``."""
+        """Write ``Threshold``, ``Index``, ``Labels`` and ``NumberOfClasses`` (and ``MissingAbove`` when set)."""
         hdf5.write_scalar(group, "Threshold", self.threshold, np.float64)
         hdf5.write_scalar(group, "Index", self.index, np.int32)
         group.create_dataset("Labels", data=self.labels.astype(np.int32))
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
+        if self.missing_above is not None:
+            hdf5.write_scalar(group, "MissingAbove", int(self.missing_above), np.int8)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "MultiClassStumpMachine":
@@ -226,13 +248,19 @@ class MultiClassStumpMachine(MultiClassWeakMachine):
         index = hdf5.read_scalar(group, "Index", "int")
         labels = hdf5.read_array(group, "Labels", "int", ndim=1)
         number_of_classes = hdf5.read_scalar(group, "NumberOfClasses", "int")
+        missing_above = None
+        if "MissingAbove" in group:
+            flag = hdf5.read_scalar(group, "MissingAbove", "int")
+            if flag not in (0, 1):
+                raise hdf5.fail(group, f"MissingAbove must be 0 or 1, got {flag}")
+            missing_above = bool(flag)
         try:
-            return cls(threshold, index, labels, number_of_classes)
+            return cls(threshold, index, labels, number_of_classes, missing_above)
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
     def _state(self) -> tuple:
-        return (self.number_of_classes, self.threshold, self.index, tuple(self.labels.tolist()))
+        return (self.number_of_classes, self.threshold, self.index, tuple(self.labels.tolist()), self.missing_above)
 
     def __repr__(self) -> str:
         return (f"MultiClassStumpMachine(threshold={self.threshold!r}, index={self.index}, "
