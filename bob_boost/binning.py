@@ -305,6 +305,16 @@ class BinnedFeatures:
         return cls._coded(codes, thresholds, n_threads, lossy, missing)
 
     @classmethod
+    def from_codes(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int | None = 1) -> "BinnedFeatures":
+        """Features already coded elsewhere, used as they are (trusted, not copied).
+
+        ``codes`` is the (#features, #samples) uint8 or uint16 bin of every entry; feature ``f`` has
+        ``thresholds[f].size + 1`` bins, and its bin ``c`` holds the values between ``thresholds[f][c-1]``
+        and ``thresholds[f][c]``, the thresholds its stumps will use.
+        """
+        return cls._coded(codes, thresholds, check_threads(n_threads), lossy=False)
+
+    @classmethod
     def _coded(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
                lossy: bool, missing: bool = False) -> "BinnedFeatures":
         sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)

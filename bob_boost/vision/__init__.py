@@ -1,0 +1,23 @@
+"""Viola–Jones face detection: Haar features on integral images, cascade training, a sliding-window detector.
+
+- :mod:`.integral`: grey images and their integral images;
+- :mod:`.haar`: :class:`HaarFeatures`, the two-, three- and four-rectangle masks of a base window;
+- :mod:`.pool`: :class:`QuantizedPool`, a whole feature pool as uint8 codes for the stump search;
+- :mod:`.stages`: the stage learners (discrete AdaBoost, AdaBoostDB, Cost-Sensitive AdaBoost);
+- :mod:`.training`: :func:`train_cascade`, with hard negatives bootstrapped from face-free images;
+- :mod:`.cascade`: :class:`Cascade` and its HDF5 file;
+- :mod:`.detector`: :func:`detect`, every position and scale with early exit, grouped boxes;
+- :mod:`.data`: scikit-image's bundled faces and photographs (the optional ``faces`` extra);
+- :mod:`.example`: the small example cascade of ``bob-boost example faces``.
+"""
+from .cascade import Cascade
+from .detector import Detections, detect, group_rectangles
+from .haar import CHAPTER_TYPES, FEATURE_TYPES, HaarFeatures
+from .integral import as_gray_image, integral_image, integral_images
+from .pool import QuantizedPool
+from .stages import AdaBoostDBStage, AdaBoostStage, CostSensitiveAdaBoostStage, StageLearner
+from .training import train_cascade
+
+__all__ = ["AdaBoostDBStage", "AdaBoostStage", "CHAPTER_TYPES", "Cascade", "CostSensitiveAdaBoostStage",
+           "Detections", "FEATURE_TYPES", "HaarFeatures", "QuantizedPool", "StageLearner", "as_gray_image",
+           "detect", "group_rectangles", "integral_image", "integral_images", "train_cascade"]

@@ -1,0 +1,159 @@
+"""Compiled kernels of the face detector: Haar feature pools quantised on the fly, and cascade scanning.
+
+Like the histogram engine's kernels (:mod:`bob_boost.engine.kernels`) they are ``nogil`` and called on
+blocks by :func:`bob_boost.engine.threads.run_blocks`; no ``fastmath``, so every value is the same for every
+blocking and thread count.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..engine.kernels import _count_at_most
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+#: Width of the +inf-padded threshold rows (the engine's unrolled search needs 256).
+PADDED_WIDTH = 256
+
+
+@numba.njit(**_JIT)
+def _feature_row(indptr, indices, data, feature, integrals, inverse_deviation, out):
+    """Values of one feature for every window: its corner terms in a fixed order, then the deviation."""
+    out[:] = 0.0
+    for k in range(indptr[feature], indptr[feature + 1]):
+        corner, c = indices[k], data[k]
+        row = integrals[corner]
+        for n in range(out.size):
+            out[n] += c * row[n]
+    for n in range(out.size):
+        out[n] *= inverse_deviation[n]
+
+
+@numba.njit(**_JIT)
+def _row_thresholds(values, max_bins, out):
+    """Thresholds cutting ``values`` into at most ``max_bins`` bins; returns how many (``out`` is padded +inf).
+
+    One bin per distinct value when there are at most ``max_bins``, otherwise cuts at the sorted positions
+    ``k * n / max_bins`` (skipping cuts inside a run of equal values). Each threshold lies strictly above
+    the value below it and at most the value above, so ``#(thresholds <= x)`` separates them.
+    """
+    ordered = np.sort(values)
+    n = ordered.size
+    distinct = 1
+    for i in range(1, n):
+        if ordered[i] != ordered[i - 1]:
+            distinct += 1
+    out[:] = np.inf
+    count = 0
+    if distinct <= max_bins:
+        for i in range(1, n):
+            if ordered[i] != ordered[i - 1]:
+                out[count] = _midpoint(ordered[i - 1], ordered[i])
+                count += 1
+        return count
+    for k in range(1, max_bins):
+        p = (k * n) // max_bins
+        if p <= 0 or ordered[p] == ordered[p - 1]:
+            continue
+        t = _midpoint(ordered[p - 1], ordered[p])
+        if count == 0 or t > out[count - 1]:
+            out[count] = t
+            count += 1
+    return count
+
+
+@numba.njit(**_JIT)
+def _midpoint(low, high):
+    t = low + 0.5 * (high - low)
+    return t if t > low else high
+
+
+@numba.njit(**_JIT)
+def quantize_pool(indptr, indices, data, fit_integrals, fit_inverse, other_integrals, other_inverse,
+                  sample, max_bins, start, stop, fit_codes, other_codes, counts):
+    """Codes of features ``start:stop`` for the fitting windows and the other windows.
+
+    Each feature's thresholds come from its values on the fitting windows ``sample`` only; both sets of
+    windows are coded against them (``code = #(thresholds <= value)``). Codes are written feature-major,
+    and each feature's number of thresholds to ``counts``.
+    """
+    fit_values = np.empty(fit_inverse.size)
+    other_values = np.empty(other_inverse.size)
+    edges = np.empty(PADDED_WIDTH)
+    for f in range(start, stop):
+        _feature_row(indptr, indices, data, f, fit_integrals, fit_inverse, fit_values)
+        counts[f] = _row_thresholds(fit_values[sample], max_bins, edges)
+        for n in range(fit_values.size):
+            fit_codes[f, n] = _count_at_most(edges, fit_values[n])
+        if other_values.size:
+            _feature_row(indptr, indices, data, f, other_integrals, other_inverse, other_values)
+            for n in range(other_values.size):
+                other_codes[f, n] = _count_at_most(edges, other_values[n])
+
+
+@numba.njit(**_JIT)
+def pool_thresholds(indptr, indices, data, feature, fit_integrals, fit_inverse, sample, max_bins):
+    """The thresholds :func:`quantize_pool` codes ``feature`` with (the same values, the same rule)."""
+    values = np.empty(fit_inverse.size)
+    edges = np.empty(PADDED_WIDTH)
+    _feature_row(indptr, indices, data, feature, fit_integrals, fit_inverse, values)
+    count = _row_thresholds(values[sample], max_bins, edges)
+    return edges[:count].copy()
+
+
+@numba.njit(**_JIT)
+def _window_value(integral, top, left, rx, ry, rw, rh, rc, feature, inverse_deviation):
+    value = 0.0
+    for r in range(rx.shape[1]):
+        c = rc[feature, r]
+        if c == 0.0:
+            continue
+        y0, x0 = top + ry[feature, r], left + rx[feature, r]
+        y1, x1 = y0 + rh[feature, r], x0 + rw[feature, r]
+        value += c * (integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0])
+    return value * inverse_deviation
+
+
+@numba.njit(**_JIT)
+def scan_windows(integral, squared, tops, lefts, window_h, window_w, minimum_deviation,
+                 rx, ry, rw, rh, rc, weak_feature, weak_threshold, weak_above, weak_below,
+                 stage_ends, stage_thresholds, start, stop, passed, scores, evaluated):
+    """Run the cascade on windows ``start:stop`` (top-left ``tops``/``lefts``) of one image at one scale.
+
+    A stage's score is the sum of its stumps' outputs (``weak_above`` where the feature value is at least
+    ``weak_threshold``, else ``weak_below``; weights and baselines folded in); a window below a stage's
+    threshold is rejected there. Writes the number of stages passed, the last stage's score minus its
+    threshold (the margin of the decision) and the number of features evaluated.
+    """
+    area = float(window_h * window_w)
+    for i in range(start, stop):
+        top, left = tops[i], lefts[i]
+        bottom, right = top + window_h, left + window_w
+        total = integral[bottom, right] - integral[top, right] - integral[bottom, left] + integral[top, left]
+        total2 = squared[bottom, right] - squared[top, right] - squared[bottom, left] + squared[top, left]
+        mean = total / area
+        variance = total2 / area - mean * mean
+        deviation = np.sqrt(variance) if variance > 0.0 else 0.0
+        if deviation < minimum_deviation:
+            deviation = minimum_deviation
+        inverse = 1.0 / deviation
+        weak = 0
+        count = 0
+        margin = 0.0
+        stage = 0
+        while stage < stage_ends.size:
+            score = 0.0
+            while weak < stage_ends[stage]:
+                value = _window_value(integral, top, left, rx, ry, rw, rh, rc, weak_feature[weak], inverse)
+                score += weak_above[weak] if value >= weak_threshold[weak] else weak_below[weak]
+                weak += 1
+                count += 1
+            margin = score - stage_thresholds[stage]
+            if margin < 0.0:
+                break
+            weak = stage_ends[stage]
+            stage += 1
+        passed[i] = stage
+        scores[i] = margin
+        evaluated[i] = count

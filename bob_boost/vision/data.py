@@ -1,0 +1,127 @@
+"""The bundled face data: scikit-image's LFW subset and photographs (the only import of scikit-image).
+
+Everything here is offline: scikit-image's wheel ships the images. ``astronaut()`` and ``grass()`` are
+evaluation images and are never among :func:`negative_images`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import BobBoostError, InvalidValueError as BobBoostValueError
+
+#: Face-free photographs of scikit-image used to mine negatives (``camera`` and ``chelsea`` show faces;
+#: ``astronaut`` and ``grass`` are kept for evaluation).
+NEGATIVE_IMAGES = ("brick", "gravel", "coins", "text", "page", "moon", "clock", "coffee", "rocket",
+                   "cell", "hubble_deep_field", "immunohistochemistry", "colorwheel", "checkerboard")
+
+#: Face-free photographs held out for evaluation, with ``astronaut`` (one face).
+EVALUATION_IMAGES = ("grass",)
+
+#: The astronaut's face in ``skimage.data.astronaut()`` (x, y, width, height), marked by hand for the
+#: intersection-over-union test (eyebrows to chin, cheek to cheek).
+ASTRONAUT_FACE = (176, 72, 88, 88)
+
+
+class MissingExtraError(BobBoostError, ImportError):
+    """An optional package this feature needs is not installed."""
+
+
+def _skimage_data():
+    try:
+        from skimage import data
+    except ImportError as error:
+        raise MissingExtraError('the face data need scikit-image: pip install "bob_boost[faces]"') from error
+    return data
+
+
+def lfw_windows() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-image's LFW subset: (100, 25, 25) face windows and (100, 25, 25) non-face windows, floats in [0, 1]."""
+    windows = _skimage_data().lfw_subset()
+    return windows[:100], windows[100:]
+
+
+def crops(windows: np.ndarray, size: tuple[int, int] = (24, 24), mirror: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``size`` crop of each window (all shifts), with their mirror images: augmented copies and their groups.
+
+    Returns the (N * shifts * (1 + mirror), h, w) crops and, for each, the index of its source window.
+    """
+    h, w = size
+    out, groups = [], []
+    for dy in range(windows.shape[1] - h + 1):
+        for dx in range(windows.shape[2] - w + 1):
+            crop = windows[:, dy:dy + h, dx:dx + w]
+            out.append(crop)
+            groups.append(np.arange(windows.shape[0]))
+            if mirror:
+                out.append(crop[:, :, ::-1])
+                groups.append(np.arange(windows.shape[0]))
+    order = np.argsort(np.concatenate(groups), kind="stable")
+    return np.concatenate(out)[order], np.concatenate(groups)[order]
+
+
+def image(name: str) -> np.ndarray:
+    """The scikit-image photograph ``name`` (as ``skimage.data.<name>()`` returns it)."""
+    return np.asarray(getattr(_skimage_data(), name)())
+
+
+def negative_images() -> list[np.ndarray]:
+    """The face-free photographs of :data:`NEGATIVE_IMAGES`."""
+    return [image(name) for name in NEGATIVE_IMAGES]
+
+
+def _imageio():
+    try:
+        import imageio.v3 as iio
+    except ImportError as error:
+        raise MissingExtraError('reading and writing images needs imageio: pip install "bob_boost[faces]"') from error
+    return iio
+
+
+def read_image(path) -> np.ndarray:
+    """The pixels of a PNG, JPEG or other image file imageio reads (RGBA loses its alpha channel).
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no file at ``path``.
+    ValueError
+        When the file is not an image imageio can read.
+    """
+    import os
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"image: no such file {os.fspath(path)!r}")
+    try:
+        pixels = np.asarray(_imageio().imread(path))
+    except Exception as error:  # imageio raises many types for a file that is not an image
+        raise BobBoostValueError(f"image: cannot read {os.fspath(path)} as an image ({error})") from None
+    if pixels.ndim == 3 and pixels.shape[2] == 4:
+        pixels = pixels[:, :, :3]
+    return pixels
+
+
+def draw_boxes(image: np.ndarray, boxes: np.ndarray, thickness: int = 2) -> np.ndarray:
+    """An RGB uint8 copy of ``image`` with the (x, y, width, height) ``boxes`` outlined in red."""
+    from .integral import as_gray_image
+    pixels = np.asarray(image)
+    if pixels.ndim == 3 and pixels.dtype == np.uint8:
+        out = pixels.copy()
+    else:  # grey, or colour of another dtype: shown as grey levels
+        gray = np.clip(as_gray_image(pixels), 0.0, 1.0)
+        out = np.repeat((gray * 255).round().astype(np.uint8)[..., np.newaxis], 3, axis=2)
+    height, width = out.shape[:2]
+    for x, y, w, h in np.asarray(boxes, dtype=np.int64).reshape(-1, 4):
+        x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + w, width), min(y + h, height)
+        out[y0:min(y0 + thickness, y1), x0:x1] = (255, 0, 0)
+        out[max(y1 - thickness, y0):y1, x0:x1] = (255, 0, 0)
+        out[y0:y1, x0:min(x0 + thickness, x1)] = (255, 0, 0)
+        out[y0:y1, max(x1 - thickness, x0):x1] = (255, 0, 0)
+    return out
+
+
+def write_image(path, pixels: np.ndarray) -> None:
+    """Write ``pixels`` (uint8 RGB) to ``path`` atomically, in the format its suffix names."""
+    import os
+    from ..io.hdf5 import atomic_path
+    suffix = os.path.splitext(os.fspath(path))[1] or ".png"
+    with atomic_path(path, suffix) as temporary:
+        _imageio().imwrite(temporary, pixels, extension=suffix)
