@@ -103,57 +103,49 @@ def pool_thresholds(indptr, indices, data, feature, fit_integrals, fit_inverse, 
 
 
 @numba.njit(**_JIT)
-def _window_value(integral, top, left, rx, ry, rw, rh, rc, feature, inverse_deviation):
-    value = 0.0
-    for r in range(rx.shape[1]):
-        c = rc[feature, r]
-        if c == 0.0:
-            continue
-        y0, x0 = top + ry[feature, r], left + rx[feature, r]
-        y1, x1 = y0 + rh[feature, r], x0 + rw[feature, r]
-        value += c * (integral[y1, x1] - integral[y0, x1] - integral[y1, x0] + integral[y0, x0])
-    return value * inverse_deviation
+def scan_windows(integral, squared, bases, window_corners, area, minimum_deviation, corners, coefficients,
+                 weak_threshold, weak_above, weak_below, stage_ends, stage_thresholds, start, stop,
+                 passed, scores, evaluated):
+    """Run the cascade on windows ``start:stop`` of one image at one scale.
 
-
-@numba.njit(**_JIT)
-def scan_windows(integral, squared, tops, lefts, window_h, window_w, minimum_deviation,
-                 rx, ry, rw, rh, rc, weak_feature, weak_threshold, weak_above, weak_below,
-                 stage_ends, stage_thresholds, start, stop, passed, scores, evaluated):
-    """Run the cascade on windows ``start:stop`` (top-left ``tops``/``lefts``) of one image at one scale.
-
-    A stage's score is the sum of its stumps' outputs (``weak_above`` where the feature value is at least
+    ``integral`` and ``squared`` are the image's flattened integral images; window ``i`` starts at flat
+    position ``bases[i]``, and its own corners are ``bases[i] + window_corners`` (bottom-right, top-right,
+    bottom-left, top-left). Stump ``j`` evaluates the feature whose rectangle ``r`` has corners
+    ``bases[i] + corners[j, r]`` and factor ``coefficients[j, r]`` (0 ends the list). A stage's score is
+    the sum of its stumps' outputs (``weak_above`` where the feature value is at least
     ``weak_threshold``, else ``weak_below``; weights and baselines folded in); a window below a stage's
     threshold is rejected there. Writes the number of stages passed, the last stage's score minus its
-    threshold (the margin of the decision) and the number of features evaluated.
+    threshold and the number of stumps evaluated.
     """
-    area = float(window_h * window_w)
     for i in range(start, stop):
-        top, left = tops[i], lefts[i]
-        bottom, right = top + window_h, left + window_w
-        total = integral[bottom, right] - integral[top, right] - integral[bottom, left] + integral[top, left]
-        total2 = squared[bottom, right] - squared[top, right] - squared[bottom, left] + squared[top, left]
-        mean = total / area
-        variance = total2 / area - mean * mean
+        base = bases[i]
+        br, tr, bl, tl = (base + window_corners[0], base + window_corners[1], base + window_corners[2],
+                          base + window_corners[3])
+        mean = (integral[br] - integral[tr] - integral[bl] + integral[tl]) / area
+        variance = (squared[br] - squared[tr] - squared[bl] + squared[tl]) / area - mean * mean
         deviation = np.sqrt(variance) if variance > 0.0 else 0.0
         if deviation < minimum_deviation:
             deviation = minimum_deviation
         inverse = 1.0 / deviation
         weak = 0
-        count = 0
         margin = 0.0
         stage = 0
         while stage < stage_ends.size:
             score = 0.0
             while weak < stage_ends[stage]:
-                value = _window_value(integral, top, left, rx, ry, rw, rh, rc, weak_feature[weak], inverse)
-                score += weak_above[weak] if value >= weak_threshold[weak] else weak_below[weak]
+                value = 0.0
+                for r in range(coefficients.shape[1]):
+                    c = coefficients[weak, r]
+                    if c == 0.0:
+                        break
+                    value += c * (integral[base + corners[weak, r, 0]] - integral[base + corners[weak, r, 1]]
+                                  - integral[base + corners[weak, r, 2]] + integral[base + corners[weak, r, 3]])
+                score += weak_above[weak] if value * inverse >= weak_threshold[weak] else weak_below[weak]
                 weak += 1
-                count += 1
             margin = score - stage_thresholds[stage]
             if margin < 0.0:
                 break
-            weak = stage_ends[stage]
             stage += 1
         passed[i] = stage
         scores[i] = margin
-        evaluated[i] = count
+        evaluated[i] = weak

@@ -9,10 +9,11 @@ import numpy as np
 
 from ..exceptions import BobBoostError, InvalidValueError as BobBoostValueError
 
-#: Face-free photographs of scikit-image used to mine negatives (``camera`` and ``chelsea`` show faces;
+#: Face-free images of scikit-image used to mine negatives (``camera``, ``cat`` and ``chelsea`` show faces;
 #: ``astronaut`` and ``grass`` are kept for evaluation).
 NEGATIVE_IMAGES = ("brick", "gravel", "coins", "text", "page", "moon", "clock", "coffee", "rocket",
-                   "cell", "hubble_deep_field", "immunohistochemistry", "colorwheel", "checkerboard")
+                   "cell", "hubble_deep_field", "immunohistochemistry", "colorwheel", "checkerboard", "retina",
+                   "logo", "horse", "binary_blobs", "shepp_logan_phantom", "microaneurysms")
 
 #: Face-free photographs held out for evaluation, with ``astronaut`` (one face).
 EVALUATION_IMAGES = ("grass",)
@@ -59,14 +60,42 @@ def crops(windows: np.ndarray, size: tuple[int, int] = (24, 24), mirror: bool = 
     return np.concatenate(out)[order], np.concatenate(groups)[order]
 
 
+def augment(windows: np.ndarray, size: tuple[int, int] = (24, 24), angles=(0.0,), mirror: bool = True,
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`crops` of each window rotated by each of ``angles`` (degrees, about its centre): copies and groups.
+
+    Rotation uses bilinear interpolation (:func:`scipy.ndimage.rotate`, edges repeated) of the whole
+    window before cropping, so no crop sees outside the original window's edge pixels.
+    """
+    from scipy import ndimage
+    out, groups = [], []
+    for angle in angles:
+        turned = windows if angle == 0 else ndimage.rotate(windows, angle, axes=(2, 1), reshape=False, order=1,
+                                                           mode="nearest")
+        copies, group = crops(turned, size, mirror)
+        out.append(copies)
+        groups.append(group)
+    order = np.argsort(np.concatenate(groups), kind="stable")
+    return np.concatenate(out)[order], np.concatenate(groups)[order]
+
+
 def image(name: str) -> np.ndarray:
-    """The scikit-image photograph ``name`` (as ``skimage.data.<name>()`` returns it)."""
-    return np.asarray(getattr(_skimage_data(), name)())
+    """The scikit-image image ``name`` as grey or RGB pixels (binary images as 0/255, RGBA without alpha)."""
+    pixels = np.asarray(getattr(_skimage_data(), name)())
+    if pixels.dtype == bool:
+        return pixels.astype(np.uint8) * 255
+    return pixels[:, :, :3] if pixels.ndim == 3 and pixels.shape[2] == 4 else pixels
 
 
-def negative_images() -> list[np.ndarray]:
-    """The face-free photographs of :data:`NEGATIVE_IMAGES`."""
-    return [image(name) for name in NEGATIVE_IMAGES]
+def negative_images(transposed: bool = True) -> list[np.ndarray]:
+    """The face-free images of :data:`NEGATIVE_IMAGES`, and (``transposed``) each of them transposed.
+
+    A transposed photograph is still free of (upright) faces and shows its textures in other orientations.
+    """
+    images = [image(name) for name in NEGATIVE_IMAGES]
+    if transposed:
+        images += [np.ascontiguousarray(np.swapaxes(pixels, 0, 1)) for pixels in images]
+    return images
 
 
 def _imageio():

@@ -84,34 +84,41 @@ def scales(image_shape: tuple[int, int], window_size: tuple[int, int], scale_fac
     return out
 
 
-def scan(cascade: Cascade, integral: np.ndarray, squared: np.ndarray, scale: float, step: float,
-         n_threads: int) -> tuple[np.ndarray, ...]:
-    """Every window of an image (its integral images) at one ``scale``, ``round(step * scale)`` pixels apart.
+def window_grid(image_shape: tuple[int, int], scale: float, window_size: tuple[int, int],
+                step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Tops and lefts of every window of the scaled size, ``round(step * scale)`` pixels apart (row-major)."""
+    height, width = round(window_size[0] * scale), round(window_size[1] * scale)
+    shift = max(1, int(round(step * scale)))
+    ys = np.arange(0, image_shape[0] - height + 1, shift)
+    xs = np.arange(0, image_shape[1] - width + 1, shift)
+    tops, lefts = np.meshgrid(ys, xs, indexing="ij")
+    return tops.ravel().astype(np.int64), lefts.ravel().astype(np.int64)
 
-    Returns the windows' tops, lefts, width, height, passed stages, last margins and stumps evaluated.
+
+def scan_positions(cascade: Cascade, integral: np.ndarray, squared: np.ndarray, scale: float, tops: np.ndarray,
+                   lefts: np.ndarray, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run the compiled cascade on the windows at ``tops``/``lefts`` of one image's (H+1, W+1) integral images.
+
+    Returns each window's number of passed stages, last stage margin and number of stumps evaluated.
     """
     rects = cascade.features.rectangles(scale)
-    shift = max(1, int(round(step * scale)))
-    ys = np.arange(0, integral.shape[0] - rects.window_height, shift)
-    xs = np.arange(0, integral.shape[1] - rects.window_width, shift)
-    tops, lefts = (a.ravel().astype(np.int64) for a in np.meshgrid(ys, xs, indexing="ij"))
-    return (tops, lefts, rects.window_width, rects.window_height) + scan_positions(
-        cascade, integral, squared, tops, lefts, rects, n_threads)
-
-
-def scan_positions(cascade: Cascade, integral: np.ndarray, squared: np.ndarray, tops: np.ndarray,
-                   lefts: np.ndarray, rects, n_threads: int) -> tuple[np.ndarray, ...]:
-    """Run the compiled cascade on the windows at ``tops``/``lefts`` of one image's integral images."""
+    stride = integral.shape[1]
+    flat = cascade.flat()
+    weak = flat["weak_feature"]
+    x, y, w, h = rects.x[weak], rects.y[weak], rects.width[weak], rects.height[weak]
+    corners = np.stack([(y + h) * stride + x + w, y * stride + x + w, (y + h) * stride + x, y * stride + x], axis=-1)
+    window_corners = np.array([rects.window_height * stride + rects.window_width, rects.window_width,
+                               rects.window_height * stride, 0], dtype=np.int64)
     n = tops.size
     passed = np.zeros(n, dtype=np.int64)
     margins = np.zeros(n)
     evaluated = np.zeros(n, dtype=np.int64)
-    flat = cascade.flat()
-    blocks = [(integral, squared, tops, lefts, rects.window_height, rects.window_width, MINIMUM_DEVIATION,
-               rects.x, rects.y, rects.width, rects.height, rects.coefficient, flat["weak_feature"],
-               flat["weak_threshold"], flat["weak_above"], flat["weak_below"], flat["stage_ends"],
-               flat["stage_thresholds"], a, min(a + BLOCK_WINDOWS, n), passed, margins, evaluated)
-              for a in range(0, n, BLOCK_WINDOWS)]
+    bases = tops * stride + lefts
+    args = (integral.ravel(), squared.ravel(), bases, window_corners, float(rects.window_height * rects.window_width),
+            MINIMUM_DEVIATION, np.ascontiguousarray(corners), np.ascontiguousarray(rects.coefficient[weak]),
+            flat["weak_threshold"], flat["weak_above"], flat["weak_below"], flat["stage_ends"],
+            flat["stage_thresholds"])
+    blocks = [args + (a, min(a + BLOCK_WINDOWS, n), passed, margins, evaluated) for a in range(0, n, BLOCK_WINDOWS)]
     run_blocks(scan_windows, blocks, n_threads, work=float(n) * 16)
     return passed, margins, evaluated
 
@@ -169,8 +176,9 @@ def detect(image, cascade: Cascade, scale_factor: float = 1.2, step: float = 1.0
     integral, squared = integral_image(gray), integral_image(gray * gray)
     raw_boxes, raw_margins, windows, evaluated_total = [], [], 0, 0
     for scale in scales(gray.shape, cascade.window_size, scale_factor, min_size, max_size):
-        tops, lefts, width, height, passed, margins, evaluated = scan(cascade, integral, squared, scale, step,
-                                                                     n_threads)
+        tops, lefts = window_grid(gray.shape, scale, cascade.window_size, step)
+        passed, margins, evaluated = scan_positions(cascade, integral, squared, scale, tops, lefts, n_threads)
+        width, height = round(cascade.window_size[1] * scale), round(cascade.window_size[0] * scale)
         windows += tops.size
         evaluated_total += int(evaluated.sum())
         hit = passed == len(cascade)
@@ -190,8 +198,8 @@ def group_rectangles(boxes: np.ndarray, min_neighbors: int, eps: float = GROUPIN
 
     Boxes whose four sides each differ by at most ``eps`` times their mean size are similar; groups are
     the connected components of that relation. A group of more than ``min_neighbors`` boxes becomes its
-    average box; a box lying inside a larger kept box with at least as many members (and more than 3) is
-    dropped, as OpenCV does.
+    average box; a box lying inside another kept box is dropped when the other has more than
+    ``max(3, its own count)`` members, or its own count is below 3, as OpenCV does.
 
     Returns
     -------
@@ -232,7 +240,8 @@ def group_rectangles(boxes: np.ndarray, min_neighbors: int, eps: float = GROUPIN
     inside = np.zeros(merged.shape[0], dtype=bool)
     for i in range(merged.shape[0]):
         for j in range(merged.shape[0]):
-            if i == j or counts[j] < max(3, counts[i]):
+            # OpenCV's rule: drop box i inside box j when j has clearly more support (or i has little)
+            if i == j or not (counts[j] > max(3, counts[i]) or counts[i] < 3):
                 continue
             dx, dy = int(merged[j, 2] * eps), int(merged[j, 3] * eps)
             if (merged[i, 0] >= merged[j, 0] - dx and merged[i, 1] >= merged[j, 1] - dy

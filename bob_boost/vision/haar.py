@@ -185,8 +185,9 @@ class HaarFeatures:
     def rectangles(self, scale: float = 1.0) -> Rectangles:
         """The features' rectangles and coefficients for a window ``scale`` times the base window.
 
-        Unit sizes and positions are scaled and rounded (units at least one pixel); a box that rounding
-        pushes past the scaled window is moved back inside it. At scale 1 these are the table's rectangles.
+        Unit sizes and positions are scaled and rounded (units at least one pixel, and no larger than lets
+        the box fit the scaled window); a box that rounding pushes past the scaled window is moved back
+        inside it. At scale 1 these are the table's rectangles.
         """
         window_h = int(round(self.window_size[0] * scale))
         window_w = int(round(self.window_size[1] * scale))
@@ -198,8 +199,9 @@ class HaarFeatures:
             rows = np.flatnonzero(kind == code)
             if rows.size == 0:
                 continue
-            unit_w = np.maximum(np.rint(width[rows] / across * scale).astype(np.int64), 1)
-            unit_h = np.maximum(np.rint(height[rows] / down * scale).astype(np.int64), 1)
+            # rounded units could make a box wider than the (rounded) window: cap them so it fits
+            unit_w = np.clip(np.rint(width[rows] / across * scale).astype(np.int64), 1, max(window_w // across, 1))
+            unit_h = np.clip(np.rint(height[rows] / down * scale).astype(np.int64), 1, max(window_h // down, 1))
             left = np.minimum(np.rint(x[rows] * scale).astype(np.int64), window_w - across * unit_w)
             top = np.minimum(np.rint(y[rows] * scale).astype(np.int64), window_h - down * unit_h)
             area = (unit_w * unit_h).astype(np.float64)

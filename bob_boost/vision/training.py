@@ -31,7 +31,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak.stump import StumpMachine
 from .cascade import Cascade
-from .detector import scan
+from .detector import scan_positions, window_grid
 from .haar import HaarFeatures, check_windows
 from .integral import as_gray_image, integral_image
 from .pool import QuantizedPool
@@ -47,49 +47,55 @@ MIN_NEGATIVES = 10
 
 
 class _NegativeSource:
-    """Windows of face-free images (on a pyramid) and given non-face windows, to mine for hard negatives."""
+    """Windows of face-free images (on a pyramid) and given non-face windows, mined for hard negatives.
+
+    Every window starts alive; after each stage, :meth:`keep_accepted` runs that stage alone on the windows
+    still alive, so mining costs one stage per stage rather than the whole cascade.
+    """
 
     def __init__(self, images, windows, window_size: tuple[int, int], step: int) -> None:
-        self.window_size, self.step = window_size, step
-        self.levels = []
+        self.window_size = window_size
+        self.levels, self.alive = [], []
         for i, image in enumerate(images):
             gray = as_gray_image(image, f"negative_images[{i}]", window_size)
             while gray.shape[0] >= window_size[0] and gray.shape[1] >= window_size[1]:
                 self.levels.append((gray, integral_image(gray), integral_image(gray * gray)))
+                self.alive.append(window_grid(gray.shape, 1.0, window_size, float(step)))
                 gray = ndimage.zoom(gray, 1.0 / PYRAMID_FACTOR, order=1)
         self.windows = (np.empty((0,) + window_size) if windows is None
                         else check_windows(windows, window_size, "negative_windows"))
+        self.alive_given = np.arange(self.windows.shape[0])
+        self.scanned = sum(tops.size for tops, _ in self.alive) + self.windows.shape[0]
 
-    def accepted(self, cascade: Cascade, n_threads: int) -> tuple[list[np.ndarray], np.ndarray, int]:
-        """Per level the flat positions the cascade accepts, the accepted given windows, and windows scanned."""
-        positions, scanned = [], 0
-        for gray, integral, squared in self.levels:
-            tops, lefts, _, _, passed, _, _ = scan(cascade, integral, squared, 1.0, float(self.step), n_threads)
-            keep = passed == len(cascade)
-            positions.append(tops[keep] * gray.shape[1] + lefts[keep])
-            scanned += tops.size
-        given = (np.arange(self.windows.shape[0]) if len(cascade) == 0 or not self.windows.shape[0]
-                 else np.flatnonzero(cascade.accepts(self.windows)))
-        return positions, given, scanned + self.windows.shape[0]
+    @property
+    def found(self) -> int:
+        """Windows every stage so far accepts."""
+        return sum(tops.size for tops, _ in self.alive) + self.alive_given.size
 
-    def draw(self, positions: list[np.ndarray], given: np.ndarray, count: int,
-             rng: np.random.Generator) -> np.ndarray:
-        """``count`` windows (or all there are) drawn without replacement from the accepted ones."""
-        sizes = np.array([p.size for p in positions] + [given.size], dtype=np.int64)
-        total = int(sizes.sum())
-        picks = np.sort(rng.choice(total, size=min(count, total), replace=False))
+    def keep_accepted(self, stage: Cascade, n_threads: int) -> None:
+        """Keep only the alive windows that ``stage`` (a one-stage cascade) accepts."""
+        for k, (_, integral, squared) in enumerate(self.levels):
+            tops, lefts = self.alive[k]
+            passed, _, _ = scan_positions(stage, integral, squared, 1.0, tops, lefts, n_threads)
+            self.alive[k] = (tops[passed == 1], lefts[passed == 1])
+        if self.alive_given.size:
+            self.alive_given = self.alive_given[stage.accepts(self.windows[self.alive_given])]
+
+    def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` alive windows (or all there are) drawn without replacement, in random order."""
+        sizes = np.array([tops.size for tops, _ in self.alive] + [self.alive_given.size], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)])
+        picks = np.sort(rng.choice(int(starts[-1]), size=min(count, int(starts[-1])), replace=False))
         height, width = self.window_size
         out = np.empty((picks.size, height, width))
         for k, pick in enumerate(picks):
             level = int(np.searchsorted(starts, pick, side="right") - 1)
             offset = int(pick - starts[level])
-            if level == len(positions):
-                out[k] = self.windows[given[offset]]
+            if level == len(self.alive):
+                out[k] = self.windows[self.alive_given[offset]]
                 continue
-            gray = self.levels[level][0]
-            top, left = divmod(int(positions[level][offset]), gray.shape[1])
-            out[k] = gray[top:top + height, left:left + width]
+            top, left = self.alive[level][0][offset], self.alive[level][1][offset]
+            out[k] = self.levels[level][0][top:top + height, left:left + width]
         return out[rng.permutation(picks.size)]
 
 
@@ -100,10 +106,12 @@ def _stage_threshold(scores: np.ndarray, detection_rate: float) -> float:
     return float(ordered[misses])
 
 
-def _to_values(machine: BoostedMachine, pool: QuantizedPool, table: dict[int, int]) -> BoostedMachine:
+def _to_values(machine: BoostedMachine, pool: QuantizedPool, drawn: np.ndarray,
+               table: dict[int, int]) -> BoostedMachine:
     """The stage over feature values: each code-threshold stump as the equivalent value-threshold stump.
 
-    ``table`` maps pool features to the cascade's compact feature indices and grows with new features.
+    ``pool`` holds the features ``drawn`` from the whole pool; ``table`` maps whole-pool features to the
+    cascade's compact feature indices and grows with new features.
     """
     if machine.number_of_outputs not in (None, 1):
         raise InvalidValueError(f"stage_learner: returned a machine with {machine.number_of_outputs} outputs")
@@ -111,7 +119,7 @@ def _to_values(machine: BoostedMachine, pool: QuantizedPool, table: dict[int, in
     for weak, weight in zip(machine.weak_machines, machine.weights):
         if type(weak) is not StumpMachine:
             raise InvalidTypeError(f"stage_learner: stages are decision stumps, got a {type(weak).__name__}")
-        index = table.setdefault(int(weak.index), len(table))
+        index = table.setdefault(int(drawn[weak.index]), len(table))
         out.add_weak_machine(StumpMachine(pool.value_threshold(weak.index, weak.threshold), weak.polarity, index),
                              weight)
     return out
@@ -147,7 +155,8 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
                   false_positive_rate: float = 0.5, target_false_positive_rate: float = 1e-3,
                   max_stages: int = 20, max_rounds: int = 100, negatives: int | None = None,
                   validation_fraction: float = 0.3, mining_step: int = 2, max_bins: int = 256,
-                  random_state: int | None = 0, n_threads: int | None = None) -> Cascade:
+                  features_per_stage: int | None = None, random_state: int | None = 0,
+                  n_threads: int | None = None) -> Cascade:
     """Train a cascade of boosted stump stages on face windows and face-free images.
 
     Parameters
@@ -179,6 +188,9 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
         Pixels between the windows mined from the images.
     max_bins : int
         Bins per feature of the quantised pool (2 .. 256).
+    features_per_stage : int, optional
+        Each stage searches this many features drawn at random from the pool (default: the whole pool);
+        training time falls in proportion, and different stages see different features.
     random_state : int or None
         Seed of the held-out split and of the negatives drawn.
     n_threads : int or None
@@ -212,6 +224,8 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
     fraction = float(check_scalar(validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
                                   include_boundaries="neither"))
     mining_step = check_positive_int(mining_step, "mining_step")
+    per_stage = len(features) if features_per_stage is None else min(
+        check_positive_int(features_per_stage, "features_per_stage"), len(features))
     n_threads = check_threads(n_threads)
     groups = np.arange(positives.shape[0]) if groups is None else np.asarray(groups)
     if groups.shape != (positives.shape[0],):
@@ -234,15 +248,16 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
         if len(cascade):
             train_faces = train_faces[cascade.accepts(train_faces)]
             val_faces = val_faces[cascade.accepts(val_faces)]
-        positions, given, scanned = source.accepted(cascade, n_threads)
-        found = sum(p.size for p in positions) + given.size
+        found = source.found
         if found < n_val_negatives + MIN_NEGATIVES or train_faces.shape[0] == 0 or val_faces.shape[0] == 0:
             logger.info("stage %d: %d negative windows left, %d training and %d held-out faces; stopping",
                         stage + 1, found, train_faces.shape[0], val_faces.shape[0])
             break
-        mined = source.draw(positions, given, n_negatives + n_val_negatives, rng)
+        mined = source.draw(n_negatives + n_val_negatives, rng)
         val_negatives, train_negatives = mined[:n_val_negatives], mined[n_val_negatives:]
-        pool = QuantizedPool(features, np.concatenate([train_faces, train_negatives]),
+        drawn = (np.arange(len(features)) if per_stage == len(features)
+                 else np.sort(rng.choice(len(features), size=per_stage, replace=False)))
+        pool = QuantizedPool(features.subset(drawn), np.concatenate([train_faces, train_negatives]),
                              np.concatenate([val_faces, val_negatives]), max_bins, n_threads)
         labels = np.concatenate([np.ones(train_faces.shape[0]), -np.ones(train_negatives.shape[0])])
         machine, progress = _grow_stage(stage_learner, pool, labels, val_faces.shape[0], max_rounds,
@@ -250,18 +265,19 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
         if not progress:  # the learner added nothing
             logger.info("stage %d: the stage learner added no weak machine; stopping", stage + 1)
             break
-        values = _to_values(machine, pool, chosen)
+        values = _to_values(machine, pool, drawn, chosen)
         cascade.features = features.subset(sorted(chosen, key=chosen.get))
         cascade.add_stage(values, progress["threshold"])
+        source.keep_accepted(Cascade(cascade.features, [cascade.stages[-1]]), n_threads)
         overall *= progress["false_positives"]
         report.append({"stage": stage + 1, "rounds": int(progress["rounds"]), "threshold": progress["threshold"],
                        "detection_rate": progress["detection"], "false_positive_rate": progress["false_positives"],
                        "training_faces": int(train_faces.shape[0]), "training_negatives": int(train_negatives.shape[0]),
-                       "cascade_false_positive_rate": found / scanned, "windows_scanned": int(scanned),
+                       "cascade_false_positive_rate": found / source.scanned, "windows_scanned": source.scanned,
                        "seconds": time.perf_counter() - started})
         logger.info("stage %d: %d stumps, held-out detection %.4f, false positives %.4f (cascade so far accepted "
                     "%d of %d mined windows), %.1f s", stage + 1, progress["rounds"], progress["detection"],
-                    progress["false_positives"], found, scanned, report[-1]["seconds"])
+                    progress["false_positives"], found, source.scanned, report[-1]["seconds"])
         if overall <= target:
             break
     cascade.metadata = {"stages": report, "detection_rate": detection_rate,
