@@ -80,8 +80,12 @@ def augment(windows: np.ndarray, size: tuple[int, int] = (24, 24), angles=(0.0,)
 
 
 def image(name: str) -> np.ndarray:
-    """The scikit-image image ``name`` as grey or RGB pixels (binary images as 0/255, RGBA without alpha)."""
-    pixels = np.asarray(getattr(_skimage_data(), name)())
+    """The scikit-image image ``name`` as grey or RGB pixels (binary images as 0/255, RGBA without alpha).
+
+    ``binary_blobs`` is generated: with seed 0, so that it is the same image every time.
+    """
+    loader = getattr(_skimage_data(), name)
+    pixels = np.asarray(loader(rng=0) if name == "binary_blobs" else loader())
     if pixels.dtype == bool:
         return pixels.astype(np.uint8) * 255
     return pixels[:, :, :3] if pixels.ndim == 3 and pixels.shape[2] == 4 else pixels
