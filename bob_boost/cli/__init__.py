@@ -1,4 +1,4 @@
-"""The ``bob-boost`` command line: train, evaluate, predict, inspect, export, examples and plots.
+"""The ``bob-boost`` command line: train, evaluate, predict, inspect, export, detect, examples and plots.
 
 Every failure the user can cause (a missing or malformed file, a bad
 column, a bad option, a corrupt model) ends with one line on stderr and a
@@ -21,6 +21,7 @@ from ..io.tables import (FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES
                          write_predictions)
 from ..recipes import TRAINERS
 from ..registry import loss_class, loss_names
+from . import detect as _detect_command
 from . import evaluate as _evaluate_command
 from . import example as _example_command
 from . import export as _export_command
@@ -45,7 +46,7 @@ __all__ = ["CommandError", "EXAMPLE_LOSSES", "FEATURE_KEYS", "HDF5_SUFFIXES", "L
            "train_example", "train_machine", "write_predictions"]
 
 _COMMANDS = (_train_command, _evaluate_command, _predict_command, _inspect_command, _export_command,
-             _example_command, _plot_command)
+             _detect_command, _example_command, _plot_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

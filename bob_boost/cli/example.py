@@ -1,24 +1,28 @@
-"""``bob-boost example mnist|digits``: bob.learn.boosting's MNIST example, on MNIST or on generated digits.
+"""``bob-boost example mnist|digits|faces``: bob.learn.boosting's MNIST example, and a face detector.
 
-The training itself is :mod:`bob_boost.examples.mnist`; this module reads the options, loads the data,
-reuses or writes the ``--classifier-file`` and prints the accuracies.
+The training itself is :mod:`bob_boost.examples.mnist` and :mod:`bob_boost.vision.example`; this module
+reads the options, loads the data, reuses or writes the ``--classifier-file`` and prints the accuracies
+(``mnist``, ``digits``), or trains the example cascade and prints the boxes it finds in scikit-image's
+astronaut photograph as CSV, and nothing else, on standard output (``faces``).
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 from .. import datasets
 from ..examples.mnist import EXAMPLE_LOSSES, TRAINER_TYPES, check_example_options, example_accuracy, train_example
 from ._common import CommandError, HelpFormatter, Parser, load_model, positive_int
+from .detect import add_detection_options, detect_with, report_detections
 
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add the ``example`` subcommand, with one sub-subcommand per data set, to ``commands``."""
     example = commands.add_parser("example", formatter_class=HelpFormatter,
-                                  help="bob.learn.boosting's MNIST example (mnist), or the same on generated "
-                                       "8x8 digits that need no download (digits)")
+                                  help="bob.learn.boosting's MNIST example (mnist), the same on generated "
+                                       "8x8 digits that need no download (digits), or a face detector (faces)")
     datasets_parsers = example.add_subparsers(dest="dataset", metavar="DATASET", parser_class=Parser,
                                               help="the data set")
     datasets_parsers.required = True
@@ -55,6 +59,30 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
         sub.add_argument("-F", "--force", action="store_true",
                          help="train again even if the --classifier-file exists")
         sub.set_defaults(handler=command_example)
+    text = ("train a small face-detection cascade on scikit-image's bundled faces (offline, needs "
+            "pip install bob_boost[faces]) and print the faces it finds in the astronaut photograph as CSV")
+    faces = datasets_parsers.add_parser("faces", parents=[common], formatter_class=HelpFormatter, help=text,
+                                        description=text)
+    faces.add_argument("--cascade-out", "--save", dest="cascade_out", metavar="CASCADE.hdf5",
+                       help="also write the trained cascade here (for bob-boost detect --cascade)")
+    add_detection_options(faces)
+    faces.set_defaults(handler=command_faces)
+
+
+def command_faces(args: argparse.Namespace) -> int:
+    """Run ``bob-boost example faces``: train, optionally save, detect in ``astronaut()``, print the CSV."""
+    from ..vision import data
+    from ..vision.example import train_example_cascade
+    start = time.perf_counter()
+    image = data.image("astronaut")
+    cascade = train_example_cascade()
+    if not args.quiet:
+        print(f"trained {len(cascade)} stages ({sum(len(m) for m, _ in cascade.stages)} stumps) in "
+              f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    if args.cascade_out:
+        cascade.save(args.cascade_out)
+    report_detections(args, image, detect_with(args, image, cascade))
+    return 0
 
 
 def command_example(args: argparse.Namespace) -> int:

@@ -1,0 +1,86 @@
+"""``bob-boost detect IMAGE --cascade FILE``: boxes of a cascade's objects, as CSV on standard output.
+
+Standard output carries only the CSV (header ``x,y,width,height,score``, pixels, top-left origin);
+messages go to standard error. Reading and drawing images needs the ``faces`` extra (imageio).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import sys
+
+import numpy as np
+
+from ._common import HelpFormatter, positive_int
+
+#: The header of the detections' CSV.
+CSV_HEADER = ("x", "y", "width", "height", "score")
+
+
+def add_detection_options(parser: argparse.ArgumentParser) -> None:
+    """The detector's options and ``--out``/``--draw``, shared with ``bob-boost example faces``."""
+    parser.add_argument("--scale-factor", type=float, default=1.2, help="ratio between window scales (> 1)")
+    parser.add_argument("--step", type=float, default=1.0,
+                        help="pixels between windows at the base scale (>= 1; scaled with the window)")
+    parser.add_argument("--min-size", type=positive_int, metavar="PIXELS", help="smallest window width")
+    parser.add_argument("--max-size", type=positive_int, metavar="PIXELS", help="largest window width")
+    parser.add_argument("--min-neighbors", type=int, default=3,
+                        help="a box needs more than this many overlapping raw detections (0: raw detections)")
+    parser.add_argument("--out", metavar="FILE", help="write the CSV to FILE instead of standard output")
+    parser.add_argument("--draw", metavar="OUT.png", help="write the image with the boxes drawn")
+
+
+def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add the ``detect`` subcommand to ``commands``."""
+    parser = commands.add_parser("detect", parents=[common], formatter_class=HelpFormatter,
+                                 help="find objects (faces) in an image with a cascade; boxes as CSV")
+    parser.add_argument("image", help="PNG, JPEG or another image file (grey or colour)")
+    parser.add_argument("--cascade", required=True, help="cascade file (HDF5, from bob-boost example faces --out)")
+    add_detection_options(parser)
+    parser.set_defaults(handler=command_detect)
+
+
+def detections_csv(boxes: np.ndarray, scores: np.ndarray) -> str:
+    """The boxes and scores as CSV text with :data:`CSV_HEADER`."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for (x, y, w, h), score in zip(boxes.tolist(), scores.tolist()):
+        writer.writerow((x, y, w, h, f"{score:.6g}"))
+    return text.getvalue()
+
+
+def report_detections(args: argparse.Namespace, image: np.ndarray, found) -> None:
+    """Print or write the CSV and draw the boxes, as ``--out`` and ``--draw`` ask."""
+    from ..io.hdf5 import atomic_path
+    from ..vision.data import draw_boxes, write_image
+    text = detections_csv(found.boxes, found.scores)
+    if args.out:
+        with atomic_path(args.out, ".csv.tmp") as temporary, open(temporary, "w") as stream:
+            stream.write(text)
+    else:
+        sys.stdout.write(text)
+    if args.draw:
+        write_image(args.draw, draw_boxes(image, found.boxes))
+    if not args.quiet:
+        print(f"{len(found)} boxes; {found.windows} windows scanned, {found.features_per_window:.1f} features "
+              f"per window on average", file=sys.stderr)
+
+
+def detect_with(args: argparse.Namespace, image: np.ndarray, cascade):
+    """Run the detector with the command's options."""
+    from ..vision.detector import detect
+    return detect(image, cascade, scale_factor=args.scale_factor, step=args.step, min_size=args.min_size,
+                  max_size=args.max_size, min_neighbors=args.min_neighbors)
+
+
+def command_detect(args: argparse.Namespace) -> int:
+    """Run ``bob-boost detect``."""
+    from ..vision.cascade import Cascade
+    from ..vision.data import read_image
+    cascade = Cascade.load(args.cascade)
+    image = read_image(os.fspath(args.image))
+    report_detections(args, image, detect_with(args, image, cascade))
+    return 0
