@@ -943,3 +943,58 @@ def test_lfw_windows_and_negative_images():
     assert np.intersect1d(training, held_out).size == 0
     assert np.union1d(training, held_out).tolist() == list(range(100))
     assert example.held_out_faces().shape == (held_out.size * 4, 24, 24)
+
+
+def _brute_groups(boxes, min_neighbors, eps=0.2):
+    """OpenCV's similarity partition by brute force, then the average box and count of every large group."""
+    n = len(boxes)
+    parent = list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    x, y, w, h = boxes.T.astype(float)
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = eps * 0.5 * (min(w[i], w[j]) + min(h[i], h[j]))
+            if (abs(x[i] - x[j]) <= d and abs(y[i] - y[j]) <= d and abs(x[i] + w[i] - x[j] - w[j]) <= d
+                    and abs(y[i] + h[i] - y[j] - h[j]) <= d):
+                a, b = root(i), root(j)
+                parent[max(a, b)] = min(a, b)
+    labels = np.array([root(i) for i in range(n)])
+    groups = {}
+    for label in np.unique(labels):
+        members = boxes[labels == label]
+        if len(members) > min_neighbors:
+            groups[tuple(np.rint(members.mean(axis=0)).astype(int))] = len(members)
+    return groups
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_group_rectangles_partitions_as_the_brute_force_relation(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    sizes = rng.choice([10, 12, 14, 17, 20, 24], size=n)
+    heights = sizes if seed % 2 else rng.choice([10, 12, 14, 17], size=n)
+    boxes = np.column_stack([rng.integers(-5, 40, n), rng.integers(-5, 40, n), sizes, heights])
+    merged, counts = group_rectangles(boxes, 0)
+    expected = _brute_groups(boxes, 0)
+    found = {tuple(b): int(c) for b, c in zip(merged.tolist(), counts.tolist())}
+    # the inside-another-box rule may only remove groups, never invent or change one
+    assert all(expected.get(box) == count for box, count in found.items())
+    assert sum(counts) >= max(expected.values())
+
+
+def test_group_rectangles_of_every_window_of_an_image_is_one_box_quickly():
+    side = np.arange(0, 300)
+    boxes = np.column_stack([np.repeat(side, side.size), np.tile(side, side.size), np.full(side.size ** 2, 24),
+                             np.full(side.size ** 2, 24)])
+    merged, counts = group_rectangles(boxes, 3)
+    assert merged.tolist() == [[150, 150, 24, 24]] and counts.tolist() == [side.size ** 2]
+
+
+def test_group_rectangles_rejects_non_integer_boxes():
+    with pytest.raises(ValueError, match="boxes"):
+        group_rectangles(np.array([[0.5, 0, 10, 10]]), 0)

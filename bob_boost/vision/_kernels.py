@@ -149,3 +149,51 @@ def scan_windows(integral, squared, bases, window_corners, area, minimum_deviati
         passed[i] = stage
         scores[i] = margin
         evaluated[i] = weak
+
+
+@numba.njit(**_JIT)
+def _root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@numba.njit(**_JIT)
+def similar_box_roots(order, keys, class_starts, class_w, class_h, column, row, y_span, x_span, eps):
+    """Connected components of OpenCV's box similarity, for integer boxes grouped by size class.
+
+    Boxes are listed by ``order``, sorted by size class then ``key = column * y_span + row`` (``column``
+    and ``row`` are the boxes' x and y minus their minima). Two boxes of classes of sizes (w1, h1) and
+    (w2, h2) are similar when each side differs by at most ``delta = eps * (min(w1, w2) + min(h1, h2)) / 2``;
+    for a box, the similar ones of a class lie in a rectangle of offsets, found column by column with
+    binary searches. Returns every box's component root (its smallest index).
+    """
+    n = order.size
+    parent = np.arange(n)
+    classes = class_w.size
+    for a in range(classes):
+        for b in range(a, classes):
+            delta = eps * (min(class_w[a], class_w[b]) + min(class_h[a], class_h[b])) * 0.5
+            dw, dh = class_w[a] - class_w[b], class_h[a] - class_h[b]
+            low_x, high_x = np.ceil(max(-delta, dw - delta)), np.floor(min(delta, dw + delta))
+            low_y, high_y = np.ceil(max(-delta, dh - delta)), np.floor(min(delta, dh + delta))
+            if low_x > high_x or low_y > high_y:
+                continue
+            keys_b = keys[class_starts[b]:class_starts[b + 1]]
+            for p in range(class_starts[a], class_starts[a + 1]):
+                i = order[p]
+                y0, y1 = max(row[i] + int(low_y), 0), min(row[i] + int(high_y), y_span - 1)
+                if y0 > y1:
+                    continue
+                for c in range(max(column[i] + int(low_x), 0), min(column[i] + int(high_x), x_span - 1) + 1):
+                    start = np.searchsorted(keys_b, c * y_span + y0)
+                    stop = np.searchsorted(keys_b, c * y_span + y1, side="right")
+                    for q in range(start, stop):
+                        j = order[class_starts[b] + q]
+                        ri, rj = _root(parent, i), _root(parent, j)
+                        if ri != rj:
+                            parent[max(ri, rj)] = min(ri, rj)
+    for i in range(n):
+        parent[i] = _root(parent, i)
+    return parent

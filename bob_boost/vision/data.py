@@ -111,7 +111,7 @@ def _imageio():
 
 
 def read_image(path) -> np.ndarray:
-    """The pixels of a PNG, JPEG or other image file imageio reads (RGBA loses its alpha channel).
+    """The pixels of a PNG, JPEG or other image file Pillow reads, through imageio (RGBA loses its alpha channel).
 
     Raises
     ------
@@ -124,7 +124,7 @@ def read_image(path) -> np.ndarray:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"image: no such file {os.fspath(path)!r}")
     try:
-        pixels = np.asarray(_imageio().imread(path))
+        pixels = np.asarray(_imageio().imread(path, plugin="pillow"))
     except Exception as error:  # imageio raises many types for a file that is not an image
         raise BobBoostValueError(f"image: cannot read {os.fspath(path)} as an image ({error})") from None
     if pixels.ndim == 3 and pixels.shape[2] == 4:

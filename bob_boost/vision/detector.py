@@ -14,7 +14,7 @@ import numpy as np
 from .._validation import check_scalar
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidTypeError, InvalidValueError
-from ._kernels import scan_windows
+from ._kernels import scan_windows, similar_box_roots
 from .cascade import Cascade
 from .integral import MINIMUM_DEVIATION, as_gray_image, integral_image
 
@@ -193,13 +193,23 @@ def detect(image, cascade: Cascade, scale_factor: float = 1.2, step: float = 1.0
     return Detections(grouped, counts.astype(np.float64), windows, evaluated_total)
 
 
-def group_rectangles(boxes: np.ndarray, min_neighbors: int, eps: float = GROUPING_EPS) -> tuple[np.ndarray, np.ndarray]:
+def group_rectangles(boxes, min_neighbors: int, eps: float = GROUPING_EPS) -> tuple[np.ndarray, np.ndarray]:
     """Merge overlapping boxes as OpenCV's ``groupRectangles`` does.
 
     Boxes whose four sides each differ by at most ``eps`` times their mean size are similar; groups are
-    the connected components of that relation. A group of more than ``min_neighbors`` boxes becomes its
+    the connected components of that relation (found with a compiled search, so that even a cascade that
+    accepts every window is grouped in seconds). A group of more than ``min_neighbors`` boxes becomes its
     average box; a box lying inside another kept box is dropped when the other has more than
     ``max(3, its own count)`` members, or its own count is below 3, as OpenCV does.
+
+    Parameters
+    ----------
+    boxes : array_like of int
+        (n, 4) boxes ``x, y, width, height`` in pixels.
+    min_neighbors : int
+        Groups need more than this many boxes.
+    eps : float
+        OpenCV's tolerance.
 
     Returns
     -------
@@ -208,47 +218,40 @@ def group_rectangles(boxes: np.ndarray, min_neighbors: int, eps: float = GROUPIN
     counts : numpy.ndarray
         (n,) number of boxes merged into each.
     """
-    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    array = np.asarray(boxes)
+    if array.size and (not np.issubdtype(array.dtype, np.number) or array.dtype == bool
+                       or not np.all(np.isfinite(array)) or not np.array_equal(array, np.round(array))):
+        raise InvalidValueError("boxes: expected integer pixel boxes (x, y, width, height)")
+    boxes = array.astype(np.int64).reshape(-1, 4)
     n = boxes.shape[0]
     if n == 0:
         return np.empty((0, 4), dtype=np.int64), np.empty(0, dtype=np.int64)
-    parent = np.arange(n)
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
     x, y, w, h = boxes.T
-    for i in range(n):
-        delta = eps * 0.5 * (np.minimum(w[i], w[i + 1:]) + np.minimum(h[i], h[i + 1:]))
-        similar = ((np.abs(x[i] - x[i + 1:]) <= delta) & (np.abs(y[i] - y[i + 1:]) <= delta)
-                   & (np.abs(x[i] + w[i] - x[i + 1:] - w[i + 1:]) <= delta)
-                   & (np.abs(y[i] + h[i] - y[i + 1:] - h[i + 1:]) <= delta))
-        for j in np.flatnonzero(similar) + i + 1:
-            a, b = root(i), root(int(j))
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    labels = np.array([root(i) for i in range(n)])
+    column, row = x - x.min(), y - y.min()
+    y_span, x_span = int(row.max()) + 1, int(column.max()) + 1
+    sizes, size_class = np.unique(boxes[:, 2:], axis=0, return_inverse=True)
+    size_class = size_class.reshape(-1)
+    keys = column * y_span + row
+    order = np.lexsort((keys, size_class))
+    class_starts = np.searchsorted(size_class[order], np.arange(sizes.shape[0] + 1))
+    labels = similar_box_roots(order, keys[order], class_starts, sizes[:, 0].astype(np.float64),
+                               sizes[:, 1].astype(np.float64), column, row, y_span, x_span, float(eps))
     groups, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     sums = np.zeros((groups.size, 4))
-    np.add.at(sums, inverse, boxes)
+    np.add.at(sums, inverse.reshape(-1), boxes.astype(np.float64))
     merged = np.rint(sums / counts[:, np.newaxis]).astype(np.int64)
     keep = counts > min_neighbors
     merged, counts = merged[keep], counts[keep]
+    dx, dy = (merged[:, 2] * eps).astype(np.int64), (merged[:, 3] * eps).astype(np.int64)
     inside = np.zeros(merged.shape[0], dtype=bool)
     for i in range(merged.shape[0]):
-        for j in range(merged.shape[0]):
-            # OpenCV's rule: drop box i inside box j when j has clearly more support (or i has little)
-            if i == j or not (counts[j] > max(3, counts[i]) or counts[i] < 3):
-                continue
-            dx, dy = int(merged[j, 2] * eps), int(merged[j, 3] * eps)
-            if (merged[i, 0] >= merged[j, 0] - dx and merged[i, 1] >= merged[j, 1] - dy
-                    and merged[i, 0] + merged[i, 2] <= merged[j, 0] + merged[j, 2] + dx
-                    and merged[i, 1] + merged[i, 3] <= merged[j, 1] + merged[j, 3] + dy):
-                inside[i] = True
-                break
+        # OpenCV's rule: drop box i inside box j when j has clearly more support (or i has little)
+        stronger = (counts > max(3, counts[i])) | (counts[i] < 3)
+        stronger[i] = False
+        within = (stronger & (merged[i, 0] >= merged[:, 0] - dx) & (merged[i, 1] >= merged[:, 1] - dy)
+                  & (merged[i, 0] + merged[i, 2] <= merged[:, 0] + merged[:, 2] + dx)
+                  & (merged[i, 1] + merged[i, 3] <= merged[:, 1] + merged[:, 3] + dy))
+        inside[i] = within.any()
     merged, counts = merged[~inside], counts[~inside]
     order = np.lexsort((merged[:, 1], merged[:, 0], -counts))
     return merged[order], counts[order]
