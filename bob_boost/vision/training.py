@@ -201,7 +201,7 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
     Cascade
         The cascade; ``cascade.metadata["stages"]`` reports each stage (rounds, threshold, held-out
         detection and false-positive rates, the false-positive rate of the cascade before it on the
-        mined windows, seconds).
+        mined windows, the features searched and the bytes of their codes, seconds).
     """
     stage_learner = AdaBoostStage(n_threads) if stage_learner is None else stage_learner
     if not callable(getattr(stage_learner, "fit", None)):
@@ -273,7 +273,8 @@ def train_cascade(faces, negative_images=(), negative_windows=None, *, features:
         report.append({"stage": stage + 1, "rounds": int(progress["rounds"]), "threshold": progress["threshold"],
                        "detection_rate": progress["detection"], "false_positive_rate": progress["false_positives"],
                        "training_faces": int(train_faces.shape[0]), "training_negatives": int(train_negatives.shape[0]),
-                       "cascade_false_positive_rate": found / source.scanned, "windows_scanned": source.scanned,
+                       "features_searched": len(drawn), "pool_bytes": int(pool.nbytes),
+                       "cascade_false_positive_rate": found / source.scanned, "windows_mined": source.scanned,
                        "seconds": time.perf_counter() - started})
         logger.info("stage %d: %d stumps, held-out detection %.4f, false positives %.4f (cascade so far accepted "
                     "%d of %d mined windows), %.1f s", stage + 1, progress["rounds"], progress["detection"],
