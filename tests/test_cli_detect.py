@@ -117,7 +117,7 @@ def test_example_faces_prints_only_the_csv_and_saves_the_cascade(tmp_path, capsy
     # command's plumbing is: a tiny cascade stands in
     monkeypatch.setattr(example, "train_example_cascade", lambda n_threads=None: _cascade())
     saved = tmp_path / "example.hdf5"
-    code, out, err = _run(capsys, "example", "faces", "--cascade-out", saved, "--min-neighbors", 2)
+    code, out, err = _run(capsys, "example", "faces", "--out", saved, "--min-neighbors", 2)
     assert code == 0
     header, rows = _rows(out)
     assert header == ["x", "y", "width", "height", "score"]

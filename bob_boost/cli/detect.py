@@ -19,8 +19,8 @@ from ._common import HelpFormatter, positive_int
 CSV_HEADER = ("x", "y", "width", "height", "score")
 
 
-def add_detection_options(parser: argparse.ArgumentParser) -> None:
-    """The detector's options and ``--out``/``--draw``, shared with ``bob-boost example faces``."""
+def add_detection_options(parser: argparse.ArgumentParser, csv_file: bool = True) -> None:
+    """The detector's options, ``--draw`` and (``csv_file``) ``--out`` for the CSV; shared with the example."""
     parser.add_argument("--scale-factor", type=float, default=1.2, help="ratio between window scales (> 1)")
     parser.add_argument("--step", type=float, default=1.0,
                         help="pixels between windows at the base scale (>= 1; scaled with the window)")
@@ -28,7 +28,9 @@ def add_detection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-size", type=positive_int, metavar="PIXELS", help="largest window width")
     parser.add_argument("--min-neighbors", type=int, default=3,
                         help="a box needs more than this many overlapping raw detections (0: raw detections)")
-    parser.add_argument("--out", metavar="FILE", help="write the CSV to FILE instead of standard output")
+    if csv_file:
+        parser.add_argument("--out", dest="csv_out", metavar="FILE",
+                            help="write the CSV to FILE instead of standard output")
     parser.add_argument("--draw", metavar="OUT.png", help="write the image with the boxes drawn")
 
 
@@ -57,8 +59,8 @@ def report_detections(args: argparse.Namespace, image: np.ndarray, found) -> Non
     from ..io.hdf5 import atomic_path
     from ..vision.data import draw_boxes, write_image
     text = detections_csv(found.boxes, found.scores)
-    if args.out:
-        with atomic_path(args.out, ".csv.tmp") as temporary, open(temporary, "w") as stream:
+    if getattr(args, "csv_out", None):
+        with atomic_path(args.csv_out, ".csv.tmp") as temporary, open(temporary, "w") as stream:
             stream.write(text)
     else:
         sys.stdout.write(text)

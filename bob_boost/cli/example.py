@@ -63,9 +63,9 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
             "pip install bob_boost[faces]) and print the faces it finds in the astronaut photograph as CSV")
     faces = datasets_parsers.add_parser("faces", parents=[common], formatter_class=HelpFormatter, help=text,
                                         description=text)
-    faces.add_argument("--cascade-out", "--save", dest="cascade_out", metavar="CASCADE.hdf5",
+    faces.add_argument("--out", dest="cascade_out", metavar="CASCADE.hdf5",
                        help="also write the trained cascade here (for bob-boost detect --cascade)")
-    add_detection_options(faces)
+    add_detection_options(faces, csv_file=False)
     faces.set_defaults(handler=command_faces)
 
 
