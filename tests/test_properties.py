@@ -639,20 +639,24 @@ def assert_matches_differences(analytic: np.ndarray, function, scores: np.ndarra
     The tolerance of each entry is the sum of: the truncation error, estimated by Richardson as the
     change of the difference quotient when the step is halved (times 2, as the estimate is of the
     error of the larger step); the rounding error ``64 eps T / h`` of the quotient, where ``T`` bounds
-    the terms the function's value is computed from (its value ``|f|``, a term ``|s| |f'|`` for
+    the terms the function's value is computed from (its value ``|f|``, times ``1 + |log f|`` because an
+    exponential's value carries the rounding of its exponent, which is ``log f`` and may be large through
+    other coordinates than the one differentiated; a term ``|s| |f'|`` for
     functions of ``s - t`` or ``logsumexp(s) - s_l``, and ``offset`` for a difference of O(1) terms
     such as ``softmax(s) - t``), each carrying a few ulps; ``1e-7 |analytic|``, the accuracy to which a
     correct derivative of an O(1)-conditioned loss is expected anyway; and ``1e-300``: near and below
-    the smallest normal number (2.2e-308) values and their intermediates have absolute, not relative,
-    precision (CMEL derivatives of 2.8e-309 and 2.6e-313 differed from their differences by 1e-7
-    relative).
+    the smallest normal number (2.2e-308) values have absolute, not relative, precision.
     """
     step = STEP * np.maximum(1.0, np.abs(scores))
     coarse = central_difference(function, scores, step)
     fine = central_difference(function, scores, step / 2)
     values = np.abs(function(scores))
     magnitude = values.max(axis=1, keepdims=True) if values.shape[1] == 1 else values
-    magnitude = magnitude + np.abs(scores) * np.abs(analytic) + offset
+    # exp(m) carries the rounding of its exponent m, which other coordinates make large: |m| = |log f|
+    with np.errstate(divide="ignore"):
+        exponent = np.where(values > 0, np.abs(np.log(np.where(values > 0, values, 1.0))), 0.0)
+    exponent = exponent.max(axis=1, keepdims=True) if values.shape[1] == 1 else exponent
+    magnitude = magnitude * (1.0 + exponent) + np.abs(scores) * np.abs(analytic) + offset
     tolerance = 2 * np.abs(coarse - fine) + 64 * EPS * magnitude / (step / 2) + 1e-7 * np.abs(analytic) + 1e-300
     error = np.abs(analytic - fine)
     bad = ~(error <= tolerance)
@@ -757,3 +761,14 @@ def test_capped_gradient_is_the_formula_at_the_cap(loss):
     gradient = loss.loss_gradient(targets, scores)
     costs = np.array([[getattr(loss, "cost_positive", 1.0)], [getattr(loss, "cost_negative", 1.0)]])
     np.testing.assert_array_equal(gradient, -costs * targets * np.exp(losses.exponential.EXPONENT_LIMIT))
+
+
+@pytest.mark.parametrize("error", [1e-5, -1e-5])
+def test_the_central_difference_check_catches_a_derivative_off_by_a_small_factor(error):
+    loss = losses.CMELoss(np.array([[0.0, 0.346, 0.121], [0.108, 0.0, 6.691], [1.634, 2.877, 0.0]]))
+    targets = loss.check_targets(np.array([0, 1, 2]))
+    scores = np.array([[0.0, 0.5, -0.3], [0.0, 30.0, 28.0], [1.0, 2.0, 3.0]])
+    wrong = loss.loss_gradient(targets, scores) * (1.0 + error)
+    with pytest.raises(AssertionError):
+        assert_matches_differences(wrong, lambda s: loss.loss(targets, s), scores, "wrong gradient")
+    assert_matches_differences(loss.loss_gradient(targets, scores), lambda s: loss.loss(targets, s), scores, "gradient")
