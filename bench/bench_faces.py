@@ -388,6 +388,28 @@ def detection_section(cascade, images, args, report: Report, example_seconds: fl
 
 # -- section 2: held-out windows ---------------------------------------------------------------------
 
+def face_sizes_section(cascade, args, report: Report) -> None:
+    """The astronaut photograph resized so that its face spans about 40 to 200 pixels: found at each size?"""
+    from scipy import ndimage
+
+    from bob_boost.vision import data, detect
+
+    report("### Face sizes (default parameters)")
+    report()
+    report("`detect(image, cascade)` with its defaults on `astronaut()` resized by bilinear zoom (the true box "
+           "scaled with it).")
+    report()
+    rows = []
+    for zoom in (0.45, 0.6, 1.0, 1.6, 2.2):
+        image = ndimage.zoom(data.image("astronaut"), (zoom, zoom, 1), order=1)
+        truth = tuple(v * zoom for v in data.ASTRONAUT_FACE)
+        found = detect(image, cascade, n_threads=args.threads)
+        best = max((iou(box, truth) for box in found.boxes.tolist()), default=0.0)
+        rows.append([f"{zoom:g}", f"{image.shape[1]}x{image.shape[0]}", f"{truth[2]:.0f}", len(found),
+                     "yes" if best >= 0.5 else "no", fmt(best, 2)])
+    report.table(["zoom", "image", "face width px", "boxes", "face found", "best IoU"], rows)
+
+
 def pyramid_windows(image, window_size, step: int, factor: float) -> np.ndarray:
     """Every ``window_size`` window, ``step`` pixels apart, of a grey image and its pyramid (``factor`` apart)."""
     from numpy.lib.stride_tricks import sliding_window_view
@@ -728,6 +750,8 @@ def main(argv=None) -> None:
 
     images = evaluation_images([n.strip() for n in args.extra_images.split(",")], report)
     detection_section(cascade, images, args, report, example_seconds)
+    progress("face sizes")
+    face_sizes_section(cascade, args, report)
     progress("held-out windows")
     held_out_section(cascade, not args.cascade, args, report)
     if args.skip_cv:

@@ -1,0 +1,70 @@
+"""The only module that imports Dask: clients, and validation of Dask inputs at the public edge."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
+
+try:
+    import dask.array as da
+    from distributed import default_client
+except ImportError as error:  # the optional extra
+    raise ImportError('bob_boost.dask needs Dask: pip install "bob_boost[dask]"') from error
+
+
+class NoClientError(BobBoostError, ValueError):
+    """No Dask client was given and none is running."""
+
+
+def client_or_default(client):
+    """``client``, or the current default client."""
+    if client is not None:
+        return client
+    try:
+        return default_client()
+    except ValueError:
+        raise NoClientError("client: none given and no Dask client is running; start one with "
+                            "distributed.Client() (or Client('tcp://scheduler:8786'))") from None
+
+
+def as_row_chunked(features, name: str) -> "da.Array":
+    """A 2-D numeric Dask array with known row chunks and the columns in one chunk."""
+    if not isinstance(features, da.Array):
+        raise InvalidTypeError(f"{name}: expected a dask.array.Array, got {type(features).__name__}")
+    if features.ndim != 2:
+        raise InvalidValueError(f"{name}: expected a 2-D array, got {features.ndim} dimension(s)")
+    if any(np.isnan(c) for c in features.chunks[0]):
+        raise InvalidValueError(f"{name}: the chunk sizes are unknown; call compute_chunk_sizes() first")
+    if features.dtype == bool or not (np.issubdtype(features.dtype, np.integer)
+                                      or np.issubdtype(features.dtype, np.floating)):
+        raise InvalidTypeError(f"{name}: expected numeric features, got dtype {features.dtype}")
+    if features.shape[0] == 0 or features.shape[1] == 0:
+        raise InvalidValueError(f"{name}: is empty (shape {features.shape})")
+    return features.rechunk({1: -1}) if len(features.chunks[1]) > 1 else features
+
+
+def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
+    """``values`` as a 1-D float64 Dask array chunked like the features' rows (rechunked if needed)."""
+    if isinstance(values, da.Array):
+        if any(np.isnan(c) for c in values.chunks[0]):
+            raise InvalidValueError(f"{name}: the chunk sizes are unknown; call compute_chunk_sizes() first")
+        vector = values
+    else:
+        array = np.asarray(values, dtype=np.float64)
+        if array.shape[:1] != (sum(chunks),):
+            raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {array.shape}")
+        vector = da.from_array(array, chunks=(chunks,) + tuple((s,) for s in array.shape[1:]))
+    if vector.ndim == 2 and vector.shape[1] == 1:
+        vector = vector[:, 0]
+    if vector.ndim != 1 or vector.shape[0] != sum(chunks):
+        raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {vector.shape}")
+    if vector.chunks[0] != chunks:
+        vector = vector.rechunk((chunks,))
+    return vector.astype(np.float64)
+
+
+def decision_scores(machine, features) -> "da.Array":
+    """(#samples, #outputs) scores of ``machine`` on a Dask array, chunk by chunk (a Dask array, lazy)."""
+    array = as_row_chunked(features, "features")
+    outputs = machine.number_of_outputs or 1
+    return array.map_blocks(machine.decision_scores, chunks=(array.chunks[0], (outputs,)), dtype=np.float64)

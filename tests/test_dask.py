@@ -1,0 +1,106 @@
+"""Distributed stump boosting on a local Dask cluster (two worker processes) against in-memory training."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bob_boost
+
+da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+
+from bob_boost.dask import DaskBoosting, NoClientError, decision_scores  # noqa: E402
+
+
+def test_no_client_is_a_clear_error():
+    # the first test of the file: the module's cluster does not exist yet
+    assert distributed.client._get_global_client() is None
+    features, targets = _data(n=100)
+    with pytest.raises(NoClientError, match="client"):
+        DaskBoosting(bob_boost.ExponentialLoss()).train(da.from_array(features, chunks=50), targets, 1)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def _data(n=1500, integer=True, seed=0):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 15, size=(n, 6)) if integer else rng.normal(size=(n, 6)).round(2)
+    targets = np.where(features[:, 0] + features[:, 2] + rng.normal(0, 3, n) > (14 if integer else 0), 1.0, -1.0)
+    return features, targets
+
+
+def _in_memory(loss, features, targets, rounds, sample_weight=None):
+    trainer = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256), loss, step_rule="newton")
+    return trainer.train(features, targets, rounds, sample_weight=sample_weight)
+
+
+def _assert_same_model(distributed_machine, memory_machine, rtol=1e-9):
+    assert len(distributed_machine) == len(memory_machine) > 0
+    assert distributed_machine.weak_machines == memory_machine.weak_machines
+    np.testing.assert_allclose(distributed_machine.weights, memory_machine.weights, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
+def test_uneven_chunks_and_a_one_class_chunk_give_the_in_memory_model(client, loss):
+    features, targets = _data()
+    order = np.argsort(targets, kind="stable")  # the first chunk holds negatives only
+    features, targets = features[order], targets[order]
+    assert np.all(targets[:200] == -1.0)
+    chunks = ((200, 650, 13, 637),)
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=chunks + ((6,),)),
+                                                      da.from_array(targets, chunks=chunks), 8)
+    _assert_same_model(machine, _in_memory(loss, features, targets, 8))
+
+
+def test_float_features_column_chunks_and_sample_weights(client):
+    features, targets = _data(integer=False, seed=1)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, size=targets.size)
+    loss = bob_boost.ExponentialLoss()
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(400, 4)), targets, 6,
+                                                      sample_weight=weights)
+    _assert_same_model(machine, _in_memory(loss, features, targets, 6, weights))
+
+
+def test_targets_chunked_otherwise_are_rechunked_and_give_the_same_model(client):
+    features, targets = _data(seed=3)
+    loss = bob_boost.ExponentialLoss()
+    first = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(500, 6)),
+                                                    da.from_array(targets, chunks=700), 5)
+    second = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(500, 6)),
+                                                     da.from_array(targets, chunks=500), 5)
+    assert first.weak_machines == second.weak_machines
+    assert np.array_equal(first.weights, second.weights)
+
+
+def test_decision_scores_are_computed_chunk_by_chunk(client):
+    features, targets = _data(seed=4)
+    machine = _in_memory(bob_boost.ExponentialLoss(), features, targets, 5)
+    lazy = decision_scores(machine, da.from_array(features, chunks=(333, 6)))
+    assert isinstance(lazy, da.Array)
+    assert np.array_equal(lazy.compute(), machine.decision_scores(features))
+
+
+def test_bad_inputs_name_the_argument(client):
+    features, targets = _data(n=200)
+    good = da.from_array(features, chunks=(100, 6))
+    trainer = DaskBoosting(bob_boost.ExponentialLoss(), client=client)
+    with pytest.raises(TypeError, match="features"):
+        trainer.train(features, targets, 2)
+    unknown = good[good[:, 0] >= 0]  # boolean indexing: unknown chunk sizes
+    with pytest.raises(ValueError, match="features: the chunk sizes are unknown"):
+        trainer.train(unknown, targets, 2)
+    with pytest.raises(ValueError, match="targets"):
+        trainer.train(good, targets[:-1], 2)
+    bad = targets.copy()
+    bad[5] = np.nan
+    with pytest.raises(ValueError, match="targets: contain NaN"):
+        trainer.train(good, bad, 2)
+    with pytest.raises(ValueError, match="max_bins"):
+        DaskBoosting(bob_boost.ExponentialLoss(), max_bins=1000)
+    with pytest.raises(TypeError, match="loss_function"):
+        DaskBoosting("exponential")
