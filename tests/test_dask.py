@@ -104,3 +104,39 @@ def test_bad_inputs_name_the_argument(client):
         DaskBoosting(bob_boost.ExponentialLoss(), max_bins=1000)
     with pytest.raises(TypeError, match="loss_function"):
         DaskBoosting("exponential")
+
+
+def test_a_worker_killed_during_training_changes_nothing(client):
+    """The lost chunks are recomputed from the chunks' lineage (codes, then every round's scores)."""
+    import os
+    import signal
+
+    features, targets = _data(seed=5)
+    loss = bob_boost.ExponentialLoss()
+    killed = []
+
+    def kill_a_worker(round_index, machine, scores):
+        if round_index == 2:
+            address = sorted(client.scheduler_info()["workers"])[0]
+            pid = client.run(os.getpid, workers=[address])[address]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        return False
+
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(250, 6)), targets, 6,
+                                                      callback=kill_a_worker)
+    assert killed
+    _assert_same_model(machine, _in_memory(loss, features, targets, 6))
+
+
+def test_early_stopping_on_a_validation_set(client):
+    features, targets = _data(seed=6)
+    validation, validation_targets = _data(n=400, seed=7)
+    loss = bob_boost.ExponentialLoss()
+    stop = bob_boost.callbacks.EarlyStopping(validation, loss, validation_targets, patience=2)
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(500, 6)), targets, 60,
+                                                      callback=stop)
+    full = _in_memory(loss, features, targets, 60)
+    assert stop.stopped and len(machine) < len(full)
+    assert machine.weak_machines == full.weak_machines[:len(machine)]
+    assert len(machine) == stop.best_length == int(np.argmin(stop.history))

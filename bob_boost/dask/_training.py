@@ -25,6 +25,7 @@ import logging
 import numpy as np
 
 from .._validation import check_positive_int
+from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine.codes import CodedFeatures, count_integer_values, encode, padded_thresholds
 from ..engine.edges import all_thresholds, check_max_bins, midpoints, quantile_thresholds, sample_rows
 from ..engine import kernels
@@ -134,7 +135,8 @@ class DaskBoosting:
             raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
         self.client = client
 
-    def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None) -> BoostedMachine:
+    def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
+              callback=None) -> BoostedMachine:
         """Boost ``number_of_rounds`` stumps on the Dask array ``features`` (rows in chunks).
 
         Parameters
@@ -149,6 +151,10 @@ class DaskBoosting:
         sample_weight : dask.array.Array or array_like, optional
             (#samples,) non-negative weights, used as given (the in-memory trainer's mean-1 rescaling
             changes the weights only by rounding).
+        callback : callable or list, optional
+            As in memory (:mod:`bob_boost.callbacks`): ``callback(round, machine, scores)`` after each round,
+            True stops training; ``scores`` is None, since the training scores stay on the workers
+            (evaluate on a validation set instead, e.g. ``RecordEvaluation(validation_features, ...)``).
 
         Raises
         ------
@@ -159,6 +165,7 @@ class DaskBoosting:
         from . import _dask
         client = _dask.client_or_default(self.client)
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        callback = check_callback(callback)
         array = _dask.as_row_chunked(features, "features")
         chunks = array.chunks[0]
         labels = _dask.as_matching_vector(targets, chunks, "targets")
@@ -172,13 +179,14 @@ class DaskBoosting:
         offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
         split = np.concatenate([np.append(t, np.nan) for t in thresholds])
         number_of_bins = int(max(t.size for t in thresholds) + 1)
-        padded = client.scatter(padded_thresholds(thresholds), broadcast=True)
+        padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
         codes = [client.submit(_encode, part, padded) for part in parts]
         del parts
         scores = [client.submit(np.zeros, (n, 1)) for n in chunks]
         machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting"},
                                  decision_rule=loss.decision_rule(1))
+        training_started(callback, machine)
         for round_index in range(number_of_rounds):
             pieces = [client.submit(_gradient_histogram, c, t, s, w, loss, number_of_bins, offsets)
                       for c, t, s, w in zip(codes, label_parts, scores, weight_parts)]
@@ -204,6 +212,9 @@ class DaskBoosting:
             scores = [client.submit(_moved, s, o, alpha) for s, o in zip(scores, outputs)]
             logger.info("DaskBoosting round %d/%d: feature %d, weight %.6g", round_index + 1, number_of_rounds,
                         index, alpha)
+            if stop_requested(callback, round_index, machine, None):
+                break
+        training_ended(callback, machine)
         return machine
 
     def _thresholds(self, client, array, parts) -> list[np.ndarray]:
