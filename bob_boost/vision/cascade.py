@@ -79,10 +79,10 @@ class Cascade:
         name = f"stages[{len(self.stages)}]"
         if not isinstance(machine, BoostedMachine):
             raise InvalidTypeError(f"{name}: expected a BoostedMachine, got {type(machine).__name__}")
-        if machine.number_of_outputs not in (None, 1) or machine.weights.shape[1:] not in ((), (1,)):
-            raise InvalidValueError(f"{name}: a stage has one output, got {machine.number_of_outputs}")
         if len(machine) == 0:
             raise InvalidValueError(f"{name}: has no weak machine")
+        if machine.number_of_outputs not in (None, 1) or machine.weights.shape[1:] not in ((), (1,)):
+            raise InvalidValueError(f"{name}: a stage has one output, got {machine.number_of_outputs}")
         for weak in machine.weak_machines:
             if type(weak) is not StumpMachine:
                 raise InvalidTypeError(f"{name}: stages are decision stumps, got a {type(weak).__name__}")
