@@ -140,3 +140,31 @@ def test_early_stopping_on_a_validation_set(client):
     assert stop.stopped and len(machine) < len(full)
     assert machine.weak_machines == full.weak_machines[:len(machine)]
     assert len(machine) == stop.best_length == int(np.argmin(stop.history))
+
+
+def test_the_classifier_predicts_dask_arrays_and_goes_local(client, tmp_path):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingClassifier
+    from bob_boost.sklearn import BoostingClassifier, load_estimator
+
+    features, targets = _data(seed=8)
+    labels = np.where(targets > 0, "face", "background")
+    dX = da.from_array(features, chunks=(400, 6))
+    model = DaskBoostingClassifier(n_estimators=6, client=client).fit(dX, da.from_array(labels, chunks=300))
+    assert model.classes_.tolist() == ["background", "face"]
+    memory = _in_memory(bob_boost.ExponentialLoss(), features, targets, 6)
+    _assert_same_model(model.machine_, memory)
+    predicted = model.predict(dX)
+    assert isinstance(predicted, da.Array)
+    local = model.to_local()
+    assert isinstance(local, BoostingClassifier)
+    assert np.array_equal(predicted.compute(), local.predict(features))
+    assert np.array_equal(model.decision_function(dX).compute(), local.decision_function(features))
+    assert np.array_equal(model.predict(features), local.predict(features))
+    local.save(tmp_path / "model.hdf5")
+    loaded = load_estimator(tmp_path / "model.hdf5")
+    assert isinstance(loaded, BoostingClassifier)
+    assert np.array_equal(loaded.predict(features), local.predict(features))
+    three = np.array(["a", "b", "c"] * (len(labels) // 3))
+    with pytest.raises(ValueError, match="y: DaskBoostingClassifier is binary"):
+        DaskBoostingClassifier(n_estimators=2, client=client).fit(dX[:len(three)], three)

@@ -2,11 +2,21 @@
 
 - :class:`DaskBoosting`: the generic trainer's decision stumps with any twice-differentiable loss, trained
   from a ``dask.array`` whose row chunks stay on the workers; each round moves one histogram per chunk;
-- :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk.
+- :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
+- :class:`DaskBoostingClassifier` (needs scikit-learn too): a binary stump classifier fitted from Dask
+  arrays, predicting Dask arrays, with ``to_local()`` giving the in-memory ``BoostingClassifier``.
 
 Importing this module without Dask raises ``ImportError`` naming the extra.
 """
 from ._dask import NoClientError, decision_scores
 from ._training import DaskBoosting
 
-__all__ = ["DaskBoosting", "NoClientError", "decision_scores"]
+__all__ = ["DaskBoosting", "DaskBoostingClassifier", "NoClientError", "decision_scores"]
+
+
+def __getattr__(name: str):
+    # the estimator needs scikit-learn, which the dask extra alone does not install
+    if name == "DaskBoostingClassifier":
+        from ._estimators import DaskBoostingClassifier
+        return DaskBoostingClassifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

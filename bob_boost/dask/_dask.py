@@ -63,6 +63,24 @@ def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array"
     return vector.astype(np.float64)
 
 
+def is_dask(value) -> bool:
+    """Whether ``value`` is a Dask array."""
+    return isinstance(value, da.Array)
+
+
+def as_label_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
+    """Labels of any dtype as a 1-D Dask array chunked like the features' rows."""
+    vector = values if isinstance(values, da.Array) else da.from_array(np.asarray(values), chunks=(chunks,))
+    if vector.ndim != 1 or vector.shape[0] != sum(chunks):
+        raise InvalidValueError(f"{name}: expected {sum(chunks)} labels, got shape {vector.shape}")
+    return vector if vector.chunks[0] == chunks else vector.rechunk((chunks,))
+
+
+def distinct_labels(labels: "da.Array") -> np.ndarray:
+    """The sorted distinct labels (computed on the cluster; only they come back)."""
+    return da.unique(labels).compute()
+
+
 def decision_scores(machine, features) -> "da.Array":
     """(#samples, #outputs) scores of ``machine`` on a Dask array, chunk by chunk (a Dask array, lazy)."""
     array = as_row_chunked(features, "features")
