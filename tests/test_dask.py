@@ -168,3 +168,29 @@ def test_the_classifier_predicts_dask_arrays_and_goes_local(client, tmp_path):
     three = np.array(["a", "b", "c"] * (len(labels) // 3))
     with pytest.raises(ValueError, match="y: DaskBoostingClassifier is binary"):
         DaskBoostingClassifier(n_estimators=2, client=client).fit(dX[:len(three)], three)
+
+
+def test_a_scheduler_address_that_does_not_answer_fails_within_the_timeout(monkeypatch):
+    import socket
+    import time
+
+    from bob_boost.dask import _dask
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setattr(_dask, "CONNECT_TIMEOUT", 1.0)
+    features, targets = _data(n=100)
+    start = time.perf_counter()
+    with pytest.raises(NoClientError, match=f"client: no Dask scheduler answers at 'tcp://127.0.0.1:{port}'"):
+        DaskBoosting(bob_boost.ExponentialLoss(), client=f"tcp://127.0.0.1:{port}").train(
+            da.from_array(features, chunks=50), targets, 1)
+    assert time.perf_counter() - start < 30
+
+
+def test_a_scheduler_address_connects_for_the_run(client):
+    features, targets = _data(n=600, seed=9)
+    loss = bob_boost.ExponentialLoss()
+    machine = DaskBoosting(loss, client=client.scheduler.address).train(da.from_array(features, chunks=200),
+                                                                        targets, 3)
+    _assert_same_model(machine, _in_memory(loss, features, targets, 3))

@@ -7,7 +7,7 @@ from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 
 try:
     import dask.array as da
-    from distributed import default_client
+    from distributed import Client, default_client
 except ImportError as error:  # the optional extra
     raise ImportError('bob_boost.dask needs Dask: pip install "bob_boost[dask]"') from error
 
@@ -16,8 +16,25 @@ class NoClientError(BobBoostError, ValueError):
     """No Dask client was given and none is running."""
 
 
+#: Seconds to wait for a scheduler given by its address.
+CONNECT_TIMEOUT = 10.0
+
+
 def client_or_default(client):
-    """``client``, or the current default client."""
+    """``client``; a client connected to the scheduler at ``client`` when it is an address; else the default.
+
+    Raises
+    ------
+    NoClientError
+        When no scheduler answers at the address within :data:`CONNECT_TIMEOUT` seconds, or when no client
+        is given and none is running.
+    """
+    if isinstance(client, str):
+        try:
+            return Client(client, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError) as error:
+            raise NoClientError(f"client: no Dask scheduler answers at {client!r} within {CONNECT_TIMEOUT:g} s "
+                                f"({type(error).__name__})") from None
     if client is not None:
         return client
     try:

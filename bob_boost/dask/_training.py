@@ -119,8 +119,9 @@ class DaskBoosting:
         A univariate loss with ``loss_hessian`` (exponential, logit, squared, ...).
     max_bins : int
         Bins per feature, as :class:`~bob_boost.StumpTrainer`'s ``max_bins`` (2 .. 256 here).
-    client : distributed.Client, optional
-        The cluster's client; None uses the current default client.
+    client : distributed.Client or str, optional
+        The cluster's client, or its scheduler's address (``"tcp://scheduler:8786"``, connected to when
+        training starts); None uses the current default client.
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None) -> None:
@@ -164,6 +165,14 @@ class DaskBoosting:
         """
         from . import _dask
         client = _dask.client_or_default(self.client)
+        try:
+            return self._train(client, features, targets, number_of_rounds, sample_weight, callback)
+        finally:
+            if isinstance(self.client, str):  # connected here for this run
+                client.close()
+
+    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+        from . import _dask
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
         array = _dask.as_row_chunked(features, "features")
