@@ -37,11 +37,19 @@ from ..weak.stump import StumpMachine
 
 logger = logging.getLogger(__name__)
 
-#: Newton's method stops when a step is below this fraction of the weight (the in-memory rule's 1e-15).
-NEWTON_TOLERANCE = 1e-15
+#: Newton's method stops when a step is below this fraction of the weight. The in-memory rule stops at
+#: 1e-15; as Newton converges quadratically, the step after a 1e-12 one is far below rounding, and every
+#: iteration costs a pass over the cluster's chunks.
+NEWTON_TOLERANCE = 1e-12
 
 #: Newton iterations per round at most.
 NEWTON_ITERATIONS = 100
+
+#: A Newton step is halved only when it raises the summed loss by more than this fraction (rounding).
+LOSS_ROUNDING = 1e-12
+
+#: Halvings of one step at most.
+MAX_HALVINGS = 60
 
 
 # -- tasks run on the workers -------------------------------------------------------------------------
@@ -266,10 +274,14 @@ class DaskBoosting:
             step = -first / second
             candidate = alpha + step
             new_value, new_first, new_second = sums(candidate)
-            while new_value > value and abs(step) > NEWTON_TOLERANCE * max(1.0, abs(alpha)):
+            # halve only a step that is worse beyond rounding: near the minimum, rounding alone makes the loss
+            # wobble by ulps, and each halving is another pass over every chunk
+            halvings = 0
+            while new_value > value + LOSS_ROUNDING * abs(value) and halvings < MAX_HALVINGS:
                 step /= 2.0
                 candidate = alpha + step
                 new_value, new_first, new_second = sums(candidate)
+                halvings += 1
             alpha, value, first, second = candidate, new_value, new_first, new_second
             if abs(step) <= NEWTON_TOLERANCE * max(1.0, abs(alpha)):
                 break
