@@ -8,8 +8,10 @@ Measured, each the fastest of ``--repeats`` runs:
 - in-memory training time;
 - distributed training time on a ``LocalCluster`` of 1 worker process and of 2 (one thread each);
 - the time per round;
+- the passes over the chunks that find each round's weight (one for the exponential loss's closed form,
+  one per Newton iteration otherwise);
 - the bytes each round moves, counted from what the tasks return: each chunk's histogram and totals,
-  and each Newton iteration's three sums per chunk (the stump sent back is a few bytes, not counted).
+  and four floats per chunk and weight pass (the stump sent back is a few bytes, not counted).
 
 The distributed model is checked against the in-memory one (same stumps, weights within 1e-9).
 
@@ -74,7 +76,7 @@ def main() -> None:
         submit = client.submit
 
         def counted(function, *a, **k):
-            if function is _training._newton_sums:
+            if function in (_training._newton_sums, _training._exponential_sums):
                 calls[0] += 1
             return submit(function, *a, **k)
         client.submit = counted
@@ -99,13 +101,13 @@ def main() -> None:
             finally:
                 _training.DaskBoosting._newton = original
             per_round = np.mean(iterations)
-            moved = chunks * (8 * bins + 16) + per_round * chunks * 3 * 8
+            moved = chunks * (8 * bins + 16) + per_round * chunks * 4 * 8
             rows.append((workers, seconds, seconds / len(model), per_round, moved, same))
 
     print(f"# bob_boost.dask: {args.rows:,} x {args.features} integer features, {chunks} chunks of "
           f"{args.chunk:,} rows, {args.rounds} rounds of stumps (exponential loss), fastest of {args.repeats}")
     print()
-    print("| training | seconds | s / round | Newton iterations / round | bytes moved / round | same model |")
+    print("| training | seconds | s / round | weight passes / round | bytes moved / round | same model |")
     print("|---|---:|---:|---:|---:|---|")
     print(f"| in memory (2 threads) | {memory_seconds:.2f} | {memory_seconds / len(memory_model):.3f} | - | - | - |")
     for workers, seconds, per, newton, moved, same in rows:
