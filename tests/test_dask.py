@@ -194,3 +194,30 @@ def test_a_scheduler_address_connects_for_the_run(client):
     machine = DaskBoosting(loss, client=client.scheduler.address).train(da.from_array(features, chunks=200),
                                                                         targets, 3)
     _assert_same_model(machine, _in_memory(loss, features, targets, 3))
+
+
+def test_the_regressor_matches_the_in_memory_regressor(client, tmp_path):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingRegressor
+    from bob_boost.sklearn import BoostingRegressor, load_estimator
+
+    features, _ = _data(seed=10)
+    rng = np.random.default_rng(11)
+    y = features[:, 0] * 0.7 - features[:, 3] + rng.normal(0, 1.0, features.shape[0]) + 5.0
+    weights = rng.uniform(0.5, 2.0, size=y.size)
+    dX = da.from_array(features, chunks=(600, 6))
+    model = DaskBoostingRegressor(n_estimators=6, client=client).fit(dX, da.from_array(y, chunks=600),
+                                                                     sample_weight=weights)
+    memory = BoostingRegressor(weak_learner="stump", n_estimators=6, early_stopping=False).fit(
+        features, y, sample_weight=weights)
+    assert model.intercept_ == pytest.approx(memory.intercept_, rel=1e-12)
+    assert model.machine_.weak_machines == memory.machine_.weak_machines
+    np.testing.assert_allclose(model.machine_.weights, memory.machine_.weights, rtol=1e-9)
+    predicted = model.predict(dX)
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_allclose(predicted.compute(), memory.predict(features), rtol=1e-9)
+    local = model.to_local()
+    local.save(tmp_path / "regressor.hdf5")
+    loaded = load_estimator(tmp_path / "regressor.hdf5")
+    assert isinstance(loaded, BoostingRegressor)
+    np.testing.assert_allclose(loaded.predict(features), memory.predict(features), rtol=1e-9)

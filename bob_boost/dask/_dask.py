@@ -98,6 +98,13 @@ def distinct_labels(labels: "da.Array") -> np.ndarray:
     return da.unique(labels).compute()
 
 
+def weighted_mean(values: "da.Array", weights: "da.Array | None") -> float:
+    """The (weighted) mean of a Dask vector, computed on the cluster."""
+    if weights is None:
+        return float(values.mean().compute())
+    return float(((values * weights).sum() / weights.sum()).compute())
+
+
 def decision_scores(machine, features) -> "da.Array":
     """(#samples, #outputs) scores of ``machine`` on a Dask array, chunk by chunk (a Dask array, lazy)."""
     array = as_row_chunked(features, "features")

@@ -4,13 +4,14 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
-from ..labels import ClassEncoding
+from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..recipes import make_loss
-from ..sklearn import BoostingClassifier
+from ..losses import SquaredLoss
+from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..sklearn._base import ESTIMATOR_KEY
 from . import _dask
 from ._training import DaskBoosting
@@ -106,3 +107,71 @@ class DaskBoostingClassifier(ClassifierMixin, BaseEstimator):
             return function(X)
         features = _dask.as_row_chunked(X, "X")
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+
+
+class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
+    """Boosted stumps on the squared loss trained from Dask arrays; the twin of
+    ``BoostingRegressor(weak_learner="stump")``, whose intercept (the weighted mean of ``y``) it shares.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Rounds of boosting (stumps) at most.
+    max_bins : int
+        Bins per feature (2 .. 256).
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address (None: the current default client).
+
+    Attributes
+    ----------
+    machine_ : BoostedMachine
+        The trained machine; its baseline is ``intercept_``.
+    intercept_ : float
+        The weighted mean of the training targets.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    def __init__(self, n_estimators: int = 100, max_bins: int = 256, client=None) -> None:
+        self.n_estimators = n_estimators
+        self.max_bins = max_bins
+        self.client = client
+
+    def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
+        """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        features = _dask.as_row_chunked(X, "X")
+        targets = _dask.as_matching_vector(y, features.chunks[0], "y")
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
+                                                                              "sample_weight")
+        intercept = _dask.weighted_mean(targets, weights)
+        trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client)
+        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, baseline=intercept)
+        self.intercept_ = float(self.machine_.baseline[0])
+        self.n_features_in_ = int(features.shape[1])
+        return self
+
+    def to_local(self) -> BoostingRegressor:
+        """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
+        check_is_fitted(self)
+        local = BoostingRegressor(weak_learner="stump", n_estimators=self.n_estimators, max_bins=self.max_bins,
+                                  early_stopping=False)
+        machine = copy.deepcopy(self.machine_)
+        machine.decision_rule = "identity"
+        local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
+        local.n_iter_ = len(machine)
+        local.train_score_ = np.full(len(machine) + 1, np.nan)
+        local.validation_score_ = np.empty(0)
+        metadata = local._base_metadata()
+        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
+        machine.metadata.update(metadata)
+        return local
+
+    def predict(self, X):
+        """Predicted targets: a Dask array for a Dask ``X``, else a numpy array."""
+        check_is_fitted(self)
+        function = self.to_local().predict
+        if not _dask.is_dask(X):
+            return function(X)
+        features = _dask.as_row_chunked(X, "X")
+        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)

@@ -158,7 +158,7 @@ class DaskBoosting:
         self.client = client
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
-              callback=None) -> BoostedMachine:
+              callback=None, baseline: float | None = None) -> BoostedMachine:
         """Boost ``number_of_rounds`` stumps on the Dask array ``features`` (rows in chunks).
 
         Parameters
@@ -177,6 +177,9 @@ class DaskBoosting:
             As in memory (:mod:`bob_boost.callbacks`): ``callback(round, machine, scores)`` after each round,
             True stops training; ``scores`` is None, since the training scores stay on the workers
             (evaluate on a validation set instead, e.g. ``RecordEvaluation(validation_features, ...)``).
+        baseline : float, optional
+            The machine starts from this constant and the rounds boost ``targets - baseline``, as
+            :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean).
 
         Raises
         ------
@@ -187,18 +190,22 @@ class DaskBoosting:
         from . import _dask
         client = _dask.client_or_default(self.client)
         try:
-            return self._train(client, features, targets, number_of_rounds, sample_weight, callback)
+            return self._train(client, features, targets, number_of_rounds, sample_weight, callback, baseline)
         finally:
             if isinstance(self.client, str):  # connected here for this run
                 client.close()
 
-    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback,
+               baseline) -> BoostedMachine:
         from . import _dask
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
         array = _dask.as_row_chunked(features, "features")
         chunks = array.chunks[0]
         labels = _dask.as_matching_vector(targets, chunks, "targets")
+        if baseline is not None:
+            baseline = BoostedMachine(number_of_outputs=1, baseline=baseline).baseline  # validated
+            labels = labels - baseline[0]
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, chunks, "sample_weight")
         loss = self.loss_function
         parts = client.compute(list(array.to_delayed()[:, 0]))
@@ -215,7 +222,7 @@ class DaskBoosting:
         scores = [client.submit(np.zeros, (n, 1)) for n in chunks]
         machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting"},
-                                 decision_rule=loss.decision_rule(1))
+                                 decision_rule=loss.decision_rule(1), baseline=baseline)
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
             pieces = [client.submit(_gradient_histogram, c, t, s, w, loss, number_of_bins, offsets)
