@@ -42,8 +42,8 @@ import scipy.sparse
 
 from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                            padded_thresholds, rank_codes, step_codes)
-from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, feature_thresholds, midpoints,
-                           quantile_thresholds, sample_rows)
+from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, count_thresholds, feature_thresholds,
+                           midpoints, sample_rows)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
@@ -243,18 +243,11 @@ class BinnedFeatures:
             sizes = present.sum(axis=1)
             if max_bins is None and sizes.max() > limit:
                 return cls._sparse_from_values(features, exact=False)
-            distinct = [np.flatnonzero(row) + low[f] for f, row in enumerate(present)]
-            if sizes.max() <= limit:
+            thresholds = count_thresholds(counts, low, max_bins)
+            if sizes.max() <= limit:  # a bin per value: the codes are the values' ranks
                 ranks = np.cumsum(present, axis=1) - 1
                 codes = rank_codes(features, low, ranks, n_threads)
-                thresholds = [midpoints(v[:-1], v[1:]) for v in distinct]
                 return cls._coded(codes, thresholds, n_threads, lossy=False)
-            thresholds = []
-            for f, values in enumerate(distinct):
-                if values.size <= max_bins:
-                    thresholds.append(midpoints(values[:-1], values[1:]))
-                else:
-                    thresholds.append(quantile_thresholds(values.astype(np.float64), counts[f][present[f]], max_bins))
             return cls._encoded(features, thresholds, n_threads, lossy=True)
         rows = sample_rows(features.shape[0]) if max_bins is not None else None
         thresholds, distinct = all_thresholds(features, max_bins, n_threads, rows)

@@ -27,7 +27,7 @@ import numpy as np
 from .._validation import check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine.codes import CodedFeatures, count_integer_values, encode, padded_thresholds
-from ..engine.edges import all_thresholds, check_max_bins, midpoints, quantile_thresholds, sample_rows
+from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..engine import kernels
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
@@ -262,15 +262,7 @@ class DaskBoosting:
             high = np.max([r[1] for r in ranges], axis=0)
             span = int((high - low).max()) + 1
             counts = client.submit(_in_order, *[client.submit(_value_counts, p, low, span) for p in parts]).result()
-            present = counts > 0
-            thresholds = []
-            for f, row in enumerate(present):
-                values = np.flatnonzero(row) + low[f]
-                if values.size <= self.max_bins:
-                    thresholds.append(midpoints(values[:-1].astype(np.float64), values[1:].astype(np.float64)))
-                else:
-                    thresholds.append(quantile_thresholds(values.astype(np.float64), counts[f][row], self.max_bins))
-            return thresholds
+            return count_thresholds(counts, low, self.max_bins)
         rows = sample_rows(array.shape[0])
         sample = (array if rows is None else array[rows]).compute()
         if not np.isfinite(sample).all():

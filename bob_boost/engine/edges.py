@@ -54,6 +54,23 @@ def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -
     return midpoints(values[cuts], values[cuts + 1])
 
 
+def count_thresholds(counts: np.ndarray, low: np.ndarray, max_bins: int | None) -> list[np.ndarray]:
+    """Every integer feature's thresholds from its value counts.
+
+    ``counts[f, v]`` counts the value ``low[f] + v`` of feature ``f`` (over all rows, or summed over chunks).
+    A feature with at most ``max_bins`` distinct values (or any number, for None) gets a threshold between
+    each two consecutive ones; one with more is cut into equal masses (:func:`quantile_thresholds`).
+    """
+    thresholds = []
+    for f, row in enumerate(counts > 0):
+        values = np.flatnonzero(row) + low[f]
+        if max_bins is None or values.size <= max_bins:
+            thresholds.append(midpoints(values[:-1], values[1:]))
+        else:
+            thresholds.append(quantile_thresholds(values.astype(np.float64), counts[f][row], max_bins))
+    return thresholds
+
+
 def feature_thresholds(column: np.ndarray, max_bins: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Thresholds of one feature from (a sample of) its values, and its distinct values when each has a bin."""
     distinct, counts = np.unique(column.astype(np.float64, copy=False), return_counts=True)
