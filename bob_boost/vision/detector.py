@@ -96,14 +96,16 @@ def window_grid(image_shape: tuple[int, int], scale: float, window_size: tuple[i
 
 
 def scan_positions(cascade: Cascade, integral: np.ndarray, squared: np.ndarray, scale: float, tops: np.ndarray,
-                   lefts: np.ndarray, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   lefts: np.ndarray, n_threads: int,
+                   flat: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Run the compiled cascade on the windows at ``tops``/``lefts`` of one image's (H+1, W+1) integral images.
 
+    ``flat`` is ``cascade.flat()`` when the caller scans several scales or images with one cascade.
     Returns each window's number of passed stages, last stage margin and number of stumps evaluated.
     """
     rects = cascade.features.rectangles(scale)
     stride = integral.shape[1]
-    flat = cascade.flat()
+    flat = cascade.flat() if flat is None else flat
     weak = flat["weak_feature"]
     x, y, w, h = rects.x[weak], rects.y[weak], rects.width[weak], rects.height[weak]
     corners = np.stack([(y + h) * stride + x + w, y * stride + x + w, (y + h) * stride + x, y * stride + x], axis=-1)
@@ -175,9 +177,10 @@ def detect(image, cascade: Cascade, scale_factor: float = 1.2, step: float = 1.0
     gray = as_gray_image(image, "image", cascade.window_size)
     integral, squared = integral_image(gray), integral_image(gray * gray)
     raw_boxes, raw_margins, windows, evaluated_total = [], [], 0, 0
+    flat = cascade.flat()
     for scale in scales(gray.shape, cascade.window_size, scale_factor, min_size, max_size):
         tops, lefts = window_grid(gray.shape, scale, cascade.window_size, step)
-        passed, margins, evaluated = scan_positions(cascade, integral, squared, scale, tops, lefts, n_threads)
+        passed, margins, evaluated = scan_positions(cascade, integral, squared, scale, tops, lefts, n_threads, flat)
         width, height = round(cascade.window_size[1] * scale), round(cascade.window_size[0] * scale)
         windows += tops.size
         evaluated_total += int(evaluated.sum())

@@ -74,9 +74,10 @@ class _NegativeSource:
 
     def keep_accepted(self, stage: Cascade, n_threads: int) -> None:
         """Keep only the alive windows that ``stage`` (a one-stage cascade) accepts."""
+        flat = stage.flat()
         for k, (_, integral, squared) in enumerate(self.levels):
             tops, lefts = self.alive[k]
-            passed, _, _ = scan_positions(stage, integral, squared, 1.0, tops, lefts, n_threads)
+            passed, _, _ = scan_positions(stage, integral, squared, 1.0, tops, lefts, n_threads, flat)
             self.alive[k] = (tops[passed == 1], lefts[passed == 1])
         if self.alive_given.size:
             self.alive_given = self.alive_given[stage.accepts(self.windows[self.alive_given])]
