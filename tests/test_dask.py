@@ -221,3 +221,60 @@ def test_the_regressor_matches_the_in_memory_regressor(client, tmp_path):
     loaded = load_estimator(tmp_path / "regressor.hdf5")
     assert isinstance(loaded, BoostingRegressor)
     np.testing.assert_allclose(loaded.predict(features), memory.predict(features), rtol=1e-9)
+
+
+def _lut_in_memory(loss, features, targets, rounds, entries, outputs=1, style="independent"):
+    trainer = bob_boost.Boosting(bob_boost.LUTTrainer(entries, outputs, style), loss, step_rule="newton")
+    return trainer.train(features, targets, rounds)
+
+
+@pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
+def test_look_up_tables_give_the_in_memory_model(client, loss):
+    features, targets = _data(seed=10)
+    order = np.argsort(targets, kind="stable")  # the first chunk holds negatives only
+    features, targets = features[order], targets[order]
+    chunks = ((300, 11, 700, 489),)
+    machine = DaskBoosting(loss, client=client, weak_learner="lut").train(
+        da.from_array(features, chunks=chunks + ((6,),)), da.from_array(targets, chunks=chunks), 8)
+    assert machine.weak_machines[0].look_up_tables.shape == (15, 1)  # entries from the largest value, 14
+    _assert_same_model(machine, _lut_in_memory(loss, features, targets, 8, 15))
+
+
+def _three_classes(n=1800, seed=11):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 8, size=(n, 5))
+    classes = (features[:, 0] + features[:, 1] + rng.integers(0, 3, n)) % 3
+    return features, np.where(classes[:, np.newaxis] == np.arange(3), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("style", ["independent", "shared"])
+def test_multi_output_look_up_tables_from_a_dataframe(client, style):
+    dd = pytest.importorskip("dask.dataframe", reason="dataframe inputs need dask[dataframe]")
+    import pandas
+
+    features, targets = _three_classes()
+    frame = dd.from_pandas(pandas.DataFrame(features, columns=list("abcde")), npartitions=3)
+    loss = bob_boost.LogitLoss()
+    machine = DaskBoosting(loss, client=client, weak_learner="lut", lut_entries=10,
+                           selection_style=style).train(frame, da.from_array(targets, chunks=(500, 3)), 6)
+    assert machine.number_of_outputs == 3 and machine.weights.shape == (6, 3)
+    _assert_same_model(machine, _lut_in_memory(loss, features, targets, 6, 10, 3, style))
+    scores = decision_scores(machine, frame)
+    np.testing.assert_array_equal(scores.compute(), machine.decision_scores(features))
+
+
+def test_look_up_table_inputs_and_losses_that_cannot_be_distributed(client):
+    features, targets = _three_classes(n=300)
+    good = da.from_array(features, chunks=100)
+    with pytest.raises(ValueError, match="features: LUT feature value 7 is >= the number of LUT entries"):
+        DaskBoosting(bob_boost.LogitLoss(), client=client, weak_learner="lut", lut_entries=5).train(
+            good, targets, 2)
+    with pytest.raises(ValueError, match="features: LUT features must be integers"):
+        DaskBoosting(bob_boost.LogitLoss(), client=client, weak_learner="lut").train(good + 0.5, targets, 2)
+    with pytest.raises(ValueError, match="targets: stumps have one output, got 3"):
+        DaskBoosting(bob_boost.LogitLoss(), client=client).train(good, targets, 2)
+    labels = np.argmax(targets, axis=1)
+    with pytest.raises(ValueError, match="loss_function: SoftmaxLoss reads the targets as 3 columns"):
+        DaskBoosting(bob_boost.SoftmaxLoss(), client=client, weak_learner="lut").train(good, labels, 2)
+    with pytest.raises(ValueError, match="weak_learner"):
+        DaskBoosting(bob_boost.LogitLoss(), weak_learner="tree")

@@ -44,10 +44,26 @@ def client_or_default(client):
                             "distributed.Client() (or Client('tcp://scheduler:8786'))") from None
 
 
+def _as_array(values, name: str):
+    """A Dask dataframe or series as the Dask array of its values (its partitions as row chunks)."""
+    to_array = getattr(values, "to_dask_array", None)
+    if to_array is None or isinstance(values, da.Array):
+        return values
+    try:
+        return to_array(lengths=True)
+    except (TypeError, ValueError) as error:
+        raise InvalidValueError(f"{name}: cannot be read as an array ({error})") from None
+
+
 def as_row_chunked(features, name: str) -> "da.Array":
-    """A 2-D numeric Dask array with known row chunks and the columns in one chunk."""
+    """A 2-D numeric Dask array with known row chunks and the columns in one chunk.
+
+    A Dask dataframe is taken as the array of its values, one row chunk per partition.
+    """
+    features = _as_array(features, name)
     if not isinstance(features, da.Array):
-        raise InvalidTypeError(f"{name}: expected a dask.array.Array, got {type(features).__name__}")
+        raise InvalidTypeError(f"{name}: expected a dask.array.Array or dask.dataframe.DataFrame, "
+                               f"got {type(features).__name__}")
     if features.ndim != 2:
         raise InvalidValueError(f"{name}: expected a 2-D array, got {features.ndim} dimension(s)")
     if any(np.isnan(c) for c in features.chunks[0]):
@@ -60,24 +76,35 @@ def as_row_chunked(features, name: str) -> "da.Array":
     return features.rechunk({1: -1}) if len(features.chunks[1]) > 1 else features
 
 
-def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
-    """``values`` as a 1-D float64 Dask array chunked like the features' rows (rechunked if needed)."""
+def as_matching_targets(values, chunks: tuple[int, ...], name: str, vector: bool = False) -> "da.Array":
+    """``values`` as a float64 Dask array chunked like the features' rows (rechunked if needed).
+
+    1-D, or 2-D with its columns in one chunk (a single column becomes 1-D); ``vector``: 1-D only.
+    """
+    values = _as_array(values, name)
     if isinstance(values, da.Array):
         if any(np.isnan(c) for c in values.chunks[0]):
             raise InvalidValueError(f"{name}: the chunk sizes are unknown; call compute_chunk_sizes() first")
-        vector = values
+        array = values
     else:
-        array = np.asarray(values, dtype=np.float64)
-        if array.shape[:1] != (sum(chunks),):
-            raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {array.shape}")
-        vector = da.from_array(array, chunks=(chunks,) + tuple((s,) for s in array.shape[1:]))
-    if vector.ndim == 2 and vector.shape[1] == 1:
-        vector = vector[:, 0]
-    if vector.ndim != 1 or vector.shape[0] != sum(chunks):
-        raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {vector.shape}")
-    if vector.chunks[0] != chunks:
-        vector = vector.rechunk((chunks,))
-    return vector.astype(np.float64)
+        local = np.asarray(values, dtype=np.float64)
+        if local.shape[:1] != (sum(chunks),):
+            raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {local.shape}")
+        array = da.from_array(local, chunks=(chunks,) + tuple((s,) for s in local.shape[1:]))
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in ((1,) if vector else (1, 2)) or array.shape[0] != sum(chunks):
+        raise InvalidValueError(f"{name}: expected {sum(chunks)} values{'' if vector else ' (or rows)'}, "
+                                f"got shape {array.shape}")
+    wanted = (chunks,) + ((array.shape[1],) if array.ndim == 2 else ())
+    if array.chunks != wanted:
+        array = array.rechunk(wanted)
+    return array.astype(np.float64)
+
+
+def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
+    """``values`` as a 1-D float64 Dask array chunked like the features' rows (rechunked if needed)."""
+    return as_matching_targets(values, chunks, name, vector=True)
 
 
 def is_dask(value) -> bool:
@@ -87,6 +114,7 @@ def is_dask(value) -> bool:
 
 def as_label_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
     """Labels of any dtype as a 1-D Dask array chunked like the features' rows."""
+    values = _as_array(values, name)
     vector = values if isinstance(values, da.Array) else da.from_array(np.asarray(values), chunks=(chunks,))
     if vector.ndim != 1 or vector.shape[0] != sum(chunks):
         raise InvalidValueError(f"{name}: expected {sum(chunks)} labels, got shape {vector.shape}")

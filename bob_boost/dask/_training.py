@@ -1,22 +1,25 @@
-"""Boosting decision stumps on a Dask cluster: per-chunk histograms, reduced in a fixed order.
+"""Boosting stumps or look-up tables on a Dask cluster: per-chunk histograms, reduced in a fixed order.
 
-The rows of the training matrix stay where Dask holds them. Once per run, the bin thresholds are found
-globally, exactly as :meth:`bob_boost.binning.BinnedFeatures.from_values` finds them in memory:
+The rows of the training matrix stay where Dask holds them. Once per run, every chunk is coded on its
+worker (and kept there, with its targets, weights and scores, never gathered to the client):
 
-- integer features: per-chunk counts of every value, summed;
-- float features: the rows of the engine's deterministic sample
-  (:func:`bob_boost.engine.edges.sample_rows`), gathered once.
+- stumps: against bin thresholds found globally, exactly as
+  :meth:`bob_boost.binning.BinnedFeatures.from_values` finds them in memory (integer features: per-chunk
+  counts of every value, summed; float features: the rows of the engine's deterministic sample
+  :func:`bob_boost.engine.edges.sample_rows`, gathered once);
+- look-up tables: the integer values are their own codes.
 
-Every chunk is coded against those thresholds on its worker. Each round then moves only small things:
+Each round then moves only small things:
 
-- every chunk sends the histogram of its loss gradient over its bins (#bins floats) and its gradient
-  totals;
+- every chunk sends the histogram of its loss gradient over its bins (#bins x #outputs floats) and its
+  gradient totals;
 - the histograms are summed chunk after chunk, always in chunk order, so the result does not depend on
   scheduling;
-- the stump is chosen from the sum by the engine's own split search;
-- its weight is found by Newton's method on sums of the loss's first and second derivatives over the
-  chunks (three floats per chunk and iteration);
-- the stump (a few bytes) goes to every chunk, to update its scores.
+- the weak machine is chosen from the sum by the in-memory rule (the engine's split search, or
+  :meth:`bob_boost.LUTTrainer.from_histograms`);
+- its weights are found by Newton's method on sums of the loss's first and second derivatives over the
+  chunks (three floats per chunk, output and iteration);
+- the weak machine (a few bytes) goes to every chunk, to update its scores.
 """
 from __future__ import annotations
 
@@ -24,22 +27,27 @@ import logging
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_choice, check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
-from ..engine.codes import CodedFeatures, count_integer_values, encode, padded_thresholds
-from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..engine import kernels
+from ..engine.codes import padded_thresholds
+from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
 from ..machine import BoostedMachine
+from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
+from . import _tasks as tasks
 
 logger = logging.getLogger(__name__)
 
+#: The weak learners trained on a cluster.
+DASK_WEAK_LEARNERS = ("stump", "lut")
+
 #: Newton's method stops when a step is below this fraction of the weight. The in-memory rule stops at
-#: 1e-15; as Newton converges quadratically, the step after a 1e-12 one is far below rounding, and every
+#: 1e-12 too; as Newton converges quadratically, the step after such a step is far below rounding, and every
 #: iteration costs a pass over the cluster's chunks.
 NEWTON_TOLERANCE = 1e-12
 
@@ -53,99 +61,52 @@ LOSS_ROUNDING = 1e-12
 MAX_HALVINGS = 60
 
 
-# -- tasks run on the workers -------------------------------------------------------------------------
+class _Chunks:
+    """The futures of every row chunk's coded features, targets, weights and current scores, on the workers."""
 
-def _integer_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return chunk.min(axis=0).astype(np.int64), chunk.max(axis=0).astype(np.int64)
+    def __init__(self, client, coded: list, targets: list, weights: list, scores: list) -> None:
+        self.client = client
+        self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
 
+    def reduce(self, function, *arguments, each=(), pure: bool = True):
+        """``in_order`` of ``function(chunk's futures..., *arguments)`` over the chunks (a future)."""
+        submit = self.client.submit
+        parts = [submit(function, *fields, *arguments, pure=pure) for fields in zip(*each)]
+        return submit(tasks.in_order, *parts)
 
-def _value_counts(chunk: np.ndarray, low: np.ndarray, span: int) -> np.ndarray:
-    return count_integer_values(chunk, low, span, 1)
-
-
-def _encode(chunk: np.ndarray, padded: np.ndarray) -> np.ndarray:
-    return encode(chunk, padded, 1)
-
-
-def _gradient_histogram(codes: np.ndarray, targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction,
-                        number_of_bins: int, offsets: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """The chunk's gradient histogram over the global bins, the gradient's sum and its absolute sum."""
-    gradient = loss.loss_gradient(targets, scores)
-    if weights is not None:
-        gradient = gradient * weights[:, np.newaxis]
-    histogram = CodedFeatures(codes, number_of_bins, 1).histograms(gradient, offsets)[:, 0]
-    return histogram, float(gradient[:, 0].sum()), float(np.abs(gradient).sum())
-
-
-def _stump_outputs(codes: np.ndarray, feature: int, code_threshold: int, polarity: float) -> np.ndarray:
-    return np.where(codes[feature] >= code_threshold, polarity, -polarity)[:, np.newaxis]
-
-
-def _newton_sums(targets, scores, outputs, weights, loss: LossFunction, alpha: float) -> np.ndarray:
-    """The chunk's loss, its derivative and its second derivative along ``outputs`` at step ``alpha``."""
-    moved = scores + alpha * outputs
-    values = loss.loss(targets, moved)[:, 0]
-    first = (loss.loss_gradient(targets, moved) * outputs)[:, 0]
-    second = (loss.loss_hessian(targets, moved) * outputs * outputs)[:, 0]
-    if weights is not None:
-        values, first, second = values * weights, first * weights, second * weights
-    return np.array([values.sum(), first.sum(), second.sum()])
-
-
-def _exponential_sums(targets, scores, outputs, weights) -> np.ndarray:
-    """The exponential loss's weight on the samples the stump gets right and wrong, the largest exponent,
-    and whether every target is +-1: ``phi(alpha) = right * exp(-alpha) + wrong * exp(alpha)`` then."""
-    exponent = -targets * scores
-    values = np.exp(np.minimum(exponent, EXPONENT_LIMIT))[:, 0]
-    if weights is not None:
-        values = values * weights
-    right = (targets * outputs)[:, 0] > 0
-    return np.array([values[right].sum(), values[~right].sum(), exponent.max(),
-                     float(np.all(np.abs(targets) == 1.0))])
-
-
-def _moved(scores: np.ndarray, outputs: np.ndarray, alpha: float) -> np.ndarray:
-    return scores + alpha * outputs
-
-
-def _in_order(*parts):
-    """Sum ``parts`` left to right: the reduction's order is the chunks' order, whatever the scheduling."""
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
-
-
-def _check_chunk_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
-    if np.isnan(chunk).any():
-        raise InvalidValueError("targets: contain NaN")
-    return loss.check_targets(chunk)
-
-
-# -- the driver ---------------------------------------------------------------------------------------
 
 class DaskBoosting:
-    """Boost decision stumps on a Dask cluster with any loss that has a second derivative.
+    """Boost decision stumps or look-up tables on a Dask cluster with any loss that has a second derivative.
 
-    The model is the one :class:`bob_boost.Boosting` trains in memory with
-    ``StumpTrainer(max_bins=max_bins)`` and ``step_rule="newton"``:
+    The model is the one :class:`bob_boost.Boosting` trains in memory with ``step_rule="newton"`` and
+    ``StumpTrainer(max_bins=max_bins)`` or ``LUTTrainer(lut_entries, #outputs, selection_style)``:
 
-    - the same bins, so the same stumps, whenever the splits are not tied within rounding;
+    - the same bins, so the same weak machines, whenever the choice is not tied within rounding;
     - weights equal to about 1e-12 relative, since the sums are added per chunk rather than over the
       whole matrix at once.
 
     Parameters
     ----------
     loss_function : LossFunction
-        A univariate loss with ``loss_hessian`` (exponential, logit, squared, ...).
+        A loss with ``loss_hessian`` (exponential, logit, squared, ...). With several outputs (LUTs only) it
+        must treat them separately (its per-sample loss has one column per output).
     max_bins : int
-        Bins per feature, as :class:`~bob_boost.StumpTrainer`'s ``max_bins`` (2 .. 256 here).
+        Bins per feature of the stumps, as :class:`~bob_boost.StumpTrainer`'s ``max_bins`` (2 .. 256 here).
     client : distributed.Client or str, optional
         The cluster's client, or its scheduler's address (``"tcp://scheduler:8786"``, connected to when
         training starts); None uses the current default client.
+    weak_learner : {"stump", "lut"}
+        Decision stumps (one output), or look-up tables on integer features ``0 .. lut_entries - 1`` (one
+        output per target column).
+    lut_entries : int, optional
+        Entries of each table; default: the largest training value + 1 (as the command line does).
+    selection_style : {"independent", "shared"}
+        Multi-output tables: one feature per output, or one for all (as :class:`~bob_boost.LUTTrainer`).
     """
 
-    def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None) -> None:
+    def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
+                 weak_learner: str = "stump", lut_entries: int | None = None,
+                 selection_style: str = "independent") -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         if not loss_function.has_hessian:
@@ -156,20 +117,24 @@ class DaskBoosting:
         if self.max_bins is None or self.max_bins > 256:
             raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
         self.client = client
+        self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
+        self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
-              callback=None, baseline: float | None = None) -> BoostedMachine:
-        """Boost ``number_of_rounds`` stumps on the Dask array ``features`` (rows in chunks).
+              callback=None, baseline=None) -> BoostedMachine:
+        """Boost ``number_of_rounds`` weak machines on the Dask array ``features`` (rows in chunks).
 
         Parameters
         ----------
-        features : dask.array.Array
+        features : dask.array.Array or dask.dataframe.DataFrame
             (#samples, #features) numeric features with known chunk sizes; chunked by rows (column
-            chunks are joined).
-        targets : dask.array.Array or array_like
-            (#samples,) targets; rechunked to the features' row chunks (the model does not change).
+            chunks are joined). A dataframe's partitions are its row chunks.
+        targets : dask.array.Array, dask.dataframe.Series or array_like
+            (#samples,) targets, or (#samples, #outputs) for multi-output LUTs; rechunked to the features'
+            row chunks (the model does not change).
         number_of_rounds : int
-            Stumps to add at most; training stops earlier when no stump or no step helps.
+            Weak machines to add at most; training stops earlier when none or no step helps.
         sample_weight : dask.array.Array or array_like, optional
             (#samples,) non-negative weights, used as given (the in-memory trainer's mean-1 rescaling
             changes the weights only by rounding).
@@ -177,15 +142,16 @@ class DaskBoosting:
             As in memory (:mod:`bob_boost.callbacks`): ``callback(round, machine, scores)`` after each round,
             True stops training; ``scores`` is None, since the training scores stay on the workers
             (evaluate on a validation set instead, e.g. ``RecordEvaluation(validation_features, ...)``).
-        baseline : float, optional
-            The machine starts from this constant and the rounds boost ``targets - baseline``, as
-            :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean).
+        baseline : float or array_like, optional
+            The machine starts from this constant (one per output) and the rounds boost
+            ``targets - baseline``, as :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean).
 
         Raises
         ------
         ValueError
             For unknown chunk sizes, features that are not 2-D, targets of another length or with NaN,
-            a feature matrix with NaN, or no client.
+            a feature matrix with NaN, LUT features that are not integers in range, a loss that couples
+            several outputs, or no client.
         """
         from . import _dask
         client = _dask.client_or_default(self.client)
@@ -201,67 +167,93 @@ class DaskBoosting:
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
         array = _dask.as_row_chunked(features, "features")
-        chunks = array.chunks[0]
-        labels = _dask.as_matching_vector(targets, chunks, "targets")
+        row_chunks = array.chunks[0]
+        labels = _dask.as_matching_targets(targets, row_chunks, "targets")
+        outputs = 1 if labels.ndim == 1 else int(labels.shape[1])
+        if outputs > 1 and self.weak_learner != "lut":
+            raise InvalidValueError(f"targets: stumps have one output, got {outputs} target columns "
+                                    f"(multi-output training needs weak_learner='lut')")
         if baseline is not None:
-            baseline = BoostedMachine(number_of_outputs=1, baseline=baseline).baseline  # validated
-            labels = labels - baseline[0]
-        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, chunks, "sample_weight")
+            baseline = BoostedMachine(number_of_outputs=outputs, baseline=baseline).baseline  # validated
+            labels = labels - (baseline[0] if labels.ndim == 1 else baseline)
+        weights = (None if sample_weight is None
+                   else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         loss = self.loss_function
+        raw_labels = client.compute(list(np.ravel(labels.to_delayed())))
+        target_columns, loss_columns = client.submit(tasks.loss_columns, raw_labels[0], loss).result()
+        if target_columns != outputs:
+            raise InvalidValueError(f"loss_function: {type(loss).__name__} reads the targets as {target_columns} "
+                                    f"columns (class labels); distributed training takes one target column per "
+                                    f"output")
+        if loss_columns != outputs:
+            raise InvalidValueError(f"loss_function: {type(loss).__name__} couples its outputs; distributed "
+                                    f"multi-output steps need a loss with one term per output")
+        label_parts = [client.submit(tasks.checked_targets, part, loss, pure=False) for part in raw_labels]
+        del raw_labels
         parts = client.compute(list(array.to_delayed()[:, 0]))
-        label_parts = [client.submit(_check_chunk_targets, part, loss, pure=False)
-                       for part in client.compute(list(labels.to_delayed()))]
-        weight_parts = ([None] * len(parts) if weights is None else client.compute(list(weights.to_delayed())))
-        thresholds = self._thresholds(client, array, parts)
-        offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
-        split = np.concatenate([np.append(t, np.nan) for t in thresholds])
-        number_of_bins = int(max(t.size for t in thresholds) + 1)
-        padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
-        codes = [client.submit(_encode, part, padded) for part in parts]
+        weight_parts = [None] * len(parts) if weights is None else client.compute(list(weights.to_delayed()))
+        if self.weak_learner == "stump":
+            thresholds = self._thresholds(client, array, parts)
+            offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
+            split = np.concatenate([np.append(t, np.nan) for t in thresholds])
+            padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
+            bins = int(max(t.size for t in thresholds) + 1)
+            coded = [client.submit(tasks.coded_bins, part, padded, bins) for part in parts]
+            chooser = _StumpChooser(offsets, split)
+        else:
+            entries = self.lut_entries
+            if entries is None:
+                entries = max(2, int(max(client.gather([client.submit(tasks.finite_max, p) for p in parts]))) + 1)
+            coded = [client.submit(tasks.coded_values, part, entries) for part in parts]
+            offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
+            chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
         del parts
-        scores = [client.submit(np.zeros, (n, 1)) for n in chunks]
-        machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
-                                 metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting"},
-                                 decision_rule=loss.decision_rule(1), baseline=baseline)
+        chunks = _Chunks(client, coded, label_parts, weight_parts,
+                         [client.submit(np.zeros, (n, outputs)) for n in row_chunks])
+        machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
+                                 metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
+                                           "weak_learner": self.weak_learner},
+                                 decision_rule=loss.decision_rule(outputs), baseline=baseline)
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
-            pieces = [client.submit(_gradient_histogram, c, t, s, w, loss, number_of_bins, offsets)
-                      for c, t, s, w in zip(codes, label_parts, scores, weight_parts)]
-            histograms = client.submit(_in_order, *[client.submit(lambda p: p[0], p) for p in pieces]).result()
-            totals = client.gather(client.submit(lambda *ps: [(p[1], p[2]) for p in ps], *pieces))
-            gradient_sum = _in_order(*[t[0] for t in totals])
-            absolute_sum = _in_order(*[t[1] for t in totals])
-            tolerance = TIE_TOLERANCE * absolute_sum
-            best, gain, _ = kernels.best_stump_split(histograms, offsets, -gradient_sum,
-                                                     tolerance, False)
-            if best < 0 or abs(gain) <= tolerance:
-                logger.info("DaskBoosting round %d: no stump follows the gradient; stopping", round_index + 1)
+            histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
+            choice = chooser.choose(histograms, absolute, gradient_sum)
+            if choice is None:
+                logger.info("DaskBoosting round %d: no weak machine follows the gradient; stopping", round_index + 1)
                 break
-            index = int(np.searchsorted(offsets, best, side="right") - 1)
-            polarity = 1.0 if gain >= 0 else -1.0
-            code_threshold = int(best - offsets[index]) + 1
-            outputs = [client.submit(_stump_outputs, c, index, code_threshold, polarity) for c in codes]
-            alpha = self._newton(client, label_parts, scores, outputs, weight_parts)
-            if alpha == 0.0:
+            weak, output_task, arguments = choice
+            weak_outputs = [client.submit(output_task, c, *arguments) for c in chunks.coded]
+            alpha = self._newton(chunks, weak_outputs, outputs)
+            if np.all(alpha == 0.0):
                 logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                 break
-            machine.add_weak_machine(StumpMachine(float(split[best]), polarity, index), np.array([alpha]))
-            scores = [client.submit(_moved, s, o, alpha) for s, o in zip(scores, outputs)]
-            logger.info("DaskBoosting round %d/%d: feature %d, weight %.6g", round_index + 1, number_of_rounds,
-                        index, alpha)
+            machine.add_weak_machine(weak, alpha)
+            chunks.scores = [client.submit(tasks.moved, s, o, alpha) for s, o in zip(chunks.scores, weak_outputs)]
+            logger.info("DaskBoosting round %d/%d: %r, weights %s", round_index + 1, number_of_rounds, weak, alpha)
             if stop_requested(callback, round_index, machine, None):
                 break
         training_ended(callback, machine)
         return machine
 
+    def _histograms(self, chunks: _Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""
+        client = chunks.client
+        pieces = [client.submit(tasks.gradient_histogram, c, t, s, w, self.loss_function, offsets)
+                  for c, t, s, w in zip(chunks.coded, chunks.targets, chunks.scores, chunks.weights)]
+        histograms = client.submit(tasks.in_order, *[client.submit(tasks.histogram_of, p) for p in pieces])
+        totals = client.submit(tasks.totals_of, *pieces)
+        histograms, totals = client.gather([histograms, totals])
+        return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
+
     def _thresholds(self, client, array, parts) -> list[np.ndarray]:
         """Every feature's thresholds, as the in-memory binning finds them, from global counts or the sample."""
         if np.issubdtype(array.dtype, np.integer):
-            ranges = client.gather([client.submit(_integer_range, p) for p in parts])
+            ranges = client.gather([client.submit(tasks.integer_range, p) for p in parts])
             low = np.min([r[0] for r in ranges], axis=0)
             high = np.max([r[1] for r in ranges], axis=0)
             span = int((high - low).max()) + 1
-            counts = client.submit(_in_order, *[client.submit(_value_counts, p, low, span) for p in parts]).result()
+            counts = client.submit(tasks.in_order, *[client.submit(tasks.value_counts, p, low, span)
+                                                     for p in parts]).result()
             return count_thresholds(counts, low, self.max_bins)
         rows = sample_rows(array.shape[0])
         sample = (array if rows is None else array[rows]).compute()
@@ -269,47 +261,86 @@ class DaskBoosting:
             raise InvalidValueError("features: contain NaN or infinite values")
         return all_thresholds(sample, self.max_bins, 1, None)[0]
 
-    def _newton(self, client, label_parts, scores, outputs, weight_parts) -> float:
-        """The step minimising the summed loss along the stump's outputs (Newton, halving on an increase).
+    def _newton(self, chunks: _Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
+        """Each output's step minimising the summed loss along the weak outputs (Newton, halving on an increase).
 
-        For the exponential loss with +-1 targets the minimum is ``1/2 log(right / wrong)`` from two sums,
-        one pass instead of Newton's several, unless an exponent reaches the loss's cap on the way.
+        For the exponential loss with +-1 targets and one output the minimum is ``1/2 log(right / wrong)``
+        from two sums, one pass instead of Newton's several, unless an exponent reaches the loss's cap.
         """
         loss = self.loss_function
-        if type(loss) is ExponentialLoss:
-            parts = [client.submit(_exponential_sums, t, s, o, w)
-                     for t, s, o, w in zip(label_parts, scores, outputs, weight_parts)]
-            right, wrong, largest, plus_minus_one = (
-                client.submit(lambda *ps: [_in_order(*[p[i] for p in ps]) for i in range(3)]
-                              + [min(p[3] for p in ps)], *parts).result())
+        each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
+        if type(loss) is ExponentialLoss and outputs == 1:
+            parts = [chunks.client.submit(tasks.exponential_sums, *fields) for fields in zip(*each)]
+            right, wrong, largest, plus_minus_one = chunks.client.submit(_exponential_totals, *parts).result()
             if plus_minus_one and right > 0 and wrong > 0:
                 alpha = 0.5 * float(np.log(right / wrong))
                 if largest + abs(alpha) < EXPONENT_LIMIT:
-                    return alpha
+                    return np.array([alpha])
 
-        def sums(alpha: float) -> np.ndarray:
-            parts = [client.submit(_newton_sums, t, s, o, w, loss, alpha, pure=False)
-                     for t, s, o, w in zip(label_parts, scores, outputs, weight_parts)]
-            return client.submit(_in_order, *parts).result()
+        def sums(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return tuple(chunks.reduce(tasks.newton_sums, loss, alpha, each=each, pure=False).result())
 
-        alpha = 0.0
+        alpha = np.zeros(outputs)
         value, first, second = sums(alpha)
+        active = np.ones(outputs, dtype=bool)
         for _ in range(NEWTON_ITERATIONS):
-            if not second > 0:
+            active &= second > 0
+            if not active.any():
                 break
-            step = -first / second
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = np.where(active, -first / second, 0.0)
             candidate = alpha + step
             new_value, new_first, new_second = sums(candidate)
             # halve only a step that is worse beyond rounding: near the minimum, rounding alone makes the loss
-            # wobble by ulps, and each halving is another pass over every chunk
+            # wobble by ulps, and each halving is another pass over every chunk (the outputs are separate
+            # terms, so halving one output's step leaves the others' sums as they are)
+            worse = new_value > value + LOSS_ROUNDING * np.abs(value)
             halvings = 0
-            while new_value > value + LOSS_ROUNDING * abs(value) and halvings < MAX_HALVINGS:
-                step /= 2.0
+            while worse.any() and halvings < MAX_HALVINGS:
+                step = np.where(worse, step / 2.0, step)
                 candidate = alpha + step
                 new_value, new_first, new_second = sums(candidate)
+                worse &= new_value > value + LOSS_ROUNDING * np.abs(value)
                 halvings += 1
             alpha, value, first, second = candidate, new_value, new_first, new_second
-            if abs(step) <= NEWTON_TOLERANCE * max(1.0, abs(alpha)):
+            active &= np.abs(step) > NEWTON_TOLERANCE * np.maximum(1.0, np.abs(alpha))
+            if not active.any():
                 break
-        return float(alpha)
+        return alpha
 
+
+def _exponential_totals(*parts: np.ndarray) -> list[float]:
+    """The chunks' right and wrong weights summed in order, the largest exponent, and whether all are +-1."""
+    return [tasks.in_order(*[p[0] for p in parts]), tasks.in_order(*[p[1] for p in parts]),
+            max(p[2] for p in parts), min(p[3] for p in parts)]
+
+
+class _StumpChooser:
+    """The in-memory stump rule on summed histograms: the engine's split search with its tie tolerance."""
+
+    def __init__(self, offsets: np.ndarray, split_values: np.ndarray) -> None:
+        self.offsets, self.split_values = offsets, split_values
+
+    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
+        """``(stump, output task, its arguments)``, or None when no stump follows the gradient."""
+        tolerance = TIE_TOLERANCE * float(absolute[0])
+        best, gain, _ = kernels.best_stump_split(np.ascontiguousarray(histograms[:, 0]), self.offsets,
+                                                 -float(gradient_sum[0]), tolerance, False)
+        if best < 0 or abs(gain) <= tolerance:
+            return None
+        index = int(np.searchsorted(self.offsets, best, side="right") - 1)
+        polarity = 1.0 if gain >= 0 else -1.0
+        stump = StumpMachine(float(self.split_values[best]), polarity, index)
+        return stump, tasks.stump_outputs, (index, int(best - self.offsets[index]) + 1, polarity)
+
+
+class _LUTChooser:
+    """The in-memory look-up-table rule on summed histograms (:meth:`LUTTrainer.from_histograms`)."""
+
+    def __init__(self, trainer: LUTTrainer) -> None:
+        self.trainer = trainer
+
+    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
+        """``(table, output task, its arguments)``."""
+        lut = self.trainer.from_histograms(histograms, absolute)
+        return lut, tasks.lut_outputs, (lut.look_up_tables, lut.indices)

@@ -115,16 +115,32 @@ class LUTTrainer:
         return Proposal(self._fit(prepared, state.gradient))
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> LUTMachine:
-        histograms = binned.histograms(gradient).reshape(binned.number_of_features, self._entries,
-                                                         self.number_of_outputs)
-        criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better
+        all_missing = None
         if binned.missing:
             all_missing = binned.coded.counts[:, self.maximum_feature_value] == binned.number_of_samples
+        return self.from_histograms(binned.histograms(gradient), np.abs(gradient).sum(axis=0), all_missing)
+
+    def from_histograms(self, histograms: np.ndarray, absolute_sums: np.ndarray,
+                        all_missing: np.ndarray | None = None) -> LUTMachine:
+        """The LUT machine chosen from summed gradient histograms (how distributed training uses the rule).
+
+        Parameters
+        ----------
+        histograms : numpy.ndarray
+            (#features * #entries, #outputs) loss gradient summed per feature value (feature-major).
+        absolute_sums : numpy.ndarray
+            (#outputs,) sums of the gradient's absolute values, which scale the tie tolerance.
+        all_missing : numpy.ndarray, optional
+            (#features,) whether a feature is NaN for every sample (never selected); with ``missing="bin"``.
+        """
+        histograms = histograms.reshape(-1, self._entries, self.number_of_outputs)
+        criterion = -np.abs(histograms).sum(axis=1)  # (#features, #outputs); lower is better
+        if all_missing is not None:
             if all_missing.all():
                 raise InvalidValueError("features: every feature is NaN for every sample, so no LUT can tell "
                                         "samples apart")
             criterion[all_missing] = np.inf
-        tolerance = TIE_TOLERANCE * np.abs(gradient).sum(axis=0)
+        tolerance = TIE_TOLERANCE * absolute_sums
         if self.selection_style == "shared":
             summed = criterion.sum(axis=1)
             indices = np.full(self.number_of_outputs, np.argmax(summed <= summed.min() + tolerance.sum()))
@@ -134,4 +150,4 @@ class LUTTrainer:
         selected = histograms[indices, :, outputs].T  # (#entries, #outputs)
         # a summed gradient within rounding of zero is zero: its sign would depend on the sample order
         table = np.where(selected <= tolerance, 1.0, -1.0)
-        return LUTMachine(table, indices, missing_entry=bool(binned.missing))
+        return LUTMachine(table, indices, missing_entry=self.accepts_missing)

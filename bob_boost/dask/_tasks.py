@@ -1,0 +1,127 @@
+"""What the workers run: plain numpy functions of one chunk, with no Dask in them.
+
+Each takes the arrays of one row chunk (its coded features, targets, current scores, sample weights) and
+returns a few numbers or a histogram; the driver sums what the chunks return, in chunk order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.codes import CodedFeatures, code_dtype, count_integer_values, encode
+from ..exceptions import InvalidValueError
+from ..losses import LossFunction
+from ..losses.exponential import EXPONENT_LIMIT
+from ..weak.lut import check_discrete
+
+
+def integer_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's smallest and largest value."""
+    return chunk.min(axis=0).astype(np.int64), chunk.max(axis=0).astype(np.int64)
+
+
+def value_counts(chunk: np.ndarray, low: np.ndarray, span: int) -> np.ndarray:
+    """(#features, span) counts of every integer value ``low[f] + k``."""
+    return count_integer_values(chunk, low, span, 1)
+
+
+def finite_max(chunk: np.ndarray) -> float:
+    """The chunk's largest value; NaN or infinity is an error."""
+    if not np.isfinite(chunk).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
+    return float(chunk.max())
+
+
+def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int) -> CodedFeatures:
+    """The chunk's bin codes against the global thresholds, ready for histograms (built once per run)."""
+    return CodedFeatures(encode(chunk, padded, 1), number_of_bins, 1)
+
+
+def coded_values(chunk: np.ndarray, entries: int) -> CodedFeatures:
+    """The chunk's integer values as their own codes, for look-up tables of ``entries`` rows."""
+    if not np.isfinite(chunk).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
+    check_discrete(chunk, entries)
+    return CodedFeatures(np.ascontiguousarray(chunk.T.astype(code_dtype(entries))), entries, 1)
+
+
+def checked_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
+    """The chunk's targets as the loss reads them; NaN is an error."""
+    if np.isnan(chunk).any():
+        raise InvalidValueError("targets: contain NaN")
+    return loss.check_targets(chunk)
+
+
+def loss_columns(chunk: np.ndarray, loss: LossFunction) -> tuple[int, int]:
+    """Columns of the targets as the loss reads them, and of its per-sample values (one per output for a
+    separable loss, one for a loss that couples the outputs)."""
+    targets = checked_targets(chunk, loss)[:1]
+    return int(targets.shape[1]), int(loss.loss(targets, np.zeros_like(targets)).shape[1])
+
+
+def gradient_histogram(coded: CodedFeatures, targets: np.ndarray, scores: np.ndarray, weights,
+                       loss: LossFunction, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(#bins, #outputs) histogram of the chunk's weighted loss gradient, its column sums and absolute sums."""
+    gradient = loss.loss_gradient(targets, scores)
+    if weights is not None:
+        gradient = gradient * weights[:, np.newaxis]
+    gradient = np.ascontiguousarray(gradient)
+    return coded.histograms(gradient, offsets), gradient.sum(axis=0), np.abs(gradient).sum(axis=0)
+
+
+def histogram_of(piece: tuple) -> np.ndarray:
+    """The histogram of :func:`gradient_histogram`'s result (kept on the cluster for the reduction)."""
+    return piece[0]
+
+
+def totals_of(*pieces: tuple) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The small column sums of every chunk's :func:`gradient_histogram`, for the driver."""
+    return [(piece[1], piece[2]) for piece in pieces]
+
+
+def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float) -> np.ndarray:
+    """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold."""
+    return np.where(coded.codes[feature] >= code_threshold, polarity, -polarity)[:, np.newaxis]
+
+
+def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """(#rows, #outputs) outputs of a look-up table: ``table[x[indices[k]], k]``."""
+    columns = [table[coded.codes[feature], k] for k, feature in enumerate(indices)]
+    return np.stack(columns, axis=1)
+
+
+def newton_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
+                alpha: np.ndarray) -> np.ndarray:
+    """(3, #outputs): each output's loss, derivative and second derivative along ``outputs`` at ``alpha``."""
+    moved = scores + alpha * outputs
+    values = loss.loss(targets, moved)
+    first = loss.loss_gradient(targets, moved) * outputs
+    second = loss.loss_hessian(targets, moved) * outputs * outputs
+    if weights is not None:
+        column = weights[:, np.newaxis]
+        values, first, second = values * column, first * column, second * column
+    return np.stack([values.sum(axis=0), first.sum(axis=0), second.sum(axis=0)])
+
+
+def exponential_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights) -> np.ndarray:
+    """The exponential loss's weight on the samples the stump gets right and wrong, the largest exponent,
+    and whether every target is +-1: ``phi(alpha) = right * exp(-alpha) + wrong * exp(alpha)`` then."""
+    exponent = -targets * scores
+    values = np.exp(np.minimum(exponent, EXPONENT_LIMIT))[:, 0]
+    if weights is not None:
+        values = values * weights
+    right = (targets * outputs)[:, 0] > 0
+    return np.array([values[right].sum(), values[~right].sum(), exponent.max(),
+                     float(np.all(np.abs(targets) == 1.0))])
+
+
+def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """The chunk's scores after the round's weak machine."""
+    return scores + alpha * outputs
+
+
+def in_order(*parts):
+    """Sum ``parts`` left to right: the reduction's order is the chunks' order, whatever the scheduling."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
