@@ -278,3 +278,82 @@ def test_look_up_table_inputs_and_losses_that_cannot_be_distributed(client):
         DaskBoosting(bob_boost.SoftmaxLoss(), client=client, weak_learner="lut").train(good, labels, 2)
     with pytest.raises(ValueError, match="weak_learner"):
         DaskBoosting(bob_boost.LogitLoss(), weak_learner="tree")
+
+
+def _cost_sensitive_trainers():
+    return [bob_boost.AdaBoostDBTrainer(2.0, 1.0), bob_boost.AdaBoostDBTrainer(1.0, 3.0, selection="loss"),
+            bob_boost.CostSensitiveAdaBoostTrainer(2.0, 1.0)]
+
+
+@pytest.mark.parametrize("trainer", _cost_sensitive_trainers(), ids=["db-alpha", "db-loss", "cs"])
+def test_cost_sensitive_boosting_gives_the_in_memory_model(client, trainer):
+    from bob_boost.dask import DaskCostSensitiveBoosting
+
+    features, targets = _data(seed=12)
+    order = np.argsort(-targets, kind="stable")  # the first chunk holds positives only
+    features, targets = features[order], targets[order]
+    chunks = ((150, 900, 7, 443),)
+    distributed_trainer = DaskCostSensitiveBoosting(trainer, client=client)
+    machine = distributed_trainer.train(da.from_array(features, chunks=chunks + ((6,),)),
+                                        da.from_array(targets, chunks=chunks), 10)
+    memory = trainer.train(features, targets, 10)
+    _assert_same_model(machine, memory)
+    assert machine.metadata["trainer"] == memory.metadata["trainer"]
+    assert distributed_trainer.root_searches > 0
+
+
+def test_cost_sensitive_boosting_with_sample_weights_and_float_features(client):
+    from bob_boost.dask import DaskCostSensitiveBoosting
+
+    features, targets = _data(n=900, seed=13)
+    features = features / 7.0  # floats with few distinct values: the binned pool is the exact pool
+    weights = np.random.default_rng(14).uniform(0.0, 3.0, size=targets.size)
+    trainer = bob_boost.AdaBoostDBTrainer(3.0, 1.0)
+    machine = DaskCostSensitiveBoosting(trainer, client=client).train(
+        da.from_array(features, chunks=(250, 6)), targets, 8, sample_weight=da.from_array(weights, chunks=300))
+    _assert_same_model(machine, trainer.train(features, targets, 8, sample_weight=weights))
+
+
+def test_cost_sensitive_bad_inputs(client):
+    from bob_boost.dask import DaskCostSensitiveBoosting
+
+    features, targets = _data(n=200)
+    good = da.from_array(features, chunks=100)
+    trainer = DaskCostSensitiveBoosting(bob_boost.AdaBoostDBTrainer(2.0, 1.0), client=client)
+    with pytest.raises(ValueError, match="targets: both classes"):
+        trainer.train(good, np.ones(200), 2)
+    with pytest.raises(ValueError, match=r"targets: must be -1 or \+1"):
+        trainer.train(good, targets * 2, 2)
+    with pytest.raises(ValueError, match="sample_weight: must be finite and non-negative"):
+        trainer.train(good, targets, 2, sample_weight=-np.ones(200))
+    with pytest.raises(ValueError, match="sample_weight: each class needs some positive weight"):
+        trainer.train(good, targets, 2, sample_weight=np.where(targets > 0, 0.0, 1.0))
+    with pytest.raises(TypeError, match="trainer"):
+        DaskCostSensitiveBoosting(bob_boost.ExponentialLoss())
+
+
+def test_the_adaboostdb_classifier_matches_the_in_memory_classifier(client, tmp_path):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskAdaBoostDBClassifier
+    from bob_boost.sklearn import AdaBoostDBClassifier, load_estimator
+
+    features, targets = _data(seed=15)
+    labels = np.where(targets > 0, 7, 3)
+    weights = np.random.default_rng(16).uniform(0.5, 2.0, size=targets.size)
+    dX = da.from_array(features, chunks=(350, 6))
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=8, client=client).fit(
+        dX, labels, sample_weight=da.from_array(weights, chunks=350))
+    memory = AdaBoostDBClassifier(2.0, 1.0, n_estimators=8, early_stopping=False).fit(
+        features, labels, sample_weight=weights)
+    _assert_same_model(model.machine_, memory.machine_)
+    local = model.to_local()
+    assert isinstance(local, AdaBoostDBClassifier) and local.classes_.tolist() == [3, 7]
+    predicted = model.predict(dX)
+    assert isinstance(predicted, da.Array)
+    assert np.array_equal(predicted.compute(), memory.predict(features))
+    np.testing.assert_allclose(model.decision_function(dX).compute(), memory.decision_function(features),
+                               rtol=1e-9, atol=1e-12)
+    local.save(tmp_path / "db.hdf5")
+    assert np.array_equal(load_estimator(tmp_path / "db.hdf5").predict(features), memory.predict(features))
+    with pytest.raises(ValueError, match="sample_weight: each class needs some positive weight"):
+        DaskAdaBoostDBClassifier(client=client).fit(dX, labels, sample_weight=np.where(targets > 0, 0.0, 1.0))

@@ -1,23 +1,29 @@
 """Training and prediction on a Dask cluster (the optional ``dask`` extra).
 
-- :class:`DaskBoosting`: the generic trainer's decision stumps with any twice-differentiable loss, trained
-  from a ``dask.array`` whose row chunks stay on the workers; each round moves one histogram per chunk;
+- :class:`DaskBoosting`: the generic trainer's decision stumps or look-up tables (one or several outputs)
+  with any twice-differentiable loss, trained from a ``dask.array`` or ``dask.dataframe`` whose row chunks
+  stay on the workers; each round moves one histogram per chunk;
+- :class:`DaskCostSensitiveBoosting`: AdaBoostDB (with its Conditional Search) and Cost-Sensitive AdaBoost,
+  the in-memory trainers' own rules on class histograms summed over the chunks;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
-- :class:`DaskBoostingClassifier` (needs scikit-learn too): a binary stump classifier fitted from Dask
-  arrays, predicting Dask arrays, with ``to_local()`` giving the in-memory ``BoostingClassifier``;
-  :class:`DaskBoostingRegressor`, its squared-loss twin of ``BoostingRegressor``.
+- scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
+  :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier` and
+  :class:`DaskBoostingRegressor` (squared loss).
 
 Importing this module without Dask raises ``ImportError`` naming the extra.
 """
+from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._dask import NoClientError, decision_scores
 from ._training import DaskBoosting
 
-__all__ = ["DaskBoosting", "DaskBoostingClassifier", "DaskBoostingRegressor", "NoClientError", "decision_scores"]
+#: The estimators, imported on first use (they need scikit-learn, which the dask extra does not install).
+_ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor")
+
+__all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "NoClientError", "decision_scores", *_ESTIMATORS]
 
 
 def __getattr__(name: str):
-    # the estimator needs scikit-learn, which the dask extra alone does not install
-    if name in ("DaskBoostingClassifier", "DaskBoostingRegressor"):
+    if name in _ESTIMATORS:
         from . import _estimators
         return getattr(_estimators, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,8 @@
 """The only module that imports Dask: clients, and validation of Dask inputs at the public edge."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
@@ -53,6 +55,17 @@ def _as_array(values, name: str):
         return to_array(lengths=True)
     except (TypeError, ValueError) as error:
         raise InvalidValueError(f"{name}: cannot be read as an array ({error})") from None
+
+
+@contextlib.contextmanager
+def connected(client):
+    """:func:`client_or_default`, closed afterwards when it was connected here (``client`` an address)."""
+    active = client_or_default(client)
+    try:
+        yield active
+    finally:
+        if isinstance(client, str):
+            active.close()
 
 
 def as_row_chunked(features, name: str) -> "da.Array":
@@ -131,6 +144,14 @@ def weighted_mean(values: "da.Array", weights: "da.Array | None") -> float:
     if weights is None:
         return float(values.mean().compute())
     return float(((values * weights).sum() / weights.sum()).compute())
+
+
+def class_halves(weights: "da.Array", positive: "da.Array", name: str) -> "da.Array":
+    """``weights`` rescaled so that each class (``positive`` or not) weighs 1/2 (class sums on the cluster)."""
+    sums = da.compute(weights[positive].sum(), weights[~positive].sum())
+    if not (sums[0] > 0 and sums[1] > 0):
+        raise InvalidValueError(f"{name}: each class needs some positive weight")
+    return weights / da.where(positive, 2.0 * sums[0], 2.0 * sums[1])
 
 
 def decision_scores(machine, features) -> "da.Array":

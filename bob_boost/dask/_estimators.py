@@ -1,4 +1,4 @@
-"""A scikit-learn classifier trained on a Dask cluster, with ``to_local()`` to the in-memory estimator."""
+"""scikit-learn estimators trained on a Dask cluster, each with ``to_local()`` to its in-memory twin."""
 from __future__ import annotations
 
 import copy
@@ -11,16 +11,67 @@ from .._validation import check_choice, check_positive_int
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..recipes import make_loss
 from ..losses import SquaredLoss
-from ..sklearn import BoostingClassifier, BoostingRegressor
+from ..sklearn import AdaBoostDBClassifier, BoostingClassifier, BoostingRegressor
 from ..sklearn._base import ESTIMATOR_KEY
 from . import _dask
+from ..trainers.cost_sensitive import AdaBoostDBTrainer
+from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._training import DaskBoosting
 
 #: The losses of :class:`DaskBoostingClassifier` (univariate, twice differentiable).
 DASK_CLASSIFICATION_LOSSES = ("exponential", "logit")
 
 
-class DaskBoostingClassifier(ClassifierMixin, BaseEstimator):
+class _DaskClassifier(ClassifierMixin, BaseEstimator):
+    """What the Dask classifiers share: labels to +-1 targets on the cluster, and prediction through
+    ``to_local()``'s in-memory estimator (block by block for Dask inputs)."""
+
+    def _binary_targets(self, X, y):
+        """The row-chunked features, and ``y`` as +-1 targets (``classes_[1]`` is +1); sets the classes."""
+        features = _dask.as_row_chunked(X, "X")
+        labels = _dask.as_label_vector(y, features.chunks[0], "y")
+        encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
+        if len(encoding.classes) != 2:
+            raise ValueError(f"y: {type(self).__name__} is binary, got {len(encoding.classes)} classes")
+        positive = encoding.classes[1]
+        self._encoding = encoding
+        self.classes_ = np.array(encoding.classes)
+        self.n_features_in_ = int(features.shape[1])
+        return features, labels.map_blocks(lambda block: np.where(block == positive, 1.0, -1.0), dtype=np.float64)
+
+    def _fill(self, local):
+        """``local`` (the in-memory twin, unfitted) fitted with a copy of this model."""
+        machine = copy.deepcopy(self.machine_)
+        local.n_features_in_ = self.n_features_in_
+        local._encoding = self._encoding
+        local.classes_ = self.classes_
+        local.machine_ = machine
+        local.n_iter_ = len(machine)
+        local.train_score_ = np.full(len(machine) + 1, np.nan)
+        local.validation_score_ = np.empty(0)
+        machine.metadata.update(local._classifier_metadata())
+        machine.metadata[ESTIMATOR_KEY] = type(local).__name__
+        return local
+
+    def decision_function(self, X):
+        """Scores (positive: ``classes_[1]``): a Dask array for a Dask ``X``, else a numpy array."""
+        return self._apply("decision_function", X, np.float64)
+
+    def predict(self, X):
+        """Predicted labels: a Dask array for a Dask ``X``, else a numpy array."""
+        return self._apply("predict", X, self.classes_.dtype)
+
+    def _apply(self, method: str, X, dtype):
+        """The in-memory estimator's ``method`` on ``X``, block by block for a Dask array."""
+        check_is_fitted(self)
+        function = getattr(self.to_local(), method)
+        if not _dask.is_dask(X):
+            return function(X)
+        features = _dask.as_row_chunked(X, "X")
+        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+
+
+class DaskBoostingClassifier(_DaskClassifier):
     """Binary boosted stumps trained from Dask arrays; the twin of ``BoostingClassifier(weak_learner="stump")``.
 
     Parameters
@@ -60,53 +111,81 @@ class DaskBoostingClassifier(ClassifierMixin, BaseEstimator):
         """
         check_choice(self.loss, "loss", DASK_CLASSIFICATION_LOSSES)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        features = _dask.as_row_chunked(X, "X")
-        labels = _dask.as_label_vector(y, features.chunks[0], "y")
-        encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
-        if len(encoding.classes) != 2:
-            raise ValueError(f"y: DaskBoostingClassifier is binary, got {len(encoding.classes)} classes")
-        positive = encoding.classes[1]
-        targets = labels.map_blocks(lambda block: np.where(block == positive, 1.0, -1.0), dtype=np.float64)
+        features, targets = self._binary_targets(X, y)
         trainer = DaskBoosting(make_loss(self.loss), self.max_bins, self.client)
         self.machine_ = trainer.train(features, targets, rounds, sample_weight=sample_weight)
-        self._encoding = encoding
-        self.classes_ = np.array(encoding.classes)
-        self.n_features_in_ = int(features.shape[1])
         return self
 
     def to_local(self) -> BoostingClassifier:
         """The in-memory :class:`~bob_boost.sklearn.BoostingClassifier` with this model (its ``save`` and all)."""
         check_is_fitted(self)
-        local = BoostingClassifier(loss=self.loss, weak_learner="stump", n_estimators=self.n_estimators,
-                                   max_bins=self.max_bins, early_stopping=False)
-        machine = copy.deepcopy(self.machine_)
-        local.n_features_in_ = self.n_features_in_
-        local._encoding = self._encoding
-        local.classes_ = self.classes_
-        local.machine_ = machine
-        local.n_iter_ = len(machine)
-        local.train_score_ = np.full(len(machine) + 1, np.nan)
-        local.validation_score_ = np.empty(0)
-        machine.metadata.update(local._classifier_metadata())
-        machine.metadata[ESTIMATOR_KEY] = "BoostingClassifier"
-        return local
+        return self._fill(BoostingClassifier(loss=self.loss, weak_learner="stump", n_estimators=self.n_estimators,
+                                             max_bins=self.max_bins, early_stopping=False))
 
-    def decision_function(self, X):
-        """Scores (positive: ``classes_[1]``): a Dask array for a Dask ``X``, else a numpy array."""
-        return self._apply("decision_function", X, np.float64)
 
-    def predict(self, X):
-        """Predicted labels: a Dask array for a Dask ``X``, else a numpy array."""
-        return self._apply("predict", X, self.classes_.dtype)
+class DaskAdaBoostDBClassifier(_DaskClassifier):
+    """AdaBoostDB trained from Dask arrays; the twin of :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
 
-    def _apply(self, method: str, X, dtype):
-        """The in-memory estimator's ``method`` on ``X``, block by block for a Dask array."""
+    As there, each class starts with half of the total weight whatever the class sizes, and
+    ``sample_weight`` spreads that half within the class (the class sums are computed on the cluster).
+
+    Parameters
+    ----------
+    cost_positive, cost_negative : float
+        The costs of a false negative and a false positive.
+    n_estimators : int
+        Rounds of boosting (stumps) at most.
+    selection : {"alpha", "loss"}
+        AdaBoostDB's selection rule (see :class:`~bob_boost.AdaBoostDBTrainer`).
+    max_bins : int
+        Bins per feature (2 .. 256); the stump pool is the in-memory one for features with at most
+        ``max_bins`` distinct values.
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address (None: the current default client).
+
+    Attributes
+    ----------
+    machine_ : BoostedMachine
+        The trained machine.
+    classes_ : numpy.ndarray
+        The two class labels; ``classes_[1]`` is the positive class.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
+                 selection: str = "alpha", max_bins: int = 256, client=None) -> None:
+        self.cost_positive = cost_positive
+        self.cost_negative = cost_negative
+        self.n_estimators = n_estimators
+        self.selection = selection
+        self.max_bins = max_bins
+        self.client = client
+
+    def fit(self, X, y, sample_weight=None) -> "DaskAdaBoostDBClassifier":
+        """Train on the Dask array (or dataframe) ``X`` with two-class labels ``y``.
+
+        Raises
+        ------
+        ValueError
+            For other than two classes, bad costs, or the inputs :class:`DaskCostSensitiveBoosting` rejects.
+        """
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
+        features, targets = self._binary_targets(X, y)
+        weights = None
+        if sample_weight is not None:
+            weights = _dask.class_halves(_dask.as_matching_vector(sample_weight, features.chunks[0], "sample_weight"),
+                                         targets > 0, "sample_weight")
+        self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
+            features, targets, rounds, sample_weight=weights)
+        return self
+
+    def to_local(self) -> AdaBoostDBClassifier:
+        """The in-memory :class:`~bob_boost.sklearn.AdaBoostDBClassifier` with this model."""
         check_is_fitted(self)
-        function = getattr(self.to_local(), method)
-        if not _dask.is_dask(X):
-            return function(X)
-        features = _dask.as_row_chunked(X, "X")
-        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+        return self._fill(AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators,
+                                               self.selection, early_stopping=False))
 
 
 class DaskBoostingRegressor(RegressorMixin, BaseEstimator):

@@ -125,3 +125,71 @@ def in_order(*parts):
     for part in parts[1:]:
         total = total + part
     return total
+
+
+# -- cost-sensitive binary boosting (AdaBoostDB, Cost-Sensitive AdaBoost) -------------------------------
+
+def binary_labels(chunk: np.ndarray, weights) -> np.ndarray:
+    """The chunk's +-1 targets (checked), with NaN, other values and negative weights as errors."""
+    if np.isnan(chunk).any():
+        raise InvalidValueError("targets: contain NaN")
+    if not np.all(np.abs(chunk) == 1.0):
+        raise InvalidValueError("targets: must be -1 or +1")
+    if weights is not None and not (np.isfinite(weights).all() and np.all(weights >= 0)):
+        raise InvalidValueError("sample_weight: must be finite and non-negative")
+    return chunk
+
+
+def class_sums(labels: np.ndarray, weights) -> np.ndarray:
+    """(2,) the chunk's positive and negative sample counts (or weights)."""
+    values = np.ones(labels.size) if weights is None else weights
+    positive = labels > 0
+    return np.array([values[positive].sum(), values[~positive].sum()])
+
+
+def log_weight_peak(weights) -> float:
+    """The largest logarithm of the chunk's sample weights (for a global log-sum-exp)."""
+    with np.errstate(divide="ignore"):
+        return float(np.log(weights).max())
+
+
+def scaled_weight_sum(weights, peak: float) -> float:
+    """``sum exp(log w - peak)`` over the chunk."""
+    with np.errstate(divide="ignore"):
+        return float(np.exp(np.log(weights) - peak).sum())
+
+
+def log_initial(labels: np.ndarray, weights, shifts: np.ndarray) -> np.ndarray:
+    """The chunk's ``log D_1``: ``log w + shift`` (``shifts``: (2,) per class, or the same for both)."""
+    shift = np.where(labels > 0, shifts[0], shifts[1])
+    if weights is None:
+        return shift
+    with np.errstate(divide="ignore"):  # a zero weight is -inf: the sample never counts
+        return np.log(weights) + shift
+
+
+def _log_weights(labels, scores, initial, costs):
+    return initial - np.where(labels > 0, costs[0], costs[1]) * labels * scores[:, 0]
+
+
+def class_peaks(labels: np.ndarray, scores: np.ndarray, initial: np.ndarray, costs: np.ndarray) -> np.ndarray:
+    """(2,) the largest current log weight of each class in the chunk (-inf for a class it lacks)."""
+    log_weights = _log_weights(labels, scores, initial, costs)
+    positive = labels > 0
+    return np.array([log_weights[positive].max(initial=-np.inf), log_weights[~positive].max(initial=-np.inf)])
+
+
+def class_histogram(coded: CodedFeatures, labels: np.ndarray, scores: np.ndarray, initial: np.ndarray,
+                    costs: np.ndarray, references: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(#bins, 2) per-bin sums of each class's ``exp(log weight - reference)``, and their (2,) totals."""
+    log_weights = _log_weights(labels, scores, initial, costs)
+    positive = labels > 0
+    weights = np.zeros((labels.size, 2))
+    weights[positive, 0] = np.exp(log_weights[positive] - references[0])
+    weights[~positive, 1] = np.exp(log_weights[~positive] - references[1])
+    return coded.histograms(weights, offsets), weights.sum(axis=0)
+
+
+def total_of(piece: tuple) -> np.ndarray:
+    """The totals of :func:`class_histogram`'s result."""
+    return piece[1]

@@ -30,8 +30,7 @@ import numpy as np
 from .._validation import check_choice, check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine import kernels
-from ..engine.codes import padded_thresholds
-from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
+from ..engine.edges import check_max_bins
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
@@ -40,6 +39,7 @@ from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
 from . import _tasks as tasks
+from ._bins import binned_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -154,12 +154,8 @@ class DaskBoosting:
             several outputs, or no client.
         """
         from . import _dask
-        client = _dask.client_or_default(self.client)
-        try:
+        with _dask.connected(self.client) as client:
             return self._train(client, features, targets, number_of_rounds, sample_weight, callback, baseline)
-        finally:
-            if isinstance(self.client, str):  # connected here for this run
-                client.close()
 
     def _train(self, client, features, targets, number_of_rounds, sample_weight, callback,
                baseline) -> BoostedMachine:
@@ -193,12 +189,7 @@ class DaskBoosting:
         parts = client.compute(list(array.to_delayed()[:, 0]))
         weight_parts = [None] * len(parts) if weights is None else client.compute(list(weights.to_delayed()))
         if self.weak_learner == "stump":
-            thresholds = self._thresholds(client, array, parts)
-            offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
-            split = np.concatenate([np.append(t, np.nan) for t in thresholds])
-            padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
-            bins = int(max(t.size for t in thresholds) + 1)
-            coded = [client.submit(tasks.coded_bins, part, padded, bins) for part in parts]
+            coded, offsets, split = binned_chunks(client, array, parts, self.max_bins)
             chooser = _StumpChooser(offsets, split)
         else:
             entries = self.lut_entries
@@ -244,22 +235,6 @@ class DaskBoosting:
         totals = client.submit(tasks.totals_of, *pieces)
         histograms, totals = client.gather([histograms, totals])
         return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
-
-    def _thresholds(self, client, array, parts) -> list[np.ndarray]:
-        """Every feature's thresholds, as the in-memory binning finds them, from global counts or the sample."""
-        if np.issubdtype(array.dtype, np.integer):
-            ranges = client.gather([client.submit(tasks.integer_range, p) for p in parts])
-            low = np.min([r[0] for r in ranges], axis=0)
-            high = np.max([r[1] for r in ranges], axis=0)
-            span = int((high - low).max()) + 1
-            counts = client.submit(tasks.in_order, *[client.submit(tasks.value_counts, p, low, span)
-                                                     for p in parts]).result()
-            return count_thresholds(counts, low, self.max_bins)
-        rows = sample_rows(array.shape[0])
-        sample = (array if rows is None else array[rows]).compute()
-        if not np.isfinite(sample).all():
-            raise InvalidValueError("features: contain NaN or infinite values")
-        return all_thresholds(sample, self.max_bins, 1, None)[0]
 
     def _newton(self, chunks: _Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
         """Each output's step minimising the summed loss along the weak outputs (Newton, halving on an increase).

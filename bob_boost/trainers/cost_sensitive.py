@@ -119,12 +119,51 @@ class _CostSensitiveStumpBoosting:
         return {"loss": DoubleBaseLoss.name, "trainer": self.algorithm,
                 "cost_positive": self.cost_positive, "cost_negative": self.cost_negative}
 
+    #: Whether each round normalises each class's weights to sum 1 (AdaBoostDB's ``D_P``, ``D_N``) rather than
+    #: all weights together (Cost-Sensitive AdaBoost's distribution).
+    normalises_classes = False
+
     def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray,
                 counter: RootCounter) -> tuple[int, float, bool] | None:
         """Return ``(candidate, alpha, perfect)`` for this round, or None when no stump contributes.
 
         ``log_weights`` are the logarithms of the current sample weights; the equations solved add their root
         searches to ``counter``. ``perfect`` is True for a stump without training error (capped alpha).
+        """
+        # in the log domain, because the two classes' totals can be hundreds of orders of magnitude apart
+        groups = (np.flatnonzero(positive), np.flatnonzero(~positive))
+        peaks = np.array([log_weights[members].max() for members in groups])
+        class_weights = np.zeros((positive.size, 2))
+        if self.normalises_classes:
+            totals = np.empty(2)
+            for column, members in enumerate(groups):
+                scaled = np.exp(log_weights[members] - peaks[column])
+                totals[column] = scaled.sum()
+                class_weights[members, column] = scaled / totals[column]
+            log_totals = peaks + np.log(totals)
+        else:
+            distribution = np.exp(log_weights - peaks.max())
+            total = distribution.sum()
+            distribution /= total
+            for column, members in enumerate(groups):
+                class_weights[members, column] = distribution[members]
+            log_totals = None  # Cost-Sensitive AdaBoost's rule does not use them
+        return self.choose(pool.class_errors(class_weights), log_totals, counter)
+
+    def choose(self, errors: tuple[np.ndarray, ...], log_totals: np.ndarray | None,
+               counter: RootCounter) -> tuple[int, float, bool] | None:
+        """The round's ``(candidate, alpha, perfect)`` from the pool's class errors, or None.
+
+        Parameters
+        ----------
+        errors : tuple of numpy.ndarray
+            :meth:`StumpPool.class_errors` of the round's class weights, normalised as
+            :attr:`normalises_classes` says.
+        log_totals : numpy.ndarray or None
+            (2,) logarithms of the positive and negative classes' current total weights, when
+            :attr:`normalises_classes` (AdaBoostDB's static parameters need them); else None.
+        counter : RootCounter
+            Counts the step equations solved.
         """
         raise NotImplementedError
 
@@ -288,14 +327,9 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         solve = HYPERBOLIC_SOLVERS[self.root_search]
         return float(solve(*[np.array([value]) for value in sums], self.cost_positive, self.cost_negative)[0])
 
-    def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray,
-                counter: RootCounter) -> tuple[int, float, bool] | None:
-        distribution = np.exp(log_weights - log_weights.max())
-        distribution /= distribution.sum()
-        class_weights = np.zeros((positive.size, 2))
-        class_weights[positive, 0] = distribution[positive]
-        class_weights[~positive, 1] = distribution[~positive]
-        wrong_p, right_p, wrong_n, right_n = pool.class_errors(class_weights)
+    def choose(self, errors: tuple[np.ndarray, ...], log_totals: np.ndarray | None,
+               counter: RootCounter) -> tuple[int, float, bool] | None:
+        wrong_p, right_p, wrong_n, right_n = errors
         perfect = first_perfect(wrong_p, wrong_n)
         if perfect is not None:
             return perfect, self.alpha_cap, True
@@ -382,23 +416,14 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         error_n = np.array([wrong_n / (wrong_n + right_n)])
         return float(double_base_roots(error_p, error_n, a, b, self.cost_positive, self.cost_negative)[0])
 
-    def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray,
-                counter: RootCounter) -> tuple[int, float, bool] | None:
-        # each class's weights normalised to the sub-distributions D_P and D_N, in the log domain because
-        # the two classes' totals can be hundreds of orders of magnitude apart
-        class_weights = np.zeros((positive.size, 2))
-        log_totals = []
-        for column, members in enumerate((np.flatnonzero(positive), np.flatnonzero(~positive))):
-            values = log_weights[members]
-            peak = values.max()
-            scaled = np.exp(values - peak)
-            total = scaled.sum()
-            class_weights[members, column] = scaled / total
-            log_totals.append(float(peak + np.log(total)))
-        log_total_p, log_total_n = log_totals
+    normalises_classes = True
+
+    def choose(self, errors: tuple[np.ndarray, ...], log_totals: np.ndarray,
+               counter: RootCounter) -> tuple[int, float, bool] | None:
+        log_total_p, log_total_n = float(log_totals[0]), float(log_totals[1])
         a, b = self.static_parameters(log_total_p, log_total_n)
         # each class's weights sum to 1 (D_P, D_N), so the misclassified weights are the errors
-        error_p, _, error_n, _ = pool.class_errors(class_weights)
+        error_p, error_n = errors[0].copy(), errors[2].copy()
         # subnormal errors carry too few significant bits for the scalar and the vectorised root searches
         # to agree on their steps; they count as no error
         error_p[error_p < _TINY] = 0.0

@@ -34,10 +34,37 @@ class StumpPool:
     def __init__(self, features) -> None:
         # every bin summed directly, so that tiny class errors keep their relative precision
         binned = BinnedFeatures.from_values(as_feature_matrix(features), exact=True)
-        offsets = binned.offsets
+        values = binned.bin_values
+        last = np.zeros(values.size, dtype=bool)
+        last[binned.offsets[1:] - 1] = True
+        with np.errstate(invalid="ignore"):  # the last bins' "thresholds" are never used
+            thresholds = np.where(last, np.nan, midpoints(values, np.append(values[1:], np.nan)))
+        self._layout(binned.offsets, thresholds)
+        self._binned = binned
+
+    @classmethod
+    def from_bins(cls, offsets: np.ndarray, thresholds: np.ndarray) -> "StumpPool":
+        """The pool of bins given by their layout, whose class-wise sums come from elsewhere (a cluster).
+
+        Parameters
+        ----------
+        offsets : numpy.ndarray
+            (#features + 1,) feature ``f``'s bins are ``offsets[f]:offsets[f + 1]``.
+        thresholds : numpy.ndarray
+            (#bins,) the threshold between each bin and the next of its feature (any value for a last bin).
+
+        Use :meth:`errors_from_sums` rather than :meth:`class_errors` on it.
+        """
+        pool = cls.__new__(cls)
+        pool._layout(np.asarray(offsets, dtype=np.int64), np.asarray(thresholds, dtype=np.float64))
+        pool._binned = None
+        return pool
+
+    def _layout(self, offsets: np.ndarray, thresholds: np.ndarray) -> None:
         sizes = np.diff(offsets)
         n_features = sizes.size
-        self._binned = binned
+        self._offsets = offsets
+        self._thresholds = thresholds
         self._feature_of_bin = np.repeat(np.arange(n_features), sizes)
         last_bin = offsets[1:] - 1
         splits = np.ones(offsets[-1], dtype=bool)
@@ -86,7 +113,15 @@ class StumpPool:
             each of shape (#candidates,).
         """
         # plain sums of non-negative weights: >= 0, and exactly 0 over bins without weight
-        sums = self._binned.histograms(class_weights)
+        return self.errors_from_sums(self._binned.histograms(class_weights))
+
+    @property
+    def number_of_bins(self) -> int:
+        """Bins of all features together (the rows of :meth:`errors_from_sums`' argument)."""
+        return int(self._offsets[-1])
+
+    def errors_from_sums(self, sums: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`class_errors` from the (#bins, 2) per-bin sums of the class-wise weights."""
         grid = np.zeros((2, self._grid_size))
         grid[:, self._bin_cell] = sums.T
         rows = grid.reshape(2, -1, _ROW_WIDTH + 1)
@@ -111,10 +146,15 @@ class StumpPool:
         right_negative[0::2], right_negative[1::2] = below[1], above[1]
         return wrong_positive, right_positive, wrong_negative, right_negative
 
+    def candidate_bin(self, candidate: int) -> tuple[int, int, float]:
+        """``(feature, bin, polarity)`` of a candidate: it outputs ``polarity`` on bins above ``bin``."""
+        split = int(self._splits[candidate // 2])
+        feature = int(self._feature_of_bin[split])
+        return feature, split - int(self._offsets[feature]), 1.0 if candidate % 2 == 0 else -1.0
+
     def stump(self, candidate: int) -> StumpMachine:
         """The :class:`StumpMachine` of candidate ``candidate``."""
         split = int(self._splits[candidate // 2])
-        values = self._binned.bin_values
-        threshold = midpoints(values[split], values[split + 1])
+        threshold = self._thresholds[split]
         polarity = 1.0 if candidate % 2 == 0 else -1.0
         return StumpMachine(float(threshold), polarity, int(self._feature_of_bin[split]))

@@ -1,0 +1,172 @@
+"""AdaBoostDB and Cost-Sensitive AdaBoost on a Dask cluster: the in-memory rules on summed class histograms.
+
+Each round needs the class-wise weighted errors of every stump of the pool. They are running sums of the
+per-bin sums of each class's weights, so each chunk sends one (#bins, 2) histogram of its weights
+``exp(log D_1 - C_t t F - reference)``; the driver sums them in chunk order, normalises them as the
+algorithm does (each class to 1 for AdaBoostDB, all weights to 1 for Cost-Sensitive AdaBoost), and hands
+the pool's errors to the in-memory trainer's own selection rule (:meth:`AdaBoostDBTrainer.choose`), so the
+Conditional Search, the root finders and the tie rules are the ones of in-memory training.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .._validation import check_positive_int
+from ..callbacks import check_callback, stop_requested, training_ended, training_started
+from ..engine.edges import check_max_bins
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..machine import BoostedMachine
+from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from ..weak_trainers.stump_pool.pool import StumpPool
+from ..weak_trainers.stump_pool.roots import RootCounter
+from . import _tasks as tasks
+from ._bins import binned_chunks
+
+logger = logging.getLogger(__name__)
+
+
+class DaskCostSensitiveBoosting:
+    """Train AdaBoostDB or Cost-Sensitive AdaBoost on a Dask cluster, as the given in-memory trainer does.
+
+    The model is the one ``trainer.train`` gives in memory on the same data whenever its stump pool equals
+    the binned one: features with at most ``max_bins`` distinct values (integers, say), which both bin one
+    value per bin. With more values a feature's candidate thresholds are the ``max_bins - 1`` of the
+    histogram engine's bins rather than every midpoint. Weights agree to about 1e-12 relative (the class
+    sums are added per chunk).
+
+    Parameters
+    ----------
+    trainer : AdaBoostDBTrainer or CostSensitiveAdaBoostTrainer
+        The configuration: costs, AdaBoostDB's selection rule and search (read, never modified).
+    max_bins : int
+        Bins per feature (2 .. 256).
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address; None uses the current default client.
+    """
+
+    def __init__(self, trainer, max_bins: int = 256, client=None) -> None:
+        if not isinstance(trainer, (AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer)):
+            raise InvalidTypeError(f"trainer: expected an AdaBoostDBTrainer or CostSensitiveAdaBoostTrainer, "
+                                   f"got {type(trainer).__name__}")
+        self.trainer = trainer
+        self.max_bins = check_max_bins(max_bins)
+        if self.max_bins is None or self.max_bins > 256:
+            raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
+        self.client = client
+        self._root_counter = RootCounter()
+
+    @property
+    def root_searches(self) -> int:
+        """Step equations solved in the last :meth:`train`."""
+        return self._root_counter.searches
+
+    def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
+              callback=None) -> BoostedMachine:
+        """Boost up to ``number_of_rounds`` stumps on the Dask array (or dataframe) ``features``.
+
+        Parameters
+        ----------
+        features : dask.array.Array or dask.dataframe.DataFrame
+            (#samples, #features) numeric features with known row chunks.
+        targets : dask.array.Array, dask.dataframe.Series or array_like
+            (#samples,) targets in {-1, +1}, both classes present; rechunked to the features' rows.
+        number_of_rounds : int
+            Stumps to add at most.
+        sample_weight : dask.array.Array or array_like, optional
+            The initial distribution ``D_1`` (non-negative, some weight in each class), normalised to sum 1 as
+            in memory. Default: each class weighs 1/2, uniform within it.
+        callback : callable or list, optional
+            As in memory; its ``scores`` argument is None (the scores stay on the workers).
+
+        Raises
+        ------
+        ValueError
+            For targets other than +-1 or with one class only, negative weights, NaN, unknown chunk sizes,
+            or no client.
+        """
+        from . import _dask
+        with _dask.connected(self.client) as client:
+            return self._train(client, features, targets, number_of_rounds, sample_weight, callback)
+
+    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+        from . import _dask
+        number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
+        callback = check_callback(callback)
+        trainer = self.trainer
+        array = _dask.as_row_chunked(features, "features")
+        row_chunks = array.chunks[0]
+        labels = _dask.as_matching_targets(targets, row_chunks, "targets", vector=True)
+        weights = (None if sample_weight is None
+                   else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
+        weight_parts = [None] * len(row_chunks) if weights is None else client.compute(list(weights.to_delayed()))
+        label_parts = [client.submit(tasks.binary_labels, part, w, pure=False)
+                       for part, w in zip(client.compute(list(labels.to_delayed())), weight_parts)]
+        initial = self._initial(client, label_parts, weight_parts)
+        parts = client.compute(list(array.to_delayed()[:, 0]))
+        coded, offsets, split = binned_chunks(client, array, parts, self.max_bins)
+        del parts
+        pool = StumpPool.from_bins(offsets, split)
+        costs = np.array([trainer.cost_positive, trainer.cost_negative])
+        scores = [client.submit(np.zeros, (n, 1)) for n in row_chunks]
+        machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
+                                 metadata={**trainer._metadata(), "distributed": "dask"})
+        counter = self._root_counter = RootCounter()
+        submit = client.submit
+        training_started(callback, machine)
+        for round_index in range(number_of_rounds):
+            peaks = submit(_largest, *[submit(tasks.class_peaks, t, s, i, costs)
+                                       for t, s, i in zip(label_parts, scores, initial)]).result()
+            references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
+            pieces = [submit(tasks.class_histogram, c, t, s, i, costs, references, offsets)
+                      for c, t, s, i in zip(coded, label_parts, scores, initial)]
+            sums, totals = client.gather([submit(tasks.in_order, *[submit(tasks.histogram_of, p) for p in pieces]),
+                                          submit(tasks.in_order, *[submit(tasks.total_of, p) for p in pieces])])
+            if trainer.normalises_classes:
+                sums, log_totals = sums / totals, references + np.log(totals)
+            else:
+                sums, log_totals = sums / totals.sum(), None
+            choice = trainer.choose(pool.errors_from_sums(sums), log_totals, counter)
+            if choice is None:
+                logger.info("%s round %d: no stump satisfies the Contribution Condition", trainer.algorithm,
+                            round_index + 1)
+                break
+            candidate, alpha, perfect = choice
+            feature, bin_index, polarity = pool.candidate_bin(candidate)
+            outputs = [submit(tasks.stump_outputs, c, feature, bin_index + 1, polarity) for c in coded]
+            machine.add_weak_machine(pool.stump(candidate), np.array([alpha]))
+            scores = [submit(tasks.moved, s, o, alpha) for s, o in zip(scores, outputs)]
+            logger.info("%s round %d/%d: feature %d, alpha %.6g", trainer.algorithm, round_index + 1,
+                        number_of_rounds, feature, alpha)
+            if perfect:
+                logger.info("%s round %d: the stump has no training error; stopping", trainer.algorithm,
+                            round_index + 1)
+                break
+            if stop_requested(callback, round_index, machine, None):
+                break
+        training_ended(callback, machine)
+        return machine
+
+    @staticmethod
+    def _initial(client, label_parts: list, weight_parts: list) -> list:
+        """Futures of every chunk's ``log D_1``, normalised globally as in memory."""
+        submit = client.submit
+        sums = submit(tasks.in_order, *[submit(tasks.class_sums, t, w) for t, w in zip(label_parts, weight_parts)])
+        positive, negative = sums.result()
+        if weight_parts[0] is None:
+            if positive == 0 or negative == 0:
+                raise InvalidValueError("targets: both classes (-1 and +1) must occur")
+            shifts = -np.log(2.0 * np.array([positive, negative]))
+        else:
+            if not (positive > 0 and negative > 0):
+                raise InvalidValueError("sample_weight: each class needs some positive weight")
+            peak = max(client.gather([submit(tasks.log_weight_peak, w) for w in weight_parts]))
+            total = submit(tasks.in_order, *[submit(tasks.scaled_weight_sum, w, peak) for w in weight_parts])
+            shifts = np.full(2, -(peak + np.log(total.result())))
+        return [submit(tasks.log_initial, t, w, shifts) for t, w in zip(label_parts, weight_parts)]
+
+
+def _largest(*peaks: np.ndarray) -> np.ndarray:
+    """Each class's largest log weight over the chunks."""
+    return np.max(np.stack(peaks), axis=0)
