@@ -104,9 +104,7 @@ class DaskCostSensitiveBoosting:
         label_parts = [client.submit(tasks.binary_labels, part, w, pure=False)
                        for part, w in zip(client.compute(list(labels.to_delayed())), weight_parts)]
         initial = self._initial(client, label_parts, weight_parts)
-        parts = client.compute(list(array.to_delayed()[:, 0]))
-        coded, offsets, split = binned_chunks(client, array, parts, self.max_bins)
-        del parts
+        coded, offsets, split = binned_chunks(client, array, self.max_bins)
         pool = StumpPool.from_bins(offsets, split)
         costs = np.array([trainer.cost_positive, trainer.cost_negative])
         scores = [client.submit(np.zeros, (n, 1)) for n in row_chunks]

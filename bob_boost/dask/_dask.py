@@ -8,6 +8,7 @@ import numpy as np
 from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 
 try:
+    import dask
     import dask.array as da
     from distributed import Client, default_client
 except ImportError as error:  # the optional extra
@@ -118,6 +119,17 @@ def as_matching_targets(values, chunks: tuple[int, ...], name: str, vector: bool
 def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
     """``values`` as a 1-D float64 Dask array chunked like the features' rows (rechunked if needed)."""
     return as_matching_targets(values, chunks, name, vector=True)
+
+
+def per_chunk(client, function, array: "da.Array", *arguments) -> list:
+    """Futures of ``function(block, *arguments)`` for every row block of ``array``, in row order.
+
+    The blocks are computed inside the tasks and never kept: only what ``function`` returns stays on the
+    workers (a chunk's codes, say, not its raw values), so data that does not fit the workers' memory
+    passes through it one block at a time.
+    """
+    blocks = array.to_delayed().reshape(len(array.chunks[0]), -1)[:, 0]
+    return client.compute([dask.delayed(function, pure=True)(block, *arguments) for block in blocks])
 
 
 def is_dask(value) -> bool:

@@ -175,8 +175,8 @@ class DaskBoosting:
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         loss = self.loss_function
-        raw_labels = client.compute(list(np.ravel(labels.to_delayed())))
-        target_columns, loss_columns = client.submit(tasks.loss_columns, raw_labels[0], loss).result()
+        label_parts = _dask.per_chunk(client, tasks.checked_targets, labels, loss)
+        target_columns, loss_columns = client.submit(tasks.loss_columns, label_parts[0], loss).result()
         if target_columns != outputs:
             raise InvalidValueError(f"loss_function: {type(loss).__name__} reads the targets as {target_columns} "
                                     f"columns (class labels); distributed training takes one target column per "
@@ -184,21 +184,17 @@ class DaskBoosting:
         if loss_columns != outputs:
             raise InvalidValueError(f"loss_function: {type(loss).__name__} couples its outputs; distributed "
                                     f"multi-output steps need a loss with one term per output")
-        label_parts = [client.submit(tasks.checked_targets, part, loss, pure=False) for part in raw_labels]
-        del raw_labels
-        parts = client.compute(list(array.to_delayed()[:, 0]))
-        weight_parts = [None] * len(parts) if weights is None else client.compute(list(weights.to_delayed()))
+        weight_parts = [None] * len(row_chunks) if weights is None else client.compute(list(weights.to_delayed()))
         if self.weak_learner == "stump":
-            coded, offsets, split = binned_chunks(client, array, parts, self.max_bins)
+            coded, offsets, split = binned_chunks(client, array, self.max_bins)
             chooser = _StumpChooser(offsets, split)
         else:
             entries = self.lut_entries
             if entries is None:
-                entries = max(2, int(max(client.gather([client.submit(tasks.finite_max, p) for p in parts]))) + 1)
-            coded = [client.submit(tasks.coded_values, part, entries) for part in parts]
+                entries = max(2, int(max(client.gather(_dask.per_chunk(client, tasks.finite_max, array)))) + 1)
+            coded = _dask.per_chunk(client, tasks.coded_values, array, entries)
             offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
             chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
-        del parts
         chunks = _Chunks(client, coded, label_parts, weight_parts,
                          [client.submit(np.zeros, (n, outputs)) for n in row_chunks])
         machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
