@@ -22,7 +22,7 @@ from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTr
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.stump_pool.roots import RootCounter
 from . import _tasks as tasks
-from ._bins import binned_chunks
+from ._chunks import Chunks, binned_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -100,27 +100,24 @@ class DaskCostSensitiveBoosting:
         labels = _dask.as_matching_targets(targets, row_chunks, "targets", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        weight_parts = [None] * len(row_chunks) if weights is None else client.compute(list(weights.to_delayed()))
-        label_parts = [client.submit(tasks.binary_labels, part, w, pure=False)
-                       for part, w in zip(client.compute(list(labels.to_delayed())), weight_parts)]
-        initial = self._initial(client, label_parts, weight_parts)
         coded, offsets, split = binned_chunks(client, array, self.max_bins)
+        chunks = Chunks.place(client, coded, labels, weights, 1, tasks.binary_labels)
+        initial = self._initial(chunks)
         pool = StumpPool.from_bins(offsets, split)
         costs = np.array([trainer.cost_positive, trainer.cost_negative])
-        scores = [client.submit(np.zeros, (n, 1)) for n in row_chunks]
         machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
                                  metadata={**trainer._metadata(), "distributed": "dask"})
         counter = self._root_counter = RootCounter()
         submit = client.submit
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
-            peaks = submit(_largest, *[submit(tasks.class_peaks, t, s, i, costs)
-                                       for t, s, i in zip(label_parts, scores, initial)]).result()
+            peaks = submit(_largest, *chunks.each(tasks.class_peaks, chunks.targets, chunks.scores, initial,
+                                                  costs)).result()
             references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
-            pieces = [submit(tasks.class_histogram, c, t, s, i, costs, references, offsets)
-                      for c, t, s, i in zip(coded, label_parts, scores, initial)]
-            sums, totals = client.gather([submit(tasks.in_order, *[submit(tasks.histogram_of, p) for p in pieces]),
-                                          submit(tasks.in_order, *[submit(tasks.total_of, p) for p in pieces])])
+            pieces = chunks.each(tasks.class_histogram, coded, chunks.targets, chunks.scores, initial, costs,
+                                 references, offsets)
+            sums, totals = client.gather([submit(tasks.in_order, *chunks.each(tasks.histogram_of, pieces)),
+                                          submit(tasks.in_order, *chunks.each(tasks.total_of, pieces))])
             if trainer.normalises_classes:
                 sums, log_totals = sums / totals, references + np.log(totals)
             else:
@@ -132,9 +129,9 @@ class DaskCostSensitiveBoosting:
                 break
             candidate, alpha, perfect = choice
             feature, bin_index, polarity = pool.candidate_bin(candidate)
-            outputs = [submit(tasks.stump_outputs, c, feature, bin_index + 1, polarity) for c in coded]
+            outputs = chunks.each(tasks.stump_outputs, coded, feature, bin_index + 1, polarity)
             machine.add_weak_machine(pool.stump(candidate), np.array([alpha]))
-            scores = [submit(tasks.moved, s, o, alpha) for s, o in zip(scores, outputs)]
+            chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
             logger.info("%s round %d/%d: feature %d, alpha %.6g", trainer.algorithm, round_index + 1,
                         number_of_rounds, feature, alpha)
             if perfect:
@@ -147,22 +144,21 @@ class DaskCostSensitiveBoosting:
         return machine
 
     @staticmethod
-    def _initial(client, label_parts: list, weight_parts: list) -> list:
+    def _initial(chunks: Chunks) -> list:
         """Futures of every chunk's ``log D_1``, normalised globally as in memory."""
-        submit = client.submit
-        sums = submit(tasks.in_order, *[submit(tasks.class_sums, t, w) for t, w in zip(label_parts, weight_parts)])
-        positive, negative = sums.result()
-        if weight_parts[0] is None:
+        client, targets, weights = chunks.client, chunks.targets, chunks.weights
+        positive, negative = chunks.reduce(tasks.class_sums, targets, weights).result()
+        if weights[0] is None:
             if positive == 0 or negative == 0:
                 raise InvalidValueError("targets: both classes (-1 and +1) must occur")
             shifts = -np.log(2.0 * np.array([positive, negative]))
         else:
             if not (positive > 0 and negative > 0):
                 raise InvalidValueError("sample_weight: each class needs some positive weight")
-            peak = max(client.gather([submit(tasks.log_weight_peak, w) for w in weight_parts]))
-            total = submit(tasks.in_order, *[submit(tasks.scaled_weight_sum, w, peak) for w in weight_parts])
-            shifts = np.full(2, -(peak + np.log(total.result())))
-        return [submit(tasks.log_initial, t, w, shifts) for t, w in zip(label_parts, weight_parts)]
+            peak = max(client.gather(chunks.each(tasks.log_weight_peak, weights)))
+            total = chunks.reduce(tasks.scaled_weight_sum, weights, peak).result()
+            shifts = np.full(2, -(peak + np.log(total)))
+        return chunks.each(tasks.log_initial, targets, weights, shifts)
 
 
 def _largest(*peaks: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 try:
     import dask
     import dask.array as da
-    from distributed import Client, default_client
+    from distributed import Client, default_client, wait
 except ImportError as error:  # the optional extra
     raise ImportError('bob_boost.dask needs Dask: pip install "bob_boost[dask]"') from error
 
@@ -119,6 +119,11 @@ def as_matching_targets(values, chunks: tuple[int, ...], name: str, vector: bool
 def as_matching_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":
     """``values`` as a 1-D float64 Dask array chunked like the features' rows (rechunked if needed)."""
     return as_matching_targets(values, chunks, name, vector=True)
+
+
+def wait_for(futures: list) -> None:
+    """Block until every future is done (its result on some worker)."""
+    wait(futures)
 
 
 def per_chunk(client, function, array: "da.Array", *arguments) -> list:

@@ -44,6 +44,13 @@ def coded_values(chunk: np.ndarray, entries: int) -> CodedFeatures:
     return CodedFeatures(np.ascontiguousarray(chunk.T.astype(code_dtype(entries))), entries, 1)
 
 
+def checked_weights(chunk: np.ndarray) -> np.ndarray:
+    """The chunk's sample weights; NaN, infinite or negative ones are errors."""
+    if not (np.isfinite(chunk).all() and np.all(chunk >= 0)):
+        raise InvalidValueError("sample_weight: must be finite and non-negative")
+    return chunk
+
+
 def checked_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
     """The chunk's targets as the loss reads them; NaN is an error."""
     if np.isnan(chunk).any():
@@ -129,14 +136,12 @@ def in_order(*parts):
 
 # -- cost-sensitive binary boosting (AdaBoostDB, Cost-Sensitive AdaBoost) -------------------------------
 
-def binary_labels(chunk: np.ndarray, weights) -> np.ndarray:
-    """The chunk's +-1 targets (checked), with NaN, other values and negative weights as errors."""
+def binary_labels(chunk: np.ndarray) -> np.ndarray:
+    """The chunk's +-1 targets (checked); NaN and other values are errors."""
     if np.isnan(chunk).any():
         raise InvalidValueError("targets: contain NaN")
     if not np.all(np.abs(chunk) == 1.0):
         raise InvalidValueError("targets: must be -1 or +1")
-    if weights is not None and not (np.isfinite(weights).all() and np.all(weights >= 0)):
-        raise InvalidValueError("sample_weight: must be finite and non-negative")
     return chunk
 
 

@@ -39,7 +39,7 @@ from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
 from . import _tasks as tasks
-from ._bins import binned_chunks
+from ._chunks import Chunks, binned_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -59,20 +59,6 @@ LOSS_ROUNDING = 1e-12
 
 #: Halvings of one step at most.
 MAX_HALVINGS = 60
-
-
-class _Chunks:
-    """The futures of every row chunk's coded features, targets, weights and current scores, on the workers."""
-
-    def __init__(self, client, coded: list, targets: list, weights: list, scores: list) -> None:
-        self.client = client
-        self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
-
-    def reduce(self, function, *arguments, each=(), pure: bool = True):
-        """``in_order`` of ``function(chunk's futures..., *arguments)`` over the chunks (a future)."""
-        submit = self.client.submit
-        parts = [submit(function, *fields, *arguments, pure=pure) for fields in zip(*each)]
-        return submit(tasks.in_order, *parts)
 
 
 class DaskBoosting:
@@ -120,6 +106,9 @@ class DaskBoosting:
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
+        #: Passes over the chunks that found each round's weights in the last :meth:`train` (one for the
+        #: exponential loss's closed form, one per Newton iteration or halving otherwise).
+        self.weight_passes: list[int] = []
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
               callback=None, baseline=None) -> BoostedMachine:
@@ -175,16 +164,6 @@ class DaskBoosting:
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         loss = self.loss_function
-        label_parts = _dask.per_chunk(client, tasks.checked_targets, labels, loss)
-        target_columns, loss_columns = client.submit(tasks.loss_columns, label_parts[0], loss).result()
-        if target_columns != outputs:
-            raise InvalidValueError(f"loss_function: {type(loss).__name__} reads the targets as {target_columns} "
-                                    f"columns (class labels); distributed training takes one target column per "
-                                    f"output")
-        if loss_columns != outputs:
-            raise InvalidValueError(f"loss_function: {type(loss).__name__} couples its outputs; distributed "
-                                    f"multi-output steps need a loss with one term per output")
-        weight_parts = [None] * len(row_chunks) if weights is None else client.compute(list(weights.to_delayed()))
         if self.weak_learner == "stump":
             coded, offsets, split = binned_chunks(client, array, self.max_bins)
             chooser = _StumpChooser(offsets, split)
@@ -195,8 +174,16 @@ class DaskBoosting:
             coded = _dask.per_chunk(client, tasks.coded_values, array, entries)
             offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
             chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
-        chunks = _Chunks(client, coded, label_parts, weight_parts,
-                         [client.submit(np.zeros, (n, outputs)) for n in row_chunks])
+        chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss)
+        target_columns, loss_columns = client.submit(tasks.loss_columns, chunks.targets[0], loss).result()
+        if target_columns != outputs:
+            raise InvalidValueError(f"loss_function: {type(loss).__name__} reads the targets as {target_columns} "
+                                    f"columns (class labels); distributed training takes one target column per "
+                                    f"output")
+        if loss_columns != outputs:
+            raise InvalidValueError(f"loss_function: {type(loss).__name__} couples its outputs; distributed "
+                                    f"multi-output steps need a loss with one term per output")
+        self.weight_passes = []
         machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
                                            "weak_learner": self.weak_learner},
@@ -209,30 +196,30 @@ class DaskBoosting:
                 logger.info("DaskBoosting round %d: no weak machine follows the gradient; stopping", round_index + 1)
                 break
             weak, output_task, arguments = choice
-            weak_outputs = [client.submit(output_task, c, *arguments) for c in chunks.coded]
+            weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
             alpha = self._newton(chunks, weak_outputs, outputs)
             if np.all(alpha == 0.0):
                 logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                 break
             machine.add_weak_machine(weak, alpha)
-            chunks.scores = [client.submit(tasks.moved, s, o, alpha) for s, o in zip(chunks.scores, weak_outputs)]
+            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
             logger.info("DaskBoosting round %d/%d: %r, weights %s", round_index + 1, number_of_rounds, weak, alpha)
             if stop_requested(callback, round_index, machine, None):
                 break
         training_ended(callback, machine)
         return machine
 
-    def _histograms(self, chunks: _Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _histograms(self, chunks: Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""
         client = chunks.client
-        pieces = [client.submit(tasks.gradient_histogram, c, t, s, w, self.loss_function, offsets)
-                  for c, t, s, w in zip(chunks.coded, chunks.targets, chunks.scores, chunks.weights)]
-        histograms = client.submit(tasks.in_order, *[client.submit(tasks.histogram_of, p) for p in pieces])
+        pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores, chunks.weights,
+                             self.loss_function, offsets)
+        histograms = client.submit(tasks.in_order, *chunks.each(tasks.histogram_of, pieces))
         totals = client.submit(tasks.totals_of, *pieces)
         histograms, totals = client.gather([histograms, totals])
         return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
 
-    def _newton(self, chunks: _Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
+    def _newton(self, chunks: Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
         """Each output's step minimising the summed loss along the weak outputs (Newton, halving on an increase).
 
         For the exponential loss with +-1 targets and one output the minimum is ``1/2 log(right / wrong)``
@@ -241,15 +228,19 @@ class DaskBoosting:
         loss = self.loss_function
         each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
         if type(loss) is ExponentialLoss and outputs == 1:
-            parts = [chunks.client.submit(tasks.exponential_sums, *fields) for fields in zip(*each)]
+            parts = chunks.each(tasks.exponential_sums, *each)
             right, wrong, largest, plus_minus_one = chunks.client.submit(_exponential_totals, *parts).result()
+            self.weight_passes.append(1)
             if plus_minus_one and right > 0 and wrong > 0:
                 alpha = 0.5 * float(np.log(right / wrong))
                 if largest + abs(alpha) < EXPONENT_LIMIT:
                     return np.array([alpha])
+        else:
+            self.weight_passes.append(0)
 
         def sums(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return tuple(chunks.reduce(tasks.newton_sums, loss, alpha, each=each, pure=False).result())
+            self.weight_passes[-1] += 1
+            return tuple(chunks.reduce(tasks.newton_sums, *each, loss, alpha, pure=False).result())
 
         alpha = np.zeros(outputs)
         value, first, second = sums(alpha)

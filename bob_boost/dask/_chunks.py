@@ -1,0 +1,93 @@
+"""The row chunks on the workers: global bin thresholds, each chunk coded on its worker, and the futures of
+each chunk's arrays, kept together."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.codes import padded_thresholds
+from ..engine.edges import all_thresholds, count_thresholds, sample_rows
+from ..exceptions import InvalidValueError
+from . import _tasks as tasks
+from ._dask import per_chunk, wait_for
+
+
+def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
+    """Every feature's thresholds, as the in-memory binning finds them.
+
+    Integer features: from the per-chunk counts of every value, summed. Float features: from the rows of
+    the engine's deterministic sample, gathered once.
+    """
+    if np.issubdtype(array.dtype, np.integer):
+        ranges = client.gather(per_chunk(client, tasks.integer_range, array))
+        low = np.min([r[0] for r in ranges], axis=0)
+        high = np.max([r[1] for r in ranges], axis=0)
+        span = int((high - low).max()) + 1
+        counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span)).result()
+        return count_thresholds(counts, low, max_bins)
+    rows = sample_rows(array.shape[0])
+    sample = (array if rows is None else array[rows]).compute()
+    if not np.isfinite(sample).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
+    return all_thresholds(sample, max_bins, 1, None)[0]
+
+
+def binned_chunks(client, array, max_bins: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """Futures of every chunk's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin)."""
+    thresholds = global_thresholds(client, array, max_bins)
+    offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
+    split = np.concatenate([np.append(t, np.nan) for t in thresholds])
+    padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
+    bins = int(max(t.size for t in thresholds) + 1)
+    return per_chunk(client, tasks.coded_bins, array, padded, bins), offsets, split
+
+
+class Chunks:
+    """The futures of every row chunk's coded features, targets, weights and current scores, on the workers.
+
+    Every task of a chunk is asked to run on the worker that holds the chunk's codes (where its other arrays
+    were made too), so a chunk's arrays never move between rounds. The request is loose: when that worker is
+    lost, Dask recomputes the chunk's arrays elsewhere and the tasks follow them.
+    """
+
+    def __init__(self, client, coded: list, targets: list, weights: list, scores: list, places: list) -> None:
+        self.client = client
+        self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
+        self.places = places
+
+    @classmethod
+    def place(cls, client, coded: list, labels, weights, outputs: int, check, *arguments) -> "Chunks":
+        """The chunks' targets (``check(block, *arguments)``), weights (checked) and zero scores, each made on
+        the worker holding the chunk's codes."""
+        wait_for(coded)
+        for future in coded:
+            if future.status == "error":
+                future.result()  # raises the chunk's error (bad features), as in memory
+        holders = client.who_has(coded)
+        places = [list(holders.get(future.key, ()))[:1] or None for future in coded]
+
+        def compute(array) -> list:
+            return [client.compute(block, **_near(place)) for block, place in zip(np.ravel(array.to_delayed()), places)]
+        chunks = cls(client, coded, [], [None] * len(coded), [], places)
+        chunks.targets = chunks.each(check, compute(labels), *arguments, pure=False)
+        if weights is not None:
+            chunks.weights = chunks.each(tasks.checked_weights, compute(weights))
+        chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in labels.chunks[0]], pure=False)
+        return chunks
+
+    def each(self, function, *fields, pure: bool = True) -> list:
+        """``function(chunk's fields..., *constants)`` per chunk, on its worker: each of ``fields`` is a list with
+        one entry per chunk; the arguments after the last list are the same for every chunk."""
+        per_chunk = [f for f in fields if isinstance(f, list)]
+        constants = fields[len(per_chunk):]
+        submit = self.client.submit
+        return [submit(function, *parts, *constants, pure=pure, **_near(place))
+                for parts, place in zip(zip(*per_chunk), self.places)]
+
+    def reduce(self, function, *fields, pure: bool = True):
+        """The future of :func:`~bob_boost.dask._tasks.in_order` over :meth:`each`'s results."""
+        return self.client.submit(tasks.in_order, *self.each(function, *fields, pure=pure))
+
+
+def _near(place: list | None) -> dict:
+    """Dask's loose request for a task to run on ``place`` (any worker once that one is lost)."""
+    return {} if place is None else {"workers": place, "allow_other_workers": True}
