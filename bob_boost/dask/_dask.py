@@ -23,6 +23,25 @@ class NoClientError(BobBoostError, ValueError):
 CONNECT_TIMEOUT = 10.0
 
 
+def check_address(address: str) -> None:
+    """Raise :class:`NoClientError` for a malformed scheduler address.
+
+    Checked before connecting: distributed's ``Client`` raises a bare ValueError for one (no port, say),
+    and its half-built client then takes 20 s to close.
+    """
+    from distributed.comm import get_address_host_port, parse_address
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, _ = parse_address(address)
+        get_backend(scheme)
+        if scheme != "inproc":  # an in-process scheduler's address has no port
+            get_address_host_port(address)
+    except ValueError as error:
+        raise NoClientError(f"client: {address!r} is not a scheduler address ({error}); expected one such as "
+                            f"tcp://scheduler:8786") from None
+
+
 def client_or_default(client):
     """``client``; a client connected to the scheduler at ``client`` when it is an address; else the default.
 
@@ -33,6 +52,7 @@ def client_or_default(client):
         is given and none is running.
     """
     if isinstance(client, str):
+        check_address(client)
         try:
             return Client(client, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError) as error:
@@ -60,10 +80,12 @@ def _as_array(values, name: str):
 
 @contextlib.contextmanager
 def connected(client):
-    """:func:`client_or_default`, closed afterwards when it was connected here (``client`` an address)."""
+    """:func:`client_or_default`, current while in use, closed afterwards when it was connected here."""
     active = client_or_default(client)
     try:
-        yield active
+        # current for the run, so that Dask's own compute() and wait() calls use it rather than a default
+        with active.as_current():
+            yield active
     finally:
         if isinstance(client, str):
             active.close()
