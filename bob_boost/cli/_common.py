@@ -112,6 +112,42 @@ def data_options(parser: argparse.ArgumentParser, labels: str = "required") -> N
                                                          "in bob's MNIST file (default: the root)")
 
 
+def scheduler_options(parser: argparse.ArgumentParser, work: str, note: str) -> None:
+    """Add ``--scheduler`` and ``--chunk-rows``: ``work`` (a phrase) on a Dask cluster, then ``note``."""
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help=f"{work} on the Dask cluster whose scheduler listens at ADDRESS (e.g. "
+                             "tcp://scheduler:8786), the workers reading the data file themselves, chunk by chunk "
+                             "(HDF5, NPY, or CSV/TSV/TXT with dask.dataframe installed); " + note + "; needs "
+                             "pip install \"bob_boost[dask]\"")
+    parser.add_argument("--chunk-rows", type=positive_int, metavar="N",
+                        help="with --scheduler: rows per chunk (CSV: about N rows per block of the text); default: "
+                             "about 64 MiB of features per chunk")
+
+
+def load_dask_support():
+    """The module behind ``--scheduler`` (:mod:`bob_boost.cli._dask_input`), imported only now.
+
+    Raises
+    ------
+    CommandError
+        When Dask or distributed is not installed, naming the extra that installs them.
+    """
+    try:
+        from . import _dask_input
+    except ImportError as error:
+        # bob_boost.dask's own ImportError names the extra too; show what is missing
+        cause = error.__cause__ if isinstance(error.__cause__, ImportError) else error
+        raise CommandError(f"--scheduler needs Dask and distributed ({one_line(cause)}): "
+                           f"pip install \"bob_boost[dask]\"") from None
+    return _dask_input
+
+
+def check_chunk_rows(args: argparse.Namespace) -> None:
+    """``--chunk-rows`` sizes the chunks of ``--scheduler`` only; alone it would be silently ignored."""
+    if args.chunk_rows is not None and args.scheduler is None:
+        raise CommandError("--chunk-rows: sets the chunks of --scheduler; give --scheduler too, or drop it")
+
+
 # -- logging and errors --------------------------------------------------------------
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is when a record arrives (tests swap it)."""

@@ -1,0 +1,359 @@
+"""``bob-boost train/predict --scheduler`` on a local Dask cluster (two worker processes), against
+:class:`bob_boost.dask.DaskBoosting` and the in-memory command line."""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import bob_boost
+from bob_boost import BoostedMachine
+from bob_boost.cli import main
+
+da = pytest.importorskip("dask.array", reason="--scheduler needs the dask extra (pip install \"bob_boost[dask]\")")
+distributed = pytest.importorskip("distributed", reason="--scheduler needs the dask extra "
+                                                        "(pip install \"bob_boost[dask]\")")
+
+from bob_boost.dask import DaskBoosting  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with warnings.catch_warnings():
+        # without a dashboard address, the scheduler still tries port 8787 and warns when another cluster has it
+        warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           silence_logs=40)
+    with cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    # not the default client: the command line must reach the cluster through its own
+    with distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _data(n=1500, seed=0):
+    """Integer features 0..14 (at most 256 values: one bin per value in memory and on the cluster), labels
+    'yes'/'no' from a noisy sum of two of them."""
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 15, size=(n, 6))
+    labels = np.where(features[:, 0] + features[:, 2] + rng.normal(0, 3, n) > 14, "yes", "no")
+    return features, labels
+
+
+def _write_hdf5(path, features, labels, group=None, feature_key="features"):
+    with h5py.File(path, "w") as handle:
+        node = handle.require_group(group) if group else handle
+        node[feature_key] = features
+        if labels.dtype.kind == "U":
+            node.create_dataset("labels", data=labels.astype(object), dtype=h5py.string_dtype())
+        else:
+            node["labels"] = labels
+
+
+def _write_csv(path, features, labels, header=True, delimiter=","):
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        if header:
+            writer.writerow([f"f{i}" for i in range(features.shape[1])] + ["target"])
+        for row, label in zip(features.tolist(), labels.tolist()):
+            writer.writerow(row + [label])
+
+
+def _read_on_workers_only(monkeypatch, name):
+    """Make the reader task ``name`` of the lazy readers fail when it runs in this process (the client)."""
+    from bob_boost.cli import _dask_input
+
+    real, client_pid = getattr(_dask_input, name), os.getpid()
+
+    def read(*args):  # a closure: pickled by value, so the workers run it too
+        if os.getpid() == client_pid:
+            raise AssertionError("the client process read rows of the data file")
+        return real(*args)
+
+    monkeypatch.setattr(_dask_input, name, read)
+
+
+def _predictions(path):
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    return np.array([r[0] for r in rows[1:]]), np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+
+
+def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch):
+    features, labels = _data()
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels, group="train", feature_key="data")
+    distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
+    _read_on_workers_only(monkeypatch, "_read_hdf5_rows")
+    code, out, err = _run(capsys, "train", data, "--group", "train", "-o", distributed_model, "-r", 6, "--max-bins",
+                          256, "--scheduler", cluster.scheduler_address, "--chunk-rows", 400)
+    assert code == 0, err
+    assert f"on the Dask cluster at {cluster.scheduler_address}" in out and "round 6/6: feature" in err
+    machine = BoostedMachine.load(distributed_model)
+
+    targets = np.where(labels == "yes", 1.0, -1.0)  # 'yes' sorts last: the positive class
+    with client.as_current():  # only for the direct run: the command line has to find the cluster itself
+        direct = DaskBoosting(bob_boost.ExponentialLoss(), max_bins=256, client=client).train(
+            da.from_array(features, chunks=(400, 6)), targets, 6, sample_weight=None)
+    assert len(machine) == 6 and machine.weak_machines == direct.weak_machines
+    np.testing.assert_allclose(machine.weights, direct.weights, rtol=1e-9, atol=0)
+
+    # in memory the exactly binned integer features get L-BFGS steps, the cluster Newton's: the same stumps,
+    # weights equal to far below what could change a prediction
+    assert _run(capsys, "train", data, "--group", "train", "-o", memory_model, "-r", 6, "--trainer", "boosting",
+                "-w", "stump", "--max-bins", 256, "-q")[0] == 0
+    memory = BoostedMachine.load(memory_model)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
+    for key in ("task", "classes", "classes_dtype", "trainer", "weak_learner", "loss"):
+        assert machine.metadata[key] == memory.metadata[key], key
+    assert machine.metadata["distributed"] == "dask"
+
+    outputs = {}
+    for name, model in (("cluster", distributed_model), ("memory", memory_model)):
+        outputs[name] = tmp_path / f"{name}.csv"
+        assert _run(capsys, "predict", model, data, "--group", "train", "-o", outputs[name])[0] == 0
+        result = json.loads(_run(capsys, "evaluate", model, data, "--group", "train", "--json")[1])
+        assert result["classes"] == ["no", "yes"] and result["accuracy"] > 0.7
+    predicted, scores = _predictions(outputs["cluster"])
+    expected, memory_scores = _predictions(outputs["memory"])
+    np.testing.assert_array_equal(predicted, expected)
+    np.testing.assert_allclose(scores, memory_scores, rtol=1e-9, atol=1e-12)
+    # text labels written to HDF5 chunk by chunk, as in memory
+    remote = tmp_path / "remote.hdf5"
+    assert _run(capsys, "predict", distributed_model, data, "--group", "train", "-o", remote, "--scheduler",
+                cluster.scheduler_address, "--chunk-rows", 700)[0] == 0
+    assert _run(capsys, "predict", distributed_model, data, "--group", "train", "-o", tmp_path / "local.hdf5")[0] == 0
+    with h5py.File(remote, "r") as got, h5py.File(tmp_path / "local.hdf5", "r") as want:
+        assert got["labels"].dtype == want["labels"].dtype and h5py.check_string_dtype(got["labels"].dtype)
+        np.testing.assert_array_equal(got["labels"].asstr()[()], want["labels"].asstr()[()])
+        np.testing.assert_allclose(got["scores"][()], want["scores"][()], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv.gz", ".npy", ".hdf5", ".npz"])
+def test_predict_on_the_cluster_writes_what_predict_writes(cluster, tmp_path, capsys, suffix):
+    features, labels = _data(n=1000, seed=1)
+    data = tmp_path / "d.npy"  # the target column first, chosen with --target
+    np.save(data, np.column_stack([(labels == "yes").astype(np.int64), features]))
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "--target", 0, "-o", model, "-r", 8, "-q")[0] == 0
+    local, remote = tmp_path / f"local{suffix}", tmp_path / f"remote{suffix}"
+    assert _run(capsys, "predict", model, data, "--target", 0, "-o", local)[0] == 0
+    code, out, err = _run(capsys, "predict", model, data, "--target", 0, "-o", remote, "--scheduler",
+                          cluster.scheduler_address, "--chunk-rows", 333)  # uneven chunks: 333, 333, 333, 1
+    assert (code, out, err) == (0, "", "")
+    if suffix == ".npy":
+        np.testing.assert_allclose(np.load(remote), np.load(local), rtol=1e-12, atol=0)
+        assert remote.read_bytes()[:128] == local.read_bytes()[:128]  # the same header
+    elif suffix in (".hdf5", ".npz"):
+        opened = ((h5py.File(remote, "r"), h5py.File(local, "r")) if suffix == ".hdf5"
+                  else (np.load(remote), np.load(local)))
+        got, want = opened
+        np.testing.assert_allclose(got["scores"][()], want["scores"][()], rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(got["labels"][()], want["labels"][()])
+        assert got["labels"][()].dtype == want["labels"][()].dtype
+        for handle in opened:
+            handle.close()
+    else:
+        opener = gzip.open if suffix.endswith(".gz") else open
+        with opener(remote, "rt") as got, opener(local, "rt") as want:
+            assert got.read() == want.read()  # every score's repr, so equal to the last bit
+    # and to standard output
+    code, out, _ = _run(capsys, "predict", model, data, "--target", 0, "--scheduler", cluster.scheduler_address)
+    assert code == 0 and out == _run(capsys, "predict", model, data, "--target", 0)[1]
+
+
+def test_a_bad_chunk_is_a_one_line_error_and_leaves_no_predictions(cluster, tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    features = rng.normal(size=(900, 3))
+    data = tmp_path / "d.npy"
+    np.save(data, np.column_stack([features, np.where(features[:, 0] > 0, 1.0, -1.0)]))
+    model = tmp_path / "m.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 2, "-q")[0] == 0
+    features[850, 1] = np.nan  # in the last chunk: the first ones are written by then
+    bad = tmp_path / "bad.npy"
+    np.save(bad, features)
+    for output in ("p.csv", "p.hdf5"):
+        code, out, err = _run(capsys, "predict", model, bad, "-o", tmp_path / output, "--scheduler",
+                              cluster.scheduler_address, "--chunk-rows", 200)
+        assert code == 1 and out == "" and len(err.splitlines()) == 1
+        assert "bad.npy: features contain NaN or infinite values" in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npy", "d.npy", "m.hdf5"]
+
+
+def test_regression_boosts_from_the_mean_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch):
+    # float features: their bins come from the sample, which must be gathered on the cluster too
+    rng = np.random.default_rng(2)
+    features = np.round(rng.uniform(0, 12, size=(1200, 4)), 3)
+    values = 3.0 + 0.5 * features[:, 1] - (features[:, 3] > 6) + rng.normal(0, 0.3, 1200)
+    data = tmp_path / "r.npy"
+    np.save(data, np.column_stack([features, values]))
+    distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
+    _read_on_workers_only(monkeypatch, "_read_npy_rows")
+    code, _, err = _run(capsys, "train", data, "-o", distributed_model, "--loss", "squared", "-r", 5, "-q",
+                        "--scheduler", cluster.scheduler_address, "--chunk-rows", 500)
+    assert code == 0, err
+    machine = BoostedMachine.load(distributed_model)
+    with client.as_current():
+        direct = DaskBoosting(bob_boost.SquaredLoss(), client=client).train(
+            da.from_array(features, chunks=(500, 4)), values, 5, baseline=values.mean())
+    assert machine.weak_machines == direct.weak_machines
+    np.testing.assert_allclose(machine.weights, direct.weights, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(machine.baseline, [values.mean()], rtol=1e-12)
+    assert machine.metadata["task"] == "regression"
+
+    assert _run(capsys, "train", data, "-o", memory_model, "--loss", "squared", "-r", 5, "-q")[0] == 0
+    memory = BoostedMachine.load(memory_model)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.baseline, memory.baseline, rtol=1e-12)
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9)
+    errors = [json.loads(_run(capsys, "evaluate", m, data, "--json")[1])["mean_squared_error"]
+              for m in (distributed_model, memory_model)]
+    assert errors[0] == pytest.approx(errors[1], rel=1e-9) and errors[0] < 0.5 * np.var(values)
+
+
+def test_csv_and_headerless_tsv_read_as_in_memory(cluster, tmp_path, capsys):
+    pytest.importorskip("dask.dataframe", reason="CSV with --scheduler needs dask.dataframe (pip install "
+                                                 "\"dask[dataframe]\")")
+    features, labels = _data(n=1200, seed=3)
+    floats = np.round(features + np.random.default_rng(4).uniform(0, 1, features.shape), 2)
+    for name, values, header, delimiter in (("d.csv", features, True, ","), ("d.tsv", floats, False, "\t")):
+        data = tmp_path / name
+        _write_csv(data, values, labels, header=header, delimiter=delimiter)
+        models = tmp_path / f"{name}.cluster.hdf5", tmp_path / f"{name}.memory.hdf5"
+        code, _, err = _run(capsys, "train", data, "-o", models[0], "-r", 5, "-q", "--positive-label", "no",
+                            "--scheduler", cluster.scheduler_address, "--chunk-rows", 300)
+        assert code == 0, err
+        assert _run(capsys, "train", data, "-o", models[1], "-r", 5, "-q", "--positive-label", "no")[0] == 0
+        machine, memory = (BoostedMachine.load(m) for m in models)
+        assert machine.weak_machines == memory.weak_machines
+        np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-6)
+        assert machine.metadata["classes"] == memory.metadata["classes"] == ["yes", "no"]
+        assert machine.metadata.get("feature_names") == memory.metadata.get("feature_names")
+        expected = _run(capsys, "predict", models[1], data)[1]
+        assert _run(capsys, "predict", models[1], data, "--scheduler", cluster.scheduler_address)[1] == expected
+
+
+def test_csv_without_dask_dataframe_names_the_extra(cluster, tmp_path, capsys, monkeypatch):
+    features, labels = _data(n=50, seed=5)
+    data = tmp_path / "d.csv"
+    _write_csv(data, features, labels)
+    # as on a machine without the dataframe extra, whether or not this one has it
+    monkeypatch.setitem(sys.modules, "dask.dataframe", None)
+    code, out, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "--scheduler", cluster.scheduler_address)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "needs dask.dataframe" in err and 'pip install "dask[dataframe]"' in err
+
+
+UNSUPPORTED = [
+    (["--trainer", "samme"], "--trainer: 'samme' does not run on a cluster"),
+    (["--trainer", "adaboostdb"], "--trainer: 'adaboostdb' does not run on a cluster"),
+    (["-w", "lut"], "--weak-learner: 'lut' does not run on a cluster"),
+    (["-w", "tree"], "--weak-learner: 'tree' does not run on a cluster"),
+    (["--max-bins", "exact"], "--max-bins: with --scheduler, must be an integer in [2, 256], got exact"),
+    (["--max-bins", "1024"], "--max-bins: with --scheduler, must be an integer in [2, 256], got 1024"),
+    (["--threads", "2"], "--threads: is an option of in-memory training only"),
+    (["--shrinkage", "0.5"], "--shrinkage: is an option of in-memory training only"),
+    (["--tree-depth", "3"], "--tree-depth: is an option of in-memory training only"),
+    (["--lut-entries", "16"], "--lut-entries: is an option of in-memory training only"),
+    (["--selection-style", "shared"], "--selection-style: is an option of in-memory training only"),
+    (["--feature-fraction", "0.5"], "--feature-fraction: is an option of in-memory training only"),
+    (["--seed", "3"], "--seed: is an option of in-memory training only"),
+    (["--selection", "loss"], "--selection: is an option of in-memory training only"),
+    (["--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: is an option of in-memory training only"),
+    (["--loss", "tangential"], "--loss: 'tangential' has no second derivative"),
+    (["--loss", "softmax"], "--loss: 'softmax' trains one output per class"),
+    (["--loss", "nonsense"], "--loss: unknown loss 'nonsense'"),
+    (["--loss", "squared"], "regression loss but the labels are not numbers"),
+    (["{tmp}/three.hdf5"], "--scheduler: trains binary classifiers and regressions; "),
+    (["{tmp}/d.npz"], "--scheduler reads HDF5, NPY and CSV/TSV/TXT files lazily"),
+]
+
+
+@pytest.mark.parametrize("extra, message", UNSUPPORTED, ids=[" ".join(c[0])[-24:] for c in UNSUPPORTED])
+def test_what_the_cluster_cannot_train_is_a_one_line_error(cluster, tmp_path, capsys, extra, message):
+    """Options beginning with '-' are added to the command; anything else is the data file instead of d.hdf5."""
+    features, labels = _data(n=60, seed=7)
+    _write_hdf5(tmp_path / "d.hdf5", features, labels)
+    _write_hdf5(tmp_path / "three.hdf5", features, np.where(features[:, 1] > 9, "maybe", labels))
+    np.savez(tmp_path / "d.npz", features=features, labels=labels)
+    (tmp_path / "costs.csv").write_text("0,1\n1,0\n")
+    extra = [a.format(tmp=tmp_path) for a in extra]
+    data, options = (extra[0], []) if not extra[0].startswith("-") else (tmp_path / "d.hdf5", extra)
+    model = tmp_path / "m.hdf5"
+    code, out, err = _run(capsys, "train", data, "-o", model, *options, "--scheduler", cluster.scheduler_address)
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith("bob-boost train: error: ") and message in err
+    assert not model.exists()
+
+
+def test_chunk_rows_without_a_scheduler_is_an_error(tmp_path, capsys):
+    features, labels = _data(n=40, seed=8)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    for command in (["train", data, "-o", tmp_path / "m.hdf5"], ["predict", tmp_path / "m.hdf5", data]):
+        code, _, err = _run(capsys, *command, "--chunk-rows", 10)
+        assert code == 1 and "--chunk-rows: sets the chunks of --scheduler" in err
+
+
+def test_a_scheduler_that_does_not_answer_is_a_quick_error(tmp_path, capsys):
+    features, labels = _data(n=40, seed=9)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    start = time.perf_counter()
+    code, out, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "--scheduler", "tcp://127.0.0.1:1")
+    assert time.perf_counter() - start < 15
+    assert code == 1 and out == "" and len(err.splitlines()) == 1
+    assert "--scheduler: no Dask scheduler answers at 'tcp://127.0.0.1:1' within 10 s" in err
+    assert not (tmp_path / "m.hdf5").exists()
+    # a malformed address fails at once, in one line too
+    assert _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "-r", 1, "-q")[0] == 0
+    for address, problem in (("scheduler", "missing port number"), ("xyz://host:1", "unknown address scheme")):
+        start = time.perf_counter()
+        code, _, err = _run(capsys, "predict", tmp_path / "m.hdf5", data, "--scheduler", address)
+        assert time.perf_counter() - start < 5 and code == 1 and len(err.splitlines()) == 1
+        assert err.startswith("bob-boost predict: error:") and problem in err
+
+
+def test_dask_is_imported_only_for_scheduler_and_its_absence_names_the_extra(tmp_path):
+    features, labels = _data(n=40, seed=10)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    script = f"""
+import sys
+from bob_boost.cli import main
+assert main(["train", {str(data)!r}, "-o", {str(tmp_path / "m.hdf5")!r}, "-r", "2", "-q"]) == 0
+assert main(["predict", {str(tmp_path / "m.hdf5")!r}, {str(data)!r}, "-o", {str(tmp_path / "p.csv")!r}]) == 0
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed") or m == "bob_boost.dask")
+assert not loaded, loaded
+sys.modules["dask"] = sys.modules["distributed"] = None  # as without the extra: importing them fails
+sys.exit(main(["train", {str(data)!r}, "-o", {str(tmp_path / "n.hdf5")!r}, "--scheduler", "tcp://127.0.0.1:1"]))
+"""
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            env=environment)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("bob-boost train: error: --scheduler needs Dask and distributed")
+    assert 'pip install "bob_boost[dask]"' in result.stderr and len(result.stderr.splitlines()) == 1
