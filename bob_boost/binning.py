@@ -42,14 +42,13 @@ import scipy.sparse
 
 from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                            padded_thresholds, rank_codes, step_codes)
-from .engine.edges import (MAX_BINS_LIMIT, all_thresholds, check_max_bins, count_thresholds, feature_thresholds,
-                           midpoints, sample_rows)
+from .engine.edges import (MAX_BINS_LIMIT, QuantizedLayout, all_thresholds, check_max_bins, count_thresholds,
+                           feature_thresholds, midpoints, sample_rows)
+from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
 
-#: Number of bins of the quantised (uint8) feature coding.
-QUANTIZATION_BINS = 256
 
 #: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
 MAX_HISTOGRAM_SIZE = 1 << 27
@@ -393,28 +392,15 @@ class BinnedFeatures:
         """
         raw = np.asarray(features)
         n_threads = check_threads(n_threads)
-        levels = QUANTIZATION_BINS - 1 if missing else QUANTIZATION_BINS
         if missing and raw.dtype.kind == "f":
             low, high = _nan_range(raw)
         else:
             low = raw.min(axis=0).astype(np.float64)
             high = raw.max(axis=0).astype(np.float64)
-        # halved before subtracting: max - min overflows for features spanning the float range
-        half_span = high / 2 - low / 2
-        lossless = integral_features(raw, n_threads) & (half_span <= (levels - 1) / 2)
-        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((levels - 1) / 2))
-        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, levels).astype(np.int64)
-        offsets = np.concatenate([[0], np.cumsum(sizes)])
-        owner = np.repeat(np.arange(raw.shape[1]), sizes)
-        bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
-        missing_codes = sizes if missing else None
-        codes = step_codes(raw, low, step, n_threads, levels - 1, missing_codes)
-        if missing:  # a NaN bin after each feature's value bins
-            bin_values = np.insert(bin_values, offsets[1:], np.nan)
-            sizes = sizes + 1
-            offsets = np.concatenate([[0], np.cumsum(sizes)])
-        coded = CodedFeatures(codes, int(sizes.max()), n_threads)
-        binned = cls(None, offsets, None, bin_values, raw=raw, quantized=True, coded=coded)
+        layout = QuantizedLayout.of(low, high, integral_features(raw, n_threads), missing)
+        codes = step_codes(raw, low, layout.step, n_threads, layout.top, layout.missing_codes)
+        coded = CodedFeatures(codes, layout.bins_per_feature, n_threads)
+        binned = cls(None, layout.offsets, None, layout.bin_values, raw=raw, quantized=True, coded=coded)
         binned.missing = missing
         return binned
 

@@ -10,6 +10,8 @@ threshold never falls inside a run of equal values.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -107,3 +109,61 @@ def all_thresholds(features: np.ndarray, max_bins: int | None, n_threads: int,
     step = max(1, -(-n_features // (4 * n_threads)))
     run_blocks(block, [(s, min(s + step, n_features)) for s in range(0, n_features, step)], n_threads)
     return thresholds, distinct
+
+
+#: Number of bins of the quantised (uint8) feature coding.
+QUANTIZATION_BINS = 256
+
+
+@dataclass(frozen=True)
+class QuantizedLayout:
+    """The bins of :meth:`bob_boost.binning.BinnedFeatures.quantize`, from each feature's range alone.
+
+    Attributes
+    ----------
+    low, step : numpy.ndarray
+        (#features,) code ``round((x - low) / step)``, clipped to ``0 .. top``.
+    top : int
+        The largest value code (255, or 254 with missing values).
+    offsets : numpy.ndarray
+        (#features + 1,) feature ``f``'s bins are ``offsets[f]:offsets[f + 1]`` (with its NaN bin last when
+        missing values are handled).
+    bin_values : numpy.ndarray
+        (#bins,) the raw value each bin stands for (NaN for a missing-value bin).
+    missing_codes : numpy.ndarray or None
+        (#features,) the code of NaN, when missing values are handled.
+    """
+
+    low: np.ndarray
+    step: np.ndarray
+    top: int
+    offsets: np.ndarray
+    bin_values: np.ndarray
+    missing_codes: np.ndarray | None
+
+    @property
+    def bins_per_feature(self) -> int:
+        """The most bins of any feature (the padded histograms' width)."""
+        return int(np.diff(self.offsets).max())
+
+    @classmethod
+    def of(cls, low: np.ndarray, high: np.ndarray, integral: np.ndarray, missing: bool = False) -> "QuantizedLayout":
+        """The layout for features with these ranges, and whether each holds only integers.
+
+        A feature of integers spanning at most 255 (254 with missing values) gets one bin per value
+        (lossless), any other 256 (255) equal steps between its smallest and largest value.
+        """
+        levels = QUANTIZATION_BINS - 1 if missing else QUANTIZATION_BINS
+        # halved before subtracting: max - min overflows for features spanning the float range
+        half_span = high / 2 - low / 2
+        lossless = integral & (half_span <= (levels - 1) / 2)
+        step = np.where(lossless | (half_span == 0), 1.0, half_span / ((levels - 1) / 2))
+        sizes = np.where(lossless, 2 * np.where(lossless, half_span, 0.0) + 1, levels).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        owner = np.repeat(np.arange(low.size), sizes)
+        bin_values = 2 * (low[owner] / 2 + (np.arange(offsets[-1]) - offsets[owner]) * (step[owner] / 2))
+        missing_codes = sizes if missing else None
+        if missing:  # a NaN bin after each feature's value bins
+            bin_values = np.insert(bin_values, offsets[1:], np.nan)
+            offsets = np.concatenate([[0], np.cumsum(sizes + 1)])
+        return cls(low, step, levels - 1, offsets, bin_values, missing_codes)

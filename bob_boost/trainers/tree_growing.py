@@ -94,13 +94,9 @@ class TreeGrower:
     def _node_labels(self, sample_node: np.ndarray) -> np.ndarray:
         """Label every node with its cheapest class, from the samples that reach it."""
         n_nodes = len(self.node_features)
-        # the leaves' class sums, accumulated bottom-up (children follow parents) into every ancestor
         sums = np.bincount(sample_node * self.k + self.labels, weights=self.weights,
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
-        for node in range(n_nodes - 1, -1, -1):
-            if self.node_features[node] >= 0:
-                sums[node] = sums[self.left[node]] + sums[self.right[node]]
-        return cheapest(sums @ self.loss_matrix)
+        return label_nodes(sums, self.node_features, self.left, self.right, self.loss_matrix)
 
     def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float, bool]]:
         """Best (global bin, threshold, NaN goes left) per frontier node; bin -1 where no split helps."""
@@ -139,27 +135,8 @@ class TreeGrower:
             histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
                                      minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
             positions = np.arange(n_bins)
-        best = np.empty(n_nodes, dtype=np.int64)
-        score = np.empty(n_nodes)
-        nan_left = np.empty(n_nodes, dtype=np.bool_)
-        # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
-        kernels.best_gini_splits(histograms, counts, positions, data.offsets, np.sort(self.subset).astype(np.int64),
-                                 np.ascontiguousarray(totals[:, 0]), node_counts[:, 0], TIE_TOLERANCE,
-                                 bool(data.missing), best, score, nan_left)
-        parent = _gini_term(totals)[:, 0]
-        results = []
-        for i, bin_index in enumerate(best.tolist()):
-            gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
-            # a gain at rounding level means the children have the parent's class mix
-            if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
-                results.append((-1, 0.0, False))
-                continue
-            # the next occupied value bin (the missing-value bin, last, is none)
-            end = data.offsets[self.feature_of_bin[bin_index] + 1] - int(data.missing)
-            following = bin_index + 1 + int(np.argmax(counts[i, positions[bin_index + 1:end]] > 0))
-            threshold = midpoints(data.bin_values[bin_index], data.bin_values[following])
-            results.append((bin_index, float(threshold), bool(nan_left[i])))
-        return results
+        return choose_splits(histograms, counts, positions, data.offsets, self.subset, totals[:, 0], node_counts[:, 0],
+                             bool(data.missing), data.bin_values, self.feature_of_bin)
 
     def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, totals: np.ndarray,
                           node_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,6 +152,68 @@ class TreeGrower:
                                                   node_counts, self.subset.astype(np.int64))
         n_nodes = totals.shape[0]
         return sums.reshape(n_nodes, -1, self.k), counts.reshape(n_nodes, -1)
+
+
+def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndarray, offsets: np.ndarray,
+                  subset: np.ndarray, totals: np.ndarray, node_counts: np.ndarray, missing: bool,
+                  bin_values: np.ndarray, feature_of_bin: np.ndarray) -> list[tuple[int, float, bool]]:
+    """Each node's best split from its class histograms: ``(global bin, threshold, NaN goes left)``, bin -1
+    where no split improves on the node.
+
+    Parameters
+    ----------
+    histograms : numpy.ndarray
+        (#nodes, padded bins, K) cost-weighted class sums per bin (``positions`` maps global bins into them).
+    counts : numpy.ndarray
+        (#nodes, padded bins) samples per bin.
+    positions : numpy.ndarray
+        (#bins,) each global bin's position in the padded layout.
+    offsets : numpy.ndarray
+        (#features + 1,) feature ``f``'s global bins are ``offsets[f]:offsets[f + 1]``.
+    subset : numpy.ndarray
+        The feature columns the splits may use.
+    totals : numpy.ndarray
+        (#nodes, K) each node's cost-weighted class sums.
+    node_counts : numpy.ndarray
+        (#nodes,) samples per node.
+    missing : bool
+        Whether each feature's last bin holds its missing values.
+    bin_values, feature_of_bin : numpy.ndarray
+        (#bins,) each bin's raw value and feature (the thresholds lie half-way between occupied bins).
+    """
+    n_nodes = totals.shape[0]
+    best = np.empty(n_nodes, dtype=np.int64)
+    score = np.empty(n_nodes)
+    nan_left = np.empty(n_nodes, dtype=np.bool_)
+    # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
+    kernels.best_gini_splits(histograms, counts, positions, offsets, np.sort(subset).astype(np.int64),
+                             np.ascontiguousarray(totals), node_counts, TIE_TOLERANCE, missing, best, score, nan_left)
+    parent = _gini_term(totals)
+    results = []
+    for i, bin_index in enumerate(best.tolist()):
+        gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
+        # a gain at rounding level means the children have the parent's class mix
+        if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
+            results.append((-1, 0.0, False))
+            continue
+        # the next occupied value bin (the missing-value bin, last, is none)
+        end = offsets[feature_of_bin[bin_index] + 1] - int(missing)
+        following = bin_index + 1 + int(np.argmax(counts[i, positions[bin_index + 1:end]] > 0))
+        threshold = midpoints(bin_values[bin_index], bin_values[following])
+        results.append((bin_index, float(threshold), bool(nan_left[i])))
+    return results
+
+
+def label_nodes(leaf_sums: np.ndarray, node_features, left, right, loss_matrix: np.ndarray) -> np.ndarray:
+    """Every node's cheapest class, from the (#nodes, K) weighted class sums of the samples ending in each node.
+
+    The sums are accumulated bottom-up (children follow their parents) into every ancestor first.
+    """
+    sums = leaf_sums.copy()
+    for node in range(sums.shape[0] - 1, -1, -1):
+        if node_features[node] >= 0:
+            sums[node] = sums[left[node]] + sums[right[node]]
+    return cheapest(sums @ loss_matrix)
 
 
 def cheapest(costs: np.ndarray) -> np.ndarray:
