@@ -357,3 +357,61 @@ def test_the_adaboostdb_classifier_matches_the_in_memory_classifier(client, tmp_
     assert np.array_equal(load_estimator(tmp_path / "db.hdf5").predict(features), memory.predict(features))
     with pytest.raises(ValueError, match="sample_weight: each class needs some positive weight"):
         DaskAdaBoostDBClassifier(client=client).fit(dX, labels, sample_weight=np.where(targets > 0, 0.0, 1.0))
+
+
+def _classes(n=1500, seed=17, k=3, integer=True):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 12, size=(n, 5)) if integer else rng.normal(size=(n, 5))
+    score = features[:, 0] - features[:, 1] + (rng.integers(0, 4, n) if integer else rng.normal(0, 1, n))
+    labels = np.digitize(score, np.quantile(score, np.arange(1, k) / k))
+    return features, labels
+
+
+def _multiclass_trainers():
+    costs = np.array([[0.0, 1.0, 4.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    return [bob_boost.BAdaCostTrainer(costs, bob_boost.CostSensitiveTreeTrainer(max_depth=3), number_of_rounds=6),
+            bob_boost.SAMMETrainer(bob_boost.MultiClassStumpTrainer(), number_of_rounds=6, shrinkage=0.5,
+                                   feature_fraction=0.6, random_state=3),
+            bob_boost.AdaBoostM1Trainer(bob_boost.CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=5)]
+
+
+@pytest.mark.parametrize("trainer", _multiclass_trainers(), ids=["badacost-trees", "samme-stumps", "m1-trees"])
+def test_multi_class_boosting_gives_the_in_memory_model(client, trainer):
+    from bob_boost.dask import DaskMultiClassBoosting
+
+    features, labels = _classes()
+    order = np.argsort(labels, kind="stable")  # the first chunk holds class 0 only
+    features, labels = features[order], labels[order]
+    chunks = ((300, 700, 9, 491),)
+    machine = DaskMultiClassBoosting(trainer, client=client).train(
+        da.from_array(features, chunks=chunks + ((5,),)), da.from_array(labels, chunks=chunks))
+    _assert_same_model(machine, trainer.train(features, labels))
+
+
+def test_multi_class_boosting_on_float_features_with_sample_weights(client):
+    from bob_boost.dask import DaskMultiClassBoosting
+
+    features, labels = _classes(n=1200, seed=18, integer=False)
+    weights = np.random.default_rng(19).uniform(0.0, 2.0, size=labels.size)
+    trainer = bob_boost.SAMMETrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=5)
+    machine = DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=(400, 5)), labels,
+                                                                   sample_weight=weights)
+    _assert_same_model(machine, trainer.train(features, labels, sample_weight=weights))
+    scores = decision_scores(machine, da.from_array(features, chunks=(400, 5))).compute()
+    np.testing.assert_array_equal(scores, machine.decision_scores(features))
+
+
+def test_multi_class_bad_inputs(client):
+    from bob_boost.dask import DaskMultiClassBoosting
+
+    features, labels = _classes(n=300)
+    good = da.from_array(features, chunks=100)
+    trainer = bob_boost.BAdaCostTrainer(np.ones((3, 3)) - np.eye(3), number_of_rounds=2)
+    with pytest.raises(ValueError, match="labels: label 3 is out of range for 3 classes"):
+        DaskMultiClassBoosting(trainer, client=client).train(good, np.where(labels == 2, 3, labels))
+    with pytest.raises(ValueError, match="features: contain NaN"):
+        DaskMultiClassBoosting(trainer, client=client).train(good / (good > 0), labels)
+    with pytest.raises(ValueError, match="trainer: its weak learner"):
+        DaskMultiClassBoosting(bob_boost.SAMMETrainer(bob_boost.MultiClassLUTTrainer(12)))
+    with pytest.raises(TypeError, match="trainer"):
+        DaskMultiClassBoosting(bob_boost.AdaBoostDBTrainer(1.0, 1.0))

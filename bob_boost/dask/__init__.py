@@ -5,6 +5,8 @@
   stay on the workers; each round moves one histogram per chunk;
 - :class:`DaskCostSensitiveBoosting`: AdaBoostDB (with its Conditional Search) and Cost-Sensitive AdaBoost,
   the in-memory trainers' own rules on class histograms summed over the chunks;
+- :class:`DaskMultiClassBoosting`: BAdaCost, SAMME and AdaBoost.M1 with cost-sensitive trees, grown level by
+  level from per-node class histograms summed over the chunks;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
 - scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
   :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier` and
@@ -14,12 +16,14 @@ Importing this module without Dask raises ``ImportError`` naming the extra.
 """
 from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._dask import NoClientError, decision_scores
+from ._multiclass import DaskMultiClassBoosting
 from ._training import DaskBoosting
 
 #: The estimators, imported on first use (they need scikit-learn, which the dask extra does not install).
 _ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor")
 
-__all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "NoClientError", "decision_scores", *_ESTIMATORS]
+__all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "DaskMultiClassBoosting", "NoClientError", "decision_scores",
+           *_ESTIMATORS]
 
 
 def __getattr__(name: str):

@@ -49,15 +49,17 @@ class Chunks:
     lost, Dask recomputes the chunk's arrays elsewhere and the tasks follow them.
     """
 
-    def __init__(self, client, coded: list, targets: list, weights: list, scores: list, places: list) -> None:
+    def __init__(self, client, coded: list, targets: list, weights: list, scores: list, places: list,
+                 rows: tuple[int, ...]) -> None:
         self.client = client
         self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
         self.places = places
+        self.rows = rows
 
     @classmethod
-    def place(cls, client, coded: list, labels, weights, outputs: int, check, *arguments) -> "Chunks":
-        """The chunks' targets (``check(block, *arguments)``), weights (checked) and zero scores, each made on
-        the worker holding the chunk's codes."""
+    def place(cls, client, coded: list, labels, weights, outputs: int | None, check, *arguments) -> "Chunks":
+        """The chunks' targets (``check(block, *arguments)``), weights (checked) and zero scores with ``outputs``
+        columns (none for None), each made on the worker holding the chunk's codes."""
         wait_for(coded)
         for future in coded:
             if future.status == "error":
@@ -67,11 +69,12 @@ class Chunks:
 
         def compute(array) -> list:
             return [client.compute(block, **_near(place)) for block, place in zip(np.ravel(array.to_delayed()), places)]
-        chunks = cls(client, coded, [], [None] * len(coded), [], places)
+        chunks = cls(client, coded, [], [None] * len(coded), [], places, tuple(labels.chunks[0]))
         chunks.targets = chunks.each(check, compute(labels), *arguments, pure=False)
         if weights is not None:
             chunks.weights = chunks.each(tasks.checked_weights, compute(weights))
-        chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in labels.chunks[0]], pure=False)
+        if outputs is not None:
+            chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in chunks.rows], pure=False)
         return chunks
 
     def each(self, function, *fields, pure: bool = True) -> list:

@@ -1,0 +1,401 @@
+"""Data files read lazily by the Dask workers, in row chunks, as :func:`bob_boost.io.tables.read_table` reads
+them eagerly.
+
+The readers follow the table reader's own rules (its dataset names, ``group``, ``target``, the header test,
+integer features: :func:`~bob_boost.io.tables.has_header`, :func:`~bob_boost.io.tables.has_target`,
+:func:`~bob_boost.io.tables.column_index`), so a file means the same read either way:
+
+- HDF5 and NPY: one task per row block opens the file, reads its rows and closes it, so that workers in other
+  processes read their own rows; the caller's process reads only shapes and dtypes.
+- CSV/TSV/TXT (optionally .gz): :func:`dask.dataframe.read_csv` (the ``dask[dataframe]`` extra). One pass on
+  the cluster finds the block lengths, whether every feature is whole and the distinct labels; a gzip file is
+  one block.
+
+Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError` naming it: at once for what the
+header and the shapes show, or, for the values (NaN, a cell that is not a number), from the task that reads
+them. The rows are read by whatever computes the arrays: the current Dask client (see
+:func:`bob_boost.dask._dask.connected`).
+"""
+from __future__ import annotations
+
+import functools
+import gzip
+import logging
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .._validation import check_positive_int
+from ..exceptions import DataFormatError, InvalidValueError
+from ..io import _delimited
+from ..io.tables import (FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, column_index, format_suffix,
+                         has_header, has_target)
+from . import _dask
+# Dask itself comes through _dask, the one module that imports it (and names the extra when it is missing)
+from ._dask import da, dask
+
+logger = logging.getLogger(__name__)
+
+#: Features per chunk when ``chunk_rows`` is not given (bytes): small enough for several chunks per worker,
+#: large enough that each round's per-chunk tasks stay few.
+CHUNK_BYTES = 64 << 20
+
+#: Lines of a text table read by the caller to find its header, delimiter and line length.
+PEEK_LINES = 100
+
+
+@dataclass
+class LazyTable:
+    """Features and (optional) labels of a data file as Dask arrays with the same known row chunks.
+
+    Attributes
+    ----------
+    features : dask.array.Array
+        (#samples, #features), the columns in one chunk; int64 for whole numbers in a text table, as in
+        memory, and the stored dtype of HDF5 and NPY (booleans as int64).
+    labels : dask.array.Array or None
+        (#samples,) labels (numbers, or text as an object array); None when the file has none or they
+        were not asked for.
+    feature_names : list of str or None
+        Column names from a header line.
+    classes : numpy.ndarray or None
+        The distinct labels, when the reader found them already (CSV).
+    """
+
+    features: da.Array
+    labels: da.Array | None
+    feature_names: list[str] | None = None
+    classes: np.ndarray | None = None
+
+    def distinct_labels(self) -> np.ndarray:
+        """The sorted distinct labels (computed on the cluster unless known), typed as the in-memory reader
+        types them (text as a fixed-width str array)."""
+        if self.labels is None:
+            raise InvalidValueError("labels: the table has none (read without labels)")
+        classes = self.classes if self.classes is not None else _dask.distinct_labels(self.labels)
+        if classes.dtype == object:
+            return np.asarray([str(c) for c in classes.tolist()], dtype=str)
+        return classes
+
+
+def read_lazy_table(path: str | Path, target: str | None = None, with_target: bool | None = True,
+                    number_of_features: int | None = None, group: str | None = None,
+                    chunk_rows: int | None = None, want_labels: bool = True) -> LazyTable:
+    """Read a data file lazily, as :func:`bob_boost.io.tables.read_table` reads it eagerly.
+
+    Parameters
+    ----------
+    path : path
+        HDF5, NPY or CSV/TSV/TXT (optionally .gz) file.
+    target, with_target, number_of_features, group
+        As :func:`~bob_boost.io.tables.read_table`.
+    chunk_rows : int, optional
+        Rows per chunk; default about :data:`CHUNK_BYTES` of features (a multiple of an HDF5 dataset's
+        own row chunks). Text tables: about this many rows per block of the text.
+    want_labels : bool
+        False leaves the labels out (prediction): a target column is still split off, but never read.
+
+    Returns
+    -------
+    LazyTable
+        The lazy features and labels; nothing but shapes, dtypes and (text tables) one pass of summaries
+        has been computed.
+
+    Raises
+    ------
+    DataFormatError
+        For every problem with the file, naming it, and for a format that cannot be read in row chunks
+        (NPZ: an archive compressed as a whole).
+    InvalidValueError
+        For a ``chunk_rows`` that is not a positive integer.
+    ImportError
+        For a text table without ``dask.dataframe``, naming the extra that installs it.
+    """
+    path = Path(path)  # as the caller wrote it, for messages; the tasks open _located(path)
+    if chunk_rows is not None:
+        chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file")
+    suffix = format_suffix(path)
+    if suffix in HDF5_SUFFIXES:
+        table = _hdf5_table(path, group, with_target, chunk_rows, want_labels)
+    elif suffix == ".npy":
+        table = _npy_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
+    elif suffix in TABLE_SUFFIXES:
+        table = _delimited_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
+    else:
+        raise DataFormatError(f"{path}: only HDF5, NPY and CSV/TSV/TXT files are read lazily, not "
+                              f"{suffix or '(no suffix)'!r} (an NPZ archive is compressed as a whole: convert it "
+                              f"to HDF5 or NPY)")
+    if with_target and want_labels and table.labels is None:
+        raise DataFormatError(f"{path}: no labels found")
+    width = table.features.shape[1]
+    if number_of_features is not None and width != number_of_features:
+        raise DataFormatError(f"{path}: has {width} feature columns but the model expects {number_of_features}")
+    if table.features.shape[0] == 0 or width == 0:
+        raise DataFormatError(f"{path}: no data (features of shape {table.features.shape})")
+    logger.debug("%s: %d samples, %d features in %d chunks", path, *table.features.shape,
+                 len(table.features.chunks[0]))
+    return table
+
+
+# -- tasks run on the workers ----------------------------------------------------------------------
+
+def _read_hdf5_rows(path: str, name: str, text: bool, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of a dataset, the file opened and closed by the task itself."""
+    with h5py.File(path, "r") as handle:
+        item = handle[name]
+        try:
+            block = item.asstr()[start:stop] if text else item[start:stop]
+        except UnicodeDecodeError as error:
+            raise DataFormatError(f"{path}:{name}: text that is not {error.encoding}") from None
+    return np.asarray(block, dtype=object) if text else np.asarray(block)
+
+
+def _read_npy_rows(path: str, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of an NPY matrix, through a memory map of the file."""
+    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+
+
+def _finite(block: np.ndarray, source: str, what: str) -> np.ndarray:
+    """``block``, checked where it is read (no pass of its own over the file)."""
+    if not np.all(np.isfinite(block)):
+        raise DataFormatError(f"{source}: {what} contain NaN or infinite values")
+    return block
+
+
+def _clean_labels(values: np.ndarray, numeric: bool) -> np.ndarray:
+    """Text cells stripped as the in-memory reader strips them; numbers as float64."""
+    text = np.char.strip(np.asarray(values, dtype=str))
+    return text.astype(np.float64) if numeric else text.astype(object)
+
+
+def _partition_summary(frame, feature_columns: list[str], label_column: str | None):
+    """Rows, whether every feature is finite and whole, and the distinct labels of one text block."""
+    values = frame[feature_columns].to_numpy(dtype=np.float64)
+    finite = bool(np.isfinite(values).all())
+    whole = finite and bool(np.all(values == np.round(values)) and np.all(np.abs(values) < 2 ** 53))
+    labels = None
+    if label_column is not None:
+        labels = np.unique(np.char.strip(np.asarray(frame[label_column].to_numpy(), dtype=str)))
+    return len(frame), finite, whole, labels
+
+
+def _located(path: Path) -> str:
+    """The absolute path the tasks open: the workers may run in another directory than the caller."""
+    return str(path.resolve())
+
+
+# -- HDF5 and NPY ----------------------------------------------------------------------------------
+
+def _row_blocks(rows: int, chunk_rows: int) -> list[tuple[int, int]]:
+    return [(start, min(start + chunk_rows, rows)) for start in range(0, rows, chunk_rows)]
+
+
+def _default_rows(row_bytes: int, stored_rows: int | None = None) -> int:
+    """Rows of about :data:`CHUNK_BYTES`, a multiple of the file's own chunking (each is then read once)."""
+    rows = max(1, CHUNK_BYTES // max(1, row_bytes))
+    if stored_rows:
+        rows = max(stored_rows, rows // stored_rows * stored_rows)
+    return rows
+
+
+def _lazy_rows(read, blocks: list[tuple[int, int]], tail: tuple[int, ...], dtype) -> da.Array:
+    """The blocks ``read(start, stop)`` returns, stacked by rows (one task per block)."""
+    parts = [da.from_delayed(dask.delayed(read, pure=True)(start, stop), shape=(stop - start, *tail), dtype=dtype)
+             for start, stop in blocks]
+    return da.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
+
+
+def _hdf5_table(path: Path, group: str | None, with_target: bool | None, chunk_rows: int | None,
+                want_labels: bool) -> LazyTable:
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as error:
+        raise DataFormatError(f"{path}: not a readable HDF5 file ({error})") from None
+    with handle:
+        if group and group not in handle:
+            raise DataFormatError(f"{path}: no group {group!r} (top level: {', '.join(handle.keys())})")
+        node = handle[group] if group else handle
+        if not isinstance(node, h5py.Group):
+            raise DataFormatError(f"{path}: {group!r} is not a group")
+        datasets = {key: item for key, item in node.items() if isinstance(item, h5py.Dataset)}
+        feature_key = next((k for k in FEATURE_KEYS if k in datasets), None)
+        label_key = next((k for k in LABEL_KEYS if k in datasets), None)
+        if feature_key is None:
+            found = ", ".join(sorted(node.keys())[:8]) or "nothing"
+            raise DataFormatError(f"{path}:{node.name}: no features dataset (looked for {', '.join(FEATURE_KEYS)}; "
+                                  f"found {found}; choose a group with --group)")
+        item = datasets[feature_key]
+        if h5py.check_string_dtype(item.dtype) is not None or item.dtype.kind not in "biuf":
+            raise DataFormatError(f"{path}: {feature_key!r} must be numeric, got dtype {item.dtype}")
+        if item.ndim < 2:
+            raise DataFormatError(f"{path}: {feature_key!r} must be 2-D (#samples, #features), has shape "
+                                  f"{item.shape}")
+        rows, tail = item.shape[0], tuple(item.shape[1:])
+        width = int(np.prod(tail))  # images: one row per sample
+        stored = item.chunks[0] if item.chunks else None
+        blocks = _row_blocks(rows, chunk_rows or _default_rows(width * item.dtype.itemsize, stored))
+        feature_name, feature_dtype = item.name, item.dtype
+        label_name = label_text = None
+        if label_key is not None and with_target is not False and want_labels:
+            labels = datasets[label_key]
+            if labels.shape not in ((rows,), (rows, 1)):
+                raise DataFormatError(f"{path}: {label_key!r} must hold one label per sample, has shape "
+                                      f"{labels.shape} for {rows} samples")
+            label_name, label_text = labels.name, h5py.check_string_dtype(labels.dtype) is not None
+            label_tail, label_dtype = tuple(labels.shape[1:]), object if label_text else labels.dtype
+    read = functools.partial(_read_hdf5_rows, _located(path), feature_name, False)
+    features = _lazy_rows(read, blocks, tail, feature_dtype)
+    if features.ndim > 2:
+        features = features.reshape(rows, width)
+    table = LazyTable(_checked(features, path, "features"), None)
+    if label_name is not None:
+        read = functools.partial(_read_hdf5_rows, _located(path), label_name, label_text)
+        labels = _lazy_rows(read, blocks, label_tail, label_dtype)
+        table.labels = _checked(labels if labels.ndim == 1 else labels.reshape(rows), path, "labels")
+    return table
+
+
+def _checked(values: da.Array, path: Path, what: str) -> da.Array:
+    """Booleans as integers (the Dask trainers take numbers only); floats checked for NaN block by block."""
+    if values.dtype == bool:
+        return values.astype(np.int64)
+    if np.issubdtype(values.dtype, np.floating):
+        return values.map_blocks(_finite, str(path), what, dtype=values.dtype)
+    return values
+
+
+def _npy_table(path: Path, target: str | None, with_target: bool | None, number_of_features: int | None,
+               chunk_rows: int | None, want_labels: bool) -> LazyTable:
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)  # the header only
+    except (ValueError, OSError, EOFError) as error:
+        raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
+    if matrix.ndim != 2:
+        raise DataFormatError(f"{path}: expected a 2-D (#samples, #columns) array, got shape {matrix.shape}")
+    if matrix.dtype.kind not in "biuf":
+        raise DataFormatError(f"{path}: values must be numeric, got dtype {matrix.dtype}")
+    rows, width = matrix.shape
+    blocks = _row_blocks(rows, chunk_rows or _default_rows(width * matrix.dtype.itemsize))
+    lazy = _lazy_rows(functools.partial(_read_npy_rows, _located(path)), blocks, (width,), matrix.dtype)
+    del matrix
+    if not has_target(with_target, target, None, width, number_of_features):
+        return LazyTable(_checked(lazy, path, "features"), None)
+    index = column_index(target, None, width, path)
+    features = lazy[:, [c for c in range(width) if c != index]]
+    labels = _checked(lazy[:, index], path, "labels") if want_labels else None
+    return LazyTable(_checked(features, path, "features"), labels)
+
+
+# -- delimited text --------------------------------------------------------------------------------
+
+def _peek(path: Path) -> tuple[list[str], bool]:
+    """The first lines of a (possibly gzip-compressed) text table, and whether it is compressed."""
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == b"\x1f\x8b"
+    lines = []
+    try:
+        with (gzip.open(path, "rt", newline="") if compressed else open(path, newline="")) as handle:
+            for line in handle:
+                lines.append(line)
+                if len(lines) == PEEK_LINES:
+                    break
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as error:
+        raise DataFormatError(f"{path}: not a readable text table ({error})") from None
+    return lines, compressed
+
+
+def _read_csv(path: Path, **options):
+    """:func:`dask.dataframe.read_csv` of ``path``; its absence is an ImportError naming the extra."""
+    try:
+        import dask.dataframe as dd  # the dataframe extra (pandas), needed for text tables only
+    except ImportError as error:
+        raise ImportError(f"{path}: reading CSV/TSV/TXT lazily needs dask.dataframe ({_one_line(error)}): "
+                          f"pip install \"dask[dataframe]\", or convert the file to HDF5") from None
+    try:
+        return dd.read_csv(_located(path), **options)
+    except ValueError as error:
+        raise DataFormatError(f"{path}: {_parser_message(error)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _parser_message(error: ValueError) -> str:
+    """pandas' own message, without the sentence Dask wraps it in."""
+    return _one_line(error).split("Original Message: ", 1)[-1]
+
+
+def _delimited_table(path: Path, target: str | None, with_target: bool | None, number_of_features: int | None,
+                     chunk_rows: int | None, want_labels: bool) -> LazyTable:
+    lines, compressed = _peek(path)
+    suffix = format_suffix(path)
+    head = "".join(lines)
+    delimiter = "\t" if suffix == ".tsv" or (suffix == ".txt" and "," not in head and "\t" in head) else ","
+    first = _delimited.rows(head, delimiter, limit=2)
+    if not first:
+        raise DataFormatError(f"{path}: empty file")
+    width = len(first[0])
+    names = first[0] if has_header(first) else None
+    index = (column_index(target, names, width, path)
+             if has_target(with_target, target, names, width, number_of_features) else None)
+    columns = [f"c{i}" for i in range(width)]  # our own names: a header's may repeat
+    feature_columns = [c for i, c in enumerate(columns) if i != index]
+    if not feature_columns:
+        raise DataFormatError(f"{path}: no data (no feature columns besides the target)")
+    label_column = None if index is None or not want_labels else columns[index]
+    blocksize: int | str | None = "default"
+    if compressed:
+        blocksize = None
+        logger.warning("%s: a gzip file is one chunk (it cannot be split); convert it to HDF5 for parallel "
+                       "reading", path)
+    elif chunk_rows is not None:
+        line_bytes = max(1, len(head.encode()) // max(1, len(lines)))
+        blocksize = max(4096, chunk_rows * line_bytes)
+    dtypes = {c: np.float64 for c in feature_columns}
+    if label_column is not None:
+        dtypes[label_column] = str
+    frame = _read_csv(path, sep=delimiter, header=0 if names else None, names=columns,
+                      usecols=feature_columns + ([label_column] if label_column else []), dtype=dtypes,
+                      blocksize=blocksize, compression="gzip" if compressed else None, skipinitialspace=True,
+                      na_filter=False)
+    parts = frame.to_delayed()
+    try:
+        summaries = dask.compute(*[dask.delayed(_partition_summary)(part, feature_columns, label_column)
+                                   for part in parts])
+    except ValueError as error:  # pandas' parser errors: a cell that is not a number, a ragged row
+        raise DataFormatError(f"{path}: {_parser_message(error)}") from None
+    lengths = tuple(int(s[0]) for s in summaries)
+    if not sum(lengths):
+        raise DataFormatError(f"{path}: no data rows")
+    if not all(s[1] for s in summaries):
+        raise DataFormatError(f"{path}: features contain NaN or infinite values")
+    features = _known_rows(frame[feature_columns], lengths)
+    if all(s[2] for s in summaries):  # integer features, as the in-memory reader gives them
+        features = features.astype(np.int64)
+    feature_names = [n for i, n in enumerate(names) if i != index] if names else None
+    table = LazyTable(features, None, feature_names)
+    if label_column is not None:
+        distinct = np.unique(np.concatenate([s[3] for s in summaries]))
+        numeric = distinct.size > 0 and all(_delimited.is_number(c) for c in distinct.tolist())
+        table.classes = _delimited.numeric(distinct.astype(np.float64)) if numeric else distinct
+        table.labels = _known_rows(frame[label_column], lengths).map_blocks(
+            _clean_labels, numeric, dtype=np.float64 if numeric else object)
+    return table
+
+
+def _known_rows(frame, lengths: tuple[int, ...]) -> da.Array:
+    """A dataframe's (or series') values as a Dask array chunked by its blocks' known lengths, empty ones dropped."""
+    with warnings.catch_warnings():
+        # a text column comes back as an object array, which is what the labels want
+        warnings.filterwarnings("ignore", message=".*extension dtypes.*", category=UserWarning)
+        array = frame.to_dask_array(lengths=list(lengths))
+    if 0 in lengths:  # a block past the last line, or of blank lines only
+        kept = tuple(n for n in lengths if n)
+        array = array.rechunk((kept,) + tuple((s,) for s in array.shape[1:]))
+    return array

@@ -1,0 +1,239 @@
+"""BAdaCost, SAMME and AdaBoost.M1 with cost-sensitive trees on a Dask cluster.
+
+The features are quantised once, as :meth:`bob_boost.binning.BinnedFeatures.quantize` does in memory,
+from their global ranges (:class:`bob_boost.engine.edges.QuantizedLayout`), and coded on the workers. Each
+round the in-memory trainer's configuration runs on sums over the chunks:
+
+- the sample weights ``exp(log w - logsumexp(log w))``: one maximum and one sum per chunk;
+- the tree, level by level: every chunk sends its per-node class histograms (#frontier nodes x padded
+  bins x K floats), the driver sums them in chunk order and picks each node's split with the in-memory
+  rule (:func:`bob_boost.trainers.tree_growing.choose_splits`), and the few numbers of the splits go back
+  for the chunks to move their rows to the children; the leaves' labels come from per-node class sums
+  (:func:`bob_boost.trainers.tree_growing.label_nodes`);
+- the step from the summed (K, K) confusion matrix, by the trainer's own step rule;
+- the weight update on every chunk, from the rows' leaves.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .._validation import check_positive_int
+from ..binning import QuantizedLayout
+from ..boosting.steps import capped_step
+from ..callbacks import check_callback, stop_requested, training_ended, training_started
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..machine import BoostedMachine
+from ..trainers.badacost import BAdaCostTrainer
+from ..trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
+from ..trainers.tree_growing import choose_splits, label_nodes
+from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
+from . import _tasks as tasks
+from . import _tree_tasks as tree_tasks
+from ._chunks import Chunks
+
+logger = logging.getLogger(__name__)
+
+
+class DaskMultiClassBoosting:
+    """Train BAdaCost, SAMME or AdaBoost.M1 with cost-sensitive trees on a Dask cluster.
+
+    The model is the one ``trainer.train`` gives in memory on the same data: the same quantised bins
+    (found from the global ranges), so the same trees whenever two splits are not tied within rounding,
+    and steps equal to about 1e-12 relative (the sums are added per chunk). While growing a tree the rows
+    move to the children by their codes; in memory they move by their raw values, which gives the same
+    children except for a raw value exactly on the rounding boundary of two adjacent quantisation steps
+    (never for integer features spanning at most 255).
+
+    Parameters
+    ----------
+    trainer : BAdaCostTrainer, SAMMETrainer or AdaBoostM1Trainer
+        The configuration (costs, rounds, shrinkage, feature fraction, random state). Its weak learner must
+        be a :class:`~bob_boost.CostSensitiveTreeTrainer` or :class:`~bob_boost.MultiClassStumpTrainer`
+        with ``quantized=True`` and ``missing=None``.
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address; None uses the current default client.
+    """
+
+    def __init__(self, trainer, client=None) -> None:
+        if not isinstance(trainer, BAdaCostTrainer):
+            raise InvalidTypeError(f"trainer: expected a BAdaCostTrainer, SAMMETrainer or AdaBoostM1Trainer, got "
+                                   f"{type(trainer).__name__}")
+        weak = trainer.weak_learner
+        if not isinstance(weak, (CostSensitiveTreeTrainer, MultiClassStumpTrainer)) or not weak.quantized \
+                or weak.missing is not None:
+            raise InvalidValueError(f"trainer: its weak learner {weak!r} is not distributed; use "
+                                    f"CostSensitiveTreeTrainer(max_depth, quantized=True) or MultiClassStumpTrainer()")
+        self.trainer = trainer
+        self.client = client
+
+    def train(self, features, labels, number_of_rounds: int | None = None, sample_weight=None,
+              callback=None) -> BoostedMachine:
+        """Boost up to ``number_of_rounds`` trees (default: the trainer's) on the Dask array ``features``.
+
+        Parameters
+        ----------
+        features : dask.array.Array or dask.dataframe.DataFrame
+            (#samples, #features) numeric features with known row chunks.
+        labels : dask.array.Array, dask.dataframe.Series or array_like
+            (#samples,) classes ``0 .. K-1``; rechunked to the features' rows.
+        number_of_rounds : int, optional
+            Rounds at most.
+        sample_weight : dask.array.Array or array_like, optional
+            Non-negative initial weights, rescaled to a mean of 1 as in memory.
+        callback : callable or list, optional
+            As in memory; its ``scores`` argument is None (the scores stay on the workers).
+
+        Raises
+        ------
+        ValueError
+            For labels that are not classes of the cost matrix, NaN features, negative weights, unknown
+            chunk sizes, or no client.
+        """
+        from . import _dask
+        with _dask.connected(self.client) as client:
+            return self._train(client, features, labels, number_of_rounds, sample_weight, callback)
+
+    def _train(self, client, features, labels, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+        from . import _dask
+        trainer = self.trainer
+        rounds = trainer.number_of_rounds if number_of_rounds is None else \
+            check_positive_int(number_of_rounds, "number_of_rounds")
+        callback = check_callback(callback)
+        array = _dask.as_row_chunked(features, "features")
+        row_chunks = array.chunks[0]
+        classes = _dask.as_matching_targets(labels, row_chunks, "labels", vector=True)
+        weights = (None if sample_weight is None
+                   else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
+        layout, coded = _quantized_chunks(client, array)
+        largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes)))
+        cost_matrix = trainer._cost_matrix_for(np.array([largest]), None)
+        k = cost_matrix.shape[0]
+        chunks = Chunks.place(client, coded, classes, weights, None, tree_tasks.class_indices, k)
+        mean = None if weights is None else chunks.reduce(tasks.class_sums, chunks.targets, chunks.weights)
+        if mean is not None:
+            total = float(mean.result().sum())
+            if not total > 0:
+                raise InvalidValueError("sample_weight: must not be all zero")
+            mean = total / array.shape[0]
+        log_weights = chunks.each(tree_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
+        loss_matrix, exponents = trainer._round_matrices(cost_matrix)
+        grower = _DistributedTrees(chunks, layout, loss_matrix, trainer.weak_learner)
+        n_features = array.shape[1]
+        subset_size = max(1, int(round(trainer.feature_fraction * n_features)))
+        rng = np.random.default_rng(trainer.random_state)
+        machine = BoostedMachine(cost_matrix=cost_matrix, number_of_features=n_features,
+                                 metadata={"trainer": type(trainer).__name__, "distributed": "dask",
+                                           "weak_learner": repr(trainer.weak_learner)})
+        training_started(callback, machine)
+        for round_index in range(rounds):
+            sample_weights = self._normalised(chunks, log_weights)
+            subset = (np.arange(n_features) if subset_size == n_features
+                      else np.sort(rng.choice(n_features, subset_size, replace=False)))
+            weak, leaves, node_labels = grower.grow(sample_weights, subset)
+            confusion = chunks.reduce(tree_tasks.confusion, chunks.targets, leaves, sample_weights, node_labels,
+                                      k).result()
+            step = trainer._step(confusion, exponents)
+            if not step > 0:
+                logger.info("%s round %d: step %.6g <= 0; stopping", type(trainer).__name__, round_index + 1, step)
+                break
+            perfect = bool(np.isinf(step))
+            weight = (capped_step(exponents) if perfect else step) * trainer.shrinkage
+            machine.add_weak_machine(weak, np.array([weight]))
+            log_weights = chunks.each(tree_tasks.updated_log_weights, log_weights, chunks.targets, leaves,
+                                      node_labels, exponents, weight)
+            logger.info("%s round %d/%d: step %.6g", type(trainer).__name__, round_index + 1, rounds, weight)
+            if perfect or stop_requested(callback, round_index, machine, None):
+                break
+        training_ended(callback, machine)
+        return machine
+
+    @staticmethod
+    def _normalised(chunks: Chunks, log_weights: list) -> list:
+        """Futures of the normalised weights ``exp(log w - logsumexp(log w))`` of every chunk."""
+        peak = max(chunks.client.gather(chunks.each(tree_tasks.largest, log_weights)))
+        total = chunks.reduce(tree_tasks.exp_sum, log_weights, peak).result()
+        return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
+
+
+def _quantized_chunks(client, array) -> tuple[QuantizedLayout, list]:
+    """The global quantised layout and the futures of every chunk's codes."""
+    from ._dask import per_chunk
+    ranges = client.gather(per_chunk(client, tree_tasks.value_range, array))
+    low = np.min([r[0] for r in ranges], axis=0)
+    high = np.max([r[1] for r in ranges], axis=0)
+    integral = np.all([r[2] for r in ranges], axis=0)
+    layout = QuantizedLayout.of(low, high, integral)
+    coded = per_chunk(client, tree_tasks.quantized_codes, array, layout.low, layout.step, layout.top,
+                      layout.bins_per_feature)
+    return layout, coded
+
+
+class _DistributedTrees:
+    """Grows the round's tree level by level from the chunks' summed node histograms."""
+
+    def __init__(self, chunks: Chunks, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer) -> None:
+        self.chunks = chunks
+        self.layout = layout
+        self.loss_matrix = loss_matrix
+        self.k = loss_matrix.shape[0]
+        self.max_depth = 1 if isinstance(weak_trainer, MultiClassStumpTrainer) else weak_trainer.max_depth
+        self.stump = isinstance(weak_trainer, MultiClassStumpTrainer)
+        offsets = layout.offsets
+        sizes = np.diff(offsets)
+        self.feature_of_bin = np.repeat(np.arange(sizes.size), sizes)
+        starts = np.arange(sizes.size) * layout.bins_per_feature
+        self.positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        # cost-weighted Gini: class j counts r_j = sum_k (L[j,k] - L[j,j]) times, as in memory
+        self.factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
+
+    def grow(self, sample_weights: list, subset: np.ndarray) -> tuple:
+        """``(weak machine, futures of every chunk's leaf per row, the nodes' labels)``."""
+        chunks, layout, k = self.chunks, self.layout, self.k
+        client = chunks.client
+        sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
+        features, thresholds, left, right = [-1], [0.0], [-1], [-1]
+        frontier = [0]
+        subset = subset.astype(np.int64)
+        for _ in range(self.max_depth):
+            local = np.full(len(features), -1, dtype=np.int64)
+            local[frontier] = np.arange(len(frontier))
+            pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, sample_node, chunks.targets,
+                                 sample_weights, self.factors, local, subset, k)
+            histograms, counts, totals, node_counts = client.submit(tree_tasks.summed, *pieces).result()
+            splits = choose_splits(histograms, counts, self.positions, layout.offsets, subset, totals, node_counts,
+                                   False, layout.bin_values, self.feature_of_bin)
+            table = np.full((len(features) + 2 * len(frontier), 4), -1, dtype=np.int64)
+            new_nodes = []
+            for node, (bin_index, threshold, _) in zip(frontier, splits):
+                if bin_index < 0:
+                    continue
+                feature = int(self.feature_of_bin[bin_index])
+                first_child = len(features)
+                features[node], thresholds[node] = feature, threshold
+                left[node], right[node] = first_child, first_child + 1
+                table[node] = (feature, bin_index - layout.offsets[feature], first_child, first_child + 1)
+                features += [-1, -1]
+                thresholds += [0.0, 0.0]
+                left += [-1, -1]
+                right += [-1, -1]
+                new_nodes += [first_child, first_child + 1]
+            if not new_nodes:
+                break
+            sample_node = chunks.each(tree_tasks.routed, chunks.coded, sample_node, table[:len(features)])
+            frontier = new_nodes
+        sums = chunks.reduce(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features),
+                             k).result()
+        node_labels = label_nodes(sums, features, left, right, self.loss_matrix)
+        return self._machine(features, thresholds, left, right, node_labels, subset), sample_node, node_labels
+
+    def _machine(self, features, thresholds, left, right, node_labels, subset):
+        """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it)."""
+        k = self.k
+        if not self.stump:
+            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, None)
+        if features[0] < 0:
+            return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k, None)
+        return MultiClassStumpMachine(float(thresholds[0]), int(features[0]),
+                                      [node_labels[left[0]], node_labels[right[0]]], k, None)

@@ -1,0 +1,126 @@
+"""What the workers run for multi-class boosting of trees (BAdaCost, SAMME, AdaBoost.M1): numpy on one chunk.
+
+A chunk's tree state is ``sample_node``, every row's current node; each level sends per-node class
+histograms, each round a (K, K) confusion matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..costs import check_class_labels
+from ..engine.codes import CodedFeatures, integral_features, step_codes
+from ..exceptions import InvalidValueError
+
+
+def value_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each column's smallest and largest value and whether it holds only integers; NaN is an error."""
+    if not np.isfinite(chunk).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
+    return chunk.min(axis=0).astype(np.float64), chunk.max(axis=0).astype(np.float64), integral_features(chunk, 1)
+
+
+def quantized_codes(chunk: np.ndarray, low: np.ndarray, step: np.ndarray, top: int, bins: int) -> CodedFeatures:
+    """The chunk coded into the global quantised bins (:class:`bob_boost.engine.edges.QuantizedLayout`)."""
+    return CodedFeatures(step_codes(chunk, low, step, 1, top), bins, 1)
+
+
+def class_indices(chunk: np.ndarray, number_of_classes: int) -> np.ndarray:
+    """The chunk's labels as int64 classes ``0 .. K-1`` (checked)."""
+    return check_class_labels(chunk, number_of_classes)
+
+
+def largest_label(chunk: np.ndarray) -> int:
+    """The largest label of the chunk (labels must be integers >= 0)."""
+    return int(check_class_labels(chunk, np.iinfo(np.int64).max).max(initial=0))
+
+
+def initial_log_weights(labels: np.ndarray, weights, mean: float) -> np.ndarray:
+    """``log(w / mean)`` (0 without weights): the in-memory trainers' mean-1 initial weights, in logs."""
+    if weights is None:
+        return np.zeros(labels.size)
+    with np.errstate(divide="ignore"):  # a zero weight stays zero
+        return np.log(weights / mean)
+
+
+def largest(values: np.ndarray) -> float:
+    """The chunk's largest value (-inf for an empty chunk)."""
+    return float(values.max(initial=-np.inf))
+
+
+def exp_sum(log_weights: np.ndarray, peak: float) -> float:
+    """``sum exp(log w - peak)``."""
+    return float(np.exp(log_weights - peak).sum())
+
+
+def normalised(log_weights: np.ndarray, log_total: float) -> np.ndarray:
+    """The chunk's share of the normalised weights ``exp(log w - log total)``."""
+    return np.exp(log_weights - log_total)
+
+
+def root_nodes(rows: int) -> np.ndarray:
+    """Every row at the root."""
+    return np.zeros(rows, dtype=np.int64)
+
+
+def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                          factors: np.ndarray, local: np.ndarray, subset: np.ndarray, number_of_classes: int) -> tuple:
+    """The chunk's cost-weighted class histograms of the frontier nodes.
+
+    ``local[node]`` is a node's position in the frontier (-1 for the others). Returns the (#frontier,
+    padded bins, K) class sums, the (#frontier, padded bins) counts, the (#frontier, K) class totals
+    and the (#frontier,) node counts, as :func:`bob_boost.trainers.tree_growing.choose_splits` reads them.
+    """
+    k = number_of_classes
+    nodes = int((local >= 0).sum())
+    frontier = local[sample_node]
+    inside = frontier >= 0
+    gini_weights = weights * factors[labels]
+    totals = np.bincount(frontier[inside] * k + labels[inside], weights=gini_weights[inside],
+                         minlength=nodes * k).reshape(nodes, k)
+    counts = np.bincount(frontier[inside], minlength=nodes)
+    sums, bin_counts = coded.node_histograms(frontier, labels, gini_weights, totals, counts, subset)
+    return sums.reshape(nodes, -1, k), bin_counts.reshape(nodes, -1), totals, counts
+
+
+def summed(*parts: tuple) -> tuple:
+    """Tuples of arrays summed element by element, left to right (the chunks' order)."""
+    total = list(parts[0])
+    for part in parts[1:]:
+        total = [a + b for a, b in zip(total, part)]
+    return tuple(total)
+
+
+def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> np.ndarray:
+    """Rows of split nodes moved to a child: right where their code is above the split's bin.
+
+    ``split`` is a (#nodes, 4) table of each node's feature, bin within the feature, left and right child
+    (feature -1: not split this level). The node's rows hold codes at most that bin or at least the next
+    occupied one, so this is the raw rule ``x >= threshold`` of the tree (threshold between the two).
+    """
+    feature = split[sample_node, 0]
+    moving = np.flatnonzero(feature >= 0)
+    if moving.size == 0:
+        return sample_node
+    node = sample_node[moving]
+    codes = coded.codes[feature[moving], moving]
+    moved = sample_node.copy()
+    moved[moving] = np.where(codes > split[node, 1], split[node, 3], split[node, 2])
+    return moved
+
+
+def leaf_sums(sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray, nodes: int, k: int) -> np.ndarray:
+    """(#nodes, K) the chunk's weighted class sums per node its rows end in."""
+    return np.bincount(sample_node * k + labels, weights=weights, minlength=nodes * k).reshape(nodes, k)
+
+
+def confusion(labels: np.ndarray, sample_node: np.ndarray, weights: np.ndarray, node_labels: np.ndarray,
+              k: int) -> np.ndarray:
+    """(K, K) weighted confusion matrix of the tree's predictions (the labels of the rows' leaves)."""
+    predicted = node_labels[sample_node]
+    return np.bincount(labels * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
+
+
+def updated_log_weights(log_weights: np.ndarray, labels: np.ndarray, sample_node: np.ndarray,
+                        node_labels: np.ndarray, exponents: np.ndarray, weight: float) -> np.ndarray:
+    """The multi-class weight update ``log w + weight * exponents[label, predicted]``."""
+    return log_weights + weight * exponents[labels, node_labels[sample_node]]
