@@ -106,27 +106,47 @@ def test_bad_inputs_name_the_argument(client):
         DaskBoosting("exponential")
 
 
-def test_a_worker_killed_during_training_changes_nothing(client):
-    """The lost chunks are recomputed from the chunks' lineage (codes, then every round's scores)."""
+def _killing_callback(client, killed, at_round=2):
     import os
     import signal
 
-    features, targets = _data(seed=5)
-    loss = bob_boost.ExponentialLoss()
-    killed = []
-
     def kill_a_worker(round_index, machine, scores):
-        if round_index == 2:
+        if round_index == at_round:
             address = sorted(client.scheduler_info()["workers"])[0]
             pid = client.run(os.getpid, workers=[address])[address]
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
         return False
+    return kill_a_worker
 
-    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(250, 6)), targets, 6,
-                                                      callback=kill_a_worker)
+
+@pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+def test_a_worker_killed_during_training_changes_nothing(client, family):
+    """The lost chunks are recomputed from their lineage (codes, then every round's scores or weights)."""
+    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting
+
+    killed = []
+    callback = _killing_callback(client, killed)
+    if family == "stumps":
+        features, targets = _data(seed=5)
+        loss = bob_boost.ExponentialLoss()
+        machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(250, 6)), targets, 6,
+                                                          callback=callback)
+        memory = _in_memory(loss, features, targets, 6)
+    elif family == "cost-sensitive":
+        features, targets = _data(seed=22)
+        trainer = bob_boost.AdaBoostDBTrainer(2.0, 1.0)
+        machine = DaskCostSensitiveBoosting(trainer, client=client).train(da.from_array(features, chunks=(250, 6)),
+                                                                          targets, 6, callback=callback)
+        memory = trainer.train(features, targets, 6)
+    else:
+        features, labels = _classes(seed=23)
+        trainer = bob_boost.BAdaCostTrainer(np.ones((3, 3)) - np.eye(3), number_of_rounds=6)
+        machine = DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=(250, 5)),
+                                                                       labels, callback=callback)
+        memory = trainer.train(features, labels)
     assert killed
-    _assert_same_model(machine, _in_memory(loss, features, targets, 6))
+    _assert_same_model(machine, memory)
 
 
 def test_early_stopping_on_a_validation_set(client):
@@ -415,3 +435,33 @@ def test_multi_class_bad_inputs(client):
         DaskMultiClassBoosting(bob_boost.SAMMETrainer(bob_boost.MultiClassLUTTrainer(12)))
     with pytest.raises(TypeError, match="trainer"):
         DaskMultiClassBoosting(bob_boost.AdaBoostDBTrainer(1.0, 1.0))
+
+
+@pytest.mark.parametrize("costs", [None, "balanced", [[0, 1, 3], [1, 0, 1], [2, 2, 0]]], ids=["samme", "balanced",
+                                                                                            "given"])
+def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_path, costs):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBAdaCostClassifier
+    from bob_boost.sklearn import BAdaCostClassifier, load_estimator
+
+    features, indices = _classes(n=1200, seed=20)
+    labels = np.array(["low", "mid", "high"])[indices]
+    weights = np.random.default_rng(21).uniform(0.5, 2.0, size=labels.size)
+    dX = da.from_array(features, chunks=(500, 5))
+    model = DaskBAdaCostClassifier(costs, max_depth=2, n_estimators=5, feature_fraction=0.8, random_state=4,
+                                   client=client).fit(dX, da.from_array(labels, chunks=300), sample_weight=weights)
+    memory = BAdaCostClassifier(costs, max_depth=2, n_estimators=5, feature_fraction=0.8, random_state=4,
+                                early_stopping=False).fit(features, labels, sample_weight=weights)
+    assert model.classes_.tolist() == ["high", "low", "mid"]
+    np.testing.assert_allclose(model.cost_matrix_, memory.cost_matrix_, rtol=1e-12)
+    _assert_same_model(model.machine_, memory.machine_)
+    predicted = model.predict(dX)
+    assert isinstance(predicted, da.Array)
+    assert np.array_equal(predicted.compute(), memory.predict(features))
+    local = model.to_local()
+    local.save(tmp_path / "badacost.hdf5")
+    assert np.array_equal(load_estimator(tmp_path / "badacost.hdf5").predict(features), memory.predict(features))
+    with pytest.raises(ValueError, match="cost_matrix: is 2x2 but y has 3 classes"):
+        DaskBAdaCostClassifier([[0, 1], [1, 0]], client=client).fit(dX, labels)
+    with pytest.raises(ValueError, match="cost_matrix"):
+        DaskBAdaCostClassifier("imbalance", client=client).fit(dX, labels)

@@ -9,8 +9,8 @@
   level from per-node class histograms summed over the chunks;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
 - scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
-  :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier` and
-  :class:`DaskBoostingRegressor` (squared loss).
+  :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier`,
+  :class:`DaskBAdaCostClassifier` (trees) and :class:`DaskBoostingRegressor` (squared loss).
 
 Importing this module without Dask raises ``ImportError`` naming the extra.
 """
@@ -20,7 +20,8 @@ from ._multiclass import DaskMultiClassBoosting
 from ._training import DaskBoosting
 
 #: The estimators, imported on first use (they need scikit-learn, which the dask extra does not install).
-_ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor")
+_ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier",
+               "DaskBoostingRegressor")
 
 __all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "DaskMultiClassBoosting", "NoClientError", "decision_scores",
            *_ESTIMATORS]

@@ -193,6 +193,12 @@ def class_halves(weights: "da.Array", positive: "da.Array", name: str) -> "da.Ar
     return weights / da.where(positive, 2.0 * sums[0], 2.0 * sums[1])
 
 
+def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_classes: int) -> np.ndarray:
+    """(K,) the (weighted) number of samples of each class index, counted on the cluster."""
+    return np.asarray(da.bincount(classes, weights=weights, minlength=number_of_classes).compute(),
+                      dtype=np.float64)
+
+
 def decision_scores(machine, features) -> "da.Array":
     """(#samples, #outputs) scores of ``machine`` on a Dask array, chunk by chunk (a Dask array, lazy)."""
     array = as_row_chunked(features, "features")

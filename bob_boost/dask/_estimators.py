@@ -9,13 +9,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
 from ..labels import REGRESSION_METADATA, ClassEncoding
-from ..recipes import make_loss
+from ..recipes import make_loss, make_recipe
 from ..losses import SquaredLoss
-from ..sklearn import AdaBoostDBClassifier, BoostingClassifier, BoostingRegressor
+from ..costs import check_cost_matrix, samme_cost_matrix
+from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor
 from ..sklearn._base import ESTIMATOR_KEY
 from . import _dask
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from ._cost_sensitive import DaskCostSensitiveBoosting
+from ._multiclass import DaskMultiClassBoosting
 from ._training import DaskBoosting
 
 #: The losses of :class:`DaskBoostingClassifier` (univariate, twice differentiable).
@@ -23,8 +25,19 @@ DASK_CLASSIFICATION_LOSSES = ("exponential", "logit")
 
 
 class _DaskClassifier(ClassifierMixin, BaseEstimator):
-    """What the Dask classifiers share: labels to +-1 targets on the cluster, and prediction through
+    """What the Dask classifiers share: labels to targets on the cluster, and prediction through
     ``to_local()``'s in-memory estimator (block by block for Dask inputs)."""
+
+    def _class_indices(self, X, y):
+        """The row-chunked features, and ``y`` as class indices ``0 .. K-1`` in ``classes_`` order."""
+        features = _dask.as_row_chunked(X, "X")
+        labels = _dask.as_label_vector(y, features.chunks[0], "y")
+        encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
+        self._encoding = encoding
+        self.classes_ = np.array(encoding.classes)
+        self.n_features_in_ = int(features.shape[1])
+        classes = self.classes_
+        return features, labels.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
 
     def _binary_targets(self, X, y):
         """The row-chunked features, and ``y`` as +-1 targets (``classes_[1]`` is +1); sets the classes."""
@@ -186,6 +199,97 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
         check_is_fitted(self)
         return self._fill(AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators,
                                                self.selection, early_stopping=False))
+
+
+class DaskBAdaCostClassifier(_DaskClassifier):
+    """BAdaCost with cost-sensitive trees trained from Dask arrays; the twin of
+    :class:`~bob_boost.sklearn.BAdaCostClassifier`.
+
+    Parameters
+    ----------
+    cost_matrix : array_like, "balanced" or None
+        As :class:`~bob_boost.sklearn.BAdaCostClassifier`'s (``"balanced"`` from class sizes summed on the
+        cluster); its ``"imbalance"`` preset, which trains a SAMME model first, is not offered here.
+    max_depth : int
+        Depth of the trees.
+    n_estimators : int
+        Trees at most.
+    shrinkage : float
+        Learning rate in (0, 1].
+    feature_fraction : float
+        Fraction in (0, 1] of the features each tree may use, drawn every round.
+    random_state : int or None
+        Seed of the feature draws.
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address (None: the current default client).
+
+    Attributes
+    ----------
+    machine_ : BoostedMachine
+        The trained machine.
+    classes_ : numpy.ndarray
+        The class labels.
+    cost_matrix_ : numpy.ndarray
+        The (K, K) costs trained with.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
+                 feature_fraction: float = 1.0, random_state: int | None = None, client=None) -> None:
+        self.cost_matrix = cost_matrix
+        self.max_depth = max_depth
+        self.n_estimators = n_estimators
+        self.shrinkage = shrinkage
+        self.feature_fraction = feature_fraction
+        self.random_state = random_state
+        self.client = client
+
+    def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
+        """Train on the Dask array (or dataframe) ``X`` with class labels ``y`` of any type.
+
+        Raises
+        ------
+        ValueError
+            For a cost matrix of another size than the classes, a preset other than ``"balanced"``, or the
+            inputs :class:`DaskMultiClassBoosting` rejects.
+        """
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        features, encoded = self._class_indices(X, y)
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
+                                                                              "sample_weight")
+        k = self.classes_.size
+        options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
+                       shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
+                       random_state=self.random_state)
+        recipe = make_recipe("badacost", cost_matrix=self._costs(encoded, weights), **options)
+        self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(features, encoded, rounds,
+                                                                                 sample_weight=weights)
+        self.cost_matrix_ = self.machine_.cost_matrix
+        return self
+
+    def _costs(self, encoded, weights) -> np.ndarray:
+        """The (K, K) costs of ``cost_matrix``: given, SAMME's, or balanced by the class sizes."""
+        k = self.classes_.size
+        if self.cost_matrix is None:
+            return samme_cost_matrix(k)
+        if isinstance(self.cost_matrix, str):
+            check_choice(self.cost_matrix, "cost_matrix", ("balanced",))
+            sizes = _dask.class_sizes(encoded, weights, k)
+            return samme_cost_matrix(k) * (sizes.sum() / (k * sizes))[:, np.newaxis]
+        matrix = check_cost_matrix(self.cost_matrix)
+        if matrix.shape[0] != k:
+            raise ValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {k} classes "
+                             f"{self.classes_.tolist()}")
+        return matrix
+
+    def to_local(self) -> BAdaCostClassifier:
+        """The in-memory :class:`~bob_boost.sklearn.BAdaCostClassifier` with this model."""
+        check_is_fitted(self)
+        local = self._fill(BAdaCostClassifier(self.cost_matrix_, self.max_depth, self.n_estimators, self.shrinkage,
+                                              self.feature_fraction, self.random_state, early_stopping=False))
+        local.cost_matrix_ = self.cost_matrix_
+        return local
 
 
 class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
