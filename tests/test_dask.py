@@ -465,3 +465,41 @@ def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_pa
         DaskBAdaCostClassifier([[0, 1], [1, 0]], client=client).fit(dX, labels)
     with pytest.raises(ValueError, match="cost_matrix"):
         DaskBAdaCostClassifier("imbalance", client=client).fit(dX, labels)
+
+
+@pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, monkeypatch, family):
+    """Every CHECKPOINT_ROUNDS rounds the chunks' scores are rebuilt from their codes: the scheduler then
+    forgets the earlier rounds' tasks, and the model is the same bit for bit as without checkpoints."""
+    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting, _chunks, _cost_sensitive
+    from bob_boost.dask import _multiclass, _training
+
+    def train(rounds):
+        if family == "stumps":
+            features, targets = _data(n=800, seed=24)
+            return DaskBoosting(bob_boost.LogitLoss(), client=client).train(
+                da.from_array(features, chunks=200), targets, rounds, callback=count)
+        if family == "cost-sensitive":
+            features, targets = _data(n=800, seed=25)
+            return DaskCostSensitiveBoosting(bob_boost.CostSensitiveAdaBoostTrainer(2.0, 1.0), client=client).train(
+                da.from_array(features, chunks=200), targets, rounds, callback=count)
+        features, labels = _classes(n=800, seed=26)
+        trainer = bob_boost.SAMMETrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=rounds)
+        return DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=200), labels,
+                                                                    callback=count)
+
+    tasks = []
+
+    def count(round_index, machine, scores):
+        tasks.append(client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)))
+        return False
+
+    without = train(12)
+    for module in (_chunks, _training, _cost_sensitive, _multiclass):
+        monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 4, raising=False)
+    tasks.clear()
+    checkpointed = train(12)
+    assert checkpointed.weak_machines == without.weak_machines
+    assert np.array_equal(checkpointed.weights, without.weights)
+    # once a checkpoint has cut the chains, the scheduler holds about the same number of tasks every 4 rounds
+    assert len(tasks) == 12 and max(tasks[7], tasks[11]) <= tasks[3] + 8

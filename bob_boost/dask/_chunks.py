@@ -11,6 +11,12 @@ from . import _tasks as tasks
 from ._dask import per_chunk, wait_for
 
 
+#: Every this many rounds the chunks' scores (or weights) are rebuilt from their codes and the model so far,
+#: instead of from the last round's: otherwise each round's scores depend on the last, and the scheduler
+#: keeps the whole chain (a graph growing with the rounds, and a recovery replaying every round).
+CHECKPOINT_ROUNDS = 32
+
+
 def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
     """Every feature's thresholds, as the in-memory binning finds them.
 

@@ -22,7 +22,7 @@ from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTr
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.stump_pool.roots import RootCounter
 from . import _tasks as tasks
-from ._chunks import Chunks, binned_chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +109,7 @@ class DaskCostSensitiveBoosting:
                                  metadata={**trainer._metadata(), "distributed": "dask"})
         counter = self._root_counter = RootCounter()
         submit = client.submit
+        history: list[tuple] = []
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
             peaks = submit(_largest, *chunks.each(tasks.class_peaks, chunks.targets, chunks.scores, initial,
@@ -129,9 +130,14 @@ class DaskCostSensitiveBoosting:
                 break
             candidate, alpha, perfect = choice
             feature, bin_index, polarity = pool.candidate_bin(candidate)
-            outputs = chunks.each(tasks.stump_outputs, coded, feature, bin_index + 1, polarity)
+            arguments = (feature, bin_index + 1, polarity)
             machine.add_weak_machine(pool.stump(candidate), np.array([alpha]))
-            chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
+            history.append((tasks.stump_outputs, arguments, alpha))
+            if len(history) % CHECKPOINT_ROUNDS:
+                outputs = chunks.each(tasks.stump_outputs, coded, *arguments)
+                chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
+            else:
+                chunks.scores = chunks.each(tasks.rebuilt_scores, coded, 1, tuple(history))
             logger.info("%s round %d/%d: feature %d, alpha %.6g", trainer.algorithm, round_index + 1,
                         number_of_rounds, feature, alpha)
             if perfect:

@@ -12,9 +12,7 @@ integer features: :func:`~bob_boost.io.tables.has_header`, :func:`~bob_boost.io.
   one block.
 
 Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError` naming it: at once for what the
-header and the shapes show, or, for the values (NaN, a cell that is not a number), from the task that reads
-them. The rows are read by whatever computes the arrays: the current Dask client (see
-:func:`bob_boost.dask._dask.connected`).
+header and shapes show, else (NaN, say) from the task that reads the rows, on the current Dask client.
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from ..trainers.tree_growing import choose_splits, label_nodes
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
-from ._chunks import Chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,9 @@ class DaskMultiClassBoosting:
             if not total > 0:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
-        log_weights = chunks.each(tree_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
+        initial = chunks.each(tree_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
+        log_weights = initial
+        history: list[tuple] = []
         loss_matrix, exponents = trainer._round_matrices(cost_matrix)
         grower = _DistributedTrees(chunks, layout, loss_matrix, trainer.weak_learner)
         n_features = array.shape[1]
@@ -131,7 +133,7 @@ class DaskMultiClassBoosting:
             sample_weights = self._normalised(chunks, log_weights)
             subset = (np.arange(n_features) if subset_size == n_features
                       else np.sort(rng.choice(n_features, subset_size, replace=False)))
-            weak, leaves, node_labels = grower.grow(sample_weights, subset)
+            weak, leaves, node_labels, routing = grower.grow(sample_weights, subset)
             confusion = chunks.reduce(tree_tasks.confusion, chunks.targets, leaves, sample_weights, node_labels,
                                       k).result()
             step = trainer._step(confusion, exponents)
@@ -141,8 +143,13 @@ class DaskMultiClassBoosting:
             perfect = bool(np.isinf(step))
             weight = (capped_step(exponents) if perfect else step) * trainer.shrinkage
             machine.add_weak_machine(weak, np.array([weight]))
-            log_weights = chunks.each(tree_tasks.updated_log_weights, log_weights, chunks.targets, leaves,
-                                      node_labels, exponents, weight)
+            history.append((*routing, node_labels, weight))
+            if len(history) % CHECKPOINT_ROUNDS:
+                log_weights = chunks.each(tree_tasks.updated_log_weights, log_weights, chunks.targets, leaves,
+                                          node_labels, exponents, weight)
+            else:
+                log_weights = chunks.each(tree_tasks.rebuilt_log_weights, chunks.coded, chunks.targets, initial,
+                                          exponents, tuple(history))
             logger.info("%s round %d/%d: step %.6g", type(trainer).__name__, round_index + 1, rounds, weight)
             if perfect or stop_requested(callback, round_index, machine, None):
                 break
@@ -189,13 +196,16 @@ class _DistributedTrees:
         self.factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
 
     def grow(self, sample_weights: list, subset: np.ndarray) -> tuple:
-        """``(weak machine, futures of every chunk's leaf per row, the nodes' labels)``."""
+        """``(weak machine, futures of every chunk's leaf per row, the nodes' labels, (the split table of every
+        inner node, the depth))``: the last two route rows through the tree again from their codes."""
         chunks, layout, k = self.chunks, self.layout, self.k
         client = chunks.client
         sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
         features, thresholds, left, right = [-1], [0.0], [-1], [-1]
+        splits_made: list[tuple[int, int, int, int, int]] = []  # node, feature, bin within it, children
         frontier = [0]
         subset = subset.astype(np.int64)
+        depth = 0
         for _ in range(self.max_depth):
             local = np.full(len(features), -1, dtype=np.int64)
             local[frontier] = np.arange(len(frontier))
@@ -214,6 +224,7 @@ class _DistributedTrees:
                 features[node], thresholds[node] = feature, threshold
                 left[node], right[node] = first_child, first_child + 1
                 table[node] = (feature, bin_index - layout.offsets[feature], first_child, first_child + 1)
+                splits_made.append((node, *table[node]))
                 features += [-1, -1]
                 thresholds += [0.0, 0.0]
                 left += [-1, -1]
@@ -223,10 +234,15 @@ class _DistributedTrees:
                 break
             sample_node = chunks.each(tree_tasks.routed, chunks.coded, sample_node, table[:len(features)])
             frontier = new_nodes
+            depth += 1
         sums = chunks.reduce(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features),
                              k).result()
         node_labels = label_nodes(sums, features, left, right, self.loss_matrix)
-        return self._machine(features, thresholds, left, right, node_labels, subset), sample_node, node_labels
+        routing = np.full((len(features), 4), -1, dtype=np.int64)
+        for node, *split in splits_made:
+            routing[node] = split
+        weak = self._machine(features, thresholds, left, right, node_labels, subset)
+        return weak, sample_node, node_labels, (routing, depth)
 
     def _machine(self, features, thresholds, left, right, node_labels, subset):
         """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it)."""

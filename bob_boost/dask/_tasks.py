@@ -126,6 +126,19 @@ def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndar
     return scores + alpha * outputs
 
 
+def rebuilt_scores(coded: CodedFeatures, outputs: int, history: tuple) -> np.ndarray:
+    """The chunk's scores rebuilt from its codes and the weak machines so far.
+
+    ``history`` holds each round's ``(output task, its arguments, weights)``; the rounds are added in their
+    order, as :func:`moved` added them, so the scores are the same bit for bit. This cuts the chain of
+    each round's scores depending on the last (see :data:`bob_boost.dask._chunks.CHECKPOINT_ROUNDS`).
+    """
+    scores = np.zeros((coded.codes.shape[1], outputs))
+    for task, arguments, alpha in history:
+        scores = scores + alpha * task(coded, *arguments)
+    return scores
+
+
 def in_order(*parts):
     """Sum ``parts`` left to right: the reduction's order is the chunks' order, whatever the scheduling."""
     total = parts[0]

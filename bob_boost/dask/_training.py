@@ -39,7 +39,7 @@ from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
 from . import _tasks as tasks
-from ._chunks import Chunks, binned_chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +188,7 @@ class DaskBoosting:
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
                                            "weak_learner": self.weak_learner},
                                  decision_rule=loss.decision_rule(outputs), baseline=baseline)
+        history: list[tuple] = []
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
             histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
@@ -202,7 +203,11 @@ class DaskBoosting:
                 logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                 break
             machine.add_weak_machine(weak, alpha)
-            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
+            history.append((output_task, arguments, alpha))
+            if len(history) % CHECKPOINT_ROUNDS:
+                chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
+            else:
+                chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, outputs, tuple(history))
             logger.info("DaskBoosting round %d/%d: %r, weights %s", round_index + 1, number_of_rounds, weak, alpha)
             if stop_requested(callback, round_index, machine, None):
                 break

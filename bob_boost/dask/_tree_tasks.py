@@ -124,3 +124,19 @@ def updated_log_weights(log_weights: np.ndarray, labels: np.ndarray, sample_node
                         node_labels: np.ndarray, exponents: np.ndarray, weight: float) -> np.ndarray:
     """The multi-class weight update ``log w + weight * exponents[label, predicted]``."""
     return log_weights + weight * exponents[labels, node_labels[sample_node]]
+
+
+def rebuilt_log_weights(coded: CodedFeatures, labels: np.ndarray, initial: np.ndarray, exponents: np.ndarray,
+                        history: tuple) -> np.ndarray:
+    """The chunk's log weights rebuilt from its codes and the trees so far, as the rounds updated them.
+
+    ``history`` holds each round's ``(split table of every inner node, depth, node labels, weight)``;
+    routing ``depth`` times through the whole table moves the rows level by level as growing did.
+    """
+    log_weights = initial
+    for table, depth, node_labels, weight in history:
+        leaves = root_nodes(labels.size)
+        for _ in range(depth):
+            leaves = routed(coded, leaves, table)
+        log_weights = updated_log_weights(log_weights, labels, leaves, node_labels, exponents, weight)
+    return log_weights
