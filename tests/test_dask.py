@@ -495,11 +495,14 @@ def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, mon
         return False
 
     without = train(12)
+    growth_without = tasks[11] - tasks[3]
     for module in (_chunks, _training, _cost_sensitive, _multiclass):
         monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 4, raising=False)
     tasks.clear()
     checkpointed = train(12)
     assert checkpointed.weak_machines == without.weak_machines
     assert np.array_equal(checkpointed.weights, without.weights)
-    # once a checkpoint has cut the chains, the scheduler holds about the same number of tasks every 4 rounds
-    assert len(tasks) == 12 and max(tasks[7], tasks[11]) <= tasks[3] + 8
+    # without checkpoints the scheduler keeps every round's scores (one task or more per chunk and round);
+    # with them it forgets the rounds before the last checkpoint (when exactly depends on its timing)
+    assert len(tasks) == 12 and growth_without >= 8 * 4
+    assert tasks[11] - tasks[3] < growth_without / 2

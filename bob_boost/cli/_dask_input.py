@@ -1,418 +1,86 @@
-"""What ``--scheduler`` needs: the cluster's client, and data files read lazily by the workers, in row chunks.
+"""What ``--scheduler`` takes from :mod:`bob_boost.dask`, with its errors in the command line's words.
 
-The only module of :mod:`bob_boost.cli` that imports Dask, imported only for ``--scheduler`` (through
-:func:`bob_boost.cli._common.load_dask_support`). The readers follow :func:`bob_boost.io.tables.read_table`'s
-rules (dataset names, ``--group``, ``--target``, the header test, integer features), so a file means the same
-with and without ``--scheduler``:
-
-- HDF5 and NPY: one task per row block opens the file, reads its rows and closes it, so that workers in other
-  processes read their own rows; the client reads only shapes and dtypes.
-- CSV/TSV/TXT (optionally .gz): :func:`dask.dataframe.read_csv`. One pass on the cluster finds the block
-  lengths, whether every feature is whole and the distinct labels; a gzip file is one block.
+The only module of :mod:`bob_boost.cli` that imports :mod:`bob_boost.dask` (and so Dask), imported only for
+``--scheduler`` (through :func:`bob_boost.cli._common.load_dask_support`). The work is the library's: the
+client comes from :func:`bob_boost.dask._dask.connected` (which checks the address first), the data from
+:func:`bob_boost.dask._files.read_lazy_table` (the rules of :func:`bob_boost.io.tables.read_table`, so a file
+means the same with and without ``--scheduler``). This module only says which option a problem is about.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
-import gzip
-import logging
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import dask
-import dask.array as da
-import h5py
 import numpy as np
 
-from ..dask import NoClientError
-from ..dask import _dask
-from ..exceptions import DataFormatError
-from ..io import _delimited
-# the table reader's own rules, so that a file reads the same lazily (one rule, in one place)
-from ..io.tables import FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, _column_index, _has_target, _suffix
-from ._common import CommandError, one_line
-
-logger = logging.getLogger(__name__)
-
-#: Features per chunk when ``--chunk-rows`` is not given (bytes): small enough for several chunks per worker,
-#: large enough that each round's per-chunk tasks stay few.
-CHUNK_BYTES = 64 << 20
-
-#: Lines of a text table read by the client to find its header, delimiter and line length.
-PEEK_LINES = 100
+from ..dask import NoClientError, _dask
+from ..dask._files import LazyTable, read_lazy_table as _read_lazy_table
+from ..exceptions import InvalidValueError
+from ..labels import ClassEncoding
+from ._common import CommandError, as_options, one_line
 
 
 @contextlib.contextmanager
 def connect(address: str) -> Iterator[object]:
-    """A client of the scheduler at ``address``, current for Dask's ``compute`` inside the block, then closed.
+    """A client of the scheduler at ``address``, current inside the block (Dask's own ``compute`` calls use
+    it), closed afterwards.
 
     Raises
     ------
     CommandError
         For a malformed address, or when no scheduler answers within
-        :data:`bob_boost.dask._dask.CONNECT_TIMEOUT` seconds.
+        :data:`bob_boost.dask._dask.CONNECT_TIMEOUT` seconds (the library's message, naming ``--scheduler``).
     """
-    _check_address(address)
-    try:
-        client = _dask.client_or_default(address)
-    except NoClientError as error:
-        raise CommandError(str(error).replace("client:", "--scheduler:", 1)) from None
-    try:
-        # without this, a collection's .compute() (the float features' sample, the labels, the mean)
-        # would run in this process's threads: the client does not set itself as the default
-        with client.as_current():
-            yield client
-    finally:
-        client.close()
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(_dask.connected(address))
+        except NoClientError as error:  # only the connection's: errors of the block pass as they are
+            raise CommandError(str(error).replace("client:", "--scheduler:", 1)) from None
+        yield client
 
 
-def _check_address(address: str) -> None:
-    """A malformed address fails here, in one line: distributed's ``Client`` raises a bare ValueError for it,
-    and its half-built client then waits 20 s to close."""
-    from distributed.comm import get_address_host_port, parse_address
-    from distributed.comm.registry import get_backend
-
-    try:
-        scheme, _ = parse_address(address)
-        get_backend(scheme)
-        if scheme != "inproc":  # an in-process scheduler's address has no port
-            get_address_host_port(address)
-    except ValueError as error:
-        raise CommandError(f"--scheduler: {one_line(error)}; expected an address such as tcp://scheduler:8786"
-                           ) from None
-
-
-@dataclass
-class LazyTable:
-    """Features and (optional) labels of a data file as Dask arrays with the same known row chunks.
-
-    Attributes
-    ----------
-    features : dask.array.Array
-        (#samples, #features), the columns in one chunk.
-    labels : dask.array.Array or None
-        (#samples,) labels (numbers, or text as an object array).
-    feature_names : list of str or None
-        Column names from a header line.
-    classes : numpy.ndarray or None
-        The distinct labels, when the reader found them already (CSV).
-    """
-
-    features: da.Array
-    labels: da.Array | None
-    feature_names: list[str] | None = None
-    classes: np.ndarray | None = None
-
-    def distinct_labels(self) -> np.ndarray:
-        """The sorted distinct labels, computed on the cluster, typed as the in-memory reader types them."""
-        classes = self.classes if self.classes is not None else _dask.distinct_labels(self.labels)
-        if classes.dtype == object:  # text: the fixed-width str the in-memory reader gives
-            return np.asarray([str(c) for c in classes.tolist()], dtype=str)
-        return classes
-
-
-def read_lazy_table(path: str | Path, target: str | None = None, with_target: bool | None = True,
+def read_lazy_table(path: str | Path, target: str | None, with_target: bool | None,
                     number_of_features: int | None = None, group: str | None = None,
                     chunk_rows: int | None = None, want_labels: bool = True) -> LazyTable:
-    """Read a data file lazily, as :func:`bob_boost.io.tables.read_table` reads it eagerly.
-
-    Parameters
-    ----------
-    path : path
-        HDF5, NPY or CSV/TSV/TXT (optionally .gz) file.
-    target, with_target, number_of_features, group
-        As :func:`~bob_boost.io.tables.read_table`.
-    chunk_rows : int, optional
-        Rows per chunk; default about :data:`CHUNK_BYTES` of features (CSV: per block of the text).
-    want_labels : bool
-        False leaves out the labels (prediction): a target column is still split off, but never read.
+    """:func:`bob_boost.dask._files.read_lazy_table`, its errors about options named as the options.
 
     Raises
     ------
     DataFormatError
-        For every problem with the file, naming it.
+        For every problem with the file (the library's error, shown as it is).
     CommandError
-        For a format that cannot be read lazily, or CSV without ``dask.dataframe``.
+        For a text table without ``dask.dataframe`` (naming the extra), or a bad ``--chunk-rows``.
     """
-    path = Path(path)  # as the user wrote it, for messages; the tasks get _located(path)
-    if not path.is_file():
-        raise DataFormatError(f"{path}: no such file")
-    suffix = _suffix(path)
-    if suffix in HDF5_SUFFIXES:
-        table = _hdf5_table(path, group, with_target, chunk_rows, want_labels)
-    elif suffix == ".npy":
-        table = _npy_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
-    elif suffix in TABLE_SUFFIXES:
-        table = _delimited_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
-    else:
-        raise CommandError(f"{path}: --scheduler reads HDF5, NPY and CSV/TSV/TXT files lazily, not "
-                           f"{suffix or '(no suffix)'!r} (an NPZ archive is compressed as a whole: convert it to "
-                           f"HDF5 or NPY)")
-    if with_target and want_labels and table.labels is None:
-        raise DataFormatError(f"{path}: no labels found")
-    width = table.features.shape[1]
-    if number_of_features is not None and width != number_of_features:
-        raise DataFormatError(f"{path}: has {width} feature columns but the model expects {number_of_features}")
-    if table.features.shape[0] == 0 or width == 0:
-        raise DataFormatError(f"{path}: no data (features of shape {table.features.shape})")
-    logger.debug("%s: %d samples, %d features in %d chunks", path, *table.features.shape,
-                 len(table.features.chunks[0]))
-    return table
-
-
-# -- tasks run on the workers ----------------------------------------------------------------------
-
-def _read_hdf5_rows(path: str, name: str, text: bool, start: int, stop: int) -> np.ndarray:
-    """Rows ``start:stop`` of a dataset, the file opened and closed by the task itself."""
-    with h5py.File(path, "r") as handle:
-        item = handle[name]
-        block = item.asstr()[start:stop] if text else item[start:stop]
-    return np.asarray(block, dtype=object) if text else np.asarray(block)
-
-
-def _read_npy_rows(path: str, start: int, stop: int) -> np.ndarray:
-    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
-
-
-def _finite(block: np.ndarray, source: str) -> np.ndarray:
-    """``block``, checked where it is read (no pass of its own over the file)."""
-    if not np.all(np.isfinite(block)):
-        raise DataFormatError(f"{source}: features contain NaN or infinite values")
-    return block
-
-
-def _clean_labels(values: np.ndarray, numeric: bool) -> np.ndarray:
-    """Text cells stripped as the in-memory reader strips them; numbers as float64."""
-    text = np.char.strip(np.asarray(values, dtype=str))
-    return text.astype(np.float64) if numeric else text.astype(object)
-
-
-def _partition_summary(frame, feature_columns: list[str], label_column: str | None):
-    """Rows, whether every feature is finite and whole, and the distinct labels of one CSV block."""
-    values = frame[feature_columns].to_numpy(dtype=np.float64)
-    finite = bool(np.isfinite(values).all())
-    whole = finite and bool(np.all(values == np.round(values)) and np.all(np.abs(values) < 2 ** 53))
-    labels = None
-    if label_column is not None:
-        labels = np.unique(np.char.strip(np.asarray(frame[label_column].to_numpy(), dtype=str)))
-    return len(frame), finite, whole, labels
-
-
-def _located(path: Path) -> str:
-    """The absolute path the tasks open: the workers may run in another directory than this process."""
-    return str(path.resolve())
-
-
-# -- HDF5 and NPY ----------------------------------------------------------------------------------
-
-def _row_blocks(rows: int, chunk_rows: int) -> list[tuple[int, int]]:
-    return [(start, min(start + chunk_rows, rows)) for start in range(0, rows, chunk_rows)]
-
-
-def _default_rows(row_bytes: int, stored_rows: int | None = None) -> int:
-    """Rows of about :data:`CHUNK_BYTES`, a multiple of the file's own chunking (each is then read once)."""
-    rows = max(1, CHUNK_BYTES // max(1, row_bytes))
-    if stored_rows:
-        rows = max(stored_rows, rows // stored_rows * stored_rows)
-    return rows
-
-
-def _lazy_rows(read, blocks: list[tuple[int, int]], tail: tuple[int, ...], dtype) -> da.Array:
-    """The blocks ``read(start, stop)`` returns, stacked by rows (one task per block)."""
-    parts = [da.from_delayed(dask.delayed(read, pure=True)(start, stop), shape=(stop - start, *tail), dtype=dtype)
-             for start, stop in blocks]
-    return da.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
-
-
-def _hdf5_table(path: Path, group: str | None, with_target: bool | None, chunk_rows: int | None,
-                want_labels: bool) -> LazyTable:
     try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise DataFormatError(f"{path}: not a readable HDF5 file ({error})") from None
-    with handle:
-        if group and group not in handle:
-            raise DataFormatError(f"{path}: no group {group!r} (top level: {', '.join(handle.keys())})")
-        node = handle[group] if group else handle
-        if not isinstance(node, h5py.Group):
-            raise DataFormatError(f"{path}: {group!r} is not a group")
-        datasets = {key: item for key, item in node.items() if isinstance(item, h5py.Dataset)}
-        feature_key = next((k for k in FEATURE_KEYS if k in datasets), None)
-        label_key = next((k for k in LABEL_KEYS if k in datasets), None)
-        if feature_key is None:
-            found = ", ".join(sorted(node.keys())[:8]) or "nothing"
-            raise DataFormatError(f"{path}:{node.name}: no features dataset (looked for {', '.join(FEATURE_KEYS)}; "
-                                  f"found {found}; choose a group with --group)")
-        item = datasets[feature_key]
-        if h5py.check_string_dtype(item.dtype) is not None or item.dtype.kind not in "biuf":
-            raise DataFormatError(f"{path}: {feature_key!r} must be numeric, got dtype {item.dtype}")
-        if item.ndim < 2:
-            raise DataFormatError(f"{path}: {feature_key!r} must be 2-D (#samples, #features), has shape "
-                                  f"{item.shape}")
-        rows, tail = item.shape[0], tuple(item.shape[1:])
-        width = int(np.prod(tail))  # images: one row per sample
-        stored = item.chunks[0] if item.chunks else None
-        blocks = _row_blocks(rows, chunk_rows or _default_rows(width * item.dtype.itemsize, stored))
-        feature_name, feature_dtype = item.name, item.dtype
-        label_name = label_text = None
-        if label_key is not None and with_target is not False and want_labels:
-            labels = datasets[label_key]
-            if labels.shape not in ((rows,), (rows, 1)):
-                raise DataFormatError(f"{path}: {label_key!r} must hold one label per sample, has shape "
-                                      f"{labels.shape} for {rows} samples")
-            label_name, label_text = labels.name, h5py.check_string_dtype(labels.dtype) is not None
-            label_tail, label_dtype = tuple(labels.shape[1:]), object if label_text else labels.dtype
-    read = functools.partial(_read_hdf5_rows, _located(path), feature_name, False)
-    features = _lazy_rows(read, blocks, tail, feature_dtype)
-    if features.ndim > 2:
-        features = features.reshape(rows, width)
-    table = LazyTable(_checked_features(features, path), None)
-    if label_name is not None:
-        read = functools.partial(_read_hdf5_rows, _located(path), label_name, label_text)
-        labels = _lazy_rows(read, blocks, label_tail, label_dtype)
-        table.labels = labels if labels.ndim == 1 else labels.reshape(rows)
-    return table
-
-
-def _checked_features(features: da.Array, path: Path) -> da.Array:
-    """Booleans as integers (the Dask trainer takes numbers only); floats checked for NaN block by block."""
-    if features.dtype == bool:
-        return features.astype(np.int64)
-    if np.issubdtype(features.dtype, np.floating):
-        return features.map_blocks(_finite, str(path), dtype=features.dtype)
-    return features
-
-
-def _npy_table(path: Path, target: str | None, with_target: bool | None, number_of_features: int | None,
-               chunk_rows: int | None, want_labels: bool) -> LazyTable:
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)  # the header only
-    except (ValueError, OSError, EOFError) as error:
-        raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
-    if matrix.ndim != 2:
-        raise DataFormatError(f"{path}: expected a 2-D (#samples, #columns) array, got shape {matrix.shape}")
-    if matrix.dtype.kind not in "biuf":
-        raise DataFormatError(f"{path}: values must be numeric, got dtype {matrix.dtype}")
-    rows, width = matrix.shape
-    blocks = _row_blocks(rows, chunk_rows or _default_rows(width * matrix.dtype.itemsize))
-    lazy = _lazy_rows(functools.partial(_read_npy_rows, _located(path)), blocks, (width,), matrix.dtype)
-    del matrix
-    if not _has_target(with_target, target, None, width, number_of_features):
-        return LazyTable(_checked_features(lazy, path), None)
-    index = _column_index(target, None, width, path)
-    features = lazy[:, [c for c in range(width) if c != index]]
-    return LazyTable(_checked_features(features, path), lazy[:, index] if want_labels else None)
-
-
-# -- delimited text --------------------------------------------------------------------------------
-
-def _peek(path: Path) -> tuple[list[str], bool]:
-    """The first lines of a (possibly gzip-compressed) text table, and whether it is compressed."""
-    with open(path, "rb") as handle:
-        compressed = handle.read(2) == b"\x1f\x8b"
-    lines = []
-    try:
-        with (gzip.open(path, "rt", newline="") if compressed else open(path, newline="")) as handle:
-            for line in handle:
-                lines.append(line)
-                if len(lines) == PEEK_LINES:
-                    break
-    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as error:
-        raise DataFormatError(f"{path}: not a readable text table ({error})") from None
-    return lines, compressed
-
-
-def _read_csv(path: Path, **options):
-    try:
-        import dask.dataframe as dd
+        return _read_lazy_table(path, target, with_target, number_of_features, group, chunk_rows, want_labels)
     except ImportError as error:
-        raise CommandError(f"{path}: reading CSV/TSV/TXT with --scheduler needs dask.dataframe "
-                           f"({one_line(error)}): pip install \"dask[dataframe]\", or convert the file to HDF5"
-                           ) from None
-    try:
-        return dd.read_csv(_located(path), **options)
-    except ValueError as error:
-        raise DataFormatError(f"{path}: {_parser_message(error)}") from None
+        raise CommandError(one_line(error)) from None
+    except InvalidValueError as error:  # chunk_rows
+        raise as_options(error) from None
 
 
-def _parser_message(error: ValueError) -> str:
-    """pandas' own message, without the sentence Dask wraps it in."""
-    message = one_line(error)
-    return message.split("Original Message: ", 1)[-1]
+def class_targets(labels, encoding: ClassEncoding | None, kind: str):
+    """The training targets of ``labels`` (a Dask vector), built chunk by chunk on the workers.
+
+    Parameters
+    ----------
+    labels : dask.array.Array
+        (#samples,) labels.
+    encoding : ClassEncoding or None
+        The classes; None for a regression, whose targets are the labels as float64.
+    kind : str
+        ``"signed"`` (#samples,) or ``"one_vs_rest"`` (#samples, K), as
+        :meth:`bob_boost.labels.ClassEncoding.targets` makes them in memory.
+    """
+    if encoding is None:
+        return labels.astype(np.float64)
+    if kind == "signed":
+        return labels.map_blocks(_chunk_targets, encoding, kind, dtype=np.float64)
+    return labels.map_blocks(_chunk_targets, encoding, kind, dtype=np.float64, new_axis=1,
+                             chunks=(labels.chunks[0], (encoding.number_of_classes,)))
 
 
-def _delimited_table(path: Path, target: str | None, with_target: bool | None, number_of_features: int | None,
-                     chunk_rows: int | None, want_labels: bool) -> LazyTable:
-    lines, compressed = _peek(path)
-    suffix = _suffix(path)
-    head = "".join(lines)
-    delimiter = "\t" if suffix == ".tsv" or (suffix == ".txt" and "," not in head and "\t" in head) else ","
-    first = _delimited.rows(head, delimiter, limit=2)
-    if not first:
-        raise DataFormatError(f"{path}: empty file")
-    width = len(first[0])
-    first_numeric = [_delimited.is_number(cell) for cell in first[0]]
-    # the in-memory reader's test: a header has a text cell where the next row has a number, or text only
-    header = not any(first_numeric) or (len(first) > 1 and any(
-        not numeric and _delimited.is_number(cell) for numeric, cell in zip(first_numeric, first[1])))
-    names = first[0] if header else None
-    index = (_column_index(target, names, width, path)
-             if _has_target(with_target, target, names, width, number_of_features) else None)
-    columns = [f"c{i}" for i in range(width)]  # our own names: a header's may repeat
-    feature_columns = [c for i, c in enumerate(columns) if i != index]
-    if not feature_columns:
-        raise DataFormatError(f"{path}: no data (no feature columns besides the target)")
-    label_column = None if index is None or not want_labels else columns[index]
-    blocksize: int | str | None = "default"
-    if compressed:
-        blocksize = None
-        logger.warning("%s: a gzip file is one chunk (it cannot be split); convert it to HDF5 for parallel "
-                       "reading", path)
-    elif chunk_rows is not None:
-        line_bytes = max(1, len(head.encode()) // max(1, len(lines)))
-        blocksize = max(4096, chunk_rows * line_bytes)
-    dtypes = {c: np.float64 for c in feature_columns}
-    if label_column is not None:
-        dtypes[label_column] = str
-    frame = _read_csv(path, sep=delimiter, header=0 if header else None, names=columns,
-                      usecols=feature_columns + ([label_column] if label_column else []), dtype=dtypes,
-                      blocksize=blocksize, compression="gzip" if compressed else None, skipinitialspace=True,
-                      na_filter=False)
-    parts = frame.to_delayed()
-    try:
-        summaries = dask.compute(*[dask.delayed(_partition_summary)(part, feature_columns, label_column)
-                                   for part in parts])
-    except ValueError as error:  # pandas' parser errors: a cell that is not a number, a ragged row
-        raise DataFormatError(f"{path}: {_parser_message(error)}") from None
-    lengths = tuple(int(s[0]) for s in summaries)
-    if not sum(lengths):
-        raise DataFormatError(f"{path}: no data rows")
-    if not all(s[1] for s in summaries):
-        raise DataFormatError(f"{path}: features contain NaN or infinite values")
-    features = _known_rows(frame[feature_columns], lengths)
-    if all(s[2] for s in summaries):  # integer features, as the in-memory reader gives them
-        features = features.astype(np.int64)
-    feature_names = [n for i, n in enumerate(names) if i != index] if names else None
-    table = LazyTable(features, None, feature_names)
-    if label_column is not None:
-        distinct = np.unique(np.concatenate([s[3] for s in summaries]))
-        numeric = distinct.size > 0 and all(_delimited.is_number(c) for c in distinct.tolist())
-        table.classes = _delimited.numeric(distinct.astype(np.float64)) if numeric else distinct
-        table.labels = _known_rows(frame[label_column], lengths).map_blocks(
-            _clean_labels, numeric, dtype=np.float64 if numeric else object)
-    return table
-
-
-def _known_rows(frame, lengths: tuple[int, ...]) -> da.Array:
-    """A dataframe's (or series') values as a Dask array chunked by its blocks' known lengths, empty ones dropped."""
-    with warnings.catch_warnings():
-        # a text column comes back as an object array, which is what the labels want
-        warnings.filterwarnings("ignore", message=".*extension dtypes.*", category=UserWarning)
-        array = frame.to_dask_array(lengths=list(lengths))
-    if 0 in lengths:  # a block past the last line, or of blank lines only
-        kept = tuple(n for n in lengths if n)
-        array = array.rechunk((kept,) + tuple((s,) for s in array.shape[1:]))
-    return array
-
+def _chunk_targets(labels: np.ndarray, encoding: ClassEncoding, kind: str) -> np.ndarray:
+    """One chunk's targets, on its worker; a label that is not one of the classes fails there."""
+    return encoding.targets(kind, encoding.encode(np.asarray(labels), "labels"))

@@ -15,7 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..io.tables import HDF5_SUFFIXES, TABLE_SUFFIXES, _suffix, read_table, write_predictions
+from ..io.tables import HDF5_SUFFIXES, TABLE_SUFFIXES, format_suffix, read_table, write_predictions
 from ..labels import ClassEncoding
 from ..machine import BoostedMachine
 from ._common import (HelpFormatter, check_chunk_rows, data_options, load_dask_support, load_model, model_classes,
@@ -80,7 +80,7 @@ def _predict_on_cluster(args: argparse.Namespace, machine: BoostedMachine, encod
     outputs = machine.number_of_outputs or 1
     names = _score_names(encoding, outputs)
     output = str(args.output)
-    suffix = ".csv" if output == "-" else _suffix(Path(output))
+    suffix = ".csv" if output == "-" else format_suffix(Path(output))
     if suffix not in TABLE_SUFFIXES + HDF5_SUFFIXES + (".npy", ".npz"):
         # the one writer words the error (it writes nothing for an unknown format)
         write_predictions(output, np.empty(0), np.empty((0, outputs)), names)

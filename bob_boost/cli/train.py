@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,21 +16,24 @@ import numpy as np
 from ..io.tables import Table, read_cost_matrix, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
-from ..losses import LossFunction, SquaredLoss
-from ..losses.softmax import SoftmaxLoss
-from ..progress import PLAIN_LINES, Progress
+from ..progress import Progress
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, is_regression_loss, make_loss, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
-                      load_dask_support, positive_float, positive_int, scheduler_options)
+                      positive_float, positive_int, scheduler_options)
 
 logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"lut_entries": None, "selection_style": "independent", "selection": "alpha", "cost_matrix": None,
-                  "tree_depth": 2, "shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0, "threads": None}
+IN_MEMORY_ONLY = {"cost_matrix": None, "tree_depth": 2, "shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0,
+                  "threads": None}
+
+#: Options that only -w lut reads, and only --trainer adaboostdb, with their defaults: with --scheduler another
+#: value is an error for the other configurations.
+LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
+ADABOOSTDB_ONLY = {"selection": "alpha"}
 
 #: The largest --max-bins of distributed training (its codes are one byte per value).
 CLUSTER_MAX_BINS = 256
@@ -58,7 +60,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme")
     train.add_argument("-r", "--rounds", type=positive_int, default=100, metavar="N", help="number of boosting rounds")
     train.add_argument("-s", "--selection-style", choices=SELECTION_STYLES,
-                       default=IN_MEMORY_ONLY["selection_style"],
+                       default=LUT_ONLY["selection_style"],
                        help="multi-output LUTs: one feature per output, or one shared by all outputs")
     train.add_argument("--lut-entries", type=positive_int, metavar="N",
                        help="entries of each LUT (feature values 0..N-1); default: largest training value + 1")
@@ -68,7 +70,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "default 1)")
     train.add_argument("--cost-negative", type=positive_float,
                        help="cost of a false positive (as --cost-positive)")
-    train.add_argument("--selection", choices=("alpha", "loss"), default=IN_MEMORY_ONLY["selection"],
+    train.add_argument("--selection", choices=("alpha", "loss"), default=ADABOOSTDB_ONLY["selection"],
                        help="adaboostdb: keep the stump with the largest step (alpha, the paper's rule) or the one "
                             "that lowers the cost-sensitive bound most (loss, as cost-sensitive-adaboost does)")
     train.add_argument("--cost-matrix", metavar="FILE",
@@ -90,8 +92,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "on it")
     train.add_argument("-F", "--force", action="store_true", help="overwrite an existing model file")
     scheduler_options(train, "train",
-                      "only --trainer boosting with stumps, a loss with a second derivative (exponential, logit, "
-                      f"double_base or squared), binary labels or regression, --max-bins at most {CLUSTER_MAX_BINS}")
+                      "--trainer boosting with stumps or LUTs (-w lut: one output per class for more than two) and "
+                      "a loss with a second derivative and one term per output (exponential, logit, double_base or "
+                      "squared), or --trainer adaboostdb or cost-sensitive-adaboost; --max-bins at most "
+                      f"{CLUSTER_MAX_BINS}")
     train.set_defaults(handler=command_train)
 
 
@@ -101,7 +105,9 @@ def command_train(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.output}: exists; use --force to overwrite it")
     check_chunk_rows(args)
     if args.scheduler is not None:
-        return _command_train_on_cluster(args)
+        from . import _train_cluster  # the distributed path, loaded only for it
+
+        return _train_cluster.command_train_on_cluster(args)
     table = read_table(args.data, args.target, True, group=args.group)
     logger.debug("%s: %d samples, %d features", args.data, *table.features.shape)
     start = time.perf_counter()
@@ -134,7 +140,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     if table.feature_names:
         metadata["feature_names"] = table.feature_names
     try:
-        encoding = None if _is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
+        encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
         if encoding is None and labels.dtype.kind not in "iuf":
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
         entries = 256
@@ -164,7 +170,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     return machine
 
 
-def _is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> bool:
+def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> bool:
     """Whether the generic trainer's ``--loss`` fits real targets (the other trainers classify)."""
     if args.trainer != "boosting" or args.loss is None:
         return False
@@ -172,116 +178,3 @@ def _is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> 
         return is_regression_loss(make_loss(args.loss, cost_matrix, args.cost_positive, args.cost_negative))
     except ValueError as error:
         raise as_options(error) from None
-
-
-# -- on a Dask cluster (--scheduler) -------------------------------------------------------------------
-
-def _check_cluster_options(args: argparse.Namespace) -> None:
-    """Reject, before connecting, every option that distributed training would otherwise ignore."""
-    if args.trainer != "boosting":
-        raise CommandError(f"--trainer: {args.trainer!r} does not run on a cluster; with --scheduler use "
-                           f"--trainer boosting")
-    if args.weak_learner != "stump":
-        raise CommandError(f"--weak-learner: {args.weak_learner!r} does not run on a cluster; with --scheduler "
-                           f"use --weak-learner stump")
-    if args.max_bins is None or args.max_bins > CLUSTER_MAX_BINS:
-        shown = "exact" if args.max_bins is None else args.max_bins
-        raise CommandError(f"--max-bins: with --scheduler, must be an integer in [2, {CLUSTER_MAX_BINS}], got "
-                           f"{shown}")
-    for name, default in IN_MEMORY_ONLY.items():
-        if getattr(args, name) != default:
-            raise CommandError(f"--{name.replace('_', '-')}: is an option of in-memory training only; drop it, or "
-                               f"train without --scheduler")
-    _check_cluster_loss(args)
-
-
-def _command_train_on_cluster(args: argparse.Namespace) -> int:
-    """``bob-boost train --scheduler``: :class:`bob_boost.dask.DaskBoosting` on the data file, read lazily."""
-    _check_cluster_options(args)
-    support = load_dask_support()
-    from ..dask import DaskBoosting, _dask  # after load_dask_support, which reports a missing Dask
-
-    with support.connect(args.scheduler) as client:
-        table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
-        samples = table.features.shape[0]
-        classes = table.distinct_labels()
-        encoding, loss = _cluster_task(args, classes)
-        if encoding is None:
-            targets = table.labels.astype(np.float64)
-        else:
-            targets = table.labels.map_blocks(_signed_targets, encoding, dtype=np.float64)
-        # the in-memory recipe's intercept: the squared loss boosts the residuals from the targets' mean
-        baseline = _dask.weighted_mean(targets, None) if isinstance(loss, SquaredLoss) else None
-        start = time.perf_counter()
-        trainer = DaskBoosting(loss, max_bins=args.max_bins, client=client)
-        machine = trainer.train(table.features, targets, args.rounds, sample_weight=None,
-                                callback=_RoundLines(args.rounds, args.quiet), baseline=baseline)
-        seconds = time.perf_counter() - start
-    machine.metadata.update({"trainer": args.trainer, "weak_learner": args.weak_learner,
-                             "command": "bob-boost train", "distributed": "dask"})
-    if table.feature_names:
-        machine.metadata["feature_names"] = table.feature_names
-    machine.metadata.update(REGRESSION_METADATA if encoding is None else encoding.to_metadata())
-    machine.save(args.output)
-    if not args.quiet:
-        print(f"trained {len(machine)} weak machines on {samples} samples in {seconds:.2f} s on the Dask cluster "
-              f"at {args.scheduler}; wrote {args.output}")
-    return 0
-
-
-def _cluster_task(args: argparse.Namespace, classes: np.ndarray) -> tuple[ClassEncoding | None, LossFunction]:
-    """The class encoding (None: regression) and the loss of distributed training, from the distinct labels.
-
-    The recipe's rules (:func:`bob_boost.recipes.make_recipe`), less what the cluster cannot train: one
-    output, so two classes or real targets, and a loss with a second derivative.
-    """
-    try:
-        regression = _is_regression(args, None)
-        loss = make_loss(args.loss or ("squared" if regression else "exponential"), None, args.cost_positive,
-                         args.cost_negative)
-        if regression and classes.dtype.kind not in "iuf":
-            raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
-        encoding = None if regression else ClassEncoding.fit(classes, args.positive_label)
-    except ValueError as error:
-        raise as_options(error) from None
-    if encoding is not None and encoding.number_of_classes != 2:
-        raise CommandError(f"--scheduler: trains binary classifiers and regressions; {args.data} has "
-                           f"{encoding.number_of_classes} classes (train without --scheduler)")
-    if encoding is not None and (loss.cost_matrix is not None or isinstance(loss, SoftmaxLoss)):
-        raise CommandError(f"--loss: {args.loss!r} trains one output per class; --scheduler trains one output")
-    return encoding, loss
-
-
-def _signed_targets(labels: np.ndarray, encoding: ClassEncoding) -> np.ndarray:
-    """A chunk's +1 (class 1) / -1 (class 0) targets, on its worker; a label not in ``encoding`` fails there."""
-    return encoding.targets("signed", encoding.encode(np.asarray(labels), "labels"))
-
-
-def _check_cluster_loss(args: argparse.Namespace) -> None:
-    """A ``--loss`` that is unknown or has no second derivative fails before the data is read."""
-    if args.loss is None:  # exponential or squared
-        return
-    try:
-        loss = make_loss(args.loss, None, args.cost_positive, args.cost_negative)
-    except ValueError as error:
-        raise as_options(error) from None
-    if not loss.has_hessian:
-        raise CommandError(f"--loss: {args.loss!r} has no second derivative, which distributed training's "
-                           f"Newton steps need (use exponential, logit, double_base or squared)")
-
-
-class _RoundLines:
-    """Progress of distributed training, about twenty lines on stderr: the training scores stay on the
-    workers, so unlike :class:`bob_boost.progress.Progress` it shows each round's stump, not the loss."""
-
-    def __init__(self, number_of_rounds: int, quiet: bool) -> None:
-        self.number_of_rounds, self.quiet = number_of_rounds, quiet
-        self.every = max(1, number_of_rounds // PLAIN_LINES)
-
-    def __call__(self, round_index: int, machine: BoostedMachine, scores: None) -> None:
-        done = round_index + 1
-        if self.quiet or (done % self.every and done != self.number_of_rounds and round_index):
-            return
-        stump = machine.weak_machines[-1]
-        print(f"round {done}/{self.number_of_rounds}: feature {stump.index}, weight {machine.weights[-1, 0]:.6g}",
-              file=sys.stderr, flush=True)

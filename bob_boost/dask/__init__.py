@@ -7,6 +7,7 @@
   the in-memory trainers' own rules on class histograms summed over the chunks;
 - :class:`DaskMultiClassBoosting`: BAdaCost, SAMME and AdaBoost.M1 with cost-sensitive trees, grown level by
   level from per-node class histograms summed over the chunks;
+- :func:`read_lazy_table`: an HDF5, NPY or CSV/TSV file as Dask arrays whose row chunks the workers read;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
 - scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
   :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier`,
@@ -16,6 +17,7 @@ Importing this module without Dask raises ``ImportError`` naming the extra.
 """
 from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._dask import NoClientError, decision_scores
+from ._files import LazyTable, read_lazy_table
 from ._multiclass import DaskMultiClassBoosting
 from ._training import DaskBoosting
 
@@ -23,8 +25,8 @@ from ._training import DaskBoosting
 _ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier",
                "DaskBoostingRegressor")
 
-__all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "DaskMultiClassBoosting", "NoClientError", "decision_scores",
-           *_ESTIMATORS]
+__all__ = ["DaskBoosting", "DaskCostSensitiveBoosting", "DaskMultiClassBoosting", "LazyTable", "NoClientError",
+           "decision_scores", "read_lazy_table", *_ESTIMATORS]
 
 
 def __getattr__(name: str):

@@ -15,6 +15,13 @@ except ImportError as error:  # the optional extra
     raise ImportError('bob_boost.dask needs Dask: pip install "bob_boost[dask]"') from error
 
 
+def dataframe_reader():
+    """:func:`dask.dataframe.read_csv` (imported on first use: it needs pandas and pyarrow, text tables only)."""
+    import dask.dataframe
+
+    return dask.dataframe.read_csv
+
+
 class NoClientError(BobBoostError, ValueError):
     """No Dask client was given and none is running."""
 

@@ -310,12 +310,12 @@ def _peek(path: Path) -> tuple[list[str], bool]:
 def _read_csv(path: Path, **options):
     """:func:`dask.dataframe.read_csv` of ``path``; its absence is an ImportError naming the extra."""
     try:
-        import dask.dataframe as dd  # the dataframe extra (pandas), needed for text tables only
+        read_csv = _dask.dataframe_reader()
     except ImportError as error:
         raise ImportError(f"{path}: reading CSV/TSV/TXT lazily needs dask.dataframe ({_one_line(error)}): "
                           f"pip install \"dask[dataframe]\", or convert the file to HDF5") from None
     try:
-        return dd.read_csv(_located(path), **options)
+        return read_csv(_located(path), **options)
     except ValueError as error:
         raise DataFormatError(f"{path}: {_parser_message(error)}") from None
 

@@ -1,7 +1,9 @@
 """Data tables: features and labels from CSV/TSV/TXT (optionally .gz), NPY, NPZ and HDF5, and predictions back.
 
 Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError`
-whose message names the file and what is wrong, fit to show a user as it is.
+whose message names the file and what is wrong, fit to show a user as it is. The rules that say how a
+file reads (:func:`format_suffix`, :func:`has_header`, :func:`has_target`, :func:`column_index`) are
+public so that the lazy reader, :func:`bob_boost.dask._files.read_lazy_table`, follows the same ones.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from ..costs import check_cost_matrix
 from ..exceptions import DataFormatError
 from . import _delimited
 
-__all__ = ["FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "read_cost_matrix",
-           "read_table", "write_predictions"]
+__all__ = ["FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
+           "format_suffix", "has_header", "has_target", "read_cost_matrix", "read_table", "write_predictions"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +53,44 @@ class Table:
     feature_names: list[str] | None = None
 
 
-def _suffix(path: Path) -> str:
-    """The lower-case format suffix of ``path``, looking through a final ``.gz``."""
+def format_suffix(path: Path) -> str:
+    """The lower-case format suffix of ``path``, looking through a final ``.gz``.
+
+    Parameters
+    ----------
+    path : Path
+        A data or output file.
+
+    Returns
+    -------
+    str
+        ``".csv"`` for ``data.CSV.gz``, say; ``""`` when the name has no suffix (or only ``.gz``).
+    """
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         return suffixes[-2] if len(suffixes) > 1 else ""
     return suffixes[-1] if suffixes else ""
 
 
-def _column_index(target: str | None, names: list[str] | None, width: int, path: Path) -> int:
-    """Index of the target column: a header name, an integer (negative counts from the end), or the default."""
+def column_index(target: str | None, names: list[str] | None, width: int, path: Path) -> int:
+    """Index of the target column: a header name, an integer (negative counts from the end), or the default.
+
+    Parameters
+    ----------
+    target : str or None
+        A header name or an index as text; None: the column named ``target``, else the last one.
+    names : list of str or None
+        The header's column names, if the table has a header.
+    width : int
+        Number of columns.
+    path : Path
+        The file, for error messages.
+
+    Raises
+    ------
+    DataFormatError
+        For a name that is not a column or an index out of range.
+    """
     if target is None:
         return names.index("target") if names and "target" in names else width - 1
     if names and target in names:
@@ -111,7 +141,7 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(f"{path}: no such file")
-    suffix = _suffix(path)
+    suffix = format_suffix(path)
     if suffix in TABLE_SUFFIXES:
         table = _read_delimited(path, target, with_target, number_of_features)
     elif suffix == ".npy":
@@ -144,9 +174,18 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     return table
 
 
-def _has_target(with_target: bool | None, target: str | None, names: list[str] | None, width: int,
-                number_of_features: int | None) -> bool:
-    """Whether a table of ``width`` columns holds a target column (see ``read_table``'s ``with_target``)."""
+def has_target(with_target: bool | None, target: str | None, names: list[str] | None, width: int,
+               number_of_features: int | None) -> bool:
+    """Whether a table of ``width`` columns holds a target column (see :func:`read_table`'s ``with_target``).
+
+    Parameters
+    ----------
+    with_target : bool or None
+        True or False decides; None: a target column is there when ``target`` is given, when a header
+        names a column ``target``, or when the table has one column more than ``number_of_features``.
+    target, names, width, number_of_features
+        The requested target column, the header's names, the number of columns, a model's width.
+    """
     if with_target is not None:
         return with_target
     if target is not None or (names and "target" in names):
@@ -154,20 +193,30 @@ def _has_target(with_target: bool | None, target: str | None, names: list[str] |
     return number_of_features is not None and width == number_of_features + 1
 
 
+def has_header(first_rows: list[list[str]]) -> bool:
+    """Whether a table's first row is a header: text only, or a text cell above a number in the second row.
+
+    Parameters
+    ----------
+    first_rows : list of list of str
+        The first one or two non-empty rows, as stripped cells.
+    """
+    first_numeric = [_delimited.is_number(cell) for cell in first_rows[0]]
+    return not any(first_numeric) or (len(first_rows) > 1 and any(
+        not numeric and _delimited.is_number(cell) for numeric, cell in zip(first_numeric, first_rows[1])))
+
+
 def _read_delimited(path: Path, target: str | None, with_target: bool | None,
                     number_of_features: int | None) -> Table:
-    text, delimiter = _delimited.read_text(path, _suffix(path))
+    text, delimiter = _delimited.read_text(path, format_suffix(path))
     first = _delimited.rows(text, delimiter, limit=2)
     if not first:
         raise DataFormatError(f"{path}: empty file")
     width = len(first[0])
-    first_numeric = [_delimited.is_number(cell) for cell in first[0]]
-    # a header has a text cell where the next row has a number, or text only
-    header = not any(first_numeric) or (len(first) > 1 and any(
-        not numeric and _delimited.is_number(cell) for numeric, cell in zip(first_numeric, first[1])))
+    header = has_header(first)
     names = first[0] if header else None
-    has_target = _has_target(with_target, target, names, width, number_of_features)
-    index = _column_index(target, names, width, path) if has_target else None
+    index = (column_index(target, names, width, path)
+             if has_target(with_target, target, names, width, number_of_features) else None)
     features, labels = _delimited.parse(path, text, delimiter, header, width, names, index)
     if not np.all(np.isfinite(features)):
         raise DataFormatError(f"{path}: features contain NaN or infinite values")
@@ -188,9 +237,9 @@ def _split_matrix(matrix: np.ndarray, path: Path, target: str | None, with_targe
     if matrix.ndim != 2:
         raise DataFormatError(f"{path}: expected a 2-D (#samples, #columns) array, got shape {matrix.shape}")
     matrix = _check_numeric(matrix, "values", path)
-    if not _has_target(with_target, target, None, matrix.shape[1], number_of_features):
+    if not has_target(with_target, target, None, matrix.shape[1], number_of_features):
         return Table(matrix, None)
-    index = _column_index(target, None, matrix.shape[1], path)
+    index = column_index(target, None, matrix.shape[1], path)
     return Table(np.delete(matrix, index, axis=1), matrix[:, index])
 
 
@@ -275,13 +324,13 @@ def read_cost_matrix(path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(f"{path}: no such cost-matrix file")
-    if _suffix(path) == ".npy":
+    if format_suffix(path) == ".npy":
         try:
             matrix = np.load(path, allow_pickle=False)
         except (ValueError, OSError, EOFError) as error:
             raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
     else:
-        rows = _delimited.rows(*_delimited.read_text(path, _suffix(path)))
+        rows = _delimited.rows(*_delimited.read_text(path, format_suffix(path)))
         if all(len(row) == 1 for row in rows):  # no commas or tabs: whitespace-separated
             rows = [row[0].split() for row in rows]
         try:
@@ -318,7 +367,7 @@ def write_predictions(path: str | Path, labels: np.ndarray, scores: np.ndarray, 
     """
     path = str(path)
     target = Path(path)
-    suffix = _suffix(target) if path != "-" else ".csv"
+    suffix = format_suffix(target) if path != "-" else ".csv"
     if suffix in TABLE_SUFFIXES:
         delimiter = "\t" if suffix == ".tsv" else ","
         buffer = io.StringIO()

@@ -1,0 +1,185 @@
+"""``bob-boost train --scheduler``: the in-memory recipe, trained by :mod:`bob_boost.dask` on a data file that
+the workers read lazily.
+
+What runs on a cluster:
+
+- ``--trainer boosting`` with stumps or look-up tables (``-w lut``, ``--lut-entries``, ``--selection-style``)
+  and a loss with a second derivative and one term per output: :class:`bob_boost.dask.DaskBoosting`. The
+  labels become targets as in memory (:func:`bob_boost.recipes.make_recipe`'s target kind,
+  :class:`~bob_boost.labels.ClassEncoding`): +-1 for two classes, one +-1 output per class for more (LUTs),
+  the numbers themselves for a regression (which starts from their mean, as in memory);
+- ``--trainer adaboostdb`` (``--cost-positive``, ``--cost-negative``, ``--selection``) and
+  ``--trainer cost-sensitive-adaboost``: :class:`bob_boost.dask.DaskCostSensitiveBoosting` around the
+  in-memory trainer the recipe configures.
+
+Any option the distributed run would not read is a one-line error naming it, checked before connecting.
+Dask is imported only once the options are checked (:func:`bob_boost.cli._common.load_dask_support`).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidValueError
+from ..labels import REGRESSION_METADATA, ClassEncoding
+from ..losses import SquaredLoss
+from ..losses.softmax import SoftmaxLoss
+from ..machine import BoostedMachine
+from ..progress import PLAIN_LINES
+from ..recipes import BINARY_COST_TRAINERS, Recipe, make_loss, make_recipe
+from ._common import CommandError, as_options, load_dask_support
+from .train import ADABOOSTDB_ONLY, CLUSTER_MAX_BINS, IN_MEMORY_ONLY, LUT_ONLY, is_regression
+
+#: The trainers and weak learners of distributed training.
+CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS)
+CLUSTER_WEAK_LEARNERS = ("stump", "lut")
+
+
+def check_cluster_options(args: argparse.Namespace) -> None:
+    """Reject, before connecting, every option that distributed training would otherwise ignore."""
+    if args.trainer not in CLUSTER_TRAINERS:
+        raise CommandError(f"--trainer: {args.trainer!r} does not run on a cluster; with --scheduler use "
+                           f"--trainer {', '.join(CLUSTER_TRAINERS)}")
+    if args.weak_learner not in CLUSTER_WEAK_LEARNERS:
+        raise CommandError(f"--weak-learner: {args.weak_learner!r} does not run on a cluster; with --scheduler "
+                           f"use --weak-learner stump or lut")
+    cost_sensitive = args.trainer in BINARY_COST_TRAINERS
+    if cost_sensitive and args.weak_learner != "stump":
+        raise CommandError(f"--weak-learner: --trainer {args.trainer} boosts stumps; drop -w {args.weak_learner}")
+    if args.max_bins is None or args.max_bins > CLUSTER_MAX_BINS:
+        shown = "exact" if args.max_bins is None else args.max_bins
+        raise CommandError(f"--max-bins: with --scheduler, must be an integer in [2, {CLUSTER_MAX_BINS}], got "
+                           f"{shown}")
+    for name, default in IN_MEMORY_ONLY.items():
+        if getattr(args, name) != default:
+            raise CommandError(f"{_option(name)}: is an option of in-memory training only; drop it, or train "
+                               f"without --scheduler")
+    for options, used, by in ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
+                              (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb")):
+        for name, default in options.items():
+            if not used and getattr(args, name) != default:
+                raise CommandError(f"{_option(name)}: is an option of {by}; drop it")
+    if cost_sensitive:
+        if args.loss is not None:
+            raise CommandError(f"--loss: --trainer {args.trainer} minimises its own cost-sensitive loss; drop it")
+    else:
+        _check_cluster_loss(args)
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_cluster_loss(args: argparse.Namespace) -> None:
+    """A ``--loss`` that is unknown, couples the outputs or has no second derivative fails before the data
+    is read."""
+    if args.loss is None:  # exponential, logit or squared
+        return
+    try:
+        loss = make_loss(args.loss, None, args.cost_positive, args.cost_negative)
+    except ValueError as error:
+        raise as_options(error) from None
+    if isinstance(loss, SoftmaxLoss) or loss.cost_matrix is not None:
+        raise CommandError(f"--loss: {args.loss!r} couples the classes' outputs; --scheduler trains losses with one "
+                           f"term per output (exponential, logit, double_base or squared)")
+    if not loss.has_hessian:
+        raise CommandError(f"--loss: {args.loss!r} has no second derivative, which distributed training's "
+                           f"Newton steps need (use exponential, logit, double_base or squared)")
+
+
+def command_train_on_cluster(args: argparse.Namespace) -> int:
+    """``bob-boost train --scheduler``: train on the cluster, then write the model with the usual metadata."""
+    check_cluster_options(args)
+    support = load_dask_support()
+    from ..dask import DaskBoosting, DaskCostSensitiveBoosting, _dask  # after load_dask_support's check
+
+    with support.connect(args.scheduler) as client:
+        table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
+        samples = table.features.shape[0]
+        encoding, recipe = _cluster_recipe(args, table.distinct_labels())
+        targets = support.class_targets(table.labels, encoding, recipe.target_kind)
+        options: dict[str, Any] = {"callback": _RoundLines(args.rounds, args.quiet)}
+        try:
+            if args.trainer in BINARY_COST_TRAINERS:
+                trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
+            else:
+                trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
+                                       weak_learner=args.weak_learner, lut_entries=args.lut_entries,
+                                       selection_style=args.selection_style)
+        except ValueError as error:
+            raise as_options(error) from None
+        if isinstance(recipe.loss, SquaredLoss):
+            # the in-memory recipe's intercept: the squared loss boosts the residuals from the mean
+            options["baseline"] = _dask.weighted_mean(targets, None)
+        start = time.perf_counter()
+        try:
+            machine = trainer.train(table.features, targets, args.rounds, **options)
+        except InvalidValueError as error:
+            if not str(error).startswith("features:"):
+                raise
+            hint = " (LUT weak learners; see --lut-entries)" if args.weak_learner == "lut" else ""
+            raise CommandError(f"{args.data}: {error}{hint}") from None
+        seconds = time.perf_counter() - start
+    metadata: dict[str, Any] = {"trainer": args.trainer, "weak_learner": args.weak_learner,
+                                "command": "bob-boost train", "distributed": "dask"}
+    if table.feature_names:
+        metadata["feature_names"] = table.feature_names
+    if args.weak_learner == "lut" and (args.lut_entries or len(machine)):
+        # as in memory: the entries asked for, else the largest training value + 1 (the cluster found it)
+        metadata["lut_entries"] = args.lut_entries or machine.weak_machines[0].number_of_values
+    machine.metadata.update(metadata)
+    machine.metadata.update(REGRESSION_METADATA if encoding is None else encoding.to_metadata())
+    machine.save(args.output)
+    if not args.quiet:
+        print(f"trained {len(machine)} weak machines on {samples} samples in {seconds:.2f} s on the Dask cluster "
+              f"at {args.scheduler}; wrote {args.output}")
+    return 0
+
+
+def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray) -> tuple[ClassEncoding | None, Recipe]:
+    """The class encoding (None: regression) and the in-memory recipe of the options, from the distinct labels.
+
+    The recipe's trainer is what :class:`~bob_boost.dask.DaskCostSensitiveBoosting` runs; of the generic
+    trainer's only the loss and the target kind are used (:class:`~bob_boost.dask.DaskBoosting` has its own
+    weak learners).
+    """
+    try:
+        regression = is_regression(args, None)
+        if regression and classes.dtype.kind not in "iuf":
+            raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
+        encoding = None if regression else ClassEncoding.fit(classes, args.positive_label)
+        # lut_entries only sizes the recipe's own LUT trainer, unused here: DaskBoosting checks --lut-entries
+        recipe = make_recipe(args.trainer, number_of_classes=None if encoding is None else encoding.number_of_classes,
+                             loss=args.loss, weak_learner=args.weak_learner, lut_entries=256,
+                             selection_style=args.selection_style, cost_positive=args.cost_positive,
+                             cost_negative=args.cost_negative, selection=args.selection,
+                             number_of_rounds=args.rounds, max_bins=args.max_bins)
+    except ValueError as error:
+        raise as_options(error) from None
+    if recipe.target_kind not in ("signed", "one_vs_rest", "values"):  # softmax and cost matrices: refused before
+        raise CommandError(f"--loss: {args.loss!r} trains on class indices, which --scheduler does not")
+    return encoding, recipe
+
+
+class _RoundLines:
+    """Progress of distributed training, about twenty lines on stderr: the training scores stay on the
+    workers, so unlike :class:`bob_boost.progress.Progress` it shows each round's weak machine, not the loss."""
+
+    def __init__(self, number_of_rounds: int, quiet: bool) -> None:
+        self.number_of_rounds, self.quiet = number_of_rounds, quiet
+        self.every = max(1, number_of_rounds // PLAIN_LINES)
+
+    def __call__(self, round_index: int, machine: BoostedMachine, scores: None) -> None:
+        done = round_index + 1
+        if self.quiet or (done % self.every and done != self.number_of_rounds and round_index):
+            return
+        weak, weights = machine.weak_machines[-1], machine.weights[-1]
+        # a stump's feature, or a look-up table's, one per output
+        indices = [weak.index] if hasattr(weak, "index") else weak.indices.tolist()
+        plural = "s" if len(indices) > 1 else ""
+        print(f"round {done}/{self.number_of_rounds}: feature{plural} {','.join(map(str, indices))}, "
+              f"weight{plural} {', '.join(f'{w:.6g}' for w in weights.tolist())}", file=sys.stderr, flush=True)
