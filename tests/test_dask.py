@@ -506,3 +506,13 @@ def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, mon
     # with them it forgets the rounds before the last checkpoint (when exactly depends on its timing)
     assert len(tasks) == 12 and growth_without >= 8 * 4
     assert tasks[11] - tasks[3] < growth_without / 2
+
+
+def test_integer_features_with_a_wide_value_range_are_binned_from_the_sample(client):
+    """A feature of identifiers up to 1e12 would need a trillion-entry value table: binned as in memory."""
+    features, targets = _data(n=1000, seed=27)
+    features = features.copy()
+    features[:, 3] = np.random.default_rng(28).integers(0, 10**12, size=features.shape[0])
+    loss = bob_boost.ExponentialLoss()
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=300), targets, 6)
+    _assert_same_model(machine, _in_memory(loss, features, targets, 6))

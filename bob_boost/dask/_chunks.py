@@ -6,6 +6,7 @@ import numpy as np
 
 from ..engine.codes import padded_thresholds
 from ..engine.edges import all_thresholds, count_thresholds, sample_rows
+from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
 from . import _tasks as tasks
 from ._dask import per_chunk, wait_for
@@ -20,16 +21,19 @@ CHECKPOINT_ROUNDS = 32
 def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
     """Every feature's thresholds, as the in-memory binning finds them.
 
-    Integer features: from the per-chunk counts of every value, summed. Float features: from the rows of
-    the engine's deterministic sample, gathered once.
+    Integer features: from the per-chunk counts of every value, summed (unless the value range is too wide
+    for a table, as in memory). Float features: from the rows of the engine's deterministic sample, gathered
+    once.
     """
     if np.issubdtype(array.dtype, np.integer):
         ranges = client.gather(per_chunk(client, tasks.integer_range, array))
         low = np.min([r[0] for r in ranges], axis=0)
         high = np.max([r[1] for r in ranges], axis=0)
         span = int((high - low).max()) + 1
-        counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span)).result()
-        return count_thresholds(counts, low, max_bins)
+        # the in-memory rule (bob_boost.engine.values.integer_range): a value table only when it is small
+        if -(1 << 62) <= int(low.min()) <= int(high.max()) < 1 << 62 and span * array.shape[1] <= MAX_TABLE_SIZE:
+            counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span)).result()
+            return count_thresholds(counts, low, max_bins)
     rows = sample_rows(array.shape[0])
     sample = (array if rows is None else array[rows]).compute()
     if not np.isfinite(sample).all():
