@@ -321,6 +321,67 @@ def test_cost_sensitive_trainers_give_the_in_memory_model(cluster, tmp_path, cap
     assert machine.metadata["trainer"] == trainer and machine.metadata["classes"] == [3, 7]
 
 
+def _ordered_classes(n=1000, k=3, seed=20):
+    """Integer features 0..11 (one quantisation step per value, in memory and on the cluster) and k text
+    classes from a noisy difference of two of them, the rows sorted by label. The names do not sort in the
+    order the classes were made, so the indices are the sorted labels' (as in memory), not that order."""
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 12, size=(n, 5))
+    score = features[:, 0] - features[:, 1] + rng.integers(0, 4, n)
+    labels = np.array(["red", "green", "blue", "amber"])[np.digitize(score, np.quantile(score, np.arange(1, k) / k))]
+    order = np.argsort(labels, kind="stable")
+    return features[order], labels[order]
+
+
+#: rows: true class, columns: predicted class, in sorted label order (amber, blue, green, red); asymmetric, so
+#: a matrix read in another order would give another model
+FOUR_COSTS = "0,1,2,4\n1,0,1,2\n3,1,0,1\n5,2,1,0\n"
+
+#: classes, data seed, options, rounds. AdaBoost.M1's stumps (two of the three classes each) soon reach a
+#: weighted error of exactly 1/2 in exact arithmetic, where rounding decides whether a step of 1e-15 or none
+#: is taken: its rounds stop before that.
+MULTI_CLASS = {"badacost-trees": (4, 20, ["--trainer", "badacost", "--cost-matrix", "{costs}", "-w", "tree",
+                                          "--tree-depth", 2, "--shrinkage", 0.5, "--feature-fraction", 0.6, "--seed",
+                                          3], 5),
+               "samme-stumps": (3, 20, ["--trainer", "samme", "-w", "stump"], 6),
+               "m1-stumps": (3, 21, ["--trainer", "adaboost-m1"], 4)}
+
+
+@pytest.mark.parametrize("case", list(MULTI_CLASS))
+def test_multi_class_trainers_give_the_in_memory_model(cluster, tmp_path, capsys, case):
+    classes, seed, options, rounds = MULTI_CLASS[case]
+    features, labels = _ordered_classes(k=classes, seed=seed)
+    # chunks of 240, 240, 240, 240 and 40 rows, the first holding one class only
+    assert np.unique(labels[:240]).size == 1 and np.unique(labels).size == classes
+    data, costs = tmp_path / "d.hdf5", tmp_path / "costs.csv"
+    _write_hdf5(data, features, labels)
+    costs.write_text(FOUR_COSTS)
+    options = [str(a).format(costs=costs) for a in options]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    code, out, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "-r", rounds, "--scheduler",
+                          cluster.scheduler_address, "--chunk-rows", 240)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options, "-r", rounds, "-q")[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert len(machine) == len(memory) == rounds
+    assert "weak machines on 1000 samples" in out and f"round {rounds}/{rounds}: feature" in err
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
+    np.testing.assert_array_equal(machine.cost_matrix, memory.cost_matrix)
+    # what the in-memory command writes, so predict and evaluate read it as they read that model
+    assert machine.metadata == {**memory.metadata, "distributed": "dask"}
+    assert machine.metadata["classes"] == sorted(set(labels.tolist()))
+    predictions = {}
+    for name, model in models.items():
+        predictions[name] = tmp_path / f"{name}.csv"
+        assert _run(capsys, "predict", model, data, "-o", predictions[name])[0] == 0
+    predicted = _predictions(predictions["cluster"])[0]
+    np.testing.assert_array_equal(predicted, _predictions(predictions["memory"])[0])
+    assert np.mean(predicted == labels) > 1.5 / classes  # it learnt something
+    results = [json.loads(_run(capsys, "evaluate", model, data, "--json")[1]) for model in models.values()]
+    assert results[0]["accuracy"] == results[1]["accuracy"] and results[0]["classes"] == results[1]["classes"]
+
+
 def test_csv_and_headerless_tsv_read_as_in_memory(cluster, tmp_path, capsys):
     pytest.importorskip("dask.dataframe", reason="CSV with --scheduler needs dask.dataframe (pip install "
                                                  "\"dask[dataframe]\")")
@@ -355,20 +416,40 @@ def test_csv_without_dask_dataframe_names_the_extra(cluster, tmp_path, capsys, m
 
 
 UNSUPPORTED = [
-    (["--trainer", "samme"], "--trainer: 'samme' does not run on a cluster"),
-    (["--trainer", "badacost"], "--trainer: 'badacost' does not run on a cluster"),
-    (["-w", "tree"], "--weak-learner: 'tree' does not run on a cluster"),
+    (["-w", "tree"], "--weak-learner: 'tree' does not run on a cluster with --trainer boosting; with --scheduler use "
+                     "-w stump or lut"),
+    (["{tmp}/three.hdf5", "--trainer", "samme", "-w", "lut"], "--weak-learner: 'lut' does not run on a cluster with "
+                                                             "--trainer samme; with --scheduler use -w tree or stump"),
     (["--trainer", "adaboostdb", "-w", "lut"], "--weak-learner: --trainer adaboostdb boosts stumps; drop -w lut"),
     (["--trainer", "cost-sensitive-adaboost", "--loss", "logit"],
      "--loss: --trainer cost-sensitive-adaboost minimises its own cost-sensitive loss"),
     (["--max-bins", "exact"], "--max-bins: with --scheduler, must be an integer in [2, 256], got exact"),
     (["--max-bins", "1024"], "--max-bins: with --scheduler, must be an integer in [2, 256], got 1024"),
+    (["--trainer", "badacost", "--max-bins", "64"], "--max-bins: --trainer badacost does not read it"),
+    (["--trainer", "samme", "--max-bins", "exact"], "--max-bins: --trainer samme does not read it"),
     (["--threads", "2"], "--threads: is an option of in-memory training only"),
-    (["--shrinkage", "0.5"], "--shrinkage: is an option of in-memory training only"),
-    (["--tree-depth", "3"], "--tree-depth: is an option of in-memory training only"),
-    (["--feature-fraction", "0.5"], "--feature-fraction: is an option of in-memory training only"),
-    (["--seed", "3"], "--seed: is an option of in-memory training only"),
-    (["--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: is an option of in-memory training only"),
+    (["--trainer", "samme", "-w", "tree", "--threads", "2"], "--threads: is an option of in-memory training only"),
+    (["--shrinkage", "0.5"], "--shrinkage: with --scheduler, is an option of --trainer badacost, samme or "
+                             "adaboost-m1 only (in memory also of --trainer boosting); drop it, or train without "
+                             "--scheduler"),
+    (["--trainer", "adaboostdb", "--shrinkage", "0.5"], "--shrinkage: is an option of --trainer badacost, samme or "
+                                                        "adaboost-m1; drop it"),
+    (["--tree-depth", "3"], "--tree-depth: is an option of -w tree; drop it"),
+    (["--trainer", "adaboost-m1", "--tree-depth", "3"], "--tree-depth: is an option of -w tree; drop it"),
+    (["--feature-fraction", "0.5"], "--feature-fraction: is an option of --trainer badacost, samme or adaboost-m1"),
+    (["--seed", "3"], "--seed: is an option of --trainer badacost, samme or adaboost-m1; drop it"),
+    (["--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: with --scheduler, is an option of --trainer badacost only"),
+    (["--trainer", "samme", "--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: is an option of --trainer badacost; "
+                                                                 "drop it"),
+    (["--loss", "cmel", "--cost-matrix", "{tmp}/costs.csv"], "--loss: 'cmel' couples the classes' outputs"),
+    (["--trainer", "samme", "--cost-positive", "2"], "--cost-positive: is an option of --trainer adaboostdb or "
+                                                     "cost-sensitive-adaboost and of the double_base loss; drop it"),
+    (["--trainer", "badacost", "--loss", "logit"], "--loss: --trainer badacost minimises its own cost-sensitive loss"),
+    (["--trainer", "samme", "-s", "shared"], "--selection-style: is an option of -w lut; drop it"),
+    (["--trainer", "badacost", "--cost-matrix", "{tmp}/none.csv"], "none.csv: no such cost-matrix file"),
+    (["{tmp}/three.hdf5", "--trainer", "badacost"], "--cost-matrix: the badacost trainer needs a cost matrix"),
+    (["{tmp}/three.hdf5", "--trainer", "badacost", "--cost-matrix", "{tmp}/costs.csv"],
+     "--cost-matrix: is 2x2 but there are 3 classes"),
     (["--lut-entries", "16"], "--lut-entries: is an option of -w lut; drop it"),
     (["--selection-style", "shared"], "--selection-style: is an option of -w lut; drop it"),
     (["--selection", "loss"], "--selection: is an option of --trainer adaboostdb; drop it"),

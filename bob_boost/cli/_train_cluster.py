@@ -10,7 +10,12 @@ What runs on a cluster:
   the numbers themselves for a regression (which starts from their mean, as in memory);
 - ``--trainer adaboostdb`` (``--cost-positive``, ``--cost-negative``, ``--selection``) and
   ``--trainer cost-sensitive-adaboost``: :class:`bob_boost.dask.DaskCostSensitiveBoosting` around the
-  in-memory trainer the recipe configures.
+  in-memory trainer the recipe configures;
+- ``--trainer badacost`` (``--cost-matrix``), ``samme`` and ``adaboost-m1`` with cost-sensitive trees
+  (``-w tree``, ``--tree-depth``) or multi-class stumps (``-w stump``), ``--shrinkage``,
+  ``--feature-fraction`` and ``--seed``: :class:`bob_boost.dask.DaskMultiClassBoosting` around the in-memory
+  trainer the recipe configures, on the class indices (in sorted label order) that the workers compute from
+  their chunks' labels.
 
 Any option the distributed run would not read is a one-line error naming it, checked before connecting.
 Dask is imported only once the options are checked (:func:`bob_boost.cli._common.load_dask_support`).
@@ -25,18 +30,31 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidValueError
+from ..io.tables import read_cost_matrix
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..losses import SquaredLoss
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
 from ..progress import PLAIN_LINES
-from ..recipes import BINARY_COST_TRAINERS, Recipe, make_loss, make_recipe
+from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, Recipe, make_loss, make_recipe
+from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
-from .train import ADABOOSTDB_ONLY, CLUSTER_MAX_BINS, IN_MEMORY_ONLY, LUT_ONLY, is_regression
+from .train import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS, IN_MEMORY_ONLY,
+                    LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression)
 
-#: The trainers and weak learners of distributed training.
-CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS)
-CLUSTER_WEAK_LEARNERS = ("stump", "lut")
+#: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
+#: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
+CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS, *MULTICLASS_TRAINERS)
+CLUSTER_WEAK_LEARNERS = {"boosting": ("stump", "lut"), **{name: ("stump",) for name in BINARY_COST_TRAINERS},
+                         **{name: ("tree", "stump") for name in MULTICLASS_TRAINERS}}
+
+#: Options that the generic trainer reads in memory but not on a cluster (the learning rate; the cost matrix
+#: of the cmel loss): their error also points at training without --scheduler.
+GENERIC_IN_MEMORY = ("shrinkage", "cost_matrix")
+
+#: A stand-in cost matrix for checking --loss before the data is read: it only tells whether the loss takes
+#: one, and the cluster refuses every loss that does (their outputs are coupled).
+_PLACEHOLDER_COSTS = np.ones((2, 2)) - np.eye(2)
 
 
 def check_cluster_options(args: argparse.Namespace) -> None:
@@ -44,13 +62,14 @@ def check_cluster_options(args: argparse.Namespace) -> None:
     if args.trainer not in CLUSTER_TRAINERS:
         raise CommandError(f"--trainer: {args.trainer!r} does not run on a cluster; with --scheduler use "
                            f"--trainer {', '.join(CLUSTER_TRAINERS)}")
-    if args.weak_learner not in CLUSTER_WEAK_LEARNERS:
-        raise CommandError(f"--weak-learner: {args.weak_learner!r} does not run on a cluster; with --scheduler "
-                           f"use --weak-learner stump or lut")
-    cost_sensitive = args.trainer in BINARY_COST_TRAINERS
-    if cost_sensitive and args.weak_learner != "stump":
-        raise CommandError(f"--weak-learner: --trainer {args.trainer} boosts stumps; drop -w {args.weak_learner}")
-    if args.max_bins is None or args.max_bins > CLUSTER_MAX_BINS:
+    _check_cluster_weak_learner(args)
+    multiclass = args.trainer in MULTICLASS_TRAINERS
+    if multiclass:
+        if args.max_bins != DEFAULT_MAX_BINS:
+            # in memory these trainers ignore it: their trees (and stumps) quantise every feature's range
+            raise CommandError(f"--max-bins: --trainer {args.trainer} does not read it (its weak learners quantise "
+                               f"each feature's range, in memory too); drop it")
+    elif args.max_bins is None or args.max_bins > CLUSTER_MAX_BINS:
         shown = "exact" if args.max_bins is None else args.max_bins
         raise CommandError(f"--max-bins: with --scheduler, must be an integer in [2, {CLUSTER_MAX_BINS}], got "
                            f"{shown}")
@@ -58,16 +77,38 @@ def check_cluster_options(args: argparse.Namespace) -> None:
         if getattr(args, name) != default:
             raise CommandError(f"{_option(name)}: is an option of in-memory training only; drop it, or train "
                                f"without --scheduler")
-    for options, used, by in ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
-                              (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb")):
-        for name, default in options.items():
-            if not used and getattr(args, name) != default:
-                raise CommandError(f"{_option(name)}: is an option of {by}; drop it")
-    if cost_sensitive:
-        if args.loss is not None:
-            raise CommandError(f"--loss: --trainer {args.trainer} minimises its own cost-sensitive loss; drop it")
-    else:
+    # the loss first: --loss cmel --cost-matrix F is a problem of the loss, not of the matrix
+    if args.trainer == "boosting":
         _check_cluster_loss(args)
+    elif args.loss is not None:
+        raise CommandError(f"--loss: --trainer {args.trainer} minimises its own cost-sensitive loss; drop it")
+    groups = ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
+              (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb"),
+              (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
+              (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),
+              (MULTICLASS_ONLY, multiclass, "--trainer badacost, samme or adaboost-m1"),
+              (BINARY_COSTS, not multiclass, "--trainer adaboostdb or cost-sensitive-adaboost and of the "
+                                             "double_base loss"))
+    for options, used, by in groups:
+        for name, default in options.items():
+            if used or getattr(args, name) == default:
+                continue
+            if args.trainer == "boosting" and name in GENERIC_IN_MEMORY:
+                raise CommandError(f"{_option(name)}: with --scheduler, is an option of {by} only (in memory also "
+                                   f"of --trainer boosting); drop it, or train without --scheduler")
+            raise CommandError(f"{_option(name)}: is an option of {by}; drop it")
+
+
+def _check_cluster_weak_learner(args: argparse.Namespace) -> None:
+    """``-w`` must be one the chosen trainer boosts on a cluster (:data:`CLUSTER_WEAK_LEARNERS`)."""
+    allowed = CLUSTER_WEAK_LEARNERS[args.trainer]
+    if args.weak_learner in allowed:
+        return
+    if args.trainer in BINARY_COST_TRAINERS:  # in memory they boost stumps whatever -w says
+        raise CommandError(f"--weak-learner: --trainer {args.trainer} boosts stumps; drop -w {args.weak_learner}")
+    raise CommandError(f"--weak-learner: {args.weak_learner!r} does not run on a cluster with --trainer "
+                       f"{args.trainer}; with --scheduler use -w {' or '.join(allowed)}, or train without "
+                       f"--scheduler")
 
 
 def _option(name: str) -> str:
@@ -80,7 +121,7 @@ def _check_cluster_loss(args: argparse.Namespace) -> None:
     if args.loss is None:  # exponential, logit or squared
         return
     try:
-        loss = make_loss(args.loss, None, args.cost_positive, args.cost_negative)
+        loss = make_loss(args.loss, _PLACEHOLDER_COSTS, args.cost_positive, args.cost_negative)
     except ValueError as error:
         raise as_options(error) from None
     if isinstance(loss, SoftmaxLoss) or loss.cost_matrix is not None:
@@ -94,17 +135,24 @@ def _check_cluster_loss(args: argparse.Namespace) -> None:
 def command_train_on_cluster(args: argparse.Namespace) -> int:
     """``bob-boost train --scheduler``: train on the cluster, then write the model with the usual metadata."""
     check_cluster_options(args)
+    # read here, as in memory, so that a bad file fails before connecting
+    cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     support = load_dask_support()
-    from ..dask import DaskBoosting, DaskCostSensitiveBoosting, _dask  # after load_dask_support's check
+    from ..dask import DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting, _dask  # after the check
 
     with support.connect(args.scheduler) as client:
         table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
         samples = table.features.shape[0]
-        encoding, recipe = _cluster_recipe(args, table.distinct_labels())
-        targets = support.class_targets(table.labels, encoding, recipe.target_kind)
+        encoding, recipe = _cluster_recipe(args, table.distinct_labels(), cost_matrix)
+        if recipe.target_kind == "indices":
+            targets = _class_indices(table.labels, encoding, args.data)
+        else:
+            targets = support.class_targets(table.labels, encoding, recipe.target_kind)
         options: dict[str, Any] = {"callback": _RoundLines(args.rounds, args.quiet)}
         try:
-            if args.trainer in BINARY_COST_TRAINERS:
+            if args.trainer in MULTICLASS_TRAINERS:
+                trainer = DaskMultiClassBoosting(recipe.trainer, client=client)
+            elif args.trainer in BINARY_COST_TRAINERS:
                 trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
             else:
                 trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
@@ -140,29 +188,60 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray) -> tuple[ClassEncoding | None, Recipe]:
-    """The class encoding (None: regression) and the in-memory recipe of the options, from the distinct labels.
+def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
+                    cost_matrix: np.ndarray | None) -> tuple[ClassEncoding | None, Recipe]:
+    """The class encoding (None: regression) and the in-memory recipe of the options, from the distinct labels
+    and the ``--cost-matrix`` (None without it).
 
-    The recipe's trainer is what :class:`~bob_boost.dask.DaskCostSensitiveBoosting` runs; of the generic
-    trainer's only the loss and the target kind are used (:class:`~bob_boost.dask.DaskBoosting` has its own
-    weak learners).
+    The recipe's trainer is what :class:`~bob_boost.dask.DaskCostSensitiveBoosting` and
+    :class:`~bob_boost.dask.DaskMultiClassBoosting` run; of the generic trainer's only the loss and the target
+    kind are used (:class:`~bob_boost.dask.DaskBoosting` has its own weak learners).
     """
     try:
         regression = is_regression(args, None)
         if regression and classes.dtype.kind not in "iuf":
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
         encoding = None if regression else ClassEncoding.fit(classes, args.positive_label)
-        # lut_entries only sizes the recipe's own LUT trainer, unused here: DaskBoosting checks --lut-entries
+        # the in-memory call (the options the cluster refuses, --threads, at their defaults); lut_entries only
+        # sizes the recipe's own LUT trainer, unused here: DaskBoosting checks --lut-entries
         recipe = make_recipe(args.trainer, number_of_classes=None if encoding is None else encoding.number_of_classes,
                              loss=args.loss, weak_learner=args.weak_learner, lut_entries=256,
                              selection_style=args.selection_style, cost_positive=args.cost_positive,
-                             cost_negative=args.cost_negative, selection=args.selection,
+                             cost_negative=args.cost_negative, cost_matrix=cost_matrix, selection=args.selection,
+                             tree_depth=args.tree_depth, shrinkage=args.shrinkage,
+                             feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins)
     except ValueError as error:
         raise as_options(error) from None
-    if recipe.target_kind not in ("signed", "one_vs_rest", "values"):  # softmax and cost matrices: refused before
+    if recipe.target_kind not in ("signed", "one_vs_rest", "values") and args.trainer not in MULTICLASS_TRAINERS:
+        # the generic trainer's softmax and cost-matrix losses: refused before, by check_cluster_options
         raise CommandError(f"--loss: {args.loss!r} trains on class indices, which --scheduler does not")
     return encoding, recipe
+
+
+def _class_indices(labels, encoding: ClassEncoding, source: str):
+    """The class index of every label of the Dask vector ``labels``, chunk by chunk on the workers.
+
+    Parameters
+    ----------
+    labels : dask.array.Array
+        (#samples,) labels.
+    encoding : ClassEncoding
+        The classes, in the order that gives their indices (sorted, as in memory).
+    source : str
+        The data file, named by the error of a label that is not one of the classes.
+
+    Returns
+    -------
+    dask.array.Array
+        (#samples,) int64 indices ``0 .. K-1``, chunked as ``labels``: the multi-class trainers' targets.
+    """
+    return labels.map_blocks(_chunk_indices, encoding, source, dtype=np.int64)
+
+
+def _chunk_indices(labels: np.ndarray, encoding: ClassEncoding, source: str) -> np.ndarray:
+    """One chunk's class indices, on its worker, by the in-memory rule (:meth:`ClassEncoding.targets`)."""
+    return encoding.targets("indices", encoding.encode(np.asarray(labels), source))
 
 
 class _RoundLines:
@@ -178,8 +257,18 @@ class _RoundLines:
         if self.quiet or (done % self.every and done != self.number_of_rounds and round_index):
             return
         weak, weights = machine.weak_machines[-1], machine.weights[-1]
-        # a stump's feature, or a look-up table's, one per output
-        indices = [weak.index] if hasattr(weak, "index") else weak.indices.tolist()
+        # a stump's feature, a look-up table's, one per output, or the features a tree splits on
+        if hasattr(weak, "index"):
+            indices = [weak.index]
+        elif hasattr(weak, "indices"):
+            indices = weak.indices.tolist()
+        else:
+            indices = weak.feature_indices().tolist()
+        shown = ",".join(map(str, indices)) or "none"  # a tree that is only a leaf splits on no feature
+        if isinstance(weak, MultiClassWeakMachine):
+            weights = weights[:1]  # one step for the whole margin vector, stored once per class
         plural = "s" if len(indices) > 1 else ""
-        print(f"round {done}/{self.number_of_rounds}: feature{plural} {','.join(map(str, indices))}, "
-              f"weight{plural} {', '.join(f'{w:.6g}' for w in weights.tolist())}", file=sys.stderr, flush=True)
+        weight_plural = "s" if weights.size > 1 else ""
+        print(f"round {done}/{self.number_of_rounds}: feature{plural} {shown}, "
+              f"weight{weight_plural} {', '.join(f'{w:.6g}' for w in weights.tolist())}", file=sys.stderr,
+              flush=True)

@@ -27,13 +27,24 @@ logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"cost_matrix": None, "tree_depth": 2, "shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0,
-                  "threads": None}
+IN_MEMORY_ONLY = {"threads": None}
 
-#: Options that only -w lut reads, and only --trainer adaboostdb, with their defaults: with --scheduler another
-#: value is an error for the other configurations.
+#: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
+#: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
+#: is an error for the other configurations (in memory they are ignored there).
 LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
 ADABOOSTDB_ONLY = {"selection": "alpha"}
+TREE_ONLY = {"tree_depth": 2}
+BADACOST_ONLY = {"cost_matrix": None}
+MULTICLASS_ONLY = {"shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0}
+
+#: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
+#: multi-class trainers take a cost matrix instead).
+BINARY_COSTS = {"cost_positive": None, "cost_negative": None}
+
+#: The default --max-bins: the stump search's bins. The multi-class trainers do not read it (their trees
+#: quantise every feature's range), so with --scheduler only this value goes with them.
+DEFAULT_MAX_BINS = 256
 
 #: The largest --max-bins of distributed training (its codes are one byte per value).
 CLUSTER_MAX_BINS = 256
@@ -76,15 +87,15 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--cost-matrix", metavar="FILE",
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
                             "sorted label order) for badacost and the cmel loss")
-    train.add_argument("--tree-depth", type=positive_int, default=IN_MEMORY_ONLY["tree_depth"],
+    train.add_argument("--tree-depth", type=positive_int, default=TREE_ONLY["tree_depth"],
                        help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
-    train.add_argument("--shrinkage", type=fraction, default=IN_MEMORY_ONLY["shrinkage"],
+    train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer)")
-    train.add_argument("--feature-fraction", type=fraction, default=IN_MEMORY_ONLY["feature_fraction"],
+    train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
                        help="badacost/samme: fraction of the features each round may use")
-    train.add_argument("--seed", type=int, default=IN_MEMORY_ONLY["seed"],
+    train.add_argument("--seed", type=int, default=MULTICLASS_ONLY["seed"],
                        help="seed of the badacost/samme feature sampling")
-    train.add_argument("--max-bins", type=bin_count, default=256, metavar="N",
+    train.add_argument("--max-bins", type=bin_count, default=DEFAULT_MAX_BINS, metavar="N",
                        help="stumps: at most N candidate bins per feature (features with fewer distinct values keep "
                             "one per value), or 'exact' for every distinct value (bob's search); default 256")
     train.add_argument("--threads", type=positive_int, metavar="N",
@@ -94,8 +105,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     scheduler_options(train, "train",
                       "--trainer boosting with stumps or LUTs (-w lut: one output per class for more than two) and "
                       "a loss with a second derivative and one term per output (exponential, logit, double_base or "
-                      "squared), or --trainer adaboostdb or cost-sensitive-adaboost; --max-bins at most "
-                      f"{CLUSTER_MAX_BINS}")
+                      "squared), or --trainer adaboostdb or cost-sensitive-adaboost, these with --max-bins at most "
+                      f"{CLUSTER_MAX_BINS}; and --trainer badacost, samme or adaboost-m1 with -w tree or stump")
     train.set_defaults(handler=command_train)
 
 
