@@ -516,3 +516,19 @@ def test_integer_features_with_a_wide_value_range_are_binned_from_the_sample(cli
     loss = bob_boost.ExponentialLoss()
     machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=300), targets, 6)
     _assert_same_model(machine, _in_memory(loss, features, targets, 6))
+
+
+@pytest.mark.parametrize("integer", [True, False], ids=["integer", "float"])
+def test_a_chunk_narrower_than_its_array_declares_is_a_clear_error(client, integer):
+    import dask
+
+    features, targets = _data(n=200, integer=integer)
+    declared = [da.from_delayed(dask.delayed(np.asarray)(block), shape=(100, 6), dtype=features.dtype)
+                for block in (features[:100], features[100:, :5])]  # the second block lacks a column
+    with pytest.raises(ValueError, match=r"features: chunk 1 has shape \(100, 5\), but the array declares "
+                                         r"\(100, 6\)"):
+        DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.concatenate(declared), targets, 2)
+    with pytest.raises(ValueError, match=r"targets: chunk 0 has shape \(99,\), but the array declares \(100,\)"):
+        lying = da.concatenate([da.from_delayed(dask.delayed(np.asarray)(targets[:99]), shape=(100,), dtype=float),
+                                da.from_array(targets[100:])])
+        DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.from_array(features, chunks=100), lying, 2)

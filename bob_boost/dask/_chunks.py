@@ -9,7 +9,7 @@ from ..engine.edges import all_thresholds, count_thresholds, sample_rows
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
 from . import _tasks as tasks
-from ._dask import per_chunk, wait_for
+from ._dask import delayed, per_chunk, row_blocks, wait_for
 
 
 #: Every this many rounds the chunks' scores (or weights) are rebuilt from their codes and the model so far,
@@ -35,7 +35,11 @@ def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
             counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span)).result()
             return count_thresholds(counts, low, max_bins)
     rows = sample_rows(array.shape[0])
-    sample = (array if rows is None else array[rows]).compute()
+    edges = np.concatenate([[0], np.cumsum(array.chunks[0])])
+    picks = [None if rows is None else rows[(rows >= a) & (rows < b)] - a for a, b in zip(edges[:-1], edges[1:])]
+    # each chunk's rows of the sample are taken in the task that reads the chunk: no raw chunk is kept
+    parts = [delayed(tasks.rows_of)(block, pick) for block, pick in zip(row_blocks(array, "features"), picks)]
+    sample = np.concatenate(client.gather(client.compute(parts)))
     if not np.isfinite(sample).all():
         raise InvalidValueError("features: contain NaN or infinite values")
     return all_thresholds(sample, max_bins, 1, None)[0]
@@ -77,12 +81,12 @@ class Chunks:
         holders = client.who_has(coded)
         places = [list(holders.get(future.key, ()))[:1] or None for future in coded]
 
-        def compute(array) -> list:
-            return [client.compute(block, **_near(place)) for block, place in zip(np.ravel(array.to_delayed()), places)]
+        def compute(array, name: str) -> list:
+            return [client.compute(block, **_near(place)) for block, place in zip(row_blocks(array, name), places)]
         chunks = cls(client, coded, [], [None] * len(coded), [], places, tuple(labels.chunks[0]))
-        chunks.targets = chunks.each(check, compute(labels), *arguments, pure=False)
+        chunks.targets = chunks.each(check, compute(labels, "targets"), *arguments, pure=False)
         if weights is not None:
-            chunks.weights = chunks.each(tasks.checked_weights, compute(weights))
+            chunks.weights = chunks.each(tasks.checked_weights, compute(weights, "sample_weight"))
         if outputs is not None:
             chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in chunks.rows], pure=False)
         return chunks

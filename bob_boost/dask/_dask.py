@@ -155,15 +155,36 @@ def wait_for(futures: list) -> None:
     wait(futures)
 
 
-def per_chunk(client, function, array: "da.Array", *arguments) -> list:
+def _shaped(block: np.ndarray, shape: tuple, name: str, index: int) -> np.ndarray:
+    """``block``, if it has the shape its array declares for it: a collection built from delayed pieces
+    (``from_delayed``, a dataframe's partitions) can hold a block of another width than it says."""
+    if np.shape(block) != shape:
+        raise InvalidValueError(f"{name}: chunk {index} has shape {np.shape(block)}, but the array declares "
+                                f"{shape} for it (its chunks disagree on the number of columns or rows)")
+    return block
+
+
+def delayed(function):
+    """``dask.delayed(function, pure=True)``: a task of the graph being built."""
+    return dask.delayed(function, pure=True)
+
+
+def row_blocks(array: "da.Array", name: str) -> list:
+    """The delayed row blocks of ``array`` (columns in one chunk), each checked against its declared shape."""
+    blocks = array.to_delayed().reshape(len(array.chunks[0]), -1)[:, 0]
+    tail = tuple(array.shape[1:])
+    return [delayed(_shaped)(block, (rows,) + tail, name, index)
+            for index, (block, rows) in enumerate(zip(blocks, array.chunks[0]))]
+
+
+def per_chunk(client, function, array: "da.Array", *arguments, name: str = "features") -> list:
     """Futures of ``function(block, *arguments)`` for every row block of ``array``, in row order.
 
     The blocks are computed inside the tasks and never kept: only what ``function`` returns stays on the
     workers (a chunk's codes, say, not its raw values), so data that does not fit the workers' memory
     passes through it one block at a time.
     """
-    blocks = array.to_delayed().reshape(len(array.chunks[0]), -1)[:, 0]
-    return client.compute([dask.delayed(function, pure=True)(block, *arguments) for block in blocks])
+    return client.compute([delayed(function)(block, *arguments) for block in row_blocks(array, name)])
 
 
 def is_dask(value) -> bool:

@@ -107,7 +107,7 @@ class DaskMultiClassBoosting:
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         layout, coded = _quantized_chunks(client, array)
-        largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes)))
+        largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes, name="labels")))
         cost_matrix = trainer._cost_matrix_for(np.array([largest]), None)
         k = cost_matrix.shape[0]
         chunks = Chunks.place(client, coded, classes, weights, None, tree_tasks.class_indices, k)

@@ -24,6 +24,11 @@ def value_counts(chunk: np.ndarray, low: np.ndarray, span: int) -> np.ndarray:
     return count_integer_values(chunk, low, span, 1)
 
 
+def rows_of(chunk: np.ndarray, rows) -> np.ndarray:
+    """The chunk's ``rows`` (all for None): its part of the deterministic sample."""
+    return chunk if rows is None else chunk[rows]
+
+
 def finite_max(chunk: np.ndarray) -> float:
     """The chunk's largest value; NaN or infinity is an error."""
     if not np.isfinite(chunk).all():
