@@ -532,3 +532,13 @@ def test_a_chunk_narrower_than_its_array_declares_is_a_clear_error(client, integ
         lying = da.concatenate([da.from_delayed(dask.delayed(np.asarray)(targets[:99]), shape=(100,), dtype=float),
                                 da.from_array(targets[100:])])
         DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.from_array(features, chunks=100), lying, 2)
+
+
+def test_a_stump_without_training_error_gets_the_in_memory_weight(client):
+    """No minimum: the exponential loss falls forever along a separating stump. The cluster runs the
+    in-memory Newton iteration on summed derivatives, so both stop at the same weight (the cap)."""
+    features = np.arange(600).reshape(-1, 1) % 10
+    targets = np.where(features[:, 0] >= 5, 1.0, -1.0)
+    loss = bob_boost.ExponentialLoss()
+    machine = DaskBoosting(loss, client=client).train(da.from_array(features, chunks=250), targets, 1)
+    _assert_same_model(machine, _in_memory(loss, features, targets, 1))

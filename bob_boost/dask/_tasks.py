@@ -101,17 +101,15 @@ def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) ->
     return np.stack(columns, axis=1)
 
 
-def newton_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
-                alpha: np.ndarray) -> np.ndarray:
-    """(3, #outputs): each output's loss, derivative and second derivative along ``outputs`` at ``alpha``."""
+def newton_derivatives(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
+                       alpha: np.ndarray) -> np.ndarray:
+    """(2, #outputs): the chunk's derivative and second derivative of the loss along ``outputs`` at ``alpha``."""
     moved = scores + alpha * outputs
-    values = loss.loss(targets, moved)
     first = loss.loss_gradient(targets, moved) * outputs
     second = loss.loss_hessian(targets, moved) * outputs * outputs
     if weights is not None:
-        column = weights[:, np.newaxis]
-        values, first, second = values * column, first * column, second * column
-    return np.stack([values.sum(axis=0), first.sum(axis=0), second.sum(axis=0)])
+        first, second = first * weights[:, np.newaxis], second * weights[:, np.newaxis]
+    return np.stack([first.sum(axis=0), second.sum(axis=0)])
 
 
 def exponential_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights) -> np.ndarray:

@@ -31,6 +31,7 @@ from .._validation import check_choice, check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine import kernels
 from ..engine.edges import check_max_bins
+from ..engine.newton import newton_solve
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
@@ -45,20 +46,6 @@ logger = logging.getLogger(__name__)
 
 #: The weak learners trained on a cluster.
 DASK_WEAK_LEARNERS = ("stump", "lut")
-
-#: Newton's method stops when a step is below this fraction of the weight. The in-memory rule stops at
-#: 1e-12 too; as Newton converges quadratically, the step after such a step is far below rounding, and every
-#: iteration costs a pass over the cluster's chunks.
-NEWTON_TOLERANCE = 1e-12
-
-#: Newton iterations per round at most.
-NEWTON_ITERATIONS = 100
-
-#: A Newton step is halved only when it raises the summed loss by more than this fraction (rounding).
-LOSS_ROUNDING = 1e-12
-
-#: Halvings of one step at most.
-MAX_HALVINGS = 60
 
 
 class DaskBoosting:
@@ -225,7 +212,7 @@ class DaskBoosting:
         return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
 
     def _newton(self, chunks: Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
-        """Each output's step minimising the summed loss along the weak outputs (Newton, halving on an increase).
+        """Each output's step minimising the summed loss along the weak outputs, by the in-memory Newton rule.
 
         For the exponential loss with +-1 targets and one output the minimum is ``1/2 log(right / wrong)``
         from two sums, one pass instead of Newton's several, unless an exponent reaches the loss's cap.
@@ -243,37 +230,12 @@ class DaskBoosting:
         else:
             self.weight_passes.append(0)
 
-        def sums(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def derivatives(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             self.weight_passes[-1] += 1
-            return tuple(chunks.reduce(tasks.newton_sums, *each, loss, alpha, pure=False).result())
-
-        alpha = np.zeros(outputs)
-        value, first, second = sums(alpha)
-        active = np.ones(outputs, dtype=bool)
-        for _ in range(NEWTON_ITERATIONS):
-            active &= second > 0
-            if not active.any():
-                break
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = np.where(active, -first / second, 0.0)
-            candidate = alpha + step
-            new_value, new_first, new_second = sums(candidate)
-            # halve only a step that is worse beyond rounding: near the minimum, rounding alone makes the loss
-            # wobble by ulps, and each halving is another pass over every chunk (the outputs are separate
-            # terms, so halving one output's step leaves the others' sums as they are)
-            worse = new_value > value + LOSS_ROUNDING * np.abs(value)
-            halvings = 0
-            while worse.any() and halvings < MAX_HALVINGS:
-                step = np.where(worse, step / 2.0, step)
-                candidate = alpha + step
-                new_value, new_first, new_second = sums(candidate)
-                worse &= new_value > value + LOSS_ROUNDING * np.abs(value)
-                halvings += 1
-            alpha, value, first, second = candidate, new_value, new_first, new_second
-            active &= np.abs(step) > NEWTON_TOLERANCE * np.maximum(1.0, np.abs(alpha))
-            if not active.any():
-                break
-        return alpha
+            first, second = chunks.reduce(tasks.newton_derivatives, *each, loss, alpha, pure=False).result()
+            return first, second
+        # the in-memory Newton iteration itself (engine.newton), on derivatives summed over the chunks
+        return newton_solve(derivatives, outputs)
 
 
 def _exponential_totals(*parts: np.ndarray) -> list[float]:

@@ -11,6 +11,7 @@ would leave it, so it converges for every convex loss.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -88,17 +89,29 @@ def newton_weights(loss: int, targets: np.ndarray, scores: np.ndarray, weak: np.
     """
     weights = np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
     n_blocks = -(-targets.shape[0] // BLOCK_ROWS)
-    outputs = targets.shape[1]
-    partial = np.empty((n_blocks, outputs, 2))
+    partial = np.empty((n_blocks, targets.shape[1], 2))
+
+    def derivatives(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        blocks = [(loss, limit, targets, scores, weak, weights, alpha, b, partial) for b in range(n_blocks)]
+        run_blocks(_block_sums, blocks, n_threads)
+        return partial[:, :, 0].sum(axis=0), partial[:, :, 1].sum(axis=0)
+    return newton_solve(derivatives, targets.shape[1])
+
+
+def newton_solve(derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], outputs: int) -> np.ndarray:
+    """(#outputs,) zeros of the first derivatives of separate convex one-dimensional functions.
+
+    ``derivatives(alpha)`` returns the first and second derivatives at ``alpha``, one of each per output
+    (sums over the blocks of rows here, over a cluster's chunks in :mod:`bob_boost.dask`). Newton steps,
+    kept inside a bracket of the zero once one is known, and doubled while none is (see below).
+    """
     alpha = np.zeros(outputs)
     low, high = np.full(outputs, -np.inf), np.full(outputs, np.inf)
     slope_low, slope_high = np.zeros(outputs), np.zeros(outputs)
     previous = np.zeros(outputs)
     active = np.ones(outputs, dtype=bool)
     for _ in range(MAX_ITERATIONS):
-        blocks = [(loss, limit, targets, scores, weak, weights, alpha, b, partial) for b in range(n_blocks)]
-        run_blocks(_block_sums, blocks, n_threads)
-        first, second = partial[:, :, 0].sum(axis=0), partial[:, :, 1].sum(axis=0)
+        first, second = derivatives(alpha)
         below, above = first < 0, first > 0
         low, slope_low = np.where(below, alpha, low), np.where(below, first, slope_low)
         high, slope_high = np.where(above, alpha, high), np.where(above, first, slope_high)
