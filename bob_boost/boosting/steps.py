@@ -20,6 +20,8 @@ rule is found in one place.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import logging
 
 import numpy as np
@@ -59,15 +61,26 @@ def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_score
     numpy.ndarray
         (#outputs,) weights.
     """
-    scale = 1.0 / targets.shape[0]
-
     def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
-        value, gradient = loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores,
-                                                              sample_weight)
+        return loss_function.loss_and_gradient_sum(alpha, targets, previous_scores, current_scores, sample_weight)
+    return minimise_weights(objective, targets.shape[1], targets.shape[0])
+
+
+def minimise_weights(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], number_of_outputs: int,
+                     number_of_samples: int) -> np.ndarray:
+    """L-BFGS from zero on ``objective(alpha) -> (summed loss, its gradient)``: :func:`fit_weights`' search,
+    for sums computed anywhere (a cluster's chunks in :mod:`bob_boost.dask`).
+
+    The objective is divided by ``number_of_samples`` so that one gradient tolerance fits data sets of any size.
+    """
+    scale = 1.0 / number_of_samples
+
+    def scaled(alpha: np.ndarray) -> tuple[float, np.ndarray]:
+        value, gradient = objective(alpha)
         return value * scale, gradient * scale
 
     result = scipy.optimize.minimize(
-        objective, np.zeros(targets.shape[1]), jac=True, method="L-BFGS-B",
+        scaled, np.zeros(number_of_outputs), jac=True, method="L-BFGS-B",
         options={"ftol": 1e-15, "gtol": GRADIENT_TOLERANCE, "maxiter": 500})
     # At machine precision the line search can stop with an "abnormal" status
     # although the minimum is reached; only a large remaining gradient matters.

@@ -56,17 +56,31 @@ def checked_weights(chunk: np.ndarray) -> np.ndarray:
     return chunk
 
 
-def checked_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
-    """The chunk's targets as the loss reads them; NaN is an error."""
+def _read_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
+    """The chunk's targets as the loss reads them; NaN, and what the loss rejects, are errors."""
     if np.isnan(chunk).any():
         raise InvalidValueError("targets: contain NaN")
-    return loss.check_targets(chunk)
+    try:
+        return loss.check_targets(chunk)
+    except InvalidValueError as error:
+        raise InvalidValueError(f"{error}, in one chunk ({type(loss).__name__} checks the targets of each chunk "
+                                f"on their own)") from None
+
+
+def checked_targets(chunk: np.ndarray, loss: LossFunction, columns: int) -> np.ndarray:
+    """The chunk's targets as the loss reads them, ``columns`` of them; NaN is an error."""
+    targets = _read_targets(chunk, loss)
+    if targets.shape[1] != columns:
+        raise InvalidValueError(f"targets: {type(loss).__name__} reads this chunk as {targets.shape[1]} columns, "
+                                f"the first as {columns} (a loss that counts the classes of its labels needs "
+                                f"their number given)")
+    return targets
 
 
 def loss_columns(chunk: np.ndarray, loss: LossFunction) -> tuple[int, int]:
     """Columns of the targets as the loss reads them, and of its per-sample values (one per output for a
     separable loss, one for a loss that couples the outputs)."""
-    targets = checked_targets(chunk, loss)[:1]
+    targets = _read_targets(chunk, loss)[:1]
     return int(targets.shape[1]), int(loss.loss(targets, np.zeros_like(targets)).shape[1])
 
 
@@ -110,6 +124,14 @@ def newton_derivatives(targets: np.ndarray, scores: np.ndarray, outputs: np.ndar
     if weights is not None:
         first, second = first * weights[:, np.newaxis], second * weights[:, np.newaxis]
     return np.stack([first.sum(axis=0), second.sum(axis=0)])
+
+
+def loss_and_gradient(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
+                      alpha: np.ndarray) -> np.ndarray:
+    """``[loss, gradient in alpha...]``: the chunk's summed loss at ``scores + alpha * outputs`` and its
+    derivative in each output's weight (the L-BFGS objective's part of this chunk)."""
+    value, gradient = loss.loss_and_gradient_sum(alpha, targets, scores, outputs, weights)
+    return np.concatenate([[value], gradient])
 
 
 def exponential_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights) -> np.ndarray:

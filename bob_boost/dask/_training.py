@@ -32,6 +32,7 @@ from ..callbacks import check_callback, stop_requested, training_ended, training
 from ..engine import kernels
 from ..engine.edges import check_max_bins
 from ..engine.newton import newton_solve
+from ..boosting.steps import minimise_weights
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
@@ -43,6 +44,9 @@ from . import _tasks as tasks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks
 
 logger = logging.getLogger(__name__)
+
+#: Step rules: Newton's method on separate outputs or L-BFGS on the summed loss (None: Newton where it applies).
+DASK_STEP_RULES = ("newton", "lbfgs")
 
 #: The weak learners trained on a cluster.
 DASK_WEAK_LEARNERS = ("stump", "lut")
@@ -79,12 +83,13 @@ class DaskBoosting:
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
                  weak_learner: str = "stump", lut_entries: int | None = None,
-                 selection_style: str = "independent") -> None:
+                 selection_style: str = "independent", step_rule: str | None = None) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
-        if not loss_function.has_hessian:
-            raise InvalidValueError(f"loss_function: {type(loss_function).__name__} has no second derivative; "
-                                    f"distributed Newton steps need one")
+        self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", DASK_STEP_RULES)
+        if step_rule == "newton" and not loss_function.has_hessian:
+            raise InvalidValueError(f"step_rule: 'newton' needs a second derivative, which "
+                                    f"{type(loss_function).__name__} does not define; use 'lbfgs' or None")
         self.loss_function = loss_function
         self.max_bins = check_max_bins(max_bins)
         if self.max_bins is None or self.max_bins > 256:
@@ -94,7 +99,7 @@ class DaskBoosting:
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
         #: Passes over the chunks that found each round's weights in the last :meth:`train` (one for the
-        #: exponential loss's closed form, one per Newton iteration or halving otherwise).
+        #: exponential loss's closed form, one per Newton iteration or L-BFGS evaluation otherwise).
         self.weight_passes: list[int] = []
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
@@ -141,7 +146,15 @@ class DaskBoosting:
         array = _dask.as_row_chunked(features, "features")
         row_chunks = array.chunks[0]
         labels = _dask.as_matching_targets(targets, row_chunks, "targets")
-        outputs = 1 if labels.ndim == 1 else int(labels.shape[1])
+        loss = self.loss_function
+        # the loss may read the targets as more columns (class labels as one-hot rows): ask it, on one chunk
+        outputs, loss_columns = client.compute(_dask.delayed(tasks.loss_columns)(
+            _dask.row_blocks(labels, "targets")[0], loss)).result()
+        newton = self.step_rule == "newton" or (self.step_rule is None and loss.has_hessian
+                                                and loss_columns == outputs)
+        if newton and loss_columns != outputs:
+            raise InvalidValueError(f"step_rule: 'newton' treats outputs separately, but {type(loss).__name__} "
+                                    f"couples them; use 'lbfgs' or None")
         if outputs > 1 and self.weak_learner != "lut":
             raise InvalidValueError(f"targets: stumps have one output, got {outputs} target columns "
                                     f"(multi-output training needs weak_learner='lut')")
@@ -150,7 +163,6 @@ class DaskBoosting:
             labels = labels - (baseline[0] if labels.ndim == 1 else baseline)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        loss = self.loss_function
         if self.weak_learner == "stump":
             coded, offsets, split = binned_chunks(client, array, self.max_bins)
             chooser = _StumpChooser(offsets, split)
@@ -161,15 +173,7 @@ class DaskBoosting:
             coded = _dask.per_chunk(client, tasks.coded_values, array, entries)
             offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
             chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
-        chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss)
-        target_columns, loss_columns = client.submit(tasks.loss_columns, chunks.targets[0], loss).result()
-        if target_columns != outputs:
-            raise InvalidValueError(f"loss_function: {type(loss).__name__} reads the targets as {target_columns} "
-                                    f"columns (class labels); distributed training takes one target column per "
-                                    f"output")
-        if loss_columns != outputs:
-            raise InvalidValueError(f"loss_function: {type(loss).__name__} couples its outputs; distributed "
-                                    f"multi-output steps need a loss with one term per output")
+        chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss, outputs)
         self.weight_passes = []
         machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
@@ -185,7 +189,8 @@ class DaskBoosting:
                 break
             weak, output_task, arguments = choice
             weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
-            alpha = self._newton(chunks, weak_outputs, outputs)
+            alpha = (self._newton(chunks, weak_outputs, outputs) if newton
+                     else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
             if np.all(alpha == 0.0):
                 logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                 break
@@ -236,6 +241,19 @@ class DaskBoosting:
             return first, second
         # the in-memory Newton iteration itself (engine.newton), on derivatives summed over the chunks
         return newton_solve(derivatives, outputs)
+
+
+    def _lbfgs(self, chunks: Chunks, weak_outputs: list, outputs: int, samples: int) -> np.ndarray:
+        """The in-memory L-BFGS weight search (:func:`bob_boost.boosting.steps.minimise_weights`) on the loss
+        and its gradient summed over the chunks: for losses without a second derivative or coupling outputs."""
+        each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
+        self.weight_passes.append(0)
+
+        def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
+            self.weight_passes[-1] += 1
+            summed = chunks.reduce(tasks.loss_and_gradient, *each, self.loss_function, alpha, pure=False).result()
+            return float(summed[0]), summed[1:]
+        return minimise_weights(objective, outputs, samples)
 
 
 def _exponential_totals(*parts: np.ndarray) -> list[float]:
