@@ -186,7 +186,7 @@ def test_the_classifier_predicts_dask_arrays_and_goes_local(client, tmp_path):
     assert isinstance(loaded, BoostingClassifier)
     assert np.array_equal(loaded.predict(features), local.predict(features))
     three = np.array(["a", "b", "c"] * (len(labels) // 3))
-    with pytest.raises(ValueError, match="y: DaskBoostingClassifier is binary"):
+    with pytest.raises(ValueError, match="y: stumps are binary, got 3 classes"):
         DaskBoostingClassifier(n_estimators=2, client=client).fit(dX[:len(three)], three)
 
 
@@ -569,3 +569,22 @@ def test_losses_without_newton_steps_take_the_in_memory_lbfgs_search(client):
     memory = bob_boost.Boosting(bob_boost.LUTTrainer(8, 3), softmax, step_rule="lbfgs").train(features, labels, 4)
     assert machine.number_of_outputs == 3 and machine.decision_rule == memory.decision_rule
     _assert_same_model(machine, memory, rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["logit", "softmax"])
+def test_the_classifier_with_look_up_tables_learns_several_classes(client, loss):
+    """Against the in-memory classifier, whose LUT weights come from L-BFGS (the cluster's from Newton's
+    method for logit): the same tables, weights equal to L-BFGS's tolerance."""
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingClassifier
+    from bob_boost.sklearn import BoostingClassifier
+
+    features, one_hot = _three_classes(n=1200, seed=31)
+    labels = np.array(["x", "y", "z"])[np.argmax(one_hot, axis=1)]
+    dX = da.from_array(features, chunks=(400, 5))
+    options = dict(loss=loss, weak_learner="lut", n_estimators=5, maximum_feature_value=8)
+    model = DaskBoostingClassifier(**options, client=client).fit(dX, labels)
+    memory = BoostingClassifier(**options, early_stopping=False).fit(features, labels)
+    _assert_same_model(model.machine_, memory.machine_, rtol=1e-6)
+    assert np.array_equal(model.predict(dX).compute(), memory.predict(features))
+    assert np.array_equal(model.to_local().predict(features), memory.predict(features))

@@ -10,7 +10,7 @@
 - :func:`read_lazy_table`: an HDF5, NPY or CSV/TSV file as Dask arrays whose row chunks the workers read;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
 - scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
-  :class:`DaskBoostingClassifier` (binary stumps), :class:`DaskAdaBoostDBClassifier`,
+  :class:`DaskBoostingClassifier` (stumps or look-up tables), :class:`DaskAdaBoostDBClassifier`,
   :class:`DaskBAdaCostClassifier` (trees) and :class:`DaskBoostingRegressor` (squared loss).
 
 Importing this module without Dask raises ``ImportError`` naming the extra.

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
 from ..labels import REGRESSION_METADATA, ClassEncoding
-from ..recipes import make_loss, make_recipe
+from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
 from ..costs import check_cost_matrix, samme_cost_matrix
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor
@@ -18,10 +18,8 @@ from . import _dask
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._multiclass import DaskMultiClassBoosting
-from ._training import DaskBoosting
+from ._training import DASK_WEAK_LEARNERS, DaskBoosting
 
-#: The losses of :class:`DaskBoostingClassifier` (univariate, twice differentiable).
-DASK_CLASSIFICATION_LOSSES = ("exponential", "logit")
 
 
 class _DaskClassifier(ClassifierMixin, BaseEstimator):
@@ -85,55 +83,85 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
 
 
 class DaskBoostingClassifier(_DaskClassifier):
-    """Binary boosted stumps trained from Dask arrays; the twin of ``BoostingClassifier(weak_learner="stump")``.
+    """Boosted stumps or look-up tables trained from Dask arrays; the twin of
+    :class:`~bob_boost.sklearn.BoostingClassifier`.
+
+    Two classes are one +-1 output; more need ``weak_learner="lut"`` (one output per class, as in memory).
 
     Parameters
     ----------
-    loss : {"exponential", "logit"}
+    loss : {"exponential", "logit", "tangential", "softmax"}
         The loss, as in :class:`~bob_boost.sklearn.BoostingClassifier`.
+    weak_learner : {"stump", "lut"}
+        Decision stumps, or look-up tables on integer features ``0 .. maximum_feature_value - 1``.
     n_estimators : int
-        Rounds of boosting (stumps) at most.
+        Rounds of boosting at most.
+    maximum_feature_value : int
+        Entries of each look-up table.
+    selection_style : {"independent", "shared"}
+        Multi-output tables: one feature per output, or one for all.
     max_bins : int
-        Bins per feature (2 .. 256), as :class:`~bob_boost.sklearn.BoostingClassifier`'s ``max_bins``.
-    client : distributed.Client, optional
-        The cluster's client (None: the current default client).
+        Bins per feature of the stumps (2 .. 256).
+    client : distributed.Client or str, optional
+        The cluster's client or its scheduler's address (None: the current default client).
 
     Attributes
     ----------
     machine_ : BoostedMachine
         The trained machine (an ordinary bob_boost model).
     classes_ : numpy.ndarray
-        The two class labels; ``classes_[1]`` is the positive class.
+        The class labels; with two, ``classes_[1]`` is the positive class.
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
 
-    def __init__(self, loss: str = "exponential", n_estimators: int = 100, max_bins: int = 256, client=None) -> None:
+    def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
+                 client=None) -> None:
         self.loss = loss
+        self.weak_learner = weak_learner
         self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+        self.selection_style = selection_style
         self.max_bins = max_bins
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
-        """Train on the Dask array ``X`` with labels ``y`` (a Dask array or an array of any label type).
+        """Train on the Dask array (or dataframe) ``X`` with labels ``y`` of any type.
 
         Raises
         ------
         ValueError
-            For other than two classes, or the inputs :meth:`DaskBoosting.train` rejects.
+            For more than two classes with stumps, or the inputs :meth:`DaskBoosting.train` rejects.
         """
-        check_choice(self.loss, "loss", DASK_CLASSIFICATION_LOSSES)
+        check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
+        check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        features, targets = self._binary_targets(X, y)
-        trainer = DaskBoosting(make_loss(self.loss), self.max_bins, self.client)
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        features, indices = self._class_indices(X, y)
+        k = self.classes_.size
+        if k > 2 and self.weak_learner == "stump":
+            raise ValueError(f"y: stumps are binary, got {k} classes; use weak_learner='lut' or "
+                             f"DaskBAdaCostClassifier")
+        recipe = make_recipe("boosting", number_of_classes=k, loss=self.loss, weak_learner=self.weak_learner,
+                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins)
+        encoding, kind = self._encoding, recipe.target_kind
+        shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
+        targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
+        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
+                               lut_entries=maximum if self.weak_learner == "lut" else None,
+                               selection_style=self.selection_style)
         self.machine_ = trainer.train(features, targets, rounds, sample_weight=sample_weight)
         return self
 
     def to_local(self) -> BoostingClassifier:
         """The in-memory :class:`~bob_boost.sklearn.BoostingClassifier` with this model (its ``save`` and all)."""
         check_is_fitted(self)
-        return self._fill(BoostingClassifier(loss=self.loss, weak_learner="stump", n_estimators=self.n_estimators,
-                                             max_bins=self.max_bins, early_stopping=False))
+        return self._fill(BoostingClassifier(loss=self.loss, weak_learner=self.weak_learner,
+                                             n_estimators=self.n_estimators,
+                                             maximum_feature_value=self.maximum_feature_value,
+                                             selection_style=self.selection_style, max_bins=self.max_bins,
+                                             early_stopping=False))
 
 
 class DaskAdaBoostDBClassifier(_DaskClassifier):
