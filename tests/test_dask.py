@@ -588,3 +588,32 @@ def test_the_classifier_with_look_up_tables_learns_several_classes(client, loss)
     _assert_same_model(model.machine_, memory.machine_, rtol=1e-6)
     assert np.array_equal(model.predict(dX).compute(), memory.predict(features))
     assert np.array_equal(model.to_local().predict(features), memory.predict(features))
+
+
+def test_class_weights_weigh_as_in_memory(client):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, DaskBoostingClassifier
+    from bob_boost.sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier
+
+    features, targets = _data(seed=32)
+    labels = np.where(targets > 0, "rare", "common")
+    dX = da.from_array(features, chunks=(400, 6))
+    weights = np.random.default_rng(33).uniform(0.5, 2.0, size=labels.size)
+    model = DaskBoostingClassifier(n_estimators=5, class_weight="balanced", client=client).fit(dX, labels)
+    memory = BoostingClassifier(n_estimators=5, class_weight="balanced", early_stopping=False).fit(features, labels)
+    _assert_same_model(model.machine_, memory.machine_, rtol=1e-6)  # in memory: L-BFGS on exact bins
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=5, class_weight={"rare": 3.0}, client=client).fit(
+        dX, labels, sample_weight=weights)
+    memory = AdaBoostDBClassifier(2.0, 1.0, n_estimators=5, class_weight={"rare": 3.0},
+                                  early_stopping=False).fit(features, labels, sample_weight=weights)
+    _assert_same_model(model.machine_, memory.machine_)
+    features, indices = _classes(n=1200, seed=34)
+    labels = np.array(["a", "b", "c"])[indices]
+    dX = da.from_array(features, chunks=(500, 5))
+    for class_weight in ({"a": 4.0, "c": 0.5}, "balanced"):
+        model = DaskBAdaCostClassifier(n_estimators=4, class_weight=class_weight, client=client).fit(dX, labels)
+        memory = BAdaCostClassifier(n_estimators=4, class_weight=class_weight, early_stopping=False).fit(
+            features, labels)
+        _assert_same_model(model.machine_, memory.machine_)
+    with pytest.raises(ValueError, match="class_weight: names class 'd', which is not in y"):
+        DaskBAdaCostClassifier(class_weight={"d": 1.0}, client=client).fit(dX, labels)

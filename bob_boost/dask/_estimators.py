@@ -37,18 +37,34 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
         classes = self.classes_
         return features, labels.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
 
+    def _class_weighted(self, indices, sample_weight, rows: tuple[int, ...]):
+        """``sample_weight`` (a Dask vector, or None) times the ``class_weight`` factor of each sample's class,
+        as the in-memory estimators weigh them (``"balanced"``: ``n / (K n_class)``, counted on the cluster)."""
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, rows, "sample_weight")
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return weights
+        k = self.classes_.size
+        if isinstance(class_weight, dict):
+            unknown = [key for key in class_weight if key not in set(self.classes_.tolist())]
+            if unknown:
+                raise ValueError(f"class_weight: names class {unknown[0]!r}, which is not in y (classes "
+                                 f"{self.classes_.tolist()})")
+            factors = np.array([float(class_weight.get(c, 1.0)) for c in self.classes_.tolist()])
+        elif class_weight == "balanced":
+            counts = _dask.class_sizes(indices, None, k)
+            factors = counts.sum() / (k * counts)
+        else:
+            raise ValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
+        per_sample = indices.map_blocks(lambda block: factors[block], dtype=np.float64)
+        return per_sample if weights is None else weights * per_sample
+
     def _binary_targets(self, X, y):
-        """The row-chunked features, and ``y`` as +-1 targets (``classes_[1]`` is +1); sets the classes."""
-        features = _dask.as_row_chunked(X, "X")
-        labels = _dask.as_label_vector(y, features.chunks[0], "y")
-        encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
-        if len(encoding.classes) != 2:
-            raise ValueError(f"y: {type(self).__name__} is binary, got {len(encoding.classes)} classes")
-        positive = encoding.classes[1]
-        self._encoding = encoding
-        self.classes_ = np.array(encoding.classes)
-        self.n_features_in_ = int(features.shape[1])
-        return features, labels.map_blocks(lambda block: np.where(block == positive, 1.0, -1.0), dtype=np.float64)
+        """The row-chunked features, the class indices, and ``y`` as +-1 targets (``classes_[1]`` is +1)."""
+        features, indices = self._class_indices(X, y)
+        if self.classes_.size != 2:
+            raise ValueError(f"y: {type(self).__name__} is binary, got {self.classes_.size} classes")
+        return features, indices, indices.map_blocks(lambda block: np.where(block == 1, 1.0, -1.0), dtype=np.float64)
 
     def _fill(self, local):
         """``local`` (the in-memory twin, unfitted) fitted with a copy of this model."""
@@ -102,6 +118,8 @@ class DaskBoostingClassifier(_DaskClassifier):
         Multi-output tables: one feature per output, or one for all.
     max_bins : int
         Bins per feature of the stumps (2 .. 256).
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class, as in memory (``"balanced"``: ``n / (K n_class)``).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -117,13 +135,14 @@ class DaskBoostingClassifier(_DaskClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
-                 client=None) -> None:
+                 class_weight=None, client=None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
         self.selection_style = selection_style
         self.max_bins = max_bins
+        self.class_weight = class_weight
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
@@ -151,7 +170,8 @@ class DaskBoostingClassifier(_DaskClassifier):
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style)
-        self.machine_ = trainer.train(features, targets, rounds, sample_weight=sample_weight)
+        weights = self._class_weighted(indices, sample_weight, features.chunks[0])
+        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights)
         return self
 
     def to_local(self) -> BoostingClassifier:
@@ -161,7 +181,7 @@ class DaskBoostingClassifier(_DaskClassifier):
                                              n_estimators=self.n_estimators,
                                              maximum_feature_value=self.maximum_feature_value,
                                              selection_style=self.selection_style, max_bins=self.max_bins,
-                                             early_stopping=False))
+                                             class_weight=self.class_weight, early_stopping=False))
 
 
 class DaskAdaBoostDBClassifier(_DaskClassifier):
@@ -181,6 +201,8 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
     max_bins : int
         Bins per feature (2 .. 256); the stump pool is the in-memory one for features with at most
         ``max_bins`` distinct values.
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class, as in memory (each class then weighs 1/2 again).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -195,12 +217,13 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
     """
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", max_bins: int = 256, client=None) -> None:
+                 selection: str = "alpha", max_bins: int = 256, class_weight=None, client=None) -> None:
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
         self.selection = selection
         self.max_bins = max_bins
+        self.class_weight = class_weight
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskAdaBoostDBClassifier":
@@ -213,11 +236,10 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
-        features, targets = self._binary_targets(X, y)
-        weights = None
-        if sample_weight is not None:
-            weights = _dask.class_halves(_dask.as_matching_vector(sample_weight, features.chunks[0], "sample_weight"),
-                                         targets > 0, "sample_weight")
+        features, indices, targets = self._binary_targets(X, y)
+        weights = self._class_weighted(indices, sample_weight, features.chunks[0])
+        if weights is not None:
+            weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
             features, targets, rounds, sample_weight=weights)
         return self
@@ -226,7 +248,7 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
         """The in-memory :class:`~bob_boost.sklearn.AdaBoostDBClassifier` with this model."""
         check_is_fitted(self)
         return self._fill(AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators,
-                                               self.selection, early_stopping=False))
+                                               self.selection, class_weight=self.class_weight, early_stopping=False))
 
 
 class DaskBAdaCostClassifier(_DaskClassifier):
@@ -248,6 +270,8 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         Fraction in (0, 1] of the features each tree may use, drawn every round.
     random_state : int or None
         Seed of the feature draws.
+    class_weight : dict, "balanced" or None
+        Factors of the sample weights per class, as in memory.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -264,13 +288,15 @@ class DaskBAdaCostClassifier(_DaskClassifier):
     """
 
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state: int | None = None, client=None) -> None:
+                 feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
+                 client=None) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
         self.shrinkage = shrinkage
         self.feature_fraction = feature_fraction
         self.random_state = random_state
+        self.class_weight = class_weight
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
@@ -284,8 +310,7 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         features, encoded = self._class_indices(X, y)
-        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
-                                                                              "sample_weight")
+        weights = self._class_weighted(encoded, sample_weight, features.chunks[0])
         k = self.classes_.size
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
@@ -315,7 +340,8 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         """The in-memory :class:`~bob_boost.sklearn.BAdaCostClassifier` with this model."""
         check_is_fitted(self)
         local = self._fill(BAdaCostClassifier(self.cost_matrix_, self.max_depth, self.n_estimators, self.shrinkage,
-                                              self.feature_fraction, self.random_state, early_stopping=False))
+                                              self.feature_fraction, self.random_state,
+                                              class_weight=self.class_weight, early_stopping=False))
         local.cost_matrix_ = self.cost_matrix_
         return local
 
