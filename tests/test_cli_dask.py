@@ -455,7 +455,6 @@ UNSUPPORTED = [
     (["--selection", "loss"], "--selection: is an option of --trainer adaboostdb; drop it"),
     (["--trainer", "cost-sensitive-adaboost", "--selection", "loss"], "--selection: is an option of --trainer "
                                                                       "adaboostdb"),
-    (["--loss", "tangential"], "--loss: 'tangential' has no second derivative"),
     (["-w", "lut", "--loss", "softmax"], "--loss: 'softmax' couples the classes' outputs"),
     (["--loss", "nonsense"], "--loss: unknown loss 'nonsense'"),
     (["--loss", "squared"], "regression loss but the labels are not numbers"),
@@ -538,3 +537,18 @@ sys.exit(main(["train", {str(data)!r}, "-o", {str(tmp_path / "n.hdf5")!r}, "--sc
     assert result.returncode == 1, result.stderr
     assert result.stderr.startswith("bob-boost train: error: --scheduler needs Dask and distributed")
     assert 'pip install "bob_boost[dask]"' in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_loss_without_second_derivative_trains_with_lbfgs_steps_as_in_memory(cluster, tmp_path, capsys):
+    features, labels = _data(n=900, seed=40)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    assert _run(capsys, "train", data, "-o", models["cluster"], "-r", 4, "-l", "tangential", "--scheduler",
+                cluster.scheduler_address, "-q")[0] == 0
+    assert _run(capsys, "train", data, "-o", models["memory"], "-r", 4, "-l", "tangential", "-q")[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert len(machine) == 4 and machine.weak_machines == memory.weak_machines
+    # both L-BFGS, on sums rounded differently: equal to its tolerance
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-6, atol=0)
+    assert machine.metadata["loss"] == memory.metadata["loss"] == "tangential"

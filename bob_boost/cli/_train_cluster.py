@@ -4,7 +4,7 @@ the workers read lazily.
 What runs on a cluster:
 
 - ``--trainer boosting`` with stumps or look-up tables (``-w lut``, ``--lut-entries``, ``--selection-style``)
-  and a loss with a second derivative and one term per output: :class:`bob_boost.dask.DaskBoosting`. The
+  and a loss with one term per output: :class:`bob_boost.dask.DaskBoosting`. The
   labels become targets as in memory (:func:`bob_boost.recipes.make_recipe`'s target kind,
   :class:`~bob_boost.labels.ClassEncoding`): +-1 for two classes, one +-1 output per class for more (LUTs),
   the numbers themselves for a regression (which starts from their mean, as in memory);
@@ -116,8 +116,8 @@ def _option(name: str) -> str:
 
 
 def _check_cluster_loss(args: argparse.Namespace) -> None:
-    """A ``--loss`` that is unknown, couples the outputs or has no second derivative fails before the data
-    is read."""
+    """A ``--loss`` that is unknown or couples the outputs fails before the data is read (one without a second
+    derivative trains with L-BFGS steps, as in memory)."""
     if args.loss is None:  # exponential, logit or squared
         return
     try:
@@ -127,9 +127,6 @@ def _check_cluster_loss(args: argparse.Namespace) -> None:
     if isinstance(loss, SoftmaxLoss) or loss.cost_matrix is not None:
         raise CommandError(f"--loss: {args.loss!r} couples the classes' outputs; --scheduler trains losses with one "
                            f"term per output (exponential, logit, double_base or squared)")
-    if not loss.has_hessian:
-        raise CommandError(f"--loss: {args.loss!r} has no second derivative, which distributed training's "
-                           f"Newton steps need (use exponential, logit, double_base or squared)")
 
 
 def command_train_on_cluster(args: argparse.Namespace) -> int:

@@ -104,8 +104,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("-F", "--force", action="store_true", help="overwrite an existing model file")
     scheduler_options(train, "train",
                       "--trainer boosting with stumps or LUTs (-w lut: one output per class for more than two) and "
-                      "a loss with a second derivative and one term per output (exponential, logit, double_base or "
-                      "squared), or --trainer adaboostdb or cost-sensitive-adaboost, these with --max-bins at most "
+                      "a loss with one term per output (exponential, logit, tangential, double_base or squared), "
+                      "or --trainer adaboostdb or cost-sensitive-adaboost, these with --max-bins at most "
                       f"{CLUSTER_MAX_BINS}; and --trainer badacost, samme or adaboost-m1 with -w tree or stump")
     train.set_defaults(handler=command_train)
 
