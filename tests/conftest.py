@@ -43,3 +43,25 @@ def no_matplotlib(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", blocked)
+
+
+@pytest.fixture
+def read_on_workers_only(monkeypatch):
+    """``read_on_workers_only(name)`` makes the lazy file reader's task ``name`` fail when it runs in the test's
+    own process (the Dask client), so that a test shows the workers read the data file themselves."""
+    import os
+
+    from bob_boost.dask import _files
+
+    client_pid = os.getpid()
+
+    def patch(name: str) -> None:
+        real = getattr(_files, name)
+
+        def read(*args):  # a closure: pickled by value, so the workers run it too
+            if os.getpid() == client_pid:
+                raise AssertionError("the client process read rows of the data file")
+            return real(*args)
+
+        monkeypatch.setattr(_files, name, read)
+    return patch

@@ -82,32 +82,19 @@ def _write_csv(path, features, labels, header=True, delimiter=","):
             writer.writerow(row + [label])
 
 
-def _read_on_workers_only(monkeypatch, name):
-    """Make the reader task ``name`` of the lazy readers fail when it runs in this process (the client)."""
-    from bob_boost.dask import _files
-
-    real, client_pid = getattr(_files, name), os.getpid()
-
-    def read(*args):  # a closure: pickled by value, so the workers run it too
-        if os.getpid() == client_pid:
-            raise AssertionError("the client process read rows of the data file")
-        return real(*args)
-
-    monkeypatch.setattr(_files, name, read)
-
-
 def _predictions(path):
     with open(path, newline="") as handle:
         rows = list(csv.reader(handle))
     return np.array([r[0] for r in rows[1:]]), np.array([[float(v) for v in r[1:]] for r in rows[1:]])
 
 
-def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch):
+def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch,
+                                                                  read_on_workers_only):
     features, labels = _data()
     data = tmp_path / "d.hdf5"
     _write_hdf5(data, features, labels, group="train", feature_key="data")
     distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
-    _read_on_workers_only(monkeypatch, "_read_hdf5_rows")
+    read_on_workers_only("_read_hdf5_rows")
     code, out, err = _run(capsys, "train", data, "--group", "train", "-o", distributed_model, "-r", 6, "--max-bins",
                           256, "--scheduler", cluster.scheduler_address, "--chunk-rows", 400)
     assert code == 0, err
@@ -203,7 +190,8 @@ def test_a_bad_chunk_is_a_one_line_error_and_leaves_no_predictions(cluster, tmp_
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npy", "d.npy", "m.hdf5"]
 
 
-def test_regression_boosts_from_the_mean_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch):
+def test_regression_boosts_from_the_mean_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch,
+                                                       read_on_workers_only):
     # float features: their bins come from the sample, which must be gathered on the cluster too
     rng = np.random.default_rng(2)
     features = np.round(rng.uniform(0, 12, size=(1200, 4)), 3)
@@ -211,7 +199,7 @@ def test_regression_boosts_from_the_mean_as_in_memory(cluster, client, tmp_path,
     data = tmp_path / "r.npy"
     np.save(data, np.column_stack([features, values]))
     distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
-    _read_on_workers_only(monkeypatch, "_read_npy_rows")
+    read_on_workers_only("_read_npy_rows")
     code, _, err = _run(capsys, "train", data, "-o", distributed_model, "--loss", "squared", "-r", 5, "-q",
                         "--scheduler", cluster.scheduler_address, "--chunk-rows", 500)
     assert code == 0, err

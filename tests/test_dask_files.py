@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import os
 import sys
 import warnings
 
@@ -51,19 +50,7 @@ def _assert_reads_as_in_memory(lazy, table, labels=True):
     np.testing.assert_array_equal(classes, np.unique(expected))
 
 
-def _read_on_workers_only(monkeypatch, name):
-    """Make the reader task ``name`` fail when it runs in this process, the client's."""
-    real, client_pid = getattr(_files, name), os.getpid()
-
-    def read(*args):  # a closure: pickled by value, so the workers run it too
-        if os.getpid() == client_pid:
-            raise AssertionError("the client process read rows of the data file")
-        return real(*args)
-
-    monkeypatch.setattr(_files, name, read)
-
-
-def test_hdf5_is_read_by_the_workers_as_in_memory(client, tmp_path, monkeypatch):
+def test_hdf5_is_read_by_the_workers_as_in_memory(client, tmp_path, monkeypatch, read_on_workers_only):
     rng = np.random.default_rng(0)
     images = rng.integers(0, 9, size=(53, 2, 3))  # one row of 6 features per image
     labels = np.array(["cat", "dog", "emu"])[rng.integers(0, 3, 53)]
@@ -74,7 +61,7 @@ def test_hdf5_is_read_by_the_workers_as_in_memory(client, tmp_path, monkeypatch)
         group.create_dataset("labels", data=labels.astype(object), dtype=h5py.string_dtype())
         handle["features"] = rng.normal(size=(53, 4))
         handle["y"] = rng.normal(size=(53, 1))  # a column: one label per sample
-    _read_on_workers_only(monkeypatch, "_read_hdf5_rows")
+    read_on_workers_only("_read_hdf5_rows")
     lazy = read_lazy_table(path, group="train", chunk_rows=7)
     assert lazy.features.chunks[0] == (7,) * 7 + (4,)
     assert lazy.labels.chunks == (lazy.features.chunks[0],)
@@ -96,12 +83,12 @@ def test_hdf5_chunks_default_to_a_multiple_of_the_stored_ones(client, tmp_path, 
     _assert_reads_as_in_memory(lazy, read_table(path))
 
 
-def test_npy_reads_as_in_memory_from_any_directory(client, tmp_path, monkeypatch):
+def test_npy_reads_as_in_memory_from_any_directory(client, tmp_path, monkeypatch, read_on_workers_only):
     rng = np.random.default_rng(1)
     matrix = np.column_stack([rng.integers(0, 2, 40), rng.normal(size=(40, 3))])
     np.save(tmp_path / "d.npy", matrix)
     monkeypatch.chdir(tmp_path)  # a relative path: the workers, elsewhere, open the absolute one
-    _read_on_workers_only(monkeypatch, "_read_npy_rows")
+    read_on_workers_only("_read_npy_rows")
     lazy = read_lazy_table("d.npy", target="0", chunk_rows=15)
     assert lazy.features.chunks[0] == (15, 15, 10)
     _assert_reads_as_in_memory(lazy, read_table("d.npy", target="0"))

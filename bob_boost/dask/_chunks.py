@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.codes import padded_thresholds
-from ..engine.edges import all_thresholds, count_thresholds, sample_rows
+from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
 from . import _tasks as tasks
@@ -16,6 +16,14 @@ from ._dask import delayed, per_chunk, row_blocks, wait_for
 #: instead of from the last round's: otherwise each round's scores depend on the last, and the scheduler
 #: keeps the whole chain (a graph growing with the rounds, and a recovery replaying every round).
 CHECKPOINT_ROUNDS = 32
+
+
+def check_cluster_bins(max_bins) -> int:
+    """``max_bins`` as the distributed trainers take it: an integer in [2, 256] (their codes are one byte)."""
+    checked = check_max_bins(max_bins)
+    if checked is None or checked > 256:
+        raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
+    return checked
 
 
 def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:

@@ -15,14 +15,13 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
-from ..engine.edges import check_max_bins
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.stump_pool.roots import RootCounter
 from . import _tasks as tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +50,7 @@ class DaskCostSensitiveBoosting:
             raise InvalidTypeError(f"trainer: expected an AdaBoostDBTrainer or CostSensitiveAdaBoostTrainer, "
                                    f"got {type(trainer).__name__}")
         self.trainer = trainer
-        self.max_bins = check_max_bins(max_bins)
-        if self.max_bins is None or self.max_bins > 256:
-            raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
+        self.max_bins = check_cluster_bins(max_bins)
         self.client = client
         self._root_counter = RootCounter()
 

@@ -30,7 +30,6 @@ import numpy as np
 from .._validation import check_choice, check_positive_int
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine import kernels
-from ..engine.edges import check_max_bins
 from ..engine.newton import newton_solve
 from ..boosting.steps import minimise_weights
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -41,7 +40,7 @@ from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
 from . import _tasks as tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
 
 logger = logging.getLogger(__name__)
 
@@ -91,9 +90,7 @@ class DaskBoosting:
             raise InvalidValueError(f"step_rule: 'newton' needs a second derivative, which "
                                     f"{type(loss_function).__name__} does not define; use 'lbfgs' or None")
         self.loss_function = loss_function
-        self.max_bins = check_max_bins(max_bins)
-        if self.max_bins is None or self.max_bins > 256:
-            raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
+        self.max_bins = check_cluster_bins(max_bins)
         self.client = client
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
