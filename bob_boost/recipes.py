@@ -223,6 +223,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     if trainer in BINARY_COST_TRAINERS:
         if number_of_classes != 2:
             raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+        if weak_learner != "stump":  # recorded in the model's metadata: it must be what was trained
+            raise InvalidValueError(f"weak_learner: {trainer!r} boosts decision stumps, got {weak_learner!r}")
         costs = (1.0 if cost_positive is None else cost_positive, 1.0 if cost_negative is None else cost_negative)
         configured = (AdaBoostDBTrainer(*costs, selection=selection) if trainer == "adaboostdb"
                       else CostSensitiveAdaBoostTrainer(*costs))

@@ -306,6 +306,11 @@ def test_adaboostdb_selection_rule_is_an_option(tmp_path, capsys):
     code, _, err = _run(capsys, "train", data, "-o", tmp_path / "x.hdf5", "--trainer", "adaboostdb",
                         "--selection", "margin")
     assert code != 0 and "--selection" in err and len(err.strip().splitlines()) == 1
+    # AdaBoostDB boosts stumps: another weak learner was once ignored, yet written into the model's metadata
+    integers = tmp_path / "integers.csv"
+    _write_csv(integers, np.floor(features - features.min()).astype(int), labels)
+    code, _, err = _run(capsys, "train", integers, "-o", tmp_path / "x.hdf5", "--trainer", "adaboostdb", "-w", "lut")
+    assert code != 0 and "'adaboostdb' boosts decision stumps, got 'lut'" in err and not (tmp_path / "x.hdf5").exists()
 
 
 @pytest.mark.parametrize("trainer", ["samme", "badacost"])
