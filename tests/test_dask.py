@@ -617,3 +617,13 @@ def test_class_weights_weigh_as_in_memory(client):
         _assert_same_model(model.machine_, memory.machine_)
     with pytest.raises(ValueError, match="class_weight: names class 'd', which is not in y"):
         DaskBAdaCostClassifier(class_weight={"d": 1.0}, client=client).fit(dX, labels)
+
+
+def test_nan_outside_the_binning_sample_is_still_an_error(client, monkeypatch):
+    features, targets = _data(n=600, integer=False, seed=35)
+    features[599, 2] = np.nan
+    # a sample of 100 rows that misses the last one: only the coding of its chunk can see the NaN
+    monkeypatch.setattr("bob_boost.dask._chunks.sample_rows", lambda n: np.arange(100))
+    with pytest.raises(ValueError, match="features: contain NaN or infinite values"):
+        DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.from_array(features, chunks=200),
+                                                                       targets, 2)

@@ -37,7 +37,12 @@ def finite_max(chunk: np.ndarray) -> float:
 
 
 def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int) -> CodedFeatures:
-    """The chunk's bin codes against the global thresholds, ready for histograms (built once per run)."""
+    """The chunk's bin codes against the global thresholds, ready for histograms (built once per run).
+
+    NaN or infinity anywhere is an error, as in memory (the sample that placed the bins may have missed it).
+    """
+    if chunk.dtype.kind == "f" and not np.isfinite(chunk).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
     return CodedFeatures(encode(chunk, padded, 1), number_of_bins, 1)
 
 
