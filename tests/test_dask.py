@@ -627,3 +627,31 @@ def test_nan_outside_the_binning_sample_is_still_an_error(client, monkeypatch):
     with pytest.raises(ValueError, match="features: contain NaN or infinite values"):
         DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.from_array(features, chunks=200),
                                                                        targets, 2)
+
+
+def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor, _dask
+
+    rng = np.random.default_rng(36)
+    features = rng.integers(0, 15, size=(3000, 6))
+    noisy = features[:, 0] + rng.normal(0, 6, 3000)  # mostly noise: the validation loss soon stops improving
+    labels = np.where(noisy > 7, "up", "down")
+    dX = da.from_array(features, chunks=(800, 6))
+    options = dict(n_estimators=150, early_stopping=True, n_iter_no_change=3, random_state=5, client=client)
+    model = DaskBoostingClassifier(loss="logit", **options).fit(dX, labels)
+    assert 0 < model.n_iter_ < 150 and model.validation_score_.shape == (model.n_iter_ + 1,)
+    assert int(np.argmax(model.validation_score_)) == model.n_iter_  # trimmed to its best round
+    # the held-out rows only weigh 0 in training: the same rounds as training with those weights
+    held_out = _dask.holdout(dX.chunks[0], 0.1, 5).compute()
+    direct = DaskBoosting(bob_boost.LogitLoss(), client=client).train(
+        dX, np.where(labels == "up", 1.0, -1.0), model.n_iter_, sample_weight=np.where(held_out, 0.0, 1.0))
+    assert model.machine_.weak_machines == direct.weak_machines
+    np.testing.assert_array_equal(model.machine_.weights, direct.weights)
+    again = DaskBoostingClassifier(loss="logit", **options).fit(dX, labels)
+    assert np.array_equal(again.machine_.weights, model.machine_.weights)  # the same seed, the same split
+    assert model.to_local().validation_score_.shape == model.validation_score_.shape
+    regressor = DaskBoostingRegressor(**options).fit(dX, noisy)
+    assert 0 < regressor.n_iter_ < 150 and int(np.argmax(regressor.validation_score_)) == regressor.n_iter_
+    with pytest.raises(ValueError, match="validation_fraction"):
+        DaskBoostingRegressor(early_stopping=True, validation_fraction=1.5, client=client).fit(dX, noisy)

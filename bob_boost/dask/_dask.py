@@ -227,6 +227,23 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
                       dtype=np.float64)
 
 
+def holdout(chunks: tuple[int, ...], fraction: float, seed: int | None) -> "da.Array":
+    """A boolean vector holding out a random ``fraction`` of every chunk's rows (seeded: the same each time)."""
+    return da.random.default_rng(seed).random(sum(chunks), chunks=(chunks,)) < fraction
+
+
+def rows_where(mask: "da.Array", *arrays) -> list:
+    """The rows of every array (None stays None) where ``mask`` holds, computed into numpy arrays."""
+    present = [a for a in arrays if a is not None]
+    computed = iter(da.compute(*[a[mask] for a in present]))
+    return [None if a is None else next(computed) for a in arrays]
+
+
+def where(mask: "da.Array", yes: float, no: float) -> "da.Array":
+    """``yes`` where ``mask`` holds, else ``no`` (lazily)."""
+    return da.where(mask, yes, no)
+
+
 def decision_scores(machine, features) -> "da.Array":
     """(#samples, #outputs) scores of ``machine`` on a Dask array, chunk by chunk (a Dask array, lazy)."""
     array = as_row_chunked(features, "features")

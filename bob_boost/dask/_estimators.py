@@ -2,24 +2,69 @@
 from __future__ import annotations
 
 import copy
+import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_positive_int, check_scalar
+from ..callbacks import EarlyStopping
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
 from ..costs import check_cost_matrix, samme_cost_matrix
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor
 from ..sklearn._base import ESTIMATOR_KEY
+from ..sklearn._fitting import AUTO_EARLY_STOPPING_SAMPLES
 from . import _dask
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._multiclass import DaskMultiClassBoosting
 from ._training import DASK_WEAK_LEARNERS, DaskBoosting
 
+
+
+class _HeldOut:
+    """Early stopping on rows held out of the Dask data: the generic estimators' ``early_stopping``.
+
+    The held-out rows are a seeded random ``validation_fraction`` of every chunk (not stratified, unlike in
+    memory); they stay in the data with training weight 0 and are gathered to the client, where an
+    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round.
+    """
+
+    def _early_stopping_enabled(self, n_samples: int) -> bool:
+        if self.early_stopping not in ("auto", True, False):
+            raise ValueError(f"early_stopping: must be 'auto', True or False, got {self.early_stopping!r}")
+        check_scalar(self.validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
+                     include_boundaries="neither")
+        check_positive_int(self.n_iter_no_change, "n_iter_no_change")
+        check_scalar(self.tol, "tol", numbers.Real, min_val=0)
+        if self.early_stopping == "auto":
+            return n_samples > AUTO_EARLY_STOPPING_SAMPLES
+        return bool(self.early_stopping)
+
+    def _held_out(self, features, targets, weights, loss):
+        """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged."""
+        if not self._early_stopping_enabled(features.shape[0]):
+            self.validation_score_ = np.empty(0)
+            return weights, None
+        held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self.random_state)
+        validation = _dask.rows_where(held_out, features, targets, weights)
+        if validation[0].shape[0] == 0:
+            raise ValueError(f"validation_fraction: {self.validation_fraction} holds out no sample")
+        stopper = EarlyStopping(validation[0], loss, validation[1], validation[2], patience=self.n_iter_no_change,
+                                tol=self.tol)
+        self._stopper = stopper
+        kept = _dask.where(held_out, 0.0, 1.0)
+        return (kept if weights is None else weights * kept), stopper
+
+    def _record_validation(self) -> None:
+        stopper = getattr(self, "_stopper", None)
+        if stopper is not None:
+            self.validation_score_ = -np.asarray(stopper.history[:len(self.machine_) + 1], dtype=np.float64)
+            del self._stopper
+        self.n_iter_ = len(self.machine_)
 
 
 class _DaskClassifier(ClassifierMixin, BaseEstimator):
@@ -75,7 +120,7 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
         local.machine_ = machine
         local.n_iter_ = len(machine)
         local.train_score_ = np.full(len(machine) + 1, np.nan)
-        local.validation_score_ = np.empty(0)
+        local.validation_score_ = getattr(self, "validation_score_", np.empty(0))
         machine.metadata.update(local._classifier_metadata())
         machine.metadata[ESTIMATOR_KEY] = type(local).__name__
         return local
@@ -98,7 +143,7 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
 
 
-class DaskBoostingClassifier(_DaskClassifier):
+class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     """Boosted stumps or look-up tables trained from Dask arrays; the twin of
     :class:`~bob_boost.sklearn.BoostingClassifier`.
 
@@ -120,6 +165,9 @@ class DaskBoostingClassifier(_DaskClassifier):
         Bins per feature of the stumps (2 .. 256).
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (``"balanced"``: ``n / (K n_class)``).
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
+        As in memory, except: the default is False (the held-out rows are gathered to the client), and the
+        held-out rows are a seeded random share of every chunk rather than a stratified split.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -135,7 +183,9 @@ class DaskBoostingClassifier(_DaskClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
-                 class_weight=None, client=None) -> None:
+                 class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
+                 n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
+                 client=None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -143,6 +193,11 @@ class DaskBoostingClassifier(_DaskClassifier):
         self.selection_style = selection_style
         self.max_bins = max_bins
         self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
@@ -170,8 +225,10 @@ class DaskBoostingClassifier(_DaskClassifier):
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style)
-        weights = self._class_weighted(indices, sample_weight, features.chunks[0])
-        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights)
+        weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
+                                                                                 features.chunks[0]), recipe.loss)
+        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, callback=stopper)
+        self._record_validation()
         return self
 
     def to_local(self) -> BoostingClassifier:
@@ -346,7 +403,7 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         return local
 
 
-class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
+class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     """Boosted stumps on the squared loss trained from Dask arrays; the twin of
     ``BoostingRegressor(weak_learner="stump")``, whose intercept (the weighted mean of ``y``) it shares.
 
@@ -356,6 +413,8 @@ class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
         Rounds of boosting (stumps) at most.
     max_bins : int
         Bins per feature (2 .. 256).
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
+        As :class:`DaskBoostingClassifier`'s.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -369,9 +428,16 @@ class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
         Number of features seen in ``fit``.
     """
 
-    def __init__(self, n_estimators: int = 100, max_bins: int = 256, client=None) -> None:
+    def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
+                 random_state: int | None = None, client=None) -> None:
         self.n_estimators = n_estimators
         self.max_bins = max_bins
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
@@ -381,9 +447,12 @@ class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
                                                                               "sample_weight")
+        weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
         intercept = _dask.weighted_mean(targets, weights)
         trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client)
-        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, baseline=intercept)
+        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, baseline=intercept,
+                                      callback=stopper)
+        self._record_validation()
         self.intercept_ = float(self.machine_.baseline[0])
         self.n_features_in_ = int(features.shape[1])
         return self
@@ -398,7 +467,7 @@ class DaskBoostingRegressor(RegressorMixin, BaseEstimator):
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
         local.n_iter_ = len(machine)
         local.train_score_ = np.full(len(machine) + 1, np.nan)
-        local.validation_score_ = np.empty(0)
+        local.validation_score_ = self.validation_score_
         metadata = local._base_metadata()
         metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
         machine.metadata.update(metadata)
