@@ -655,3 +655,27 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     assert 0 < regressor.n_iter_ < 150 and int(np.argmax(regressor.validation_score_)) == regressor.n_iter_
     with pytest.raises(ValueError, match="validation_fraction"):
         DaskBoostingRegressor(early_stopping=True, validation_fraction=1.5, client=client).fit(dX, noisy)
+
+
+def test_early_stopping_of_the_cost_sensitive_classifiers(client):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, _dask
+
+    rng = np.random.default_rng(37)
+    features = rng.integers(0, 15, size=(2400, 5))
+    noisy = features[:, 0] + rng.normal(0, 6, 2400)
+    dX = da.from_array(features, chunks=(600, 5))
+    options = dict(n_estimators=120, early_stopping=True, n_iter_no_change=3, random_state=6, client=client)
+    binary = np.where(noisy > 7, 1, 0)
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, **options).fit(dX, binary)
+    assert 0 < model.n_iter_ < 120 and int(np.argmax(model.validation_score_)) == model.n_iter_
+    # the same rounds as training on the kept rows only, each class weighing 1/2 of them
+    kept = ~_dask.holdout(dX.chunks[0], 0.1, 6).compute()
+    halves = np.where(binary == 1, 1 / (2 * (kept & (binary == 1)).sum()), 1 / (2 * (kept & (binary == 0)).sum()))
+    direct = bob_boost.dask.DaskCostSensitiveBoosting(bob_boost.AdaBoostDBTrainer(2.0, 1.0), client=client).train(
+        dX, np.where(binary == 1, 1.0, -1.0), model.n_iter_, sample_weight=np.where(kept, halves, 0.0))
+    assert model.machine_.weak_machines == direct.weak_machines
+    np.testing.assert_allclose(model.machine_.weights, direct.weights, rtol=1e-12)
+    classes = np.digitize(noisy, [4, 10])
+    model = DaskBAdaCostClassifier(max_depth=2, **options).fit(dX, classes)
+    assert 0 < model.n_iter_ < 120 and int(np.argmax(model.validation_score_)) == model.n_iter_

@@ -241,7 +241,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                              class_weight=self.class_weight, early_stopping=False))
 
 
-class DaskAdaBoostDBClassifier(_DaskClassifier):
+class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
     """AdaBoostDB trained from Dask arrays; the twin of :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
 
     As there, each class starts with half of the total weight whatever the class sizes, and
@@ -260,6 +260,8 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
         ``max_bins`` distinct values.
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (each class then weighs 1/2 again).
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
+        As :class:`DaskBoostingClassifier`'s.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -274,13 +276,20 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
     """
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", max_bins: int = 256, class_weight=None, client=None) -> None:
+                 selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping=False,
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
+                 random_state: int | None = None, client=None) -> None:
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
         self.selection = selection
         self.max_bins = max_bins
         self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskAdaBoostDBClassifier":
@@ -294,11 +303,14 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
         features, indices, targets = self._binary_targets(X, y)
-        weights = self._class_weighted(indices, sample_weight, features.chunks[0])
-        if weights is not None:
+        weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
+                                                                                 features.chunks[0]),
+                                          trainer.loss_function)
+        if weights is not None:  # each class weighs 1/2 again on the rows it trains on, as in memory
             weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
-            features, targets, rounds, sample_weight=weights)
+            features, targets, rounds, sample_weight=weights, callback=stopper)
+        self._record_validation()
         return self
 
     def to_local(self) -> AdaBoostDBClassifier:
@@ -308,7 +320,7 @@ class DaskAdaBoostDBClassifier(_DaskClassifier):
                                                self.selection, class_weight=self.class_weight, early_stopping=False))
 
 
-class DaskBAdaCostClassifier(_DaskClassifier):
+class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     """BAdaCost with cost-sensitive trees trained from Dask arrays; the twin of
     :class:`~bob_boost.sklearn.BAdaCostClassifier`.
 
@@ -329,6 +341,8 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         Seed of the feature draws.
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory.
+    early_stopping, validation_fraction, n_iter_no_change, tol
+        As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -346,7 +360,8 @@ class DaskBAdaCostClassifier(_DaskClassifier):
 
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
-                 client=None) -> None:
+                 early_stopping=False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, client=None) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
@@ -354,6 +369,10 @@ class DaskBAdaCostClassifier(_DaskClassifier):
         self.feature_fraction = feature_fraction
         self.random_state = random_state
         self.class_weight = class_weight
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
@@ -373,8 +392,10 @@ class DaskBAdaCostClassifier(_DaskClassifier):
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=self.random_state)
         recipe = make_recipe("badacost", cost_matrix=self._costs(encoded, weights), **options)
-        self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(features, encoded, rounds,
-                                                                                 sample_weight=weights)
+        weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
+        self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(
+            features, encoded, rounds, sample_weight=weights, callback=stopper)
+        self._record_validation()
         self.cost_matrix_ = self.machine_.cost_matrix
         return self
 
