@@ -1,0 +1,135 @@
+"""What the Dask estimators share: early stopping on held-out rows, labels to targets on the cluster, class
+weights, and prediction through ``to_local()``'s in-memory twin."""
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_positive_int, check_scalar
+from ..callbacks import EarlyStopping
+from ..labels import ClassEncoding
+from ..sklearn._base import ESTIMATOR_KEY
+from ..sklearn._fitting import AUTO_EARLY_STOPPING_SAMPLES
+from . import _dask
+
+
+class _HeldOut:
+    """Early stopping on rows held out of the Dask data: the generic estimators' ``early_stopping``.
+
+    The held-out rows are a seeded random ``validation_fraction`` of every chunk (not stratified, unlike in
+    memory); they stay in the data with training weight 0 and are gathered to the client, where an
+    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round.
+    """
+
+    def _early_stopping_enabled(self, n_samples: int) -> bool:
+        if self.early_stopping not in ("auto", True, False):
+            raise ValueError(f"early_stopping: must be 'auto', True or False, got {self.early_stopping!r}")
+        check_scalar(self.validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
+                     include_boundaries="neither")
+        check_positive_int(self.n_iter_no_change, "n_iter_no_change")
+        check_scalar(self.tol, "tol", numbers.Real, min_val=0)
+        if self.early_stopping == "auto":
+            return n_samples > AUTO_EARLY_STOPPING_SAMPLES
+        return bool(self.early_stopping)
+
+    def _held_out(self, features, targets, weights, loss):
+        """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged."""
+        if not self._early_stopping_enabled(features.shape[0]):
+            self.validation_score_ = np.empty(0)
+            return weights, None
+        held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self.random_state)
+        validation = _dask.rows_where(held_out, features, targets, weights)
+        if validation[0].shape[0] == 0:
+            raise ValueError(f"validation_fraction: {self.validation_fraction} holds out no sample")
+        stopper = EarlyStopping(validation[0], loss, validation[1], validation[2], patience=self.n_iter_no_change,
+                                tol=self.tol)
+        self._stopper = stopper
+        kept = _dask.where(held_out, 0.0, 1.0)
+        return (kept if weights is None else weights * kept), stopper
+
+    def _record_validation(self) -> None:
+        stopper = getattr(self, "_stopper", None)
+        if stopper is not None:
+            self.validation_score_ = -np.asarray(stopper.history[:len(self.machine_) + 1], dtype=np.float64)
+            del self._stopper
+        self.n_iter_ = len(self.machine_)
+
+
+class _DaskClassifier(ClassifierMixin, BaseEstimator):
+    """What the Dask classifiers share: labels to targets on the cluster, and prediction through
+    ``to_local()``'s in-memory estimator (block by block for Dask inputs)."""
+
+    def _class_indices(self, X, y):
+        """The row-chunked features, and ``y`` as class indices ``0 .. K-1`` in ``classes_`` order."""
+        features = _dask.as_row_chunked(X, "X")
+        labels = _dask.as_label_vector(y, features.chunks[0], "y")
+        encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
+        self._encoding = encoding
+        self.classes_ = np.array(encoding.classes)
+        self.n_features_in_ = int(features.shape[1])
+        classes = self.classes_
+        return features, labels.map_blocks(lambda block: np.searchsorted(classes, block), dtype=np.int64)
+
+    def _class_weighted(self, indices, sample_weight, rows: tuple[int, ...]):
+        """``sample_weight`` (a Dask vector, or None) times the ``class_weight`` factor of each sample's class,
+        as the in-memory estimators weigh them (``"balanced"``: ``n / (K n_class)``, counted on the cluster)."""
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, rows, "sample_weight")
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return weights
+        k = self.classes_.size
+        if isinstance(class_weight, dict):
+            unknown = [key for key in class_weight if key not in set(self.classes_.tolist())]
+            if unknown:
+                raise ValueError(f"class_weight: names class {unknown[0]!r}, which is not in y (classes "
+                                 f"{self.classes_.tolist()})")
+            factors = np.array([float(class_weight.get(c, 1.0)) for c in self.classes_.tolist()])
+        elif class_weight == "balanced":
+            counts = _dask.class_sizes(indices, None, k)
+            factors = counts.sum() / (k * counts)
+        else:
+            raise ValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
+        per_sample = indices.map_blocks(lambda block: factors[block], dtype=np.float64)
+        return per_sample if weights is None else weights * per_sample
+
+    def _binary_targets(self, X, y):
+        """The row-chunked features, the class indices, and ``y`` as +-1 targets (``classes_[1]`` is +1)."""
+        features, indices = self._class_indices(X, y)
+        if self.classes_.size != 2:
+            raise ValueError(f"y: {type(self).__name__} is binary, got {self.classes_.size} classes")
+        return features, indices, indices.map_blocks(lambda block: np.where(block == 1, 1.0, -1.0), dtype=np.float64)
+
+    def _fill(self, local):
+        """``local`` (the in-memory twin, unfitted) fitted with a copy of this model."""
+        machine = copy.deepcopy(self.machine_)
+        local.n_features_in_ = self.n_features_in_
+        local._encoding = self._encoding
+        local.classes_ = self.classes_
+        local.machine_ = machine
+        local.n_iter_ = len(machine)
+        local.train_score_ = np.full(len(machine) + 1, np.nan)
+        local.validation_score_ = getattr(self, "validation_score_", np.empty(0))
+        machine.metadata.update(local._classifier_metadata())
+        machine.metadata[ESTIMATOR_KEY] = type(local).__name__
+        return local
+
+    def decision_function(self, X):
+        """Scores (positive: ``classes_[1]``): a Dask array for a Dask ``X``, else a numpy array."""
+        return self._apply("decision_function", X, np.float64)
+
+    def predict(self, X):
+        """Predicted labels: a Dask array for a Dask ``X``, else a numpy array."""
+        return self._apply("predict", X, self.classes_.dtype)
+
+    def _apply(self, method: str, X, dtype):
+        """The in-memory estimator's ``method`` on ``X``, block by block for a Dask array."""
+        check_is_fitted(self)
+        function = getattr(self.to_local(), method)
+        if not _dask.is_dask(X):
+            return function(X)
+        features = _dask.as_row_chunked(X, "X")
+        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
