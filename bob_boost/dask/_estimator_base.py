@@ -3,17 +3,15 @@ weights, and prediction through ``to_local()``'s in-memory twin."""
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_positive_int, check_scalar
 from ..callbacks import EarlyStopping
 from ..labels import ClassEncoding
 from ..sklearn._base import ESTIMATOR_KEY
-from ..sklearn._fitting import AUTO_EARLY_STOPPING_SAMPLES
+from ..sklearn._fitting import check_early_stopping, early_stopping_enabled
 from . import _dask
 
 
@@ -25,20 +23,10 @@ class _HeldOut:
     :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round.
     """
 
-    def _early_stopping_enabled(self, n_samples: int) -> bool:
-        if self.early_stopping not in ("auto", True, False):
-            raise ValueError(f"early_stopping: must be 'auto', True or False, got {self.early_stopping!r}")
-        check_scalar(self.validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
-                     include_boundaries="neither")
-        check_positive_int(self.n_iter_no_change, "n_iter_no_change")
-        check_scalar(self.tol, "tol", numbers.Real, min_val=0)
-        if self.early_stopping == "auto":
-            return n_samples > AUTO_EARLY_STOPPING_SAMPLES
-        return bool(self.early_stopping)
-
     def _held_out(self, features, targets, weights, loss):
         """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged."""
-        if not self._early_stopping_enabled(features.shape[0]):
+        check_early_stopping(self)
+        if not early_stopping_enabled(self, features.shape[0]):
             self.validation_score_ = np.empty(0)
             return weights, None
         held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self.random_state)

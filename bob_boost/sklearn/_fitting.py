@@ -35,14 +35,19 @@ SEED_ATTRIBUTES = ("_random_seed", "_trainer_seed")
 
 def check_fit_parameters(estimator) -> None:
     """Validate the shared fitting parameters, with scikit-learn's wording where it has one."""
+    check_early_stopping(estimator)
+    if not isinstance(estimator.warm_start, (bool, np.bool_)):
+        raise InvalidValueError(f"warm_start: must be True or False, got {estimator.warm_start!r}")
+
+
+def check_early_stopping(estimator) -> None:
+    """Validate ``early_stopping``, ``validation_fraction``, ``n_iter_no_change`` and ``tol``."""
     if estimator.early_stopping not in ("auto", True, False):
         raise InvalidValueError(f"early_stopping: must be 'auto', True or False, got {estimator.early_stopping!r}")
     check_scalar(estimator.validation_fraction, "validation_fraction", numbers.Real, min_val=0, max_val=1,
                  include_boundaries="neither")
     check_positive_int(estimator.n_iter_no_change, "n_iter_no_change")
     check_scalar(estimator.tol, "tol", numbers.Real, min_val=0)
-    if not isinstance(estimator.warm_start, (bool, np.bool_)):
-        raise InvalidValueError(f"warm_start: must be True or False, got {estimator.warm_start!r}")
 
 
 def early_stopping_enabled(estimator, n_samples: int) -> bool:
