@@ -157,6 +157,62 @@ def test_tree_equals_a_brute_force_newton_tree(max_bins, sparse):
     _same_nested(_as_nested(tree), _reference_tree(x, g[:, 0], h[:, 0], 3, 5, candidates))
 
 
+def _reference_leafwise_tree(x, g, h, max_leaves, min_samples):
+    """Brute-force best-first Newton tree (one output, exact bins): the open leaf of largest gain splits next."""
+    candidates = [np.unique(x[:, f])[:-1] / 2 + np.unique(x[:, f])[1:] / 2 for f in range(x.shape[1])]
+
+    def best_split(rows):
+        G, H = g[rows].sum(), h[rows].sum()
+        best = None
+        for f in range(x.shape[1]):
+            for t in candidates[f]:
+                left, right = rows[x[rows, f] < t], rows[x[rows, f] >= t]
+                if left.size < min_samples or right.size < min_samples:
+                    continue
+                gain = g[left].sum() ** 2 / h[left].sum() + g[right].sum() ** 2 / h[right].sum() - G ** 2 / H
+                if gain > 1e-9 and (best is None or gain > best[0] * (1 + 1e-12)):
+                    best = (gain, f, t, left, right)
+        return best
+
+    leaves = {(): (np.arange(x.shape[0]), best_split(np.arange(x.shape[0])))}  # path -> (rows, best split)
+    splits = {}
+    while len(leaves) < max_leaves:
+        open_leaves = [(value[1][0], path) for path, value in leaves.items() if value[1] is not None]
+        if not open_leaves:
+            break
+        path = max(open_leaves)[1]
+        _, (gain, f, t, left, right) = leaves.pop(path)
+        splits[path] = (f, t)
+        leaves[path + (0,)] = (left, best_split(left))
+        leaves[path + (1,)] = (right, best_split(right))
+
+    def nested(path):
+        if path in splits:
+            return ("node",) + splits[path] + (nested(path + (0,)), nested(path + (1,)))
+        rows = leaves[path][0]
+        return ("leaf", -g[rows].sum() / h[rows].sum())
+    return nested(())
+
+
+def test_leafwise_growth_splits_the_leaf_of_largest_gain_first():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.normal(size=(300, 3)), 1)
+    t = np.where(x[:, 0] * x[:, 1] + 0.3 * x[:, 2] > 0, 1.0, -1.0)
+    loss = LogitLoss()
+    scores = 0.2 * rng.normal(size=(300, 1))
+    g, h = loss.loss_gradient(t[:, None], scores), loss.loss_hessian(t[:, None], scores)
+    for max_leaves in (2, 5, 9):
+        trainer = TreeTrainer(max_depth=None, max_leaves=max_leaves, min_samples_leaf=8, min_hessian_leaf=0.0,
+                              max_bins=None, growth="leafwise")
+        tree = trainer.train(x, g, h)
+        assert np.sum(tree.features < 0) == max_leaves
+        _same_nested(_as_nested(tree), _reference_leafwise_tree(x, g[:, 0], h[:, 0], max_leaves, 8))
+    # with room for every split, leafwise and levelwise make the same splits (numbered differently)
+    levelwise = TreeTrainer(max_depth=3, min_samples_leaf=8, max_bins=None).train(x, g, h)
+    leafwise = TreeTrainer(max_depth=3, min_samples_leaf=8, max_bins=None, growth="leafwise").train(x, g, h)
+    _same_nested(_as_nested(leafwise), _as_nested(levelwise))
+
+
 @pytest.mark.parametrize("multi_output", ["shared", "per_output"])
 def test_histogram_subtraction_gives_the_same_tree(multi_output):
     x, y = _classes(3000)
@@ -233,6 +289,8 @@ def test_squared_loss_regression_trees_fit_a_smooth_function():
     ({"max_depth": 0}, "max_depth"), ({"max_leaves": 1}, "max_leaves"), ({"l2_regularization": -1.0}, "l2_reg"),
     ({"min_hessian_leaf": -0.1}, "min_hessian_leaf"), ({"min_samples_leaf": 0}, "min_samples_leaf"),
     ({"multi_output": "both"}, "multi_output"), ({"max_bins": 1}, "max_bins"), ({"n_threads": 0}, "n_threads"),
+    ({"growth": "lossguide"}, "growth"), ({"max_depth": None}, "max_depth: None"),
+    ({"max_depth": None, "growth": "leafwise"}, "max_depth: None"),
 ])
 def test_bad_tree_options(options, message):
     with pytest.raises(ValueError, match=message):

@@ -104,9 +104,13 @@ class GradientBoosting:
 
     def begin_round(self, state: RoundState) -> None:
         """The loss gradient at the current scores."""
-        state.gradient = weighted(self.loss_function.loss_gradient(self.targets, state.scores), self.sample_weight)
-        if getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian:
-            state.hessian = weighted(self.loss_function.loss_hessian(self.targets, state.scores), self.sample_weight)
+        loss = self.loss_function
+        if getattr(self.weak_trainer, "uses_hessian", False) and loss.has_hessian:
+            gradient, hessian = loss.gradient_and_hessian(self.targets, state.scores)
+            state.hessian = weighted(hessian, self.sample_weight)
+        else:
+            gradient = loss.loss_gradient(self.targets, state.scores)
+        state.gradient = weighted(gradient, self.sample_weight)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""

@@ -1,10 +1,22 @@
-"""Compiled kernels of gradient trees: per-node gradient/hessian histograms and the Newton split scan."""
+"""Compiled growing of gradient trees: one call grows a whole tree on the engine's bin codes.
+
+:func:`grow_tree` keeps every node's samples as a contiguous range of one
+row order (a split partitions its parent's range stably, so each range stays
+in ascending row order), builds a node's gradient/hessian histogram from its
+own rows only, gets the larger child's histogram by subtraction (parent minus
+the smaller child) and scores every split with the Newton gain. Histograms
+live in a few reusable slots. Sums add rows in ascending order and bins in bin
+order, so a tree does not depend on the thread that grows it, and trees of one
+round (one per output) can grow on several threads at once.
+
+Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
+``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
+gradient then K hessian columns.
+"""
 from __future__ import annotations
 
 import numba
 import numpy as np
-
-from .kernels import recover_mode_bin
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -13,83 +25,16 @@ ROUNDING_GAIN = 1e-10
 
 
 @numba.njit(**_JIT)
-def node_totals(node_of_sample, values, totals, counts):
-    """``totals[j, :] += values[i, :]`` and ``counts[j] += 1`` for every sample ``i`` of node ``j``.
-
-    ``node_of_sample[i] < 0`` leaves sample ``i`` out. Rows are added in order, as ``numpy.bincount``
-    adds them, so the sums are the same bit for bit.
-    """
-    width = values.shape[1]
-    for i in range(values.shape[0]):
-        node = node_of_sample[i]
-        if node >= 0:
-            for v in range(width):
-                totals[node, v] += values[i, v]
-            counts[node] += 1
-
-
-@numba.njit(**_JIT)
-def split_samples(sample_node, node, feature_codes, local_bin, missing_code, nan_left, left, right):
-    """Move the samples of ``node`` to ``left`` (code at most ``local_bin``) or ``right``.
-
-    Samples whose code is ``missing_code`` (the feature's missing-value bin; -1 for none) go left
-    where ``nan_left`` is set, else right.
-    """
-    for i in range(sample_node.size):
-        if sample_node[i] == node:
-            code = feature_codes[i]
-            if code == missing_code:
-                goes_right = not nan_left
-            else:
-                goes_right = code > local_bin
-            sample_node[i] = right if goes_right else left
-
-
-@numba.njit(**_JIT)
-def node_value_histograms(codes, sample_node, values, totals, node_counts, mode_bins, row_starts, rows,
-                          feature_start, feature_stop, sums, counts):
-    """``sums[node, f, b, :] += values[i, :]`` and ``counts[node, f, b] += 1`` over the samples of each node.
-
-    Like :func:`bob_boost.engine.kernels.node_histograms`, with a vector of
-    values per sample (gradients, then hessians) instead of one class weight;
-    a sparse feature's frequent bin is ``totals`` / ``node_counts`` minus the
-    node's other bins. ``sample_node[i] < 0`` leaves sample ``i`` out.
-    """
-    n_samples = codes.shape[1]
-    width = sums.shape[3]
-    for f in range(feature_start, feature_stop):
-        feature_codes = codes[f]
-        mode = mode_bins[f]
-        if mode < 0:
-            for i in range(n_samples):
-                node = sample_node[i]
-                if node >= 0:
-                    b = feature_codes[i]
-                    for v in range(width):
-                        sums[node, f, b, v] += values[i, v]
-                    counts[node, f, b] += 1
-            continue
-        for position in range(row_starts[f], row_starts[f + 1]):
-            i = rows[position]
-            node = sample_node[i]
-            if node >= 0:
-                b = feature_codes[i]
-                for v in range(width):
-                    sums[node, f, b, v] += values[i, v]
-                counts[node, f, b] += 1
-        recover_mode_bin(sums, counts, f, mode, totals, node_counts)
-
-
-@numba.njit(**_JIT)
-def _newton_score(gradients, hessians, regularization):
+def _newton_score(sums, outputs, regularization):
+    """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
     score = 0.0
-    for k in range(gradients.size):
-        score += gradients[k] * gradients[k] / (hessians[k] + regularization)
+    for k in range(outputs):
+        score += sums[k] * sums[k] / (sums[outputs + k] + regularization)
     return score
 
 
 @numba.njit(**_JIT)
-def _split_gain(node_totals, left, node_count, left_count, outputs, regularization, min_samples, min_hessian,
+def _split_gain(node_total, left, node_count, left_count, outputs, regularization, min_samples, min_hessian,
                 parent, right):
     """The Newton gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed.
 
@@ -99,12 +44,11 @@ def _split_gain(node_totals, left, node_count, left_count, outputs, regularizati
     if left_count < min_samples or right_count < min_samples:
         return -1.0
     for v in range(2 * outputs):
-        right[v] = node_totals[v] - left[v]
+        right[v] = node_total[v] - left[v]
     for k in range(outputs, 2 * outputs):
         if left[k] < min_hessian or right[k] < min_hessian:
             return -1.0
-    children = (_newton_score(left[:outputs], left[outputs:], regularization)
-                + _newton_score(right[:outputs], right[outputs:], regularization))
+    children = _newton_score(left, outputs, regularization) + _newton_score(right, outputs, regularization)
     value = children - parent
     # a gain at the rounding level of the scores (a pure node) is no gain
     if value <= ROUNDING_GAIN * children:
@@ -113,82 +57,520 @@ def _split_gain(node_totals, left, node_count, left_count, outputs, regularizati
 
 
 @numba.njit(**_JIT)
-def best_newton_splits(sums, counts, positions, offsets, totals, node_counts, regularization, min_samples,
-                       min_hessian, tie_tolerance, missing, best, gain, nan_left):
-    """Each node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
+def _nan_count(counts, base, offsets, f, missing):
+    return counts[base + offsets[f + 1] - 1] if missing else 0
 
-    ``sums[node, positions[g], :]`` holds bin ``g``'s K gradient sums then K
-    hessian sums, ``counts`` its samples. A split needs ``min_samples``
-    samples and a hessian sum of ``min_hessian`` (every output) on each side,
-    and a gain above :data:`ROUNDING_GAIN` times the children's scores.
-    ``best[node]`` is the first split (feature, then bin order) within
-    ``tie_tolerance`` (relative) of the largest gain, -1 when no split is
-    allowed or none gains; ``gain[node]`` its gain.
+
+@numba.njit(**_JIT)
+def _hessian_side(sums, base, first, g, width, outputs, total):
+    """Whether the left child of a split after global bin ``g`` has the larger hessian sum (left on a tie).
+
+    The left sums are added as the split scans add them.
+    """
+    left = np.zeros(width)
+    for h in range(first, g + 1):
+        for v in range(width):
+            left[v] += sums[base + h, v]
+    left_hessian = 0.0
+    right_hessian = 0.0
+    for k in range(outputs, width):
+        left_hessian += left[k]
+        right_hessian += total[k] - left[k]
+    return left_hessian >= right_hessian
+
+
+@numba.njit(**_JIT)
+def _first_within(gains, counts, offsets, n_bins, missing, floor):
+    """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
+    last = 2 if missing else 1
+    for f in range(offsets.size - 1):
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        for g in range(offsets[f], offsets[f + 1] - last):
+            if counts[base + g] == 0 and g > offsets[f]:
+                continue
+            for side in range(2 if nan_count > 0 else 1):
+                value = gains[2 * g + side]
+                if value >= 0.0 and value >= floor:
+                    return g, side
+    return -1, 0
+
+
+@numba.njit(**_JIT)
+def best_split(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+               tie_tolerance, missing, gains):
+    """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
+
+    ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
+    sums and samples. A split needs ``min_samples`` samples and a hessian sum of
+    ``min_hessian`` (every output) on each side, and a gain above
+    :data:`ROUNDING_GAIN` times the children's scores. Returns ``(global bin,
+    gain, NaN goes left)`` of the first split (feature, then bin order) within
+    ``tie_tolerance`` (relative) of the largest gain; bin -1 when none gains.
+    ``gains`` is scratch space of two entries per global bin. An empty bin
+    other than a feature's first is skipped: its split sends the same samples
+    as the bin before it, which comes first.
 
     With ``missing`` each feature's last bin holds its NaN samples (never a
     split of its own: a split lies between two value bins), and every split of
     a node with NaN samples is scored with them on the left (first) and on the
-    right; ``nan_left[node]`` says where they go. A node without NaN samples
-    scores each split once and sends NaN to the child of larger hessian sum
-    (left on a tie), where unseen values are likelier to belong.
+    right. A node without NaN samples scores each split once and sends NaN to
+    the child of larger hessian sum (left on a tie), where unseen values are
+    likelier to belong.
     """
-    n_nodes = sums.shape[0]
-    outputs = sums.shape[2] // 2
-    width = 2 * outputs
+    width = sums.shape[1]
+    if width == 2:
+        top = _scan_single(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                           missing, gains)
+    else:
+        top = _scan(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+                    gains)
+    if top <= 0:
+        return -1, 0.0, False
+    g, side = _first_within(gains, counts, offsets, n_bins, missing, top - tie_tolerance * top)
+    if g < 0:
+        return -1, 0.0, False
+    f = 0
+    while offsets[f + 1] <= g:
+        f += 1
+    base = f * n_bins - offsets[f]
+    if _nan_count(counts, base, offsets, f, missing) > 0:
+        return g, gains[2 * g + side], side == 0
+    return g, gains[2 * g + side], _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
+
+
+@numba.njit(**_JIT)
+def _scan(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing, gains):
+    """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
+    width = sums.shape[1]
+    outputs = width // 2
     last = 2 if missing else 1
     left = np.empty(width)
     candidate = np.empty(width)
     right = np.empty(width)
-    nan_sums = np.zeros(width)
-    for node in range(n_nodes):
-        node_totals = totals[node]
-        parent = _newton_score(node_totals[:outputs], node_totals[outputs:], regularization)
-        top = 0.0
-        best[node] = -1
-        gain[node] = 0.0
-        nan_left[node] = False
-        for scan in range(2):
-            for f in range(offsets.size - 1):
-                left[:] = 0.0
-                left_count = 0
-                nan_count = 0
-                if missing:
-                    p = positions[offsets[f + 1] - 1]
-                    nan_count = counts[node, p]
-                    for v in range(width):
-                        nan_sums[v] = sums[node, p, v]
-                for g in range(offsets[f], offsets[f + 1] - last):
-                    p = positions[g]
-                    for v in range(width):
-                        left[v] += sums[node, p, v]
-                    left_count += counts[node, p]
-                    # side 0: NaN samples (if any) left; side 1: right
-                    for side in range(2 if nan_count > 0 else 1):
-                        moved = nan_count if side == 0 else 0
-                        for v in range(width):
-                            candidate[v] = left[v] + nan_sums[v] if moved > 0 else left[v]
-                        value = _split_gain(node_totals, candidate, node_counts[node], left_count + moved, outputs,
-                                            regularization, min_samples, min_hessian, parent, right)
-                        if value < 0.0:
-                            continue
-                        if scan == 0:
-                            top = max(top, value)
-                        elif top > 0 and value >= top - tie_tolerance * top:
-                            best[node] = g
-                            gain[node] = value
-                            if nan_count > 0:
-                                nan_left[node] = side == 0
-                            else:
-                                left_hessian = 0.0
-                                right_hessian = 0.0
-                                for k in range(outputs, width):
-                                    left_hessian += candidate[k]
-                                    right_hessian += right[k]
-                                nan_left[node] = left_hessian >= right_hessian
-                            break
-                    if scan == 1 and best[node] >= 0:
-                        break
-                if scan == 1 and best[node] >= 0:
-                    break
-            if top <= 0:
+    parent = _newton_score(total, outputs, regularization)
+    top = 0.0
+    for f in range(offsets.size - 1):
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_position = base + offsets[f + 1] - 1
+        left[:] = 0.0
+        left_count = 0
+        for g in range(offsets[f], offsets[f + 1] - last):
+            p = base + g
+            if counts[p] == 0 and g > offsets[f]:
+                continue
+            for v in range(width):
+                left[v] += sums[p, v]
+            left_count += counts[p]
+            # side 0: NaN samples (if any) left; side 1: right
+            for side in range(2 if nan_count > 0 else 1):
+                moved = nan_count if side == 0 else 0
+                for v in range(width):
+                    candidate[v] = left[v] + sums[nan_position, v] if moved > 0 else left[v]
+                value = _split_gain(total, candidate, count, left_count + moved, outputs, regularization,
+                                    min_samples, min_hessian, parent, right)
+                gains[2 * g + side] = value
+                top = max(top, value)
+    return top
+
+
+@numba.njit(**_JIT)
+def _scan_single(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+                 gains):
+    """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
+    last = 2 if missing else 1
+    gradient, hessian = total[0], total[1]
+    parent = 0.0 + gradient * gradient / (hessian + regularization)
+    top = 0.0
+    for f in range(offsets.size - 1):
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_position = base + offsets[f + 1] - 1
+        nan_gradient = sums[nan_position, 0] if nan_count > 0 else 0.0
+        nan_hessian = sums[nan_position, 1] if nan_count > 0 else 0.0
+        left_gradient = 0.0
+        left_hessian = 0.0
+        left_count = 0
+        for g in range(offsets[f], offsets[f + 1] - last):
+            p = base + g
+            if counts[p] == 0 and g > offsets[f]:
+                continue
+            left_gradient += sums[p, 0]
+            left_hessian += sums[p, 1]
+            left_count += counts[p]
+            for side in range(2 if nan_count > 0 else 1):
+                moved = nan_count if side == 0 else 0
+                value = -1.0
+                candidate_count = left_count + moved
+                if candidate_count >= min_samples and count - candidate_count >= min_samples:
+                    gl = left_gradient + nan_gradient if moved > 0 else left_gradient
+                    hl = left_hessian + nan_hessian if moved > 0 else left_hessian
+                    gr = gradient - gl
+                    hr = hessian - hl
+                    if hl >= min_hessian and hr >= min_hessian:
+                        children = (0.0 + gl * gl / (hl + regularization)) + (0.0 + gr * gr / (hr + regularization))
+                        value = children - parent
+                        if value <= ROUNDING_GAIN * children:
+                            value = -1.0
+                gains[2 * g + side] = value
+                top = max(top, value)
+    return top
+
+
+@numba.njit(**_JIT)
+def _node_total(values, order, start, stop, total):
+    total[:] = 0.0
+    for p in range(start, stop):
+        i = order[p]
+        for v in range(values.shape[1]):
+            total[v] += values[i, v]
+
+
+@numba.njit(**_JIT)
+def _accumulate_pairs(feature_codes, indices, low, high, sample_node, node, skip, base, values, sums, counts):
+    """Add the rows ``indices[low:high]`` of ``node`` (-1: all) outside bin ``skip`` into the histogram.
+
+    One output (a gradient and a hessian column), written out: the general loop is slower by half.
+    """
+    for p in range(low, high):
+        i = indices[p]
+        if node >= 0 and sample_node[i] != node:
+            continue
+        code = feature_codes[i]
+        if code == skip:
+            continue
+        b = base + code
+        sums[b, 0] += values[i, 0]
+        sums[b, 1] += values[i, 1]
+        counts[b] += 1
+
+
+@numba.njit(**_JIT)
+def _accumulate(feature_codes, indices, low, high, sample_node, node, skip, base, values, sums, counts):
+    """:func:`_accumulate_pairs` for any number of columns."""
+    width = values.shape[1]
+    for p in range(low, high):
+        i = indices[p]
+        if node >= 0 and sample_node[i] != node:
+            continue
+        code = feature_codes[i]
+        if code == skip:
+            continue
+        b = base + code
+        for v in range(width):
+            sums[b, v] += values[i, v]
+        counts[b] += 1
+
+
+@numba.njit(**_JIT)
+def _accumulate_dense(dense_codes, dense_bases, order, start, stop, values, sums, counts):
+    """Add the rows ``order[start:stop]`` of every dense feature, a row at a time (row-major codes)."""
+    width = values.shape[1]
+    n_dense = dense_bases.size
+    for p in range(start, stop):
+        i = order[p]
+        row = dense_codes[i]
+        if width == 2:
+            gradient = values[i, 0]
+            hessian = values[i, 1]
+            for j in range(n_dense):
+                b = dense_bases[j] + row[j]
+                sums[b, 0] += gradient
+                sums[b, 1] += hessian
+                counts[b] += 1
+        else:
+            for j in range(n_dense):
+                b = dense_bases[j] + row[j]
+                for v in range(width):
+                    sums[b, v] += values[i, v]
+                counts[b] += 1
+
+
+@numba.njit(**_JIT)
+def _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values, order, start,
+                     stop, node, sample_node, total, count, sums, counts):
+    """The histogram of the node whose rows are ``order[start:stop]`` (``sample_node`` of them is ``node``).
+
+    Dense features are read row by row from ``dense_codes`` (bins at ``dense_bases``). A sparse
+    feature's frequent bin is skipped and recovered as the node's total minus its other bins; its
+    other rows come from the node's rows or from the feature's listed rows, whichever is shorter (the
+    same rows, in the same order). Every bin adds its rows in ascending order.
+    """
+    width = values.shape[1]
+    sums[:, :] = 0.0
+    counts[:] = 0
+    _accumulate_dense(dense_codes, dense_bases, order, start, stop, values, sums, counts)
+    for f in range(codes.shape[0]):
+        mode = mode_bins[f]
+        if mode < 0:
+            continue
+        base = f * n_bins
+        feature_codes = codes[f]
+        if row_starts[f + 1] - row_starts[f] < stop - start:
+            if width == 2:
+                _accumulate_pairs(feature_codes, rows, row_starts[f], row_starts[f + 1], sample_node, node, mode,
+                                  base, values, sums, counts)
+            else:
+                _accumulate(feature_codes, rows, row_starts[f], row_starts[f + 1], sample_node, node, mode, base,
+                            values, sums, counts)
+        elif width == 2:
+            _accumulate_pairs(feature_codes, order, start, stop, sample_node, -1, mode, base, values, sums, counts)
+        else:
+            _accumulate(feature_codes, order, start, stop, sample_node, -1, mode, base, values, sums, counts)
+        remaining = count
+        for b in range(n_bins):
+            if b != mode:
+                remaining -= counts[base + b]
+        counts[base + mode] = remaining
+        for v in range(width):
+            rest = 0.0
+            for b in range(n_bins):
+                if b != mode:
+                    rest += sums[base + b, v]
+            sums[base + mode, v] = total[v] - rest
+
+
+@numba.njit(**_JIT)
+def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin, missing_code, nan_left,
+               left, right):
+    """Split ``order[start:stop]`` stably into the rows going left, then right; returns the boundary."""
+    middle = start
+    moved = 0
+    for p in range(start, stop):
+        i = order[p]
+        code = feature_codes[i]
+        goes_right = (not nan_left) if code == missing_code else code > local_bin
+        if goes_right:
+            sample_node[i] = right
+            buffer[moved] = i
+            moved += 1
+        else:
+            sample_node[i] = left
+            order[middle] = i
+            middle += 1
+    for q in range(moved):
+        order[middle + q] = buffer[q]
+    return middle
+
+
+@numba.njit(**_JIT)
+def grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets, feature_of_bin, values,
+              max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
+              slot_sums, slot_counts, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values,
+              sample_node):
+    """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent).
+
+    Parameters
+    ----------
+    codes, mode_bins, row_starts, rows : numpy.ndarray
+        The coded features (:class:`~bob_boost.engine.codes.CodedFeatures`).
+    dense_codes, dense_bases : numpy.ndarray
+        (#samples, #dense) codes of the dense features (``mode_bins < 0``), row by row, and each one's
+        first bin in the histogram slots.
+    n_bins : int
+        Bins per feature in the histogram slots.
+    offsets, feature_of_bin : numpy.ndarray
+        Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
+    values : numpy.ndarray
+        (#samples, 2K) gradients then hessians.
+    max_depth, max_leaves : int
+        Depth limit (<= 0: none) and leaf limit (<= 0: none).
+    min_samples, min_hessian, regularization, tie_tolerance : int or float
+        See :func:`best_split`.
+    missing : bool
+        Whether each feature's last bin holds its missing values.
+    subtraction : bool
+        Whether the larger child's histogram is its parent's minus its sibling's (else built from its rows).
+    leafwise : bool
+        Split the leaf of largest gain first, until ``max_leaves`` (else level by level; with
+        ``max_leaves``, each level splits its nodes of largest gain first).
+    slot_sums, slot_counts : numpy.ndarray
+        (#slots, #features * n_bins, 2K) and (#slots, #features * n_bins) histogram space.
+    node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values : numpy.ndarray
+        Node outputs (room for every node the limits allow): split feature (-1 for a leaf), global bin
+        (samples with a larger code go right), where NaN goes, children, and (#nodes, K) leaf values
+        ``-G / (H + regularization)`` (0 for inner nodes and empty denominators).
+    sample_node : numpy.ndarray
+        (#samples,) output: each sample's leaf.
+    """
+    n_samples, width = values.shape
+    outputs = width // 2
+    capacity = node_feature.size
+    order = np.arange(n_samples)
+    buffer = np.empty(n_samples, dtype=np.int64)
+    gains = np.empty(2 * offsets[-1])
+    start = np.zeros(capacity, dtype=np.int64)
+    stop = np.zeros(capacity, dtype=np.int64)
+    depth = np.zeros(capacity, dtype=np.int64)
+    slot = np.full(capacity, -1, dtype=np.int64)
+    totals = np.zeros((capacity, width))
+    split_bin = np.full(capacity, -1, dtype=np.int64)
+    split_gain = np.zeros(capacity)
+    split_nan_left = np.zeros(capacity, dtype=np.bool_)
+    free = np.arange(slot_sums.shape[0] - 1, -1, -1)
+    n_free = free.size
+    sample_node[:] = 0
+    node_feature[0] = -1
+    stop[0] = n_samples
+    _node_total(values, order, 0, n_samples, totals[0])
+    n_free -= 1
+    slot[0] = free[n_free]
+    _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values, order, 0,
+                     n_samples, 0, sample_node, totals[0], n_samples, slot_sums[slot[0]], slot_counts[slot[0]])
+    n_nodes = 1
+    leaves = 1
+    # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
+    frontier = np.zeros(capacity, dtype=np.int64)
+    n_frontier = 1
+    chosen = np.zeros(capacity, dtype=np.bool_)
+    split_nodes = np.zeros(capacity, dtype=np.int64)
+    while True:
+        for j in range(n_frontier):
+            node = frontier[j]
+            if stop[node] - start[node] >= 2 * min_samples:
+                s = slot[node]
+                split_bin[node], split_gain[node], split_nan_left[node] = best_split(
+                    slot_sums[s], slot_counts[s], offsets, n_bins, totals[node], stop[node] - start[node],
+                    regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
+            if leafwise and split_bin[node] < 0:
+                free[n_free] = slot[node]
+                n_free += 1
+                slot[node] = -1
+        n_chosen = 0
+        if leafwise:
+            if max_leaves > 0 and leaves >= max_leaves:
                 break
+            # the open leaf of largest gain (the lowest node on a tie)
+            pick = -1
+            for node in range(n_nodes):
+                if node_feature[node] < 0 and split_bin[node] >= 0 and (
+                        pick < 0 or split_gain[node] > split_gain[pick]):
+                    pick = node
+            if pick < 0:
+                break
+            frontier[0] = pick
+            n_frontier = 1
+            chosen[0] = True
+            n_chosen = 1
+        else:
+            allowed = n_frontier if max_leaves <= 0 else min(n_frontier, max_leaves - leaves)
+            for j in range(n_frontier):
+                chosen[j] = split_bin[frontier[j]] >= 0
+                n_chosen += chosen[j]
+            # over the leaf limit: keep the largest gains (the earlier node on a tie)
+            while n_chosen > max(allowed, 0):
+                drop = -1
+                for j in range(n_frontier):
+                    if chosen[j] and (drop < 0 or split_gain[frontier[j]] <= split_gain[frontier[drop]]):
+                        drop = j
+                chosen[drop] = False
+                n_chosen -= 1
+            for j in range(n_frontier):
+                if not chosen[j] and slot[frontier[j]] >= 0:
+                    free[n_free] = slot[frontier[j]]
+                    n_free += 1
+                    slot[frontier[j]] = -1
+            if n_chosen == 0:
+                break
+        n_split = 0
+        for j in range(n_frontier):
+            if not chosen[j]:
+                continue
+            node = frontier[j]
+            split_nodes[n_split] = node
+            n_split += 1
+            g = split_bin[node]
+            f = feature_of_bin[g]
+            left = n_nodes
+            right = n_nodes + 1
+            n_nodes += 2
+            leaves += 1
+            node_feature[node] = f
+            node_bin[node] = g
+            node_nan_left[node] = split_nan_left[node]
+            node_left[node] = left
+            node_right[node] = right
+            missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
+            middle = _partition(order, buffer, start[node], stop[node], sample_node, codes[f], g - offsets[f],
+                                missing_code, split_nan_left[node], left, right)
+            for child, first, last in ((left, start[node], middle), (right, middle, stop[node])):
+                node_feature[child] = -1
+                split_bin[child] = -1
+                start[child] = first
+                stop[child] = last
+                depth[child] = depth[node] + 1
+        # the children's histograms: the smaller child's from its rows, its sibling's by subtraction
+        n_frontier = 0
+        for j in range(n_split):
+            parent = split_nodes[j]
+            left, right = node_left[parent], node_right[parent]
+            if (max_depth > 0 and depth[left] >= max_depth) or (
+                    stop[left] - start[left] < 2 * min_samples and stop[right] - start[right] < 2 * min_samples):
+                free[n_free] = slot[parent]  # children that are never split need no histograms
+                n_free += 1
+                slot[parent] = -1
+                continue
+            small, large = (left, right) if stop[left] - start[left] <= stop[right] - start[right] else (right, left)
+            _node_total(values, order, start[small], stop[small], totals[small])
+            n_free -= 1
+            slot[small] = free[n_free]
+            _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values, order,
+                             start[small], stop[small], small, sample_node, totals[small], stop[small] - start[small],
+                             slot_sums[slot[small]], slot_counts[slot[small]])
+            slot[large] = slot[parent]
+            slot[parent] = -1
+            large_sums, large_counts = slot_sums[slot[large]], slot_counts[slot[large]]
+            if subtraction:
+                for v in range(width):
+                    totals[large, v] = totals[parent, v] - totals[small, v]
+                small_sums, small_counts = slot_sums[slot[small]], slot_counts[slot[small]]
+                for p in range(large_counts.size):
+                    for v in range(width):
+                        large_sums[p, v] -= small_sums[p, v]
+                    large_counts[p] -= small_counts[p]
+            else:
+                _node_total(values, order, start[large], stop[large], totals[large])
+                _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values,
+                                 order, start[large], stop[large], large, sample_node, totals[large],
+                                 stop[large] - start[large], large_sums, large_counts)
+            frontier[n_frontier] = left
+            frontier[n_frontier + 1] = right
+            n_frontier += 2
+        if not leafwise and n_frontier == 0:
+            break
+    leaf_values[:n_nodes] = 0.0
+    total = np.empty(width)
+    for node in range(n_nodes):
+        if node_feature[node] < 0:
+            _node_total(values, order, start[node], stop[node], total)
+            for k in range(outputs):
+                denominator = total[outputs + k] + regularization
+                if denominator > 0:
+                    leaf_values[node, k] = -total[k] / denominator
+    return n_nodes
+
+
+@numba.njit(**_JIT)
+def grow_trees(first, last, codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets,
+               feature_of_bin, values, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
+               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
+               node_left, node_right, leaf_values, n_nodes, outputs):
+    """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
+
+    Tree ``t`` fits ``values[t]`` ((#samples, 2K)) and writes row ``t`` of the
+    node arrays (see :func:`grow_tree`), ``n_nodes[t]``, and ``outputs[t]``:
+    its (#samples, K) leaf values of the training samples. Trees are
+    independent, so batches may run on different threads at once.
+    """
+    sample_node = np.empty(values.shape[1], dtype=np.int64)
+    for t in range(first, last):
+        count = grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets,
+                          feature_of_bin, values[t], max_depth, max_leaves, min_samples, min_hessian, regularization,
+                          tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature[t],
+                          node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node)
+        n_nodes[t] = count
+        tree_values = leaf_values[t]
+        tree_outputs = outputs[t]
+        for i in range(sample_node.size):
+            tree_outputs[i, :] = tree_values[sample_node[i]]

@@ -132,6 +132,16 @@ class LossFunction:
         return (weighted(self.loss(targets, scores), sample_weight),
                 weighted(self.loss_gradient(targets, scores), sample_weight))
 
+    def gradient_and_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                             sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Both :meth:`loss_gradient` and :meth:`loss_hessian` (the rounds of gradient trees ask for both).
+
+        Losses whose two derivatives share expensive terms (e.g. a softmax)
+        override this to compute them once.
+        """
+        return (self.loss_gradient(targets, scores, sample_weight),
+                self.loss_hessian(targets, scores, sample_weight))
+
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.
 

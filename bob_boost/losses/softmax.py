@@ -2,11 +2,18 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp, softmax
+from scipy.special import logsumexp
 
 from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
 from .base import LossFunction, weighted
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, shifted by each row's largest score so that no exponential overflows."""
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    shifted /= shifted.sum(axis=1, keepdims=True)
+    return shifted
 
 
 class SoftmaxLoss(LossFunction):
@@ -45,7 +52,7 @@ class SoftmaxLoss(LossFunction):
 
     def inverse_link(self, scores: np.ndarray) -> np.ndarray:
         """Class probabilities ``softmax(scores)`` per row."""
-        return softmax(np.asarray(scores, dtype=np.float64), axis=1)
+        return _softmax(np.asarray(scores, dtype=np.float64))
 
     def check_targets(self, targets) -> np.ndarray:
         """Turn (#samples,) labels ``0 .. K-1`` into (#samples, K) one-hot rows (or check one-hot rows).
@@ -89,13 +96,20 @@ class SoftmaxLoss(LossFunction):
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
         """``softmax(s) - t``."""
-        return weighted(softmax(scores, axis=1) - targets, sample_weight)
+        return weighted(_softmax(scores) - targets, sample_weight)
 
     def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """The diagonal ``p_k (1 - p_k)`` of the Hessian, ``p = softmax(s)``."""
-        probabilities = softmax(scores, axis=1)
+        probabilities = _softmax(scores)
         return weighted(probabilities * (1.0 - probabilities), sample_weight)
+
+    def gradient_and_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                             sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`loss_gradient` and :meth:`loss_hessian` from one softmax."""
+        probabilities = _softmax(scores)
+        return (weighted(probabilities - targets, sample_weight),
+                weighted(probabilities * (1.0 - probabilities), sample_weight))
 
     def __repr__(self) -> str:
         return "SoftmaxLoss()" if self.number_of_classes is None else f"SoftmaxLoss({self.number_of_classes})"

@@ -10,7 +10,7 @@ from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
 from ..engine import tree_kernels
 from ..engine.edges import check_max_bins
-from ..engine.threads import balanced_ranges, check_threads, run_blocks
+from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
 
@@ -18,6 +18,8 @@ from ..weak.tree import TreeMachine
 TIE_TOLERANCE = 1e-12
 
 MULTI_OUTPUT_MODES = ("shared", "per_output")
+
+GROWTHS = ("levelwise", "leafwise")
 
 
 class TreeTrainer:
@@ -41,11 +43,10 @@ class TreeTrainer:
 
     Parameters
     ----------
-    max_depth : int
-        Depth of the trees (>= 1).
+    max_depth : int or None
+        Depth of the trees (>= 1); None (no limit) with ``growth="leafwise"`` and ``max_leaves``.
     max_leaves : int, optional
-        At most this many leaves (>= 2): each level splits its nodes of
-        largest gain first.
+        At most this many leaves (>= 2).
     min_samples_leaf : int
         Fewest training samples in a leaf.
     min_hessian_leaf : float
@@ -71,6 +72,11 @@ class TreeTrainer:
         child of larger hessian sum (left on a tie). The directions are saved with the tree
         (:attr:`~bob_boost.weak.TreeMachine.missing_left`). A split always lies between two value bins,
         so a feature that is NaN for every sample of a node never splits it.
+    growth : {"levelwise", "leafwise"}
+        ``"levelwise"`` grows the tree level by level (with ``max_leaves``, each level splits its nodes of
+        largest gain first), as XGBoost's default; ``"leafwise"`` splits the leaf of largest gain next
+        (the lowest node on a tie) until ``max_leaves``, as LightGBM and scikit-learn's
+        HistGradientBoosting do.
 
     Attributes
     ----------
@@ -85,7 +91,7 @@ class TreeTrainer:
     def __init__(self, max_depth: int = 3, max_leaves: int | None = None, min_samples_leaf: int = 20,
                  min_hessian_leaf: float = 1e-3, l2_regularization: float = 0.0, max_bins: int | None = 256,
                  n_threads: int | None = None, multi_output: str = "shared",
-                 newton_leaves: bool | None = None, missing: str | None = None) -> None:
+                 newton_leaves: bool | None = None, missing: str | None = None, growth: str = "levelwise") -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -96,13 +102,19 @@ class TreeTrainer:
         self.multi_output = multi_output
         self.newton_leaves = newton_leaves
         self.missing = missing
+        self.growth = growth
         self._check()
         self.histogram_subtraction = True
 
     def _check(self) -> None:
-        check_positive_int(self.max_depth, "max_depth")
+        if self.growth not in GROWTHS:
+            raise InvalidValueError(f"growth: must be one of {GROWTHS}, got {self.growth!r}")
         if self.max_leaves is not None:
             check_positive_int(self.max_leaves, "max_leaves", 2)
+        if self.max_depth is not None or self.growth == "levelwise" or self.max_leaves is None:
+            if self.max_depth is None:
+                raise InvalidValueError("max_depth: None (no depth limit) needs growth='leafwise' and max_leaves")
+            check_positive_int(self.max_depth, "max_depth")
         check_positive_int(self.min_samples_leaf, "min_samples_leaf")
         check_scalar(self.min_hessian_leaf, "min_hessian_leaf", numbers.Real, min_val=0)
         check_scalar(self.l2_regularization, "l2_regularization", numbers.Real, min_val=0)
@@ -167,167 +179,80 @@ class TreeTrainer:
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray,
               hessian: np.ndarray | None) -> tuple[TreeMachine, np.ndarray]:
-        """The tree machine and its (#samples, #outputs) outputs on the training samples."""
+        """The tree machine and its (#samples, #outputs) outputs on the training samples.
+
+        The trees of several outputs (``multi_output="per_output"``) grow in
+        contiguous batches, one batch per thread, each in its own histogram slots.
+        """
         if hessian is None:
             hessian = np.ones_like(gradient)
-        outputs = gradient.shape[1]
-        groups = [np.arange(outputs)] if self.multi_output == "shared" else [np.array([k]) for k in range(outputs)]
-        trees, training_outputs = [], np.zeros(gradient.shape)
-        for columns in groups:
-            values = np.ascontiguousarray(np.hstack([gradient[:, columns], hessian[:, columns]]))
-            tree = _Grower(self, binned, values).grow()
-            leaf_values = np.zeros((len(tree.features), outputs))
-            leaf_values[:, columns] = tree.leaf_values
-            trees.append((tree, leaf_values))
-            training_outputs[:, columns] += tree.leaf_values[tree.sample_node]
-        offset = 0
-        arrays = {"features": [], "thresholds": [], "left": [], "right": [], "values": [], "roots": [],
-                  "missing_left": []}
-        for tree, leaf_values in trees:
-            shift = np.where(np.array(tree.left) >= 0, offset, 0)
-            arrays["features"] += tree.features
-            arrays["thresholds"] += tree.thresholds
-            arrays["left"] += (np.array(tree.left) + shift).tolist()
-            arrays["right"] += (np.array(tree.right) + shift).tolist()
-            arrays["values"].append(leaf_values)
-            arrays["roots"].append(offset)
-            arrays["missing_left"] += tree.missing_left
-            offset += len(tree.features)
-        machine = TreeMachine(arrays["features"], arrays["thresholds"], arrays["left"], arrays["right"],
-                              np.vstack(arrays["values"]), arrays["roots"],
-                              arrays["missing_left"] if binned.missing else None)
-        return machine, training_outputs
+        samples, outputs = gradient.shape
+        if self.multi_output == "shared":
+            values = np.hstack([gradient, hessian])[np.newaxis]
+        else:  # (K, #samples, 2): each output's gradient and hessian side by side
+            values = np.stack([gradient.T, hessian.T], axis=2)
+        trees, width = values.shape[0], values.shape[2]
+        leaves, slots = self._room(samples)
+        nodes = 2 * leaves - 1
+        coded = binned.coded
+        dense, dense_codes = coded.dense_rows()
+        node_feature = np.full((trees, nodes), -1, dtype=np.int64)
+        node_bin = np.zeros((trees, nodes), dtype=np.int64)
+        node_nan_left = np.zeros((trees, nodes), dtype=np.bool_)
+        node_left = np.full((trees, nodes), -1, dtype=np.int64)
+        node_right = np.full((trees, nodes), -1, dtype=np.int64)
+        leaf_values = np.zeros((trees, nodes, width // 2))
+        n_nodes = np.zeros(trees, dtype=np.int64)
+        tree_outputs = np.empty((trees, samples, width // 2))
+        batches = min(coded.n_threads, trees)
+        bounds = [trees * b // batches for b in range(batches + 1)]
+        histogram_bins = binned.number_of_features * coded.number_of_bins
+        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, dense_codes,
+                  dense * coded.number_of_bins, coded.number_of_bins, binned.offsets,
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values,
+                  self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
+                  float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
+                  self.growth == "leafwise")
+        blocks = [(bounds[b], bounds[b + 1]) + common +
+                  (np.empty((slots, histogram_bins, width)),
+                   np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64),
+                   node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, tree_outputs)
+                  for b in range(batches)]
+        work = float(coded.codes.size) * (self.max_depth or 1) * trees
+        run_blocks(tree_kernels.grow_trees, blocks, coded.n_threads, work=work)
+        if self.multi_output == "shared":
+            training_outputs = tree_outputs[0]
+        else:
+            training_outputs = np.ascontiguousarray(tree_outputs[:, :, 0].T)
+        return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                             leaf_values, outputs), training_outputs
 
+    def _room(self, samples: int) -> tuple[int, int]:
+        """The most leaves a tree may get, and the most histograms its growing keeps at once."""
+        # every leaf holds min_samples_leaf samples
+        by_samples = max(1, samples // self.min_samples_leaf)
+        by_depth = 1 << min(self.max_depth, 62) if self.max_depth is not None else samples
+        leaves = min(by_samples, by_depth, self.max_leaves or samples)
+        # levelwise, the histograms kept are those of one level below the last
+        slots = leaves if self.growth == "leafwise" else min(leaves, max(1, by_depth // 2))
+        return leaves, max(1, slots)
 
-class _Grower:
-    """One tree grown level by level; ``values`` holds K gradient then K hessian columns per sample."""
-
-    def __init__(self, trainer: TreeTrainer, binned: BinnedFeatures, values: np.ndarray) -> None:
-        self.trainer = trainer
-        self.binned = binned
-        self.values = values
-        self.outputs = values.shape[1] // 2
-        self.feature_of_bin = np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets))
-        self.features: list[int] = [-1]
-        self.thresholds: list[float] = [0.0]
-        self.left: list[int] = [-1]
-        self.right: list[int] = [-1]
-        self.missing_left: list[bool] = [False]
-        self.sample_node = np.zeros(binned.number_of_samples, dtype=np.int64)
-        self.leaf_values = np.zeros((1, self.outputs))
-
-    def grow(self) -> "_Grower":
-        trainer, binned = self.trainer, self.binned
-        frontier = [0]
-        histograms = self._direct([0])
-        for depth in range(trainer.max_depth):
-            sums, counts, totals, node_counts = histograms
-            best = np.empty(len(frontier), dtype=np.int64)
-            gain = np.empty(len(frontier))
-            nan_left = np.empty(len(frontier), dtype=np.bool_)
-            tree_kernels.best_newton_splits(sums, counts, binned.padded_positions(), binned.offsets, totals,
-                                            node_counts, float(trainer.l2_regularization),
-                                            int(trainer.min_samples_leaf), float(trainer.min_hessian_leaf),
-                                            TIE_TOLERANCE, bool(binned.missing), best, gain, nan_left)
-            chosen = [i for i in np.argsort(-gain, kind="stable") if best[i] >= 0]
-            if trainer.max_leaves is not None:
-                leaves = sum(1 for f in self.features if f < 0)
-                chosen = chosen[:max(0, trainer.max_leaves - leaves)]
-            if not chosen:
-                break
-            chosen.sort()
-            pairs = [self._split(frontier[i], int(best[i]), bool(nan_left[i])) for i in chosen]
-            if depth + 1 == trainer.max_depth:
-                break
-            histograms = self._children_histograms(pairs, [i for i in chosen], histograms)
-            frontier = [child for pair in pairs for child in pair]
-        self._set_leaves()
-        return self
-
-    def _split(self, node: int, bin_index: int, nan_left: bool) -> tuple[int, int]:
-        """Split ``node`` after global ``bin_index`` and move its samples to the two new children.
-
-        Samples in the feature's missing-value bin (with ``missing="bin"``) go left if ``nan_left``.
-        """
-        feature = int(self.feature_of_bin[bin_index])
-        local = bin_index - int(self.binned.offsets[feature])
-        left, right = len(self.features), len(self.features) + 1
-        self.features[node] = feature
-        self.thresholds[node] = float(self.binned.split_thresholds[bin_index])
-        self.left[node], self.right[node] = left, right
-        self.missing_left[node] = nan_left
-        self.features += [-1, -1]
-        self.thresholds += [0.0, 0.0]
-        self.left += [-1, -1]
-        self.right += [-1, -1]
-        self.missing_left += [False, False]
-        # the missing-value bin (with missing="bin") is the feature's last
-        missing_code = (int(self.binned.offsets[feature + 1] - self.binned.offsets[feature]) - 1
-                        if self.binned.missing else -1)
-        tree_kernels.split_samples(self.sample_node, node, self.binned.coded.codes[feature], local, missing_code,
-                                   nan_left, left, right)
-        return left, right
-
-    def _totals(self, nodes: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(#nodes, 2K) value sums and (#nodes,) sample counts of ``nodes``, added in row order."""
-        local = np.full(len(self.features), -1, dtype=np.int64)
-        local[nodes] = np.arange(len(nodes))
-        totals = np.zeros((len(nodes), self.values.shape[1]))
-        counts = np.zeros(len(nodes), dtype=np.int64)
-        tree_kernels.node_totals(local[self.sample_node], self.values, totals, counts)
-        return totals, counts
-
-    def _direct(self, nodes: list[int]):
-        """Histograms of ``nodes`` from one pass of the kernel: (sums, counts, totals, node counts)."""
-        coded = self.binned.coded
-        totals, node_counts = self._totals(nodes)
-        local = np.full(len(self.features), -1, dtype=np.int64)
-        local[nodes] = np.arange(len(nodes))
-        sample_node = local[self.sample_node]
-        n_features = coded.codes.shape[0]
-        shape = (len(nodes), n_features, coded.number_of_bins)
-        sums = np.zeros(shape + (self.values.shape[1],))
-        counts = np.zeros(shape, dtype=np.int64)
-        costs = np.where(coded.mode_bins < 0, coded.codes.shape[1], np.diff(coded.row_starts)) + 1
-        blocks = [(coded.codes, sample_node, self.values, totals, node_counts, coded.mode_bins, coded.row_starts,
-                   coded.rows, a, b, sums, counts) for a, b in balanced_ranges(costs, 4 * coded.n_threads)]
-        run_blocks(tree_kernels.node_value_histograms, blocks, coded.n_threads, work=float(costs.sum()))
-        flat = (len(nodes), n_features * coded.number_of_bins)
-        return sums.reshape(flat + (self.values.shape[1],)), counts.reshape(flat), totals, node_counts
-
-    def _children_histograms(self, pairs: list[tuple[int, int]], parents: list[int], histograms):
-        """Histograms of every child: the smaller child of each pair directly, its sibling by subtraction."""
-        children = [child for pair in pairs for child in pair]
-        if not self.trainer.histogram_subtraction:
-            return self._direct(children)
-        sizes = np.bincount(self.sample_node, minlength=len(self.features))
-        smaller = [min(pair, key=lambda node: (sizes[node], node)) for pair in pairs]
-        sums, counts, totals, node_counts = self._direct(smaller)
-        parent_sums, parent_counts, parent_totals, parent_node_counts = histograms
-        out_sums = np.empty((len(children),) + sums.shape[1:])
-        out_counts = np.empty((len(children),) + counts.shape[1:], dtype=np.int64)
-        out_totals = np.empty((len(children), totals.shape[1]))
-        out_node_counts = np.empty(len(children), dtype=np.int64)
-        for j, (pair, parent) in enumerate(zip(pairs, parents)):
-            for position, child in enumerate(pair):
-                slot = 2 * j + position
-                if child == smaller[j]:
-                    out_sums[slot], out_counts[slot] = sums[j], counts[j]
-                    out_totals[slot], out_node_counts[slot] = totals[j], node_counts[j]
-                else:
-                    out_sums[slot] = parent_sums[parent] - sums[j]
-                    out_counts[slot] = parent_counts[parent] - counts[j]
-                    out_totals[slot] = parent_totals[parent] - totals[j]
-                    out_node_counts[slot] = parent_node_counts[parent] - node_counts[j]
-        return out_sums, out_counts, out_totals, out_node_counts
-
-    def _set_leaves(self) -> None:
-        """Newton leaves ``-G / (H + lambda)`` from each leaf's samples (sums in row order)."""
-        nodes = len(self.features)
-        totals, _ = self._totals(list(range(nodes)))
-        gradient, hessian = totals[:, :self.outputs], totals[:, self.outputs:]
-        denominator = hessian + float(self.trainer.l2_regularization)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            leaf_values = np.where(denominator > 0, -gradient / denominator, 0.0)
-        leaf_values[np.array(self.features) >= 0] = 0.0
-        self.leaf_values = leaf_values
+    @staticmethod
+    def _machine(binned: BinnedFeatures, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                 leaf_values, outputs: int) -> TreeMachine:
+        """One :class:`TreeMachine` of a round's trees (tree ``t`` predicts output ``t``, or all of them)."""
+        used = np.arange(node_feature.shape[1]) < n_nodes[:, np.newaxis]
+        roots = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
+        shift = np.repeat(roots, n_nodes)
+        features = node_feature[used]
+        inner = features >= 0
+        thresholds = np.zeros(features.size)
+        thresholds[inner] = binned.split_thresholds[node_bin[used][inner]]
+        if leaf_values.shape[2] == outputs:
+            values = leaf_values[used]
+        else:  # one tree per output
+            values = np.zeros((features.size, outputs))
+            values[np.arange(features.size), np.repeat(np.arange(n_nodes.size), n_nodes)] = leaf_values[used][:, 0]
+        return TreeMachine(features, thresholds, np.where(inner, node_left[used] + shift, -1),
+                           np.where(inner, node_right[used] + shift, -1), values, roots,
+                           inner & node_nan_left[used] if binned.missing else None)
