@@ -257,10 +257,11 @@ def _accumulate(feature_codes, indices, low, high, sample_node, node, skip, base
         code = feature_codes[i]
         if code == skip:
             continue
-        b = base + code
+        target = sums[base + code]
+        row_values = values[i]
         for v in range(width):
-            sums[b, v] += values[i, v]
-        counts[b] += 1
+            target[v] += row_values[v]
+        counts[base + code] += 1
 
 
 @numba.njit(**_JIT)
@@ -280,10 +281,12 @@ def _accumulate_dense(dense_codes, dense_bases, order, start, stop, values, sums
                 sums[b, 1] += hessian
                 counts[b] += 1
         else:
+            row_values = values[i]
             for j in range(n_dense):
                 b = dense_bases[j] + row[j]
+                target = sums[b]
                 for v in range(width):
-                    sums[b, v] += values[i, v]
+                    target[v] += row_values[v]
                 counts[b] += 1
 
 
@@ -356,9 +359,9 @@ def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin
 
 @numba.njit(**_JIT)
 def grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets, feature_of_bin, values,
-              max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
-              slot_sums, slot_counts, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values,
-              sample_node):
+              max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction,
+              leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left, node_left, node_right,
+              leaf_values, sample_node, root_ready, root_total):
     """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent).
 
     Parameters
@@ -393,6 +396,8 @@ def grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bi
         ``-G / (H + regularization)`` (0 for inner nodes and empty denominators).
     sample_node : numpy.ndarray
         (#samples,) output: each sample's leaf.
+    root_ready, root_total : bool, numpy.ndarray
+        Whether slot 0 already holds the root's histogram (then ``root_total`` holds its sums).
     """
     n_samples, width = values.shape
     outputs = width // 2
@@ -413,11 +418,14 @@ def grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bi
     sample_node[:] = 0
     node_feature[0] = -1
     stop[0] = n_samples
-    _node_total(values, order, 0, n_samples, totals[0])
     n_free -= 1
-    slot[0] = free[n_free]
-    _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values, order, 0,
-                     n_samples, 0, sample_node, totals[0], n_samples, slot_sums[slot[0]], slot_counts[slot[0]])
+    slot[0] = free[n_free]  # slot 0
+    if root_ready:
+        totals[0, :] = root_total
+    else:
+        _node_total(values, order, 0, n_samples, totals[0])
+        _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, values, order, 0,
+                         n_samples, 0, sample_node, totals[0], n_samples, slot_sums[slot[0]], slot_counts[slot[0]])
     n_nodes = 1
     leaves = 1
     # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
@@ -553,22 +561,47 @@ def grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bi
 
 @numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets,
-               feature_of_bin, values, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
-               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
-               node_left, node_right, leaf_values, n_nodes, outputs):
+               feature_of_bin, values, row_values, max_depth, max_leaves, min_samples, min_hessian, regularization,
+               tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin,
+               node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
-    Tree ``t`` fits ``values[t]`` ((#samples, 2K)) and writes row ``t`` of the
+    Tree ``t`` fits ``values[t]`` ((#samples, 2K)); ``row_values`` holds the
+    batch's values side by side, (#samples, (last - first) * 2K), from which one pass
+    over the rows makes every root histogram of the batch. Tree ``t`` writes row ``t`` of the
     node arrays (see :func:`grow_tree`), ``n_nodes[t]``, and ``outputs[t]``:
     its (#samples, K) leaf values of the training samples. Trees are
     independent, so batches may run on different threads at once.
     """
-    sample_node = np.empty(values.shape[1], dtype=np.int64)
+    n_samples, width = values.shape[1], values.shape[2]
+    sample_node = np.zeros(n_samples, dtype=np.int64)
+    shared_root = last - first > 1
+    if shared_root:
+        # every tree's root histogram from one pass over the rows (the same sums, in the same order)
+        columns = (last - first) * width
+        root_sums = np.zeros((slot_sums.shape[1], columns))
+        root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
+        root_totals = np.zeros(columns)
+        _node_total(row_values, np.arange(n_samples), 0, n_samples, root_totals)
+        _build_histogram(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, row_values,
+                         np.arange(n_samples), 0, n_samples, 0, sample_node, root_totals, n_samples, root_sums,
+                         root_counts)
+    else:
+        root_sums = np.zeros((1, 1))
+        root_totals = np.zeros(width)
     for t in range(first, last):
+        if shared_root:
+            columns = slice((t - first) * width, (t - first + 1) * width)
+            slot_sums[0, :, :] = root_sums[:, columns]
+            slot_counts[0, :] = root_counts
+            root_total = root_totals[columns]
+        else:
+            root_total = root_totals
         count = grow_tree(codes, mode_bins, row_starts, rows, dense_codes, dense_bases, n_bins, offsets,
                           feature_of_bin, values[t], max_depth, max_leaves, min_samples, min_hessian, regularization,
                           tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature[t],
-                          node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node)
+                          node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
+                          shared_root, root_total)
         n_nodes[t] = count
         tree_values = leaf_values[t]
         tree_outputs = outputs[t]

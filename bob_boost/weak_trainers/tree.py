@@ -22,6 +22,13 @@ MULTI_OUTPUT_MODES = ("shared", "per_output")
 GROWTHS = ("levelwise", "leafwise")
 
 
+def _side_by_side(values: np.ndarray) -> np.ndarray:
+    """(#samples, #trees x width) of (#trees, #samples, width) values (a view for one tree)."""
+    if values.shape[0] == 1:
+        return values[0]
+    return np.ascontiguousarray(values.transpose(1, 0, 2)).reshape(values.shape[1], -1)
+
+
 class TreeTrainer:
     """Grow a regression tree on the loss gradient, with Newton leaves ``-G / (H + lambda)``.
 
@@ -209,12 +216,13 @@ class TreeTrainer:
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, dense_codes,
                   dense * coded.number_of_bins, coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values,
-                  self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
-                  float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
-                  self.growth == "leafwise")
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values)
+        # each batch's values row by row, (#samples, its trees x 2K), for its one pass over the roots
         blocks = [(bounds[b], bounds[b + 1]) + common +
-                  (np.empty((slots, histogram_bins, width)),
+                  (_side_by_side(values[bounds[b]:bounds[b + 1]]),
+                   self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
+                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
+                   self.growth == "leafwise", np.empty((slots, histogram_bins, width)),
                    np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64),
                    node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, tree_outputs)
                   for b in range(batches)]
