@@ -18,6 +18,7 @@ HISTOGRAM_ROWS = 1 << 16
 MAX_PARTIAL_ENTRIES = 1 << 23
 
 
+
 def code_dtype(number_of_bins: int) -> type:
     """uint8 for up to 256 bins per feature, else uint16."""
     return np.uint8 if number_of_bins <= 256 else np.uint16
@@ -139,19 +140,33 @@ class CodedFeatures:
         # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
         self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
         self._row_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._dense_rows: tuple[np.ndarray, np.ndarray] | None = None
+        self._row_layout: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def dense_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """The dense features' indices and their codes row by row, (#samples, #dense) (built once).
+    def row_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The codes row by row, for histograms over a node's rows (built once, on first use).
 
-        A histogram over a subset of rows reads each row's codes together from
-        this copy: consecutive updates then go to different features, which
-        runs about 1.6 times faster than a pass per feature (pendigits).
+        Returns ``(dense_rows, dense_bases, row_starts, entry_bins)``: the dense
+        features' codes as a (#samples, #dense) matrix and each dense feature's
+        first bin in a (#features x :attr:`number_of_bins`) histogram; and, in
+        compressed rows, the histogram bin of every entry of a sparse feature
+        outside its frequent bin (row ``i``'s are ``entry_bins[row_starts[i]:
+        row_starts[i + 1]]``, in feature order). A row's codes lie together, and
+        a node's histogram costs its own rows' entries only.
         """
-        if self._dense_rows is None:
-            dense = np.flatnonzero(self.mode_bins < 0).astype(np.int64)
-            self._dense_rows = dense, np.ascontiguousarray(self.codes[dense].T)
-        return self._dense_rows
+        if self._row_layout is None:
+            n_features, n_samples = self.codes.shape
+            dense = np.flatnonzero(self.mode_bins < 0)
+            sparse = np.flatnonzero(self.mode_bins >= 0)
+            outside = (self.codes[sparse] != self.mode_bins[sparse, np.newaxis]).T  # (#samples, #sparse)
+            row_of_entry, column = np.nonzero(outside)  # row by row, features in order
+            index = np.int32 if n_features * self.number_of_bins < 2 ** 31 else np.int64
+            entry_bins = (sparse[column] * self.number_of_bins).astype(index)
+            entry_bins += self.codes[sparse[column], row_of_entry]
+            row_starts = np.zeros(n_samples + 1, dtype=np.int64)
+            np.cumsum(np.bincount(row_of_entry, minlength=n_samples), out=row_starts[1:])
+            self._row_layout = (np.ascontiguousarray(self.codes[dense].T), dense * self.number_of_bins, row_starts,
+                                entry_bins)
+        return self._row_layout
 
     def _row_plan(self, width: int) -> tuple[np.ndarray, np.ndarray]:
         """Row-block edges for histograms ``width`` entries wide, and where each feature's listed rows enter them."""

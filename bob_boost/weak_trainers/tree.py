@@ -202,7 +202,6 @@ class TreeTrainer:
         leaves, slots = self._room(samples)
         nodes = 2 * leaves - 1
         coded = binned.coded
-        dense, dense_codes = coded.dense_rows()
         node_feature = np.full((trees, nodes), -1, dtype=np.int64)
         node_bin = np.zeros((trees, nodes), dtype=np.int64)
         node_nan_left = np.zeros((trees, nodes), dtype=np.bool_)
@@ -214,8 +213,8 @@ class TreeTrainer:
         batches = min(coded.n_threads, trees)
         bounds = [trees * b // batches for b in range(batches + 1)]
         histogram_bins = binned.number_of_features * coded.number_of_bins
-        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, dense_codes,
-                  dense * coded.number_of_bins, coded.number_of_bins, binned.offsets,
+        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
+                  coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values)
         # each batch's values row by row, (#samples, its trees x 2K), for its one pass over the roots
         blocks = [(bounds[b], bounds[b + 1]) + common +
