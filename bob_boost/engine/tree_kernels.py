@@ -80,10 +80,18 @@ def _hessian_side(sums, base, first, g, width, outputs, total):
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, counts, offsets, n_bins, missing, floor):
+def _one_bin(mode_bins, counts, n_bins, f, count):
+    """Whether sparse feature ``f``'s frequent bin holds all ``count`` samples of the node (no split)."""
+    return mode_bins[f] >= 0 and counts[f * n_bins + mode_bins[f]] == count
+
+
+@numba.njit(**_JIT)
+def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, floor):
     """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
     last = 2 if missing else 1
     for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)
         for g in range(offsets[f], offsets[f + 1] - last):
@@ -97,7 +105,7 @@ def _first_within(gains, counts, offsets, n_bins, missing, floor):
 
 
 @numba.njit(**_JIT)
-def best_split(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
                tie_tolerance, missing, gains):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
 
@@ -109,7 +117,8 @@ def best_split(sums, counts, offsets, n_bins, total, count, regularization, min_
     ``tie_tolerance`` (relative) of the largest gain; bin -1 when none gains.
     ``gains`` is scratch space of two entries per global bin. An empty bin
     other than a feature's first is skipped: its split sends the same samples
-    as the bin before it, which comes first.
+    as the bin before it, which comes first; so is a sparse feature (frequent
+    bin ``mode_bins[f] >= 0``) whose frequent bin holds every sample.
 
     With ``missing`` each feature's last bin holds its NaN samples (never a
     split of its own: a split lies between two value bins), and every split of
@@ -120,14 +129,14 @@ def best_split(sums, counts, offsets, n_bins, total, count, regularization, min_
     """
     width = sums.shape[1]
     if width == 2:
-        top = _scan_single(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+        top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
                            missing, gains)
     else:
-        top = _scan(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+        top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
                     gains)
     if top <= 0:
         return -1, 0.0, False
-    g, side = _first_within(gains, counts, offsets, n_bins, missing, top - tie_tolerance * top)
+    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top)
     if g < 0:
         return -1, 0.0, False
     f = 0
@@ -140,7 +149,7 @@ def best_split(sums, counts, offsets, n_bins, total, count, regularization, min_
 
 
 @numba.njit(**_JIT)
-def _scan(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing, gains):
+def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing, gains):
     """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
     width = sums.shape[1]
     outputs = width // 2
@@ -151,6 +160,8 @@ def _scan(sums, counts, offsets, n_bins, total, count, regularization, min_sampl
     parent = _newton_score(total, outputs, regularization)
     top = 0.0
     for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)
         nan_position = base + offsets[f + 1] - 1
@@ -176,7 +187,7 @@ def _scan(sums, counts, offsets, n_bins, total, count, regularization, min_sampl
 
 
 @numba.njit(**_JIT)
-def _scan_single(sums, counts, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
                  gains):
     """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
     last = 2 if missing else 1
@@ -184,6 +195,8 @@ def _scan_single(sums, counts, offsets, n_bins, total, count, regularization, mi
     parent = 0.0 + gradient * gradient / (hessian + regularization)
     top = 0.0
     for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)
         nan_position = base + offsets[f + 1] - 1
@@ -441,7 +454,7 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
             if stop[node] - start[node] >= 2 * min_samples:
                 s = slot[node]
                 split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                    slot_sums[s], slot_counts[s], offsets, n_bins, totals[node], stop[node] - start[node],
+                    slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node], stop[node] - start[node],
                     regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
             if leafwise and split_bin[node] < 0:
                 free[n_free] = slot[node]
