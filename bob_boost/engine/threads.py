@@ -68,7 +68,7 @@ def run_blocks(kernel: Callable[..., None], blocks: Sequence[tuple], n_threads: 
     """Call ``kernel(*block)`` for every block, on up to ``n_threads`` threads.
 
     The blocks are grouped into ``n_threads`` contiguous runs (so at most that
-    many run at once); with one thread, one block, or less ``work`` than
+    many run at once), the last in the caller's thread; with one thread, one block, or less ``work`` than
     :data:`MIN_PARALLEL_WORK`, they run in the caller's thread. The blocks'
     results must not depend on the thread that runs them. Exceptions of a
     kernel are raised here.
@@ -84,9 +84,13 @@ def run_blocks(kernel: Callable[..., None], blocks: Sequence[tuple], n_threads: 
         for block in blocks[start:stop]:
             kernel(*block)
 
-    futures = [_pool(groups).submit(run_group, bounds[g], bounds[g + 1]) for g in range(groups)]
-    for future in futures:
-        future.result()
+    # the caller runs the last group itself instead of waiting idle
+    futures = [_pool(groups - 1).submit(run_group, bounds[g], bounds[g + 1]) for g in range(groups - 1)]
+    try:
+        run_group(bounds[groups - 1], bounds[groups])
+    finally:
+        for future in futures:
+            future.result()
 
 
 def balanced_ranges(costs, parts: int) -> list[tuple[int, int]]:
