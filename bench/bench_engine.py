@@ -24,7 +24,8 @@ Cases (``--cases``, comma separated; default all):
   SAMME (one run: minutes on MNIST); LightGBM / XGBoost multiclass with 4 and
   16 leaves.
 - ``gtrees``: 100 rounds of depth-4 gradient trees: bob_boost's ``TreeTrainer``
-  (one tree per class) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
+  (one tree per class; level by level to depth 4, and ``growth="leafwise"`` with
+  16 leaves as LightGBM grows them) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
   / XGBoost multiclass with 16 leaves and scikit-learn's
   ``HistGradientBoostingClassifier(max_depth=4)``, on letter, pendigits and full
   MNIST; and the squared loss on scikit-learn's diabetes regression set
@@ -139,9 +140,10 @@ def _bob_lut(x, y, threads, style="independent"):
     return lambda xt: np.argmax(machine(xt), axis=1), machine
 
 
-def _bob_gradient_trees(x, y, threads, regression=False):
+def _bob_gradient_trees(x, y, threads, regression=False, leafwise=False):
     import bob_boost
-    tree = bob_boost.TreeTrainer(max_depth=4, n_threads=threads, multi_output="per_output")
+    shape = dict(max_depth=None, max_leaves=16, growth="leafwise") if leafwise else dict(max_depth=4)
+    tree = bob_boost.TreeTrainer(n_threads=threads, multi_output="per_output", **shape)
     if regression:
         trainer = bob_boost.Boosting(tree, bob_boost.SquaredLoss(), learning_rate=0.1)
         machine = trainer.train(x, y.astype(np.float64), ROUNDS, baseline=float(np.mean(y)))
@@ -223,6 +225,8 @@ METHODS = {"bob": _bob_stumps, "bob_onnx": _bob_stumps, "bob_exact": lambda x, y
            "sklearn_samme2": lambda x, y, t: _sklearn_adaboost(x, y, t, 2),
            "sklearn_samme4": lambda x, y, t: _sklearn_adaboost(x, y, t, 4),
            "bob_gtree": _bob_gradient_trees, "bob_gtree_reg": lambda x, y, t: _bob_gradient_trees(x, y, t, True),
+           "bob_gtree_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, leafwise=True),
+           "bob_gtree_reg_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, True, True),
            "sklearn_hgb4": _sklearn_hgb_depth4,
            "lightgbm_reg": lambda x, y, t: _regressors(x, y, t, "lightgbm"),
            "xgboost_reg": lambda x, y, t: _regressors(x, y, t, "xgboost"),
@@ -328,12 +332,12 @@ def plan(cases: list[str]) -> list[dict]:
                       for m in ("sklearn_samme2", "sklearn_samme4")]
     if "gtrees" in cases:
         for data in ("letter", "pendigits", "mnist"):
-            specs.append(dict(case="gtrees", data=data, method="bob_gtree", threads=2))
             specs += [dict(case="gtrees", data=data, method=m, threads=t)
-                      for m in ("lightgbm_16", "xgboost_16") for t in (1, 2)]
+                      for m in ("bob_gtree", "bob_gtree_leafwise16", "lightgbm_16", "xgboost_16") for t in (1, 2)]
             specs.append(dict(case="gtrees", data=data, method="sklearn_hgb4", threads=2))
         specs += [dict(case="gtrees", data="diabetes_regression", method=m, threads=2, metric="rmse")
-                  for m in ("bob_gtree_reg", "lightgbm_reg", "xgboost_reg", "sklearn_hgb_reg")]
+                  for m in ("bob_gtree_reg", "bob_gtree_reg_leafwise16", "lightgbm_reg", "xgboost_reg",
+                            "sklearn_hgb_reg")]
     if "lut" in cases:
         specs += [dict(case="lut", data="mnist", method=m, threads=2) for m in ("bob_lut_independent",
                                                                                "bob_lut_shared")]

@@ -166,7 +166,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                 selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
                 feature_fraction: float = 1.0, random_state: int | None = None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
-                n_threads: int | None = None, missing: str | None = None) -> Recipe:
+                n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = None,
+                tree_growth: str = "levelwise", tree_outputs: str = "shared") -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -205,6 +206,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     missing : {None, "bin"}
         ``"bin"``: NaN is a missing value with a bin of its own (the generic
         trainer's weak trainers and the multi-class trees); None rejects NaN.
+    tree_leaves, tree_growth, tree_outputs
+        The generic trainer's gradient trees: ``max_leaves``, ``growth`` and
+        ``multi_output`` of :class:`~bob_boost.TreeTrainer` (``tree_depth``
+        None: no depth limit, with ``tree_growth="leafwise"`` and ``tree_leaves``).
 
     Raises
     ------
@@ -231,11 +236,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
-                            tree_depth, shrinkage, missing)
+                            dict(max_depth=tree_depth, max_leaves=tree_leaves, growth=tree_growth,
+                                 multi_output=tree_outputs), shrinkage, missing)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
-                     cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads, tree_depth,
+                     cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads, tree_options: dict,
                      shrinkage, missing) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
@@ -258,7 +264,7 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     elif kind == "signed":
         outputs = 1
     if weak_learner == "tree":
-        weak = TreeTrainer(max_depth=tree_depth, max_bins=max_bins, n_threads=n_threads, missing=missing)
+        weak = TreeTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing, **tree_options)
     elif weak_learner == "stump":
         if outputs not in (None, 1):
             raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "

@@ -330,6 +330,20 @@ def test_estimators_train_gradient_trees():
     assert np.sqrt(np.mean((regressor.predict(x) - target) ** 2)) < 0.3 * target.std()
     with pytest.raises(ValueError, match="max_depth"):
         BoostingClassifier(weak_learner="tree", max_depth=0).fit(x, labels)
+    # LightGBM's shape: one leafwise tree of at most 6 leaves per class and round
+    leafwise = BoostingClassifier(weak_learner="tree", loss="softmax", max_depth=None, max_leaves=6, growth="leafwise",
+                                  multi_output="per_output", learning_rate=0.3, n_estimators=5).fit(x, labels)
+    for machine in leafwise.machine_.weak_machines:
+        assert machine.roots.size == 3
+        assert np.sum(machine.features < 0) <= 3 * 6
+    expected = Boosting(TreeTrainer(max_depth=None, max_leaves=6, growth="leafwise", multi_output="per_output"),
+                        SoftmaxLoss(), learning_rate=0.3).train(x, y, 5)
+    assert all(a == b for a, b in zip(leafwise.machine_.weak_machines, expected.weak_machines))
+    leafwise_regressor = BoostingRegressor(weak_learner="tree", max_depth=None, max_leaves=4, growth="leafwise",
+                                           n_estimators=3).fit(x, target)
+    assert all(np.sum(m.features < 0) == 4 for m in leafwise_regressor.machine_.weak_machines)
+    with pytest.raises(ValueError, match="growth"):
+        BoostingRegressor(weak_learner="tree", growth="depthwise").fit(x, target)
 
 
 def test_command_line_trains_softmax_trees(tmp_path, capsys):
@@ -344,4 +358,9 @@ def test_command_line_trains_softmax_trees(tmp_path, capsys):
     machine = BoostedMachine.load(model)
     assert isinstance(machine.weak_machines[0], TreeMachine) and machine.weak_machines[0].depth == 3
     assert machine.weights[0].tolist() == [0.3] * 3
+    assert main(["train", str(table), "-o", str(model), "-F", "-w", "tree", "-l", "softmax", "--tree-depth", "8",
+                 "--tree-leaves", "5", "--tree-growth", "leafwise", "--tree-outputs", "per_output", "-r", "4",
+                 "--quiet"]) == 0
+    machine = BoostedMachine.load(model)
+    assert all(m.roots.size == 3 and np.sum(m.features < 0) <= 15 for m in machine.weak_machines)
     capsys.readouterr()

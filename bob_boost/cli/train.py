@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None}
+IN_MEMORY_ONLY = {"threads": None, "tree_leaves": None, "tree_growth": "levelwise", "tree_outputs": "shared"}
 
 #: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
 #: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
@@ -89,6 +89,14 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "sorted label order) for badacost and the cmel loss")
     train.add_argument("--tree-depth", type=positive_int, default=TREE_ONLY["tree_depth"],
                        help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
+    train.add_argument("--tree-leaves", type=positive_int, default=IN_MEMORY_ONLY["tree_leaves"], metavar="N",
+                       help="the generic trainer's gradient trees: at most N leaves")
+    train.add_argument("--tree-growth", choices=("levelwise", "leafwise"), default=IN_MEMORY_ONLY["tree_growth"],
+                       help="the generic trainer's gradient trees: level by level, or the leaf of largest gain "
+                            "first (as LightGBM; with --tree-leaves)")
+    train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=IN_MEMORY_ONLY["tree_outputs"],
+                       help="the generic trainer's gradient trees of several outputs (softmax): one tree with a "
+                            "value per class in each leaf, or one tree per class each round (as LightGBM)")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer)")
     train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
@@ -164,7 +172,9 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              cost_negative=args.cost_negative, cost_matrix=cost_matrix, selection=args.selection,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
-                             number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads)
+                             number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads,
+                             tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
+                             tree_outputs=args.tree_outputs)
     except CommandError:
         raise
     except ValueError as error:

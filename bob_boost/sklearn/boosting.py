@@ -56,9 +56,17 @@ class BoostingClassifier(_BoostedClassifier):
     n_threads : int or None
         Threads for binning and histograms (None: every core); the model does
         not depend on it.
-    max_depth : int
+    max_depth : int or None
         Depth of the gradient trees (``weak_learner='tree'``, :class:`~bob_boost.TreeTrainer`: Newton
-        leaves from the loss's gradient and hessian).
+        leaves from the loss's gradient and hessian); None: no limit (``growth="leafwise"`` with
+        ``max_leaves``).
+    max_leaves : int or None
+        Gradient trees: at most this many leaves (>= 2).
+    growth : {"levelwise", "leafwise"}
+        Gradient trees: level by level, or the leaf of largest gain first (as LightGBM).
+    multi_output : {"shared", "per_output"}
+        Gradient trees of several outputs (the softmax loss): one tree with a value per class in
+        each leaf, or one tree per class each round (as LightGBM's multiclass).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
     missing : {None, "bin"}
@@ -124,10 +132,11 @@ class BoostingClassifier(_BoostedClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent",
-                 max_bins: int | None = 256, n_threads: int | None = None, max_depth: int = 3,
+                 max_bins: int | None = 256, n_threads: int | None = None, max_depth: int | None = 3,
                  learning_rate: float = 1.0, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None) -> None:
+                 scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
+                 max_leaves: int | None = None, growth: str = "levelwise", multi_output: str = "shared") -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -146,6 +155,9 @@ class BoostingClassifier(_BoostedClassifier):
         self.warm_start = warm_start
         self.random_state = random_state
         self.missing = missing
+        self.max_leaves = max_leaves
+        self.growth = growth
+        self.multi_output = multi_output
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -187,7 +199,8 @@ class BoostingClassifier(_BoostedClassifier):
                              weak_learner=self.weak_learner, lut_entries=maximum,
                              selection_style=self.selection_style, max_bins=self.max_bins,
                              n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
-                             missing=self.missing)
+                             missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
+                             tree_outputs=self.multi_output)
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded)
         self.machine_.metadata.update(self._classifier_metadata())
@@ -256,9 +269,13 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     n_threads : int or None
         Threads for binning and histograms (None: every core); the model does
         not depend on it.
-    max_depth : int
-        Depth of the gradient trees (``weak_learner='tree'``, :class:`~bob_boost.TreeTrainer`: Newton
-        leaves from the loss's gradient and hessian).
+    max_depth : int or None
+        Depth of the gradient trees (``weak_learner='tree'``); None: no limit (``growth="leafwise"``
+        with ``max_leaves``).
+    max_leaves : int or None
+        Gradient trees: at most this many leaves (>= 2).
+    growth : {"levelwise", "leafwise"}
+        Gradient trees: level by level, or the leaf of largest gain first (as LightGBM).
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
     missing : {None, "bin"}
@@ -317,10 +334,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
-                 n_threads: int | None = None, max_depth: int = 3, learning_rate: float = 1.0,
+                 n_threads: int | None = None, max_depth: int | None = 3, learning_rate: float = 1.0,
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, max_leaves: int | None = None, growth: str = "levelwise") -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -336,6 +353,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.warm_start = warm_start
         self.random_state = random_state
         self.missing = missing
+        self.max_leaves = max_leaves
+        self.growth = growth
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -367,7 +386,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
-                                 shrinkage=self.learning_rate, missing=self.missing)
+                                 shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
+                                 tree_growth=self.growth)
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
