@@ -129,11 +129,11 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     """
     width = sums.shape[1]
     if width == 2:
-        top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                           missing, gains)
+        top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
+                           min_hessian, missing, gains)
     else:
-        top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
-                    gains)
+        top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                    missing, gains)
     if top <= 0:
         return -1, 0.0, False
     g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top)
@@ -149,7 +149,8 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
 
 
 @numba.njit(**_JIT)
-def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing, gains):
+def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+          gains):
     """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
     width = sums.shape[1]
     outputs = width // 2
@@ -187,8 +188,8 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
 
 
 @numba.njit(**_JIT)
-def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
-                 gains):
+def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                 missing, gains):
     """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
     last = 2 if missing else 1
     gradient, hessian = total[0], total[1]
