@@ -529,9 +529,10 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
         for j in range(n_split):
             parent = split_nodes[j]
             left, right = node_left[parent], node_right[parent]
-            if (max_depth > 0 and depth[left] >= max_depth) or (
+            if (max_depth > 0 and depth[left] >= max_depth) or (leafwise and 0 < max_leaves <= leaves) or (
                     stop[left] - start[left] < 2 * min_samples and stop[right] - start[right] < 2 * min_samples):
-                free[n_free] = slot[parent]  # children that are never split need no histograms
+                # children that are never split (at the depth or leaf limit, or too small) need no histograms
+                free[n_free] = slot[parent]
                 n_free += 1
                 slot[parent] = -1
                 continue
