@@ -303,7 +303,7 @@ def test_look_up_table_inputs_and_losses_that_cannot_be_distributed(client):
     with pytest.raises(ValueError, match="step_rule: 'newton' needs a second derivative"):
         DaskBoosting(bob_boost.TangentialLoss(), step_rule="newton")
     with pytest.raises(ValueError, match="weak_learner"):
-        DaskBoosting(bob_boost.LogitLoss(), weak_learner="tree")
+        DaskBoosting(bob_boost.LogitLoss(), weak_learner="forest")
 
 
 def _cost_sensitive_trainers():

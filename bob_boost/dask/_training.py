@@ -24,10 +24,11 @@ Each round then moves only small things:
 from __future__ import annotations
 
 import logging
+import numbers
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_choice, check_positive_int, check_scalar
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..engine import kernels
 from ..engine.newton import newton_solve
@@ -39,7 +40,9 @@ from ..machine import BoostedMachine
 from ..trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..trainers.stump import TIE_TOLERANCE
 from ..weak.stump import StumpMachine
+from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
+from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
 
 logger = logging.getLogger(__name__)
@@ -48,11 +51,12 @@ logger = logging.getLogger(__name__)
 DASK_STEP_RULES = ("newton", "lbfgs")
 
 #: The weak learners trained on a cluster.
-DASK_WEAK_LEARNERS = ("stump", "lut")
+DASK_WEAK_LEARNERS = ("stump", "lut", "tree")
 
 
 class DaskBoosting:
-    """Boost decision stumps or look-up tables on a Dask cluster with any loss that has a second derivative.
+    """Boost decision stumps, look-up tables or gradient trees on a Dask cluster with a loss that has a second
+    derivative.
 
     The model is the one :class:`bob_boost.Boosting` trains in memory with ``step_rule="newton"`` and
     ``StumpTrainer(max_bins=max_bins)`` or ``LUTTrainer(lut_entries, #outputs, selection_style)``:
@@ -78,11 +82,25 @@ class DaskBoosting:
         Entries of each table; default: the largest training value + 1 (as the command line does).
     selection_style : {"independent", "shared"}
         Multi-output tables: one feature per output, or one for all (as :class:`~bob_boost.LUTTrainer`).
+    step_rule : {None, "newton", "lbfgs"}
+        Stumps and tables: Newton's method on separate outputs, or L-BFGS on the summed loss (None: Newton
+        where it applies).
+    tree : TreeTrainer, optional
+        ``weak_learner="tree"``: the gradient trees' shape (``max_depth``, ``max_leaves``,
+        ``min_samples_leaf``, ``min_hessian_leaf``, ``l2_regularization``, ``multi_output``; levelwise,
+        without missing values); its ``max_bins`` is replaced by ``max_bins``. The trees are those
+        ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
+        sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`); with sample weights, in memory
+        the weights are first scaled to mean 1, which moves ``min_hessian_leaf`` and
+        ``l2_regularization`` relative to the hessians.
+    learning_rate : float
+        Gradient trees: every tree's weight (the Newton leaves make the tree's own step 1).
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
                  weak_learner: str = "stump", lut_entries: int | None = None,
-                 selection_style: str = "independent", step_rule: str | None = None) -> None:
+                 selection_style: str = "independent", step_rule: str | None = None, tree=None,
+                 learning_rate: float = 1.0) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", DASK_STEP_RULES)
@@ -95,6 +113,12 @@ class DaskBoosting:
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
+        self.tree = check_cluster_tree(TreeTrainer() if tree is None else tree)
+        self.learning_rate = check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
+                                          include_boundaries="right")
+        if self.weak_learner == "tree" and not loss_function.has_hessian:
+            raise InvalidValueError(f"weak_learner: distributed gradient trees need Newton leaves, but "
+                                    f"{type(loss_function).__name__} defines no loss_hessian")
         #: Passes over the chunks that found each round's weights in the last :meth:`train` (one for the
         #: exponential loss's closed form, one per Newton iteration or L-BFGS evaluation otherwise).
         self.weight_passes: list[int] = []
@@ -152,15 +176,15 @@ class DaskBoosting:
         if newton and loss_columns != outputs:
             raise InvalidValueError(f"step_rule: 'newton' treats outputs separately, but {type(loss).__name__} "
                                     f"couples them; use 'lbfgs' or None")
-        if outputs > 1 and self.weak_learner != "lut":
+        if outputs > 1 and self.weak_learner == "stump":
             raise InvalidValueError(f"targets: stumps have one output, got {outputs} target columns "
-                                    f"(multi-output training needs weak_learner='lut')")
+                                    f"(multi-output training needs weak_learner='lut' or 'tree')")
         if baseline is not None:
             baseline = BoostedMachine(number_of_outputs=outputs, baseline=baseline).baseline  # validated
             labels = labels - (baseline[0] if labels.ndim == 1 else baseline)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        if self.weak_learner == "stump":
+        if self.weak_learner in ("stump", "tree"):
             coded, offsets, split = binned_chunks(client, array, self.max_bins)
             chooser = _StumpChooser(offsets, split)
         else:
@@ -177,8 +201,22 @@ class DaskBoosting:
                                            "weak_learner": self.weak_learner},
                                  decision_rule=loss.decision_rule(outputs), baseline=baseline)
         history: list[tuple] = []
+        trees = None
+        if self.weak_learner == "tree":
+            trees = DistributedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
+            if trees is not None:
+                weak, weak_outputs, arguments = trees.grow(loss)
+                alpha = np.full(outputs, float(self.learning_rate))
+                machine.add_weak_machine(weak, alpha)
+                history.append((coded_tree_outputs, arguments, alpha))
+                self._move_scores(chunks, history, weak_outputs, alpha, outputs)
+                logger.info("DaskBoosting round %d/%d: %d tree nodes", round_index + 1, number_of_rounds,
+                            weak.features.size)
+                if stop_requested(callback, round_index, machine, None):
+                    break
+                continue
             histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
             choice = chooser.choose(histograms, absolute, gradient_sum)
             if choice is None:
@@ -193,15 +231,21 @@ class DaskBoosting:
                 break
             machine.add_weak_machine(weak, alpha)
             history.append((output_task, arguments, alpha))
-            if len(history) % CHECKPOINT_ROUNDS:
-                chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
-            else:
-                chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, outputs, tuple(history))
+            self._move_scores(chunks, history, weak_outputs, alpha, outputs)
             logger.info("DaskBoosting round %d/%d: %r, weights %s", round_index + 1, number_of_rounds, weak, alpha)
             if stop_requested(callback, round_index, machine, None):
                 break
         training_ended(callback, machine)
         return machine
+
+    @staticmethod
+    def _move_scores(chunks: Chunks, history: list, weak_outputs: list, alpha: np.ndarray, outputs: int) -> None:
+        """Add the round to the chunks' scores; every :data:`CHECKPOINT_ROUNDS` rounds, rebuild them from the
+        codes instead, so that a lost chunk's scores are recomputed from a short task graph."""
+        if len(history) % CHECKPOINT_ROUNDS:
+            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
+        else:
+            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, outputs, tuple(history))
 
     def _histograms(self, chunks: Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""

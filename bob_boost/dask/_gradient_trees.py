@@ -1,0 +1,275 @@
+"""Gradient trees on a Dask cluster: the round's trees grown level by level from summed node histograms.
+
+Each level, every chunk sends the gradient/hessian histograms of the frontier nodes of every tree of the
+round (one per output, or one for all); the histograms are summed in chunk order and each node's split
+is chosen on the client by the in-memory trees' own scan
+(:func:`bob_boost.engine.tree_kernels.best_split`); the splits go back to the chunks, which move their
+rows. Leaves get ``-G / (H + lambda)`` from the leaves' summed derivatives. The trees are those
+:class:`bob_boost.TreeTrainer` grows in memory level by level (``growth="levelwise"``), up to the
+rounding of sums added per chunk.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import tree_kernels
+from ..engine.codes import CodedFeatures
+from ..exceptions import InvalidTypeError, InvalidValueError
+from ..losses import LossFunction
+from ..losses.base import weighted
+from ..weak.tree import TreeMachine
+from ..weak_trainers.tree import TIE_TOLERANCE, TreeTrainer
+from ._chunks import Chunks
+
+
+def check_cluster_tree(trainer) -> TreeTrainer:
+    """The tree trainer of distributed gradient trees: levelwise, without missing values."""
+    if not isinstance(trainer, TreeTrainer):
+        raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
+    if trainer.growth != "levelwise":
+        raise InvalidValueError("tree: growth='leafwise' needs a round trip per split; distributed trees grow "
+                                "levelwise")
+    if trainer.missing is not None:
+        raise InvalidValueError("tree: missing='bin' is not supported on a cluster (NaN is an error there)")
+    if trainer.newton_leaves is False:
+        raise InvalidValueError("tree: distributed trees have Newton leaves (newton_leaves None or True)")
+    return trainer
+
+
+# -- on the workers -------------------------------------------------------------------------------------------
+
+def derivatives(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> np.ndarray:
+    """(#rows, 2 x #outputs) the chunk's weighted loss gradient, then hessian."""
+    gradient, hessian = loss.gradient_and_hessian(targets, scores)
+    return np.hstack([weighted(gradient, weights), weighted(hessian, weights)])
+
+
+def root_nodes(rows: int, trees: int) -> np.ndarray:
+    """(#trees, #rows): every row at every tree's root."""
+    return np.zeros((trees, rows), dtype=np.int64)
+
+
+def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
+                    frontiers: tuple[np.ndarray, ...]) -> list[tuple]:
+    """Per tree, the chunk's (sums, counts, totals, node counts) of its frontier nodes.
+
+    Tree ``t`` reads the gradient columns ``groups[t]`` and the matching hessian columns of ``values``;
+    sums are (#frontier, #features x bins, 2K), in the in-memory trees' histogram layout.
+    """
+    outputs = values.shape[1] // 2
+    layout = coded.row_layout()
+    cells = coded.codes.shape[0] * coded.number_of_bins
+    result = []
+    for t, frontier in enumerate(frontiers):
+        columns = np.concatenate([groups[t], groups[t] + outputs])
+        tree_values = np.ascontiguousarray(values[:, columns])
+        width = columns.size
+        local = np.full(max(int(frontier.max(initial=0)), int(sample_node[t].max(initial=0))) + 1, -1,
+                        dtype=np.int64)
+        local[frontier] = np.arange(frontier.size)
+        position = local[sample_node[t]]
+        order = np.argsort(position, kind="stable")  # rows grouped by frontier node, ascending within each
+        bounds = np.searchsorted(position[order], np.arange(frontier.size + 1))
+        sums = np.zeros((frontier.size, cells, width))
+        counts = np.zeros((frontier.size, cells), dtype=np.int64)
+        totals = np.zeros((frontier.size, width))
+        for j in range(frontier.size):
+            start, stop = int(bounds[j]), int(bounds[j + 1])
+            tree_kernels._node_total(tree_values, order, start, stop, totals[j])
+            tree_kernels._build_histogram(layout, coded.mode_bins, coded.number_of_bins, tree_values, order, start,
+                                          stop, totals[j], stop - start, sums[j], counts[j])
+        result.append((sums, counts, totals, np.diff(bounds)))
+    return result
+
+
+def summed_trees(*parts: list[tuple]) -> list[tuple]:
+    """The chunks' per-tree histogram tuples summed element by element, in chunk order."""
+    total = [list(tree) for tree in parts[0]]
+    for part in parts[1:]:
+        for tree, addition in zip(total, part):
+            for i, value in enumerate(addition):
+                tree[i] = tree[i] + value
+    return [tuple(tree) for tree in total]
+
+
+def summed_arrays(*parts: list[np.ndarray]) -> list[np.ndarray]:
+    """The chunks' per-tree arrays summed, in chunk order."""
+    total = list(parts[0])
+    for part in parts[1:]:
+        total = [a + b for a, b in zip(total, part)]
+    return total
+
+
+def routed(coded: CodedFeatures, sample_node: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
+    """Every tree's rows of split nodes moved to a child (``tables[t]``: feature, bin, left, right per node)."""
+    moved = sample_node.copy()
+    for t, table in enumerate(tables):
+        feature = table[sample_node[t], 0]
+        moving = np.flatnonzero(feature >= 0)
+        node = sample_node[t, moving]
+        codes = coded.codes[feature[moving], moving]
+        moved[t, moving] = np.where(codes > table[node, 1], table[node, 3], table[node, 2])
+    return moved
+
+
+def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray, nodes: list[int]) -> list:
+    """Per tree, (#nodes, 2K) the chunk's derivative sums per node its rows end in (rows in order)."""
+    outputs = values.shape[1] // 2
+    result = []
+    for t, count in enumerate(nodes):
+        columns = np.concatenate([groups[t], groups[t] + outputs])
+        result.append(np.stack([np.bincount(sample_node[t], weights=values[:, c], minlength=count) for c in columns],
+                               axis=1))
+    return result
+
+
+def tree_outputs(sample_node: np.ndarray, leaf_values: list[np.ndarray], groups: np.ndarray,
+                 outputs: int) -> np.ndarray:
+    """(#rows, #outputs) the round's trees' leaf values of the chunk's rows."""
+    result = np.zeros((sample_node.shape[1], outputs))
+    for t, values in enumerate(leaf_values):
+        result[:, groups[t]] += values[sample_node[t]]
+    return result
+
+
+def coded_tree_outputs(coded: CodedFeatures, tables: list[np.ndarray], leaf_values: list[np.ndarray],
+                       groups: np.ndarray, outputs: int, depth: int) -> np.ndarray:
+    """:func:`tree_outputs` of a round's trees for the chunk's rows routed from the roots by their codes."""
+    sample_node = root_nodes(coded.codes.shape[1], len(tables))
+    for _ in range(depth):
+        sample_node = routed(coded, sample_node, tables)
+    return tree_outputs(sample_node, leaf_values, groups, outputs)
+
+
+# -- on the client ----------------------------------------------------------------------------------------------
+
+class DistributedGradientTrees:
+    """Grows a round's gradient trees from the chunks (see the module's description)."""
+
+    def __init__(self, trainer: TreeTrainer, chunks: Chunks, offsets: np.ndarray, split_thresholds: np.ndarray,
+                 bins_per_feature: int, outputs: int) -> None:
+        self.trainer = check_cluster_tree(trainer)
+        self.chunks = chunks
+        self.offsets = offsets
+        self.split_thresholds = split_thresholds
+        self.bins_per_feature = bins_per_feature
+        self.outputs = outputs
+        self.groups = (np.arange(outputs)[np.newaxis] if trainer.multi_output == "shared"
+                       else np.arange(outputs)[:, np.newaxis])
+        self.feature_of_bin = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+        # the chunks' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
+        self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
+
+    def grow(self, loss: LossFunction) -> tuple[TreeMachine, list, tuple]:
+        """The round's trees as one machine, the futures of every chunk's (#rows, #outputs) tree outputs, and
+        the arguments of :func:`coded_tree_outputs` that make them again from the codes."""
+        chunks, trainer, trees = self.chunks, self.trainer, self.groups.shape[0]
+        client = chunks.client
+        values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss)
+        sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
+        nodes = [_Tree() for _ in range(trees)]
+        frontiers = [np.array([0])] * trees
+        tables = [tree.table(self.offsets) for tree in nodes]
+        for depth in range(trainer.max_depth):
+            pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
+            histograms = client.submit(summed_trees, *pieces).result()
+            tables, next_frontiers = [], []
+            for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
+                children = tree.split(self, frontier, sums, counts, totals, node_counts)
+                tables.append(tree.table(self.offsets))
+                # children at the depth limit are never split
+                next_frontiers.append(np.array(children if depth + 1 < trainer.max_depth else [], dtype=np.int64))
+            if any(tree.split_last for tree in nodes):
+                sample_node = chunks.each(routed, chunks.coded, sample_node, tuple(tables))
+            frontiers = next_frontiers
+            if all(f.size == 0 for f in frontiers):
+                break
+        sizes = [len(tree.features) for tree in nodes]
+        totals = client.submit(summed_arrays, *chunks.each(leaf_totals, sample_node, values, self.groups,
+                                                          tuple(sizes))).result()
+        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization)) for tree, total in zip(nodes, totals)]
+        # (tuples: the chunks' helper reads lists as one entry per chunk)
+        leaf_values, tables = tuple(leaf_values), tuple(tables)
+        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
+        levels = max(tree.depth for tree in nodes)
+        return self._machine(nodes, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
+
+    def _machine(self, nodes: list["_Tree"], leaf_values: list[np.ndarray]) -> TreeMachine:
+        features, thresholds, left, right, values, roots = [], [], [], [], [], []
+        offset = 0
+        for t, (tree, leaves) in enumerate(zip(nodes, leaf_values)):
+            inner = np.array(tree.features) >= 0
+            features.append(tree.features)
+            thresholds.append(np.where(inner, self.split_thresholds[np.maximum(tree.bins, 0)], 0.0))
+            left.append(np.where(inner, np.array(tree.left) + offset, -1))
+            right.append(np.where(inner, np.array(tree.right) + offset, -1))
+            full = np.zeros((len(tree.features), self.outputs))
+            full[:, self.groups[t]] = leaves
+            values.append(full)
+            roots.append(offset)
+            offset += len(tree.features)
+        return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
+                           np.concatenate(right), np.vstack(values), roots)
+
+
+class _Tree:
+    """One tree's node arrays while it grows (global bins of its splits)."""
+
+    def __init__(self) -> None:
+        self.features: list[int] = [-1]
+        self.bins: list[int] = [-1]
+        self.left: list[int] = [-1]
+        self.right: list[int] = [-1]
+        self.depths: list[int] = [0]
+        self.depth = 0
+        self.split_last = False  # whether the last call of split split a node
+
+    def split(self, grower: DistributedGradientTrees, frontier: np.ndarray, sums, counts, totals,
+              node_counts) -> list[int]:
+        """Split the frontier's nodes by the in-memory rule; return the new children."""
+        trainer = grower.trainer
+        gains, bins = np.zeros(frontier.size), np.full(frontier.size, -1, dtype=np.int64)
+        gain_buffer = np.empty(2 * int(grower.offsets[-1]))
+        for j in range(frontier.size):
+            if node_counts[j] >= 2 * trainer.min_samples_leaf:
+                bins[j], gains[j], _ = tree_kernels.best_split(
+                    sums[j], counts[j], grower.no_modes, grower.offsets, grower.bins_per_feature, totals[j],
+                    int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, False, gain_buffer)
+        chosen = [j for j in np.argsort(-gains, kind="stable") if bins[j] >= 0]
+        if trainer.max_leaves is not None:
+            leaves = sum(1 for f in self.features if f < 0)
+            chosen = chosen[:max(0, trainer.max_leaves - leaves)]
+        children = []
+        self.split_last = bool(chosen)
+        for j in sorted(chosen):
+            node = int(frontier[j])
+            first = len(self.features)
+            self.features[node] = int(grower.feature_of_bin[bins[j]])
+            self.bins[node] = int(bins[j])
+            self.left[node], self.right[node] = first, first + 1
+            self.features += [-1, -1]
+            self.bins += [-1, -1]
+            self.left += [-1, -1]
+            self.right += [-1, -1]
+            self.depths += [self.depths[node] + 1] * 2
+            self.depth = max(self.depth, self.depths[node] + 1)
+            children += [first, first + 1]
+        return children
+
+    def table(self, offsets: np.ndarray) -> np.ndarray:
+        """(#nodes, 4): each node's feature (-1: leaf), bin within the feature, left and right child."""
+        table = np.full((len(self.features), 4), -1, dtype=np.int64)
+        for node, feature in enumerate(self.features):
+            if feature >= 0:
+                table[node] = (feature, self.bins[node] - offsets[feature], self.left[node], self.right[node])
+        return table
+
+    def leaf_values(self, totals: np.ndarray, regularization: float) -> np.ndarray:
+        """(#nodes, K) ``-G / (H + lambda)`` of the leaves (0 for inner nodes and empty denominators)."""
+        outputs = totals.shape[1] // 2
+        denominator = totals[:, outputs:] + regularization
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.where(denominator > 0, -totals[:, :outputs] / denominator, 0.0)
+        values[np.array(self.features) >= 0] = 0.0
+        return values

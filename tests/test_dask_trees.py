@@ -1,0 +1,95 @@
+"""Gradient trees on a local Dask cluster (two worker processes) against in-memory training."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bob_boost
+
+da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+
+from bob_boost.dask import DaskBoosting  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def _classes(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 5)), 2)
+    labels = (features[:, 0] > 0).astype(int) + (features[:, 1] + 0.3 * rng.normal(size=n) > 0.5)
+    return features, labels
+
+
+def _assert_same_trees(distributed_machine, memory_machine, rtol=1e-9):
+    assert len(distributed_machine) == len(memory_machine) > 0
+    np.testing.assert_array_equal(distributed_machine.weights, memory_machine.weights)
+    for ours, theirs in zip(distributed_machine.weak_machines, memory_machine.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert ours.thresholds.tolist() == theirs.thresholds.tolist()
+        assert ours.roots.tolist() == theirs.roots.tolist()
+        assert ours.left_children.tolist() == theirs.left_children.tolist()
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("multi_output, max_leaves", [("per_output", None), ("shared", 5)])
+def test_softmax_trees_give_the_in_memory_trees(client, multi_output, max_leaves):
+    features, labels = _classes()
+    tree = bob_boost.TreeTrainer(max_depth=3, max_leaves=max_leaves, min_samples_leaf=10, multi_output=multi_output)
+    loss = bob_boost.SoftmaxLoss(3)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.3).train(
+        da.from_array(features, chunks=(500, 5)), da.from_array(labels, chunks=500), 6)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.3).train(features, labels, 6)
+    _assert_same_trees(machine, memory)
+    assert np.array_equal(machine.predict(features), memory.predict(features))
+
+
+def test_logit_trees_with_uneven_chunks_and_a_checkpoint(client, monkeypatch):
+    from bob_boost.dask import _training
+    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 3)  # rounds 3 and 6 rebuild the scores from the codes
+    features, labels = _classes(seed=1)
+    targets = np.where(labels > 0, 1.0, -1.0)
+    tree = bob_boost.TreeTrainer(max_depth=4, min_samples_leaf=5, l2_regularization=1.0)
+    loss = bob_boost.LogitLoss()
+    chunks = ((300, 451, 449),)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.5).train(
+        da.from_array(features, chunks=chunks + ((5,),)), da.from_array(targets, chunks=chunks), 7)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.5).train(features, targets, 7)
+    _assert_same_trees(machine, memory)
+
+
+def test_squared_loss_regression_trees(client):
+    features, _ = _classes(seed=2)
+    target = np.sin(features[:, 0]) + features[:, 1]
+    tree = bob_boost.TreeTrainer(max_depth=3)
+    machine = DaskBoosting(bob_boost.SquaredLoss(), client=client, weak_learner="tree", tree=tree,
+                           learning_rate=0.3).train(da.from_array(features, chunks=(600, 5)), target, 5,
+                                                    baseline=float(target.mean()))
+    memory = bob_boost.Boosting(tree, bob_boost.SquaredLoss(), learning_rate=0.3).train(
+        features, target, 5, baseline=float(target.mean()))
+    _assert_same_trees(machine, memory)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"tree": bob_boost.TreeTrainer(max_depth=None, max_leaves=8, growth="leafwise")}, "leafwise"),
+    ({"tree": bob_boost.TreeTrainer(missing="bin")}, "missing"),
+    ({"learning_rate": 0.0}, "learning_rate"),
+])
+def test_tree_options_that_cannot_be_distributed(options, message):
+    with pytest.raises(ValueError, match=message):
+        DaskBoosting(bob_boost.LogitLoss(), weak_learner="tree", **options)
+
+
+def test_a_tree_option_of_another_type_is_a_type_error():
+    with pytest.raises(TypeError, match="tree: expected a TreeTrainer"):
+        DaskBoosting(bob_boost.LogitLoss(), weak_learner="tree", tree=bob_boost.StumpTrainer())
+
+
+def test_a_loss_without_hessian_cannot_grow_distributed_trees():
+    with pytest.raises(ValueError, match="loss_hessian"):
+        DaskBoosting(bob_boost.TangentialLoss(), weak_learner="tree")
