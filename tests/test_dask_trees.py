@@ -93,3 +93,23 @@ def test_a_tree_option_of_another_type_is_a_type_error():
 def test_a_loss_without_hessian_cannot_grow_distributed_trees():
     with pytest.raises(ValueError, match="loss_hessian"):
         DaskBoosting(bob_boost.TangentialLoss(), weak_learner="tree")
+
+
+def test_the_estimators_train_gradient_trees_as_in_memory(client):
+    from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
+    from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
+    features, labels = _classes(seed=3)
+    names = np.array(["a", "b", "c"])[labels]
+    options = dict(weak_learner="tree", max_depth=3, max_leaves=6, learning_rate=0.3, n_estimators=4)
+    model = DaskBoostingClassifier(loss="softmax", multi_output="per_output", client=client, **options).fit(
+        da.from_array(features, chunks=(400, 5)), da.from_array(names, chunks=400))
+    memory = BoostingClassifier(loss="softmax", multi_output="per_output", early_stopping=False, **options).fit(
+        features, names)
+    _assert_same_trees(model.machine_, memory.machine_)
+    assert np.array_equal(model.to_local().predict(features), memory.predict(features))
+    target = np.sin(features[:, 0]) + features[:, 1]
+    regressor = DaskBoostingRegressor(client=client, **options).fit(da.from_array(features, chunks=(400, 5)), target)
+    memory_regressor = BoostingRegressor(early_stopping=False, **options).fit(features, target)
+    _assert_same_trees(regressor.machine_, memory_regressor.machine_)
+    np.testing.assert_allclose(regressor.to_local().predict(features), memory_regressor.predict(features),
+                               rtol=1e-9)

@@ -22,19 +22,24 @@ from ._training import DASK_WEAK_LEARNERS, DaskBoosting
 
 
 class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
-    """Boosted stumps or look-up tables trained from Dask arrays; the twin of
+    """Boosted stumps, look-up tables or gradient trees trained from Dask arrays; the twin of
     :class:`~bob_boost.sklearn.BoostingClassifier`.
 
-    Two classes are one +-1 output; more need ``weak_learner="lut"`` (one output per class, as in memory).
+    Two classes are one +-1 output; more need ``weak_learner="lut"`` (one output per class, as in memory)
+    or ``"tree"`` with the softmax loss.
 
     Parameters
     ----------
     loss : {"exponential", "logit", "tangential", "softmax"}
         The loss, as in :class:`~bob_boost.sklearn.BoostingClassifier`.
-    weak_learner : {"stump", "lut"}
-        Decision stumps, or look-up tables on integer features ``0 .. maximum_feature_value - 1``.
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps, look-up tables on integer features ``0 .. maximum_feature_value - 1``, or
+        gradient trees (grown level by level; see :class:`DaskBoosting`).
     n_estimators : int
         Rounds of boosting at most.
+    max_depth, max_leaves, multi_output, learning_rate
+        Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
+        trees' weight).
     maximum_feature_value : int
         Entries of each look-up table.
     selection_style : {"independent", "shared"}
@@ -63,9 +68,14 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
                  class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
-                 client=None) -> None:
+                 client=None, max_depth: int = 3, max_leaves: int | None = None, multi_output: str = "shared",
+                 learning_rate: float = 1.0) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.multi_output = multi_output
+        self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
         self.selection_style = selection_style
@@ -96,13 +106,15 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
             raise ValueError(f"y: stumps are binary, got {k} classes; use weak_learner='lut' or "
                              f"DaskBAdaCostClassifier")
         recipe = make_recipe("boosting", number_of_classes=k, loss=self.loss, weak_learner=self.weak_learner,
-                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins)
+                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
+                             tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
+                             shrinkage=self.learning_rate)
         encoding, kind = self._encoding, recipe.target_kind
         shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
-                               selection_style=self.selection_style)
+                               selection_style=self.selection_style, **_tree_options(self, recipe))
         weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
                                                                                  features.chunks[0]), recipe.loss)
         self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, callback=stopper)
@@ -116,7 +128,9 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                              n_estimators=self.n_estimators,
                                              maximum_feature_value=self.maximum_feature_value,
                                              selection_style=self.selection_style, max_bins=self.max_bins,
-                                             class_weight=self.class_weight, early_stopping=False))
+                                             class_weight=self.class_weight, early_stopping=False,
+                                             max_depth=self.max_depth, max_leaves=self.max_leaves,
+                                             multi_output=self.multi_output, learning_rate=self.learning_rate))
 
 
 class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
@@ -303,13 +317,18 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
 
 
 class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
-    """Boosted stumps on the squared loss trained from Dask arrays; the twin of
-    ``BoostingRegressor(weak_learner="stump")``, whose intercept (the weighted mean of ``y``) it shares.
+    """Boosted stumps or gradient trees on the squared loss trained from Dask arrays; the twin of
+    :class:`~bob_boost.sklearn.BoostingRegressor`, whose intercept (the weighted mean of ``y``) it shares.
 
     Parameters
     ----------
     n_estimators : int
-        Rounds of boosting (stumps) at most.
+        Rounds of boosting at most.
+    weak_learner : {"stump", "tree"}
+        Decision stumps or gradient trees (grown level by level; see :class:`DaskBoosting`).
+    max_depth, max_leaves, learning_rate
+        Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
+        trees' weight).
     max_bins : int
         Bins per feature (2 .. 256).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
@@ -329,7 +348,12 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
 
     def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None) -> None:
+                 random_state: int | None = None, client=None, weak_learner: str = "stump", max_depth: int = 3,
+                 max_leaves: int | None = None, learning_rate: float = 1.0) -> None:
+        self.weak_learner = weak_learner
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_bins = max_bins
         self.early_stopping = early_stopping
@@ -342,13 +366,18 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
         """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
         rounds = check_positive_int(self.n_estimators, "n_estimators")
+        check_choice(self.weak_learner, "weak_learner", ("stump", "tree"))
+        recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
+                             max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
+                             shrinkage=self.learning_rate)
         features = _dask.as_row_chunked(X, "X")
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
                                                                               "sample_weight")
         weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
         intercept = _dask.weighted_mean(targets, weights)
-        trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client)
+        trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client, weak_learner=self.weak_learner,
+                               **_tree_options(self, recipe))
         self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, baseline=intercept,
                                       callback=stopper)
         self._record_validation()
@@ -359,8 +388,9 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     def to_local(self) -> BoostingRegressor:
         """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
         check_is_fitted(self)
-        local = BoostingRegressor(weak_learner="stump", n_estimators=self.n_estimators, max_bins=self.max_bins,
-                                  early_stopping=False)
+        local = BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
+                                  max_bins=self.max_bins, early_stopping=False, max_depth=self.max_depth,
+                                  max_leaves=self.max_leaves, learning_rate=self.learning_rate)
         machine = copy.deepcopy(self.machine_)
         machine.decision_rule = "identity"
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
@@ -380,3 +410,10 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
             return function(X)
         features = _dask.as_row_chunked(X, "X")
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)
+
+
+def _tree_options(estimator, recipe) -> dict:
+    """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer."""
+    if estimator.weak_learner != "tree":
+        return {}
+    return {"tree": recipe.trainer.weak_trainer, "learning_rate": estimator.learning_rate}
