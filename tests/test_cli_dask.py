@@ -403,9 +403,35 @@ def test_csv_without_dask_dataframe_names_the_extra(cluster, tmp_path, capsys, m
     assert "needs dask.dataframe" in err and 'pip install "dask[dataframe]"' in err
 
 
+def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
+    features, labels = _ordered_classes(k=3, seed=20)
+    # shuffled: the softmax loss checks each chunk's labels on their own, and each must hold every class
+    order = np.random.default_rng(0).permutation(labels.size)
+    features, labels = features[order], labels[order]
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    options = ["-w", "tree", "-l", "softmax", "--tree-depth", 3, "--tree-leaves", 6, "--tree-outputs", "per_output",
+               "--shrinkage", 0.3, "-r", 4]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    code, out, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
+                          cluster.scheduler_address, "--chunk-rows", 300)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options, "-q")[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert len(machine) == len(memory) == 4
+    np.testing.assert_array_equal(machine.weights, memory.weights)
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist() and ours.roots.size == 3
+        assert ours.thresholds.tolist() == theirs.thresholds.tolist()
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-9, atol=1e-12)
+    assert machine.metadata == {**memory.metadata, "distributed": "dask"}
+
+
 UNSUPPORTED = [
-    (["-w", "tree"], "--weak-learner: 'tree' does not run on a cluster with --trainer boosting; with --scheduler use "
-                     "-w stump or lut"),
+    (["-w", "tree", "--tree-growth", "leafwise"], "--tree-growth: is an option of in-memory training only"),
+    (["--tree-leaves", "4"], "--tree-leaves: is an option of --trainer boosting -w tree; drop it"),
+    (["--trainer", "samme", "-w", "tree", "--tree-outputs", "per_output"],
+     "--tree-outputs: is an option of --trainer boosting -w tree; drop it"),
     (["{tmp}/three.hdf5", "--trainer", "samme", "-w", "lut"], "--weak-learner: 'lut' does not run on a cluster with "
                                                              "--trainer samme; with --scheduler use -w tree or stump"),
     (["--trainer", "adaboostdb", "-w", "lut"], "--weak-learner: --trainer adaboostdb boosts stumps; drop -w lut"),

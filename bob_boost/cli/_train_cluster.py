@@ -4,7 +4,8 @@ the workers read lazily.
 What runs on a cluster:
 
 - ``--trainer boosting`` with stumps or look-up tables (``-w lut``, ``--lut-entries``, ``--selection-style``)
-  and a loss with one term per output: :class:`bob_boost.dask.DaskBoosting`. The
+  and a loss with one term per output, or gradient trees (``-w tree``, ``--tree-depth``, ``--tree-leaves``,
+  ``--tree-outputs``, ``--shrinkage``; also the softmax loss): :class:`bob_boost.dask.DaskBoosting`. The
   labels become targets as in memory (:func:`bob_boost.recipes.make_recipe`'s target kind,
   :class:`~bob_boost.labels.ClassEncoding`): +-1 for two classes, one +-1 output per class for more (LUTs),
   the numbers themselves for a regression (which starts from their mean, as in memory);
@@ -39,13 +40,13 @@ from ..progress import PLAIN_LINES
 from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, Recipe, make_loss, make_recipe
 from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
-from .train import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS, IN_MEMORY_ONLY,
-                    LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression)
+from .train import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS,
+                    GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
 CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS, *MULTICLASS_TRAINERS)
-CLUSTER_WEAK_LEARNERS = {"boosting": ("stump", "lut"), **{name: ("stump",) for name in BINARY_COST_TRAINERS},
+CLUSTER_WEAK_LEARNERS = {"boosting": ("stump", "lut", "tree"), **{name: ("stump",) for name in BINARY_COST_TRAINERS},
                          **{name: ("tree", "stump") for name in MULTICLASS_TRAINERS}}
 
 #: Options that the generic trainer reads in memory but not on a cluster (the learning rate; the cost matrix
@@ -82,7 +83,9 @@ def check_cluster_options(args: argparse.Namespace) -> None:
         _check_cluster_loss(args)
     elif args.loss is not None:
         raise CommandError(f"--loss: --trainer {args.trainer} minimises its own cost-sensitive loss; drop it")
+    gradient_trees = args.trainer == "boosting" and args.weak_learner == "tree"
     groups = ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
+              (GRADIENT_TREE_ONLY, gradient_trees, "--trainer boosting -w tree"),
               (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb"),
               (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
               (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),
@@ -91,7 +94,7 @@ def check_cluster_options(args: argparse.Namespace) -> None:
                                              "double_base loss"))
     for options, used, by in groups:
         for name, default in options.items():
-            if used or getattr(args, name) == default:
+            if used or getattr(args, name) == default or (name == "shrinkage" and gradient_trees):
                 continue
             if args.trainer == "boosting" and name in GENERIC_IN_MEMORY:
                 raise CommandError(f"{_option(name)}: with --scheduler, is an option of {by} only (in memory also "
@@ -124,6 +127,8 @@ def _check_cluster_loss(args: argparse.Namespace) -> None:
         loss = make_loss(args.loss, _PLACEHOLDER_COSTS, args.cost_positive, args.cost_negative)
     except ValueError as error:
         raise as_options(error) from None
+    if isinstance(loss, SoftmaxLoss) and args.weak_learner == "tree":
+        return  # gradient trees read each output's derivatives; the softmax's coupling does not matter
     if isinstance(loss, SoftmaxLoss) or loss.cost_matrix is not None:
         raise CommandError(f"--loss: {args.loss!r} couples the classes' outputs; --scheduler trains losses with one "
                            f"term per output (exponential, logit, double_base or squared)")
@@ -152,9 +157,11 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
             elif args.trainer in BINARY_COST_TRAINERS:
                 trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
             else:
+                trees = ({"tree": recipe.trainer.weak_trainer, "learning_rate": args.shrinkage}
+                         if args.weak_learner == "tree" else {})
                 trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
                                        weak_learner=args.weak_learner, lut_entries=args.lut_entries,
-                                       selection_style=args.selection_style)
+                                       selection_style=args.selection_style, **trees)
         except ValueError as error:
             raise as_options(error) from None
         if isinstance(recipe.loss, SquaredLoss):
@@ -207,10 +214,13 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              cost_negative=args.cost_negative, cost_matrix=cost_matrix, selection=args.selection,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
-                             number_of_rounds=args.rounds, max_bins=args.max_bins)
+                             number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
+                             tree_outputs=args.tree_outputs)
     except ValueError as error:
         raise as_options(error) from None
-    if recipe.target_kind not in ("signed", "one_vs_rest", "values") and args.trainer not in MULTICLASS_TRAINERS:
+    softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"
+    if (recipe.target_kind not in ("signed", "one_vs_rest", "values") and args.trainer not in MULTICLASS_TRAINERS
+            and not softmax_trees):
         # the generic trainer's softmax and cost-matrix losses: refused before, by check_cluster_options
         raise CommandError(f"--loss: {args.loss!r} trains on class indices, which --scheduler does not")
     return encoding, recipe

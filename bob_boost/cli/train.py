@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None, "tree_leaves": None, "tree_growth": "levelwise", "tree_outputs": "shared"}
+IN_MEMORY_ONLY = {"threads": None, "tree_growth": "levelwise"}
 
 #: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
 #: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
@@ -35,6 +35,8 @@ IN_MEMORY_ONLY = {"threads": None, "tree_leaves": None, "tree_growth": "levelwis
 LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
 ADABOOSTDB_ONLY = {"selection": "alpha"}
 TREE_ONLY = {"tree_depth": 2}
+#: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
+GRADIENT_TREE_ONLY = {"tree_leaves": None, "tree_outputs": "shared"}
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0}
 
@@ -89,12 +91,12 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "sorted label order) for badacost and the cmel loss")
     train.add_argument("--tree-depth", type=positive_int, default=TREE_ONLY["tree_depth"],
                        help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
-    train.add_argument("--tree-leaves", type=positive_int, default=IN_MEMORY_ONLY["tree_leaves"], metavar="N",
+    train.add_argument("--tree-leaves", type=positive_int, default=GRADIENT_TREE_ONLY["tree_leaves"], metavar="N",
                        help="the generic trainer's gradient trees: at most N leaves")
     train.add_argument("--tree-growth", choices=("levelwise", "leafwise"), default=IN_MEMORY_ONLY["tree_growth"],
                        help="the generic trainer's gradient trees: level by level, or the leaf of largest gain "
                             "first (as LightGBM; with --tree-leaves)")
-    train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=IN_MEMORY_ONLY["tree_outputs"],
+    train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=GRADIENT_TREE_ONLY["tree_outputs"],
                        help="the generic trainer's gradient trees of several outputs (softmax): one tree with a "
                             "value per class in each leaf, or one tree per class each round (as LightGBM)")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
@@ -113,6 +115,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     scheduler_options(train, "train",
                       "--trainer boosting with stumps or LUTs (-w lut: one output per class for more than two) and "
                       "a loss with one term per output (exponential, logit, tangential, double_base or squared), "
+                      "or with level-by-level gradient trees (-w tree; also the softmax loss), "
                       "or --trainer adaboostdb or cost-sensitive-adaboost, these with --max-bins at most "
                       f"{CLUSTER_MAX_BINS}; and --trainer badacost, samme or adaboost-m1 with -w tree or stump")
     train.set_defaults(handler=command_train)
