@@ -1,4 +1,5 @@
-"""Distributed stump boosting (``bob_boost.dask.DaskBoosting``): 1 and 2 workers, and data larger than them.
+"""Distributed stump boosting (``bob_boost.dask.DaskBoosting``): 1 and 2 workers, and data larger than them;
+``--trees``: gradient trees (``weak_learner="tree"``, depth ``--depth``, learning rate 0.1) on the data that fits.
 
 Two tables, each time the fastest of ``--repeats`` runs unless said otherwise.
 
@@ -59,6 +60,14 @@ def fastest(function, repeats: int):
 
 
 def same_model(model, reference) -> bool:
+    """Same stumps and weights within 1e-9; for trees, the same splits and leaf values within 1e-9."""
+    if len(model) != len(reference):
+        return False
+    if all(hasattr(m, "roots") for m in model.weak_machines):
+        return np.array_equal(model.weights, reference.weights) and all(
+            a.features.tolist() == b.features.tolist() and a.thresholds.tolist() == b.thresholds.tolist()
+            and np.allclose(a.values, b.values, rtol=1e-9, atol=1e-12)
+            for a, b in zip(model.weak_machines, reference.weak_machines))
     return (model.weak_machines == reference.weak_machines
             and np.allclose(model.weights, reference.weights, rtol=1e-9, atol=0))
 
@@ -103,7 +112,14 @@ def fitting(args, loss) -> None:
 
     X, y = fitting_data(args.rows, args.features, args.chunk)
     features, targets = X.compute(), y.compute()
-    trainer = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256, n_threads=2), loss, step_rule="newton")
+    if args.trees:  # gradient trees of depth --depth, learning rate 0.1
+        tree = bob_boost.TreeTrainer(max_depth=args.depth, n_threads=2)
+        trainer = bob_boost.Boosting(tree, loss, learning_rate=0.1)
+        options = dict(weak_learner="tree", tree=bob_boost.TreeTrainer(max_depth=args.depth), learning_rate=0.1)
+        learner = f"depth-{args.depth} gradient trees"
+    else:
+        trainer = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256, n_threads=2), loss, step_rule="newton")
+        options, learner = {}, "stumps"
     memory_seconds, memory_model = fastest(lambda: trainer.train(features, targets, args.rounds), args.repeats)
     rows = []
     for workers in (1, 2):
@@ -112,17 +128,18 @@ def fitting(args, loss) -> None:
             # data that fits is persisted on the workers first, as a user would: the trainer reads it twice
             # (value counts, codes) and the labels once, and regenerating it each time is not training
             persisted, persisted_targets = client.persist([X, y])
-            distributed_trainer = DaskBoosting(loss, client=client)
+            distributed_trainer = DaskBoosting(loss, client=client, **options)
             seconds, model = fastest(lambda: distributed_trainer.train(persisted, persisted_targets, args.rounds),
                                      args.repeats)
             meter = RoundMeter(client)
             meter.start()
-            DaskBoosting(loss, client=client).train(persisted, persisted_targets, args.rounds, callback=meter)
+            DaskBoosting(loss, client=client, **options).train(persisted, persisted_targets, args.rounds,
+                                                                callback=meter)
             _, sent = meter.per_round()
-            rows.append((workers, seconds, seconds / len(model), np.mean(distributed_trainer.weight_passes), sent,
-                         same_model(model, memory_model)))
+            passes = np.mean(distributed_trainer.weight_passes) if distributed_trainer.weight_passes else 0.0
+            rows.append((workers, seconds, seconds / len(model), passes, sent, same_model(model, memory_model)))
     print(f"# bob_boost.dask: {args.rows:,} x {args.features} integer features, {len(X.chunks[0])} chunks of "
-          f"{args.chunk:,} rows, {args.rounds} rounds of stumps ({loss.name} loss), fastest of {args.repeats}")
+          f"{args.chunk:,} rows, {args.rounds} rounds of {learner} ({loss.name} loss), fastest of {args.repeats}")
     print()
     print("| training | seconds | s / round | weight passes / round | bytes sent / round | same model |")
     print("|---|---:|---:|---:|---:|---|")
@@ -196,6 +213,8 @@ def main() -> None:
     parser.add_argument("--large-rounds", type=int, default=10)
     parser.add_argument("--subset-rows", type=int, default=4_000_000)
     parser.add_argument("--memory-limit", default="3GB")
+    parser.add_argument("--trees", action="store_true", help="gradient trees instead of stumps (data that fits)")
+    parser.add_argument("--depth", type=int, default=4, help="depth of the --trees")
     args = parser.parse_args()
 
     from bob_boost.recipes import make_loss
