@@ -3,7 +3,7 @@
 Each level, every chunk sends the gradient/hessian histograms of the frontier nodes of every tree of the
 round (one per output, or one for all); the histograms are summed in chunk order and each node's split
 is chosen on the client by the in-memory trees' own scan
-(:func:`bob_boost.engine.tree_kernels.best_split`); the splits go back to the chunks, which move their
+(:func:`bob_boost.engine.split_scan.best_split`); the splits go back to the chunks, which move their
 rows. Leaves get ``-G / (H + lambda)`` from the leaves' summed derivatives. The trees are those
 :class:`bob_boost.TreeTrainer` grows in memory level by level (``growth="levelwise"``), up to the
 rounding of sums added per chunk.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import tree_kernels
+from ..engine.split_scan import best_split
+from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
@@ -75,8 +76,8 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         totals = np.zeros((frontier.size, width))
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])
-            tree_kernels._node_total(tree_values, order, start, stop, totals[j])
-            tree_kernels._build_histogram(layout, coded.mode_bins, coded.number_of_bins, tree_values, order, start,
+            node_total(tree_values, order, start, stop, totals[j])
+            build_histogram(layout, coded.mode_bins, coded.number_of_bins, tree_values, order, start,
                                           stop, totals[j], stop - start, sums[j], counts[j])
         result.append((sums, counts, totals, np.diff(bounds)))
     return result
@@ -232,7 +233,7 @@ class _Tree:
         gain_buffer = np.empty(2 * int(grower.offsets[-1]))
         for j in range(frontier.size):
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
-                bins[j], gains[j], _ = tree_kernels.best_split(
+                bins[j], gains[j], _ = best_split(
                     sums[j], counts[j], grower.no_modes, grower.offsets, grower.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, False, gain_buffer)

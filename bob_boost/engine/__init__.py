@@ -3,7 +3,10 @@
 - :mod:`.edges`: where each feature's bins end (distinct values, or quantiles of a sample);
 - :mod:`.codes`: (#features, #samples) uint8/uint16 codes and their histograms;
 - :mod:`.values`: the exact distinct-value coding of the sparse-product path;
-- :mod:`.kernels`, :mod:`.tree_kernels`: the numba kernels (``nogil``, cached, no fastmath);
+- :mod:`.kernels`: the numba kernels of stumps, tables and the multi-class trees (``nogil``, cached, no
+  fastmath);
+- :mod:`.tree_kernels`, :mod:`.tree_histograms`, :mod:`.split_scan`: gradient trees, grown whole in one
+  compiled call, from node histograms and the Newton split scan;
 - :mod:`.newton`: the compiled one-dimensional Newton step of separable losses;
 - :mod:`.prediction`: compiled evaluation of stump, LUT and tree ensembles;
 - :mod:`.threads`: ``n_threads`` and the worker threads, with results independent of the thread count.

@@ -1,0 +1,223 @@
+"""Compiled split scan of gradient trees: each node's best split by the Newton gain, from its histogram.
+
+A node's histogram slot is ``(#features * bins_per_feature, width)``: bin ``b`` of
+feature ``f`` at ``f * bins_per_feature + b``, ``width`` K gradient then K hessian
+sums (see :mod:`.tree_histograms`).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+#: Gains below this fraction of the children's summed scores are rounding noise, not splits.
+ROUNDING_GAIN = 1e-10
+
+
+@numba.njit(**_JIT)
+def _newton_score(sums, outputs, regularization):
+    """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
+    score = 0.0
+    for k in range(outputs):
+        score += sums[k] * sums[k] / (sums[outputs + k] + regularization)
+    return score
+
+
+@numba.njit(**_JIT)
+def _split_gain(node_total, left, node_count, left_count, outputs, regularization, min_samples, min_hessian,
+                parent, right):
+    """The Newton gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed.
+
+    ``right`` receives the right child's sums.
+    """
+    right_count = node_count - left_count
+    if left_count < min_samples or right_count < min_samples:
+        return -1.0
+    for v in range(2 * outputs):
+        right[v] = node_total[v] - left[v]
+    for k in range(outputs, 2 * outputs):
+        if left[k] < min_hessian or right[k] < min_hessian:
+            return -1.0
+    children = _newton_score(left, outputs, regularization) + _newton_score(right, outputs, regularization)
+    value = children - parent
+    # a gain at the rounding level of the scores (a pure node) is no gain
+    if value <= ROUNDING_GAIN * children:
+        return -1.0
+    return value
+
+
+@numba.njit(**_JIT)
+def _nan_count(counts, base, offsets, f, missing):
+    return counts[base + offsets[f + 1] - 1] if missing else 0
+
+
+@numba.njit(**_JIT)
+def _hessian_side(sums, base, first, g, width, outputs, total):
+    """Whether the left child of a split after global bin ``g`` has the larger hessian sum (left on a tie).
+
+    The left sums are added as the split scans add them.
+    """
+    left = np.zeros(width)
+    for h in range(first, g + 1):
+        for v in range(width):
+            left[v] += sums[base + h, v]
+    left_hessian = 0.0
+    right_hessian = 0.0
+    for k in range(outputs, width):
+        left_hessian += left[k]
+        right_hessian += total[k] - left[k]
+    return left_hessian >= right_hessian
+
+
+@numba.njit(**_JIT)
+def _one_bin(mode_bins, counts, n_bins, f, count):
+    """Whether sparse feature ``f``'s frequent bin holds all ``count`` samples of the node (no split)."""
+    return mode_bins[f] >= 0 and counts[f * n_bins + mode_bins[f]] == count
+
+
+@numba.njit(**_JIT)
+def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, floor):
+    """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
+    last = 2 if missing else 1
+    for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        for g in range(offsets[f], offsets[f + 1] - last):
+            if counts[base + g] == 0 and g > offsets[f]:
+                continue
+            for side in range(2 if nan_count > 0 else 1):
+                value = gains[2 * g + side]
+                if value >= 0.0 and value >= floor:
+                    return g, side
+    return -1, 0
+
+
+@numba.njit(**_JIT)
+def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+               tie_tolerance, missing, gains):
+    """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
+
+    ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
+    sums and samples. A split needs ``min_samples`` samples and a hessian sum of
+    ``min_hessian`` (every output) on each side, and a gain above
+    :data:`ROUNDING_GAIN` times the children's scores. Returns ``(global bin,
+    gain, NaN goes left)`` of the first split (feature, then bin order) within
+    ``tie_tolerance`` (relative) of the largest gain; bin -1 when none gains.
+    ``gains`` is scratch space of two entries per global bin. An empty bin
+    other than a feature's first is skipped: its split sends the same samples
+    as the bin before it, which comes first; so is a sparse feature (frequent
+    bin ``mode_bins[f] >= 0``) whose frequent bin holds every sample.
+
+    With ``missing`` each feature's last bin holds its NaN samples (never a
+    split of its own: a split lies between two value bins), and every split of
+    a node with NaN samples is scored with them on the left (first) and on the
+    right. A node without NaN samples scores each split once and sends NaN to
+    the child of larger hessian sum (left on a tie), where unseen values are
+    likelier to belong.
+    """
+    width = sums.shape[1]
+    if width == 2:
+        top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
+                           min_hessian, missing, gains)
+    else:
+        top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                    missing, gains)
+    if top <= 0:
+        return -1, 0.0, False
+    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top)
+    if g < 0:
+        return -1, 0.0, False
+    f = 0
+    while offsets[f + 1] <= g:
+        f += 1
+    base = f * n_bins - offsets[f]
+    if _nan_count(counts, base, offsets, f, missing) > 0:
+        return g, gains[2 * g + side], side == 0
+    return g, gains[2 * g + side], _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
+
+
+@numba.njit(**_JIT)
+def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+          gains):
+    """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
+    width = sums.shape[1]
+    outputs = width // 2
+    last = 2 if missing else 1
+    left = np.empty(width)
+    candidate = np.empty(width)
+    right = np.empty(width)
+    parent = _newton_score(total, outputs, regularization)
+    top = 0.0
+    for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_position = base + offsets[f + 1] - 1
+        left[:] = 0.0
+        left_count = 0
+        for g in range(offsets[f], offsets[f + 1] - last):
+            p = base + g
+            if counts[p] == 0 and g > offsets[f]:
+                continue
+            for v in range(width):
+                left[v] += sums[p, v]
+            left_count += counts[p]
+            # side 0: NaN samples (if any) left; side 1: right
+            for side in range(2 if nan_count > 0 else 1):
+                moved = nan_count if side == 0 else 0
+                for v in range(width):
+                    candidate[v] = left[v] + sums[nan_position, v] if moved > 0 else left[v]
+                value = _split_gain(total, candidate, count, left_count + moved, outputs, regularization,
+                                    min_samples, min_hessian, parent, right)
+                gains[2 * g + side] = value
+                top = max(top, value)
+    return top
+
+
+@numba.njit(**_JIT)
+def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                 missing, gains):
+    """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
+    last = 2 if missing else 1
+    gradient, hessian = total[0], total[1]
+    parent = 0.0 + gradient * gradient / (hessian + regularization)
+    top = 0.0
+    for f in range(offsets.size - 1):
+        if _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_position = base + offsets[f + 1] - 1
+        nan_gradient = sums[nan_position, 0] if nan_count > 0 else 0.0
+        nan_hessian = sums[nan_position, 1] if nan_count > 0 else 0.0
+        left_gradient = 0.0
+        left_hessian = 0.0
+        left_count = 0
+        for g in range(offsets[f], offsets[f + 1] - last):
+            p = base + g
+            if counts[p] == 0 and g > offsets[f]:
+                continue
+            left_gradient += sums[p, 0]
+            left_hessian += sums[p, 1]
+            left_count += counts[p]
+            for side in range(2 if nan_count > 0 else 1):
+                moved = nan_count if side == 0 else 0
+                value = -1.0
+                candidate_count = left_count + moved
+                if candidate_count >= min_samples and count - candidate_count >= min_samples:
+                    gl = left_gradient + nan_gradient if moved > 0 else left_gradient
+                    hl = left_hessian + nan_hessian if moved > 0 else left_hessian
+                    gr = gradient - gl
+                    hr = hessian - hl
+                    if hl >= min_hessian and hr >= min_hessian:
+                        children = (0.0 + gl * gl / (hl + regularization)) + (0.0 + gr * gr / (hr + regularization))
+                        value = children - parent
+                        if value <= ROUNDING_GAIN * children:
+                            value = -1.0
+                gains[2 * g + side] = value
+                top = max(top, value)
+    return top

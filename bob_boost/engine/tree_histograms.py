@@ -1,0 +1,131 @@
+"""Compiled gradient/hessian histograms of gradient-tree nodes.
+
+A node's rows are ``order[start:stop]`` (ascending); its histogram is a slot
+``(#features * bins_per_feature, width)``, bin ``b`` of feature ``f`` at
+``f * bins_per_feature + b``, ``width`` K gradient then K hessian columns, with
+per-bin sample counts beside it. Every bin adds its rows in ascending order, so a
+histogram does not depend on how the work was split.
+"""
+from __future__ import annotations
+
+import numba
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+@numba.njit(**_JIT)
+def node_total(values, order, start, stop, total):
+    total[:] = 0.0
+    for p in range(start, stop):
+        i = order[p]
+        for v in range(values.shape[1]):
+            total[v] += values[i, v]
+
+
+@numba.njit(**_JIT)
+def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts):
+    """Add the rows ``order[start:stop]`` into the histogram, a row at a time.
+
+    Row ``i`` adds to the bins ``dense_bases + dense_rows[i]`` of the dense
+    features and to the bins ``entry_bins[row_starts[i]:row_starts[i + 1]]``
+    of its entries outside the sparse features' frequent bins. Reading a row's
+    codes together sends consecutive updates to different features, and a
+    node's cost follows its own rows only.
+    """
+    width = values.shape[1]
+    for p in range(start, stop):
+        i = order[p]
+        row = dense_rows[i]
+        if width == 2:
+            gradient = values[i, 0]
+            hessian = values[i, 1]
+            for j in range(dense_bases.size):
+                b = dense_bases[j] + row[j]
+                sums[b, 0] += gradient
+                sums[b, 1] += hessian
+                counts[b] += 1
+            for e in range(row_starts[i], row_starts[i + 1]):
+                b = entry_bins[e]
+                sums[b, 0] += gradient
+                sums[b, 1] += hessian
+                counts[b] += 1
+        else:
+            row_values = values[i]
+            for j in range(dense_bases.size):
+                b = dense_bases[j] + row[j]
+                target = sums[b]
+                for v in range(width):
+                    target[v] += row_values[v]
+                counts[b] += 1
+            for e in range(row_starts[i], row_starts[i + 1]):
+                b = entry_bins[e]
+                target = sums[b]
+                for v in range(width):
+                    target[v] += row_values[v]
+                counts[b] += 1
+
+
+@numba.njit(**_JIT)
+def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total, count, sums, counts):
+    """The histogram of the node whose rows are ``order[start:stop]`` (sums ``total``, ``count`` rows).
+
+    ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`. A
+    sparse feature's frequent bin is recovered as the node's total minus its
+    other bins. Every bin adds its rows in ascending order.
+    """
+    dense_rows, dense_bases, row_starts, entry_bins = layout
+    sums[:, :] = 0.0
+    counts[:] = 0
+    _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts)
+    _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts)
+
+
+@numba.njit(**_JIT)
+def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
+    """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins."""
+    width = sums.shape[1]
+    for f in range(mode_bins.size):
+        mode = mode_bins[f]
+        if mode < 0:
+            continue
+        base = f * n_bins
+        remaining = count
+        for b in range(n_bins):
+            if b != mode:
+                remaining -= counts[base + b]
+        counts[base + mode] = remaining
+        for v in range(width):
+            rest = 0.0
+            for b in range(n_bins):
+                if b != mode:
+                    rest += sums[base + b, v]
+            sums[base + mode, v] = total[v] - rest
+
+
+@numba.njit(**_JIT)
+def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values, total, sums, counts):
+    """The histogram of every sample (``values`` may hold several trees' columns), a feature at a time.
+
+    A feature's part of a wide histogram stays in cache while its rows (every
+    row, or a sparse feature's listed rows outside its frequent bin) are
+    added, in ascending order as in :func:`build_histogram`: one pass for
+    MNIST's ten roots took a third of the row-by-row pass.
+    """
+    width = values.shape[1]
+    sums[:, :] = 0.0
+    counts[:] = 0
+    for f in range(codes.shape[0]):
+        feature_codes = codes[f]
+        base = f * n_bins
+        dense = mode_bins[f] < 0
+        low = 0 if dense else listed_starts[f]
+        high = feature_codes.size if dense else listed_starts[f + 1]
+        for q in range(low, high):
+            i = q if dense else listed_rows[q]
+            b = base + feature_codes[i]
+            target = sums[b]
+            row_values = values[i]
+            for v in range(width):
+                target[v] += row_values[v]
+            counts[b] += 1
+    _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)
