@@ -246,6 +246,8 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
+    if isinstance(loss_function, SoftmaxLoss) and number_of_classes is not None:
+        loss_function = SoftmaxLoss(number_of_classes)  # the count is known: no chunk of the labels need tell it
     if is_regression_loss(loss_function):
         if number_of_classes is not None:
             raise InvalidValueError(f"loss: {loss_function.name!r} is a regression loss, not one for classes")

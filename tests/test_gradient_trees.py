@@ -79,6 +79,19 @@ def test_softmax_rejects_bad_labels(labels, message):
         SoftmaxLoss(2).check_targets(np.array([0, 1, 2]))
 
 
+def test_softmax_chunks_of_the_labels_need_not_hold_every_class():
+    chunk = SoftmaxLoss(3).check_chunk_targets(np.array([0, 0, 2]))
+    assert chunk.tolist() == [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
+    with pytest.raises(ValueError, match="class 1 has no sample"):
+        SoftmaxLoss(3).check_targets(np.array([0, 0, 2]))
+    with pytest.raises(ValueError, match=r"give SoftmaxLoss\(number_of_classes\)"):
+        SoftmaxLoss().check_chunk_targets(np.array([0, 1]))
+    with pytest.raises(ValueError, match="2 one-hot columns, for 3 classes"):
+        SoftmaxLoss(3).check_chunk_targets(np.eye(2))
+    with pytest.raises(ValueError, match="outside 0 .. 2"):
+        SoftmaxLoss(3).check_chunk_targets(np.array([0, 3]))
+
+
 # -- trees --------------------------------------------------------------------------------------
 
 def test_squared_loss_tree_of_depth_one_by_hand():

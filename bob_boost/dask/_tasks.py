@@ -66,7 +66,7 @@ def _read_targets(chunk: np.ndarray, loss: LossFunction) -> np.ndarray:
     if np.isnan(chunk).any():
         raise InvalidValueError("targets: contain NaN")
     try:
-        return loss.check_targets(chunk)
+        return loss.check_chunk_targets(chunk)
     except InvalidValueError as error:
         raise InvalidValueError(f"{error}, in one chunk ({type(loss).__name__} checks the targets of each chunk "
                                 f"on their own)") from None
@@ -167,6 +167,11 @@ def rebuilt_scores(coded: CodedFeatures, outputs: int, history: tuple) -> np.nda
     for task, arguments, alpha in history:
         scores = scores + alpha * task(coded, *arguments)
     return scores
+
+
+def column_sums(values: np.ndarray) -> np.ndarray:
+    """The chunk's column sums (a one-hot target matrix: its class counts)."""
+    return values.sum(axis=0)
 
 
 def in_order(*parts):

@@ -35,6 +35,7 @@ from ..engine.newton import newton_solve
 from ..boosting.steps import minimise_weights
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
+from ..losses.softmax import SoftmaxLoss
 from ..losses.exponential import EXPONENT_LIMIT
 from ..machine import BoostedMachine
 from ..trainers.lut import SELECTION_STYLES, LUTTrainer
@@ -195,6 +196,11 @@ class DaskBoosting:
             offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
             chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
         chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss, outputs)
+        if isinstance(loss, SoftmaxLoss):  # each chunk was checked on its own: every class must occur somewhere
+            counts = chunks.reduce(tasks.column_sums, chunks.targets).result()
+            missing = np.flatnonzero(counts == 0)
+            if missing.size:
+                raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {outputs - 1})")
         self.weight_passes = []
         machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
                                  metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",

@@ -157,6 +157,11 @@ class LossFunction:
         """
         return as_score_matrix(targets, "targets")
 
+    def check_chunk_targets(self, targets) -> np.ndarray:
+        """:meth:`check_targets` of one chunk of the training targets (distributed training checks each
+        chunk on its own); a loss whose check needs all of them (every class present) overrides it."""
+        return self.check_targets(targets)
+
     def loss_sum(self, alpha, targets: np.ndarray, previous_scores: np.ndarray,
                  current_scores: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
         """Total loss after adding ``alpha`` times the new weak machine's output.

@@ -63,29 +63,50 @@ class SoftmaxLoss(LossFunction):
             For labels that are not integers in ``0 .. K-1``, a class without
             samples, or rows that are not one-hot.
         """
+        labels, classes = self._labels(targets)
+        missing = np.flatnonzero(np.bincount(labels, minlength=classes) == 0)
+        if missing.size:
+            raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {classes - 1})")
+        return np.eye(classes)[labels]
+
+    def check_chunk_targets(self, targets) -> np.ndarray:
+        """:meth:`check_targets` of one chunk of the training targets: a chunk need not hold every class.
+
+        Raises
+        ------
+        InvalidValueError
+            As :meth:`check_targets`, except for a class without samples; and
+            without ``number_of_classes``, which a chunk cannot tell.
+        """
+        if self.number_of_classes is None:
+            raise InvalidValueError("targets: SoftmaxLoss() counts the classes of its labels, which one chunk "
+                                    "cannot; give SoftmaxLoss(number_of_classes)")
+        labels, classes = self._labels(targets)
+        return np.eye(classes)[labels]
+
+    def _labels(self, targets) -> tuple[np.ndarray, int]:
+        """The class index of every sample, and K (checked)."""
         array = np.asarray(targets)
         if array.ndim == 2 and array.shape[1] > 1:
             rows = as_score_matrix(array, "targets")
             if not (np.all((rows == 0) | (rows == 1)) and np.all(rows.sum(axis=1) == 1)):
                 raise InvalidValueError("targets: (#samples, K) targets of the softmax loss must be one-hot rows")
-            labels = np.argmax(rows, axis=1)
-            classes = rows.shape[1]
-        else:
-            values = array.reshape(-1) if array.ndim == 2 else array
-            if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values.astype(np.float64))):
-                raise InvalidValueError(f"targets: expected (#samples,) class labels, got shape {array.shape}")
-            if not np.all(values == np.round(values)) or values.min() < 0:
-                raise InvalidValueError("targets: class labels of the softmax loss must be integers 0 .. K-1")
-            labels = values.astype(np.int64)
-            classes = self.number_of_classes or int(labels.max()) + 1
-            if classes < 2:
-                raise InvalidValueError("targets: the softmax loss needs at least two classes")
-            if labels.max() >= classes:
-                raise InvalidValueError(f"targets: class label {labels.max()} is outside 0 .. {classes - 1}")
-        missing = np.flatnonzero(np.bincount(labels, minlength=classes) == 0)
-        if missing.size:
-            raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {classes - 1})")
-        return np.eye(classes)[labels]
+            if self.number_of_classes is not None and rows.shape[1] != self.number_of_classes:
+                raise InvalidValueError(f"targets: {rows.shape[1]} one-hot columns, for "
+                                        f"{self.number_of_classes} classes")
+            return np.argmax(rows, axis=1), rows.shape[1]
+        values = array.reshape(-1) if array.ndim == 2 else array
+        if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values.astype(np.float64))):
+            raise InvalidValueError(f"targets: expected (#samples,) class labels, got shape {array.shape}")
+        if not np.all(values == np.round(values)) or values.min() < 0:
+            raise InvalidValueError("targets: class labels of the softmax loss must be integers 0 .. K-1")
+        labels = values.astype(np.int64)
+        classes = self.number_of_classes or int(labels.max()) + 1
+        if classes < 2:
+            raise InvalidValueError("targets: the softmax loss needs at least two classes")
+        if labels.max() >= classes:
+            raise InvalidValueError(f"targets: class label {labels.max()} is outside 0 .. {classes - 1}")
+        return labels, classes
 
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:
