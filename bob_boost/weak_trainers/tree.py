@@ -32,8 +32,9 @@ def _side_by_side(values: np.ndarray) -> np.ndarray:
 class TreeTrainer:
     """Grow a regression tree on the loss gradient, with Newton leaves ``-G / (H + lambda)``.
 
-    Each round the tree is grown level by level on the histogram engine's bin
-    codes (:class:`~bob_boost.binning.BinnedFeatures`), every split chosen by
+    Each round one compiled call (:func:`bob_boost.engine.tree_kernels.grow_tree`)
+    grows the tree, level by level or leaf by leaf (``growth``), on the histogram
+    engine's bin codes (:class:`~bob_boost.binning.BinnedFeatures`), every split chosen by
     the Newton gain ``G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)`` summed over
     the outputs, from per-node gradient and hessian histograms; a node's
     larger child gets its histogram by subtraction (parent minus the smaller
