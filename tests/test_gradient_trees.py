@@ -257,6 +257,39 @@ def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
         assert all(a == b for a, b in zip(other.weak_machines, machines[0].weak_machines))
 
 
+@pytest.mark.parametrize("multi_output", ["shared", "per_output"])
+def test_a_lone_tree_whose_root_is_built_in_row_blocks_does_not_depend_on_threads(multi_output):
+    from bob_boost.engine.codes import HISTOGRAM_ROWS
+    rng = np.random.default_rng(7)
+    x = np.round(rng.normal(size=(2 * HISTOGRAM_ROWS + 500, 3)), 2)  # three row blocks
+    x[:, 2] = np.where(rng.random(x.shape[0]) < 0.8, 0.0, x[:, 2])  # sparse: its frequent bin is recovered
+    y = np.where(x[:, 0] + x[:, 2] * x[:, 1] > 0, 1.0, -1.0)  # one output: one tree a round
+    machines = [Boosting(TreeTrainer(max_depth=3, max_bins=64, n_threads=t, multi_output=multi_output), LogitLoss(),
+                         learning_rate=0.5).train(x, y, 3) for t in (1, 2, 3)]
+    for other in machines[1:]:
+        assert all(a == b for a, b in zip(other.weak_machines, machines[0].weak_machines))
+    # the blocked root is the histogram of every row: its split is the brute-force best
+    loss = LogitLoss()
+    scores = np.zeros((y.size, 1))
+    g, h = loss.loss_gradient(y[:, None], scores), loss.loss_hessian(y[:, None], scores)
+    trainer = TreeTrainer(max_depth=1, max_bins=64, n_threads=2, multi_output=multi_output)
+    binned = trainer.prepare(x)
+    candidates = [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1] for f in range(3)]
+    _same_nested(_as_nested(trainer.train(binned, g, h)), _reference_tree(x, g[:, 0], h[:, 0], 1, 20, candidates))
+    # and bin by bin, the counts and sums of every row
+    from bob_boost.weak_trainers.tree import _blocked_root
+    coded = binned.coded
+    cells = 3 * coded.number_of_bins
+    sums, counts, total = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64), np.zeros(2)
+    _blocked_root(coded, np.ascontiguousarray(np.hstack([g, h])), total, sums, counts)
+    bins = (coded.codes + (np.arange(3) * coded.number_of_bins)[:, np.newaxis]).ravel()
+    assert counts[0].tolist() == np.bincount(bins, minlength=cells).tolist()
+    for column, values in enumerate((g[:, 0], h[:, 0])):
+        np.testing.assert_allclose(sums[0, :, column], np.bincount(bins, weights=np.tile(values, 3), minlength=cells),
+                                   rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(total, [g.sum(), h.sum()], rtol=1e-12)
+
+
 def test_softmax_trees_learn_and_predict_classes_and_probabilities(tmp_path):
     x, y = _classes()
     probe, truth = _classes(1500, seed=4)

@@ -252,7 +252,7 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
                feature_of_bin, values, row_values, max_depth, max_leaves, min_samples, min_hessian, regularization,
                tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin,
-               node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
+               node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready, ready_total):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
     Tree ``t`` fits ``values[t]`` ((#samples, 2K)); ``row_values`` holds the
@@ -262,7 +262,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     Tree ``t`` writes row ``t`` of the node arrays (see :func:`grow_tree`),
     ``n_nodes[t]``, and ``outputs[t]``: its (#samples, K) leaf values of the
     training samples. Trees are independent, so batches may run on different
-    threads at once.
+    threads at once. With ``root_ready`` (a batch of one tree), slot 0 already
+    holds the tree's root histogram and ``ready_total`` its sums.
     """
     n_samples, width = values.shape[1], values.shape[2]
     sample_node = np.zeros(n_samples, dtype=np.int64)
@@ -286,12 +287,12 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             slot_counts[0, :] = root_counts
             root_total = root_totals[columns]
         else:
-            root_total = root_totals
+            root_total = ready_total if root_ready else root_totals
         count = grow_tree(codes, mode_bins, layout, n_bins, offsets,
                           feature_of_bin, values[t], max_depth, max_leaves, min_samples, min_hessian, regularization,
                           tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature[t],
                           node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
-                          shared_root, root_total)
+                          shared_root or root_ready, root_total)
         n_nodes[t] = count
         tree_values = leaf_values[t]
         tree_outputs = outputs[t]

@@ -8,7 +8,8 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import tree_kernels
+from ..engine import tree_histograms, tree_kernels
+from ..engine.codes import HISTOGRAM_ROWS, MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
@@ -27,6 +28,37 @@ def _side_by_side(values: np.ndarray) -> np.ndarray:
     if values.shape[0] == 1:
         return values[0]
     return np.ascontiguousarray(values.transpose(1, 0, 2)).reshape(values.shape[1], -1)
+
+
+def _blocked_root(coded, values: np.ndarray, total: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
+    """A lone tree's root histogram into slot 0 of ``sums``/``counts`` (its sums into ``total``).
+
+    The rows are cut into blocks whose bounds depend only on the data's shape
+    (:data:`~bob_boost.engine.codes.HISTOGRAM_ROWS` rows, more for wide
+    histograms); each block's histogram is built on a thread of its own and
+    the blocks are added in order, so the root does not depend on ``n_threads``.
+    """
+    samples = values.shape[0]
+    cells = sums.shape[1] * values.shape[1]
+    size = max(HISTOGRAM_ROWS, -(-samples // max(1, MAX_PARTIAL_ENTRIES // cells)))
+    edges = np.append(np.arange(0, samples, size), samples)
+    order = np.arange(samples)
+    layout = coded.row_layout()
+    partial_sums = np.empty((edges.size - 1,) + sums.shape[1:])
+    partial_counts = np.empty((edges.size - 1,) + counts.shape[1:], dtype=counts.dtype)
+    partial_totals = np.zeros((edges.size - 1, values.shape[1]))
+
+    def block(k: int) -> None:
+        start, stop = int(edges[k]), int(edges[k + 1])
+        tree_histograms.node_total(values, order, start, stop, partial_totals[k])
+        tree_histograms.build_histogram(layout, coded.mode_bins, coded.number_of_bins, values, order, start, stop,
+                                        partial_totals[k], stop - start, partial_sums[k], partial_counts[k])
+    run_blocks(block, [(k,) for k in range(edges.size - 1)], coded.n_threads, work=float(coded.codes.size))
+    sums[0], counts[0], total[:] = partial_sums[0], partial_counts[0], partial_totals[0]
+    for k in range(1, edges.size - 1):  # in block order
+        sums[0] += partial_sums[k]
+        counts[0] += partial_counts[k]
+        total += partial_totals[k]
 
 
 class TreeTrainer:
@@ -218,13 +250,21 @@ class TreeTrainer:
                   coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values)
         # each batch's values row by row, (#samples, its trees x 2K), for its one pass over the roots
+        slots_of = [(np.empty((slots, histogram_bins, width)),
+                     np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
+                    for _ in range(batches)]
+        # a lone tree would grow on one thread: its root histogram, the largest, comes from row blocks first
+        ready_total = np.zeros(width)
+        root_ready = trees == 1
+        if root_ready:
+            _blocked_root(coded, values[0], ready_total, *slots_of[0])
         blocks = [(bounds[b], bounds[b + 1]) + common +
                   (_side_by_side(values[bounds[b]:bounds[b + 1]]),
                    self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                    float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
-                   self.growth == "leafwise", np.empty((slots, histogram_bins, width)),
-                   np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64),
-                   node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, tree_outputs)
+                   self.growth == "leafwise") + slots_of[b] +
+                  (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, tree_outputs,
+                   root_ready, ready_total)
                   for b in range(batches)]
         work = float(coded.codes.size) * (self.max_depth or 1) * trees
         run_blocks(tree_kernels.grow_trees, blocks, coded.n_threads, work=work)
