@@ -70,8 +70,9 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         local[frontier] = np.arange(frontier.size)
         position = local[sample_node[t]]
         order, bounds = _grouped_rows(position, frontier.size)
-        sums = np.zeros((frontier.size, cells, width))
-        counts = np.zeros((frontier.size, cells), dtype=np.int64)
+        # build_histogram zeroes each node's part itself
+        sums = np.empty((frontier.size, cells, width))
+        counts = np.empty((frontier.size, cells), dtype=np.int64)
         totals = np.zeros((frontier.size, width))
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])

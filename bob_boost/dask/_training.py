@@ -114,6 +114,10 @@ class DaskBoosting:
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
+        if self.weak_learner != "tree" and (tree is not None or learning_rate != 1.0):
+            name = "tree" if tree is not None else "learning_rate"
+            raise InvalidValueError(f"{name}: an option of weak_learner='tree' only, got weak_learner="
+                                    f"{self.weak_learner!r}")
         self.tree = check_cluster_tree(TreeTrainer() if tree is None else tree)
         self.learning_rate = check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                           include_boundaries="right")
