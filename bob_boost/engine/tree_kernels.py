@@ -250,51 +250,63 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
 
 @numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
-               feature_of_bin, values, row_values, max_depth, max_leaves, min_samples, min_hessian, regularization,
+               feature_of_bin, rows, width, max_depth, max_leaves, min_samples, min_hessian, regularization,
                tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin,
                node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready, ready_total):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
-    Tree ``t`` fits ``values[t]`` ((#samples, 2K)); ``row_values`` holds the
-    batch's values side by side, (#samples, (last - first) * 2K), from which
-    one pass makes every root histogram of the batch (``listed_starts`` and
-    ``listed_rows``: each sparse feature's rows outside its frequent bin).
-    Tree ``t`` writes row ``t`` of the node arrays (see :func:`grow_tree`),
-    ``n_nodes[t]``, and ``outputs[t]``: its (#samples, K) leaf values of the
-    training samples. Trees are independent, so batches may run on different
-    threads at once. With ``root_ready`` (a batch of one tree), slot 0 already
-    holds the tree's root histogram and ``ready_total`` its sums.
+    ``rows`` holds every tree's values side by side, (#samples, #trees x
+    ``width``): tree ``t`` fits the gradients then hessians in columns
+    ``t * width:(t + 1) * width``. One pass over the rows makes every root
+    histogram of the batch (``listed_starts`` and ``listed_rows``: each sparse
+    feature's rows outside its frequent bin); each tree then grows on a
+    contiguous copy of its columns. Tree ``t`` writes row ``t`` of the node
+    arrays (see :func:`grow_tree`), ``n_nodes[t]``, and its leaf values of the
+    training samples into columns ``t * width / 2:(t + 1) * width / 2`` of
+    ``outputs`` ((#samples, #trees x width / 2)). Trees are independent, so
+    batches may run on different threads at once. With ``root_ready`` (a
+    batch of one tree), slot 0 already holds the tree's root histogram and
+    ``ready_total`` its sums.
     """
-    n_samples, width = values.shape[1], values.shape[2]
+    n_samples = rows.shape[0]
+    leaf_width = width // 2
     sample_node = np.zeros(n_samples, dtype=np.int64)
     shared_root = last - first > 1
     if shared_root:
         # every tree's root histogram from one pass over the rows (the same sums, in the same order)
+        batch = rows[:, first * width:last * width]
         columns = (last - first) * width
         root_sums = np.zeros((slot_sums.shape[1], columns))
         root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
         root_totals = np.zeros(columns)
-        node_total(row_values, np.arange(n_samples), 0, n_samples, root_totals)
-        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, row_values, root_totals, root_sums,
+        node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
+        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
                          root_counts)
     else:
         root_sums = np.zeros((1, 1))
         root_totals = np.zeros(width)
+    own = rows.shape[1] == width
+    values = rows if own else np.empty((n_samples, width))
     for t in range(first, last):
+        if not own:
+            for i in range(n_samples):
+                for v in range(width):
+                    values[i, v] = rows[i, t * width + v]
         if shared_root:
-            columns = slice((t - first) * width, (t - first + 1) * width)
-            slot_sums[0, :, :] = root_sums[:, columns]
+            root_columns = slice((t - first) * width, (t - first + 1) * width)
+            slot_sums[0, :, :] = root_sums[:, root_columns]
             slot_counts[0, :] = root_counts
-            root_total = root_totals[columns]
+            root_total = root_totals[root_columns]
         else:
             root_total = ready_total if root_ready else root_totals
         count = grow_tree(codes, mode_bins, layout, n_bins, offsets,
-                          feature_of_bin, values[t], max_depth, max_leaves, min_samples, min_hessian, regularization,
+                          feature_of_bin, values, max_depth, max_leaves, min_samples, min_hessian, regularization,
                           tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature[t],
                           node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
                           shared_root or root_ready, root_total)
         n_nodes[t] = count
         tree_values = leaf_values[t]
-        tree_outputs = outputs[t]
-        for i in range(sample_node.size):
-            tree_outputs[i, :] = tree_values[sample_node[i]]
+        for i in range(n_samples):
+            leaf = tree_values[sample_node[i]]
+            for k in range(leaf_width):
+                outputs[i, t * leaf_width + k] = leaf[k]

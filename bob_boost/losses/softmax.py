@@ -1,6 +1,7 @@
 """The multinomial cross-entropy (softmax) loss of gradient-boosted multi-class trees."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 from scipy.special import logsumexp
 
@@ -9,11 +10,66 @@ from ..exceptions import InvalidValueError
 from .base import LossFunction, weighted
 
 
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+@numba.njit(**_JIT)
+def _shift_rows(scores: np.ndarray, shifted: np.ndarray) -> None:
+    """Each row minus its largest score (so that no exponential overflows)."""
+    rows, classes = scores.shape
+    for i in range(rows):
+        largest = scores[i, 0]
+        for k in range(1, classes):
+            largest = max(largest, scores[i, k])
+        for k in range(classes):
+            shifted[i, k] = scores[i, k] - largest
+
+
+@numba.njit(**_JIT)
+def _normalise_rows(exponentials: np.ndarray, targets: np.ndarray, probabilities: np.ndarray,
+                    hessian: np.ndarray, derivatives: bool) -> None:
+    """``p`` = each row of ``exponentials`` over its sum; with ``derivatives``, ``p - targets`` and ``p (1 - p)``."""
+    rows, classes = exponentials.shape
+    for i in range(rows):
+        total = 0.0
+        for k in range(classes):
+            total += exponentials[i, k]
+        for k in range(classes):
+            p = exponentials[i, k] / total
+            if derivatives:
+                probabilities[i, k] = p - targets[i, k]
+                hessian[i, k] = p * (1.0 - p)
+            else:
+                probabilities[i, k] = p
+
+
+def _exponentials(scores: np.ndarray) -> np.ndarray:
+    """``exp(s - max_k s_k)`` per row of (#samples, K) scores (numpy's vectorised exponential, in place)."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    if scores.ndim != 2:
+        raise InvalidValueError(f"scores: expected (#samples, K) scores, got shape {scores.shape}")
+    shifted = np.empty_like(scores)
+    _shift_rows(scores, shifted)
+    return np.exp(shifted, out=shifted)
+
+
 def _softmax(scores: np.ndarray) -> np.ndarray:
-    """Row-wise softmax, shifted by each row's largest score so that no exponential overflows."""
-    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
-    shifted /= shifted.sum(axis=1, keepdims=True)
-    return shifted
+    """Row-wise softmax of (#samples, K) scores."""
+    exponentials = _exponentials(scores)
+    _normalise_rows(exponentials, exponentials, exponentials, exponentials, False)
+    return exponentials
+
+
+def _derivatives(targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``softmax(s) - t`` and ``p (1 - p)``, from one exponential per entry."""
+    exponentials = _exponentials(scores)
+    targets = np.ascontiguousarray(targets, dtype=np.float64)
+    if targets.shape != exponentials.shape:
+        raise InvalidValueError(f"targets: shape {targets.shape} does not match the (#samples, K) scores' "
+                                f"{exponentials.shape}")
+    hessian = np.empty_like(exponentials)
+    _normalise_rows(exponentials, targets, exponentials, hessian, True)
+    return exponentials, hessian
 
 
 class SoftmaxLoss(LossFunction):
@@ -117,20 +173,18 @@ class SoftmaxLoss(LossFunction):
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
         """``softmax(s) - t``."""
-        return weighted(_softmax(scores) - targets, sample_weight)
+        return weighted(_derivatives(targets, scores)[0], sample_weight)
 
     def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """The diagonal ``p_k (1 - p_k)`` of the Hessian, ``p = softmax(s)``."""
-        probabilities = _softmax(scores)
-        return weighted(probabilities * (1.0 - probabilities), sample_weight)
+        return weighted(_derivatives(targets, scores)[1], sample_weight)
 
     def gradient_and_hessian(self, targets: np.ndarray, scores: np.ndarray,
                              sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`loss_gradient` and :meth:`loss_hessian` from one softmax."""
-        probabilities = _softmax(scores)
-        return (weighted(probabilities - targets, sample_weight),
-                weighted(probabilities * (1.0 - probabilities), sample_weight))
+        gradient, hessian = _derivatives(targets, scores)
+        return weighted(gradient, sample_weight), weighted(hessian, sample_weight)
 
     def __repr__(self) -> str:
         return "SoftmaxLoss()" if self.number_of_classes is None else f"SoftmaxLoss({self.number_of_classes})"

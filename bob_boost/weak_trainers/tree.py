@@ -23,13 +23,6 @@ MULTI_OUTPUT_MODES = ("shared", "per_output")
 GROWTHS = ("levelwise", "leafwise")
 
 
-def _side_by_side(values: np.ndarray) -> np.ndarray:
-    """(#samples, #trees x width) of (#trees, #samples, width) values (a view for one tree)."""
-    if values.shape[0] == 1:
-        return values[0]
-    return np.ascontiguousarray(values.transpose(1, 0, 2)).reshape(values.shape[1], -1)
-
-
 def _blocked_root(coded, values: np.ndarray, total: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
     """A lone tree's root histogram into slot 0 of ``sums``/``counts`` (its sums into ``total``).
 
@@ -228,10 +221,14 @@ class TreeTrainer:
             hessian = np.ones_like(gradient)
         samples, outputs = gradient.shape
         if self.multi_output == "shared":
-            values = np.hstack([gradient, hessian])[np.newaxis]
-        else:  # (K, #samples, 2): each output's gradient and hessian side by side
-            values = np.stack([gradient.T, hessian.T], axis=2)
-        trees, width = values.shape[0], values.shape[2]
+            trees, width = 1, 2 * outputs
+            rows = np.hstack([gradient, hessian])
+        else:  # each output's gradient and hessian side by side, (#samples, K x 2)
+            trees, width = outputs, 2
+            rows = np.empty((samples, outputs, 2))
+            rows[:, :, 0] = gradient
+            rows[:, :, 1] = hessian
+            rows = rows.reshape(samples, 2 * outputs)
         leaves, slots = self._room(samples)
         nodes = 2 * leaves - 1
         coded = binned.coded
@@ -242,14 +239,13 @@ class TreeTrainer:
         node_right = np.full((trees, nodes), -1, dtype=np.int64)
         leaf_values = np.zeros((trees, nodes, width // 2))
         n_nodes = np.zeros(trees, dtype=np.int64)
-        tree_outputs = np.empty((trees, samples, width // 2))
+        training_outputs = np.empty((samples, outputs))
         batches = min(coded.n_threads, trees)
         bounds = [trees * b // batches for b in range(batches + 1)]
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
                   coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), values)
-        # each batch's values row by row, (#samples, its trees x 2K), for its one pass over the roots
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), rows, width)
         slots_of = [(np.empty((slots, histogram_bins, width)),
                      np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                     for _ in range(batches)]
@@ -257,21 +253,16 @@ class TreeTrainer:
         ready_total = np.zeros(width)
         root_ready = trees == 1
         if root_ready:
-            _blocked_root(coded, values[0], ready_total, *slots_of[0])
+            _blocked_root(coded, rows, ready_total, *slots_of[0])
         blocks = [(bounds[b], bounds[b + 1]) + common +
-                  (_side_by_side(values[bounds[b]:bounds[b + 1]]),
-                   self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
+                  (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                    float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                    self.growth == "leafwise") + slots_of[b] +
-                  (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, tree_outputs,
-                   root_ready, ready_total)
+                  (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
+                   training_outputs, root_ready, ready_total)
                   for b in range(batches)]
         work = float(coded.codes.size) * (self.max_depth or 1) * trees
         run_blocks(tree_kernels.grow_trees, blocks, coded.n_threads, work=work)
-        if self.multi_output == "shared":
-            training_outputs = tree_outputs[0]
-        else:
-            training_outputs = np.ascontiguousarray(tree_outputs[:, :, 0].T)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                              leaf_values, outputs), training_outputs
 
