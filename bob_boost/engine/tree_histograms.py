@@ -9,6 +9,7 @@ histogram does not depend on how the work was split.
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -33,6 +34,8 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
     node's cost follows its own rows only.
     """
     width = values.shape[1]
+    # one output: the sums as a flat array (cheaper addressing in the innermost loop)
+    flat = sums.reshape(-1)
     for p in range(start, stop):
         i = order[p]
         row = dense_rows[i]
@@ -40,14 +43,14 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
             gradient = values[i, 0]
             hessian = values[i, 1]
             for j in range(dense_bases.size):
-                b = dense_bases[j] + row[j]
-                sums[b, 0] += gradient
-                sums[b, 1] += hessian
+                b = dense_bases[j] + np.intp(row[j])
+                flat[2 * b] += gradient
+                flat[2 * b + 1] += hessian
                 counts[b] += 1
             for e in range(row_starts[i], row_starts[i + 1]):
-                b = entry_bins[e]
-                sums[b, 0] += gradient
-                sums[b, 1] += hessian
+                b = np.intp(entry_bins[e])
+                flat[2 * b] += gradient
+                flat[2 * b + 1] += hessian
                 counts[b] += 1
         else:
             row_values = values[i]

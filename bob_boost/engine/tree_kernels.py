@@ -27,21 +27,24 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 @numba.njit(**_JIT)
 def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin, missing_code, nan_left,
                left, right):
-    """Split ``order[start:stop]`` stably into the rows going left, then right; returns the boundary."""
+    """Split ``order[start:stop]`` stably into the rows going left, then right; returns the boundary.
+
+    Branch-free: every row is written to both destinations and only the
+    counters move by its side (where rows go is data, which a branch would
+    mispredict about every other row).
+    """
     middle = start
     moved = 0
     for p in range(start, stop):
         i = order[p]
         code = feature_codes[i]
         goes_right = (not nan_left) if code == missing_code else code > local_bin
-        if goes_right:
-            sample_node[i] = right
-            buffer[moved] = i
-            moved += 1
-        else:
-            sample_node[i] = left
-            order[middle] = i
-            middle += 1
+        sample_node[i] = right if goes_right else left
+        buffer[moved] = i
+        order[middle] = i  # middle <= p: that entry has been read
+        step = np.intp(goes_right)
+        moved += step
+        middle += 1 - step
     for q in range(moved):
         order[middle + q] = buffer[q]
     return middle
@@ -250,63 +253,69 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
 
 @numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
-               feature_of_bin, rows, width, max_depth, max_leaves, min_samples, min_hessian, regularization,
-               tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin,
-               node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready, ready_total):
+               feature_of_bin, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples, min_hessian,
+               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature,
+               node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready,
+               ready_total):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
-    ``rows`` holds every tree's values side by side, (#samples, #trees x
-    ``width``): tree ``t`` fits the gradients then hessians in columns
-    ``t * width:(t + 1) * width``. One pass over the rows makes every root
-    histogram of the batch (``listed_starts`` and ``listed_rows``: each sparse
-    feature's rows outside its frequent bin); each tree then grows on a
-    contiguous copy of its columns. Tree ``t`` writes row ``t`` of the node
-    arrays (see :func:`grow_tree`), ``n_nodes[t]``, and its leaf values of the
-    training samples into columns ``t * width / 2:(t + 1) * width / 2`` of
-    ``outputs`` ((#samples, #trees x width / 2)). Trees are independent, so
-    batches may run on different threads at once. With ``root_ready`` (a
-    batch of one tree), slot 0 already holds the tree's root histogram and
-    ``ready_total`` its sums.
+    Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
+    (#samples, #outputs) ``gradient`` and ``hessian`` (every column for one
+    shared tree, one column for a tree per output) and grows on a contiguous
+    copy of them, gradients then hessians (see :func:`grow_tree`). A batch of
+    several (one-output) trees first copies its columns side by side, from
+    which one pass over the rows makes every root histogram of the batch
+    (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
+    its frequent bin). Tree ``t`` writes row ``t`` of the node arrays,
+    ``n_nodes[t]``, and its leaf values of the training samples into its
+    columns of ``outputs``. Trees are independent, so batches may run on
+    different threads at once. With ``root_ready`` (a batch of one tree),
+    slot 0 already holds the tree's root histogram and ``ready_total`` its sums.
     """
-    n_samples = rows.shape[0]
-    leaf_width = width // 2
+    n_samples = gradient.shape[0]
+    trees = last - first
+    width = 2 * leaf_width
     sample_node = np.zeros(n_samples, dtype=np.int64)
-    shared_root = last - first > 1
+    shared_root = trees > 1
     if shared_root:
-        # every tree's root histogram from one pass over the rows (the same sums, in the same order)
-        batch = rows[:, first * width:last * width]
-        columns = (last - first) * width
-        root_sums = np.zeros((slot_sums.shape[1], columns))
+        # the batch's gradients, then its hessians, row by row: every root histogram from one pass
+        batch = np.empty((n_samples, 2 * trees))
+        for i in range(n_samples):
+            gradients, hessians, row = gradient[i], hessian[i], batch[i]
+            for j in range(trees):
+                row[j] = gradients[first + j]
+                row[trees + j] = hessians[first + j]
+        root_sums = np.zeros((slot_sums.shape[1], 2 * trees))
         root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
-        root_totals = np.zeros(columns)
+        root_totals = np.zeros(2 * trees)
         node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
         root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
                          root_counts)
     else:
         root_sums = np.zeros((1, 1))
         root_totals = np.zeros(width)
-    own = rows.shape[1] == width
-    values = rows if own else np.empty((n_samples, width))
+    values = np.empty((n_samples, width))
     for t in range(first, last):
-        if not own:
-            for i in range(n_samples):
-                for v in range(width):
-                    values[i, v] = rows[i, t * width + v]
+        column = t * leaf_width
+        for i in range(n_samples):
+            for k in range(leaf_width):
+                values[i, k] = gradient[i, column + k]
+                values[i, leaf_width + k] = hessian[i, column + k]
         if shared_root:
-            root_columns = slice((t - first) * width, (t - first + 1) * width)
-            slot_sums[0, :, :] = root_sums[:, root_columns]
+            j = t - first
+            slot_sums[0, :, 0] = root_sums[:, j]
+            slot_sums[0, :, 1] = root_sums[:, trees + j]
             slot_counts[0, :] = root_counts
-            root_total = root_totals[root_columns]
+            root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = ready_total if root_ready else root_totals
-        count = grow_tree(codes, mode_bins, layout, n_bins, offsets,
-                          feature_of_bin, values, max_depth, max_leaves, min_samples, min_hessian, regularization,
-                          tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature[t],
-                          node_bin[t], node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
-                          shared_root or root_ready, root_total)
-        n_nodes[t] = count
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, max_depth,
+                               max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing,
+                               subtraction, leafwise, slot_sums, slot_counts, node_feature[t], node_bin[t],
+                               node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
+                               shared_root or root_ready, root_total)
         tree_values = leaf_values[t]
         for i in range(n_samples):
             leaf = tree_values[sample_node[i]]
             for k in range(leaf_width):
-                outputs[i, t * leaf_width + k] = leaf[k]
+                outputs[i, column + k] = leaf[k]

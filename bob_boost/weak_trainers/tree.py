@@ -220,15 +220,10 @@ class TreeTrainer:
         if hessian is None:
             hessian = np.ones_like(gradient)
         samples, outputs = gradient.shape
-        if self.multi_output == "shared":
-            trees, width = 1, 2 * outputs
-            rows = np.hstack([gradient, hessian])
-        else:  # each output's gradient and hessian side by side, (#samples, K x 2)
-            trees, width = outputs, 2
-            rows = np.empty((samples, outputs, 2))
-            rows[:, :, 0] = gradient
-            rows[:, :, 1] = hessian
-            rows = rows.reshape(samples, 2 * outputs)
+        trees, leaf_width = (1, outputs) if self.multi_output == "shared" else (outputs, 1)
+        width = 2 * leaf_width
+        gradient = np.ascontiguousarray(gradient, dtype=np.float64)
+        hessian = np.ascontiguousarray(hessian, dtype=np.float64)
         leaves, slots = self._room(samples)
         nodes = 2 * leaves - 1
         coded = binned.coded
@@ -237,7 +232,7 @@ class TreeTrainer:
         node_nan_left = np.zeros((trees, nodes), dtype=np.bool_)
         node_left = np.full((trees, nodes), -1, dtype=np.int64)
         node_right = np.full((trees, nodes), -1, dtype=np.int64)
-        leaf_values = np.zeros((trees, nodes, width // 2))
+        leaf_values = np.zeros((trees, nodes, leaf_width))
         n_nodes = np.zeros(trees, dtype=np.int64)
         training_outputs = np.empty((samples, outputs))
         batches = min(coded.n_threads, trees)
@@ -245,7 +240,8 @@ class TreeTrainer:
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
                   coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), rows, width)
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), gradient, hessian,
+                  leaf_width)
         slots_of = [(np.empty((slots, histogram_bins, width)),
                      np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                     for _ in range(batches)]
@@ -253,7 +249,7 @@ class TreeTrainer:
         ready_total = np.zeros(width)
         root_ready = trees == 1
         if root_ready:
-            _blocked_root(coded, rows, ready_total, *slots_of[0])
+            _blocked_root(coded, np.hstack([gradient, hessian]), ready_total, *slots_of[0])
         blocks = [(bounds[b], bounds[b + 1]) + common +
                   (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                    float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
