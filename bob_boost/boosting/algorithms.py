@@ -151,7 +151,12 @@ class GradientBoosting:
         weak_scores = state.extra.pop("weak_scores", None)
         if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
             weak_scores = machine.forward(state.features)
-        state.scores = state.scores + weight * weak_scores
+        # a new array (a callback may keep the last one), one temporary fewer than scores + weight * weak_scores
+        update = weight * weak_scores
+        if update.shape == state.scores.shape and update.dtype == state.scores.dtype:
+            state.scores = np.add(update, state.scores, out=update)
+        else:
+            state.scores = state.scores + update
 
     def describe(self, state: RoundState) -> str:
         """The training loss."""

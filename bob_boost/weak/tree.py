@@ -108,11 +108,18 @@ def route(features: np.ndarray, node: np.ndarray, node_features: np.ndarray, thr
 
 def tree_depth(features: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
     """Length of the longest root-to-leaf path of validated arrays (0 for leaves only)."""
-    depth = np.zeros(features.size, dtype=np.int64)
-    for node in range(features.size):  # parents precede children
-        if features[node] >= 0:
-            depth[left[node]] = depth[right[node]] = depth[node] + 1
-    return int(depth.max()) if depth.size else 0
+    inner = features >= 0
+    is_child = np.zeros(features.size, dtype=bool)
+    is_child[left[inner]] = True
+    is_child[right[inner]] = True
+    level = np.flatnonzero(~is_child)  # the roots
+    depth = 0
+    while True:  # one level at a time
+        level = level[inner[level]]
+        if level.size == 0:
+            return depth
+        depth += 1
+        level = np.concatenate([left[level], right[level]])
 
 
 @register_weak_machine
