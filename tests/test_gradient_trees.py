@@ -242,6 +242,42 @@ def test_histogram_subtraction_gives_the_same_tree(multi_output):
     assert np.allclose(with_subtraction.values, direct.values, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("width", [2, 6])
+def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
+    """Large nodes of wide data add their dense features one at a time: the same sums, bit for bit."""
+    from bob_boost.engine import tree_histograms
+    rng = np.random.default_rng(3)
+    n = tree_histograms.FEATURE_MAJOR_ROWS + 1500
+    dense = rng.normal(size=(n, 70))  # 256 bins each: 70 x 256 bins of (width x 8 + 4) bytes, over the limit
+    sparse = np.where(rng.random((n, 20)) < 0.85, 0.0, rng.integers(1, 9, size=(n, 20)))
+    binned = TreeTrainer(n_threads=1).prepare(np.hstack([dense, sparse]))
+    coded = binned.coded
+    layout = coded.row_layout()
+    assert layout[5].size * coded.number_of_bins * (8 * width + 4) > tree_histograms.FEATURE_MAJOR_BYTES
+    assert np.count_nonzero(coded.mode_bins >= 0) == 20
+    values = np.ascontiguousarray(np.column_stack([rng.normal(size=(n, width // 2)), rng.random((n, width // 2))]))
+    order = np.sort(rng.choice(n, tree_histograms.FEATURE_MAJOR_ROWS + 700, replace=False))
+    total = np.zeros(width)
+    tree_histograms.node_total(values, order, 0, order.size, total)
+    bins = binned.number_of_features * coded.number_of_bins
+    sums, counts = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32)
+    tree_histograms.build_histogram(layout, coded.mode_bins, coded.number_of_bins, values, order, 0, order.size,
+                                    total, order.size, sums, counts)
+    row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
+    tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts)
+    tree_histograms._recover_frequent_bins(coded.mode_bins, coded.number_of_bins, total, order.size, row_sums,
+                                           row_counts)
+    assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
+    # and both are the brute-force histogram
+    codes = coded.codes
+    for f in (0, 69, 75):
+        expected = np.zeros((coded.number_of_bins, width))
+        np.add.at(expected, codes[f, order], values[order])
+        assert np.allclose(sums[f * coded.number_of_bins:(f + 1) * coded.number_of_bins], expected, atol=1e-9)
+        assert np.array_equal(counts[f * coded.number_of_bins:(f + 1) * coded.number_of_bins],
+                              np.bincount(codes[f, order], minlength=coded.number_of_bins))
+
+
 def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
     x, y = _classes(2000)
     separable = np.where(x[:, 0] > 0, 1.0, -1.0)

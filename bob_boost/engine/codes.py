@@ -140,18 +140,20 @@ class CodedFeatures:
         # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
         self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
         self._row_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._row_layout: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._row_layout: tuple[np.ndarray, ...] | None = None
 
-    def row_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def row_layout(self) -> tuple[np.ndarray, ...]:
         """The codes row by row, for histograms over a node's rows (built once, on first use).
 
-        Returns ``(dense_rows, dense_bases, row_starts, entry_bins)``: the dense
-        features' codes as a (#samples, #dense) matrix and each dense feature's
-        first bin in a (#features x :attr:`number_of_bins`) histogram; and, in
+        Returns ``(dense_rows, dense_bases, row_starts, entry_bins, codes,
+        dense_features)``: the dense features' codes as a (#samples, #dense)
+        matrix and each dense feature's first bin in a (#features x
+        :attr:`number_of_bins`) histogram; and, in
         compressed rows, the histogram bin of every entry of a sparse feature
         outside its frequent bin (row ``i``'s are ``entry_bins[row_starts[i]:
-        row_starts[i + 1]]``, in feature order). A row's codes lie together, and
-        a node's histogram costs its own rows' entries only.
+        row_starts[i + 1]]``, in feature order); then :attr:`codes` themselves and
+        the dense features' indices. A row's codes lie together, and a node's
+        histogram costs its own rows' entries only.
         """
         if self._row_layout is None:
             n_features, n_samples = self.codes.shape
@@ -165,7 +167,7 @@ class CodedFeatures:
             row_starts = np.zeros(n_samples + 1, dtype=np.int64)
             np.cumsum(np.bincount(row_of_entry, minlength=n_samples), out=row_starts[1:])
             self._row_layout = (np.ascontiguousarray(self.codes[dense].T), dense * self.number_of_bins, row_starts,
-                                entry_bins)
+                                entry_bins, self.codes, dense)
         return self._row_layout
 
     def _row_plan(self, width: int) -> tuple[np.ndarray, np.ndarray]:

@@ -68,6 +68,48 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                 counts[b] += 1
 
 
+#: A node of at least this many rows adds its dense features one at a time when their part of the
+#: histogram exceeds :data:`FEATURE_MAJOR_BYTES` (MNIST's 140 dense pixels: 0.7 MB); a node's
+#: rows then read one feature's few kilobytes of histogram at a time instead of all of them at once.
+#: On MNIST (one output) a node of half the rows took 22 ms instead of 32; below these sizes
+#: (letter's 16 features, or a node of 1,900 rows) row by row was as fast or faster.
+FEATURE_MAJOR_ROWS = 4096
+FEATURE_MAJOR_BYTES = 1 << 18
+
+
+@numba.njit(**_JIT)
+def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop, values,
+                           sums, counts):
+    """:func:`_accumulate_rows` with the dense features added a feature at a time (the same sums).
+
+    The node's values are gathered once into row order, then each dense
+    feature adds every row of the node (ascending), then each row its sparse
+    entries: every bin still adds its rows in ascending order.
+    """
+    width = values.shape[1]
+    rows = order[start:stop]
+    ordered = np.empty((rows.size, width))
+    for q in range(rows.size):
+        ordered[q, :] = values[rows[q]]
+    for j in range(dense_features.size):
+        column = codes[dense_features[j]]
+        base = dense_bases[j]
+        for q in range(rows.size):
+            b = base + np.intp(column[rows[q]])
+            target = sums[b]
+            for v in range(width):
+                target[v] += ordered[q, v]
+            counts[b] += 1
+    for q in range(rows.size):
+        i = rows[q]
+        for e in range(row_starts[i], row_starts[i + 1]):
+            b = np.intp(entry_bins[e])
+            target = sums[b]
+            for v in range(width):
+                target[v] += ordered[q, v]
+            counts[b] += 1
+
+
 @numba.njit(**_JIT)
 def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total, count, sums, counts):
     """The histogram of the node whose rows are ``order[start:stop]`` (sums ``total``, ``count`` rows).
@@ -76,10 +118,15 @@ def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total
     sparse feature's frequent bin is recovered as the node's total minus its
     other bins. Every bin adds its rows in ascending order.
     """
-    dense_rows, dense_bases, row_starts, entry_bins = layout
+    dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
     sums[:, :] = 0.0
     counts[:] = 0
-    _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts)
+    if stop - start >= FEATURE_MAJOR_ROWS and dense_features.size * n_bins * (8 * values.shape[1] + 4) > \
+            FEATURE_MAJOR_BYTES:
+        _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop,
+                               values, sums, counts)
+    else:
+        _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts)
     _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts)
 
 
