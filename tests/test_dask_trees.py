@@ -97,9 +97,28 @@ def test_tree_options_with_another_weak_learner_are_errors_not_ignored():
         DaskBoosting(bob_boost.LogitLoss(), weak_learner="lut", tree=bob_boost.TreeTrainer())
 
 
-def test_a_loss_without_hessian_cannot_grow_distributed_trees():
-    with pytest.raises(ValueError, match="loss_hessian"):
-        DaskBoosting(bob_boost.TangentialLoss(), weak_learner="tree")
+def test_newton_leaves_for_a_loss_without_hessian_are_refused():
+    tree = bob_boost.TreeTrainer(newton_leaves=True)
+    with pytest.raises(ValueError, match="newton_leaves: TangentialLoss defines no loss_hessian"):
+        DaskBoosting(bob_boost.TangentialLoss(), weak_learner="tree", tree=tree)
+
+
+@pytest.mark.parametrize("loss, newton_leaves", [(bob_boost.TangentialLoss(), None), (bob_boost.LogitLoss(), False)])
+def test_gradient_only_trees_get_the_in_memory_trees_and_line_searched_weights(client, loss, newton_leaves):
+    features, labels = _classes(seed=3)
+    targets = np.where(labels > 0, 1.0, -1.0)
+    tree = bob_boost.TreeTrainer(max_depth=3, min_samples_leaf=10, newton_leaves=newton_leaves)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.5).train(
+        da.from_array(features, chunks=(500, 5)), da.from_array(targets, chunks=500), 4)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.5).train(features, targets, 4)
+    assert len(machine) == len(memory) == 4
+    # the weights are line searches (L-BFGS, or Newton on the cluster for the logit loss) of summed losses
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-6)
+    assert np.all(machine.weights > 0) and not np.allclose(machine.weights, 0.5)
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert ours.thresholds.tolist() == theirs.thresholds.tolist()
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-6, atol=1e-12)
 
 
 def test_the_estimators_train_gradient_trees_as_in_memory(client):

@@ -32,15 +32,21 @@ def check_cluster_tree(trainer) -> TreeTrainer:
                                 "levelwise")
     if trainer.missing is not None:
         raise InvalidValueError("tree: missing='bin' is not supported on a cluster (NaN is an error there)")
-    if trainer.newton_leaves is False:
-        raise InvalidValueError("tree: distributed trees have Newton leaves (newton_leaves None or True)")
     return trainer
 
 
 # -- on the workers -------------------------------------------------------------------------------------------
 
-def derivatives(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> np.ndarray:
-    """(#rows, 2 x #outputs) the chunk's weighted loss gradient, then hessian."""
+def derivatives(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction,
+                newton_leaves: bool) -> np.ndarray:
+    """(#rows, 2 x #outputs) the chunk's weighted loss gradient, then its weighted hessian.
+
+    Without ``newton_leaves`` the hessian columns are 1 (unweighted, as in memory): the gradient-only leaves
+    ``-G / (n + lambda)`` of :class:`~bob_boost.TreeTrainer`.
+    """
+    if not newton_leaves:
+        gradient = weighted(loss.loss_gradient(targets, scores), weights)
+        return np.hstack([gradient, np.ones_like(gradient)])
     gradient, hessian = loss.gradient_and_hessian(targets, scores)
     return np.hstack([weighted(gradient, weights), weighted(hessian, weights)])
 
@@ -174,12 +180,15 @@ class DistributedGradientTrees:
         # the chunks' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
 
-    def grow(self, loss: LossFunction) -> tuple[TreeMachine, list, tuple]:
+    def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, tuple]:
         """The round's trees as one machine, the futures of every chunk's (#rows, #outputs) tree outputs, and
-        the arguments of :func:`coded_tree_outputs` that make them again from the codes."""
+        the arguments of :func:`coded_tree_outputs` that make them again from the codes.
+
+        ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1).
+        """
         chunks, trainer, trees = self.chunks, self.trainer, self.groups.shape[0]
         client = chunks.client
-        values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss)
+        values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss, newton_leaves)
         sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
         nodes = [_Tree() for _ in range(trees)]
         frontiers = [np.array([0])] * trees

@@ -88,14 +88,17 @@ class DaskBoosting:
         where it applies).
     tree : TreeTrainer, optional
         ``weak_learner="tree"``: the gradient trees' shape (``max_depth``, ``max_leaves``,
-        ``min_samples_leaf``, ``min_hessian_leaf``, ``l2_regularization``, ``multi_output``; levelwise,
-        without missing values); its ``max_bins`` is replaced by ``max_bins``. The trees are those
+        ``min_samples_leaf``, ``min_hessian_leaf``, ``l2_regularization``, ``multi_output``,
+        ``newton_leaves``; levelwise, without missing values); its ``max_bins`` is replaced by
+        ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
         sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`); with sample weights, in memory
         the weights are first scaled to mean 1, which moves ``min_hessian_leaf`` and
         ``l2_regularization`` relative to the hessians.
     learning_rate : float
-        Gradient trees: every tree's weight (the Newton leaves make the tree's own step 1).
+        Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
+        step 1); with gradient-only leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it
+        is ``learning_rate`` times the step rule's weight, as in memory.
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
@@ -121,9 +124,9 @@ class DaskBoosting:
         self.tree = check_cluster_tree(TreeTrainer() if tree is None else tree)
         self.learning_rate = check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                           include_boundaries="right")
-        if self.weak_learner == "tree" and not loss_function.has_hessian:
-            raise InvalidValueError(f"weak_learner: distributed gradient trees need Newton leaves, but "
-                                    f"{type(loss_function).__name__} defines no loss_hessian")
+        if self.weak_learner == "tree" and self.tree.newton_leaves and not loss_function.has_hessian:
+            raise InvalidValueError(f"newton_leaves: {type(loss_function).__name__} defines no loss_hessian; use "
+                                    f"newton_leaves=None for gradient-only leaves with a line search")
         #: Passes over the chunks that found each round's weights in the last :meth:`train` (one for the
         #: exponential loss's closed form, one per Newton iteration or L-BFGS evaluation otherwise).
         self.weight_passes: list[int] = []
@@ -217,8 +220,16 @@ class DaskBoosting:
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
             if trees is not None:
-                weak, weak_outputs, arguments = trees.grow(loss)
-                alpha = np.full(outputs, float(self.learning_rate))
+                newton_leaves = self.tree.newton_leaves is not False and loss.has_hessian
+                weak, weak_outputs, arguments = trees.grow(loss, newton_leaves)
+                if newton_leaves:
+                    alpha = np.full(outputs, float(self.learning_rate))
+                else:  # gradient-only leaves: the step rule's weight, shrunk
+                    alpha = self.learning_rate * (self._newton(chunks, weak_outputs, outputs) if newton
+                                                  else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
+                    if np.all(alpha == 0.0):
+                        logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
+                        break
                 machine.add_weak_machine(weak, alpha)
                 history.append((coded_tree_outputs, arguments, alpha))
                 self._move_scores(chunks, history, weak_outputs, alpha, outputs)
