@@ -403,13 +403,14 @@ def test_csv_without_dask_dataframe_names_the_extra(cluster, tmp_path, capsys, m
     assert "needs dask.dataframe" in err and 'pip install "dask[dataframe]"' in err
 
 
-def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, growth):
     features, labels = _ordered_classes(k=3, seed=20)
     assert np.unique(labels[:300]).size == 1  # sorted by label: the first chunk holds one class only
     data = tmp_path / "d.hdf5"
     _write_hdf5(data, features, labels)
     options = ["-w", "tree", "-l", "softmax", "--tree-depth", 3, "--tree-leaves", 6, "--tree-outputs", "per_output",
-               "--shrinkage", 0.3, "-r", 4]
+               "--tree-growth", growth, "--shrinkage", 0.3, "-r", 4]
     models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
     code, out, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
                           cluster.scheduler_address, "--chunk-rows", 300)
@@ -426,7 +427,7 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
 
 
 UNSUPPORTED = [
-    (["-w", "tree", "--tree-growth", "leafwise"], "--tree-growth: is an option of in-memory training only"),
+    (["--tree-growth", "leafwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-leaves", "4"], "--tree-leaves: is an option of --trainer boosting -w tree; drop it"),
     (["--trainer", "samme", "-w", "tree", "--tree-outputs", "per_output"],
      "--tree-outputs: is an option of --trainer boosting -w tree; drop it"),

@@ -75,8 +75,25 @@ def test_squared_loss_regression_trees(client):
     _assert_same_trees(machine, memory)
 
 
+@pytest.mark.parametrize("loss, multi_output, max_depth", [
+    (bob_boost.SoftmaxLoss(3), "per_output", None), (bob_boost.SoftmaxLoss(3), "shared", 3),
+    (bob_boost.LogitLoss(), "shared", None)])
+def test_leafwise_trees_give_the_in_memory_trees(client, loss, multi_output, max_depth):
+    features, labels = _classes(seed=4)
+    targets = labels if isinstance(loss, bob_boost.SoftmaxLoss) else np.where(labels > 0, 1.0, -1.0)
+    tree = bob_boost.TreeTrainer(max_depth=max_depth, max_leaves=7, min_samples_leaf=10, growth="leafwise",
+                                 multi_output=multi_output)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.3).train(
+        da.from_array(features, chunks=(450, 5)), da.from_array(targets, chunks=450), 5)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.3).train(features, targets, 5)
+    _assert_same_trees(machine, memory)
+    leaves = [np.count_nonzero(w.features < 0) for w in memory.weak_machines]
+    assert max(leaves) == 7 * len(memory.weak_machines[0].roots)  # the leaf limit was reached
+    if max_depth is not None:
+        assert max(w.depth for w in machine.weak_machines) <= max_depth
+
+
 @pytest.mark.parametrize("options, message", [
-    ({"tree": bob_boost.TreeTrainer(max_depth=None, max_leaves=8, growth="leafwise")}, "leafwise"),
     ({"tree": bob_boost.TreeTrainer(missing="bin")}, "missing"),
     ({"learning_rate": 0.0}, "learning_rate"),
 ])

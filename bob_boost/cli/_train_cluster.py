@@ -5,7 +5,8 @@ What runs on a cluster:
 
 - ``--trainer boosting`` with stumps or look-up tables (``-w lut``, ``--lut-entries``, ``--selection-style``)
   and a loss with one term per output, or gradient trees (``-w tree``, ``--tree-depth``, ``--tree-leaves``,
-  ``--tree-outputs``, ``--shrinkage``; also the softmax loss): :class:`bob_boost.dask.DaskBoosting`. The
+  ``--tree-outputs``, ``--tree-growth``, ``--shrinkage``; also the softmax loss):
+  :class:`bob_boost.dask.DaskBoosting`. The
   labels become targets as in memory (:func:`bob_boost.recipes.make_recipe`'s target kind,
   :class:`~bob_boost.labels.ClassEncoding`): +-1 for two classes, one +-1 output per class for more (LUTs),
   the numbers themselves for a regression (which starts from their mean, as in memory);
@@ -215,7 +216,7 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
-                             tree_outputs=args.tree_outputs)
+                             tree_outputs=args.tree_outputs, tree_growth=args.tree_growth)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None, "tree_growth": "levelwise"}
+IN_MEMORY_ONLY = {"threads": None}
 
 #: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
 #: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
@@ -36,7 +36,7 @@ LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
 ADABOOSTDB_ONLY = {"selection": "alpha"}
 TREE_ONLY = {"tree_depth": 2}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
-GRADIENT_TREE_ONLY = {"tree_leaves": None, "tree_outputs": "shared"}
+GRADIENT_TREE_ONLY = {"tree_leaves": None, "tree_outputs": "shared", "tree_growth": "levelwise"}
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0}
 
@@ -93,7 +93,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
     train.add_argument("--tree-leaves", type=positive_int, default=GRADIENT_TREE_ONLY["tree_leaves"], metavar="N",
                        help="the generic trainer's gradient trees: at most N leaves")
-    train.add_argument("--tree-growth", choices=("levelwise", "leafwise"), default=IN_MEMORY_ONLY["tree_growth"],
+    train.add_argument("--tree-growth", choices=("levelwise", "leafwise"), default=GRADIENT_TREE_ONLY["tree_growth"],
                        help="the generic trainer's gradient trees: level by level, or the leaf of largest gain "
                             "first (as LightGBM; with --tree-leaves)")
     train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=GRADIENT_TREE_ONLY["tree_outputs"],

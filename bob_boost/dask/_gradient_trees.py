@@ -1,12 +1,14 @@
-"""Gradient trees on a Dask cluster: the round's trees grown level by level from summed node histograms.
+"""Gradient trees on a Dask cluster: the round's trees grown from summed node histograms.
 
-Each level, every chunk sends the gradient/hessian histograms of the frontier nodes of every tree of the
-round (one per output, or one for all); the histograms are summed in chunk order and each node's split
-is chosen on the client by the in-memory trees' own scan
-(:func:`bob_boost.engine.split_scan.best_split`); the splits go back to the chunks, which move their
-rows. Leaves get ``-G / (H + lambda)`` from the leaves' summed derivatives. The trees are those
-:class:`bob_boost.TreeTrainer` grows in memory level by level (``growth="levelwise"``), up to the
-rounding of sums added per chunk.
+Each level (levelwise) or each split (leafwise: every tree of the round splits one leaf per round trip),
+every chunk sends the gradient/hessian histograms of the new frontier nodes of every tree of the round
+(one per output, or one for all); the histograms are summed in chunk order and each node's split is
+chosen on the client by the in-memory trees' own scan
+(:func:`bob_boost.engine.split_scan.best_split`) and, leafwise, the in-memory choice of the open leaf
+of largest gain; the splits go back to the chunks, which move their rows. Leaves get
+``-G / (H + lambda)`` from the leaves' summed derivatives (hessian 1 for gradient-only leaves). The
+trees are those :class:`bob_boost.TreeTrainer` grows in memory, up to the rounding of sums added per
+chunk.
 """
 from __future__ import annotations
 
@@ -24,12 +26,9 @@ from ._chunks import Chunks
 
 
 def check_cluster_tree(trainer) -> TreeTrainer:
-    """The tree trainer of distributed gradient trees: levelwise, without missing values."""
+    """The tree trainer of distributed gradient trees: without missing values."""
     if not isinstance(trainer, TreeTrainer):
         raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
-    if trainer.growth != "levelwise":
-        raise InvalidValueError("tree: growth='leafwise' needs a round trip per split; distributed trees grow "
-                                "levelwise")
     if trainer.missing is not None:
         raise InvalidValueError("tree: missing='bin' is not supported on a cluster (NaN is an error there)")
     return trainer
@@ -193,7 +192,9 @@ class DistributedGradientTrees:
         nodes = [_Tree() for _ in range(trees)]
         frontiers = [np.array([0])] * trees
         tables = [tree.table(self.offsets) for tree in nodes]
-        for depth in range(trainer.max_depth):
+        if trainer.growth == "leafwise":
+            sample_node, tables = self._leafwise(nodes, values, sample_node)
+        for depth in range(trainer.max_depth if trainer.growth == "levelwise" else 0):
             pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
             histograms = client.submit(summed_trees, *pieces).result()
             tables, next_frontiers = [], []
@@ -216,6 +217,59 @@ class DistributedGradientTrees:
         outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
         levels = max(tree.depth for tree in nodes)
         return self._machine(nodes, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
+
+    def _leafwise(self, nodes: list["_Tree"], values: list, sample_node: list) -> tuple[list, list]:
+        """Grow the trees leaf by leaf, as in memory: each tree splits its open leaf of largest gain (the
+        lowest node on a tie) until ``max_leaves``, one split per tree and round trip; returns the chunks'
+        final ``sample_node`` and the trees' tables."""
+        chunks, trainer = self.chunks, self.trainer
+        limit = trainer.max_leaves or 0
+        candidates: list[dict[int, tuple[float, int]]] = [{} for _ in nodes]  # open leaf -> (gain, bin)
+        leaves = [1] * len(nodes)
+        frontiers = [np.array([0])] * len(nodes)
+        tables = [tree.table(self.offsets) for tree in nodes]
+        while True:
+            if any(f.size for f in frontiers):
+                pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
+                                     tuple(frontiers))
+                histograms = chunks.client.submit(summed_trees, *pieces).result()
+                for open_leaves, frontier, histogram in zip(candidates, frontiers, histograms):
+                    for node, (gain, bin_index) in zip(frontier.tolist(), self._best_splits(frontier, *histogram)):
+                        if bin_index >= 0:
+                            open_leaves[node] = (gain, bin_index)
+            frontiers = []
+            for t, tree in enumerate(nodes):
+                children: list[int] = []
+                if candidates[t] and not 0 < limit <= leaves[t]:
+                    node = min(candidates[t], key=lambda n, c=candidates[t]: (-c[n][0], n))
+                    children = tree.split_node(self, node, candidates[t].pop(node)[1])
+                    leaves[t] += 1
+                    depth_limited = trainer.max_depth is not None and tree.depths[children[0]] >= trainer.max_depth
+                    if depth_limited or 0 < limit <= leaves[t]:
+                        children = []  # never split: no histograms
+                    tree.split_last = True
+                else:
+                    tree.split_last = False
+                frontiers.append(np.array(children, dtype=np.int64))
+            if not any(tree.split_last for tree in nodes):
+                return sample_node, tables
+            tables = [tree.table(self.offsets) for tree in nodes]
+            sample_node = chunks.each(routed, chunks.coded, sample_node, tuple(tables))
+
+    def _best_splits(self, frontier: np.ndarray, sums, counts, totals, node_counts) -> list[tuple[float, int]]:
+        """``(gain, global bin)`` of each frontier node's best split by the in-memory scan (bin -1: none)."""
+        trainer = self.trainer
+        result = []
+        gain_buffer = np.empty(2 * int(self.offsets[-1]))
+        for j in range(frontier.size):
+            bin_index, gain = -1, 0.0
+            if node_counts[j] >= 2 * trainer.min_samples_leaf:
+                bin_index, gain, _ = best_split(
+                    sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
+                    int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, False, gain_buffer)
+            result.append((float(gain), int(bin_index)))
+        return result
 
     def _machine(self, nodes: list["_Tree"], leaf_values: list[np.ndarray]) -> TreeMachine:
         features, thresholds, left, right, values, roots = [], [], [], [], [], []
@@ -251,14 +305,9 @@ class _Tree:
               node_counts) -> list[int]:
         """Split the frontier's nodes by the in-memory rule; return the new children."""
         trainer = grower.trainer
-        gains, bins = np.zeros(frontier.size), np.full(frontier.size, -1, dtype=np.int64)
-        gain_buffer = np.empty(2 * int(grower.offsets[-1]))
-        for j in range(frontier.size):
-            if node_counts[j] >= 2 * trainer.min_samples_leaf:
-                bins[j], gains[j], _ = best_split(
-                    sums[j], counts[j], grower.no_modes, grower.offsets, grower.bins_per_feature, totals[j],
-                    int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
-                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, False, gain_buffer)
+        best = grower._best_splits(frontier, sums, counts, totals, node_counts)
+        gains = np.array([gain for gain, _ in best])
+        bins = np.array([bin_index for _, bin_index in best], dtype=np.int64)
         chosen = [j for j in np.argsort(-gains, kind="stable") if bins[j] >= 0]
         if trainer.max_leaves is not None:
             leaves = sum(1 for f in self.features if f < 0)
@@ -266,19 +315,22 @@ class _Tree:
         children = []
         self.split_last = bool(chosen)
         for j in sorted(chosen):
-            node = int(frontier[j])
-            first = len(self.features)
-            self.features[node] = int(grower.feature_of_bin[bins[j]])
-            self.bins[node] = int(bins[j])
-            self.left[node], self.right[node] = first, first + 1
-            self.features += [-1, -1]
-            self.bins += [-1, -1]
-            self.left += [-1, -1]
-            self.right += [-1, -1]
-            self.depths += [self.depths[node] + 1] * 2
-            self.depth = max(self.depth, self.depths[node] + 1)
-            children += [first, first + 1]
+            children += self.split_node(grower, int(frontier[j]), int(bins[j]))
         return children
+
+    def split_node(self, grower: DistributedGradientTrees, node: int, bin_index: int) -> list[int]:
+        """Split ``node`` after global bin ``bin_index``; return its two new children."""
+        first = len(self.features)
+        self.features[node] = int(grower.feature_of_bin[bin_index])
+        self.bins[node] = bin_index
+        self.left[node], self.right[node] = first, first + 1
+        self.features += [-1, -1]
+        self.bins += [-1, -1]
+        self.left += [-1, -1]
+        self.right += [-1, -1]
+        self.depths += [self.depths[node] + 1] * 2
+        self.depth = max(self.depth, self.depths[node] + 1)
+        return [first, first + 1]
 
     def table(self, offsets: np.ndarray) -> np.ndarray:
         """(#nodes, 4): each node's feature (-1: leaf), bin within the feature, left and right child."""

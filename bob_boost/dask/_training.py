@@ -89,7 +89,7 @@ class DaskBoosting:
     tree : TreeTrainer, optional
         ``weak_learner="tree"``: the gradient trees' shape (``max_depth``, ``max_leaves``,
         ``min_samples_leaf``, ``min_hessian_leaf``, ``l2_regularization``, ``multi_output``,
-        ``newton_leaves``; levelwise, without missing values); its ``max_bins`` is replaced by
+        ``newton_leaves``, ``growth``; without missing values); its ``max_bins`` is replaced by
         ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
         sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`); with sample weights, in memory
