@@ -138,12 +138,14 @@ def test_gradient_only_trees_get_the_in_memory_trees_and_line_searched_weights(c
         np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-6, atol=1e-12)
 
 
-def test_the_estimators_train_gradient_trees_as_in_memory(client):
+@pytest.mark.parametrize("shape", [dict(max_depth=3, max_leaves=6), dict(max_depth=None, max_leaves=6,
+                                                                          growth="leafwise")])
+def test_the_estimators_train_gradient_trees_as_in_memory(client, shape):
     from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
     from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
     features, labels = _classes(seed=3)
     names = np.array(["a", "b", "c"])[labels]
-    options = dict(weak_learner="tree", max_depth=3, max_leaves=6, learning_rate=0.3, n_estimators=4)
+    options = dict(weak_learner="tree", learning_rate=0.3, n_estimators=4, **shape)
     model = DaskBoostingClassifier(loss="softmax", multi_output="per_output", client=client, **options).fit(
         da.from_array(features, chunks=(400, 5)), da.from_array(names, chunks=400))
     memory = BoostingClassifier(loss="softmax", multi_output="per_output", early_stopping=False, **options).fit(

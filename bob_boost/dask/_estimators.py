@@ -34,10 +34,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         The loss, as in :class:`~bob_boost.sklearn.BoostingClassifier`.
     weak_learner : {"stump", "lut", "tree"}
         Decision stumps, look-up tables on integer features ``0 .. maximum_feature_value - 1``, or
-        gradient trees (grown level by level; see :class:`DaskBoosting`).
+        gradient trees (see :class:`DaskBoosting`).
     n_estimators : int
         Rounds of boosting at most.
-    max_depth, max_leaves, multi_output, learning_rate
+    max_depth, max_leaves, multi_output, growth, learning_rate
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
         trees' weight).
     maximum_feature_value : int
@@ -68,13 +68,14 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
                  class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
-                 client=None, max_depth: int = 3, max_leaves: int | None = None, multi_output: str = "shared",
-                 learning_rate: float = 1.0) -> None:
+                 client=None, max_depth: int | None = 3, max_leaves: int | None = None,
+                 multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.multi_output = multi_output
+        self.growth = growth
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -108,7 +109,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         recipe = make_recipe("boosting", number_of_classes=k, loss=self.loss, weak_learner=self.weak_learner,
                              lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
                              tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
-                             shrinkage=self.learning_rate)
+                             tree_growth=self.growth, shrinkage=self.learning_rate)
         encoding, kind = self._encoding, recipe.target_kind
         shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
@@ -130,7 +131,8 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                              selection_style=self.selection_style, max_bins=self.max_bins,
                                              class_weight=self.class_weight, early_stopping=False,
                                              max_depth=self.max_depth, max_leaves=self.max_leaves,
-                                             multi_output=self.multi_output, learning_rate=self.learning_rate))
+                                             multi_output=self.multi_output, growth=self.growth,
+                                             learning_rate=self.learning_rate))
 
 
 class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
@@ -325,8 +327,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     n_estimators : int
         Rounds of boosting at most.
     weak_learner : {"stump", "tree"}
-        Decision stumps or gradient trees (grown level by level; see :class:`DaskBoosting`).
-    max_depth, max_leaves, learning_rate
+        Decision stumps or gradient trees (see :class:`DaskBoosting`).
+    max_depth, max_leaves, growth, learning_rate
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
         trees' weight).
     max_bins : int
@@ -348,11 +350,13 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
 
     def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None, weak_learner: str = "stump", max_depth: int = 3,
-                 max_leaves: int | None = None, learning_rate: float = 1.0) -> None:
+                 random_state: int | None = None, client=None, weak_learner: str = "stump",
+                 max_depth: int | None = 3, max_leaves: int | None = None, growth: str = "levelwise",
+                 learning_rate: float = 1.0) -> None:
         self.weak_learner = weak_learner
         self.max_depth = max_depth
         self.max_leaves = max_leaves
+        self.growth = growth
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_bins = max_bins
@@ -369,7 +373,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         check_choice(self.weak_learner, "weak_learner", ("stump", "tree"))
         recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
                              max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
-                             shrinkage=self.learning_rate)
+                             tree_growth=self.growth, shrinkage=self.learning_rate)
         features = _dask.as_row_chunked(X, "X")
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
@@ -390,7 +394,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         local = BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
                                   max_bins=self.max_bins, early_stopping=False, max_depth=self.max_depth,
-                                  max_leaves=self.max_leaves, learning_rate=self.learning_rate)
+                                  max_leaves=self.max_leaves, growth=self.growth, learning_rate=self.learning_rate)
         machine = copy.deepcopy(self.machine_)
         machine.decision_rule = "identity"
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
