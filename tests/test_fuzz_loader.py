@@ -128,6 +128,29 @@ def test_data_stored_in_another_file_is_refused(tmp_path, source):
     assert "'Threshold' keeps its data in other files" in load_error(path)
 
 
+def test_compressed_dataset_expanding_far_beyond_its_bytes_is_refused_before_reading(tmp_path):
+    # was: a few kilobytes of deflated zeros declaring a 32 MiB Threshold were inflated before any shape check
+    path = saved(tmp_path)
+    replace(path, "WeakMachine_0/Threshold", data=np.zeros(1 << 22), chunks=(1 << 18,), compression="gzip",
+            compression_opts=9)
+    with h5py.File(path, "r") as h5:
+        stored = h5["WeakMachine_0/Threshold"].id.get_storage_size()
+    assert stored * 100 < 8 << 22  # the bomb: 32 MiB from well under 1%
+    assert "'Threshold' would expand from" in load_error(path) and "a decompression bomb" in load_error(path)
+
+
+def test_a_compressed_copy_of_a_model_still_loads(tmp_path):
+    """Compression of ordinary model data stays far below the limit: a model repacked with gzip loads the same."""
+    path = saved(tmp_path)
+    original = BoostedMachine.load(path)
+    with h5py.File(path, "r+") as h5:
+        for name in ("Weights", "WeakMachine_0/Threshold", "WeakMachine_1/Index"):
+            data = h5[name][()]
+            del h5[name]
+            h5.create_dataset(name, data=data, chunks=data.shape or None, compression="gzip")
+    assert BoostedMachine.load(path).weights.tolist() == original.weights.tolist()
+
+
 def test_virtual_dataset_is_refused(tmp_path):
     path = saved(tmp_path)
     with h5py.File(path, "r+") as h5:

@@ -24,6 +24,12 @@ from ..exceptions import ModelFormatError
 #: more is rejected before anything is allocated.
 MAX_ELEMENTS = 1 << 27
 
+#: A filtered (compressed) dataset may hold at most this many times its stored bytes, beyond
+#: :data:`EXPANSION_FLOOR` bytes: deflate can expand a few kilobytes into a gigabyte of zeros, and
+#: model data (thresholds, indices, leaf values) compresses far less.
+MAX_EXPANSION = 100
+EXPANSION_FLOOR = 1 << 24
+
 
 def where(group: h5py.Group) -> str:
     """Return ``"<file>:<group>"`` for error messages."""
@@ -82,7 +88,8 @@ def get_dataset(group: h5py.Group, name: str) -> h5py.Dataset:
     another file (external storage, a virtual dataset) or that declares more
     elements than were ever written (a huge shape over a few bytes of unwritten
     chunks, read back as the fill value) is refused, so that a forged shape
-    costs neither memory nor time.
+    costs neither memory nor time. A compressed dataset may expand to at most
+    :data:`MAX_EXPANSION` times its stored bytes (or :data:`EXPANSION_FLOOR`).
     """
     if not has_item(group, name):
         raise fail(group, f"missing dataset {name!r}")
@@ -102,6 +109,11 @@ def get_dataset(group: h5py.Group, name: str) -> h5py.Dataset:
     if item.size and not _fully_written(item):
         raise fail(group, f"dataset {name!r} declares {item.size} elements of which only part was written "
                           "(a forged shape, or an interrupted writer)")
+    if item.chunks is not None and item.id.get_create_plist().get_nfilters():
+        stored = item.id.get_storage_size()
+        if item.nbytes > max(EXPANSION_FLOOR, MAX_EXPANSION * stored):
+            raise fail(group, f"dataset {name!r} would expand from {stored} stored bytes to {item.nbytes}, more "
+                              f"than {MAX_EXPANSION} times (a decompression bomb?)")
     return item
 
 
