@@ -57,6 +57,19 @@ def test_uneven_chunks_and_a_one_class_chunk_give_the_in_memory_model(client, lo
     _assert_same_model(machine, _in_memory(loss, features, targets, 8))
 
 
+def test_chunks_are_spread_over_the_workers(client):
+    from bob_boost.dask import _dask, _tasks
+    array = da.from_array(np.arange(80 * 3).reshape(80, 3), chunks=(10, 3))
+    futures = _dask.per_chunk(client, _tasks.integer_range, array)
+    distributed.wait(futures)
+    holders = client.who_has(futures)
+    places = [next(iter(holders[future.key])) for future in futures]
+    workers = sorted(client.scheduler_info()["workers"])
+    assert places == [workers[0]] * 4 + [workers[1]] * 4  # contiguous halves, one per worker
+    assert [tuple(map(int, r[0])) for r in client.gather(futures)] == [(30 * i, 30 * i + 1, 30 * i + 2)
+                                                                       for i in range(8)]
+
+
 def test_float_features_column_chunks_and_sample_weights(client):
     features, targets = _data(integer=False, seed=1)
     weights = np.random.default_rng(2).uniform(0.5, 2.0, size=targets.size)

@@ -182,9 +182,17 @@ def per_chunk(client, function, array: "da.Array", *arguments, name: str = "feat
 
     The blocks are computed inside the tasks and never kept: only what ``function`` returns stays on the
     workers (a chunk's codes, say, not its raw values), so data that does not fit the workers' memory
-    passes through it one block at a time.
+    passes through it one block at a time. Consecutive blocks are asked to run on the workers in turn
+    (contiguous groups of about equal size; loosely, so that Dask may still move a task): the scheduler
+    alone sometimes ran every block on one worker, and the trainers keep each chunk's later tasks where
+    its first result lives.
     """
-    return client.compute([delayed(function)(block, *arguments) for block in row_blocks(array, name)])
+    parts = [delayed(function)(block, *arguments) for block in row_blocks(array, name)]
+    workers = sorted(client.scheduler_info()["workers"])
+    if len(workers) < 2:
+        return client.compute(parts)
+    return [client.compute(part, workers=[workers[i * len(workers) // len(parts)]], allow_other_workers=True)
+            for i, part in enumerate(parts)]
 
 
 def is_dask(value) -> bool:
