@@ -93,8 +93,57 @@ def test_leafwise_trees_give_the_in_memory_trees(client, loss, multi_output, max
         assert max(w.depth for w in machine.weak_machines) <= max_depth
 
 
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+def test_missing_values_get_the_in_memory_trees(client, monkeypatch, growth):
+    from bob_boost.dask import _training
+    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 2)  # scores rebuilt from the codes: NaN routed there too
+    features, labels = _classes(seed=5)
+    rng = np.random.default_rng(5)
+    features[rng.random(features.shape) < 0.15] = np.nan
+    features[:, 1] = np.where(labels == 2, np.nan, features[:, 1])  # NaN that tells a class
+    tree = bob_boost.TreeTrainer(max_depth=3, max_leaves=6, min_samples_leaf=10, missing="bin", growth=growth,
+                                 multi_output="per_output")
+    loss = bob_boost.SoftmaxLoss(3)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.3).train(
+        da.from_array(features, chunks=(450, 5)), da.from_array(labels, chunks=450), 5)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.3).train(features, labels, 5)
+    _assert_same_trees(machine, memory)
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert ours.missing_left is not None and ours.missing_left.tolist() == theirs.missing_left.tolist()
+    assert any(w.missing_left.any() for w in memory.weak_machines)  # some NaN went left
+    np.testing.assert_allclose(machine.decision_scores(features), memory.decision_scores(features), rtol=1e-9)
+
+
+def test_the_estimators_route_missing_values_as_in_memory(client):
+    from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
+    from bob_boost.sklearn import BoostingClassifier
+    features, labels = _classes(seed=7)
+    features[np.random.default_rng(7).random(features.shape) < 0.2] = np.nan
+    options = dict(weak_learner="tree", max_depth=3, learning_rate=0.3, n_estimators=3, missing="bin",
+                   loss="softmax", multi_output="per_output")
+    model = DaskBoostingClassifier(client=client, **options).fit(da.from_array(features, chunks=(500, 5)),
+                                                                 da.from_array(labels, chunks=500))
+    memory = BoostingClassifier(early_stopping=False, **options).fit(features, labels)
+    _assert_same_trees(model.machine_, memory.machine_)
+    assert np.array_equal(model.to_local().predict(features), memory.predict(features))
+    with pytest.raises(ValueError, match="missing: 'bin' on a cluster needs weak_learner='tree'"):
+        DaskBoostingRegressor(client=client, missing="bin").fit(da.from_array(features, chunks=(500, 5)),
+                                                               features[:, 0] * 0)
+    with pytest.raises(ValueError, match="missing: must be None or 'bin'"):
+        DaskBoostingClassifier(client=client, weak_learner="tree", missing="zero").fit(
+            da.from_array(features, chunks=(500, 5)), da.from_array(labels, chunks=500))
+
+
+def test_infinite_features_are_an_error_even_with_missing_values(client):
+    features, labels = _classes(seed=6)
+    features[3, 2] = np.inf
+    tree = bob_boost.TreeTrainer(missing="bin")
+    with pytest.raises(ValueError, match="infinite"):
+        DaskBoosting(bob_boost.SoftmaxLoss(3), client=client, weak_learner="tree", tree=tree).train(
+            da.from_array(features, chunks=(600, 5)), da.from_array(labels, chunks=600), 2)
+
+
 @pytest.mark.parametrize("options, message", [
-    ({"tree": bob_boost.TreeTrainer(missing="bin")}, "missing"),
     ({"learning_rate": 0.0}, "learning_rate"),
 ])
 def test_tree_options_that_cannot_be_distributed(options, message):

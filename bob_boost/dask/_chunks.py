@@ -26,14 +26,15 @@ def check_cluster_bins(max_bins) -> int:
     return checked
 
 
-def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
+def global_thresholds(client, array, max_bins: int, missing: bool = False) -> list[np.ndarray]:
     """Every feature's thresholds, as the in-memory binning finds them.
 
     Integer features: from the per-chunk counts of every value, summed (unless the value range is too wide
-    for a table, as in memory). Float features: from the rows of the engine's deterministic sample, gathered
-    once.
+    for a table, as in memory). Float features, and any feature with ``missing`` (NaN a missing value): from
+    the rows of the engine's deterministic sample, gathered once; with ``missing`` at most ``max_bins - 1``
+    value bins, from the values that are not NaN.
     """
-    if np.issubdtype(array.dtype, np.integer):
+    if np.issubdtype(array.dtype, np.integer) and not missing:
         ranges = client.gather(per_chunk(client, tasks.integer_range, array))
         low = np.min([r[0] for r in ranges], axis=0)
         high = np.max([r[1] for r in ranges], axis=0)
@@ -48,19 +49,25 @@ def global_thresholds(client, array, max_bins: int) -> list[np.ndarray]:
     # each chunk's rows of the sample are taken in the task that reads the chunk: no raw chunk is kept
     parts = [delayed(tasks.rows_of)(block, pick) for block, pick in zip(row_blocks(array, "features"), picks)]
     sample = np.concatenate(client.gather(client.compute(parts)))
-    if not np.isfinite(sample).all():
-        raise InvalidValueError("features: contain NaN or infinite values")
-    return all_thresholds(sample, max_bins, 1, None)[0]
+    if np.isinf(sample).any() if missing else not np.isfinite(sample).all():
+        raise InvalidValueError("features: contain infinite values" if missing
+                                else "features: contain NaN or infinite values")
+    return all_thresholds(sample, max_bins - 1 if missing else max_bins, 1, None)[0]
 
 
-def binned_chunks(client, array, max_bins: int) -> tuple[list, np.ndarray, np.ndarray]:
-    """Futures of every chunk's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin)."""
-    thresholds = global_thresholds(client, array, max_bins)
-    offsets = np.concatenate([[0], np.cumsum([t.size + 1 for t in thresholds])]).astype(np.int64)
-    split = np.concatenate([np.append(t, np.nan) for t in thresholds])
+def binned_chunks(client, array, max_bins: int, missing: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
+    """Futures of every chunk's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin).
+
+    With ``missing``, every feature's last bin holds its NaN values, as in memory (``missing="bin"``).
+    """
+    thresholds = global_thresholds(client, array, max_bins, missing)
+    sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    tail = [np.nan, np.nan] if missing else [np.nan]
+    split = np.concatenate([np.append(t, tail) for t in thresholds])
     padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
-    bins = int(max(t.size for t in thresholds) + 1)
-    return per_chunk(client, tasks.coded_bins, array, padded, bins), offsets, split
+    missing_codes = sizes - 1 if missing else None
+    return per_chunk(client, tasks.coded_bins, array, padded, int(sizes.max()), missing_codes), offsets, split
 
 
 class Chunks:

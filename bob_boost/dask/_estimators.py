@@ -8,6 +8,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
+from ..binning import check_missing
+from ..exceptions import InvalidValueError
 from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
@@ -37,9 +39,9 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         gradient trees (see :class:`DaskBoosting`).
     n_estimators : int
         Rounds of boosting at most.
-    max_depth, max_leaves, multi_output, growth, learning_rate
+    max_depth, max_leaves, multi_output, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
-        trees' weight).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for trees only).
     maximum_feature_value : int
         Entries of each look-up table.
     selection_style : {"independent", "shared"}
@@ -69,7 +71,9 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
                  client=None, max_depth: int | None = 3, max_leaves: int | None = None,
-                 multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0) -> None:
+                 multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0,
+                 missing: str | None = None) -> None:
+        self.missing = missing
         self.loss = loss
         self.weak_learner = weak_learner
         self.max_depth = max_depth
@@ -109,7 +113,8 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         recipe = make_recipe("boosting", number_of_classes=k, loss=self.loss, weak_learner=self.weak_learner,
                              lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
                              tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
-                             tree_growth=self.growth, shrinkage=self.learning_rate)
+                             tree_growth=self.growth, shrinkage=self.learning_rate,
+                             missing=_cluster_missing(self))
         encoding, kind = self._encoding, recipe.target_kind
         shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
@@ -132,7 +137,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                              class_weight=self.class_weight, early_stopping=False,
                                              max_depth=self.max_depth, max_leaves=self.max_leaves,
                                              multi_output=self.multi_output, growth=self.growth,
-                                             learning_rate=self.learning_rate))
+                                             learning_rate=self.learning_rate, missing=self.missing))
 
 
 class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
@@ -328,9 +333,9 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         Rounds of boosting at most.
     weak_learner : {"stump", "tree"}
         Decision stumps or gradient trees (see :class:`DaskBoosting`).
-    max_depth, max_leaves, growth, learning_rate
+    max_depth, max_leaves, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
-        trees' weight).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for trees only).
     max_bins : int
         Bins per feature (2 .. 256).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
@@ -352,7 +357,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, weak_learner: str = "stump",
                  max_depth: int | None = 3, max_leaves: int | None = None, growth: str = "levelwise",
-                 learning_rate: float = 1.0) -> None:
+                 learning_rate: float = 1.0, missing: str | None = None) -> None:
+        self.missing = missing
         self.weak_learner = weak_learner
         self.max_depth = max_depth
         self.max_leaves = max_leaves
@@ -373,7 +379,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         check_choice(self.weak_learner, "weak_learner", ("stump", "tree"))
         recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
                              max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
-                             tree_growth=self.growth, shrinkage=self.learning_rate)
+                             tree_growth=self.growth, shrinkage=self.learning_rate,
+                             missing=_cluster_missing(self))
         features = _dask.as_row_chunked(X, "X")
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
@@ -394,7 +401,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         local = BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
                                   max_bins=self.max_bins, early_stopping=False, max_depth=self.max_depth,
-                                  max_leaves=self.max_leaves, growth=self.growth, learning_rate=self.learning_rate)
+                                  max_leaves=self.max_leaves, growth=self.growth, learning_rate=self.learning_rate,
+                                  missing=self.missing)
         machine = copy.deepcopy(self.machine_)
         machine.decision_rule = "identity"
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
@@ -414,6 +422,15 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
             return function(X)
         features = _dask.as_row_chunked(X, "X")
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)
+
+
+def _cluster_missing(estimator) -> str | None:
+    """The estimator's ``missing``, checked: on a cluster only gradient trees route missing values."""
+    missing = check_missing(estimator.missing)
+    if missing is not None and estimator.weak_learner != "tree":
+        raise InvalidValueError(f"missing: 'bin' on a cluster needs weak_learner='tree', got "
+                                f"{estimator.weak_learner!r}")
+    return missing
 
 
 def _tree_options(estimator, recipe) -> dict:

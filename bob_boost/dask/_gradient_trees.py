@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.split_scan import best_split
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
-from ..exceptions import InvalidTypeError, InvalidValueError
+from ..exceptions import InvalidTypeError
 from ..losses import LossFunction
 from ..losses.base import weighted
 from ..weak.tree import TreeMachine
@@ -26,11 +26,9 @@ from ._chunks import Chunks
 
 
 def check_cluster_tree(trainer) -> TreeTrainer:
-    """The tree trainer of distributed gradient trees: without missing values."""
+    """The tree trainer of distributed gradient trees."""
     if not isinstance(trainer, TreeTrainer):
         raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
-    if trainer.missing is not None:
-        raise InvalidValueError("tree: missing='bin' is not supported on a cluster (NaN is an error there)")
     return trainer
 
 
@@ -120,14 +118,19 @@ def summed_arrays(*parts: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def routed(coded: CodedFeatures, sample_node: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
-    """Every tree's rows of split nodes moved to a child (``tables[t]``: feature, bin, left, right per node)."""
+    """Every tree's rows of split nodes moved to a child.
+
+    ``tables[t]`` holds per node: feature, bin, left, right, whether NaN goes left, and the feature's NaN
+    code (-1 without missing values).
+    """
     moved = sample_node.copy()
     for t, table in enumerate(tables):
         feature = table[sample_node[t], 0]
         moving = np.flatnonzero(feature >= 0)
         node = sample_node[t, moving]
         codes = coded.codes[feature[moving], moving]
-        moved[t, moving] = np.where(codes > table[node, 1], table[node, 3], table[node, 2])
+        right = np.where(codes == table[node, 5], table[node, 4] == 0, codes > table[node, 1])
+        moved[t, moving] = np.where(right, table[node, 3], table[node, 2])
     return moved
 
 
@@ -178,6 +181,7 @@ class DistributedGradientTrees:
         self.feature_of_bin = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
         # the chunks' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
+        self.missing = trainer.missing is not None
 
     def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, tuple]:
         """The round's trees as one machine, the futures of every chunk's (#rows, #outputs) tree outputs, and
@@ -191,7 +195,7 @@ class DistributedGradientTrees:
         sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
         nodes = [_Tree() for _ in range(trees)]
         frontiers = [np.array([0])] * trees
-        tables = [tree.table(self.offsets) for tree in nodes]
+        tables = [tree.table(self.offsets, self.missing) for tree in nodes]
         if trainer.growth == "leafwise":
             sample_node, tables = self._leafwise(nodes, values, sample_node)
         for depth in range(trainer.max_depth if trainer.growth == "levelwise" else 0):
@@ -200,7 +204,7 @@ class DistributedGradientTrees:
             tables, next_frontiers = [], []
             for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
                 children = tree.split(self, frontier, sums, counts, totals, node_counts)
-                tables.append(tree.table(self.offsets))
+                tables.append(tree.table(self.offsets, self.missing))
                 # children at the depth limit are never split
                 next_frontiers.append(np.array(children if depth + 1 < trainer.max_depth else [], dtype=np.int64))
             if any(tree.split_last for tree in nodes):
@@ -224,25 +228,26 @@ class DistributedGradientTrees:
         final ``sample_node`` and the trees' tables."""
         chunks, trainer = self.chunks, self.trainer
         limit = trainer.max_leaves or 0
-        candidates: list[dict[int, tuple[float, int]]] = [{} for _ in nodes]  # open leaf -> (gain, bin)
+        candidates: list[dict[int, tuple]] = [{} for _ in nodes]  # open leaf -> (gain, bin, NaN goes left)
         leaves = [1] * len(nodes)
         frontiers = [np.array([0])] * len(nodes)
-        tables = [tree.table(self.offsets) for tree in nodes]
+        tables = [tree.table(self.offsets, self.missing) for tree in nodes]
         while True:
             if any(f.size for f in frontiers):
                 pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
                                      tuple(frontiers))
                 histograms = chunks.client.submit(summed_trees, *pieces).result()
                 for open_leaves, frontier, histogram in zip(candidates, frontiers, histograms):
-                    for node, (gain, bin_index) in zip(frontier.tolist(), self._best_splits(frontier, *histogram)):
+                    for node, (gain, bin_index, nan_left) in zip(frontier.tolist(),
+                                                                 self._best_splits(frontier, *histogram)):
                         if bin_index >= 0:
-                            open_leaves[node] = (gain, bin_index)
+                            open_leaves[node] = (gain, bin_index, nan_left)
             frontiers = []
             for t, tree in enumerate(nodes):
                 children: list[int] = []
                 if candidates[t] and not 0 < limit <= leaves[t]:
                     node = min(candidates[t], key=lambda n, c=candidates[t]: (-c[n][0], n))
-                    children = tree.split_node(self, node, candidates[t].pop(node)[1])
+                    children = tree.split_node(self, node, *candidates[t].pop(node)[1:])
                     leaves[t] += 1
                     depth_limited = trainer.max_depth is not None and tree.depths[children[0]] >= trainer.max_depth
                     if depth_limited or 0 < limit <= leaves[t]:
@@ -253,30 +258,32 @@ class DistributedGradientTrees:
                 frontiers.append(np.array(children, dtype=np.int64))
             if not any(tree.split_last for tree in nodes):
                 return sample_node, tables
-            tables = [tree.table(self.offsets) for tree in nodes]
+            tables = [tree.table(self.offsets, self.missing) for tree in nodes]
             sample_node = chunks.each(routed, chunks.coded, sample_node, tuple(tables))
 
-    def _best_splits(self, frontier: np.ndarray, sums, counts, totals, node_counts) -> list[tuple[float, int]]:
-        """``(gain, global bin)`` of each frontier node's best split by the in-memory scan (bin -1: none)."""
+    def _best_splits(self, frontier: np.ndarray, sums, counts, totals, node_counts) -> list[tuple[float, int, bool]]:
+        """``(gain, global bin, NaN goes left)`` of each frontier node's best split by the in-memory scan (bin -1:
+        none)."""
         trainer = self.trainer
         result = []
         gain_buffer = np.empty(2 * int(self.offsets[-1]))
         for j in range(frontier.size):
-            bin_index, gain = -1, 0.0
+            bin_index, gain, nan_left = -1, 0.0, False
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
-                bin_index, gain, _ = best_split(
+                bin_index, gain, nan_left = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
-                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, False, gain_buffer)
-            result.append((float(gain), int(bin_index)))
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer)
+            result.append((float(gain), int(bin_index), bool(nan_left)))
         return result
 
     def _machine(self, nodes: list["_Tree"], leaf_values: list[np.ndarray]) -> TreeMachine:
-        features, thresholds, left, right, values, roots = [], [], [], [], [], []
+        features, thresholds, left, right, values, roots, nan_left = [], [], [], [], [], [], []
         offset = 0
         for t, (tree, leaves) in enumerate(zip(nodes, leaf_values)):
             inner = np.array(tree.features) >= 0
             features.append(tree.features)
+            nan_left.append(inner & np.array(tree.nan_left, dtype=bool))
             thresholds.append(np.where(inner, self.split_thresholds[np.maximum(tree.bins, 0)], 0.0))
             left.append(np.where(inner, np.array(tree.left) + offset, -1))
             right.append(np.where(inner, np.array(tree.right) + offset, -1))
@@ -286,7 +293,8 @@ class DistributedGradientTrees:
             roots.append(offset)
             offset += len(tree.features)
         return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
-                           np.concatenate(right), np.vstack(values), roots)
+                           np.concatenate(right), np.vstack(values), roots,
+                           np.concatenate(nan_left) if self.missing else None)
 
 
 class _Tree:
@@ -295,6 +303,7 @@ class _Tree:
     def __init__(self) -> None:
         self.features: list[int] = [-1]
         self.bins: list[int] = [-1]
+        self.nan_left: list[bool] = [False]
         self.left: list[int] = [-1]
         self.right: list[int] = [-1]
         self.depths: list[int] = [0]
@@ -306,8 +315,8 @@ class _Tree:
         """Split the frontier's nodes by the in-memory rule; return the new children."""
         trainer = grower.trainer
         best = grower._best_splits(frontier, sums, counts, totals, node_counts)
-        gains = np.array([gain for gain, _ in best])
-        bins = np.array([bin_index for _, bin_index in best], dtype=np.int64)
+        gains = np.array([gain for gain, _, _ in best])
+        bins = np.array([bin_index for _, bin_index, _ in best], dtype=np.int64)
         chosen = [j for j in np.argsort(-gains, kind="stable") if bins[j] >= 0]
         if trainer.max_leaves is not None:
             leaves = sum(1 for f in self.features if f < 0)
@@ -315,29 +324,34 @@ class _Tree:
         children = []
         self.split_last = bool(chosen)
         for j in sorted(chosen):
-            children += self.split_node(grower, int(frontier[j]), int(bins[j]))
+            children += self.split_node(grower, int(frontier[j]), int(bins[j]), best[j][2])
         return children
 
-    def split_node(self, grower: DistributedGradientTrees, node: int, bin_index: int) -> list[int]:
-        """Split ``node`` after global bin ``bin_index``; return its two new children."""
+    def split_node(self, grower: DistributedGradientTrees, node: int, bin_index: int, nan_left: bool) -> list[int]:
+        """Split ``node`` after global bin ``bin_index`` (NaN left or right); return its two new children."""
         first = len(self.features)
         self.features[node] = int(grower.feature_of_bin[bin_index])
         self.bins[node] = bin_index
+        self.nan_left[node] = nan_left
         self.left[node], self.right[node] = first, first + 1
         self.features += [-1, -1]
         self.bins += [-1, -1]
+        self.nan_left += [False, False]
         self.left += [-1, -1]
         self.right += [-1, -1]
         self.depths += [self.depths[node] + 1] * 2
         self.depth = max(self.depth, self.depths[node] + 1)
         return [first, first + 1]
 
-    def table(self, offsets: np.ndarray) -> np.ndarray:
-        """(#nodes, 4): each node's feature (-1: leaf), bin within the feature, left and right child."""
-        table = np.full((len(self.features), 4), -1, dtype=np.int64)
+    def table(self, offsets: np.ndarray, missing: bool) -> np.ndarray:
+        """(#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child, whether
+        NaN goes left (1) and the feature's NaN code (-1 without missing values); see :func:`routed`."""
+        table = np.full((len(self.features), 6), -1, dtype=np.int64)
         for node, feature in enumerate(self.features):
             if feature >= 0:
-                table[node] = (feature, self.bins[node] - offsets[feature], self.left[node], self.right[node])
+                nan_code = offsets[feature + 1] - offsets[feature] - 1 if missing else -1
+                table[node] = (feature, self.bins[node] - offsets[feature], self.left[node], self.right[node],
+                               int(self.nan_left[node]), nan_code)
         return table
 
     def leaf_values(self, totals: np.ndarray, regularization: float) -> np.ndarray:

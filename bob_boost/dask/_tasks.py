@@ -36,14 +36,19 @@ def finite_max(chunk: np.ndarray) -> float:
     return float(chunk.max())
 
 
-def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int) -> CodedFeatures:
+def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int,
+               missing_codes: np.ndarray | None = None) -> CodedFeatures:
     """The chunk's bin codes against the global thresholds, ready for histograms (built once per run).
 
-    NaN or infinity anywhere is an error, as in memory (the sample that placed the bins may have missed it).
+    NaN or infinity anywhere is an error, as in memory (the sample that placed the bins may have missed it);
+    with ``missing_codes`` NaN is a missing value and gets its feature's code (infinity is still an error).
     """
-    if chunk.dtype.kind == "f" and not np.isfinite(chunk).all():
-        raise InvalidValueError("features: contain NaN or infinite values")
-    return CodedFeatures(encode(chunk, padded, 1), number_of_bins, 1)
+    if chunk.dtype.kind == "f":
+        bad = np.isinf(chunk).any() if missing_codes is not None else not np.isfinite(chunk).all()
+        if bad:
+            raise InvalidValueError("features: contain infinite values" if missing_codes is not None
+                                    else "features: contain NaN or infinite values")
+    return CodedFeatures(encode(chunk, padded, 1, missing_codes), number_of_bins, 1)
 
 
 def coded_values(chunk: np.ndarray, entries: int) -> CodedFeatures:

@@ -89,7 +89,7 @@ class DaskBoosting:
     tree : TreeTrainer, optional
         ``weak_learner="tree"``: the gradient trees' shape (``max_depth``, ``max_leaves``,
         ``min_samples_leaf``, ``min_hessian_leaf``, ``l2_regularization``, ``multi_output``,
-        ``newton_leaves``, ``growth``; without missing values); its ``max_bins`` is replaced by
+        ``newton_leaves``, ``growth``, ``missing``); its ``max_bins`` is replaced by
         ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
         sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`); with sample weights, in memory
@@ -193,7 +193,8 @@ class DaskBoosting:
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         if self.weak_learner in ("stump", "tree"):
-            coded, offsets, split = binned_chunks(client, array, self.max_bins)
+            missing = self.weak_learner == "tree" and self.tree.missing is not None
+            coded, offsets, split = binned_chunks(client, array, self.max_bins, missing)
             chooser = _StumpChooser(offsets, split)
         else:
             entries = self.lut_entries
