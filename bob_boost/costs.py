@@ -174,9 +174,29 @@ def imbalance_cost_matrix(labels, predictions, number_of_classes: int | None = N
                 raise InvalidValueError(f"{name}: value {values.max()} is >= number_of_classes ({k})")
     if k < 2:
         raise InvalidValueError("labels: need at least 2 classes")
+    return imbalance_cost_matrix_from_confusion(confusion_matrix(truth, predicted, k), scale, smoothing)
+
+
+def imbalance_cost_matrix_from_confusion(confusion, scale: float = 0.1, smoothing: float = 0.0) -> np.ndarray:
+    """:func:`imbalance_cost_matrix` from the (K, K) confusion counts ``F[i, j]`` themselves.
+
+    For confusions counted elsewhere (on a cluster, say): the same costs as from the labels and predictions.
+
+    Raises
+    ------
+    ValueError
+        If ``confusion`` is not a square matrix of non-negative counts of at least 2 classes, a class has no
+        sample, or ``scale``/``smoothing`` is invalid.
+    """
+    confusion = np.asarray(confusion, dtype=np.float64)
+    if confusion.ndim != 2 or confusion.shape[0] != confusion.shape[1] or confusion.shape[0] < 2 or not (
+            np.all(np.isfinite(confusion)) and np.all(confusion >= 0)):
+        raise InvalidValueError(f"confusion: expected a (K, K) matrix of non-negative counts, K >= 2, got shape "
+                                f"{confusion.shape}")
+    k = confusion.shape[0]
     factor = _check_cost(scale, "scale", positive=True)
     pseudo_count = _check_cost(smoothing, "smoothing")
-    confusion = confusion_matrix(truth, predicted, k).astype(np.float64)
+    confusion = confusion.copy()
     sizes = confusion.sum(axis=1)
     if np.any(sizes == 0):
         raise InvalidValueError(f"labels: class {int(np.flatnonzero(sizes == 0)[0])} has no sample")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from bob_boost.costs import (check_class_labels, check_cost_matrix, face_detection_cost_matrix,
+                             imbalance_cost_matrix_from_confusion,
                              imbalance_cost_matrix, margin_cost_matrix, margin_vectors,
                              multiview_car_cost_matrix, samme_cost_matrix, zero_one_cost_matrix)
 from bob_boost.machine import cost_star
@@ -97,6 +98,19 @@ def test_imbalance_cost_matrix_is_the_row_normalised_confusion_without_diagonal(
 def test_imbalance_cost_matrix_rejects_bad_input(kwargs, error, message):
     with pytest.raises(error, match=message):
         imbalance_cost_matrix(**kwargs)
+
+
+def test_imbalance_costs_from_a_confusion_matrix_equal_those_from_labels():
+    labels = [0, 0, 0, 0, 1, 1, 2, 2]
+    predictions = [0, 0, 0, 1, 1, 0, 2, 2]
+    confusion = [[3, 1, 0], [1, 1, 0], [0, 0, 2]]
+    np.testing.assert_array_equal(imbalance_cost_matrix_from_confusion(confusion, 0.5, 1.0),
+                                  imbalance_cost_matrix(labels, predictions, scale=0.5, smoothing=1.0))
+    for bad in ([[1, 2]], [[1, -1], [0, 1]], [[1]], [[1, np.nan], [0, 1]]):
+        with pytest.raises(ValueError, match="confusion: expected a"):
+            imbalance_cost_matrix_from_confusion(bad)
+    with pytest.raises(ValueError, match="class 1 has no sample"):
+        imbalance_cost_matrix_from_confusion([[2, 0], [0, 0]])
 
 
 def test_face_detection_matrix():

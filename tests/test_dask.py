@@ -460,8 +460,8 @@ def test_multi_class_bad_inputs(client):
         DaskMultiClassBoosting(bob_boost.AdaBoostDBTrainer(1.0, 1.0))
 
 
-@pytest.mark.parametrize("costs", [None, "balanced", [[0, 1, 3], [1, 0, 1], [2, 2, 0]]], ids=["samme", "balanced",
-                                                                                            "given"])
+@pytest.mark.parametrize("costs", [None, "balanced", "imbalance", [[0, 1, 3], [1, 0, 1], [2, 2, 0]]],
+                         ids=["samme", "balanced", "imbalance", "given"])
 def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_path, costs):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskBAdaCostClassifier
@@ -486,8 +486,11 @@ def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_pa
     assert np.array_equal(load_estimator(tmp_path / "badacost.hdf5").predict(features), memory.predict(features))
     with pytest.raises(ValueError, match="cost_matrix: is 2x2 but y has 3 classes"):
         DaskBAdaCostClassifier([[0, 1], [1, 0]], client=client).fit(dX, labels)
-    with pytest.raises(ValueError, match="cost_matrix"):
-        DaskBAdaCostClassifier("imbalance", client=client).fit(dX, labels)
+    with pytest.raises(ValueError, match="cost_matrix: must be one of"):
+        DaskBAdaCostClassifier("skewed", client=client).fit(dX, labels)
+    if costs == "imbalance":  # the SAMME model's confusions made the costs: not SAMME's own
+        from bob_boost.costs import samme_cost_matrix
+        assert not np.allclose(model.cost_matrix_, samme_cost_matrix(3))
 
 
 @pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])

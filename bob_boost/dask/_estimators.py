@@ -13,8 +13,9 @@ from ..exceptions import InvalidValueError
 from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
-from ..costs import check_cost_matrix, samme_cost_matrix
+from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor
+from ..sklearn.cost_sensitive import COST_PRESETS
 from . import _dask
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from ._cost_sensitive import DaskCostSensitiveBoosting
@@ -225,9 +226,10 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
 
     Parameters
     ----------
-    cost_matrix : array_like, "balanced" or None
-        As :class:`~bob_boost.sklearn.BAdaCostClassifier`'s (``"balanced"`` from class sizes summed on the
-        cluster); its ``"imbalance"`` preset, which trains a SAMME model first, is not offered here.
+    cost_matrix : array_like, "balanced", "imbalance" or None
+        As :class:`~bob_boost.sklearn.BAdaCostClassifier`'s: ``"balanced"`` from class sizes summed on the
+        cluster; ``"imbalance"`` from the confusions of a SAMME model trained on the cluster first (the
+        confusions counted there, as in memory).
     max_depth : int
         Depth of the trees.
     n_estimators : int
@@ -280,8 +282,8 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         Raises
         ------
         ValueError
-            For a cost matrix of another size than the classes, a preset other than ``"balanced"``, or the
-            inputs :class:`DaskMultiClassBoosting` rejects.
+            For a cost matrix of another size than the classes, an unknown preset, or the inputs
+            :class:`DaskMultiClassBoosting` rejects.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         features, encoded = self._class_indices(X, y)
@@ -290,7 +292,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=self.random_state)
-        recipe = make_recipe("badacost", cost_matrix=self._costs(encoded, weights), **options)
+        recipe = make_recipe("badacost", cost_matrix=self._costs(features, encoded, weights, options), **options)
         weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
         self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(
             features, encoded, rounds, sample_weight=weights, callback=stopper)
@@ -298,13 +300,19 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         self.cost_matrix_ = self.machine_.cost_matrix
         return self
 
-    def _costs(self, encoded, weights) -> np.ndarray:
-        """The (K, K) costs of ``cost_matrix``: given, SAMME's, or balanced by the class sizes."""
+    def _costs(self, features, encoded, weights, options: dict) -> np.ndarray:
+        """The (K, K) costs of ``cost_matrix``: given, SAMME's, or a preset from the training data."""
         k = self.classes_.size
         if self.cost_matrix is None:
             return samme_cost_matrix(k)
         if isinstance(self.cost_matrix, str):
-            check_choice(self.cost_matrix, "cost_matrix", ("balanced",))
+            check_choice(self.cost_matrix, "cost_matrix", COST_PRESETS)
+            if self.cost_matrix == "imbalance":  # in memory: a SAMME model's confusions on the training data
+                samme = DaskMultiClassBoosting(make_recipe("samme", **options).trainer, self.client).train(
+                    features, encoded, options["number_of_rounds"], sample_weight=weights)
+                predicted = features.map_blocks(samme.predict, drop_axis=1, dtype=np.int64)
+                confusion = _dask.class_sizes(encoded * k + predicted, None, k * k).reshape(k, k)
+                return imbalance_cost_matrix_from_confusion(confusion, scale=0.1, smoothing=1.0)
             sizes = _dask.class_sizes(encoded, weights, k)
             return samme_cost_matrix(k) * (sizes.sum() / (k * sizes))[:, np.newaxis]
         matrix = check_cost_matrix(self.cost_matrix)
