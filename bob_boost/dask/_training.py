@@ -221,36 +221,28 @@ class DaskBoosting:
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
             if trees is not None:
-                newton_leaves = self.tree.newton_leaves is not False and loss.has_hessian
-                weak, weak_outputs, arguments = trees.grow(loss, newton_leaves)
-                if newton_leaves:
-                    alpha = np.full(outputs, float(self.learning_rate))
-                else:  # gradient-only leaves: the step rule's weight, shrunk
-                    alpha = self.learning_rate * (self._newton(chunks, weak_outputs, outputs) if newton
-                                                  else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
-                    if np.all(alpha == 0.0):
-                        logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
-                        break
-                machine.add_weak_machine(weak, alpha)
-                history.append((coded_tree_outputs, arguments, alpha))
-                self._move_scores(chunks, history, weak_outputs, alpha, outputs)
-                logger.info("DaskBoosting round %d/%d: %d tree nodes", round_index + 1, number_of_rounds,
-                            weak.features.size)
-                if stop_requested(callback, round_index, machine, None):
+                # Newton leaves make a tree's own step 1: its weight is the learning rate
+                fixed_step = self.tree.newton_leaves is not False and loss.has_hessian
+                weak, weak_outputs, arguments = trees.grow(loss, fixed_step)
+                output_task = coded_tree_outputs
+            else:
+                histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
+                choice = chooser.choose(histograms, absolute, gradient_sum)
+                if choice is None:
+                    logger.info("DaskBoosting round %d: no weak machine follows the gradient; stopping",
+                                round_index + 1)
                     break
-                continue
-            histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
-            choice = chooser.choose(histograms, absolute, gradient_sum)
-            if choice is None:
-                logger.info("DaskBoosting round %d: no weak machine follows the gradient; stopping", round_index + 1)
-                break
-            weak, output_task, arguments = choice
-            weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
-            alpha = (self._newton(chunks, weak_outputs, outputs) if newton
-                     else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
-            if np.all(alpha == 0.0):
-                logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
-                break
+                weak, output_task, arguments = choice
+                weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
+                fixed_step = False
+            if fixed_step:
+                alpha = np.full(outputs, float(self.learning_rate))
+            else:  # the step rule's weight (shrunk, for gradient-only trees)
+                alpha = self.learning_rate * (self._newton(chunks, weak_outputs, outputs) if newton
+                                              else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
+                if np.all(alpha == 0.0):
+                    logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
+                    break
             machine.add_weak_machine(weak, alpha)
             history.append((output_task, arguments, alpha))
             self._move_scores(chunks, history, weak_outputs, alpha, outputs)
