@@ -194,13 +194,27 @@ class DistributedGradientTrees:
         values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss, newton_leaves)
         sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
         nodes = [_Tree() for _ in range(trees)]
-        frontiers = [np.array([0])] * trees
+        grow = self._leafwise if trainer.growth == "leafwise" else self._levelwise
+        sample_node, tables = grow(nodes, values, sample_node)
+        sizes = [len(tree.features) for tree in nodes]
+        totals = client.submit(summed_arrays, *chunks.each(leaf_totals, sample_node, values, self.groups,
+                                                          tuple(sizes))).result()
+        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization)) for tree, total in zip(nodes, totals)]
+        # (tuples: the chunks' helper reads lists as one entry per chunk)
+        leaf_values, tables = tuple(leaf_values), tuple(tables)
+        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
+        levels = max(tree.depth for tree in nodes)
+        return self._machine(nodes, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
+
+    def _levelwise(self, nodes: list["_Tree"], values: list, sample_node: list) -> tuple[list, list]:
+        """Grow the trees level by level, as in memory, one round trip per level; returns the chunks' final
+        ``sample_node`` and the trees' tables."""
+        chunks, trainer = self.chunks, self.trainer
+        frontiers = [np.array([0])] * len(nodes)
         tables = [tree.table(self.offsets, self.missing) for tree in nodes]
-        if trainer.growth == "leafwise":
-            sample_node, tables = self._leafwise(nodes, values, sample_node)
-        for depth in range(trainer.max_depth if trainer.growth == "levelwise" else 0):
+        for depth in range(trainer.max_depth):
             pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
-            histograms = client.submit(summed_trees, *pieces).result()
+            histograms = chunks.client.submit(summed_trees, *pieces).result()
             tables, next_frontiers = [], []
             for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
                 children = tree.split(self, frontier, sums, counts, totals, node_counts)
@@ -212,15 +226,7 @@ class DistributedGradientTrees:
             frontiers = next_frontiers
             if all(f.size == 0 for f in frontiers):
                 break
-        sizes = [len(tree.features) for tree in nodes]
-        totals = client.submit(summed_arrays, *chunks.each(leaf_totals, sample_node, values, self.groups,
-                                                          tuple(sizes))).result()
-        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization)) for tree, total in zip(nodes, totals)]
-        # (tuples: the chunks' helper reads lists as one entry per chunk)
-        leaf_values, tables = tuple(leaf_values), tuple(tables)
-        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
-        levels = max(tree.depth for tree in nodes)
-        return self._machine(nodes, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
+        return sample_node, tables
 
     def _leafwise(self, nodes: list["_Tree"], values: list, sample_node: list) -> tuple[list, list]:
         """Grow the trees leaf by leaf, as in memory: each tree splits its open leaf of largest gain (the
