@@ -84,6 +84,8 @@ class Chunks:
         self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
         self.places = places
         self.rows = rows
+        #: Every chunk's scores before the run's first round (None: zeros), from a machine being continued.
+        self.start: list = [None] * len(coded)
 
     @classmethod
     def place(cls, client, coded: list, labels, weights, outputs: int | None, check, *arguments) -> "Chunks":
@@ -96,15 +98,29 @@ class Chunks:
         holders = client.who_has(coded)
         places = [list(holders.get(future.key, ()))[:1] or None for future in coded]
 
-        def compute(array, name: str) -> list:
-            return [client.compute(block, **_near(place)) for block, place in zip(row_blocks(array, name), places)]
         chunks = cls(client, coded, [], [None] * len(coded), [], places, tuple(labels.chunks[0]))
-        chunks.targets = chunks.each(check, compute(labels, "targets"), *arguments, pure=False)
+        chunks.targets = chunks.each(check, chunks.blocks(labels, "targets"), *arguments, pure=False)
         if weights is not None:
-            chunks.weights = chunks.each(tasks.checked_weights, compute(weights, "sample_weight"))
+            chunks.weights = chunks.each(tasks.checked_weights, chunks.blocks(weights, "sample_weight"))
         if outputs is not None:
             chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in chunks.rows], pure=False)
         return chunks
+
+    def blocks(self, array, name: str, function=None, *fields) -> list:
+        """Futures of every row block of ``array``, or of ``function(block, chunk's fields..., *constants)`` (the
+        block not kept; ``fields`` as :meth:`each` takes them), each computed on its chunk's worker."""
+        parts = row_blocks(array, name)
+        if function is not None:
+            per_chunk = [f for f in fields if isinstance(f, list)]
+            constants = fields[len(per_chunk):]
+            parts = [delayed(function)(block, *own, *constants) for block, *own in zip(parts, *per_chunk)]
+        return [self.client.compute(part, **_near(place)) for part, place in zip(parts, self.places)]
+
+    def continue_from(self, features, machine, include_baseline: bool) -> None:
+        """Start from ``machine``'s scores, computed on the workers from the raw row blocks of ``features``
+        (read again, never gathered): the rounds of a machine being continued, as in memory."""
+        self.start = self.blocks(features, "features", tasks.machine_scores, machine, include_baseline)
+        self.scores = self.start
 
     def each(self, function, *fields, pure: bool = True) -> list:
         """``function(chunk's fields..., *constants)`` per chunk, on its worker: each of ``fields`` is a list with

@@ -36,7 +36,7 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         ``max_bins`` distinct values.
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (each class then weighs 1/2 again).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start
         As :class:`DaskBoostingClassifier`'s.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
@@ -54,7 +54,8 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None) -> None:
+                 random_state: int | None = None, client=None, warm_start: bool = False) -> None:
+        self.warm_start = warm_start
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
@@ -78,14 +79,18 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         trainer = AdaBoostDBTrainer(self.cost_positive, self.cost_negative, selection=self.selection)
+        previous = self._previous(rounds)
         features, indices, targets = self._binary_targets(X, y)
+        if previous is not None and rounds == len(previous):
+            return self._unchanged()
         weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
                                                                                  features.chunks[0]),
                                           trainer.loss_function)
         if weights is not None:  # each class weighs 1/2 again on the rows it trains on, as in memory
             weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
-            features, targets, rounds, sample_weight=weights, callback=stopper)
+            features, targets, rounds - self._start, sample_weight=weights, callback=stopper,
+            boosted_machine=previous)
         self._record_validation()
         return self
 
@@ -93,7 +98,8 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         """The in-memory :class:`~bob_boost.sklearn.AdaBoostDBClassifier` with this model."""
         check_is_fitted(self)
         return self._fill(AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators,
-                                               self.selection, class_weight=self.class_weight, early_stopping=False))
+                                               self.selection, class_weight=self.class_weight, early_stopping=False,
+                                               warm_start=self.warm_start))
 
 
 class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
@@ -115,11 +121,12 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     feature_fraction : float
         Fraction in (0, 1] of the features each tree may use, drawn every round.
     random_state : int or None
-        Seed of the feature draws.
+        Seed of the feature draws (not an int: a seed drawn from it once, kept across warm starts).
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory.
-    early_stopping, validation_fraction, n_iter_no_change, tol
-        As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows).
+    early_stopping, validation_fraction, n_iter_no_change, tol, warm_start
+        As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows; a warm start
+        keeps the fitted cost matrix).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -138,7 +145,8 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
                  early_stopping=False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, client=None) -> None:
+                 tol: float = 1e-7, client=None, warm_start: bool = False) -> None:
+        self.warm_start = warm_start
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
@@ -162,16 +170,21 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
             :class:`DaskMultiClassBoosting` rejects.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
+        previous = self._previous(rounds)
         features, encoded = self._class_indices(X, y)
+        if previous is not None and rounds == len(previous):
+            return self._unchanged()
         weights = self._class_weighted(encoded, sample_weight, features.chunks[0])
         k = self.classes_.size
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
-                       random_state=self.random_state)
-        recipe = make_recipe("badacost", cost_matrix=self._costs(features, encoded, weights, options), **options)
+                       random_state=self._seed("_trainer_seed"))
+        costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
+        recipe = make_recipe("badacost", cost_matrix=costs, **options)
         weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
         self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(
-            features, encoded, rounds, sample_weight=weights, callback=stopper)
+            features, encoded, rounds - self._start, sample_weight=weights, callback=stopper,
+            boosted_machine=previous)
         self._record_validation()
         self.cost_matrix_ = self.machine_.cost_matrix
         return self
@@ -202,6 +215,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         check_is_fitted(self)
         local = self._fill(BAdaCostClassifier(self.cost_matrix_, self.max_depth, self.n_estimators, self.shrinkage,
                                               self.feature_fraction, self.random_state,
-                                              class_weight=self.class_weight, early_stopping=False))
+                                              class_weight=self.class_weight, early_stopping=False,
+                                              warm_start=self.warm_start))
         local.cost_matrix_ = self.cost_matrix_
         return local

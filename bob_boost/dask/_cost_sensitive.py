@@ -22,6 +22,7 @@ from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.stump_pool.roots import RootCounter
 from . import _tasks as tasks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
+from ._continuation import check_continued, starts_from_scores
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class DaskCostSensitiveBoosting:
         return self._root_counter.searches
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
-              callback=None) -> BoostedMachine:
+              callback=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` stumps on the Dask array (or dataframe) ``features``.
 
         Parameters
@@ -76,24 +77,31 @@ class DaskCostSensitiveBoosting:
             in memory. Default: each class weighs 1/2, uniform within it.
         callback : callable or list, optional
             As in memory; its ``scores`` argument is None (the scores stay on the workers).
+        boosted_machine : BoostedMachine, optional
+            Continue this machine (extended in place and returned), as in memory: the chunks start from its
+            scores, computed on the workers from the raw row blocks; nothing is added when its last stump
+            classifies every training sample correctly (where one longer run would have stopped).
 
         Raises
         ------
         ValueError
             For targets other than +-1 or with one class only, negative weights, NaN, unknown chunk sizes,
-            or no client.
+            or no client; a machine of other outputs or features.
         """
         from . import _dask
         with _dask.connected(self.client) as client:
-            return self._train(client, features, targets, number_of_rounds, sample_weight, callback)
+            return self._train(client, features, targets, number_of_rounds, sample_weight, callback,
+                               boosted_machine)
 
-    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+    def _train(self, client, features, targets, number_of_rounds, sample_weight, callback,
+               boosted_machine) -> BoostedMachine:
         from . import _dask
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
         trainer = self.trainer
         array = _dask.as_row_chunked(features, "features")
         row_chunks = array.chunks[0]
+        previous = check_continued(boosted_machine, 1, array.shape[1])
         labels = _dask.as_matching_targets(targets, row_chunks, "targets", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
@@ -102,8 +110,15 @@ class DaskCostSensitiveBoosting:
         initial = self._initial(chunks)
         pool = StumpPool.from_bins(offsets, split)
         costs = np.array([trainer.cost_positive, trainer.cost_negative])
-        machine = BoostedMachine(number_of_outputs=1, number_of_features=array.shape[1],
-                                 metadata={**trainer._metadata(), "distributed": "dask"})
+        machine = previous if previous is not None else BoostedMachine(
+            number_of_outputs=1, number_of_features=array.shape[1], metadata={**trainer._metadata(),
+                                                                              "distributed": "dask"})
+        if starts_from_scores(previous):
+            chunks.continue_from(array, previous, include_baseline=True)
+            if len(previous) and self._ended_perfect(chunks, array, previous, initial):
+                logger.info("%s: the machine's last stump classifies every training sample correctly; nothing "
+                            "to add", trainer.algorithm)
+                number_of_rounds = 0
         counter = self._root_counter = RootCounter()
         submit = client.submit
         history: list[tuple] = []
@@ -134,7 +149,7 @@ class DaskCostSensitiveBoosting:
                 outputs = chunks.each(tasks.stump_outputs, coded, *arguments)
                 chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
             else:
-                chunks.scores = chunks.each(tasks.rebuilt_scores, coded, 1, tuple(history))
+                chunks.scores = chunks.each(tasks.rebuilt_scores, coded, chunks.start, 1, tuple(history))
             logger.info("%s round %d/%d: feature %d, alpha %.6g", trainer.algorithm, round_index + 1,
                         number_of_rounds, feature, alpha)
             if perfect:
@@ -145,6 +160,13 @@ class DaskCostSensitiveBoosting:
                 break
         training_ended(callback, machine)
         return machine
+
+    @staticmethod
+    def _ended_perfect(chunks: Chunks, features, machine: BoostedMachine, initial: list) -> bool:
+        """Whether the machine's last stump classifies every sample of positive weight correctly (on the raw rows,
+        as in memory): a longer run would have stopped after it."""
+        outputs = chunks.blocks(features, "features", tasks.weak_outputs, machine.weak_machines[-1])
+        return all(chunks.client.gather(chunks.each(tasks.classifies_all, outputs, chunks.targets, initial)))
 
     @staticmethod
     def _initial(chunks: Chunks) -> list:

@@ -1,5 +1,5 @@
-"""What the Dask estimators share: early stopping on held-out rows, labels to targets on the cluster, class
-weights, and prediction through ``to_local()``'s in-memory twin."""
+"""What the Dask estimators share: warm starts, early stopping on held-out rows, labels to targets on the
+cluster, class weights, and prediction through ``to_local()``'s in-memory twin."""
 from __future__ import annotations
 
 import copy
@@ -8,28 +8,57 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+import numbers
+
 from ..callbacks import EarlyStopping
+from ..exceptions import InvalidValueError
 from ..labels import ClassEncoding
+from ..machine import BoostedMachine
 from ..sklearn._base import ESTIMATOR_KEY
-from ..sklearn._fitting import check_early_stopping, early_stopping_enabled
+from ..sklearn._fitting import check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine
 from . import _dask
 
 
 class _HeldOut:
-    """Early stopping on rows held out of the Dask data: the generic estimators' ``early_stopping``.
+    """Warm starts and early stopping on rows held out of the Dask data, as the in-memory estimators have them.
 
     The held-out rows are a seeded random ``validation_fraction`` of every chunk (not stratified, unlike in
     memory); they stay in the data with training weight 0 and are gathered to the client, where an
-    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round.
+    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round. Their seed is
+    ``random_state`` when it is an int, else one drawn from it once and kept across warm starts (as in memory).
     """
+
+    def _previous(self, rounds: int) -> BoostedMachine | None:
+        """The fitted machine ``warm_start`` continues (None for a fresh fit), the fit's parameters checked.
+
+        Raises
+        ------
+        ValueError
+            For bad ``warm_start`` or early-stopping parameters, or ``n_estimators`` below the fitted rounds.
+        """
+        check_fit_parameters(self)
+        previous = previous_machine(self, rounds)
+        self._continuing, self._start = previous is not None, 0 if previous is None else len(previous)
+        return previous
+
+    def _check_continued_features(self, features) -> None:
+        """A warm start keeps the fitted feature count (scikit-learn's message)."""
+        if self._continuing and features.shape[1] != self.n_features_in_:
+            raise InvalidValueError(f"X has {features.shape[1]} features, but {type(self).__name__} is "
+                                    f"expecting {self.n_features_in_} features as input")
+
+    def _seed(self, attribute: str = "_random_seed") -> int | None:
+        """``random_state`` when an int, else a seed drawn from it once and kept across warm starts."""
+        if isinstance(self.random_state, numbers.Integral):
+            return int(self.random_state)
+        return kept_seed(self, attribute, hasattr(self, "machine_") and bool(self.warm_start))
 
     def _held_out(self, features, targets, weights, loss):
         """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged."""
-        check_early_stopping(self)
         if not early_stopping_enabled(self, features.shape[0]):
-            self.validation_score_ = np.empty(0)
+            self._stopper = None
             return weights, None
-        held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self.random_state)
+        held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self._seed())
         validation = _dask.rows_where(held_out, features, targets, weights)
         if validation[0].shape[0] == 0:
             raise ValueError(f"validation_fraction: {self.validation_fraction} holds out no sample")
@@ -39,11 +68,25 @@ class _HeldOut:
         kept = _dask.where(held_out, 0.0, 1.0)
         return (kept if weights is None else weights * kept), stopper
 
+    def _unchanged(self):
+        """``self``, refitted to the rounds it has: a warm start with ``n_estimators`` equal to them."""
+        for attribute in ("_start", "_continuing"):
+            self.__dict__.pop(attribute, None)
+        return self
+
     def _record_validation(self) -> None:
-        stopper = getattr(self, "_stopper", None)
+        """``n_iter_`` and ``validation_score_`` (a warm start's after the continued machine's, as in memory)."""
+        stopper, start = self.__dict__.pop("_stopper", None), self.__dict__.pop("_start", 0)
+        self.__dict__.pop("_continuing", None)
+        scores = np.empty(0)
         if stopper is not None:
-            self.validation_score_ = -np.asarray(stopper.history[:len(self.machine_) + 1], dtype=np.float64)
-            del self._stopper
+            scores = -np.asarray(stopper.history[:len(self.machine_) - start + 1], dtype=np.float64)
+            if start:  # the run's first entry scores the continued machine; unknown earlier ones are NaN
+                known = np.full(start, np.nan)
+                previous = getattr(self, "validation_score_", np.empty(0))[:start]
+                known[:previous.size] = previous
+                scores = np.concatenate([known, scores])
+        self.validation_score_ = scores
         self.n_iter_ = len(self.machine_)
 
 
@@ -52,10 +95,15 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
     ``to_local()``'s in-memory estimator (block by block for Dask inputs)."""
 
     def _class_indices(self, X, y):
-        """The row-chunked features, and ``y`` as class indices ``0 .. K-1`` in ``classes_`` order."""
+        """The row-chunked features, and ``y`` as class indices ``0 .. K-1`` in ``classes_`` order (a warm
+        start's classes and features must be the fitted ones)."""
         features = _dask.as_row_chunked(X, "X")
+        self._check_continued_features(features)
         labels = _dask.as_label_vector(y, features.chunks[0], "y")
         encoding = ClassEncoding.fit(_dask.distinct_labels(labels), name="y")
+        if self._continuing and list(encoding.classes) != list(self.classes_):
+            raise InvalidValueError(f"y: has classes {list(encoding.classes)} but the fitted model, which "
+                                    f"warm_start continues, has {self.classes_.tolist()}")
         self._encoding = encoding
         self.classes_ = np.array(encoding.classes)
         self.n_features_in_ = int(features.shape[1])

@@ -52,6 +52,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
         As in memory, except: the default is False (the held-out rows are gathered to the client), and the
         held-out rows are a seeded random share of every chunk rather than a stratified split.
+    warm_start : bool
+        As in memory: refitting with a larger ``n_estimators`` adds rounds to the fitted machine (on the same
+        data, the model one fit of the larger number gives, bit for bit); a smaller one, other classes or
+        another feature count are errors.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -71,7 +75,8 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
                  client=None, max_depth: int | None = 3, max_leaves: int | None = None,
                  multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, warm_start: bool = False) -> None:
+        self.warm_start = warm_start
         self.missing = missing
         self.loss = loss
         self.weak_learner = weak_learner
@@ -104,6 +109,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        previous = self._previous(rounds)
         features, indices = self._class_indices(X, y)
         k = self.classes_.size
         if k > 2 and self.weak_learner == "stump":
@@ -120,9 +126,12 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style, **_tree_options(self, recipe))
+        if previous is not None and rounds == len(previous):
+            return self._unchanged()
         weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
                                                                                  features.chunks[0]), recipe.loss)
-        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, callback=stopper)
+        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
+                                      callback=stopper, boosted_machine=previous)
         self._record_validation()
         return self
 
@@ -136,7 +145,8 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                              class_weight=self.class_weight, early_stopping=False,
                                              max_depth=self.max_depth, max_leaves=self.max_leaves,
                                              multi_output=self.multi_output, growth=self.growth,
-                                             learning_rate=self.learning_rate, missing=self.missing))
+                                             learning_rate=self.learning_rate, missing=self.missing,
+                                             warm_start=self.warm_start))
 
 
 class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
@@ -147,15 +157,18 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     ----------
     n_estimators : int
         Rounds of boosting at most.
-    weak_learner : {"stump", "tree"}
-        Decision stumps or gradient trees (see :class:`DaskBoosting`).
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps, look-up tables on integer features ``0 .. maximum_feature_value - 1``, or gradient
+        trees (see :class:`DaskBoosting`).
+    maximum_feature_value : int
+        Entries of each look-up table.
     max_depth, max_leaves, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
         trees' weight; ``missing="bin"``: NaN is a missing value, for trees only).
     max_bins : int
         Bins per feature (2 .. 256).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
-        As :class:`DaskBoostingClassifier`'s.
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start
+        As :class:`DaskBoostingClassifier`'s (a warm start keeps the fitted intercept).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -173,7 +186,10 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, weak_learner: str = "stump",
                  max_depth: int | None = 3, max_leaves: int | None = None, growth: str = "levelwise",
-                 learning_rate: float = 1.0, missing: str | None = None) -> None:
+                 learning_rate: float = 1.0, missing: str | None = None, maximum_feature_value: int = 256,
+                 warm_start: bool = False) -> None:
+        self.maximum_feature_value = maximum_feature_value
+        self.warm_start = warm_start
         self.missing = missing
         self.weak_learner = weak_learner
         self.max_depth = max_depth
@@ -192,21 +208,29 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
         """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        check_choice(self.weak_learner, "weak_learner", ("stump", "tree"))
+        check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        previous = self._previous(rounds)
         recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
-                             max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
+                             lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
+                             tree_leaves=self.max_leaves,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=_cluster_missing(self))
         features = _dask.as_row_chunked(X, "X")
+        self._check_continued_features(features)
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
                                                                               "sample_weight")
+        if previous is not None and rounds == len(previous):
+            return self._unchanged()
         weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
-        intercept = _dask.weighted_mean(targets, weights)
+        # a continued machine keeps its intercept (its baseline), as in memory
+        intercept = None if previous is not None else _dask.weighted_mean(targets, weights)
         trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client, weak_learner=self.weak_learner,
+                               lut_entries=maximum if self.weak_learner == "lut" else None,
                                **_tree_options(self, recipe))
-        self.machine_ = trainer.train(features, targets, rounds, sample_weight=weights, baseline=intercept,
-                                      callback=stopper)
+        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
+                                      baseline=intercept, callback=stopper, boosted_machine=previous)
         self._record_validation()
         self.intercept_ = float(self.machine_.baseline[0])
         self.n_features_in_ = int(features.shape[1])
@@ -216,6 +240,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
         check_is_fitted(self)
         local = BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
+                                  maximum_feature_value=self.maximum_feature_value, warm_start=self.warm_start,
                                   max_bins=self.max_bins, early_stopping=False, max_depth=self.max_depth,
                                   max_leaves=self.max_leaves, growth=self.growth, learning_rate=self.learning_rate,
                                   missing=self.missing)

@@ -32,6 +32,7 @@ from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks
+from ._continuation import check_continued
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class DaskMultiClassBoosting:
         self.client = client
 
     def train(self, features, labels, number_of_rounds: int | None = None, sample_weight=None,
-              callback=None) -> BoostedMachine:
+              callback=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` trees (default: the trainer's) on the Dask array ``features``.
 
         Parameters
@@ -84,18 +85,24 @@ class DaskMultiClassBoosting:
             Non-negative initial weights, rescaled to a mean of 1 as in memory.
         callback : callable or list, optional
             As in memory; its ``scores`` argument is None (the scores stay on the workers).
+        boosted_machine : BoostedMachine, optional
+            Continue this machine (extended in place and returned; it must hold the run's cost matrix), as in
+            memory: its rounds' weight updates and feature draws are replayed, the updates on the workers from
+            the raw row blocks; nothing is added when its last tree has no costly training error.
 
         Raises
         ------
         ValueError
             For labels that are not classes of the cost matrix, NaN features, negative weights, unknown
-            chunk sizes, or no client.
+            chunk sizes, no client, or a machine of another cost matrix or other features.
         """
         from . import _dask
         with _dask.connected(self.client) as client:
-            return self._train(client, features, labels, number_of_rounds, sample_weight, callback)
+            return self._train(client, features, labels, number_of_rounds, sample_weight, callback,
+                               boosted_machine)
 
-    def _train(self, client, features, labels, number_of_rounds, sample_weight, callback) -> BoostedMachine:
+    def _train(self, client, features, labels, number_of_rounds, sample_weight, callback,
+               boosted_machine) -> BoostedMachine:
         from . import _dask
         trainer = self.trainer
         rounds = trainer.number_of_rounds if number_of_rounds is None else \
@@ -103,12 +110,16 @@ class DaskMultiClassBoosting:
         callback = check_callback(callback)
         array = _dask.as_row_chunked(features, "features")
         row_chunks = array.chunks[0]
+        previous = check_continued(boosted_machine, None, array.shape[1])
         classes = _dask.as_matching_targets(labels, row_chunks, "labels", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         layout, coded = _quantized_chunks(client, array)
         largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes, name="labels")))
-        cost_matrix = trainer._cost_matrix_for(np.array([largest]), None)
+        cost_matrix = trainer._cost_matrix_for(np.array([largest]), previous)
+        if previous is not None and (previous.cost_matrix is None
+                                     or not np.array_equal(previous.cost_matrix, cost_matrix)):
+            raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
         k = cost_matrix.shape[0]
         chunks = Chunks.place(client, coded, classes, weights, None, tree_tasks.class_indices, k)
         mean = None if weights is None else chunks.reduce(tasks.class_sums, chunks.targets, chunks.weights)
@@ -118,16 +129,26 @@ class DaskMultiClassBoosting:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
         initial = chunks.each(tree_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
-        log_weights = initial
         history: list[tuple] = []
         loss_matrix, exponents = trainer._round_matrices(cost_matrix)
         grower = _DistributedTrees(chunks, layout, loss_matrix, trainer.weak_learner)
         n_features = array.shape[1]
         subset_size = max(1, int(round(trainer.feature_fraction * n_features)))
         rng = np.random.default_rng(trainer.random_state)
-        machine = BoostedMachine(cost_matrix=cost_matrix, number_of_features=n_features,
-                                 metadata={"trainer": type(trainer).__name__, "distributed": "dask",
-                                           "weak_learner": repr(trainer.weak_learner)})
+        machine = previous if previous is not None else BoostedMachine(
+            cost_matrix=cost_matrix, number_of_features=n_features,
+            metadata={"trainer": type(trainer).__name__, "distributed": "dask",
+                      "weak_learner": repr(trainer.weak_learner)})
+        if len(machine):  # the continued rounds, replayed: their weight updates on the workers, their draws here
+            initial = chunks.blocks(array, "features", tree_tasks.replayed_log_weights, chunks.targets, initial,
+                                    exponents, machine)
+            for _ in range(len(machine) * (subset_size != n_features)):
+                rng.choice(n_features, subset_size, replace=False)
+            if self._ended_perfect(chunks, array, machine, initial, exponents):
+                logger.info("%s: the machine's last weak machine has no costly training error; nothing to add",
+                            type(trainer).__name__)
+                rounds = 0
+        log_weights = initial  # also where the checkpoints rebuild from
         training_started(callback, machine)
         for round_index in range(rounds):
             sample_weights = self._normalised(chunks, log_weights)
@@ -155,6 +176,16 @@ class DaskMultiClassBoosting:
                 break
         training_ended(callback, machine)
         return machine
+
+    def _ended_perfect(self, chunks: Chunks, features, machine: BoostedMachine, log_weights: list,
+                       exponents: np.ndarray) -> bool:
+        """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
+        test, on the raw rows): a longer run would have stopped after it."""
+        k = exponents.shape[0]
+        confusion = chunks.client.submit(tasks.in_order, *chunks.blocks(
+            features, "features", tree_tasks.raw_confusion, chunks.targets, self._normalised(chunks, log_weights),
+            machine.weak_machines[-1], k)).result()
+        return bool(np.isinf(self.trainer._step(confusion, exponents)))
 
     @staticmethod
     def _normalised(chunks: Chunks, log_weights: list) -> list:

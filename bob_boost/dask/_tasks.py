@@ -161,14 +161,22 @@ def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndar
     return scores + alpha * outputs
 
 
-def rebuilt_scores(coded: CodedFeatures, outputs: int, history: tuple) -> np.ndarray:
+def machine_scores(chunk: np.ndarray, machine, include_baseline: bool) -> np.ndarray:
+    """(#rows, #outputs) scores of a machine being continued on the chunk's raw rows: its rounds added in
+    order from the baseline (or from 0, for residuals), as training added them, so bit for bit the scores
+    one longer run would have reached."""
+    return machine.decision_scores(chunk, include_baseline=include_baseline)
+
+
+def rebuilt_scores(coded: CodedFeatures, start, outputs: int, history: tuple) -> np.ndarray:
     """The chunk's scores rebuilt from its codes and the weak machines so far.
 
-    ``history`` holds each round's ``(output task, its arguments, weights)``; the rounds are added in their
-    order, as :func:`moved` added them, so the scores are the same bit for bit. This cuts the chain of
-    each round's scores depending on the last (see :data:`bob_boost.dask._chunks.CHECKPOINT_ROUNDS`).
+    ``start`` holds the scores before the run (None: zeros); ``history`` holds each round's ``(output
+    task, its arguments, weights)``; the rounds are added in their order, as :func:`moved` added them, so
+    the scores are the same bit for bit. This cuts the chain of each round's scores depending on the last
+    (see :data:`bob_boost.dask._chunks.CHECKPOINT_ROUNDS`).
     """
-    scores = np.zeros((coded.codes.shape[1], outputs))
+    scores = np.zeros((coded.codes.shape[1], outputs)) if start is None else start
     for task, arguments, alpha in history:
         scores = scores + alpha * task(coded, *arguments)
     return scores
@@ -196,6 +204,17 @@ def binary_labels(chunk: np.ndarray) -> np.ndarray:
     if not np.all(np.abs(chunk) == 1.0):
         raise InvalidValueError("targets: must be -1 or +1")
     return chunk
+
+
+def weak_outputs(chunk: np.ndarray, weak) -> np.ndarray:
+    """(#rows, #outputs) a weak machine's outputs on the chunk's raw rows."""
+    return weak.forward(chunk)
+
+
+def classifies_all(outputs: np.ndarray, labels: np.ndarray, log_initial: np.ndarray) -> bool:
+    """Whether the outputs' sign is every weighted row's label (a stump without training error)."""
+    weighted = np.isfinite(log_initial)
+    return bool(np.all(np.sign(outputs[weighted, 0]) == labels[weighted]))
 
 
 def class_sums(labels: np.ndarray, weights) -> np.ndarray:

@@ -45,6 +45,7 @@ from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
+from ._continuation import check_continued, continued_baseline, starts_from_scores
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class DaskBoosting:
         self.weight_passes: list[int] = []
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,
-              callback=None, baseline=None) -> BoostedMachine:
+              callback=None, baseline=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
         """Boost ``number_of_rounds`` weak machines on the Dask array ``features`` (rows in chunks).
 
         Parameters
@@ -155,20 +156,27 @@ class DaskBoosting:
         baseline : float or array_like, optional
             The machine starts from this constant (one per output) and the rounds boost
             ``targets - baseline``, as :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean).
+        boosted_machine : BoostedMachine, optional
+            Continue this machine (extended in place and returned), as in memory: the chunks start from its
+            scores, computed on the workers from the raw row blocks of ``features``, and a machine with a
+            baseline keeps boosting the residuals from it. Continuing ``k`` rounds after ``n`` gives the
+            model ``n + k`` rounds at once give, bit for bit.
 
         Raises
         ------
         ValueError
             For unknown chunk sizes, features that are not 2-D, targets of another length or with NaN,
             a feature matrix with NaN, LUT features that are not integers in range, a loss that couples
-            several outputs, or no client.
+            several outputs, no client, a baseline given with ``boosted_machine``, or a machine of other outputs
+            or features.
         """
         from . import _dask
         with _dask.connected(self.client) as client:
-            return self._train(client, features, targets, number_of_rounds, sample_weight, callback, baseline)
+            return self._train(client, features, targets, number_of_rounds, sample_weight, callback, baseline,
+                               boosted_machine)
 
     def _train(self, client, features, targets, number_of_rounds, sample_weight, callback,
-               baseline) -> BoostedMachine:
+               baseline, boosted_machine) -> BoostedMachine:
         from . import _dask
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
@@ -187,8 +195,9 @@ class DaskBoosting:
         if outputs > 1 and self.weak_learner == "stump":
             raise InvalidValueError(f"targets: stumps have one output, got {outputs} target columns "
                                     f"(multi-output training needs weak_learner='lut' or 'tree')")
+        previous = check_continued(boosted_machine, outputs, array.shape[1])
+        baseline = continued_baseline(baseline, previous, outputs)
         if baseline is not None:
-            baseline = BoostedMachine(number_of_outputs=outputs, baseline=baseline).baseline  # validated
             labels = labels - (baseline[0] if labels.ndim == 1 else baseline)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
@@ -209,11 +218,13 @@ class DaskBoosting:
             missing = np.flatnonzero(counts == 0)
             if missing.size:
                 raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {outputs - 1})")
+        if starts_from_scores(previous):  # residual rounds from 0 when boosting from a baseline, as in memory
+            chunks.continue_from(array, previous, include_baseline=baseline is None)
         self.weight_passes = []
-        machine = BoostedMachine(number_of_outputs=outputs, number_of_features=array.shape[1],
-                                 metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
-                                           "weak_learner": self.weak_learner},
-                                 decision_rule=loss.decision_rule(outputs), baseline=baseline)
+        machine = previous if previous is not None else BoostedMachine(
+            number_of_outputs=outputs, number_of_features=array.shape[1], baseline=baseline,
+            metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
+                      "weak_learner": self.weak_learner}, decision_rule=loss.decision_rule(outputs))
         history: list[tuple] = []
         trees = None
         if self.weak_learner == "tree":
@@ -259,7 +270,7 @@ class DaskBoosting:
         if len(history) % CHECKPOINT_ROUNDS:
             chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
         else:
-            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, outputs, tuple(history))
+            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, chunks.start, outputs, tuple(history))
 
     def _histograms(self, chunks: Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""

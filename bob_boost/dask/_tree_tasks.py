@@ -42,6 +42,21 @@ def initial_log_weights(labels: np.ndarray, weights, mean: float) -> np.ndarray:
         return np.log(weights / mean)
 
 
+def replayed_log_weights(chunk: np.ndarray, labels: np.ndarray, initial: np.ndarray, exponents: np.ndarray,
+                         machine) -> np.ndarray:
+    """The chunk's log weights after a continued machine's rounds, replayed on its raw rows in their order, as
+    the in-memory loop replays them (:meth:`bob_boost.boosting.algorithms.MulticlassCostBoosting.start`)."""
+    log_weights = initial
+    for weak, weight in zip(machine.weak_machines, machine.weights[:, 0]):
+        log_weights = log_weights + weight * exponents[labels, weak.forward_labels(chunk)]
+    return log_weights
+
+
+def raw_confusion(chunk: np.ndarray, labels: np.ndarray, weights: np.ndarray, weak, k: int) -> np.ndarray:
+    """(K, K) weighted confusion matrix of a weak machine's labels on the chunk's raw rows."""
+    return np.bincount(labels * k + weak.forward_labels(chunk), weights=weights, minlength=k * k).reshape(k, k)
+
+
 def largest(values: np.ndarray) -> float:
     """The chunk's largest value (-inf for an empty chunk)."""
     return float(values.max(initial=-np.inf))
