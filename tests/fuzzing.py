@@ -2,12 +2,14 @@
 
 It starts from valid model files of every weak-machine type (trained here in a second, plus the
 files bob.learn.boosting wrote in ``tests/data/bob_models`` and the golden models in
-``tests/data/golden``), mutates one copy per case (seeded, so a case is reproduced by its seed
-name, kind and case number) and loads it in a worker process with a time limit. The only allowed
-outcomes are
+``tests/data/golden``) and from face-detection cascade files (``cascade_*``, loaded with
+:meth:`bob_boost.vision.Cascade.load`), mutates one copy per case (seeded, so a case is reproduced
+by its seed name, kind and case number) and loads it in a worker process with a time limit. The
+only allowed outcomes are
 
 - a machine (``"model"``), whose ``decision_scores`` on a small matrix of the width it needs
-  works, or raises ``ValueError`` (``"model, scores ValueError"``), or
+  works, or raises ``ValueError`` (``"model, scores ValueError"``); for a cascade, its stage
+  scores on random windows and a detection scan of a small image, or
 - :class:`bob_boost.ModelFormatError` whose message names the file (``"ModelFormatError"``).
 
 Anything else is a finding: another exception (``"foreign: <type>"``), a ModelFormatError that
@@ -102,13 +104,50 @@ def _trained_seeds() -> dict[str, object]:
     return seeds
 
 
+#: Seed files named with this prefix hold cascades, not machines.
+CASCADE_PREFIX = "cascade_"
+
+
+def is_cascade(seed: str) -> bool:
+    """Whether the seed file named ``seed`` holds a cascade (loaded with ``Cascade.load``)."""
+    return seed.startswith(CASCADE_PREFIX)
+
+
+def _cascade_seeds() -> dict[str, object]:
+    """Two small cascades: one trained by ``train_cascade``, one of stages boosted on every Haar feature type."""
+    import bob_boost
+    from bob_boost.vision import FEATURE_TYPES, Cascade, HaarFeatures, train_cascade
+
+    rng = np.random.default_rng(14)
+    window = (12, 12)
+    pattern = np.zeros(window)
+    pattern[3:6, 2:10], pattern[7:9, 4:8] = -1.0, 0.5
+    faces = 0.5 + 0.1 * pattern + 0.15 * rng.standard_normal((100,) + window)
+    backgrounds = [0.5 + 0.15 * rng.standard_normal((36, 36)) for _ in range(3)]
+    seeds = {"trained": train_cascade(faces, backgrounds, features=HaarFeatures.all(window, stride=3),
+                                      max_stages=3, max_rounds=4, detection_rate=0.95, random_state=3, n_threads=1)}
+    pool = HaarFeatures.all(window, types=FEATURE_TYPES, stride=2)
+    kinds = pool.table[:, 0]
+    features = pool.subset([int(np.flatnonzero(kinds == kind)[0]) for kind in np.unique(kinds)])
+    windows = np.concatenate([faces[:40], 0.5 + 0.15 * rng.standard_normal((40,) + window)])
+    targets = np.repeat([1.0, -1.0], 40)
+    values = features.evaluate(windows)
+    stages = [(bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss()).train(values, targets, 3),
+               -0.5),
+              (bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.LogitLoss()).train(values, targets, 2,
+                                                                                           baseline=0.25), 0.0)]
+    seeds["every_type"] = Cascade(features, stages, metadata={"made": "for the fuzzer", "types": kinds.tolist()})
+    return seeds
+
+
 def write_seeds(directory: str | os.PathLike) -> list[Path]:
     """Write the trained seeds into ``directory`` and copy the shipped model files there.
 
     Returns
     -------
     list of Path
-        Every seed file, in a fixed order (trained ones first, then ``bob_*``, then ``golden_*``).
+        Every seed file, in a fixed order (trained machines first, then ``bob_*``, then ``golden_*``,
+        then the cascades ``cascade_*``).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -122,6 +161,10 @@ def write_seeds(directory: str | os.PathLike) -> list[Path]:
             target = directory / f"{prefix}_{source.name}"
             shutil.copyfile(source, target)
             paths.append(target)
+    for name, cascade in _cascade_seeds().items():
+        path = directory / f"{CASCADE_PREFIX}{name}.hdf5"
+        cascade.save(path)
+        paths.append(path)
     return paths
 
 
@@ -275,6 +318,14 @@ def _hostile_attribute(rng: np.random.Generator, key: str):
     if key == "DecisionRule":
         choices += [(f"rule {r}", (lambda r=r: np.array([r.encode()])))
                     for r in ("sign", "argmax", "cost", "identity", "cost-sensitive", "", "nonsense")]
+    if key == "WindowSize":
+        choices += [(f"window {w}", (lambda w=w: np.array(w, dtype=np.int64)))
+                    for w in ([0, 12], [12], [12, 12, 12], [4097, 12], [1, 1], [2, 3], [64, 64], [2 ** 62, 2 ** 62])]
+        choices.append(("window 12.0", lambda: np.array([12.0, 12.0])))
+    if key in ("NumberOfStages", "bob_boost_cascade"):
+        choices += [(f"int {v}", (lambda v=v: np.array([v], dtype=np.int64))) for v in (0, 1, 2, 4, 2 ** 62)]
+    if key == "Threshold":
+        choices += [(f"threshold {t}", (lambda t=t: np.float64(t))) for t in (np.inf, -np.inf, 1e308, -1e308, 0.0)]
     if key in ("version", "NumberOfFeatures"):
         choices += [(f"int {v}", (lambda v=v: np.array([v], dtype=np.int64)))
                     for v in (0, 1, 2, 3, -1, 2 ** 31, 2 ** 62, -(2 ** 63))]
@@ -425,12 +476,22 @@ def foreign_storage(rng: np.random.Generator, path: Path) -> str:
 
 
 def mistype_attribute(rng: np.random.Generator, path: Path) -> str:
-    """Give MachineType, Metadata, version, NumberOfFeatures or DecisionRule a wrong type or value."""
+    """Give MachineType, Metadata, version, NumberOfFeatures or DecisionRule (and a cascade's version,
+    WindowSize, NumberOfStages or a stage's Threshold) a wrong type or value."""
     with h5py.File(path, "r+") as h5:
         groups = _inventory(h5)[1]
-        key = _pick(rng, ["MachineType", "MachineType", "Metadata", "Metadata", "version", "NumberOfFeatures",
-                          "DecisionRule"])
-        owner = "/" if key != "MachineType" else _pick(rng, [g for g in groups if "MachineType" in h5[g].attrs])
+        keys = ["MachineType", "MachineType", "Metadata", "Metadata", "version", "NumberOfFeatures", "DecisionRule"]
+        # a cascade's stages are machines in groups; its root has attributes of its own
+        stages = [g for g in groups if "Threshold" in h5[g].attrs]
+        if "bob_boost_cascade" in h5.attrs:
+            keys += ["bob_boost_cascade", "WindowSize", "NumberOfStages", "Threshold", "Threshold"]
+        key = _pick(rng, keys)
+        if key == "MachineType":
+            owner = _pick(rng, [g for g in groups if "MachineType" in h5[g].attrs])
+        elif key in ("Threshold", "version", "NumberOfFeatures", "DecisionRule") and stages:
+            owner = _pick(rng, stages)
+        else:
+            owner = "/"
         kind, value = _hostile_attribute(rng, key)
         if key in h5[owner].attrs:
             del h5[owner].attrs[key]
@@ -510,30 +571,43 @@ def edit_value(rng: np.random.Generator, path: Path) -> str:
 
 
 def add_item(rng: np.random.Generator, path: Path) -> str:
-    """Add what the format reads when present: an extra weak machine, CostMatrix, Baseline, MissingLeft ..."""
+    """Add what the format reads when present: an extra weak machine, CostMatrix, Baseline, MissingLeft ...
+    (into a random stage of a cascade), or a copy of a cascade's stage."""
     with h5py.File(path, "r+") as h5:
         groups = [g for g in _inventory(h5)[1] if "MachineType" in h5[g].attrs]
-        choice = _pick(rng, ["extra machine", "CostMatrix", "Baseline", "MissingLeft", "MissingAbove",
-                             "MissingEntry", "copy of a machine"])
-        if choice == "extra machine":
-            number = len(groups) + int(rng.integers(0, 2))
-            sub = h5.create_group(f"WeakMachine_{number}")
+        stages = sorted(g for g in _inventory(h5)[1] if "Threshold" in h5[g].attrs)
+        choices = ["extra machine", "CostMatrix", "Baseline", "MissingLeft", "MissingAbove", "MissingEntry",
+                   "copy of a machine"]
+        if stages:
+            choices += ["copy of a stage", "copy of a stage, counted"]
+        choice = _pick(rng, choices)
+        # a cascade's machines live in its stages: an item a machine reads goes into one of them
+        machine = h5[_pick(rng, stages)] if stages else h5
+        if choice.startswith("copy of a stage"):
+            number = len(stages) + int(rng.integers(0, 2))
+            h5.copy(_pick(rng, stages), f"Stage_{number}")
+            if choice.endswith("counted"):
+                h5.attrs["NumberOfStages"] = np.int64(number + 1)
+            detail = f"Stage_{number}"
+        elif choice == "extra machine":
+            number = sum(1 for key in machine if key.startswith("WeakMachine_")) + int(rng.integers(0, 2))
+            sub = machine.create_group(f"WeakMachine_{number}")
             sub.attrs["MachineType"] = np.array([b"StumpMachine"])
             sub["Threshold"], sub["Polarity"], sub["Index"] = [0.0], [1.0], np.array([0], dtype=np.int32)
             detail = sub.name
         elif choice == "copy of a machine" and groups:
             source = _pick(rng, groups)
-            h5.copy(source, f"WeakMachine_{len(groups)}")
+            h5.copy(source, machine, f"WeakMachine_{sum(1 for key in machine if key.startswith('WeakMachine_'))}")
             detail = source
         elif choice in ("CostMatrix", "Baseline"):
-            if choice in h5:
-                del h5[choice]
+            if choice in machine:
+                del machine[choice]
             kind, value = _pick(rng, [
                 ("ones 3x3", np.ones((3, 3))), ("zero diag 2x2", 1 - np.eye(2)), ("zero diag 3x3", 1 - np.eye(3)),
                 ("negative", -(1 - np.eye(3))), ("nan", np.full((3, 3), np.nan)), ("zeros (1,)", np.zeros(1)),
                 ("ones (3,)", np.ones(3)), ("1-d", np.ones(4)), ("huge", np.full((2, 2), 1e308)),
                 ("1e-300", (1 - np.eye(3)) * 1e-300)])
-            h5.create_dataset(choice, data=value)
+            machine.create_dataset(choice, data=value)
             detail = kind
         else:
             if not groups:
@@ -654,20 +728,44 @@ def _caused_by_memory(error: BaseException) -> bool:
     return False
 
 
-def load_and_classify(path: Path) -> tuple[str, str]:
-    """Load ``path`` with :meth:`bob_boost.BoostedMachine.load` and name the outcome (and a message)."""
+def load_and_classify(path: Path, cascade: bool = False) -> tuple[str, str]:
+    """Load ``path`` with :meth:`bob_boost.BoostedMachine.load` (or, for a ``cascade``,
+    :meth:`bob_boost.vision.Cascade.load`) and name the outcome (and a message)."""
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning leaking from a load is a finding too
-        return _load_and_classify(path)
+        return _load_and_classify(path, cascade)
 
 
-def _load_and_classify(path: Path) -> tuple[str, str]:
+#: Largest window (pixels) of a loaded cascade that the harness scans; the loader allows up to 4096 x 4096,
+#: whose windows alone would exceed :data:`MEMORY_LIMIT`.
+CASCADE_SCAN_PIXELS = 1 << 16
+
+
+def _use_cascade(cascade, rng: np.random.Generator) -> None:
+    """Score random windows with every stage, then scan an image a few pixels larger than the window."""
+    from bob_boost.vision import detect
+
+    height, width = cascade.window_size
+    if height * width > CASCADE_SCAN_PIXELS:
+        return
+    cascade.passed_stages(rng.random((3, height, width)))
+    detect(rng.random((height + 5, width + 7)), cascade, min_neighbors=0, n_threads=1)
+
+
+def _use_machine(machine, rng: np.random.Generator) -> None:
+    features = _feature_matrix(machine, rng)
+    machine.decision_scores(features)
+    machine.predict(features)  # the file's decision rule and cost matrix must be usable too
+
+
+def _load_and_classify(path: Path, cascade: bool) -> tuple[str, str]:
     import bob_boost
+    from bob_boost.vision import Cascade
 
     before = _peak_memory()
     try:
-        machine = bob_boost.BoostedMachine.load(path)
+        machine = Cascade.load(path) if cascade else bob_boost.BoostedMachine.load(path)
     except bob_boost.ModelFormatError as error:
         if _caused_by_memory(error) or _peak_memory() - before > MEMORY_LIMIT:
             return "memory", str(error)[:300]
@@ -677,9 +775,7 @@ def _load_and_classify(path: Path) -> tuple[str, str]:
     except BaseException as error:  # the finding this harness is for
         return f"foreign: {type(error).__name__}", "".join(traceback.format_exception(error))[-1500:]
     try:
-        features = _feature_matrix(machine, np.random.default_rng(0))
-        machine.decision_scores(features)
-        machine.predict(features)  # the file's decision rule and cost matrix must be usable too
+        (_use_cascade if cascade else _use_machine)(machine, np.random.default_rng(0))
         outcome, message = "model", ""
     except ValueError as error:
         outcome, message = "model, scores ValueError", str(error)[:300]
@@ -707,7 +803,7 @@ def _worker(connection, seed_directory: str, scratch: str) -> None:
             connection.send((SKIPPED, ""))
             continue
         connection.send(("mutated", detail))
-        connection.send(load_and_classify(target))
+        connection.send(load_and_classify(target, is_cascade(case.seed)))
 
 
 class Runner:
@@ -863,5 +959,5 @@ def describe(result: Result) -> str:
             f"[{result.detail}]\n    {result.message}")
 
 
-__all__ = ["ALLOWED", "Case", "MUTATIONS", "Result", "Runner", "describe", "load_and_classify", "make_cases",
-           "mutate", "run_cases", "table", "write_seeds"]
+__all__ = ["ALLOWED", "CASCADE_PREFIX", "Case", "MUTATIONS", "Result", "Runner", "describe", "is_cascade",
+           "load_and_classify", "make_cases", "mutate", "run_cases", "table", "write_seeds"]

@@ -21,6 +21,7 @@ import pytest
 
 import bob_boost
 from bob_boost import BoostedMachine, ModelFormatError, StumpMachine
+from bob_boost.vision import FEATURE_TYPES, Cascade
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzzing  # noqa: E402  (the harness lives next to the tests, importable by bench scripts too)
@@ -35,17 +36,25 @@ def seed_directory(tmp_path_factory) -> Path:
     return directory
 
 
-def test_seeds_cover_every_weak_machine_type_and_load(seed_directory):
+def test_seeds_cover_every_weak_machine_type_and_cascades_and_load(seed_directory):
     kinds = set()
+    cascades = []
     for path in sorted(seed_directory.glob("*.hdf5")):
+        if fuzzing.is_cascade(path.name):
+            cascades.append(Cascade.load(path))
+            continue
         machine = BoostedMachine.load(path)
         kinds |= {type(weak).__name__ for weak in machine.weak_machines}
     assert kinds == {"StumpMachine", "LUTMachine", "TreeMachine", "MultiClassTreeMachine",
                      "MultiClassStumpMachine", "MultiClassLUTMachine"}
+    assert len(cascades) == 2 and all(len(cascade) >= 2 for cascade in cascades)
+    # between them the cascades use every Haar feature type and a stage with a baseline
+    assert {int(t) for cascade in cascades for t in cascade.features.table[:, 0]} == set(range(len(FEATURE_TYPES)))
+    assert any(machine.baseline[0] != 0 for cascade in cascades for machine, _ in cascade.stages)
 
 
 def test_fixed_seed_fuzz_run_has_only_allowed_outcomes(seed_directory):
-    seeds = sorted(p.name for p in seed_directory.glob("*.hdf5"))
+    seeds = sorted(p.name for p in seed_directory.glob("*.hdf5") if not fuzzing.is_cascade(p.name))
     cases = fuzzing.make_cases(seeds, 300, seed=19)
     started = time.perf_counter()
     results = list(fuzzing.run_cases(cases, seed_directory, workers=2, time_limit=10.0))
@@ -56,6 +65,17 @@ def test_fixed_seed_fuzz_run_has_only_allowed_outcomes(seed_directory):
     assert sum(r.outcome == "ModelFormatError" for r in results) > 150  # most mutations do break the file
     assert sum(r.outcome.startswith("model") for r in results) > 10  # and some leave a valid machine
     assert elapsed < 30
+
+
+def test_fixed_seed_fuzz_run_of_cascades_has_only_allowed_outcomes(seed_directory):
+    seeds = sorted(p.name for p in seed_directory.glob("*.hdf5") if fuzzing.is_cascade(p.name))
+    results = list(fuzzing.run_cases(fuzzing.make_cases(seeds, 150, seed=23), seed_directory, workers=2,
+                                     time_limit=10.0))
+    bad = [fuzzing.describe(r) for r in results if not r.allowed]
+    assert not bad, "\n".join(bad)
+    assert {r.case.kind for r in results} == set(fuzzing.MUTATIONS)
+    assert sum(r.outcome == "ModelFormatError" for r in results) > 75
+    assert sum(r.outcome == "model" for r in results) > 5  # loaded, scored and scanned
 
 
 # -- regressions: one per bug the harness found -----------------------------------------------------
@@ -258,3 +278,23 @@ def test_metadata_of_valid_files_still_reads(tmp_path):
     path = saved(tmp_path, {"loss": "exponential", "nested": [[1, 2], {"a": None}]})
     assert BoostedMachine.load(path).metadata["nested"] == [[1, 2], {"a": None}]
     assert json.loads(json.dumps(BoostedMachine.load(path).metadata))
+
+
+@pytest.mark.parametrize("text, message", [("[" * 5000 + "]" * 5000, "nests too deeply"),
+                                           ('{"a": ' + "9" * 5000 + "}", "not valid JSON"),
+                                           ("[1, 2]", "must be a JSON object")])
+def test_cascade_metadata_the_parser_refuses_is_named(tmp_path, text, message):
+    """Cascades read their Metadata as models do (it once leaked a RecursionError)."""
+    from bob_boost.vision import HaarFeatures
+
+    machine = BoostedMachine()
+    machine.add_weak_machine(StumpMachine(0.5, 1, 0), 1.0)
+    path = tmp_path / "cascade.hdf5"
+    Cascade(HaarFeatures([[0, 0, 0, 2, 1]], (4, 4)), [(machine, 0.0)]).save(path)
+    with h5py.File(path, "r+") as h5:
+        h5.attrs["Metadata"] = text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ModelFormatError, match=message) as info:
+            Cascade.load(path)
+    assert str(path) in str(info.value)

@@ -489,6 +489,52 @@ def test_save_load_is_the_identity(data, kind):
     assert before.tobytes() == after.tobytes()
 
 
+@st.composite
+def cascades(draw):
+    """A random cascade: a random subset of a small window's Haar features, 1 to 3 stages of random stumps."""
+    from bob_boost.vision import FEATURE_TYPES, Cascade, HaarFeatures
+
+    window = (draw(st.integers(4, 10)), draw(st.integers(4, 10)))
+    pool = HaarFeatures.all(window, types=FEATURE_TYPES, stride=2)
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=1, max_size=6, unique=True))
+    features = pool.subset(sorted(picks))
+    stages = []
+    for _ in range(draw(st.integers(1, 3))):
+        machine = bob_boost.BoostedMachine(
+            number_of_outputs=1, baseline=draw(st.one_of(st.none(), st.lists(st.floats(-10, 10), min_size=1,
+                                                                              max_size=1))))
+        for _ in range(draw(st.integers(1, 4))):
+            stump = StumpMachine(draw(st.floats(-4.0, 4.0, allow_subnormal=True)), draw(st.sampled_from([1.0, -1.0])),
+                                 draw(st.integers(0, len(features) - 1)))
+            machine.add_weak_machine(stump, [draw(st.floats(-1e3, 1e3, allow_subnormal=True))])
+        stages.append((machine, draw(st.floats(-1e3, 1e3))))
+    metadata = draw(st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+    return Cascade(features, stages, metadata=metadata)
+
+
+@profile()
+@given(cascade=cascades(), seed=st.integers(0, 2**32 - 1))
+def test_cascade_save_load_is_the_identity(cascade, seed):
+    from bob_boost.vision import Cascade, detect
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "cascade.hdf5")
+        cascade.save(path)
+        loaded = Cascade.load(path)
+    assert loaded.features == cascade.features and loaded.window_size == cascade.window_size
+    assert loaded.metadata == cascade.metadata and len(loaded) == len(cascade)
+    for (machine, threshold), (original, original_threshold) in zip(loaded.stages, cascade.stages):
+        assert machine.weak_machines == original.weak_machines and threshold == original_threshold
+        assert np.array_equal(machine.weights, original.weights)
+        assert np.array_equal(machine.baseline, original.baseline)
+    rng = np.random.default_rng(seed)
+    windows = rng.random((8,) + cascade.window_size)
+    assert cascade.stage_scores(windows).tobytes() == loaded.stage_scores(windows).tobytes()
+    image = rng.random((cascade.window_size[0] + 6, cascade.window_size[1] + 9))
+    found, again = (detect(image, c, min_neighbors=0, n_threads=1) for c in (cascade, loaded))
+    assert np.array_equal(found.boxes, again.boxes) and found.scores.tobytes() == again.scores.tobytes()
+
+
 # -- evaluation: single rows, threads, repetitions ------------------------------------------------
 @profile(2.0)
 @given(data=st.data(), kind=st.sampled_from(MACHINE_KINDS))

@@ -1,8 +1,8 @@
-"""Fault injection on save: a writer killed at random moments, and a full disk.
+"""Fault injection on save: a writer killed at random moments, and a full disk, for models and cascades.
 
-``BoostedMachine.save(path)`` builds the file in memory, writes it to a temporary file next to
-``path`` (``.bob_boost-<random>.hdf5.tmp``), syncs it and renames it over ``path``. What the tests
-show:
+``BoostedMachine.save(path)`` (and ``Cascade.save``, through the same ``atomic_file``) builds the
+file in memory, writes it to a temporary file next to ``path`` (``.bob_boost-<random>.hdf5.tmp``),
+syncs it and renames it over ``path``. What the tests show:
 
 - a writer process killed with SIGKILL at any moment leaves ``path`` holding the old model or the
   new one, loadable, never a mixture; a killed process cannot delete its temporary file, so one may
@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from bob_boost import BoostedMachine, StumpMachine
+from bob_boost.vision import Cascade, HaarFeatures
 
 #: The writer is a forked copy of the test process: the machine is already built and bob_boost
 #: imported, so the kill delays measure the save alone.
@@ -41,17 +42,47 @@ def stumps(count: int, seed: int) -> BoostedMachine:
     return machine
 
 
+def stump_cascade(count: int, seed: int) -> Cascade:
+    """A cascade of ``count`` random stumps in stages of at most 100 over a 24x24 window's features."""
+    rng = np.random.default_rng(seed)
+    features = HaarFeatures.all((24, 24), stride=4)
+    stages = []
+    for start in range(0, count, 100):
+        machine = BoostedMachine()
+        for _ in range(min(100, count - start)):
+            machine.add_weak_machine(StumpMachine(float(rng.normal()), int(rng.choice([-1, 1])),
+                                                  int(rng.integers(len(features)))), float(rng.random()))
+        stages.append((machine, float(rng.normal())))
+    return Cascade(features, stages, metadata={"seed": seed})
+
+
+#: What is saved: (old, new, full-disk new) objects' makers, and how a file is read back.
+WRITERS = {"model": (lambda: stumps(3, 1), lambda: stumps(1500, 2), lambda: stumps(300, 2), BoostedMachine.load),
+           "cascade": (lambda: stump_cascade(3, 1), lambda: stump_cascade(1500, 2), lambda: stump_cascade(300, 2),
+                       Cascade.load)}
+
+
+def same(first, second) -> bool:
+    """Whether two machines, or two cascades, hold the same weak machines, weights and thresholds."""
+    if isinstance(first, Cascade):
+        return len(first) == len(second) and all(
+            same(a, b) and s == t for (a, s), (b, t) in zip(first.stages, second.stages))
+    return first.weak_machines == second.weak_machines and np.array_equal(first.weights, second.weights)
+
+
 def temporaries(directory: Path) -> list[str]:
     return sorted(name for name in os.listdir(directory) if name.startswith(".bob_boost-") and name.endswith(".tmp"))
 
 
-def _save(machine: BoostedMachine, path: str) -> None:
+def _save(machine, path: str) -> None:
     machine.save(path)
 
 
-def test_writer_killed_at_random_moments_leaves_the_old_or_the_new_model(tmp_path):
+@pytest.mark.parametrize("kind, kills", [("model", 30), ("cascade", 15)])
+def test_writer_killed_at_random_moments_leaves_the_old_or_the_new_model(tmp_path, kind, kills):
     target = tmp_path / "model.hdf5"
-    old, new = stumps(3, seed=1), stumps(1500, seed=2)
+    make_old, make_new, _, load = WRITERS[kind]
+    old, new = make_old(), make_new()
     old.save(target)
     old_bytes = target.read_bytes()
     reference = tmp_path / "reference" / "new.hdf5"
@@ -62,8 +93,8 @@ def test_writer_killed_at_random_moments_leaves_the_old_or_the_new_model(tmp_pat
     new_bytes = reference.read_bytes()
     assert duration > 0.1, f"the save takes {duration:.3f} s: too short to be interrupted"
     rng = np.random.default_rng(19)
-    # 30 kills spread over the save and a little beyond it (the save may then have finished)
-    delays = np.concatenate([[0.0, 0.001], rng.uniform(0.0, 1.2 * duration, size=28)])
+    # kills spread over the save and a little beyond it (the save may then have finished)
+    delays = np.concatenate([[0.0, 0.001], rng.uniform(0.0, 1.2 * duration, size=kills - 2)])
     seen = {"old": 0, "new": 0}
     left = 0
     for delay in delays.tolist():
@@ -87,15 +118,14 @@ def test_writer_killed_at_random_moments_leaves_the_old_or_the_new_model(tmp_pat
             os.remove(tmp_path / name)
         if state == "new":  # back to the old model for the next kill
             target.write_bytes(old_bytes)
-    assert seen["old"] >= 10, seen  # most kills land during the save
-    assert BoostedMachine.load(target).weak_machines == old.weak_machines
+    assert seen["old"] >= kills // 3, seen  # most kills land during the save
+    assert same(load(target), old)
     target.write_bytes(new_bytes)
-    loaded = BoostedMachine.load(target)
-    assert loaded.weak_machines == new.weak_machines and np.array_equal(loaded.weights, new.weights)
-    print(f"30 kills over {duration:.2f} s saves: {seen}, {left} temporary file(s) left behind")
+    assert same(load(target), new)
+    print(f"{kind}: {kills} kills over {duration:.2f} s saves: {seen}, {left} temporary file(s) left behind")
 
 
-def _save_under_limit(machine: BoostedMachine, path: str, limit: int, connection) -> None:
+def _save_under_limit(machine, path: str, limit: int, connection) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write then fails with EFBIG instead of killing us
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     try:
@@ -105,10 +135,12 @@ def _save_under_limit(machine: BoostedMachine, path: str, limit: int, connection
         connection.send((type(error).__name__, getattr(error, "errno", None), str(error)))
 
 
+@pytest.mark.parametrize("kind", ["model", "cascade"])
 @pytest.mark.parametrize("fraction", [0.0, 0.01, 0.5, 0.99])
-def test_full_disk_raises_an_os_error_naming_the_file_and_keeps_the_old_one(tmp_path, fraction):
+def test_full_disk_raises_an_os_error_naming_the_file_and_keeps_the_old_one(tmp_path, fraction, kind):
     target = tmp_path / "model.hdf5"
-    old, new = stumps(3, seed=1), stumps(300, seed=2)
+    make_old, _, make_new, load = WRITERS[kind]
+    old, new = make_old(), make_new()
     old.save(target)
     old_bytes = target.read_bytes()
     new.save(tmp_path / "size.hdf5")
@@ -126,5 +158,5 @@ def test_full_disk_raises_an_os_error_naming_the_file_and_keeps_the_old_one(tmp_
     assert kind == "OSError" and code == errno.EFBIG, answer
     assert str(target) in message, message
     assert target.read_bytes() == old_bytes
-    assert BoostedMachine.load(target).weak_machines == old.weak_machines
+    assert same(load(target), old)
     assert os.listdir(tmp_path) == ["model.hdf5"]  # the temporary file is gone

@@ -6,6 +6,8 @@ Haar feature's value is the mean of its white area minus the mean of its dark ar
 """
 from __future__ import annotations
 
+import warnings
+
 import h5py
 import numpy as np
 import pytest
@@ -374,6 +376,9 @@ def test_evaluate_at_rejects_bad_scales_and_windows_leaving_the_image():
     (np.array([[2, 0, 0, 4, 1]]), InvalidValueError),
     (np.array([[4, 0, 0, 2, 3]]), InvalidValueError),
     (np.array([[0, 0, 0, 0, 1]]), InvalidValueError),
+    # a position whose sum with the size wraps around int64 (found by the fuzzed cascade loader)
+    (np.array([[0, 0, 2 ** 63 - 1, 2, 1]]), InvalidValueError),
+    (np.array([[1, 2 ** 63 - 1, 0, 1, 2]]), InvalidValueError),
 ])
 def test_feature_table_validation_names_the_table(table, error):
     with pytest.raises(error, match="^table"):
@@ -585,6 +590,8 @@ def replace_dataset(group, name, data):
     lambda h5: h5["Stage_1"].attrs.__delitem__("Threshold"),
     lambda h5: h5["Stage_0"].attrs.__setitem__("Threshold", np.float64(np.inf)),
     lambda h5: h5["Stage_0"].attrs.__setitem__("Threshold", np.array([1.0, 2.0])),
+    lambda h5: h5["Stage_0"].attrs.__setitem__("Threshold", np.complex128(1 + 1j)),
+    lambda h5: h5["Stage_0"].attrs.__setitem__("Threshold", "0.5"),
     lambda h5: replace_dataset(h5["Stage_0/WeakMachine_1"], "Index", np.array([5], dtype=np.int32)),
     lambda h5: replace_dataset(h5["Stage_1/WeakMachine_0"], "Index", np.array([-1], dtype=np.int32)),
     lambda h5: h5["Stage_0/WeakMachine_0"].attrs.__setitem__("MachineType", np.array([b"LUTMachine"])),
@@ -593,12 +600,15 @@ def replace_dataset(group, name, data):
     lambda h5: h5.attrs.__setitem__("Metadata", "{not json"),
 ], ids=["no-version", "version-2", "window-size-1", "window-size-0", "too-many-stages", "no-features",
         "feature-outside-width", "feature-outside-height", "unknown-type", "features-shape", "no-threshold",
-        "infinite-threshold", "two-thresholds", "stump-outside-table", "negative-index", "not-a-stump",
+        "infinite-threshold", "two-thresholds", "complex-threshold", "text-threshold",
+        "stump-outside-table", "negative-index", "not-a-stump",
         "missing-stage", "metadata-list", "metadata-not-json"])
 def test_loading_a_damaged_cascade_raises_model_format_error(saved, damage):
     forge(saved, damage)
-    with pytest.raises(ModelFormatError):
-        Cascade.load(saved)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a complex threshold once leaked numpy's ComplexWarning
+        with pytest.raises(ModelFormatError):
+            Cascade.load(saved)
 
 
 def test_loading_files_that_are_not_cascades(saved, tmp_path):

@@ -45,8 +45,8 @@ _ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadat
 _ROOT_ITEMS = {"Weights", "CostMatrix", "Baseline"}
 
 #: Errors h5py and numpy raise on damaged or hostile files (dangling links,
-#: undecodable names, absurd declared sizes); loading turns them into ModelFormatError.
-_DAMAGE = (KeyError, TypeError, ValueError, MemoryError, OSError, RuntimeError)
+#: undecodable names, absurd declared sizes); loading models and cascades turns them into ModelFormatError.
+DAMAGE = (KeyError, TypeError, ValueError, MemoryError, OSError, RuntimeError, OverflowError)
 
 
 def save_machine(machine: BoostedMachine, target: str | os.PathLike | h5py.Group) -> None:
@@ -113,8 +113,31 @@ def read_machine(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachine
         return _read_checked(group, cls)
     except ModelFormatError:
         raise
-    except _DAMAGE as error:
+    except DAMAGE as error:
         raise hdf5.fail(group, f"damaged or invalid content ({type(error).__name__}: {error})") from None
+
+
+def read_metadata(group: h5py.Group) -> dict[str, Any]:
+    """The JSON object of ``group``'s ``Metadata`` attribute (empty when absent), as models and cascades keep it.
+
+    Raises
+    ------
+    ModelFormatError
+        When the attribute is not a string holding a JSON object, naming the file and the group.
+    """
+    if "Metadata" not in group.attrs:
+        return {}
+    text = hdf5.read_string_attribute(group, "Metadata")
+    try:
+        metadata = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        # ValueError: JSONDecodeError, or an integer with more digits than Python converts;
+        # RecursionError: arrays or objects nested deeper than the parser's recursion limit
+        reason = "nests too deeply" if isinstance(error, RecursionError) else str(error)
+        raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({reason})") from None
+    if not isinstance(metadata, dict):
+        raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
+    return metadata
 
 
 def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachine:
@@ -152,18 +175,7 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
             raise hdf5.fail(group, f"attribute 'NumberOfFeatures' must be one positive integer, "
                                    f"got {hdf5.shorten(value.tolist())}")
         number_of_features = int(value.reshape(()))
-    metadata = {}
-    if "Metadata" in group.attrs:
-        text = hdf5.read_string_attribute(group, "Metadata")
-        try:
-            metadata = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            # ValueError: JSONDecodeError, or an integer with more digits than Python converts;
-            # RecursionError: arrays or objects nested deeper than the parser's recursion limit
-            reason = "nests too deeply" if isinstance(error, RecursionError) else str(error)
-            raise hdf5.fail(group, f"attribute 'Metadata' is not valid JSON ({reason})") from None
-        if not isinstance(metadata, dict):
-            raise hdf5.fail(group, f"attribute 'Metadata' must be a JSON object, got {type(metadata).__name__}")
+    metadata = read_metadata(group)
     baseline, rule = _read_meaning(group, weights.shape[1], cost_matrix is not None, metadata)
     machine = cls(number_of_outputs=weights.shape[1] or None, cost_matrix=cost_matrix,
                   number_of_features=number_of_features, metadata=metadata, baseline=baseline,

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..exceptions import InvalidTypeError, InvalidValueError, ModelFormatError
 from ..io import hdf5
-from ..io.model import read_machine, write_machine
+from ..io.model import DAMAGE, read_machine, read_metadata, write_machine
 from ..machine import BoostedMachine
 from ..weak.stump import StumpMachine
 from .haar import HaarFeatures
@@ -162,8 +162,7 @@ class Cascade:
                 return cls._read(h5)
             except ModelFormatError:
                 raise
-            except (InvalidValueError, InvalidTypeError, KeyError, ValueError, TypeError, OSError,
-                    OverflowError) as error:
+            except DAMAGE as error:
                 raise ModelFormatError(f"path: {os.fspath(path)} is not a valid cascade ({error})") from None
 
     @classmethod
@@ -178,19 +177,15 @@ class Cascade:
         if count.size != 1 or count.dtype.kind not in "iu" or count[0] < 0:
             raise hdf5.fail(h5, "attribute 'NumberOfStages' must be a non-negative integer")
         features = HaarFeatures(hdf5.read_array(h5, "Features", "int", ndim=2), (int(size[0]), int(size[1])))
-        metadata = {}
-        if "Metadata" in h5.attrs:
-            metadata = json.loads(hdf5.read_string_attribute(h5, "Metadata"))
-            if not isinstance(metadata, dict):
-                raise hdf5.fail(h5, "attribute 'Metadata' must hold a JSON object")
-        cascade = cls(features, metadata=metadata)
+        cascade = cls(features, metadata=read_metadata(h5))
         for s in range(int(count[0])):
             group = hdf5.get_item(h5, f"Stage_{s}")
             if not isinstance(group, h5py.Group):
                 raise hdf5.fail(h5, f"'Stage_{s}' is not a group")
-            threshold = np.asarray(group.attrs.get("Threshold", np.nan), dtype=np.float64).reshape(-1)
-            if threshold.size != 1:
-                raise hdf5.fail(group, "attribute 'Threshold' must hold one number")
+            threshold = np.asarray(group.attrs.get("Threshold", np.nan)).reshape(-1)
+            if threshold.size != 1 or threshold.dtype.kind not in "iuf":  # complex would lose its imaginary part
+                raise hdf5.fail(group, f"attribute 'Threshold' must hold one real number, got "
+                                       f"{hdf5.shorten(threshold.tolist())}")
             cascade.add_stage(read_machine(group, BoostedMachine), float(threshold[0]))
         return cascade
 

@@ -121,7 +121,8 @@ class HaarFeatures:
                                     f"{int(kind[(kind < 0) | (kind >= len(FEATURE_TYPES))][0])}")
         units = np.array([(m[0], m[1]) for m in _MASKS])[np.clip(kind, 0, len(_MASKS) - 1)]
         bad = ((width <= 0) | (height <= 0) | (width % units[:, 0] != 0) | (height % units[:, 1] != 0)
-               | (x < 0) | (y < 0) | (x + width > self.window_size[1]) | (y + height > self.window_size[0]))
+               # x > window - width, not x + width > window: the sum of two int64 from a file can wrap
+               | (x < 0) | (y < 0) | (x > self.window_size[1] - width) | (y > self.window_size[0] - height))
         if np.any(bad):
             row = int(np.flatnonzero(bad)[0])
             raise InvalidValueError(
