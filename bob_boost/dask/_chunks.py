@@ -6,6 +6,7 @@ import numpy as np
 
 from ..engine.codes import padded_thresholds
 from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
+from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
 from . import _tasks as tasks
@@ -26,7 +27,21 @@ def check_cluster_bins(max_bins) -> int:
     return checked
 
 
-def global_thresholds(client, array, max_bins: int, missing: bool = False) -> list[np.ndarray]:
+def check_cluster_threads(n_threads) -> int | None:
+    """``n_threads`` checked as in memory (None or an integer >= 1) and kept as given: each worker resolves None
+    to its own cores.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a non-integer or a count below 1 (naming ``n_threads``).
+    """
+    check_threads(n_threads)
+    return n_threads
+
+
+def global_thresholds(client, array, max_bins: int, missing: bool = False,
+                      n_threads: int | None = 1) -> list[np.ndarray]:
     """Every feature's thresholds, as the in-memory binning finds them.
 
     Integer features: from the per-chunk counts of every value, summed (unless the value range is too wide
@@ -41,7 +56,8 @@ def global_thresholds(client, array, max_bins: int, missing: bool = False) -> li
         span = int((high - low).max()) + 1
         # the in-memory rule (bob_boost.engine.values.integer_range): a value table only when it is small
         if -(1 << 62) <= int(low.min()) <= int(high.max()) < 1 << 62 and span * array.shape[1] <= MAX_TABLE_SIZE:
-            counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span)).result()
+            counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span,
+                                                                      n_threads)).result()
             return count_thresholds(counts, low, max_bins)
     rows = sample_rows(array.shape[0])
     edges = np.concatenate([[0], np.cumsum(array.chunks[0])])
@@ -55,19 +71,22 @@ def global_thresholds(client, array, max_bins: int, missing: bool = False) -> li
     return all_thresholds(sample, max_bins - 1 if missing else max_bins, 1, None)[0]
 
 
-def binned_chunks(client, array, max_bins: int, missing: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
+def binned_chunks(client, array, max_bins: int, missing: bool = False,
+                  n_threads: int | None = 1) -> tuple[list, np.ndarray, np.ndarray]:
     """Futures of every chunk's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin).
 
-    With ``missing``, every feature's last bin holds its NaN values, as in memory (``missing="bin"``).
+    With ``missing``, every feature's last bin holds its NaN values, as in memory (``missing="bin"``); the
+    chunks' kernels run on ``n_threads`` (None: every core of the worker).
     """
-    thresholds = global_thresholds(client, array, max_bins, missing)
+    thresholds = global_thresholds(client, array, max_bins, missing, n_threads)
     sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     tail = [np.nan, np.nan] if missing else [np.nan]
     split = np.concatenate([np.append(t, tail) for t in thresholds])
     padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
     missing_codes = sizes - 1 if missing else None
-    return per_chunk(client, tasks.coded_bins, array, padded, int(sizes.max()), missing_codes), offsets, split
+    return (per_chunk(client, tasks.coded_bins, array, padded, int(sizes.max()), missing_codes, n_threads), offsets,
+            split)
 
 
 class Chunks:

@@ -36,7 +36,7 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         ``max_bins`` distinct values.
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (each class then weighs 1/2 again).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, scoring
         As :class:`DaskBoostingClassifier`'s.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
@@ -54,7 +54,8 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None, warm_start: bool = False) -> None:
+                 random_state: int | None = None, client=None, warm_start: bool = False, scoring="loss") -> None:
+        self.scoring = scoring
         self.warm_start = warm_start
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
@@ -85,7 +86,7 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
             return self._unchanged()
         weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
                                                                                  features.chunks[0]),
-                                          trainer.loss_function)
+                                          trainer.loss_function, labels=indices)
         if weights is not None:  # each class weighs 1/2 again on the rows it trains on, as in memory
             weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
@@ -97,9 +98,13 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
     def to_local(self) -> AdaBoostDBClassifier:
         """The in-memory :class:`~bob_boost.sklearn.AdaBoostDBClassifier` with this model."""
         check_is_fitted(self)
-        return self._fill(AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators,
-                                               self.selection, class_weight=self.class_weight, early_stopping=False,
-                                               warm_start=self.warm_start))
+        return self._fill(self._local_estimator())
+
+    def _local_estimator(self) -> AdaBoostDBClassifier:
+        """The unfitted in-memory twin with these parameters."""
+        return AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators, self.selection,
+                                    class_weight=self.class_weight, early_stopping=False,
+                                    warm_start=self.warm_start, scoring=self.scoring)
 
 
 class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
@@ -124,7 +129,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         Seed of the feature draws (not an int: a seed drawn from it once, kept across warm starts).
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory.
-    early_stopping, validation_fraction, n_iter_no_change, tol, warm_start
+    early_stopping, validation_fraction, n_iter_no_change, tol, warm_start, scoring
         As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows; a warm start
         keeps the fitted cost matrix).
     client : distributed.Client or str, optional
@@ -145,7 +150,8 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
                  early_stopping=False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, client=None, warm_start: bool = False) -> None:
+                 tol: float = 1e-7, client=None, warm_start: bool = False, scoring="loss") -> None:
+        self.scoring = scoring
         self.warm_start = warm_start
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
@@ -213,9 +219,13 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     def to_local(self) -> BAdaCostClassifier:
         """The in-memory :class:`~bob_boost.sklearn.BAdaCostClassifier` with this model."""
         check_is_fitted(self)
-        local = self._fill(BAdaCostClassifier(self.cost_matrix_, self.max_depth, self.n_estimators, self.shrinkage,
-                                              self.feature_fraction, self.random_state,
-                                              class_weight=self.class_weight, early_stopping=False,
-                                              warm_start=self.warm_start))
+        local = self._fill(self._local_estimator())
         local.cost_matrix_ = self.cost_matrix_
         return local
+
+    def _local_estimator(self) -> BAdaCostClassifier:
+        """The unfitted in-memory twin with these parameters (the fitted costs, once there are some)."""
+        return BAdaCostClassifier(getattr(self, "cost_matrix_", self.cost_matrix), self.max_depth, self.n_estimators,
+                                  self.shrinkage, self.feature_fraction, self.random_state,
+                                  class_weight=self.class_weight, early_stopping=False, warm_start=self.warm_start,
+                                  scoring=self.scoring)

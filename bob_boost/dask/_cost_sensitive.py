@@ -21,7 +21,7 @@ from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTr
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.stump_pool.roots import RootCounter
 from . import _tasks as tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, starts_from_scores
 
 logger = logging.getLogger(__name__)
@@ -44,14 +44,17 @@ class DaskCostSensitiveBoosting:
         Bins per feature (2 .. 256).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address; None uses the current default client.
+    n_threads : int or None
+        Threads of each task's compiled kernels on its worker, as :class:`~bob_boost.dask.DaskBoosting`'s.
     """
 
-    def __init__(self, trainer, max_bins: int = 256, client=None) -> None:
+    def __init__(self, trainer, max_bins: int = 256, client=None, *, n_threads: int | None = 1) -> None:
         if not isinstance(trainer, (AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer)):
             raise InvalidTypeError(f"trainer: expected an AdaBoostDBTrainer or CostSensitiveAdaBoostTrainer, "
                                    f"got {type(trainer).__name__}")
         self.trainer = trainer
         self.max_bins = check_cluster_bins(max_bins)
+        self.n_threads = check_cluster_threads(n_threads)
         self.client = client
         self._root_counter = RootCounter()
 
@@ -105,7 +108,7 @@ class DaskCostSensitiveBoosting:
         labels = _dask.as_matching_targets(targets, row_chunks, "targets", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        coded, offsets, split = binned_chunks(client, array, self.max_bins)
+        coded, offsets, split = binned_chunks(client, array, self.max_bins, n_threads=self.n_threads)
         chunks = Chunks.place(client, coded, labels, weights, 1, tasks.binary_labels)
         initial = self._initial(chunks)
         pool = StumpPool.from_bins(offsets, split)

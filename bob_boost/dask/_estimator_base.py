@@ -3,19 +3,20 @@ cluster, class weights, and prediction through ``to_local()``'s in-memory twin."
 from __future__ import annotations
 
 import copy
+import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import check_scoring
 from sklearn.utils.validation import check_is_fitted
-
-import numbers
 
 from ..callbacks import EarlyStopping
 from ..exceptions import InvalidValueError
 from ..labels import ClassEncoding
 from ..machine import BoostedMachine
 from ..sklearn._base import ESTIMATOR_KEY
-from ..sklearn._fitting import check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine
+from ..sklearn._fitting import (_scorer_metric, check_fit_parameters, early_stopping_enabled, kept_seed,
+                                previous_machine)
 from . import _dask
 
 
@@ -24,8 +25,10 @@ class _HeldOut:
 
     The held-out rows are a seeded random ``validation_fraction`` of every chunk (not stratified, unlike in
     memory); they stay in the data with training weight 0 and are gathered to the client, where an
-    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round. Their seed is
-    ``random_state`` when it is an int, else one drawn from it once and kept across warm starts (as in memory).
+    :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round: by the loss, or
+    by the ``scoring`` scorer applied to the in-memory twin holding the growing machine, as in memory. Their
+    seed is ``random_state`` when it is an int, else one drawn from it once and kept across warm starts (as
+    in memory).
     """
 
     def _previous(self, rounds: int) -> BoostedMachine | None:
@@ -34,9 +37,11 @@ class _HeldOut:
         Raises
         ------
         ValueError
-            For bad ``warm_start`` or early-stopping parameters, or ``n_estimators`` below the fitted rounds.
+            For bad ``warm_start``, ``scoring`` or early-stopping parameters, or ``n_estimators`` below the
+            fitted rounds.
         """
         check_fit_parameters(self)
+        self._scorer()
         previous = previous_machine(self, rounds)
         self._continuing, self._start = previous is not None, 0 if previous is None else len(previous)
         return previous
@@ -53,17 +58,32 @@ class _HeldOut:
             return int(self.random_state)
         return kept_seed(self, attribute, hasattr(self, "machine_") and bool(self.warm_start))
 
-    def _held_out(self, features, targets, weights, loss):
-        """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged."""
+    def _scorer(self):
+        """The scikit-learn scorer of ``scoring`` (None for ``"loss"``), checked as in memory."""
+        return None if self.scoring == "loss" else check_scoring(self._local_estimator(), self.scoring)
+
+    def _held_out(self, features, targets, weights, loss, labels=None):
+        """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged.
+
+        ``labels`` (a Dask vector chunked like the rows, default ``targets``) are what the estimator's
+        ``_scored_labels`` turns into a scorer's ``y``, and its ``_scoring_view`` is the twin it scores.
+        """
         if not early_stopping_enabled(self, features.shape[0]):
             self._stopper = None
             return weights, None
         held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self._seed())
-        validation = _dask.rows_where(held_out, features, targets, weights)
-        if validation[0].shape[0] == 0:
+        scorer = self._scorer()
+        rows, values, sample_weight, scored = _dask.rows_where(held_out, features, targets, weights,
+                                                               None if scorer is None else labels)
+        if rows.shape[0] == 0:
             raise ValueError(f"validation_fraction: {self.validation_fraction} holds out no sample")
-        stopper = EarlyStopping(validation[0], loss, validation[1], validation[2], patience=self.n_iter_no_change,
-                                tol=self.tol)
+        if scorer is None:
+            stopper = EarlyStopping(rows, loss, values, sample_weight, patience=self.n_iter_no_change, tol=self.tol)
+        else:  # the scorer predicts the held-out rows with the in-memory twin holding the growing machine
+            metric = _scorer_metric(self._scoring_view(), scorer, rows,
+                                    self._scored_labels(values if scored is None else scored), sample_weight)
+            stopper = EarlyStopping(rows, metric, greater_is_better=True, patience=self.n_iter_no_change,
+                                    tol=self.tol)
         self._stopper = stopper
         kept = _dask.where(held_out, 0.0, 1.0)
         return (kept if weights is None else weights * kept), stopper
@@ -80,7 +100,8 @@ class _HeldOut:
         self.__dict__.pop("_continuing", None)
         scores = np.empty(0)
         if stopper is not None:
-            scores = -np.asarray(stopper.history[:len(self.machine_) - start + 1], dtype=np.float64)
+            scores = np.asarray(stopper.history[:len(self.machine_) - start + 1], dtype=np.float64)
+            scores = scores if stopper.greater_is_better else -scores  # higher is better, as in memory
             if start:  # the run's first entry scores the continued machine; unknown earlier ones are NaN
                 known = np.full(start, np.nan)
                 previous = getattr(self, "validation_score_", np.empty(0))[:start]
@@ -131,6 +152,16 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
         per_sample = indices.map_blocks(lambda block: factors[block], dtype=np.float64)
         return per_sample if weights is None else weights * per_sample
+
+    def _scored_labels(self, values: np.ndarray) -> np.ndarray:
+        """The class labels of gathered class indices."""
+        return self.classes_[values.astype(np.int64)]
+
+    def _scoring_view(self):
+        """The in-memory twin with this fit's classes and features, for a scorer (the machine set per round)."""
+        local = self._local_estimator()
+        local.n_features_in_, local._encoding, local.classes_ = self.n_features_in_, self._encoding, self.classes_
+        return local
 
     def _binary_targets(self, X, y):
         """The row-chunked features, the class indices, and ``y`` as +-1 targets (``classes_[1]`` is +1)."""

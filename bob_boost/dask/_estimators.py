@@ -17,6 +17,7 @@ from ..sklearn import BoostingClassifier, BoostingRegressor
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 from ._estimator_base import _DaskClassifier, _HeldOut
+from ._chunks import check_cluster_threads
 from ._training import DASK_WEAK_LEARNERS, DaskBoosting
 
 __all__ = ["DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor"]
@@ -40,7 +41,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         Rounds of boosting at most.
     max_depth, max_leaves, multi_output, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for trees only).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps and trees).
     maximum_feature_value : int
         Entries of each look-up table.
     selection_style : {"independent", "shared"}
@@ -52,6 +53,13 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
         As in memory, except: the default is False (the held-out rows are gathered to the client), and the
         held-out rows are a seeded random share of every chunk rather than a stratified split.
+    scoring : str, callable or "loss"
+        The early-stopping score, as in memory: ``"loss"`` (minus the mean loss) or a scikit-learn scorer,
+        which predicts the held-out rows (gathered to the client) with the in-memory twin every round.
+    n_threads : int or None
+        Threads of each task's compiled kernels on its worker (None: every core the worker process may use,
+        as in memory; the default 1 suits workers that run one task per thread). The model does not depend
+        on it.
     warm_start : bool
         As in memory: refitting with a larger ``n_estimators`` adds rounds to the fitted machine (on the same
         data, the model one fit of the larger number gives, bit for bit); a smaller one, other classes or
@@ -75,7 +83,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
                  client=None, max_depth: int | None = 3, max_leaves: int | None = None,
                  multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0,
-                 missing: str | None = None, warm_start: bool = False) -> None:
+                 missing: str | None = None, warm_start: bool = False, n_threads: int | None = 1,
+                 scoring="loss") -> None:
+        self.scoring = scoring
+        self.n_threads = n_threads
         self.warm_start = warm_start
         self.missing = missing
         self.loss = loss
@@ -109,6 +120,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        n_threads = check_cluster_threads(self.n_threads)
         previous = self._previous(rounds)
         features, indices = self._class_indices(X, y)
         k = self.classes_.size
@@ -125,11 +137,13 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
-                               selection_style=self.selection_style, **_tree_options(self, recipe))
+                               selection_style=self.selection_style, n_threads=n_threads,
+                               **_tree_options(self, recipe))
         if previous is not None and rounds == len(previous):
             return self._unchanged()
         weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
-                                                                                 features.chunks[0]), recipe.loss)
+                                                                                 features.chunks[0]), recipe.loss,
+                                          labels=indices)
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       callback=stopper, boosted_machine=previous)
         self._record_validation()
@@ -138,15 +152,17 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     def to_local(self) -> BoostingClassifier:
         """The in-memory :class:`~bob_boost.sklearn.BoostingClassifier` with this model (its ``save`` and all)."""
         check_is_fitted(self)
-        return self._fill(BoostingClassifier(loss=self.loss, weak_learner=self.weak_learner,
-                                             n_estimators=self.n_estimators,
-                                             maximum_feature_value=self.maximum_feature_value,
-                                             selection_style=self.selection_style, max_bins=self.max_bins,
-                                             class_weight=self.class_weight, early_stopping=False,
-                                             max_depth=self.max_depth, max_leaves=self.max_leaves,
-                                             multi_output=self.multi_output, growth=self.growth,
-                                             learning_rate=self.learning_rate, missing=self.missing,
-                                             warm_start=self.warm_start))
+        return self._fill(self._local_estimator())
+
+    def _local_estimator(self) -> BoostingClassifier:
+        """The unfitted in-memory twin with these parameters."""
+        return BoostingClassifier(loss=self.loss, weak_learner=self.weak_learner, n_estimators=self.n_estimators,
+                                  maximum_feature_value=self.maximum_feature_value,
+                                  selection_style=self.selection_style, max_bins=self.max_bins,
+                                  class_weight=self.class_weight, early_stopping=False, max_depth=self.max_depth,
+                                  max_leaves=self.max_leaves, multi_output=self.multi_output, growth=self.growth,
+                                  learning_rate=self.learning_rate, missing=self.missing,
+                                  warm_start=self.warm_start, n_threads=self.n_threads, scoring=self.scoring)
 
 
 class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
@@ -164,10 +180,10 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         Entries of each look-up table.
     max_depth, max_leaves, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for trees only).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps and trees).
     max_bins : int
         Bins per feature (2 .. 256).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start
+    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, n_threads, scoring
         As :class:`DaskBoostingClassifier`'s (a warm start keeps the fitted intercept).
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
@@ -187,7 +203,9 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                  random_state: int | None = None, client=None, weak_learner: str = "stump",
                  max_depth: int | None = 3, max_leaves: int | None = None, growth: str = "levelwise",
                  learning_rate: float = 1.0, missing: str | None = None, maximum_feature_value: int = 256,
-                 warm_start: bool = False) -> None:
+                 warm_start: bool = False, n_threads: int | None = 1, scoring="loss") -> None:
+        self.scoring = scoring
+        self.n_threads = n_threads
         self.maximum_feature_value = maximum_feature_value
         self.warm_start = warm_start
         self.missing = missing
@@ -210,6 +228,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        n_threads = check_cluster_threads(self.n_threads)
         previous = self._previous(rounds)
         recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
                              lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
@@ -218,6 +237,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                              missing=_cluster_missing(self))
         features = _dask.as_row_chunked(X, "X")
         self._check_continued_features(features)
+        self.n_features_in_ = int(features.shape[1])
         targets = _dask.as_matching_vector(y, features.chunks[0], "y")
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
                                                                               "sample_weight")
@@ -227,23 +247,18 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         # a continued machine keeps its intercept (its baseline), as in memory
         intercept = None if previous is not None else _dask.weighted_mean(targets, weights)
         trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client, weak_learner=self.weak_learner,
-                               lut_entries=maximum if self.weak_learner == "lut" else None,
+                               lut_entries=maximum if self.weak_learner == "lut" else None, n_threads=n_threads,
                                **_tree_options(self, recipe))
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       baseline=intercept, callback=stopper, boosted_machine=previous)
         self._record_validation()
         self.intercept_ = float(self.machine_.baseline[0])
-        self.n_features_in_ = int(features.shape[1])
         return self
 
     def to_local(self) -> BoostingRegressor:
         """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
         check_is_fitted(self)
-        local = BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
-                                  maximum_feature_value=self.maximum_feature_value, warm_start=self.warm_start,
-                                  max_bins=self.max_bins, early_stopping=False, max_depth=self.max_depth,
-                                  max_leaves=self.max_leaves, growth=self.growth, learning_rate=self.learning_rate,
-                                  missing=self.missing)
+        local = self._local_estimator()
         machine = copy.deepcopy(self.machine_)
         machine.decision_rule = "identity"
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
@@ -253,6 +268,25 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         metadata = local._base_metadata()
         metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
         machine.metadata.update(metadata)
+        return local
+
+    def _local_estimator(self) -> BoostingRegressor:
+        """The unfitted in-memory twin with these parameters."""
+        return BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
+                                 maximum_feature_value=self.maximum_feature_value, warm_start=self.warm_start,
+                                 n_threads=self.n_threads, scoring=self.scoring, max_bins=self.max_bins,
+                                 early_stopping=False, max_depth=self.max_depth, max_leaves=self.max_leaves,
+                                 growth=self.growth, learning_rate=self.learning_rate, missing=self.missing)
+
+    @staticmethod
+    def _scored_labels(values: np.ndarray) -> np.ndarray:
+        """A scorer's ``y``: the gathered targets themselves."""
+        return values
+
+    def _scoring_view(self) -> BoostingRegressor:
+        """The in-memory twin with this fit's features, for a scorer (the machine set per round)."""
+        local = self._local_estimator()
+        local.n_features_in_ = self.n_features_in_
         return local
 
     def predict(self, X):
@@ -266,16 +300,18 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
 
 
 def _cluster_missing(estimator) -> str | None:
-    """The estimator's ``missing``, checked: on a cluster only gradient trees route missing values."""
+    """The estimator's ``missing``, checked: on a cluster stumps and gradient trees route missing values."""
     missing = check_missing(estimator.missing)
-    if missing is not None and estimator.weak_learner != "tree":
-        raise InvalidValueError(f"missing: 'bin' on a cluster needs weak_learner='tree', got "
-                                f"{estimator.weak_learner!r}")
+    if missing is not None and estimator.weak_learner == "lut":
+        raise InvalidValueError("missing: 'bin' on a cluster needs weak_learner='stump' or 'tree', got 'lut'")
     return missing
 
 
 def _tree_options(estimator, recipe) -> dict:
-    """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer."""
+    """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer (for
+    stumps: ``missing``, which trees take from their trainer)."""
+    if estimator.weak_learner == "stump":
+        return {"missing": check_missing(estimator.missing)}
     if estimator.weak_learner != "tree":
         return {}
     return {"tree": recipe.trainer.weak_trainer, "learning_rate": estimator.learning_rate}

@@ -31,7 +31,7 @@ from ..trainers.tree_growing import choose_splits, label_nodes
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, check_cluster_threads
 from ._continuation import check_continued
 
 logger = logging.getLogger(__name__)
@@ -55,9 +55,12 @@ class DaskMultiClassBoosting:
         with ``quantized=True`` and ``missing=None``.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address; None uses the current default client.
+    n_threads : int or None
+        Threads of each task's compiled kernels on its worker (coding a chunk, its node histograms), as
+        :class:`~bob_boost.dask.DaskBoosting`'s.
     """
 
-    def __init__(self, trainer, client=None) -> None:
+    def __init__(self, trainer, client=None, *, n_threads: int | None = 1) -> None:
         if not isinstance(trainer, BAdaCostTrainer):
             raise InvalidTypeError(f"trainer: expected a BAdaCostTrainer, SAMMETrainer or AdaBoostM1Trainer, got "
                                    f"{type(trainer).__name__}")
@@ -68,6 +71,7 @@ class DaskMultiClassBoosting:
                                     f"CostSensitiveTreeTrainer(max_depth, quantized=True) or MultiClassStumpTrainer()")
         self.trainer = trainer
         self.client = client
+        self.n_threads = check_cluster_threads(n_threads)
 
     def train(self, features, labels, number_of_rounds: int | None = None, sample_weight=None,
               callback=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
@@ -114,7 +118,7 @@ class DaskMultiClassBoosting:
         classes = _dask.as_matching_targets(labels, row_chunks, "labels", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        layout, coded = _quantized_chunks(client, array)
+        layout, coded = _quantized_chunks(client, array, self.n_threads)
         largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes, name="labels")))
         cost_matrix = trainer._cost_matrix_for(np.array([largest]), previous)
         if previous is not None and (previous.cost_matrix is None
@@ -195,16 +199,16 @@ class DaskMultiClassBoosting:
         return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
 
 
-def _quantized_chunks(client, array) -> tuple[QuantizedLayout, list]:
+def _quantized_chunks(client, array, n_threads: int | None) -> tuple[QuantizedLayout, list]:
     """The global quantised layout and the futures of every chunk's codes."""
     from ._dask import per_chunk
-    ranges = client.gather(per_chunk(client, tree_tasks.value_range, array))
+    ranges = client.gather(per_chunk(client, tree_tasks.value_range, array, n_threads))
     low = np.min([r[0] for r in ranges], axis=0)
     high = np.max([r[1] for r in ranges], axis=0)
     integral = np.all([r[2] for r in ranges], axis=0)
     layout = QuantizedLayout.of(low, high, integral)
     coded = per_chunk(client, tree_tasks.quantized_codes, array, layout.low, layout.step, layout.top,
-                      layout.bins_per_feature)
+                      layout.bins_per_feature, n_threads)
     return layout, coded
 
 

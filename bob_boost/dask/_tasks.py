@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.codes import CodedFeatures, code_dtype, count_integer_values, encode
+from ..engine.threads import check_threads
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
@@ -19,9 +20,9 @@ def integer_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return chunk.min(axis=0).astype(np.int64), chunk.max(axis=0).astype(np.int64)
 
 
-def value_counts(chunk: np.ndarray, low: np.ndarray, span: int) -> np.ndarray:
+def value_counts(chunk: np.ndarray, low: np.ndarray, span: int, n_threads: int | None = 1) -> np.ndarray:
     """(#features, span) counts of every integer value ``low[f] + k``."""
-    return count_integer_values(chunk, low, span, 1)
+    return count_integer_values(chunk, low, span, check_threads(n_threads))
 
 
 def rows_of(chunk: np.ndarray, rows) -> np.ndarray:
@@ -37,26 +38,29 @@ def finite_max(chunk: np.ndarray) -> float:
 
 
 def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int,
-               missing_codes: np.ndarray | None = None) -> CodedFeatures:
+               missing_codes: np.ndarray | None = None, n_threads: int | None = 1) -> CodedFeatures:
     """The chunk's bin codes against the global thresholds, ready for histograms (built once per run).
 
     NaN or infinity anywhere is an error, as in memory (the sample that placed the bins may have missed it);
     with ``missing_codes`` NaN is a missing value and gets its feature's code (infinity is still an error).
+    ``n_threads`` (None: every core of the worker, as in memory) code the chunk and build its histograms.
     """
+    threads = check_threads(n_threads)
     if chunk.dtype.kind == "f":
         bad = np.isinf(chunk).any() if missing_codes is not None else not np.isfinite(chunk).all()
         if bad:
             raise InvalidValueError("features: contain infinite values" if missing_codes is not None
                                     else "features: contain NaN or infinite values")
-    return CodedFeatures(encode(chunk, padded, 1, missing_codes), number_of_bins, 1)
+    return CodedFeatures(encode(chunk, padded, threads, missing_codes), number_of_bins, threads)
 
 
-def coded_values(chunk: np.ndarray, entries: int) -> CodedFeatures:
-    """The chunk's integer values as their own codes, for look-up tables of ``entries`` rows."""
+def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1) -> CodedFeatures:
+    """The chunk's integer values as their own codes, for look-up tables of ``entries`` rows (their histograms
+    built on ``n_threads``)."""
     if not np.isfinite(chunk).all():
         raise InvalidValueError("features: contain NaN or infinite values")
     check_discrete(chunk, entries)
-    return CodedFeatures(np.ascontiguousarray(chunk.T.astype(code_dtype(entries))), entries, 1)
+    return CodedFeatures(np.ascontiguousarray(chunk.T.astype(code_dtype(entries))), entries, check_threads(n_threads))
 
 
 def checked_weights(chunk: np.ndarray) -> np.ndarray:
@@ -114,9 +118,15 @@ def totals_of(*pieces: tuple) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(piece[1], piece[2]) for piece in pieces]
 
 
-def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float) -> np.ndarray:
-    """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold."""
-    return np.where(coded.codes[feature] >= code_threshold, polarity, -polarity)[:, np.newaxis]
+def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float, missing_code: int = -1,
+                  missing_above: bool = False) -> np.ndarray:
+    """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold; rows of code
+    ``missing_code`` (NaN, with ``missing="bin"``) are above the threshold when ``missing_above``."""
+    codes = coded.codes[feature]
+    above = codes >= code_threshold
+    if missing_code >= 0:
+        above = np.where(codes == missing_code, missing_above, above)
+    return np.where(above, polarity, -polarity)[:, np.newaxis]
 
 
 def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) -> np.ndarray:

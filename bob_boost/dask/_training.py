@@ -33,6 +33,7 @@ from ..callbacks import check_callback, stop_requested, training_ended, training
 from ..engine import kernels
 from ..engine.newton import newton_solve
 from ..boosting.steps import minimise_weights
+from ..binning import check_missing
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.softmax import SoftmaxLoss
@@ -44,7 +45,7 @@ from ..weak.stump import StumpMachine
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins
+from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, continued_baseline, starts_from_scores
 
 logger = logging.getLogger(__name__)
@@ -100,12 +101,19 @@ class DaskBoosting:
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
         step 1); with gradient-only leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it
         is ``learning_rate`` times the step rule's weight, as in memory.
+    n_threads : int or None
+        Threads of each task's compiled kernels on its worker (coding a chunk, its stump and table
+        histograms); None: every core the worker process may use, as in memory. The default, 1, suits
+        workers that already run one task per thread. The model does not depend on it.
+    missing : {None, "bin"}
+        Stumps: ``"bin"`` makes NaN a missing value with a bin of its own, as ``StumpTrainer(missing="bin")``
+        in memory (each stump learns which side NaN goes to); None rejects NaN.
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
                  weak_learner: str = "stump", lut_entries: int | None = None,
                  selection_style: str = "independent", step_rule: str | None = None, tree=None,
-                 learning_rate: float = 1.0) -> None:
+                 learning_rate: float = 1.0, n_threads: int | None = 1, missing: str | None = None) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", DASK_STEP_RULES)
@@ -114,8 +122,13 @@ class DaskBoosting:
                                     f"{type(loss_function).__name__} does not define; use 'lbfgs' or None")
         self.loss_function = loss_function
         self.max_bins = check_cluster_bins(max_bins)
+        self.n_threads = check_cluster_threads(n_threads)
         self.client = client
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        self.missing = check_missing(missing)
+        if self.missing is not None and self.weak_learner != "stump":
+            raise InvalidValueError(f"missing: 'bin' is an option of weak_learner='stump' here (trees take "
+                                    f"TreeTrainer(missing='bin')), got weak_learner={self.weak_learner!r}")
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
         if self.weak_learner != "tree" and (tree is not None or learning_rate != 1.0):
@@ -202,14 +215,14 @@ class DaskBoosting:
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         if self.weak_learner in ("stump", "tree"):
-            missing = self.weak_learner == "tree" and self.tree.missing is not None
-            coded, offsets, split = binned_chunks(client, array, self.max_bins, missing)
-            chooser = _StumpChooser(offsets, split)
+            missing = (self.tree.missing if self.weak_learner == "tree" else self.missing) is not None
+            coded, offsets, split = binned_chunks(client, array, self.max_bins, missing, self.n_threads)
+            chooser = _StumpChooser(offsets, split, missing)
         else:
             entries = self.lut_entries
             if entries is None:
                 entries = max(2, int(max(client.gather(_dask.per_chunk(client, tasks.finite_max, array)))) + 1)
-            coded = _dask.per_chunk(client, tasks.coded_values, array, entries)
+            coded = _dask.per_chunk(client, tasks.coded_values, array, entries, self.n_threads)
             offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
             chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
         chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss, outputs)
@@ -331,20 +344,24 @@ def _exponential_totals(*parts: np.ndarray) -> list[float]:
 class _StumpChooser:
     """The in-memory stump rule on summed histograms: the engine's split search with its tie tolerance."""
 
-    def __init__(self, offsets: np.ndarray, split_values: np.ndarray) -> None:
-        self.offsets, self.split_values = offsets, split_values
+    def __init__(self, offsets: np.ndarray, split_values: np.ndarray, missing: bool) -> None:
+        self.offsets, self.split_values, self.missing = offsets, split_values, missing
 
     def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
         """``(stump, output task, its arguments)``, or None when no stump follows the gradient."""
         tolerance = TIE_TOLERANCE * float(absolute[0])
-        best, gain, _ = kernels.best_stump_split(np.ascontiguousarray(histograms[:, 0]), self.offsets,
-                                                 -float(gradient_sum[0]), tolerance, False)
+        best, gain, missing_above = kernels.best_stump_split(np.ascontiguousarray(histograms[:, 0]), self.offsets,
+                                                             -float(gradient_sum[0]), tolerance, self.missing)
         if best < 0 or abs(gain) <= tolerance:
             return None
         index = int(np.searchsorted(self.offsets, best, side="right") - 1)
         polarity = 1.0 if gain >= 0 else -1.0
-        stump = StumpMachine(float(self.split_values[best]), polarity, index)
-        return stump, tasks.stump_outputs, (index, int(best - self.offsets[index]) + 1, polarity)
+        stump = StumpMachine(float(self.split_values[best]), polarity, index,
+                             bool(missing_above) if self.missing else None)
+        # with missing values, every feature's last bin holds its NaN
+        missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
+        return stump, tasks.stump_outputs, (index, int(best - self.offsets[index]) + 1, polarity, missing_code,
+                                            bool(missing_above))
 
 
 class _LUTChooser:

@@ -9,19 +9,24 @@ import numpy as np
 
 from ..costs import check_class_labels
 from ..engine.codes import CodedFeatures, integral_features, step_codes
+from ..engine.threads import check_threads
 from ..exceptions import InvalidValueError
 
 
-def value_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def value_range(chunk: np.ndarray, n_threads: int | None = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each column's smallest and largest value and whether it holds only integers; NaN is an error."""
     if not np.isfinite(chunk).all():
         raise InvalidValueError("features: contain NaN or infinite values")
-    return chunk.min(axis=0).astype(np.float64), chunk.max(axis=0).astype(np.float64), integral_features(chunk, 1)
+    return (chunk.min(axis=0).astype(np.float64), chunk.max(axis=0).astype(np.float64),
+            integral_features(chunk, check_threads(n_threads)))
 
 
-def quantized_codes(chunk: np.ndarray, low: np.ndarray, step: np.ndarray, top: int, bins: int) -> CodedFeatures:
-    """The chunk coded into the global quantised bins (:class:`bob_boost.engine.edges.QuantizedLayout`)."""
-    return CodedFeatures(step_codes(chunk, low, step, 1, top), bins, 1)
+def quantized_codes(chunk: np.ndarray, low: np.ndarray, step: np.ndarray, top: int, bins: int,
+                    n_threads: int | None = 1) -> CodedFeatures:
+    """The chunk coded into the global quantised bins (:class:`bob_boost.engine.edges.QuantizedLayout`), its node
+    histograms built on ``n_threads``."""
+    threads = check_threads(n_threads)
+    return CodedFeatures(step_codes(chunk, low, step, threads, top), bins, threads)
 
 
 def class_indices(chunk: np.ndarray, number_of_classes: int) -> np.ndarray:
