@@ -31,8 +31,9 @@ Cases (``--cases``, comma separated; default all):
   MNIST; and the squared loss on scikit-learn's diabetes regression set
   (350/92 split), test RMSE.
 - ``lut``: bob's multi-variate LUT experiments on full MNIST (10 outputs,
-  logit loss, 100 rounds, independent and shared selection, Newton steps)
-  against LightGBM's 2-leaf multiclass.
+  logit loss, 100 rounds, independent and shared selection, Newton steps and,
+  ``*_lbfgs``, the default L-BFGS steps of bob's experiments) against LightGBM's
+  2-leaf multiclass.
 - ``predict``: rows per second of 100- and 1000-round stump models (trained
   on 100k x 50) on 1M x 50 rows; ``bob_onnx`` is onnxruntime running the
   machine's ONNX export (``bob_boost.onnx``, float32 input prepared once).
@@ -131,11 +132,11 @@ def _bob_multiclass(x, y, threads, algorithm="samme", depth=2):
     return machine.predict, machine
 
 
-def _bob_lut(x, y, threads, style="independent"):
+def _bob_lut(x, y, threads, style="independent", step_rule="newton"):
     import bob_boost
     targets = np.where(y[:, np.newaxis] == np.arange(10), 1.0, -1.0)
     trainer = bob_boost.Boosting(bob_boost.LUTTrainer(256, 10, style, n_threads=threads), bob_boost.LogitLoss(),
-                                 step_rule="newton")
+                                 step_rule=step_rule)
     machine = trainer.train(x, targets, ROUNDS)
     return lambda xt: np.argmax(machine(xt), axis=1), machine
 
@@ -216,6 +217,9 @@ METHODS = {"bob": _bob_stumps, "bob_onnx": _bob_stumps, "bob_exact": lambda x, y
            "bob_badacost2": lambda x, y, t: _bob_multiclass(x, y, t, "badacost", 2),
            "bob_lut_independent": lambda x, y, t: _bob_lut(x, y, t, "independent"),
            "bob_lut_shared": lambda x, y, t: _bob_lut(x, y, t, "shared"),
+           # the default step rule on MNIST's pixels (one bin per value: L-BFGS, bob's weights)
+           "bob_lut_independent_lbfgs": lambda x, y, t: _bob_lut(x, y, t, "independent", "auto"),
+           "bob_lut_shared_lbfgs": lambda x, y, t: _bob_lut(x, y, t, "shared", "auto"),
            "lightgbm": _lightgbm, "lightgbm_4": lambda x, y, t: _lightgbm(x, y, t, 4, True),
            "lightgbm_16": lambda x, y, t: _lightgbm(x, y, t, 16, True),
            "lightgbm_2mc": lambda x, y, t: _lightgbm(x, y, t, 2, True),
@@ -339,8 +343,9 @@ def plan(cases: list[str]) -> list[dict]:
                   for m in ("bob_gtree_reg", "bob_gtree_reg_leafwise16", "lightgbm_reg", "xgboost_reg",
                             "sklearn_hgb_reg")]
     if "lut" in cases:
-        specs += [dict(case="lut", data="mnist", method=m, threads=2) for m in ("bob_lut_independent",
-                                                                               "bob_lut_shared")]
+        specs += [dict(case="lut", data="mnist", method=m, threads=2)
+                  for m in ("bob_lut_independent", "bob_lut_shared", "bob_lut_independent_lbfgs",
+                            "bob_lut_shared_lbfgs")]
         specs += [dict(case="lut", data="mnist", method="lightgbm_2mc", threads=t) for t in (1, 2)]
     if "predict" in cases:
         specs += [dict(case="predict", data="s100k", method=m, threads=t, predict_rounds=r)

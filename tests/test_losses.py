@@ -111,3 +111,57 @@ def test_combined_loss_and_gradient_equal_the_separate_ones(loss):
     assert total == pytest.approx(loss.loss_sum(np.array([0.2, -0.1]), targets, scores, current), rel=1e-13)
     np.testing.assert_allclose(derivative, loss.loss_gradient_sum(np.array([0.2, -0.1]), targets, scores, current),
                                rtol=1e-12)
+
+
+def _one_pass_sums(loss, alpha, targets, previous, current, sample_weight):
+    """The sums of ``loss_and_gradient_sum`` written out over whole arrays (its definition)."""
+    values, gradients = loss.loss_and_gradient(targets, previous + np.asarray(alpha) * current)
+    if sample_weight is not None:
+        column = sample_weight if values.ndim == 1 else sample_weight[:, np.newaxis]
+        values, gradients = column * values, sample_weight[:, np.newaxis] * gradients
+    return float(np.sum(values)), np.sum(gradients * current, axis=0)
+
+
+def _row_wise_cases():
+    from bob_boost.compat.bob import losses as bob_losses
+    from bob_boost.losses import CMELoss, DoubleBaseLoss, SoftmaxLoss
+
+    cases = [(loss, "signed", outputs) for loss in BINARY + [DoubleBaseLoss(2.0, 0.5)] for outputs in (1, 10)]
+    cases += [(SquaredLoss(), "real", 3), (JesorskyLoss(), "eyes", 4), (SoftmaxLoss(), "classes", 5),
+              (CMELoss(1.0 - np.eye(4)), "margins", 4), (bob_losses.LogitLoss(), "signed", 2),
+              (bob_losses.ExponentialLoss(), "signed", 1)]
+    return cases
+
+
+@pytest.mark.parametrize("loss, kind, outputs", _row_wise_cases(), ids=lambda c: getattr(type(c), "__name__", str(c)))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_row_blocks_of_loss_and_gradient_sum_give_the_one_pass_sums_bit_for_bit(loss, kind, outputs, weighted):
+    from bob_boost.losses.base import SUM_BLOCK_ENTRIES
+
+    assert loss.row_wise
+    generator = np.random.default_rng(outputs)
+    samples = 3 * (SUM_BLOCK_ENTRIES // outputs) + 17  # three blocks and a short one
+    previous = generator.normal(scale=2.0, size=(samples, outputs))
+    current = np.where(generator.random((samples, outputs)) < 0.5, 1.0, -1.0)
+    labels = generator.integers(0, outputs, size=samples)
+    targets = {"signed": lambda: np.where(generator.random((samples, outputs)) < 0.3, 1.0, -1.0),
+               "real": lambda: generator.normal(size=(samples, outputs)),
+               "eyes": lambda: generator.normal(size=(samples, outputs)) + np.array([0.0, 0.0, 3.0, 0.0]),
+               "classes": lambda: np.eye(outputs)[labels],
+               "margins": lambda: np.where(np.eye(outputs)[labels] > 0, 1.0, -1.0 / (outputs - 1))}[kind]()
+    sample_weight = generator.random(samples) * 2 if weighted else None
+    alpha = generator.normal(scale=0.3, size=outputs)
+    total, derivative = loss.loss_and_gradient_sum(alpha, targets, previous, current, sample_weight)
+    expected_total, expected_derivative = _one_pass_sums(loss, alpha, targets, previous, current, sample_weight)
+    assert total == expected_total
+    assert derivative.tobytes() == expected_derivative.tobytes()
+    assert np.isfinite(total) and loss._blocks_apply(targets, previous, current)
+
+
+def test_loss_and_gradient_sum_in_blocks_checks_the_sample_weights():
+    from bob_boost.losses.base import SUM_BLOCK_ENTRIES
+
+    samples = 3 * SUM_BLOCK_ENTRIES
+    targets, scores = np.ones((samples, 1)), np.zeros((samples, 1))
+    with pytest.raises(ValueError, match=r"sample_weight: expected shape \(24576,\)"):
+        LogitLoss().loss_and_gradient_sum(0.5, targets, scores, scores, np.ones(samples + 5))

@@ -23,6 +23,7 @@ class JesorskyLoss(LossFunction):
     """
 
     name = "jesorsky"
+    row_wise = True
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted landmark coordinates."""
