@@ -2,14 +2,15 @@
 
 Runs the harness of ``tests/fuzzing.py`` (the one ``tests/test_fuzz_loader.py`` runs a few hundred
 cases of) on the checkout this script lives in: every case copies a valid model file (trained
-machines of every weak-machine type, bob.learn.boosting's files, the golden models), mutates it
-and loads it in a worker process with a time limit. Prints a Markdown table of outcomes per
-mutation kind, then every disallowed outcome with what reproduces it; mutated files with a
-disallowed outcome are kept in ``--keep``.
+machines of every weak-machine type, bob.learn.boosting's files, the golden models, two face
+detection cascades), mutates it and loads it in a worker process with a time limit. Prints a
+Markdown table of outcomes per mutation kind, then every disallowed outcome with what reproduces
+it; mutated files with a disallowed outcome are kept in ``--keep``.
 
 Usage::
 
     python bench/fuzz_models.py --cases 20000 --seed 1 [--workers 2] [--time-limit 10] [--keep DIR]
+    python bench/fuzz_models.py --cases 10000 --seed 2 --seeds cascade_   # cascade files only
 
 Exit status 1 when any case had a disallowed outcome.
 """
@@ -35,9 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=fuzzing.TIME_LIMIT,
                         help=f"seconds a load may take (default {fuzzing.TIME_LIMIT})")
     parser.add_argument("--keep", type=Path, default=None, help="folder for the files of disallowed outcomes")
+    parser.add_argument("--seeds", default="", metavar="PREFIX",
+                        help="mutate only the seed files whose names start with PREFIX (e.g. cascade_)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bob_boost-fuzz-seeds-") as seeds:
-        paths = fuzzing.write_seeds(seeds)
+        paths = [path for path in fuzzing.write_seeds(seeds) if path.name.startswith(args.seeds)]
+        if not paths:
+            parser.error(f"--seeds: no seed file starts with {args.seeds!r}")
         cases = fuzzing.make_cases([p.name for p in paths], args.cases, args.seed)
         started = time.perf_counter()
         results = list(fuzzing.run_cases(cases, seeds, workers=args.workers, time_limit=args.time_limit,

@@ -201,6 +201,12 @@ def _parent_and_name(path: str) -> tuple[str, str]:
 
 # -- hostile values ---------------------------------------------------------------------------------
 
+def _cast(original: np.ndarray, dtype) -> np.ndarray:
+    """``original`` cast to ``dtype`` without numpy's warning for values the dtype cannot hold (NaN, inf)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return original.astype(dtype)
+
+
 def _hostile_array(rng: np.random.Generator, original: np.ndarray | None):
     """A value of another dtype or shape than a dataset should hold (name, data or h5py.Empty)."""
     choices: list[tuple[str, Callable[[], object]]] = [
@@ -238,9 +244,9 @@ def _hostile_array(rng: np.random.Generator, original: np.ndarray | None):
         choices += [
             ("original + nan", lambda: _with(original.astype(np.float64), rng, np.nan)),
             ("original + inf", lambda: _with(original.astype(np.float64), rng, np.inf)),
-            ("original as int8", lambda: original.astype(np.int8)),
-            ("original as float32", lambda: original.astype(np.float32)),
-            ("original as uint8", lambda: original.astype(np.uint8)),
+            ("original as int8", lambda: _cast(original, np.int8)),
+            ("original as float32", lambda: _cast(original, np.float32)),
+            ("original as uint8", lambda: _cast(original, np.uint8)),
             ("original as str", lambda: original.astype("S8")),
             ("original doubled", lambda: np.concatenate([original.reshape(-1)] * 2)),
             ("original flat", lambda: original.reshape(-1)),
