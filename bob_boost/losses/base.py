@@ -9,11 +9,6 @@ from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
 
 
-#: Entries (#rows x #outputs) of one row block of :meth:`LossFunction.loss_and_gradient_sum`: small enough
-#: for a block's temporaries to stay in the CPU's cache, where each would otherwise be a pass over memory.
-SUM_BLOCK_ENTRIES = 8192
-
-
 def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
     """``sample_weight[n] * values[n, :]``, or ``values`` itself without weights.
 
@@ -52,12 +47,6 @@ class LossFunction:
 
     #: Short name under which the loss is registered (see :mod:`bob_boost.registry`).
     name: str = ""
-
-    #: True when :meth:`loss_and_gradient` computes each sample's row from that sample's row alone, with
-    #: numpy's element-wise operations (or reductions within a row); :meth:`loss_and_gradient_sum` then
-    #: evaluates row blocks, which gives the same sums to the last bit (tested for every built-in loss).
-    #: A third-party loss keeps the one-pass evaluation unless it sets this.
-    row_wise: bool = False
 
     #: A (K, K) cost matrix for losses whose models predict with the
     #: cost-sensitive rule ``argmin_k (C* S(x))_k``; None for the others.
@@ -217,47 +206,12 @@ class LossFunction:
                               sample_weight: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """:meth:`loss_sum` and :meth:`loss_gradient_sum` from one evaluation of the loss.
 
-        This is what :func:`~bob_boost.trainers.fit_weights` minimises. For a :attr:`row_wise` loss on
-        large C-ordered arrays the loss is evaluated in row blocks of :data:`SUM_BLOCK_ENTRIES` entries
-        into two (#samples, ...) arrays that are then summed as a whole: every entry and both sums are
-        those of the one-pass evaluation, bit for bit.
+        This is what :func:`~bob_boost.trainers.fit_weights` minimises.
         """
-        alpha = np.asarray(alpha)
-        if not self._blocks_apply(targets, previous_scores, current_scores):
-            scores = previous_scores + alpha * current_scores
-            values, gradients = self.loss_and_gradient(targets, scores)
-            values, gradients = weighted(values, sample_weight), weighted(gradients, sample_weight)
-            return float(np.sum(values)), np.sum(gradients * current_scores, axis=0)
-        samples = previous_scores.shape[0]
-        weights = None
-        if sample_weight is not None:
-            weights = np.asarray(sample_weight, dtype=np.float64)
-            if weights.shape != (samples,):
-                raise InvalidValueError(f"sample_weight: expected shape ({samples},), got {weights.shape}")
-        rows = max(1, SUM_BLOCK_ENTRIES // previous_scores.shape[1])
-        values = products = None
-        for start in range(0, samples, rows):
-            block = slice(start, start + rows)
-            block_weights = None if weights is None else weights[block]
-            block_values, gradients = self.loss_and_gradient(targets[block],
-                                                             previous_scores[block] + alpha * current_scores[block])
-            block_values = weighted(block_values, block_weights)
-            block_products = weighted(gradients, block_weights) * current_scores[block]
-            if values is None:
-                values = np.empty((samples,) + block_values.shape[1:], dtype=block_values.dtype)
-                products = np.empty((samples,) + block_products.shape[1:], dtype=block_products.dtype)
-            values[block] = block_values
-            products[block] = block_products
-        return float(np.sum(values)), np.sum(products, axis=0)
-
-    def _blocks_apply(self, targets, previous_scores, current_scores) -> bool:
-        """Whether :meth:`loss_and_gradient_sum` may evaluate row blocks: a :attr:`row_wise` loss, several
-        blocks of rows, and C-ordered float arrays (whose one-pass results, hence sums, are C-ordered too)."""
-        arrays = (targets, previous_scores, current_scores)
-        return (self.row_wise and all(isinstance(a, np.ndarray) and a.ndim == 2 and a.flags.c_contiguous
-                                      and a.dtype == np.float64 for a in arrays)
-                and previous_scores.shape == current_scores.shape and targets.shape[0] == previous_scores.shape[0]
-                and previous_scores.size > 2 * SUM_BLOCK_ENTRIES)
+        scores = previous_scores + np.asarray(alpha) * current_scores
+        values, gradients = self.loss_and_gradient(targets, scores)
+        values, gradients = weighted(values, sample_weight), weighted(gradients, sample_weight)
+        return float(np.sum(values)), np.sum(gradients * current_scores, axis=0)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -34,7 +34,6 @@ class CMELoss(LossFunction):
     """
 
     name = "cmel"
-    row_wise = True
 
     def __init__(self, cost_matrix) -> None:
         matrix = check_cost_matrix(cost_matrix)

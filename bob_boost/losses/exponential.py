@@ -19,7 +19,6 @@ class ExponentialLoss(BinaryClassificationLoss):
     """
 
     name = "exponential"
-    row_wise = True
 
     #: The expected loss is minimised at half the log-odds (Friedman, Hastie & Tibshirani, 2000).
     probability_scale = 2.0

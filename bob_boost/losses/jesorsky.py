@@ -23,7 +23,6 @@ class JesorskyLoss(LossFunction):
     """
 
     name = "jesorsky"
-    row_wise = True
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted landmark coordinates."""

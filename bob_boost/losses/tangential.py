@@ -13,7 +13,6 @@ class TangentialLoss(BinaryClassificationLoss):
     """
 
     name = "tangential"
-    row_wise = True
 
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:
