@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
 from ..binning import check_missing
-from ..exceptions import InvalidValueError
 from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
@@ -41,7 +40,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         Rounds of boosting at most.
     max_depth, max_leaves, multi_output, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps and trees).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
     maximum_feature_value : int
         Entries of each look-up table.
     selection_style : {"independent", "shared"}
@@ -131,7 +130,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                              lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
                              tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=_cluster_missing(self))
+                             missing=check_missing(self.missing))
         encoding, kind = self._encoding, recipe.target_kind
         shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
@@ -180,7 +179,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         Entries of each look-up table.
     max_depth, max_leaves, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps and trees).
+        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
     max_bins : int
         Bins per feature (2 .. 256).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, n_threads, scoring
@@ -234,7 +233,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                              lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
                              tree_leaves=self.max_leaves,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=_cluster_missing(self))
+                             missing=check_missing(self.missing))
         features = _dask.as_row_chunked(X, "X")
         self._check_continued_features(features)
         self.n_features_in_ = int(features.shape[1])
@@ -299,19 +298,9 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)
 
 
-def _cluster_missing(estimator) -> str | None:
-    """The estimator's ``missing``, checked: on a cluster stumps and gradient trees route missing values."""
-    missing = check_missing(estimator.missing)
-    if missing is not None and estimator.weak_learner == "lut":
-        raise InvalidValueError("missing: 'bin' on a cluster needs weak_learner='stump' or 'tree', got 'lut'")
-    return missing
-
-
 def _tree_options(estimator, recipe) -> dict:
     """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer (for
-    stumps: ``missing``, which trees take from their trainer)."""
-    if estimator.weak_learner == "stump":
-        return {"missing": check_missing(estimator.missing)}
+    stumps and tables: ``missing``, which trees take from their trainer)."""
     if estimator.weak_learner != "tree":
-        return {}
+        return {"missing": check_missing(estimator.missing)}
     return {"tree": recipe.trainer.weak_trainer, "learning_rate": estimator.learning_rate}

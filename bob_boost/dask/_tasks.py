@@ -30,11 +30,25 @@ def rows_of(chunk: np.ndarray, rows) -> np.ndarray:
     return chunk if rows is None else chunk[rows]
 
 
-def finite_max(chunk: np.ndarray) -> float:
-    """The chunk's largest value; NaN or infinity is an error."""
-    if not np.isfinite(chunk).all():
-        raise InvalidValueError("features: contain NaN or infinite values")
+def finite_max(chunk: np.ndarray, allow_nan: bool = False) -> float:
+    """The chunk's largest value; infinity is an error, and so is NaN unless ``allow_nan`` (a missing value,
+    skipped: -inf for a chunk of NaN only)."""
+    _check_finite(chunk, allow_nan)
+    if allow_nan and chunk.dtype.kind == "f":
+        present = chunk[~np.isnan(chunk)]
+        return float(present.max()) if present.size else -np.inf
     return float(chunk.max())
+
+
+def _check_finite(chunk: np.ndarray, allow_nan: bool) -> None:
+    """Raise for infinity in the chunk, and for NaN unless ``allow_nan`` (NaN a missing value)."""
+    if chunk.dtype.kind != "f":
+        return
+    if allow_nan:
+        if np.isinf(chunk).any():
+            raise InvalidValueError("features: contain infinite values")
+    elif not np.isfinite(chunk).all():
+        raise InvalidValueError("features: contain NaN or infinite values")
 
 
 def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int,
@@ -46,21 +60,28 @@ def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int,
     ``n_threads`` (None: every core of the worker, as in memory) code the chunk and build its histograms.
     """
     threads = check_threads(n_threads)
-    if chunk.dtype.kind == "f":
-        bad = np.isinf(chunk).any() if missing_codes is not None else not np.isfinite(chunk).all()
-        if bad:
-            raise InvalidValueError("features: contain infinite values" if missing_codes is not None
-                                    else "features: contain NaN or infinite values")
+    _check_finite(chunk, missing_codes is not None)
     return CodedFeatures(encode(chunk, padded, threads, missing_codes), number_of_bins, threads)
 
 
-def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1) -> CodedFeatures:
-    """The chunk's integer values as their own codes, for look-up tables of ``entries`` rows (their histograms
-    built on ``n_threads``)."""
-    if not np.isfinite(chunk).all():
-        raise InvalidValueError("features: contain NaN or infinite values")
-    check_discrete(chunk, entries)
-    return CodedFeatures(np.ascontiguousarray(chunk.T.astype(code_dtype(entries))), entries, check_threads(n_threads))
+def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1, missing: bool = False) -> CodedFeatures:
+    """The chunk's integer values as their own codes, for look-up tables of ``entries`` value rows (their
+    histograms built on ``n_threads``).
+
+    With ``missing`` NaN is a missing value with code ``entries`` (one more bin per feature), as
+    :meth:`bob_boost.binning.BinnedFeatures.from_integers` codes it in memory; infinity is an error either way.
+    """
+    _check_finite(chunk, missing)
+    check_discrete(chunk, entries, allow_nan=missing)
+    bins = entries + int(missing)
+    codes = np.empty((chunk.shape[1], chunk.shape[0]), dtype=code_dtype(bins))
+    codes[...] = np.where(np.isnan(chunk), entries, chunk).T if missing and chunk.dtype.kind == "f" else chunk.T
+    return CodedFeatures(codes, bins, check_threads(n_threads))
+
+
+def code_counts(coded: CodedFeatures, code: int) -> np.ndarray:
+    """(#features,) rows of the chunk whose code is ``code`` (a look-up table's NaN code: its missing values)."""
+    return np.count_nonzero(coded.codes == code, axis=1)
 
 
 def checked_weights(chunk: np.ndarray) -> np.ndarray:

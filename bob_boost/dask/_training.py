@@ -29,24 +29,23 @@ import numbers
 import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
-from ..callbacks import check_callback, stop_requested, training_ended, training_started
-from ..engine import kernels
-from ..engine.newton import newton_solve
-from ..boosting.steps import minimise_weights
 from ..binning import check_missing
+from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..exceptions import InvalidTypeError, InvalidValueError
-from ..losses import ExponentialLoss, LossFunction
+from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
-from ..losses.exponential import EXPONENT_LIMIT
 from ..machine import BoostedMachine
-from ..trainers.lut import SELECTION_STYLES, LUTTrainer
-from ..trainers.stump import TIE_TOLERANCE
-from ..weak.stump import StumpMachine
+from ..trainers.lut import SELECTION_STYLES
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
-from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
+from ._choosers import LUTChooser, StumpChooser, lut_chunks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, continued_baseline, starts_from_scores
+from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
+from ._steps import lbfgs_step, newton_step
+
+#: The weak-machine rules, kept importable from here, where they were defined before.
+__all__ = ["DASK_STEP_RULES", "DASK_WEAK_LEARNERS", "DaskBoosting", "LUTChooser", "StumpChooser"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +105,10 @@ class DaskBoosting:
         histograms); None: every core the worker process may use, as in memory. The default, 1, suits
         workers that already run one task per thread. The model does not depend on it.
     missing : {None, "bin"}
-        Stumps: ``"bin"`` makes NaN a missing value with a bin of its own, as ``StumpTrainer(missing="bin")``
-        in memory (each stump learns which side NaN goes to); None rejects NaN.
+        Stumps and tables: ``"bin"`` makes NaN a missing value with a bin of its own, as
+        ``StumpTrainer(missing="bin")`` (each stump learns which side NaN goes to) or
+        ``LUTTrainer(missing="bin")`` (each table's last entry is NaN's output) in memory; None rejects NaN
+        (infinity is an error either way).
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
@@ -126,9 +127,8 @@ class DaskBoosting:
         self.client = client
         self.weak_learner = check_choice(weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         self.missing = check_missing(missing)
-        if self.missing is not None and self.weak_learner != "stump":
-            raise InvalidValueError(f"missing: 'bin' is an option of weak_learner='stump' here (trees take "
-                                    f"TreeTrainer(missing='bin')), got weak_learner={self.weak_learner!r}")
+        if self.missing is not None and self.weak_learner == "tree":
+            raise InvalidValueError("missing: trees take TreeTrainer(missing='bin'), not DaskBoosting's missing")
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
         if self.weak_learner != "tree" and (tree is not None or learning_rate != 1.0):
@@ -217,14 +217,11 @@ class DaskBoosting:
         if self.weak_learner in ("stump", "tree"):
             missing = (self.tree.missing if self.weak_learner == "tree" else self.missing) is not None
             coded, offsets, split = binned_chunks(client, array, self.max_bins, missing, self.n_threads)
-            chooser = _StumpChooser(offsets, split, missing)
+            chooser = StumpChooser(offsets, split, missing)
         else:
-            entries = self.lut_entries
-            if entries is None:
-                entries = max(2, int(max(client.gather(_dask.per_chunk(client, tasks.finite_max, array)))) + 1)
-            coded = _dask.per_chunk(client, tasks.coded_values, array, entries, self.n_threads)
-            offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * entries
-            chooser = _LUTChooser(LUTTrainer(entries, outputs, self.selection_style))
+            coded, offsets, chooser = lut_chunks(client, array, self.lut_entries, {
+                "number_of_outputs": outputs, "selection_style": self.selection_style, "missing": self.missing},
+                self.n_threads)
         chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss, outputs)
         if isinstance(loss, SoftmaxLoss):  # each chunk was checked on its own: every class must occur somewhere
             counts = chunks.reduce(tasks.column_sums, chunks.targets).result()
@@ -262,8 +259,9 @@ class DaskBoosting:
             if fixed_step:
                 alpha = np.full(outputs, float(self.learning_rate))
             else:  # the step rule's weight (shrunk, for gradient-only trees)
-                alpha = self.learning_rate * (self._newton(chunks, weak_outputs, outputs) if newton
-                                              else self._lbfgs(chunks, weak_outputs, outputs, array.shape[0]))
+                alpha = self.learning_rate * (
+                    newton_step(chunks, weak_outputs, outputs, loss, self.weight_passes) if newton
+                    else lbfgs_step(chunks, weak_outputs, outputs, array.shape[0], loss, self.weight_passes))
                 if np.all(alpha == 0.0):
                     logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                     break
@@ -294,83 +292,3 @@ class DaskBoosting:
         totals = client.submit(tasks.totals_of, *pieces)
         histograms, totals = client.gather([histograms, totals])
         return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
-
-    def _newton(self, chunks: Chunks, weak_outputs: list, outputs: int) -> np.ndarray:
-        """Each output's step minimising the summed loss along the weak outputs, by the in-memory Newton rule.
-
-        For the exponential loss with +-1 targets and one output the minimum is ``1/2 log(right / wrong)``
-        from two sums, one pass instead of Newton's several, unless an exponent reaches the loss's cap.
-        """
-        loss = self.loss_function
-        each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
-        if type(loss) is ExponentialLoss and outputs == 1:
-            parts = chunks.each(tasks.exponential_sums, *each)
-            right, wrong, largest, plus_minus_one = chunks.client.submit(_exponential_totals, *parts).result()
-            self.weight_passes.append(1)
-            if plus_minus_one and right > 0 and wrong > 0:
-                alpha = 0.5 * float(np.log(right / wrong))
-                if largest + abs(alpha) < EXPONENT_LIMIT:
-                    return np.array([alpha])
-        else:
-            self.weight_passes.append(0)
-
-        def derivatives(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            self.weight_passes[-1] += 1
-            first, second = chunks.reduce(tasks.newton_derivatives, *each, loss, alpha, pure=False).result()
-            return first, second
-        # the in-memory Newton iteration itself (engine.newton), on derivatives summed over the chunks
-        return newton_solve(derivatives, outputs)
-
-
-    def _lbfgs(self, chunks: Chunks, weak_outputs: list, outputs: int, samples: int) -> np.ndarray:
-        """The in-memory L-BFGS weight search (:func:`bob_boost.boosting.steps.minimise_weights`) on the loss
-        and its gradient summed over the chunks: for losses without a second derivative or coupling outputs."""
-        each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
-        self.weight_passes.append(0)
-
-        def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
-            self.weight_passes[-1] += 1
-            summed = chunks.reduce(tasks.loss_and_gradient, *each, self.loss_function, alpha, pure=False).result()
-            return float(summed[0]), summed[1:]
-        return minimise_weights(objective, outputs, samples)
-
-
-def _exponential_totals(*parts: np.ndarray) -> list[float]:
-    """The chunks' right and wrong weights summed in order, the largest exponent, and whether all are +-1."""
-    return [tasks.in_order(*[p[0] for p in parts]), tasks.in_order(*[p[1] for p in parts]),
-            max(p[2] for p in parts), min(p[3] for p in parts)]
-
-
-class _StumpChooser:
-    """The in-memory stump rule on summed histograms: the engine's split search with its tie tolerance."""
-
-    def __init__(self, offsets: np.ndarray, split_values: np.ndarray, missing: bool) -> None:
-        self.offsets, self.split_values, self.missing = offsets, split_values, missing
-
-    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
-        """``(stump, output task, its arguments)``, or None when no stump follows the gradient."""
-        tolerance = TIE_TOLERANCE * float(absolute[0])
-        best, gain, missing_above = kernels.best_stump_split(np.ascontiguousarray(histograms[:, 0]), self.offsets,
-                                                             -float(gradient_sum[0]), tolerance, self.missing)
-        if best < 0 or abs(gain) <= tolerance:
-            return None
-        index = int(np.searchsorted(self.offsets, best, side="right") - 1)
-        polarity = 1.0 if gain >= 0 else -1.0
-        stump = StumpMachine(float(self.split_values[best]), polarity, index,
-                             bool(missing_above) if self.missing else None)
-        # with missing values, every feature's last bin holds its NaN
-        missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
-        return stump, tasks.stump_outputs, (index, int(best - self.offsets[index]) + 1, polarity, missing_code,
-                                            bool(missing_above))
-
-
-class _LUTChooser:
-    """The in-memory look-up-table rule on summed histograms (:meth:`LUTTrainer.from_histograms`)."""
-
-    def __init__(self, trainer: LUTTrainer) -> None:
-        self.trainer = trainer
-
-    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
-        """``(table, output task, its arguments)``."""
-        lut = self.trainer.from_histograms(histograms, absolute)
-        return lut, tasks.lut_outputs, (lut.look_up_tables, lut.indices)

@@ -1,0 +1,79 @@
+"""The weight of a round's weak machine on a cluster: the in-memory step rules on sums over the chunks.
+
+- the exponential loss with +-1 targets and one output: the closed form ``1/2 log(right / wrong)`` from two
+  sums per chunk (one pass);
+- other losses with a second derivative: Newton's method (:func:`bob_boost.engine.newton.newton_solve`) on the
+  summed first and second derivatives, one pass over the chunks per iteration;
+- losses without one, or coupling their outputs: the in-memory L-BFGS search
+  (:func:`bob_boost.boosting.steps.minimise_weights`) on the summed loss and gradient.
+
+Every sum is added in chunk order (:func:`bob_boost.dask._tasks.in_order`), whatever the scheduling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..boosting.steps import minimise_weights
+from ..engine.newton import newton_solve
+from ..losses import ExponentialLoss, LossFunction
+from ..losses.exponential import EXPONENT_LIMIT
+from . import _tasks as tasks
+from ._chunks import Chunks
+
+
+def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunction,
+                passes: list[int]) -> np.ndarray:
+    """Each output's step minimising the summed loss along the weak outputs, by the in-memory Newton rule.
+
+    Parameters
+    ----------
+    chunks : Chunks
+        The chunks' targets, scores and weights.
+    weak_outputs : list
+        Futures of every chunk's (#rows, #outputs) weak outputs.
+    outputs : int
+        Number of outputs.
+    loss : LossFunction
+        A loss with ``loss_hessian`` that treats its outputs separately.
+    passes : list of int
+        The passes over the chunks this step takes are appended to it (the trainer's ``weight_passes``).
+    """
+    each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
+    if type(loss) is ExponentialLoss and outputs == 1:
+        parts = chunks.each(tasks.exponential_sums, *each)
+        right, wrong, largest, plus_minus_one = chunks.client.submit(_exponential_totals, *parts).result()
+        passes.append(1)
+        # the closed form is the minimum unless an exponent reaches the loss's cap
+        if plus_minus_one and right > 0 and wrong > 0:
+            alpha = 0.5 * float(np.log(right / wrong))
+            if largest + abs(alpha) < EXPONENT_LIMIT:
+                return np.array([alpha])
+    else:
+        passes.append(0)
+
+    def derivatives(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        passes[-1] += 1
+        first, second = chunks.reduce(tasks.newton_derivatives, *each, loss, alpha, pure=False).result()
+        return first, second
+    return newton_solve(derivatives, outputs)
+
+
+def lbfgs_step(chunks: Chunks, weak_outputs: list, outputs: int, samples: int, loss: LossFunction,
+               passes: list[int]) -> np.ndarray:
+    """The in-memory L-BFGS weight search on the loss and its gradient summed over the chunks (for losses
+    without a second derivative or coupling outputs); ``samples`` scales its tolerance as in memory, and
+    each evaluation (one pass over the chunks) is counted in ``passes``, as :func:`newton_step` does."""
+    each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
+    passes.append(0)
+
+    def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
+        passes[-1] += 1
+        summed = chunks.reduce(tasks.loss_and_gradient, *each, loss, alpha, pure=False).result()
+        return float(summed[0]), summed[1:]
+    return minimise_weights(objective, outputs, samples)
+
+
+def _exponential_totals(*parts: np.ndarray) -> list[float]:
+    """The chunks' right and wrong weights summed in order, the largest exponent, and whether all are +-1."""
+    return [tasks.in_order(*[p[0] for p in parts]), tasks.in_order(*[p[1] for p in parts]),
+            max(p[2] for p in parts), min(p[3] for p in parts)]
