@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
+from ..binning import check_missing
 from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..recipes import make_recipe
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
@@ -129,6 +130,9 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         Seed of the feature draws (not an int: a seed drawn from it once, kept across warm starts).
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory.
+    missing : {None, "bin"}
+        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and each split of the trees learns
+        the side it goes to, as in memory; None rejects NaN (infinity is an error either way).
     early_stopping, validation_fraction, n_iter_no_change, tol, warm_start, scoring
         As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows; a warm start
         keeps the fitted cost matrix).
@@ -150,7 +154,9 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
                  early_stopping=False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, client=None, warm_start: bool = False, scoring="loss") -> None:
+                 tol: float = 1e-7, client=None, warm_start: bool = False, scoring="loss",
+                 missing: str | None = None) -> None:
+        self.missing = missing
         self.scoring = scoring
         self.warm_start = warm_start
         self.cost_matrix = cost_matrix
@@ -176,6 +182,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
             :class:`DaskMultiClassBoosting` rejects.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
+        missing = check_missing(self.missing)
         previous = self._previous(rounds)
         features, encoded = self._class_indices(X, y)
         if previous is not None and rounds == len(previous):
@@ -184,7 +191,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         k = self.classes_.size
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
-                       random_state=self._seed("_trainer_seed"))
+                       random_state=self._seed("_trainer_seed"), missing=missing)
         costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=costs, **options)
         weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
@@ -228,4 +235,4 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         return BAdaCostClassifier(getattr(self, "cost_matrix_", self.cost_matrix), self.max_depth, self.n_estimators,
                                   self.shrinkage, self.feature_fraction, self.random_state,
                                   class_weight=self.class_weight, early_stopping=False, warm_start=self.warm_start,
-                                  scoring=self.scoring)
+                                  scoring=self.scoring, missing=self.missing)

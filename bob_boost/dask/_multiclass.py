@@ -52,7 +52,8 @@ class DaskMultiClassBoosting:
     trainer : BAdaCostTrainer, SAMMETrainer or AdaBoostM1Trainer
         The configuration (costs, rounds, shrinkage, feature fraction, random state). Its weak learner must
         be a :class:`~bob_boost.CostSensitiveTreeTrainer` or :class:`~bob_boost.MultiClassStumpTrainer`
-        with ``quantized=True`` and ``missing=None``.
+        with ``quantized=True``; its ``missing="bin"`` gives NaN a bin of its own after each feature's
+        quantised bins, as in memory, and each split learns the side NaN goes to.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address; None uses the current default client.
     n_threads : int or None
@@ -65,8 +66,7 @@ class DaskMultiClassBoosting:
             raise InvalidTypeError(f"trainer: expected a BAdaCostTrainer, SAMMETrainer or AdaBoostM1Trainer, got "
                                    f"{type(trainer).__name__}")
         weak = trainer.weak_learner
-        if not isinstance(weak, (CostSensitiveTreeTrainer, MultiClassStumpTrainer)) or not weak.quantized \
-                or weak.missing is not None:
+        if not isinstance(weak, (CostSensitiveTreeTrainer, MultiClassStumpTrainer)) or not weak.quantized:
             raise InvalidValueError(f"trainer: its weak learner {weak!r} is not distributed; use "
                                     f"CostSensitiveTreeTrainer(max_depth, quantized=True) or MultiClassStumpTrainer()")
         self.trainer = trainer
@@ -97,7 +97,8 @@ class DaskMultiClassBoosting:
         Raises
         ------
         ValueError
-            For labels that are not classes of the cost matrix, NaN features, negative weights, unknown
+            For labels that are not classes of the cost matrix, infinite features (NaN ones too, unless the
+            weak learner has ``missing="bin"``), negative weights, unknown
             chunk sizes, no client, or a machine of another cost matrix or other features.
         """
         from . import _dask
@@ -118,7 +119,7 @@ class DaskMultiClassBoosting:
         classes = _dask.as_matching_targets(labels, row_chunks, "labels", vector=True)
         weights = (None if sample_weight is None
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
-        layout, coded = _quantized_chunks(client, array, self.n_threads)
+        layout, coded = _quantized_chunks(client, array, self.n_threads, trainer.weak_learner.missing is not None)
         largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes, name="labels")))
         cost_matrix = trainer._cost_matrix_for(np.array([largest]), previous)
         if previous is not None and (previous.cost_matrix is None
@@ -199,16 +200,19 @@ class DaskMultiClassBoosting:
         return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
 
 
-def _quantized_chunks(client, array, n_threads: int | None) -> tuple[QuantizedLayout, list]:
-    """The global quantised layout and the futures of every chunk's codes."""
+def _quantized_chunks(client, array, n_threads: int | None, missing: bool) -> tuple[QuantizedLayout, list]:
+    """The global quantised layout and the futures of every chunk's codes (with ``missing``, a NaN bin after
+    each feature's value bins, as :meth:`bob_boost.binning.BinnedFeatures.quantize` makes it)."""
     from ._dask import per_chunk
-    ranges = client.gather(per_chunk(client, tree_tasks.value_range, array, n_threads))
+    ranges = client.gather(per_chunk(client, tree_tasks.value_range, array, n_threads, missing))
     low = np.min([r[0] for r in ranges], axis=0)
     high = np.max([r[1] for r in ranges], axis=0)
+    empty = low > high  # NaN in every row: the range 0 .. 0, as in memory
+    low, high = np.where(empty, 0.0, low), np.where(empty, 0.0, high)
     integral = np.all([r[2] for r in ranges], axis=0)
-    layout = QuantizedLayout.of(low, high, integral)
+    layout = QuantizedLayout.of(low, high, integral, missing)
     coded = per_chunk(client, tree_tasks.quantized_codes, array, layout.low, layout.step, layout.top,
-                      layout.bins_per_feature, n_threads)
+                      layout.bins_per_feature, n_threads, layout.missing_codes)
     return layout, coded
 
 
@@ -222,6 +226,7 @@ class _DistributedTrees:
         self.k = loss_matrix.shape[0]
         self.max_depth = 1 if isinstance(weak_trainer, MultiClassStumpTrainer) else weak_trainer.max_depth
         self.stump = isinstance(weak_trainer, MultiClassStumpTrainer)
+        self.missing = weak_trainer.missing is not None
         offsets = layout.offsets
         sizes = np.diff(offsets)
         self.feature_of_bin = np.repeat(np.arange(sizes.size), sizes)
@@ -236,7 +241,7 @@ class _DistributedTrees:
         chunks, layout, k = self.chunks, self.layout, self.k
         client = chunks.client
         sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
-        features, thresholds, left, right = [-1], [0.0], [-1], [-1]
+        features, thresholds, left, right, nan_left = [-1], [0.0], [-1], [-1], [False]
         splits_made: list[tuple[int, int, int, int, int]] = []  # node, feature, bin within it, children
         frontier = [0]
         subset = subset.astype(np.int64)
@@ -248,18 +253,22 @@ class _DistributedTrees:
                                  sample_weights, self.factors, local, subset, k)
             histograms, counts, totals, node_counts = client.submit(tree_tasks.summed, *pieces).result()
             splits = choose_splits(histograms, counts, self.positions, layout.offsets, subset, totals, node_counts,
-                                   False, layout.bin_values, self.feature_of_bin)
-            table = np.full((len(features) + 2 * len(frontier), 4), -1, dtype=np.int64)
+                                   self.missing, layout.bin_values, self.feature_of_bin)
+            table = np.full((len(features) + 2 * len(frontier), 6), -1, dtype=np.int64)
             new_nodes = []
-            for node, (bin_index, threshold, _) in zip(frontier, splits):
+            for node, (bin_index, threshold, goes_left) in zip(frontier, splits):
                 if bin_index < 0:
                     continue
                 feature = int(self.feature_of_bin[bin_index])
                 first_child = len(features)
                 features[node], thresholds[node] = feature, threshold
                 left[node], right[node] = first_child, first_child + 1
-                table[node] = (feature, bin_index - layout.offsets[feature], first_child, first_child + 1)
+                nan_code = int(layout.missing_codes[feature]) if self.missing else -1
+                table[node] = (feature, bin_index - layout.offsets[feature], first_child, first_child + 1, nan_code,
+                               int(goes_left))
+                nan_left[node] = goes_left
                 splits_made.append((node, *table[node]))
+                nan_left += [False, False]
                 features += [-1, -1]
                 thresholds += [0.0, 0.0]
                 left += [-1, -1]
@@ -273,18 +282,22 @@ class _DistributedTrees:
         sums = chunks.reduce(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features),
                              k).result()
         node_labels = label_nodes(sums, features, left, right, self.loss_matrix)
-        routing = np.full((len(features), 4), -1, dtype=np.int64)
+        routing = np.full((len(features), 6), -1, dtype=np.int64)
         for node, *split in splits_made:
             routing[node] = split
-        weak = self._machine(features, thresholds, left, right, node_labels, subset)
+        weak = self._machine(features, thresholds, left, right, node_labels, subset,
+                             nan_left if self.missing else None)
         return weak, sample_node, node_labels, (routing, depth)
 
-    def _machine(self, features, thresholds, left, right, node_labels, subset):
-        """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it)."""
+    def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left):
+        """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it); ``nan_left``
+        (None without missing values) says where each node sends NaN."""
         k = self.k
         if not self.stump:
-            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, None)
+            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left)
         if features[0] < 0:
-            return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k, None)
+            return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k,
+                                          False if self.missing else None)
         return MultiClassStumpMachine(float(thresholds[0]), int(features[0]),
-                                      [node_labels[left[0]], node_labels[right[0]]], k, None)
+                                      [node_labels[left[0]], node_labels[right[0]]], k,
+                                      None if nan_left is None else not nan_left[0])

@@ -13,20 +13,31 @@ from ..engine.threads import check_threads
 from ..exceptions import InvalidValueError
 
 
-def value_range(chunk: np.ndarray, n_threads: int | None = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each column's smallest and largest value and whether it holds only integers; NaN is an error."""
-    if not np.isfinite(chunk).all():
-        raise InvalidValueError("features: contain NaN or infinite values")
-    return (chunk.min(axis=0).astype(np.float64), chunk.max(axis=0).astype(np.float64),
-            integral_features(chunk, check_threads(n_threads)))
+def value_range(chunk: np.ndarray, n_threads: int | None = 1,
+                missing: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each column's smallest and largest value and whether it holds only integers; NaN is an error, unless
+    ``missing`` (NaN a missing value, skipped: a column of NaN only gives +inf and -inf). Infinity is an error
+    either way."""
+    if missing and chunk.dtype.kind == "f":
+        if np.isinf(chunk).any():
+            raise InvalidValueError("features: contain infinite values")
+        present = ~np.isnan(chunk)
+        low = np.where(present, chunk, np.inf).min(axis=0, initial=np.inf)
+        high = np.where(present, chunk, -np.inf).max(axis=0, initial=-np.inf)
+    else:
+        if not np.isfinite(chunk).all():
+            raise InvalidValueError("features: contain NaN or infinite values")
+        low, high = chunk.min(axis=0), chunk.max(axis=0)
+    # the in-memory test, which skips NaN, on the chunk's rows: all chunks integral is the whole matrix integral
+    return low.astype(np.float64), high.astype(np.float64), integral_features(chunk, check_threads(n_threads))
 
 
 def quantized_codes(chunk: np.ndarray, low: np.ndarray, step: np.ndarray, top: int, bins: int,
-                    n_threads: int | None = 1) -> CodedFeatures:
-    """The chunk coded into the global quantised bins (:class:`bob_boost.engine.edges.QuantizedLayout`), its node
-    histograms built on ``n_threads``."""
+                    n_threads: int | None = 1, missing_codes: np.ndarray | None = None) -> CodedFeatures:
+    """The chunk coded into the global quantised bins (:class:`bob_boost.engine.edges.QuantizedLayout`), NaN as
+    its feature's ``missing_codes`` (with missing values), its node histograms built on ``n_threads``."""
     threads = check_threads(n_threads)
-    return CodedFeatures(step_codes(chunk, low, step, threads, top), bins, threads)
+    return CodedFeatures(step_codes(chunk, low, step, threads, top, missing_codes), bins, threads)
 
 
 def class_indices(chunk: np.ndarray, number_of_classes: int) -> np.ndarray:
@@ -113,9 +124,10 @@ def summed(*parts: tuple) -> tuple:
 def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> np.ndarray:
     """Rows of split nodes moved to a child: right where their code is above the split's bin.
 
-    ``split`` is a (#nodes, 4) table of each node's feature, bin within the feature, left and right child
-    (feature -1: not split this level). The node's rows hold codes at most that bin or at least the next
-    occupied one, so this is the raw rule ``x >= threshold`` of the tree (threshold between the two).
+    ``split`` is a (#nodes, 6) table of each node's feature, bin within the feature, left and right child,
+    the feature's NaN code (-1 without missing values) and whether NaN goes left (feature -1: not split this
+    level). The node's rows hold codes at most that bin or at least the next occupied one, so this is the raw
+    rule ``x >= threshold`` of the tree (threshold between the two); a NaN row goes to the split's NaN side.
     """
     feature = split[sample_node, 0]
     moving = np.flatnonzero(feature >= 0)
@@ -123,8 +135,10 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
         return sample_node
     node = sample_node[moving]
     codes = coded.codes[feature[moving], moving]
+    above = codes > split[node, 1]
+    above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
     moved = sample_node.copy()
-    moved[moving] = np.where(codes > split[node, 1], split[node, 3], split[node, 2])
+    moved[moving] = np.where(above, split[node, 3], split[node, 2])
     return moved
 
 
