@@ -7,7 +7,7 @@ worker (and kept there, with its targets, weights and scores, never gathered to 
   :meth:`bob_boost.binning.BinnedFeatures.from_values` finds them in memory (integer features: per-chunk
   counts of every value, summed; float features: the rows of the engine's deterministic sample
   :func:`bob_boost.engine.edges.sample_rows`, gathered once);
-- look-up tables: the integer values are their own codes.
+- look-up tables: the integer values are their own codes (NaN, with ``missing="bin"``, one more).
 
 Each round then moves only small things:
 
@@ -77,9 +77,9 @@ class DaskBoosting:
     client : distributed.Client or str, optional
         The cluster's client, or its scheduler's address (``"tcp://scheduler:8786"``, connected to when
         training starts); None uses the current default client.
-    weak_learner : {"stump", "lut"}
-        Decision stumps (one output), or look-up tables on integer features ``0 .. lut_entries - 1`` (one
-        output per target column).
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps (one output), look-up tables on integer features ``0 .. lut_entries - 1`` (one
+        output per target column), or gradient trees (``tree``).
     lut_entries : int, optional
         Entries of each table; default: the largest training value + 1 (as the command line does).
     selection_style : {"independent", "shared"}
@@ -179,9 +179,9 @@ class DaskBoosting:
         ------
         ValueError
             For unknown chunk sizes, features that are not 2-D, targets of another length or with NaN,
-            a feature matrix with NaN, LUT features that are not integers in range, a loss that couples
-            several outputs, no client, a baseline given with ``boosted_machine``, or a machine of other outputs
-            or features.
+            a feature matrix with infinity (or NaN, without ``missing``), LUT features that are not integers
+            in range, a loss that couples several outputs, no client, a baseline given with
+            ``boosted_machine``, or a machine of other outputs or features.
         """
         from . import _dask
         with _dask.connected(self.client) as client:
