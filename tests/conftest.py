@@ -112,3 +112,13 @@ def read_on_workers_only(monkeypatch):
 
         monkeypatch.setattr(_files, name, read)
     return patch
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A client of a local Dask cluster of 2 worker processes, one per test module that asks for it (a test may
+    kill a worker, which must not reach other modules)."""
+    distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield client

@@ -20,13 +20,6 @@ def test_no_client_is_a_clear_error():
         DaskBoosting(bob_boost.ExponentialLoss()).train(da.from_array(features, chunks=50), targets, 1)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 def _data(n=1500, integer=True, seed=0):
     rng = np.random.default_rng(seed)
     features = rng.integers(0, 15, size=(n, 6)) if integer else rng.normal(size=(n, 6)).round(2)
@@ -699,3 +692,39 @@ def test_early_stopping_of_the_cost_sensitive_classifiers(client):
     classes = np.digitize(noisy, [4, 10])
     model = DaskBAdaCostClassifier(max_depth=2, **options).fit(dX, classes)
     assert 0 < model.n_iter_ < 120 and int(np.argmax(model.validation_score_)) == model.n_iter_
+
+
+def _cmel_case():
+    features, one_hot = _three_classes(n=900, seed=31)
+    costs = np.array([[0.0, 1.0, 3.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    return bob_boost.CMELoss(costs), "lut", features, np.argmax(one_hot, axis=1), 8
+
+
+def _jesorsky_case():
+    features, _ = _three_classes(n=900, seed=32)
+    rng = np.random.default_rng(32)
+    eyes = np.column_stack([features[:, 0], features[:, 1], features[:, 0] + 4 + features[:, 2], features[:, 1]])
+    return bob_boost.JesorskyLoss(), "lut", features, eyes + rng.normal(0, 0.3, eyes.shape), 8
+
+
+def _double_base_case():
+    features, targets = _data(seed=33)
+    return bob_boost.DoubleBaseLoss(2.0, 1.0), "stump", features, targets, None
+
+
+@pytest.mark.parametrize("case", [_cmel_case, _jesorsky_case, _double_base_case], ids=["cmel", "jesorsky", "db"])
+def test_the_other_losses_give_the_in_memory_model(client, case):
+    """CMEL and Jesorsky couple their outputs and the double-base loss has no compiled Newton form: their
+    weights come from L-BFGS on the chunk sums, equal to the in-memory search within its tolerance."""
+    loss, learner, features, targets, entries = case()
+    rows = (250, 13, 400, features.shape[0] - 663)
+    machine = DaskBoosting(loss, client=client, weak_learner=learner, lut_entries=entries).train(
+        da.from_array(features, chunks=(rows, (features.shape[1],))), targets, 4)
+    weak = (bob_boost.LUTTrainer(entries, machine.number_of_outputs) if learner == "lut"
+            else bob_boost.StumpTrainer(max_bins=256))
+    memory = bob_boost.Boosting(weak, loss, step_rule="lbfgs").train(features, targets, 4)
+    assert machine.decision_rule == memory.decision_rule
+    assert (machine.cost_matrix is None) == (memory.cost_matrix is None)
+    if memory.cost_matrix is not None:
+        np.testing.assert_array_equal(machine.cost_matrix, memory.cost_matrix)
+    _assert_same_model(machine, memory, rtol=1e-6)

@@ -13,13 +13,6 @@ distributed = pytest.importorskip("distributed", reason="distributed training ne
 from bob_boost.dask import DaskBoosting, _training  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 def _with_nan(seed=0, n=1200):
     rng = np.random.default_rng(seed)
     features = np.round(rng.normal(size=(n, 4)), 2)

@@ -15,13 +15,6 @@ from bob_boost.dask import DaskMultiClassBoosting, _multiclass  # noqa: E402
 COSTS = np.array([[0.0, 1.0, 4.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 def _classes_with_nan(seed=0, n=1500, integer=True):
     """Three classes from features 0 and 1; NaN in feature 0 for most of class 0 (its low values), so a split
     on it must send NaN left; at random in feature 1; in every row of feature 4 (its range then 0 .. 0)."""

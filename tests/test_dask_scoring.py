@@ -16,13 +16,6 @@ from bob_boost.dask import (DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, Da
                             DaskBoostingClassifier, DaskBoostingRegressor, _dask)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 def _noisy(seed=0, n=3000):
     rng = np.random.default_rng(seed)
     features = rng.integers(0, 15, size=(n, 6))

@@ -13,13 +13,6 @@ distributed = pytest.importorskip("distributed", reason="distributed training ne
 from bob_boost.dask import DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 def _data(n=90_000, seed=0):
     """Chunks large enough (more than 2^18 values) for the kernels to split their work between threads."""
     rng = np.random.default_rng(seed)
@@ -70,7 +63,8 @@ def test_the_kernels_run_on_the_given_threads(monkeypatch, family):
         return original(kernel, blocks, n_threads, *arguments, **options)
     monkeypatch.setattr(codes, "run_blocks", recording)
     features, score = _data(n=3000)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+    # a dashboard on a free port: the module's cluster holds 8787, and None still tries 8787 (with a warning)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
                                   silence_logs=40) as cluster, \
             distributed.Client(cluster, set_as_default=False) as local:
         _train(family, 3, local, features, score)

@@ -17,13 +17,6 @@ from bob_boost.dask import (DaskBoosting, DaskCostSensitiveBoosting, DaskMultiCl
 CHUNKS = (250, 13, 400, 237)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 @pytest.fixture
 def checkpoints(monkeypatch):
     """Checkpoints every 2 rounds, so that continued runs rebuild their scores from the continued start."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
 from ..binning import check_missing
 from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..recipes import make_recipe
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
+from ..sklearn._compat import check_is_fitted
 from ..sklearn.cost_sensitive import COST_PRESETS
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from . import _dask

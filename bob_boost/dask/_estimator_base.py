@@ -6,17 +6,15 @@ import copy
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics import check_scoring
-from sklearn.utils.validation import check_is_fitted
 
 from ..callbacks import EarlyStopping
 from ..exceptions import InvalidValueError
 from ..labels import ClassEncoding
 from ..machine import BoostedMachine
 from ..sklearn._base import ESTIMATOR_KEY
-from ..sklearn._fitting import (_scorer_metric, check_fit_parameters, early_stopping_enabled, kept_seed,
-                                previous_machine)
+from ..sklearn._compat import BaseEstimator, ClassifierMixin, check_is_fitted, check_scoring
+from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine,
+                                scorer_metric)
 from . import _dask
 
 
@@ -80,7 +78,7 @@ class _HeldOut:
         if scorer is None:
             stopper = EarlyStopping(rows, loss, values, sample_weight, patience=self.n_iter_no_change, tol=self.tol)
         else:  # the scorer predicts the held-out rows with the in-memory twin holding the growing machine
-            metric = _scorer_metric(self._scoring_view(), scorer, rows,
+            metric = scorer_metric(self._scoring_view(), scorer, rows,
                                     self._scored_labels(values if scored is None else scored), sample_weight)
             stopper = EarlyStopping(rows, metric, greater_is_better=True, patience=self.n_iter_no_change,
                                     tol=self.tol)

@@ -4,8 +4,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_positive_int
 from ..binning import check_missing
@@ -13,6 +11,7 @@ from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
 from ..sklearn import BoostingClassifier, BoostingRegressor
+from ..sklearn._compat import BaseEstimator, RegressorMixin, check_is_fitted
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 from ._estimator_base import _DaskClassifier, _HeldOut

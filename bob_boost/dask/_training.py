@@ -233,6 +233,7 @@ class DaskBoosting:
         self.weight_passes = []
         machine = previous if previous is not None else BoostedMachine(
             number_of_outputs=outputs, number_of_features=array.shape[1], baseline=baseline,
+            cost_matrix=loss.cost_matrix,  # CMEL's machines decide by its costs, as in memory
             metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
                       "weak_learner": self.weak_learner}, decision_rule=loss.decision_rule(outputs))
         history: list[tuple] = []

@@ -112,7 +112,7 @@ def validation_split(estimator, n_samples: int, stratify: np.ndarray | None,
     return np.sort(train), np.sort(validation)
 
 
-def _scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
+def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
     """``metric(machine, scores)`` scoring a copy of ``estimator`` that holds the growing machine."""
     view = copy.copy(estimator)
     # the view is scored on validated arrays: without names, as scikit-learn's own inner scoring
@@ -165,14 +165,14 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     scoring = getattr(estimator, "scoring", "loss")
     scorer = None if scoring == "loss" else check_scoring(estimator, scoring)
     if scorer is not None:
-        train_record = RecordEvaluation(X[train], _scorer_metric(estimator, scorer, X[train], y[train],
+        train_record = RecordEvaluation(X[train], scorer_metric(estimator, scorer, X[train], y[train],
                                                                  weights[train]),
                                         greater_is_better=True, name="training")
         callbacks.append(train_record)
     stopper = None
     if validation:
         metric = (recipe.loss if scorer is None
-                  else _scorer_metric(estimator, scorer, X[held_out], y[held_out], weights[held_out]))
+                  else scorer_metric(estimator, scorer, X[held_out], y[held_out], weights[held_out]))
         stopper = EarlyStopping(X[held_out], metric, targets[held_out] if scorer is None else None,
                                 weights[held_out] if scorer is None else None,
                                 greater_is_better=None if scorer is None else True,
