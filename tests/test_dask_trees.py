@@ -56,6 +56,25 @@ def test_logit_trees_with_uneven_chunks_and_a_checkpoint(client, monkeypatch):
     _assert_same_trees(machine, memory)
 
 
+def test_sample_weights_are_rescaled_to_mean_one_as_in_memory(client):
+    """``min_hessian_leaf`` and ``l2_regularization`` weigh the hessians: with weights of mean 40 they bind
+    differently unless the cluster rescales the weights to mean 1 as the in-memory trainer does."""
+    features, labels = _classes(seed=5)
+    weights = np.random.default_rng(5).uniform(20.0, 60.0, size=labels.size)
+    targets = np.where(labels > 0, 1.0, -1.0)
+    tree = bob_boost.TreeTrainer(max_depth=4, min_samples_leaf=2, min_hessian_leaf=3.0, l2_regularization=5.0)
+    loss = bob_boost.LogitLoss()
+    chunks = ((500, 13, 687),)
+    machine = DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.5).train(
+        da.from_array(features, chunks=chunks + ((5,),)), da.from_array(targets, chunks=chunks), 5,
+        sample_weight=da.from_array(weights, chunks=chunks))
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.5).train(features, targets, 5, sample_weight=weights)
+    _assert_same_trees(machine, memory)
+    with pytest.raises(ValueError, match="sample_weight: every weight is zero"):
+        DaskBoosting(loss, client=client).train(da.from_array(features, chunks=chunks + ((5,),)), targets, 2,
+                                                sample_weight=np.zeros(labels.size))
+
+
 def test_squared_loss_regression_trees(client):
     features, _ = _classes(seed=2)
     target = np.sin(features[:, 0]) + features[:, 1]

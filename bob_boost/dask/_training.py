@@ -93,9 +93,8 @@ class DaskBoosting:
         ``newton_leaves``, ``growth``, ``missing``); its ``max_bins`` is replaced by
         ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
-        sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`); with sample weights, in memory
-        the weights are first scaled to mean 1, which moves ``min_hessian_leaf`` and
-        ``l2_regularization`` relative to the hessians.
+        sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`), sample weights included
+        (rescaled to mean 1 as in memory, :func:`mean_one_weights`).
     learning_rate : float
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
         step 1); with gradient-only leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it
@@ -160,8 +159,7 @@ class DaskBoosting:
         number_of_rounds : int
             Weak machines to add at most; training stops earlier when none or no step helps.
         sample_weight : dask.array.Array or array_like, optional
-            (#samples,) non-negative weights, used as given (the in-memory trainer's mean-1 rescaling
-            changes the weights only by rounding).
+            (#samples,) non-negative weights, not all zero; rescaled to a mean of 1 as in memory.
         callback : callable or list, optional
             As in memory (:mod:`bob_boost.callbacks`): ``callback(round, machine, scores)`` after each round,
             True stops training; ``scores`` is None, since the training scores stay on the workers
@@ -223,6 +221,8 @@ class DaskBoosting:
                 "number_of_outputs": outputs, "selection_style": self.selection_style, "missing": self.missing},
                 self.n_threads)
         chunks = Chunks.place(client, coded, labels, weights, outputs, tasks.checked_targets, loss, outputs)
+        if weights is not None:
+            chunks.weights = mean_one_weights(chunks, array.shape[0])
         if isinstance(loss, SoftmaxLoss):  # each chunk was checked on its own: every class must occur somewhere
             counts = chunks.reduce(tasks.column_sums, chunks.targets).result()
             missing = np.flatnonzero(counts == 0)
@@ -293,3 +293,21 @@ class DaskBoosting:
         totals = client.submit(tasks.totals_of, *pieces)
         histograms, totals = client.gather([histograms, totals])
         return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
+
+
+def mean_one_weights(chunks: Chunks, samples: int) -> list:
+    """The chunks' sample weights rescaled to a mean of 1 over all ``samples`` rows, as the in-memory trainer's
+    ``mean_one`` has them: ``min_hessian_leaf`` and ``l2_regularization`` then weigh the same on the cluster.
+
+    The total is the chunks' sums added in chunk order, so the factor (and the weights) may differ from
+    in memory's pairwise sum in the last bits.
+
+    Raises
+    ------
+    ValueError
+        When every weight is zero.
+    """
+    total = float(chunks.reduce(np.sum, chunks.weights).result())
+    if total <= 0.0:
+        raise InvalidValueError("sample_weight: every weight is zero")
+    return chunks.each(np.multiply, chunks.weights, samples / total)
