@@ -26,6 +26,7 @@ relative difference, with a reason.
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -173,13 +174,14 @@ OTHER_KERNEL_TOLERANCE = 1e-7
 SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
 
 
-def _openblas_kernels() -> set[str]:
+@functools.cache
+def _openblas_kernels() -> frozenset[str]:
     """The kernel names of the OpenBLAS libraries numpy and scipy loaded (lower case)."""
     import scipy.optimize  # noqa: F401  (loads scipy's OpenBLAS)
     from threadpoolctl import threadpool_info
 
-    return {str(info.get("architecture", "")).lower() for info in threadpool_info()
-            if info.get("internal_api") == "openblas"}
+    return frozenset(str(info.get("architecture", "")).lower() for info in threadpool_info()
+                     if info.get("internal_api") == "openblas")
 
 
 def _tolerance(name: str) -> float:
