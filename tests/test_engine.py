@@ -212,6 +212,29 @@ def test_newton_weights_match_lbfgs(loss, weighted):
     assert np.all(np.abs(newton - lbfgs) <= 1e-7 * np.abs(lbfgs))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_newton_weights_equal_the_closed_form_minimisers(weighted):
+    # exponential loss with +-1 outputs: alpha = log(W_agree / W_disagree) / 2, W the weights exp(-t s);
+    # squared loss: alpha = sum(w h (t - s)) / sum(w h^2)
+    rng = np.random.default_rng(11)
+    n, outputs = 4000, 3
+    targets = np.where(rng.random((n, outputs)) < 0.4, -1.0, 1.0)
+    scores = 0.6 * rng.normal(size=(n, outputs))
+    weak = np.where(rng.random((n, outputs)) < 0.3 + 0.4 * (targets > 0), 1.0, -1.0)
+    weights = rng.random(n) * 2 if weighted else np.ones(n)
+    w = weights[:, np.newaxis] * np.exp(-targets * scores)
+    agree = targets * weak > 0
+    expected = 0.5 * np.log(np.sum(np.where(agree, w, 0.0), axis=0) / np.sum(np.where(agree, 0.0, w), axis=0))
+    newton = newton_fit_weights(ExponentialLoss(), targets, scores, weak, weights if weighted else None)
+    assert np.allclose(newton, expected, rtol=1e-12, atol=0)
+    real_targets = 2 * targets + rng.normal(size=(n, outputs))
+    real_weak = rng.normal(size=(n, outputs)) + 0.5 * real_targets
+    column = weights[:, np.newaxis]
+    expected = np.sum(column * real_weak * (real_targets - scores), axis=0) / np.sum(column * real_weak ** 2, axis=0)
+    newton = newton_fit_weights(SquaredLoss(), real_targets, scores, real_weak, weights if weighted else None)
+    assert np.allclose(newton, expected, rtol=1e-12, atol=0)
+
+
 def test_quantised_training_uses_newton_and_exact_training_lbfgs(monkeypatch):
     from bob_boost.boosting import algorithms
     calls = []

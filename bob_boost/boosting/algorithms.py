@@ -133,7 +133,8 @@ class GradientBoosting:
             alpha = newton_fit_weights(self.loss_function, self.targets, state.scores, weak_scores,
                                        self.sample_weight, getattr(state.prepared, "n_threads", 1))
         else:
-            alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight)
+            alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight,
+                                getattr(state.prepared, "n_threads", 1))
         alpha = alpha * self.learning_rate
         if np.all(alpha == 0.0):
             logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)

@@ -1,0 +1,144 @@
+"""The L-BFGS step objective of the exponential and logit losses, with the generic path's bits, faster.
+
+L-BFGS minimises ``sum_n w_n l(t_n, p_n + alpha * h_n)`` over the weights
+``alpha`` of a new weak machine, and asks for that sum and its gradient a dozen
+times a round. The generic path (``LossFunction.loss_and_gradient_sum``) makes
+about ten full-size temporaries per call. :class:`LineObjective` keeps its
+buffers from call to call and does the arithmetic elementwise in compiled
+passes, with the same IEEE operations in the same order as the numpy
+expressions of :mod:`bob_boost.losses`; the exponential and ``log1p`` stay
+numpy's own (their SIMD versions round differently from the C library's), and
+the sums stay numpy's (their pairwise order). So every value and gradient is
+bit-identical to the generic path's (tested), and so are L-BFGS's iterates and
+the models bob.learn.boosting's tests and the golden files hold.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .newton import EXPONENTIAL, LOGIT
+from .threads import run_blocks
+
+__all__ = ["LineObjective", "SUPPORTED"]
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+#: The loss codes (of :mod:`.newton`) with a compiled objective.
+SUPPORTED = (EXPONENTIAL, LOGIT)
+
+
+@numba.njit(**_JIT)
+def _exponential_arguments(alpha, targets, previous, current, limit, start, stop, exponent):
+    """``min(-t * (p + alpha * h), limit)``: the exponential loss's exponent, rows ``start:stop``."""
+    k = targets.shape[1]
+    for i in range(start, stop):
+        for j in range(k):
+            exponent[i, j] = min(-targets[i, j] * (previous[i, j] + alpha[j] * current[i, j]), limit)
+
+
+@numba.njit(**_JIT)
+def _exponential_terms(targets, current, weights, loss, start, stop, values, products):
+    """From ``loss = exp(exponent)``: the (weighted) loss terms and gradient terms times ``h``, rows ``start:stop``."""
+    k = targets.shape[1]
+    weighted = weights.size > 0
+    for i in range(start, stop):
+        for j in range(k):
+            value = loss[i, j]
+            gradient = -targets[i, j] * value
+            if weighted:
+                value = weights[i] * value
+                gradient = weights[i] * gradient
+            values[i, j] = value
+            products[i, j] = gradient * current[i, j]
+
+
+@numba.njit(**_JIT)
+def _logit_arguments(alpha, targets, previous, current, start, stop, margin, exponent):
+    """The margin ``t * (p + alpha * h)`` and ``-|margin|``, rows ``start:stop``."""
+    k = targets.shape[1]
+    for i in range(start, stop):
+        for j in range(k):
+            value = targets[i, j] * (previous[i, j] + alpha[j] * current[i, j])
+            margin[i, j] = value
+            exponent[i, j] = -abs(value)
+
+
+@numba.njit(**_JIT)
+def _logit_terms(targets, current, weights, margin, small, log_term, start, stop, values, products):
+    """From ``small = exp(-|margin|)`` and ``log_term = log1p(small)``: loss and gradient terms times ``h``."""
+    k = targets.shape[1]
+    weighted = weights.size > 0
+    for i in range(start, stop):
+        for j in range(k):
+            m = margin[i, j]
+            e = small[i, j]
+            negative = -m
+            value = (negative if negative > 0.0 else 0.0) + log_term[i, j]
+            gradient = -targets[i, j] * ((e if m >= 0 else 1.0) / (1.0 + e))
+            if weighted:
+                value = weights[i] * value
+                gradient = weights[i] * gradient
+            values[i, j] = value
+            products[i, j] = gradient * current[i, j]
+
+
+class LineObjective:
+    """``alpha -> (summed loss, its gradient)`` of one round's weight search, with reused buffers.
+
+    Parameters
+    ----------
+    loss : int
+        :data:`~bob_boost.engine.newton.EXPONENTIAL` or :data:`~bob_boost.engine.newton.LOGIT`.
+    targets, previous_scores, current_scores : numpy.ndarray
+        (#samples, #outputs) float64 targets, scores so far and the new weak machine's outputs.
+    sample_weight : numpy.ndarray or None
+        (#samples,) float64 factors of the loss terms.
+    limit : float
+        The exponential loss's cap on its exponent
+        (:data:`~bob_boost.losses.exponential.EXPONENT_LIMIT`).
+    orders : tuple of str
+        The memory order ("C" or "F") of the generic path's loss terms and of its gradient terms times
+        ``h``: numpy's sums add in memory order, so the terms summed here are laid out the same way.
+    n_threads : int
+        Threads for the elementwise work, on contiguous row blocks (each entry is computed alone, so
+        the blocks change nothing); the two sums are numpy's, over the whole arrays.
+    """
+
+    def __init__(self, loss: int, targets: np.ndarray, previous_scores: np.ndarray, current_scores: np.ndarray,
+                 sample_weight: np.ndarray | None, limit: float, orders: tuple[str, str] = ("C", "C"),
+                 n_threads: int = 1) -> None:
+        self.loss = loss
+        self.targets, self.previous, self.current = targets, previous_scores, current_scores
+        self.weights = np.empty(0) if sample_weight is None else sample_weight
+        self.limit = float(limit)
+        shape = targets.shape
+        scratch = [np.empty(shape) for _ in range(1 if loss == EXPONENTIAL else 3)]
+        self._buffers = scratch + [np.empty(shape, order=orders[0]), np.empty(shape, order=orders[1])]
+        self.n_threads = n_threads
+        rows = shape[0]
+        self._rows = [(rows * b // n_threads, rows * (b + 1) // n_threads) for b in range(n_threads)]
+
+    def __call__(self, alpha: np.ndarray) -> tuple[float, np.ndarray]:
+        """The summed loss at ``alpha`` and its (#outputs,) gradient."""
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        run_blocks(self._terms, [(alpha, start, stop) for start, stop in self._rows], self.n_threads,
+                   work=float(self.targets.size))
+        values, products = self._buffers[-2:]
+        return float(np.sum(values)), np.sum(products, axis=0)
+
+    def _terms(self, alpha: np.ndarray, start: int, stop: int) -> None:
+        """The loss terms and gradient terms of rows ``start:stop`` (numpy's ufuncs release the GIL)."""
+        if self.loss == EXPONENTIAL:
+            exponent, values, products = self._buffers
+            _exponential_arguments(alpha, self.targets, self.previous, self.current, self.limit, start, stop,
+                                   exponent)
+            np.exp(exponent[start:stop], out=exponent[start:stop])
+            _exponential_terms(self.targets, self.current, self.weights, exponent, start, stop, values, products)
+        else:
+            margin, small, log_term, values, products = self._buffers
+            _logit_arguments(alpha, self.targets, self.previous, self.current, start, stop, margin, small)
+            np.exp(small[start:stop], out=small[start:stop])
+            np.log1p(small[start:stop], out=log_term[start:stop])
+            _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, start, stop, values,
+                         products)
