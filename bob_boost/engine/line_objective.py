@@ -8,7 +8,8 @@ buffers from call to call and does the arithmetic elementwise in compiled
 passes, with the same IEEE operations in the same order as the numpy
 expressions of :mod:`bob_boost.losses`; the exponential and ``log1p`` stay
 numpy's own (their SIMD versions round differently from the C library's), and
-the sums stay numpy's (their pairwise order). So every value and gradient is
+the sums add in numpy's order (pairwise along a contiguous axis, numpy's own
+call; row after row along the other). So every value and gradient is
 bit-identical to the generic path's (tested), and so are L-BFGS's iterates and
 the models bob.learn.boosting's tests and the golden files hold.
 """
@@ -83,6 +84,15 @@ def _logit_terms(targets, current, weights, margin, small, log_term, start, stop
             products[i, j] = gradient * current[i, j]
 
 
+@numba.njit(**_JIT)
+def _column_sums(terms, out):
+    """``out[j] = terms[0, j] + terms[1, j] + ...``, added in row order."""
+    out[:] = terms[0]
+    for i in range(1, terms.shape[0]):
+        for j in range(terms.shape[1]):
+            out[j] += terms[i, j]
+
+
 class LineObjective:
     """``alpha -> (summed loss, its gradient)`` of one round's weight search, with reused buffers.
 
@@ -125,7 +135,14 @@ class LineObjective:
         run_blocks(self._terms, [(alpha, start, stop) for start, stop in self._rows], self.n_threads,
                    work=float(self.targets.size))
         values, products = self._buffers[-2:]
-        return float(np.sum(values)), np.sum(products, axis=0)
+        if products.flags.c_contiguous and not products.flags.f_contiguous:
+            # numpy adds along a slow axis one row after the other (its documented naive summation);
+            # so does this loop, without numpy's per-row call
+            gradient = np.empty(products.shape[1])
+            _column_sums(products, gradient)
+        else:
+            gradient = np.sum(products, axis=0)
+        return float(np.sum(values)), gradient
 
     def _terms(self, alpha: np.ndarray, start: int, stop: int) -> None:
         """The loss terms and gradient terms of rows ``start:stop`` (numpy's ufuncs release the GIL)."""
