@@ -8,6 +8,8 @@
 - :mod:`.tree_kernels`, :mod:`.tree_histograms`, :mod:`.split_scan`: gradient trees, grown whole in one
   compiled call, from node histograms and the Newton split scan;
 - :mod:`.newton`: the compiled one-dimensional Newton step of separable losses;
+- :mod:`.line_objective`: the L-BFGS step's objective of the exponential and logit losses, compiled with
+  the generic path's bits;
 - :mod:`.prediction`: compiled evaluation of stump, LUT and tree ensembles;
 - :mod:`.threads`: ``n_threads`` and the worker threads, with results independent of the thread count.
 
