@@ -45,8 +45,40 @@ def _reference_openblas_kernel() -> str | None:
 
 _REPLACED_KERNEL = _reference_openblas_kernel()
 
+
+def _has_avx512() -> bool:
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return True  # not Linux: nothing known, nothing marked
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
+    return SKYLAKEX_FLAGS <= set(flags)
+
+
+#: bob's own test whose hard-coded weights are met only with AVX-512 numpy and OpenBLAS code paths.
+BOB_LBFGS_WEIGHTS_TEST = "bob_suite/test_boosting.py::TestBoosting::test03_multi_shared"
+
 import numpy as np  # noqa: E402  (after the kernel is chosen)
 import pytest  # noqa: E402
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Expect bob's ``test03_multi_shared`` to miss bob's weights on a CPU without AVX-512.
+
+    bob's test compares the weights of an L-BFGS-B run with SciPy's default tolerances (projected
+    gradient 1e-5) to bob's printed ones with ``numpy.allclose`` (1e-5 relative). Without AVX-512,
+    numpy's ``exp``/``log1p`` and OpenBLAS run other code, whose last bits move where L-BFGS-B stops:
+    on an AVX2 AMD EPYC the fourth weight came out 2.1e-5 from bob's, 1.3e-5 from the true minimiser,
+    which bob's own weight misses by 3.4e-5. ``test_bob_compat.py`` checks these weights against the
+    minimiser on every CPU.
+    """
+    if _has_avx512():
+        return
+    reason = ("bob's expected weights are those of L-BFGS-B at SciPy's default tolerance on an AVX-512 "
+              "code path; without AVX-512 it stops ~2e-5 away (see tests/conftest.py)")
+    for item in items:
+        if item.nodeid.endswith(BOB_LBFGS_WEIGHTS_TEST):
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
 
 def pytest_report_header(config) -> str | None:
