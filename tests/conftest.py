@@ -18,6 +18,16 @@ REFERENCE_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")
 SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
 
 
+def _has_avx512(unknown: bool) -> bool:
+    """Whether the CPU has the AVX-512 subsets of :data:`SKYLAKEX_FLAGS`; ``unknown`` without /proc/cpuinfo."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return unknown
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
+    return SKYLAKEX_FLAGS <= set(flags)
+
+
 def _reference_openblas_kernel() -> str | None:
     """Set ``OPENBLAS_CORETYPE=SkylakeX`` for this process and its children when the CPU has AVX-512;
     return the value it replaced (None when nothing changed).
@@ -30,29 +40,13 @@ def _reference_openblas_kernel() -> str | None:
     comparisons compare bob_boost's code, not the CPU. Elsewhere the golden tests allow the difference.
     """
     current = os.environ.get("OPENBLAS_CORETYPE")
-    if current in REFERENCE_KERNELS or "numpy" in sys.modules:
-        return None
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    if not SKYLAKEX_FLAGS <= set(flags):
+    if current in REFERENCE_KERNELS or "numpy" in sys.modules or not _has_avx512(unknown=False):
         return None
     os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
     return current or "(unset)"
 
 
 _REPLACED_KERNEL = _reference_openblas_kernel()
-
-
-def _has_avx512() -> bool:
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return True  # not Linux: nothing known, nothing marked
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    return SKYLAKEX_FLAGS <= set(flags)
 
 
 #: bob's own test whose hard-coded weights are met only with AVX-512 numpy and OpenBLAS code paths.
@@ -72,7 +66,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     which bob's own weight misses by 3.4e-5. ``test_bob_compat.py`` checks these weights against the
     minimiser on every CPU.
     """
-    if _has_avx512():
+    if _has_avx512(unknown=True):  # nothing known (not Linux): nothing marked
         return
     reason = ("bob's expected weights are those of L-BFGS-B at SciPy's default tolerance on an AVX-512 "
               "code path; without AVX-512 it stops ~2e-5 away (see tests/conftest.py)")
