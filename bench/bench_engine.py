@@ -25,7 +25,8 @@ Cases (``--cases``, comma separated; default all):
   16 leaves.
 - ``gtrees``: 100 rounds of depth-4 gradient trees: bob_boost's ``TreeTrainer``
   (one tree per class; level by level to depth 4, and ``growth="leafwise"`` with
-  16 leaves as LightGBM grows them) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
+  16 leaves as LightGBM grows them; ``*_q4``, ``*_q32``: depth 4 on gradients quantised to
+  4 or 32 levels, ``quantized_gradients=4`` or ``32``) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
   / XGBoost multiclass with 16 leaves and scikit-learn's
   ``HistGradientBoostingClassifier(max_depth=4)``, on letter, pendigits and full
   MNIST; and the squared loss on scikit-learn's diabetes regression set
@@ -141,10 +142,11 @@ def _bob_lut(x, y, threads, style="independent", step_rule="newton"):
     return lambda xt: np.argmax(machine(xt), axis=1), machine
 
 
-def _bob_gradient_trees(x, y, threads, regression=False, leafwise=False):
+def _bob_gradient_trees(x, y, threads, regression=False, leafwise=False, quantized=None):
     import bob_boost
     shape = dict(max_depth=None, max_leaves=16, growth="leafwise") if leafwise else dict(max_depth=4)
-    tree = bob_boost.TreeTrainer(n_threads=threads, multi_output="per_output", **shape)
+    tree = bob_boost.TreeTrainer(n_threads=threads, multi_output="per_output", quantized_gradients=quantized,
+                                 **shape)
     if regression:
         trainer = bob_boost.Boosting(tree, bob_boost.SquaredLoss(), learning_rate=0.1)
         machine = trainer.train(x, y.astype(np.float64), ROUNDS, baseline=float(np.mean(y)))
@@ -230,6 +232,10 @@ METHODS = {"bob": _bob_stumps, "bob_onnx": _bob_stumps, "bob_exact": lambda x, y
            "sklearn_samme4": lambda x, y, t: _sklearn_adaboost(x, y, t, 4),
            "bob_gtree": _bob_gradient_trees, "bob_gtree_reg": lambda x, y, t: _bob_gradient_trees(x, y, t, True),
            "bob_gtree_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, leafwise=True),
+           "bob_gtree_q4": lambda x, y, t: _bob_gradient_trees(x, y, t, quantized=4),
+           "bob_gtree_q32": lambda x, y, t: _bob_gradient_trees(x, y, t, quantized=32),
+           "bob_gtree_reg_q4": lambda x, y, t: _bob_gradient_trees(x, y, t, True, quantized=4),
+           "bob_gtree_reg_q32": lambda x, y, t: _bob_gradient_trees(x, y, t, True, quantized=32),
            "bob_gtree_reg_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, True, True),
            "sklearn_hgb4": _sklearn_hgb_depth4,
            "lightgbm_reg": lambda x, y, t: _regressors(x, y, t, "lightgbm"),
@@ -337,11 +343,12 @@ def plan(cases: list[str]) -> list[dict]:
     if "gtrees" in cases:
         for data in ("letter", "pendigits", "mnist"):
             specs += [dict(case="gtrees", data=data, method=m, threads=t)
-                      for m in ("bob_gtree", "bob_gtree_leafwise16", "lightgbm_16", "xgboost_16") for t in (1, 2)]
+                      for m in ("bob_gtree", "bob_gtree_leafwise16", "bob_gtree_q32", "lightgbm_16", "xgboost_16")
+                      for t in (1, 2)]
             specs.append(dict(case="gtrees", data=data, method="sklearn_hgb4", threads=2))
         specs += [dict(case="gtrees", data="diabetes_regression", method=m, threads=2, metric="rmse")
-                  for m in ("bob_gtree_reg", "bob_gtree_reg_leafwise16", "lightgbm_reg", "xgboost_reg",
-                            "sklearn_hgb_reg")]
+                  for m in ("bob_gtree_reg", "bob_gtree_reg_leafwise16", "bob_gtree_reg_q32", "lightgbm_reg",
+                            "xgboost_reg", "sklearn_hgb_reg")]
     if "lut" in cases:
         specs += [dict(case="lut", data="mnist", method=m, threads=2)
                   for m in ("bob_lut_independent", "bob_lut_shared", "bob_lut_independent_lbfgs",

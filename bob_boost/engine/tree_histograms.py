@@ -5,6 +5,10 @@ A node's rows are ``order[start:stop]`` (ascending); its histogram is a slot
 ``f * bins_per_feature + b``, ``width`` K gradient then K hessian columns, with
 per-bin sample counts beside it. Every bin adds its rows in ascending order, so a
 histogram does not depend on how the work was split.
+
+A one-column histogram holds quantised gradients packed with their hessian and
+a count of 1 in one int64 per row (:mod:`~bob_boost.engine.quantised`): its
+sums carry their own counts, so ``counts`` is left alone.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 @numba.njit(**_JIT)
 def node_total(values, order, start, stop, total):
-    total[:] = 0.0
+    total[:] = 0
     for p in range(start, stop):
         i = order[p]
         for v in range(values.shape[1]):
@@ -52,6 +56,12 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                 flat[2 * b] += gradient
                 flat[2 * b + 1] += hessian
                 counts[b] += 1
+        elif width == 1:
+            packed = values[i, 0]
+            for j in range(dense_bases.size):
+                flat[dense_bases[j] + np.intp(row[j])] += packed
+            for e in range(row_starts[i], row_starts[i + 1]):
+                flat[np.intp(entry_bins[e])] += packed
         else:
             row_values = values[i]
             for j in range(dense_bases.size):
@@ -96,7 +106,7 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
     """
     width = values.shape[1]
     rows = order[start:stop]
-    ordered = np.empty((rows.size, width))
+    ordered = np.empty((rows.size, width), dtype=values.dtype)
     for q in range(rows.size):
         ordered[q, :] = values[rows[q]]
     flat = sums.reshape(-1)
@@ -112,6 +122,10 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
                     flat[2 * b] += gradient
                     flat[2 * b + 1] += hessian
                     counts[b] += 1
+            elif width == 1:
+                packed = ordered[q, 0]
+                for j in range(first, last):
+                    flat[dense_bases[j] + np.intp(codes[dense_features[j], i])] += packed
             else:
                 for j in range(first, last):
                     b = dense_bases[j] + np.intp(codes[dense_features[j], i])
@@ -129,6 +143,10 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
                 flat[2 * b] += gradient
                 flat[2 * b + 1] += hessian
                 counts[b] += 1
+        elif width == 1:
+            packed = ordered[q, 0]
+            for e in range(row_starts[i], row_starts[i + 1]):
+                flat[np.intp(entry_bins[e])] += packed
         else:
             for e in range(row_starts[i], row_starts[i + 1]):
                 b = np.intp(entry_bins[e])
@@ -147,7 +165,7 @@ def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total
     other bins. Every bin adds its rows in ascending order.
     """
     dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
-    sums[:, :] = 0.0
+    sums[:, :] = 0
     counts[:] = 0
     if stop - start >= FEATURE_MAJOR_ROWS and dense_features.size * n_bins * (8 * values.shape[1] + 4) > \
             FEATURE_MAJOR_BYTES:
@@ -160,20 +178,24 @@ def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total
 
 @numba.njit(**_JIT)
 def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
-    """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins."""
+    """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins.
+
+    The frequent bins hold zeros on entry (no row was added to them).
+    """
     width = sums.shape[1]
     for f in range(mode_bins.size):
         mode = mode_bins[f]
         if mode < 0:
             continue
         base = f * n_bins
-        remaining = count
-        for b in range(n_bins):
-            if b != mode:
-                remaining -= counts[base + b]
-        counts[base + mode] = remaining
+        if width > 1:
+            remaining = count
+            for b in range(n_bins):
+                if b != mode:
+                    remaining -= counts[base + b]
+            counts[base + mode] = remaining
         for v in range(width):
-            rest = 0.0
+            rest = sums[base + mode, v]  # zero, of the histogram's type (packed sums must stay integers)
             for b in range(n_bins):
                 if b != mode:
                     rest += sums[base + b, v]
@@ -190,7 +212,7 @@ def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values
     MNIST's ten roots took a third of the row-by-row pass.
     """
     width = values.shape[1]
-    sums[:, :] = 0.0
+    sums[:, :] = 0
     counts[:] = 0
     for f in range(codes.shape[0]):
         feature_codes = codes[f]

@@ -11,13 +11,15 @@ round (one per output) can grow on several threads at once.
 
 Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
 ``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
-gradient then K hessian columns.
+gradient then K hessian columns, or one column of packed quantised gradients
+(:mod:`~bob_boost.engine.quantised`, one output).
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
+from .quantised import decode, quantise
 from .split_scan import best_split
 from .tree_histograms import build_histogram, node_total, root_histograms
 
@@ -51,10 +53,10 @@ def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin
 
 
 @numba.njit(**_JIT)
-def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
-              max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction,
-              leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left, node_left, node_right,
-              leaf_values, sample_node, root_ready, root_total):
+def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, real, packing, scales,
+              scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
+              missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
+              node_left, node_right, leaf_values, sample_node, root_ready, root_total):
     """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent).
 
     Parameters
@@ -69,7 +71,14 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
     values : numpy.ndarray
-        (#samples, 2K) gradients then hessians.
+        (#samples, 2K) gradients then hessians, or (#samples, 1) packed quantised gradients of one output.
+    real : numpy.ndarray
+        The (#samples, 2K) gradients and hessians of the leaf values (``values`` itself unless packed).
+    packing, scales : numpy.ndarray
+        Packed ``values``: the count and hessian field bits and the gradient and hessian scales
+        (:func:`~bob_boost.engine.quantised.decode`).
+    scan_sums, scan_counts : numpy.ndarray
+        Packed ``values``: (#features * n_bins, 2) and (#features * n_bins,) space for a decoded histogram.
     max_depth, max_leaves : int
         Depth limit (<= 0: none) and leaf limit (<= 0: none).
     min_samples, min_hessian, regularization, tie_tolerance : int or float
@@ -82,7 +91,8 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
         Split the leaf of largest gain first, until ``max_leaves`` (else level by level; with
         ``max_leaves``, each level splits its nodes of largest gain first).
     slot_sums, slot_counts : numpy.ndarray
-        (#slots, #features * n_bins, 2K) and (#slots, #features * n_bins) histogram space.
+        (#slots, #features * n_bins, width) and (#slots, #features * n_bins) histogram space (the counts
+        are unused with packed ``values``).
     node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values : numpy.ndarray
         Node outputs (room for every node the limits allow): split feature (-1 for a leaf), global bin
         (samples with a larger code go right), where NaN goes, children, and (#nodes, K) leaf values
@@ -93,7 +103,7 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
         Whether slot 0 already holds the root's histogram (then ``root_total`` holds its sums).
     """
     n_samples, width = values.shape
-    outputs = width // 2
+    packed = width == 1
     capacity = node_feature.size
     order = np.arange(n_samples)
     buffer = np.empty(n_samples, dtype=np.int64)
@@ -102,7 +112,8 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
     stop = np.zeros(capacity, dtype=np.int64)
     depth = np.zeros(capacity, dtype=np.int64)
     slot = np.full(capacity, -1, dtype=np.int64)
-    totals = np.zeros((capacity, width))
+    totals = np.zeros((capacity, width), dtype=values.dtype)
+    scan_total = np.zeros(2)
     split_bin = np.full(capacity, -1, dtype=np.int64)
     split_gain = np.zeros(capacity)
     split_nan_left = np.zeros(capacity, dtype=np.bool_)
@@ -131,9 +142,18 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
             node = frontier[j]
             if stop[node] - start[node] >= 2 * min_samples:
                 s = slot[node]
-                split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                    slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node], stop[node] - start[node],
-                    regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
+                if packed:
+                    decode(slot_sums[s], packing[0], packing[1], scales, scan_sums, scan_counts)
+                    decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
+                           scan_counts[:1].copy())
+                    split_bin[node], split_gain[node], split_nan_left[node] = best_split(
+                        scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
+                        regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
+                else:
+                    split_bin[node], split_gain[node], split_nan_left[node] = best_split(
+                        slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
+                        stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance, missing,
+                        gains)
             if leafwise and split_bin[node] < 0:
                 free[n_free] = slot[node]
                 n_free += 1
@@ -226,10 +246,12 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
                 for v in range(width):
                     totals[large, v] = totals[parent, v] - totals[small, v]
                 small_sums, small_counts = slot_sums[slot[small]], slot_counts[slot[small]]
-                for p in range(large_counts.size):
+                for p in range(large_sums.shape[0]):
                     for v in range(width):
                         large_sums[p, v] -= small_sums[p, v]
-                    large_counts[p] -= small_counts[p]
+                if not packed:
+                    for p in range(large_counts.size):
+                        large_counts[p] -= small_counts[p]
             else:
                 node_total(values, order, start[large], stop[large], totals[large])
                 build_histogram(layout, mode_bins, n_bins, values, order, start[large], stop[large],
@@ -240,15 +262,34 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
         if not leafwise and n_frontier == 0:
             break
     leaf_values[:n_nodes] = 0.0
-    total = np.empty(width)
+    outputs = real.shape[1] // 2
+    total = np.empty(real.shape[1])
     for node in range(n_nodes):
         if node_feature[node] < 0:
-            node_total(values, order, start[node], stop[node], total)
+            node_total(real, order, start[node], stop[node], total)
             for k in range(outputs):
                 denominator = total[outputs + k] + regularization
                 if denominator > 0:
                     leaf_values[node, k] = -total[k] / denominator
     return n_nodes
+
+
+@numba.njit(**_JIT)
+def _tree_values(gradient, hessian, column, leaf_width, values):
+    """Columns ``column:column + leaf_width`` of ``gradient`` then of ``hessian``, side by side in ``values``."""
+    for i in range(gradient.shape[0]):
+        for k in range(leaf_width):
+            values[i, k] = gradient[i, column + k]
+            values[i, leaf_width + k] = hessian[i, column + k]
+
+
+@numba.njit(**_JIT)
+def _leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
+    """Each training sample's leaf values into columns ``column:column + leaf_width`` of ``outputs``."""
+    for i in range(sample_node.size):
+        leaf = tree_values[sample_node[i]]
+        for k in range(leaf_width):
+            outputs[i, column + k] = leaf[k]
 
 
 @numba.njit(**_JIT)
@@ -295,12 +336,13 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
         root_sums = np.zeros((1, 1))
         root_totals = np.zeros(width)
     values = np.empty((n_samples, width))
+    no_packing = np.zeros(2, dtype=np.int64)
+    no_scales = np.ones(2)
+    no_scan = np.empty((0, 2))
+    no_scan_counts = np.empty(0, dtype=np.int32)
     for t in range(first, last):
         column = t * leaf_width
-        for i in range(n_samples):
-            for k in range(leaf_width):
-                values[i, k] = gradient[i, column + k]
-                values[i, leaf_width + k] = hessian[i, column + k]
+        _tree_values(gradient, hessian, column, leaf_width, values)
         if shared_root:
             j = t - first
             slot_sums[0, :, 0] = root_sums[:, j]
@@ -309,13 +351,60 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = ready_total if root_ready else root_totals
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, max_depth,
-                               max_leaves, min_samples, min_hessian, regularization, tie_tolerance, missing,
-                               subtraction, leafwise, slot_sums, slot_counts, node_feature[t], node_bin[t],
-                               node_nan_left[t], node_left[t], node_right[t], leaf_values[t], sample_node,
-                               shared_root or root_ready, root_total)
-        tree_values = leaf_values[t]
-        for i in range(n_samples):
-            leaf = tree_values[sample_node[i]]
-            for k in range(leaf_width):
-                outputs[i, column + k] = leaf[k]
+        # (a conditional expression among so many arguments defeats numba's bytecode reader)
+        root_known = shared_root or root_ready
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, values, no_packing,
+                               no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples, min_hessian,
+                               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
+                               node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
+                               leaf_values[t], sample_node, root_known, root_total)
+        _leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
+
+
+@numba.njit(**_JIT)
+def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
+                         feature_of_bin, gradient, hessian, levels, seed, packing, max_depth, max_leaves, min_samples,
+                         min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
+                         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
+    """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
+
+    Each tree's column is quantised and packed with the ``packing`` field bits
+    (``seed`` keys the rounding); a batch of several trees makes its root
+    histograms in one pass over the packed columns side by side. The slots are
+    int64 ``(#slots, #features * n_bins, 1)``; each node's histogram is
+    decoded for the split scan, and the leaves hold the real gradients'
+    Newton values.
+    """
+    n_samples = gradient.shape[0]
+    trees = last - first
+    histogram_bins = slot_sums.shape[1]
+    sample_node = np.zeros(n_samples, dtype=np.int64)
+    scales = np.ones((trees, 2))
+    batch = np.empty((n_samples, trees), dtype=np.int64)
+    packed = np.empty((n_samples, 1), dtype=np.int64)
+    for j in range(trees):
+        quantise(gradient, hessian, first + j, levels, seed, packing[0], packing[1], packed, scales[j])
+        batch[:, j] = packed[:, 0]
+    shared_root = trees > 1
+    root_sums = np.zeros((histogram_bins, trees), dtype=np.int64)
+    root_totals = np.zeros(trees, dtype=np.int64)
+    if shared_root:
+        node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
+        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
+                         np.zeros(histogram_bins, dtype=np.int32))
+    values = np.empty((n_samples, 2))
+    scan_sums = np.empty((histogram_bins, 2))
+    scan_counts = np.empty(histogram_bins, dtype=np.int32)
+    no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
+    for t in range(first, last):
+        j = t - first
+        _tree_values(gradient, hessian, t, 1, values)
+        packed[:, 0] = batch[:, j]
+        if shared_root:
+            slot_sums[0, :, 0] = root_sums[:, j]
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, packed, values, packing,
+                               scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian,
+                               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, no_counts,
+                               node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
+                               leaf_values[t], sample_node, shared_root, root_totals[j:j + 1].copy())
+        _leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)

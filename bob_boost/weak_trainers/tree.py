@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import tree_histograms, tree_kernels
+from ..engine import quantised, tree_histograms, tree_kernels
 from ..engine.codes import HISTOGRAM_ROWS, MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads, run_blocks
@@ -110,6 +110,13 @@ class TreeTrainer:
         largest gain first), as XGBoost's default; ``"leafwise"`` splits the leaf of largest gain next
         (the lowest node on a tie) until ``max_leaves``, as LightGBM and scikit-learn's
         HistGradientBoosting do.
+    quantized_gradients : int or None
+        None (the default): histograms of the float gradients and hessians. An integer ``L`` >= 2 (as
+        LightGBM's ``use_quantized_grad`` with ``num_grad_quant_bins=L``): each tree's gradients and
+        hessians are rounded stochastically to ``L`` integer levels and every histogram bin adds one packed
+        integer per sample (:mod:`bob_boost.engine.quantised`), a faster histogram whose splits follow the
+        rounded sums; the leaves still take the real gradients' Newton values. One output a tree only
+        (``multi_output="per_output"`` or one output); at most about a million samples at ``L = 4``.
 
     Attributes
     ----------
@@ -124,7 +131,8 @@ class TreeTrainer:
     def __init__(self, max_depth: int = 3, max_leaves: int | None = None, min_samples_leaf: int = 20,
                  min_hessian_leaf: float = 1e-3, l2_regularization: float = 0.0, max_bins: int | None = 256,
                  n_threads: int | None = None, multi_output: str = "shared",
-                 newton_leaves: bool | None = None, missing: str | None = None, growth: str = "levelwise") -> None:
+                 newton_leaves: bool | None = None, missing: str | None = None, growth: str = "levelwise",
+                 quantized_gradients: int | None = None) -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -136,6 +144,7 @@ class TreeTrainer:
         self.newton_leaves = newton_leaves
         self.missing = missing
         self.growth = growth
+        self.quantized_gradients = quantized_gradients
         self._check()
         self.histogram_subtraction = True
 
@@ -158,6 +167,8 @@ class TreeTrainer:
             raise InvalidValueError(f"newton_leaves: must be None, True or False, got {self.newton_leaves!r}")
         if self.multi_output not in MULTI_OUTPUT_MODES:
             raise InvalidValueError(f"multi_output: must be one of {MULTI_OUTPUT_MODES}, got {self.multi_output!r}")
+        if self.quantized_gradients is not None:
+            check_positive_int(self.quantized_gradients, "quantized_gradients", 2)
 
     @property
     def accepts_missing(self) -> bool:
@@ -198,7 +209,7 @@ class TreeTrainer:
             hessian = as_score_matrix(loss_hessian, "loss_hessian", binned.number_of_samples)
             if hessian.shape != gradient.shape or np.any(hessian < 0):
                 raise InvalidValueError("loss_hessian: must be non-negative and shaped like loss_gradient")
-        return self._grow(binned, gradient, hessian)[0]
+        return self._grow(binned, gradient, hessian, 0)[0]
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The round's tree, with weight 1 for Newton leaves (the step rule fits it otherwise)."""
@@ -206,21 +217,25 @@ class TreeTrainer:
         if hessian is None and self.newton_leaves:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
-        machine, outputs = self._grow(prepared, state.gradient, hessian)
+        machine, outputs = self._grow(prepared, state.gradient, hessian, state.round_index)
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
-    def _grow(self, binned: BinnedFeatures, gradient: np.ndarray,
-              hessian: np.ndarray | None) -> tuple[TreeMachine, np.ndarray]:
+    def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
+              round_index: int) -> tuple[TreeMachine, np.ndarray]:
         """The tree machine and its (#samples, #outputs) outputs on the training samples.
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
+        ``round_index`` keys the rounding of quantised gradients.
         """
         if hessian is None:
             hessian = np.ones_like(gradient)
         samples, outputs = gradient.shape
         trees, leaf_width = (1, outputs) if self.multi_output == "shared" else (outputs, 1)
+        if self.quantized_gradients is not None and leaf_width > 1:
+            raise InvalidValueError(f"quantized_gradients: needs one output a tree (multi_output='per_output'), "
+                                    f"got a shared tree of {leaf_width} outputs")
         width = 2 * leaf_width
         gradient = np.ascontiguousarray(gradient, dtype=np.float64)
         hessian = np.ascontiguousarray(hessian, dtype=np.float64)
@@ -240,8 +255,21 @@ class TreeTrainer:
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
                   coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), gradient, hessian,
-                  leaf_width)
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), gradient, hessian)
+        limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
+                  float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
+                  self.growth == "leafwise")
+        nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
+                     training_outputs)
+        work = float(coded.codes.size) * (self.max_depth or 1) * trees
+        if self.quantized_gradients is not None:
+            levels = int(self.quantized_gradients)
+            packing = np.array(quantised.packing_bits(samples, levels), dtype=np.int64)
+            blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), packing) + limits +
+                      (np.empty((slots, histogram_bins, 1), dtype=np.int64),) + nodes_out for b in range(batches)]
+            run_blocks(tree_kernels.grow_quantised_trees, blocks, coded.n_threads, work=work)
+            return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                                 leaf_values, outputs), training_outputs
         slots_of = [(np.empty((slots, histogram_bins, width)),
                      np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                     for _ in range(batches)]
@@ -250,14 +278,8 @@ class TreeTrainer:
         root_ready = trees == 1
         if root_ready:
             _blocked_root(coded, np.hstack([gradient, hessian]), ready_total, *slots_of[0])
-        blocks = [(bounds[b], bounds[b + 1]) + common +
-                  (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
-                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
-                   self.growth == "leafwise") + slots_of[b] +
-                  (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
-                   training_outputs, root_ready, ready_total)
-                  for b in range(batches)]
-        work = float(coded.codes.size) * (self.max_depth or 1) * trees
+        blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out +
+                  (root_ready, ready_total) for b in range(batches)]
         run_blocks(tree_kernels.grow_trees, blocks, coded.n_threads, work=work)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                              leaf_values, outputs), training_outputs

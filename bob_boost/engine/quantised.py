@@ -1,0 +1,91 @@
+"""Quantised gradients: a gradient tree's histograms in one integer add per row and bin.
+
+As LightGBM's ``use_quantized_grad``, each tree's gradients and hessians are
+rounded stochastically to a few integer levels: ``q_g = floor(g / s_g + u)``
+with ``s_g = max|g| / (levels / 2)``, ``q_h = floor(h / s_h + u')`` with
+``s_h = max h / levels`` and ``u, u'`` uniform on [0, 1), so the rounding is
+unbiased. A row's ``q_g``, ``q_h`` and a count of 1 are packed into one int64,
+``q_g * 2**(c + a) + q_h * 2**c + 1``, with ``c`` bits for the count and ``a``
+for the hessian sum of every sample: integer sums of packed rows are the
+packed sums of the fields, exactly, so a histogram bin costs one add per row
+(three with float sums and counts), subtraction is exact, and the split scan
+reads the decoded sums times the scales. The leaves take their values from the
+real gradients of their samples, and the tree's sample counts are exact.
+
+The uniform numbers come from a hash (splitmix64) of the round, the tree and
+the row: the same data give the same trees whatever the thread count.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..exceptions import InvalidValueError
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+def packing_bits(n_samples: int, levels: int) -> tuple[int, int]:
+    """Bits ``(c, a)`` of the count and hessian fields for ``n_samples`` rows quantised to ``levels``.
+
+    Raises
+    ------
+    InvalidValueError
+        When the gradient field (signed, up to ``n_samples * levels / 2`` in
+        magnitude) does not fit in the 64 - c - a bits left.
+    """
+    count_bits = int(n_samples).bit_length()
+    hessian_bits = int(n_samples * levels).bit_length()
+    gradient_bits = int(n_samples * levels // 2).bit_length() + 1
+    if count_bits + hessian_bits + gradient_bits > 64:
+        raise InvalidValueError(f"quantized_gradients: {n_samples} samples at {levels} levels do not fit the "
+                                f"64-bit packed sums ({count_bits + hessian_bits + gradient_bits} bits); use fewer "
+                                f"levels or quantized_gradients=None")
+    return count_bits, hessian_bits
+
+
+@numba.njit(**_JIT)
+def _unit(key):
+    """A uniform number on [0, 1) from the splitmix64 hash of the uint64 ``key``."""
+    z = key + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(**_JIT)
+def quantise(gradient, hessian, column, levels, seed, count_bits, hessian_bits, packed, scales):
+    """Column ``column`` of ``gradient``/``hessian`` packed into ``packed[:, 0]``, its scales into ``scales``.
+
+    ``seed`` keys the rounding's uniform numbers (with the column and the row).
+    """
+    n_samples = gradient.shape[0]
+    largest_gradient = 0.0
+    largest_hessian = 0.0
+    for i in range(n_samples):
+        largest_gradient = max(largest_gradient, abs(gradient[i, column]))
+        largest_hessian = max(largest_hessian, hessian[i, column])
+    scales[0] = largest_gradient / (levels / 2) if largest_gradient > 0 else 1.0
+    scales[1] = largest_hessian / levels if largest_hessian > 0 else 1.0
+    gradient_unit = np.int64(1) << (count_bits + hessian_bits)
+    hessian_unit = np.int64(1) << count_bits
+    base = (np.uint64(seed) * np.uint64(1 << 20) + np.uint64(column)) * np.uint64(n_samples)
+    for i in range(n_samples):
+        key = np.uint64(2) * (base + np.uint64(i))
+        q_g = np.int64(np.floor(gradient[i, column] / scales[0] + _unit(key)))
+        q_h = np.int64(np.floor(hessian[i, column] / scales[1] + _unit(key + np.uint64(1))))
+        packed[i, 0] = q_g * gradient_unit + q_h * hessian_unit + 1
+
+
+@numba.njit(**_JIT)
+def decode(sums, count_bits, hessian_bits, scales, out_sums, out_counts):
+    """Packed (#bins, 1) ``sums`` as gradient and hessian sums ``out_sums`` (#bins, 2) and ``out_counts``."""
+    count_mask = (np.int64(1) << count_bits) - 1
+    hessian_mask = (np.int64(1) << hessian_bits) - 1
+    gradient_shift = count_bits + hessian_bits
+    for b in range(sums.shape[0]):
+        s = np.int64(sums[b, 0])
+        out_counts[b] = s & count_mask
+        out_sums[b, 1] = ((s >> count_bits) & hessian_mask) * scales[1]
+        out_sums[b, 0] = (s >> gradient_shift) * scales[0]

@@ -1,0 +1,151 @@
+"""Gradient trees on quantised gradients (``TreeTrainer(quantized_gradients=L)``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bob_boost import Boosting, SoftmaxLoss, SquaredLoss, TreeTrainer
+from bob_boost.engine import quantised, tree_histograms
+
+
+def _packed(gradient: np.ndarray, hessian: np.ndarray, levels: int, seed: int = 0):
+    n = gradient.shape[0]
+    bits = np.array(quantised.packing_bits(n, levels), dtype=np.int64)
+    packed, scales = np.empty((n, 1), dtype=np.int64), np.empty(2)
+    quantised.quantise(gradient, hessian, 0, levels, seed, bits[0], bits[1], packed, scales)
+    return packed, scales, bits
+
+
+def _decoded(packed: np.ndarray, scales: np.ndarray, bits: np.ndarray):
+    sums, counts = np.empty((packed.shape[0], 2)), np.empty(packed.shape[0], dtype=np.int64)
+    quantised.decode(packed, bits[0], bits[1], scales, sums, counts)
+    return sums, counts
+
+
+def test_each_row_rounds_to_a_neighbouring_level_without_bias():
+    rng = np.random.default_rng(0)
+    n = 20000
+    gradient = rng.normal(size=(n, 1))
+    hessian = rng.uniform(0, 0.25, size=(n, 1))
+    packed, scales, bits = _packed(gradient, hessian, 4)
+    assert scales[0] == pytest.approx(np.abs(gradient).max() / 2) and scales[1] == pytest.approx(hessian.max() / 4)
+    rows, counts = _decoded(packed, scales, bits)
+    assert np.all(counts == 1)
+    for column, values in enumerate((gradient[:, 0], hessian[:, 0])):
+        level = rows[:, column] / scales[column]
+        assert np.array_equal(level, np.round(level))  # whole levels
+        assert np.all((np.floor(values / scales[column]) <= level + 1e-12) &
+                      (level <= np.ceil(values / scales[column]) + 1e-12))
+        # stochastic rounding is unbiased: the rounding errors average out (their spread is at most half a level)
+        assert abs(np.mean(rows[:, column] - values)) < 4 * 0.5 * scales[column] / np.sqrt(n)
+    assert rows[:, 0].min() >= -2 * scales[0] and rows[:, 1].max() <= 4 * scales[1]
+
+
+def test_packed_sums_decode_to_the_sums_of_their_fields():
+    rng = np.random.default_rng(1)
+    gradient, hessian = rng.normal(size=(5000, 1)), rng.random((5000, 1))
+    packed, scales, bits = _packed(gradient, hessian, 8, seed=3)
+    rows, _ = _decoded(packed, scales, bits)
+    for chosen in (np.arange(5000), rng.choice(5000, 77, replace=False), np.array([4])):
+        total, count = _decoded(packed[chosen].sum(axis=0, keepdims=True), scales, bits)
+        assert count[0] == chosen.size
+        # sums of whole levels times a scale: exact up to that one product's rounding
+        np.testing.assert_allclose(total[0], rows[chosen].sum(axis=0), rtol=1e-13, atol=1e-12)
+    # a difference of sums (histogram subtraction) decodes to the difference of the fields
+    rest, count = _decoded((packed.sum(axis=0) - packed[:100].sum(axis=0))[np.newaxis], scales, bits)
+    assert count[0] == 4900
+    np.testing.assert_allclose(rest[0], rows[100:].sum(axis=0), rtol=1e-13, atol=1e-12)
+
+
+def test_packed_node_histograms_count_every_row_once():
+    rng = np.random.default_rng(2)
+    n = tree_histograms.FEATURE_MAJOR_ROWS + 900  # large enough for the feature-by-feature pass
+    x = np.hstack([rng.normal(size=(n, 60)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
+    coded = TreeTrainer(n_threads=1).prepare(x).coded
+    gradient, hessian = rng.normal(size=(n, 1)), rng.random((n, 1))
+    packed, scales, bits = _packed(gradient, hessian, 4)
+    rows, _ = _decoded(packed, scales, bits)
+    bins = x.shape[1] * coded.number_of_bins
+    for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):
+        total = np.zeros(1, dtype=np.int64)
+        tree_histograms.node_total(packed, order, 0, order.size, total)
+        sums = np.full((bins, 1), -7, dtype=np.int64)
+        tree_histograms.build_histogram(coded.row_layout(), coded.mode_bins, coded.number_of_bins, packed, order, 0,
+                                        order.size, total, order.size, sums, np.empty(0, dtype=np.int32))
+        decoded, counts = _decoded(sums, scales, bits)
+        for f in (0, 59, 61):  # dense, dense, sparse (its frequent bin recovered from the total)
+            part = slice(f * coded.number_of_bins, (f + 1) * coded.number_of_bins)
+            codes = coded.codes[f, order]
+            assert counts[part].tolist() == np.bincount(codes, minlength=coded.number_of_bins).tolist()
+            expected = np.zeros((coded.number_of_bins, 2))
+            np.add.at(expected, codes, rows[order])
+            np.testing.assert_allclose(decoded[part], expected, rtol=1e-12, atol=1e-9)
+
+
+def test_gradients_on_whole_levels_give_the_float_tree():
+    """Gradients already on the levels round to themselves: the quantised tree is the float tree."""
+    rng = np.random.default_rng(4)
+    x = np.round(rng.normal(size=(3000, 6)), 2)
+    gradient = rng.integers(-1, 2, size=(3000, 1)).astype(float)
+    gradient[0] = 1.0  # the largest |g| is one level
+    gradient[np.abs(x[:, 0] + x[:, 1]) < 0.5] = -1.0  # structure to split on
+    hessian = np.ones((3000, 1))  # two levels of 0.5: exact
+    for growth in ("levelwise", "leafwise"):
+        options = dict(max_depth=4, max_leaves=9, max_bins=64, growth=growth)
+        exact = TreeTrainer(**options).train(x, gradient, hessian)
+        assert exact.features.size > 9
+        assert TreeTrainer(quantized_gradients=2, **options).train(x, gradient, hessian) == exact
+
+
+def test_quantised_softmax_trees_learn_as_well_and_do_not_depend_on_threads():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(4000, 8))
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] + 0.5 * x[:, 2] > 0.3) + (x[:, 3] * x[:, 4] > 0.5)
+    train, test = slice(0, 3000), slice(3000, None)
+
+    def fit(levels, threads):
+        tree = TreeTrainer(max_depth=3, max_bins=64, n_threads=threads, multi_output="per_output",
+                           quantized_gradients=levels)
+        return Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x[train], y[train], 25)
+
+    exact = np.mean(fit(None, 2).predict(x[test]) == y[test])
+    machines = [fit(4, t) for t in (1, 2, 4)]
+    quantised_accuracy = np.mean(machines[0].predict(x[test]) == y[test])
+    assert quantised_accuracy > 0.8 and abs(quantised_accuracy - exact) < 0.03, (quantised_accuracy, exact)
+    for other in machines[1:]:
+        assert np.array_equal(other.weights, machines[0].weights)
+        assert all(a == b for a, b in zip(other.weak_machines, machines[0].weak_machines))
+
+
+def test_leaves_hold_the_real_gradients_newton_values():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(2500, 4))
+    y = np.sin(2 * x[:, 0]) + x[:, 1] ** 2 + 0.1 * rng.normal(size=2500)
+    gradient = (0.0 - y)[:, np.newaxis]  # the squared loss's at scores 0
+    hessian = rng.uniform(0.5, 2.0, size=(2500, 1))
+    machine = TreeTrainer(max_depth=3, l2_regularization=2.0, quantized_gradients=4).train(x, gradient, hessian)
+    leaves = machine.leaves(x)[:, 0]
+    for leaf in np.unique(leaves):
+        inside = leaves == leaf
+        expected = -gradient[inside].sum() / (hessian[inside].sum() + 2.0)
+        assert machine.values[leaf, 0] == pytest.approx(expected, rel=1e-12)
+    # and the regression learns with the generic loop
+    boosted = Boosting(TreeTrainer(max_depth=3, quantized_gradients=4), SquaredLoss(), learning_rate=0.3).train(
+        x, y, 40, baseline=float(y.mean()))
+    assert np.sqrt(np.mean((boosted(x) - y) ** 2)) < 0.3 * y.std()
+
+
+@pytest.mark.parametrize("levels", [1, 0, -4, 2.5, "4"])
+def test_bad_levels_are_rejected(levels):
+    with pytest.raises((ValueError, TypeError), match="quantized_gradients"):
+        TreeTrainer(quantized_gradients=levels)
+
+
+def test_shared_multi_output_trees_and_too_many_samples_are_rejected():
+    x = np.random.default_rng(7).normal(size=(200, 3))
+    targets = SoftmaxLoss().check_targets(np.arange(200) % 3)
+    with pytest.raises(ValueError, match="quantized_gradients: needs one output a tree"):
+        Boosting(TreeTrainer(quantized_gradients=4), SoftmaxLoss()).train(x, targets, 2)
+    assert quantised.packing_bits(1_000_000, 4) == (20, 22)
+    with pytest.raises(ValueError, match="quantized_gradients: 3000000 samples at 4 levels do not fit"):
+        quantised.packing_bits(3_000_000, 4)
