@@ -25,8 +25,8 @@ Cases (``--cases``, comma separated; default all):
   16 leaves.
 - ``gtrees``: 100 rounds of depth-4 gradient trees: bob_boost's ``TreeTrainer``
   (one tree per class; level by level to depth 4, and ``growth="leafwise"`` with
-  16 leaves as LightGBM grows them; ``*_q4``, ``*_q32``: depth 4 on gradients quantised to
-  4 or 32 levels, ``quantized_gradients=4`` or ``32``) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
+  16 leaves as LightGBM grows them; ``*_q4``, ``*_q32``: on gradients quantised to 4 or
+  32 levels, ``quantized_gradients=4`` or ``32``) + ``SoftmaxLoss``, learning rate 0.1, against LightGBM
   / XGBoost multiclass with 16 leaves and scikit-learn's
   ``HistGradientBoostingClassifier(max_depth=4)``, on letter, pendigits and full
   MNIST; and the squared loss on scikit-learn's diabetes regression set
@@ -234,6 +234,7 @@ METHODS = {"bob": _bob_stumps, "bob_onnx": _bob_stumps, "bob_exact": lambda x, y
            "bob_gtree_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, leafwise=True),
            "bob_gtree_q4": lambda x, y, t: _bob_gradient_trees(x, y, t, quantized=4),
            "bob_gtree_q32": lambda x, y, t: _bob_gradient_trees(x, y, t, quantized=32),
+           "bob_gtree_leafwise16_q32": lambda x, y, t: _bob_gradient_trees(x, y, t, leafwise=True, quantized=32),
            "bob_gtree_reg_q4": lambda x, y, t: _bob_gradient_trees(x, y, t, True, quantized=4),
            "bob_gtree_reg_q32": lambda x, y, t: _bob_gradient_trees(x, y, t, True, quantized=32),
            "bob_gtree_reg_leafwise16": lambda x, y, t: _bob_gradient_trees(x, y, t, True, True),

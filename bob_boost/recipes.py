@@ -167,7 +167,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
                 feature_fraction: float = 1.0, random_state: int | None = None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
                 n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = None,
-                tree_growth: str = "levelwise", tree_outputs: str = "shared") -> Recipe:
+                tree_growth: str = "levelwise", tree_outputs: str = "shared",
+                tree_quantized_gradients: int | None = None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -206,10 +207,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     missing : {None, "bin"}
         ``"bin"``: NaN is a missing value with a bin of its own (the generic
         trainer's weak trainers and the multi-class trees); None rejects NaN.
-    tree_leaves, tree_growth, tree_outputs
-        The generic trainer's gradient trees: ``max_leaves``, ``growth`` and
-        ``multi_output`` of :class:`~bob_boost.TreeTrainer` (``tree_depth``
-        None: no depth limit, with ``tree_growth="leafwise"`` and ``tree_leaves``).
+    tree_leaves, tree_growth, tree_outputs, tree_quantized_gradients
+        The generic trainer's gradient trees: ``max_leaves``, ``growth``,
+        ``multi_output`` and ``quantized_gradients`` of :class:`~bob_boost.TreeTrainer`
+        (``tree_depth`` None: no depth limit, with ``tree_growth="leafwise"`` and ``tree_leaves``).
 
     Raises
     ------
@@ -237,7 +238,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
                             dict(max_depth=tree_depth, max_leaves=tree_leaves, growth=tree_growth,
-                                 multi_output=tree_outputs), shrinkage, missing)
+                                 multi_output=tree_outputs, quantized_gradients=tree_quantized_gradients),
+                            shrinkage, missing)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,

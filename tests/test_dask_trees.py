@@ -219,3 +219,10 @@ def test_the_estimators_train_gradient_trees_as_in_memory(client, shape):
     _assert_same_trees(regressor.machine_, memory_regressor.machine_)
     np.testing.assert_allclose(regressor.to_local().predict(features), memory_regressor.predict(features),
                                rtol=1e-9)
+
+
+def test_quantised_gradients_are_refused_on_the_cluster(client):
+    """Distributed trees sum float histograms: a trainer asking for quantised ones is an error, not ignored."""
+    with pytest.raises(ValueError, match="tree: quantized_gradients is for training in memory"):
+        DaskBoosting(bob_boost.SoftmaxLoss(), client=client, weak_learner="tree",
+                     tree=bob_boost.TreeTrainer(multi_output="per_output", quantized_gradients=4))

@@ -149,3 +149,30 @@ def test_shared_multi_output_trees_and_too_many_samples_are_rejected():
     assert quantised.packing_bits(1_000_000, 4) == (20, 22)
     with pytest.raises(ValueError, match="quantized_gradients: 3000000 samples at 4 levels do not fit"):
         quantised.packing_bits(3_000_000, 4)
+
+
+def test_front_doors_pass_quantised_gradients_to_the_trees(tmp_path):
+    from bob_boost import BoostedMachine
+    from bob_boost.cli import main
+    from bob_boost.recipes import make_recipe
+    recipe = make_recipe("boosting", number_of_classes=3, loss="softmax", weak_learner="tree",
+                         tree_outputs="per_output", tree_quantized_gradients=8)
+    assert recipe.trainer.weak_trainer.quantized_gradients == 8
+    sklearn = pytest.importorskip("bob_boost.sklearn", reason="the estimators need scikit-learn")
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(600, 4))
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5)
+    options = dict(weak_learner="tree", n_estimators=5, max_depth=2, learning_rate=0.3)
+    quantised_model = sklearn.BoostingClassifier(loss="softmax", multi_output="per_output", quantized_gradients=4,
+                                                 **options).fit(x, y)
+    float_model = sklearn.BoostingClassifier(loss="softmax", multi_output="per_output", **options).fit(x, y)
+    assert quantised_model.score(x, y) > 0.8
+    assert any(a != b for a, b in zip(quantised_model.machine_.weak_machines, float_model.machine_.weak_machines))
+    regressor = sklearn.BoostingRegressor(quantized_gradients=4, **options).fit(x, x[:, 0] ** 2)
+    assert regressor.score(x, x[:, 0] ** 2) > 0.5
+    table = tmp_path / "train.csv"
+    np.savetxt(table, np.column_stack([x, y]), delimiter=",", header="a,b,c,d,y", comments="")
+    model = tmp_path / "trees.hdf5"
+    assert main(["train", str(table), "-o", str(model), "-w", "tree", "-l", "softmax", "--tree-outputs", "per_output",
+                 "--tree-quantized-gradients", "4", "-r", "3", "--quiet"]) == 0
+    assert BoostedMachine.load(model).number_of_outputs == 3

@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None}
+IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None}
 
 #: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
 #: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
@@ -99,6 +99,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=GRADIENT_TREE_ONLY["tree_outputs"],
                        help="the generic trainer's gradient trees of several outputs (softmax): one tree with a "
                             "value per class in each leaf, or one tree per class each round (as LightGBM)")
+    train.add_argument("--tree-quantized-gradients", type=positive_int, metavar="L",
+                       default=IN_MEMORY_ONLY["tree_quantized_gradients"],
+                       help="the generic trainer's gradient trees (one output a tree): histograms of gradients "
+                            "rounded to L levels, faster (as LightGBM's use_quantized_grad)")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer)")
     train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
@@ -177,7 +181,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads,
                              tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
-                             tree_outputs=args.tree_outputs)
+                             tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients)
     except CommandError:
         raise
     except ValueError as error:

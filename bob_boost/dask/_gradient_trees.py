@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.split_scan import best_split
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
-from ..exceptions import InvalidTypeError
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.base import weighted
 from ..weak.tree import TreeMachine
@@ -29,6 +29,9 @@ def check_cluster_tree(trainer) -> TreeTrainer:
     """The tree trainer of distributed gradient trees."""
     if not isinstance(trainer, TreeTrainer):
         raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
+    if trainer.quantized_gradients is not None:
+        raise InvalidValueError("tree: quantized_gradients is for training in memory; distributed gradient trees "
+                                "sum float histograms (use quantized_gradients=None)")
     return trainer
 
 

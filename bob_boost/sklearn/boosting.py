@@ -67,6 +67,9 @@ class BoostingClassifier(_BoostedClassifier):
     multi_output : {"shared", "per_output"}
         Gradient trees of several outputs (the softmax loss): one tree with a value per class in
         each leaf, or one tree per class each round (as LightGBM's multiclass).
+    quantized_gradients : int or None
+        Gradient trees with one output a tree: histograms of gradients rounded to this many levels
+        (``TreeTrainer(quantized_gradients=...)``, as LightGBM's ``use_quantized_grad``); None: float ones.
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
     missing : {None, "bin"}
@@ -136,7 +139,8 @@ class BoostingClassifier(_BoostedClassifier):
                  learning_rate: float = 1.0, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
-                 max_leaves: int | None = None, growth: str = "levelwise", multi_output: str = "shared") -> None:
+                 max_leaves: int | None = None, growth: str = "levelwise", multi_output: str = "shared",
+                 quantized_gradients: int | None = None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -158,6 +162,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.max_leaves = max_leaves
         self.growth = growth
         self.multi_output = multi_output
+        self.quantized_gradients = quantized_gradients
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -200,7 +205,7 @@ class BoostingClassifier(_BoostedClassifier):
                              selection_style=self.selection_style, max_bins=self.max_bins,
                              n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
                              missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
-                             tree_outputs=self.multi_output)
+                             tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients)
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded)
         self.machine_.metadata.update(self._classifier_metadata())
@@ -276,6 +281,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Gradient trees: at most this many leaves (>= 2).
     growth : {"levelwise", "leafwise"}
         Gradient trees: level by level, or the leaf of largest gain first (as LightGBM).
+    quantized_gradients : int or None
+        Gradient trees with one output a tree: histograms of gradients rounded to this many levels
+        (``TreeTrainer(quantized_gradients=...)``, as LightGBM's ``use_quantized_grad``); None: float ones.
     learning_rate : float
         Shrinkage in (0, 1] of every weak machine's weight.
     missing : {None, "bin"}
@@ -337,7 +345,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  n_threads: int | None = None, max_depth: int | None = 3, learning_rate: float = 1.0,
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
-                 missing: str | None = None, max_leaves: int | None = None, growth: str = "levelwise") -> None:
+                 missing: str | None = None, max_leaves: int | None = None, growth: str = "levelwise",
+                 quantized_gradients: int | None = None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -355,6 +364,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.missing = missing
         self.max_leaves = max_leaves
         self.growth = growth
+        self.quantized_gradients = quantized_gradients
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -387,7 +397,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
-                                 tree_growth=self.growth)
+                                 tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients)
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
