@@ -11,8 +11,9 @@ from bob_boost.engine import quantised, tree_histograms
 def _packed(gradient: np.ndarray, hessian: np.ndarray, levels: int, seed: int = 0):
     n = gradient.shape[0]
     bits = np.array(quantised.packing_bits(n, levels), dtype=np.int64)
-    packed, scales = np.empty((n, 1), dtype=np.int64), np.empty(2)
-    quantised.quantise(gradient, hessian, 0, levels, seed, bits[0], bits[1], packed, scales)
+    packed, scales, real = np.empty((n, 1), dtype=np.int64), np.empty(2), np.empty((n, 2))
+    quantised.quantise(gradient, hessian, 0, levels, seed, bits[0], bits[1], packed, real, scales)
+    assert np.array_equal(real, np.column_stack([gradient[:, 0], hessian[:, 0]]))
     return packed, scales, bits
 
 

@@ -12,8 +12,9 @@ packed sums of the fields, exactly, so a histogram bin costs one add per row
 reads the decoded sums times the scales. The leaves take their values from the
 real gradients of their samples, and the tree's sample counts are exact.
 
-The uniform numbers come from a hash (splitmix64) of the round, the tree and
-the row: the same data give the same trees whatever the thread count.
+The two uniform numbers of a row are the halves of a hash (splitmix64) of the
+round, the tree and the row: the same data give the same trees whatever the
+thread count.
 """
 from __future__ import annotations
 
@@ -45,36 +46,40 @@ def packing_bits(n_samples: int, levels: int) -> tuple[int, int]:
 
 
 @numba.njit(**_JIT)
-def _unit(key):
-    """A uniform number on [0, 1) from the splitmix64 hash of the uint64 ``key``."""
+def _hash(key):
+    """The splitmix64 hash of the uint64 ``key``."""
     z = key + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return z ^ (z >> np.uint64(31))
 
 
 @numba.njit(**_JIT)
-def quantise(gradient, hessian, column, levels, seed, count_bits, hessian_bits, packed, scales):
+def quantise(gradient, hessian, column, levels, seed, count_bits, hessian_bits, packed, real, scales):
     """Column ``column`` of ``gradient``/``hessian`` packed into ``packed[:, 0]``, its scales into ``scales``.
 
-    ``seed`` keys the rounding's uniform numbers (with the column and the row).
+    ``real`` (#samples, 2) receives the column's gradients and hessians side by
+    side (the leaves' values come from them). ``seed`` keys the rounding's
+    uniform numbers (with the column and the row).
     """
     n_samples = gradient.shape[0]
     largest_gradient = 0.0
     largest_hessian = 0.0
     for i in range(n_samples):
-        largest_gradient = max(largest_gradient, abs(gradient[i, column]))
-        largest_hessian = max(largest_hessian, hessian[i, column])
+        real[i, 0] = gradient[i, column]
+        real[i, 1] = hessian[i, column]
+        largest_gradient = max(largest_gradient, abs(real[i, 0]))
+        largest_hessian = max(largest_hessian, real[i, 1])
     scales[0] = largest_gradient / (levels / 2) if largest_gradient > 0 else 1.0
     scales[1] = largest_hessian / levels if largest_hessian > 0 else 1.0
     gradient_unit = np.int64(1) << (count_bits + hessian_bits)
     hessian_unit = np.int64(1) << count_bits
     base = (np.uint64(seed) * np.uint64(1 << 20) + np.uint64(column)) * np.uint64(n_samples)
+    half = np.uint64(0xFFFFFFFF)
     for i in range(n_samples):
-        key = np.uint64(2) * (base + np.uint64(i))
-        q_g = np.int64(np.floor(gradient[i, column] / scales[0] + _unit(key)))
-        q_h = np.int64(np.floor(hessian[i, column] / scales[1] + _unit(key + np.uint64(1))))
+        z = _hash(base + np.uint64(i))
+        q_g = np.int64(np.floor(real[i, 0] / scales[0] + np.float64(z >> np.uint64(32)) * (1.0 / 4294967296.0)))
+        q_h = np.int64(np.floor(real[i, 1] / scales[1] + np.float64(z & half) * (1.0 / 4294967296.0)))
         packed[i, 0] = q_g * gradient_unit + q_h * hessian_unit + 1
 
 

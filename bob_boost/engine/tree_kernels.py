@@ -382,8 +382,9 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     scales = np.ones((trees, 2))
     batch = np.empty((n_samples, trees), dtype=np.int64)
     packed = np.empty((n_samples, 1), dtype=np.int64)
+    reals = np.empty((trees, n_samples, 2))
     for j in range(trees):
-        quantise(gradient, hessian, first + j, levels, seed, packing[0], packing[1], packed, scales[j])
+        quantise(gradient, hessian, first + j, levels, seed, packing[0], packing[1], packed, reals[j], scales[j])
         batch[:, j] = packed[:, 0]
     shared_root = trees > 1
     root_sums = np.zeros((histogram_bins, trees), dtype=np.int64)
@@ -392,17 +393,15 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
         root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
                          np.zeros(histogram_bins, dtype=np.int32))
-    values = np.empty((n_samples, 2))
     scan_sums = np.empty((histogram_bins, 2))
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
     for t in range(first, last):
         j = t - first
-        _tree_values(gradient, hessian, t, 1, values)
         packed[:, 0] = batch[:, j]
         if shared_root:
             slot_sums[0, :, 0] = root_sums[:, j]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, packed, values, packing,
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, packed, reals[j], packing,
                                scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian,
                                regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, no_counts,
                                node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
