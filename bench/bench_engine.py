@@ -344,8 +344,8 @@ def plan(cases: list[str]) -> list[dict]:
     if "gtrees" in cases:
         for data in ("letter", "pendigits", "mnist"):
             specs += [dict(case="gtrees", data=data, method=m, threads=t)
-                      for m in ("bob_gtree", "bob_gtree_leafwise16", "bob_gtree_q32", "lightgbm_16", "xgboost_16")
-                      for t in (1, 2)]
+                      for m in ("bob_gtree", "bob_gtree_leafwise16", "bob_gtree_q32", "bob_gtree_leafwise16_q32",
+                                "lightgbm_16", "xgboost_16") for t in (1, 2)]
             specs.append(dict(case="gtrees", data=data, method="sklearn_hgb4", threads=2))
         specs += [dict(case="gtrees", data="diabetes_regression", method=m, threads=2, metric="rmse")
                   for m in ("bob_gtree_reg", "bob_gtree_reg_leafwise16", "bob_gtree_reg_q32", "lightgbm_reg",

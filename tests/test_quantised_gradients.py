@@ -91,11 +91,13 @@ def test_gradients_on_whole_levels_give_the_float_tree():
     gradient[0] = 1.0  # the largest |g| is one level
     gradient[np.abs(x[:, 0] + x[:, 1]) < 0.5] = -1.0  # structure to split on
     hessian = np.ones((3000, 1))  # two levels of 0.5: exact
-    for growth in ("levelwise", "leafwise"):
-        options = dict(max_depth=4, max_leaves=9, max_bins=64, growth=growth)
-        exact = TreeTrainer(**options).train(x, gradient, hessian)
+    with_nan = x.copy()
+    with_nan[rng.random(x.shape) < 0.1] = np.nan
+    for growth, features, missing in (("levelwise", x, None), ("leafwise", x, None), ("levelwise", with_nan, "bin")):
+        options = dict(max_depth=4, max_leaves=9, max_bins=64, growth=growth, missing=missing)
+        exact = TreeTrainer(**options).train(features, gradient, hessian)
         assert exact.features.size > 9
-        assert TreeTrainer(quantized_gradients=2, **options).train(x, gradient, hessian) == exact
+        assert TreeTrainer(quantized_gradients=2, **options).train(features, gradient, hessian) == exact
 
 
 def test_quantised_softmax_trees_learn_as_well_and_do_not_depend_on_threads():

@@ -7,6 +7,8 @@
   fastmath);
 - :mod:`.tree_kernels`, :mod:`.tree_histograms`, :mod:`.split_scan`: gradient trees, grown whole in one
   compiled call, from node histograms and the Newton split scan;
+- :mod:`.quantised`: gradient trees' gradients rounded to a few levels and packed with their hessian and
+  count in one int64 (one add per row and bin);
 - :mod:`.newton`: the compiled one-dimensional Newton step of separable losses;
 - :mod:`.line_objective`: the L-BFGS step's objective of the exponential and logit losses, compiled with
   the generic path's bits;
