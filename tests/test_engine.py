@@ -210,6 +210,15 @@ def test_newton_weights_match_lbfgs(loss, weighted):
     slope = [np.abs(loss.loss_and_gradient_sum(a, targets, scores, weak, weights)[1]) / n for a in (newton, lbfgs)]
     assert np.all(slope[0] <= 1e-14) and np.all(slope[0] <= slope[1] + 1e-16)
     assert np.all(np.abs(newton - lbfgs) <= 1e-7 * np.abs(lbfgs))
+    # L-BFGS carried on to the rounding level of the slope (the step rule stops at 1e-6) meets Newton at 1e-10
+    import scipy.optimize
+
+    def mean_loss(alpha):
+        value, gradient = loss.loss_and_gradient_sum(alpha, targets, scores, weak, weights)
+        return value / n, gradient / n
+    tight = scipy.optimize.minimize(mean_loss, lbfgs, jac=True, method="L-BFGS-B",
+                                    options={"ftol": 0.0, "gtol": 1e-15, "maxiter": 200}).x
+    assert np.all(np.abs(newton - tight) <= 1e-10 * np.abs(tight)), np.abs(newton - tight) / np.abs(tight)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
