@@ -216,8 +216,10 @@ def test_newton_weights_match_lbfgs(loss, weighted):
     def mean_loss(alpha):
         value, gradient = loss.loss_and_gradient_sum(alpha, targets, scores, weak, weights)
         return value / n, gradient / n
-    tight = scipy.optimize.minimize(mean_loss, lbfgs, jac=True, method="L-BFGS-B",
-                                    options={"ftol": 0.0, "gtol": 1e-15, "maxiter": 200}).x
+    result = scipy.optimize.minimize(mean_loss, lbfgs, jac=True, method="L-BFGS-B",
+                                     options={"ftol": 0.0, "gtol": 1e-15, "maxiter": 200})
+    tight = result.x
+    assert result.success or np.max(np.abs(result.jac)) <= 1e-14, result.message
     assert np.all(np.abs(newton - tight) <= 1e-10 * np.abs(tight)), np.abs(newton - tight) / np.abs(tight)
 
 

@@ -61,26 +61,61 @@ def test_packed_sums_decode_to_the_sums_of_their_fields():
 def test_packed_node_histograms_count_every_row_once():
     rng = np.random.default_rng(2)
     n = tree_histograms.FEATURE_MAJOR_ROWS + 900  # large enough for the feature-by-feature pass
-    x = np.hstack([rng.normal(size=(n, 60)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
+    x = np.hstack([rng.normal(size=(n, 90)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
     coded = TreeTrainer(n_threads=1).prepare(x).coded
+    # 90 dense features of 256 packed bins (12 bytes with the unused count) exceed the row-by-row size
+    assert coded.row_layout()[5].size * coded.number_of_bins * 12 > tree_histograms.FEATURE_MAJOR_BYTES
     gradient, hessian = rng.normal(size=(n, 1)), rng.random((n, 1))
     packed, scales, bits = _packed(gradient, hessian, 4)
     rows, _ = _decoded(packed, scales, bits)
     bins = x.shape[1] * coded.number_of_bins
-    for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):
+    for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):  # by feature, then by row
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         sums = np.full((bins, 1), -7, dtype=np.int64)
         tree_histograms.build_histogram(coded.row_layout(), coded.mode_bins, coded.number_of_bins, packed, order, 0,
                                         order.size, total, order.size, sums, np.empty(0, dtype=np.int32))
         decoded, counts = _decoded(sums, scales, bits)
-        for f in (0, 59, 61):  # dense, dense, sparse (its frequent bin recovered from the total)
+        for f in (0, 89, 91):  # dense, dense, sparse (its frequent bin recovered from the total)
             part = slice(f * coded.number_of_bins, (f + 1) * coded.number_of_bins)
             codes = coded.codes[f, order]
             assert counts[part].tolist() == np.bincount(codes, minlength=coded.number_of_bins).tolist()
             expected = np.zeros((coded.number_of_bins, 2))
             np.add.at(expected, codes, rows[order])
             np.testing.assert_allclose(decoded[part], expected, rtol=1e-12, atol=1e-9)
+
+
+def test_the_packed_fields_hold_their_largest_sums():
+    """Every gradient at the largest level, for the most samples the packing takes: the sums do not wrap."""
+    for levels in (2, 3, 4, 7, 32):
+        largest = 1
+        while True:  # the most samples packing_bits accepts at these levels
+            try:
+                quantised.packing_bits(2 * largest, levels)
+                largest *= 2
+            except ValueError:
+                break
+        step = largest // 2
+        while step:
+            try:
+                quantised.packing_bits(largest + step, levels)
+                largest += step
+            except ValueError:
+                pass
+            step //= 2
+        count_bits, hessian_bits = quantised.packing_bits(largest, levels)
+        # the worst sums in exact integers: |G| up to n ceil(L/2), H up to n L, the count n
+        assert largest * ((levels + 1) // 2) < 2 ** (63 - count_bits - hessian_bits)
+        assert largest * levels < 2 ** hessian_bits and largest < 2 ** count_bits
+        if levels in (3, 7):  # odd levels reach ceil(L/2); checked on real rows for two of them
+            for sign in (1.0, -1.0):
+                gradient = np.full((largest, 1), sign)
+                packed, scales, bits = _packed(gradient, np.ones((largest, 1)), levels)
+                rows, _ = _decoded(packed, scales, bits)
+                total, count = _decoded(packed.sum(axis=0, keepdims=True), scales, bits)
+                assert count[0] == largest
+                assert total[0, 0] == pytest.approx(rows[:, 0].sum(), rel=1e-12)
+                assert abs(total[0, 0]) > 0.5 * largest * abs(sign)  # well away from a wrapped value
 
 
 def test_gradients_on_whole_levels_give_the_float_tree():
@@ -98,6 +133,13 @@ def test_gradients_on_whole_levels_give_the_float_tree():
         exact = TreeTrainer(**options).train(features, gradient, hessian)
         assert exact.features.size > 9
         assert TreeTrainer(quantized_gradients=2, **options).train(features, gradient, hessian) == exact
+    # trees of several outputs share their root pass (a sparse feature's frequent bin recovered from it)
+    sparse = np.hstack([x, np.where(rng.random((3000, 1)) < 0.8, 0.0, np.round(rng.normal(size=(3000, 1)), 1))])
+    gradients = np.hstack([gradient, np.where(sparse[:, 6:] > 0.3, 1.0, -1.0)])
+    options = dict(max_depth=3, max_bins=64, multi_output="per_output", n_threads=1)
+    exact = TreeTrainer(**options).train(sparse, gradients, np.ones((3000, 2)))
+    assert 6 in exact.features.tolist()
+    assert TreeTrainer(quantized_gradients=2, **options).train(sparse, gradients, np.ones((3000, 2))) == exact
 
 
 def test_quantised_softmax_trees_learn_as_well_and_do_not_depend_on_threads():
@@ -154,6 +196,15 @@ def test_shared_multi_output_trees_and_too_many_samples_are_rejected():
         quantised.packing_bits(3_000_000, 4)
 
 
+def test_negative_hessians_are_rejected():
+    class Concave(SquaredLoss):
+        def loss_hessian(self, targets, scores, sample_weight=None):
+            return -np.ones_like(scores)
+    x = np.random.default_rng(9).normal(size=(300, 3))
+    with pytest.raises(ValueError, match="loss_hessian: quantized_gradients needs non-negative hessians"):
+        Boosting(TreeTrainer(quantized_gradients=4, newton_leaves=True), Concave()).train(x, x[:, 0], 2)
+
+
 def test_front_doors_pass_quantised_gradients_to_the_trees(tmp_path):
     from bob_boost import BoostedMachine
     from bob_boost.cli import main
@@ -173,9 +224,14 @@ def test_front_doors_pass_quantised_gradients_to_the_trees(tmp_path):
     assert any(a != b for a, b in zip(quantised_model.machine_.weak_machines, float_model.machine_.weak_machines))
     regressor = sklearn.BoostingRegressor(quantized_gradients=4, **options).fit(x, x[:, 0] ** 2)
     assert regressor.score(x, x[:, 0] ** 2) > 0.5
+    float_regressor = sklearn.BoostingRegressor(**options).fit(x, x[:, 0] ** 2)
+    assert any(a != b for a, b in zip(regressor.machine_.weak_machines, float_regressor.machine_.weak_machines))
     table = tmp_path / "train.csv"
     np.savetxt(table, np.column_stack([x, y]), delimiter=",", header="a,b,c,d,y", comments="")
-    model = tmp_path / "trees.hdf5"
-    assert main(["train", str(table), "-o", str(model), "-w", "tree", "-l", "softmax", "--tree-outputs", "per_output",
-                 "--tree-quantized-gradients", "4", "-r", "3", "--quiet"]) == 0
-    assert BoostedMachine.load(model).number_of_outputs == 3
+    models = [tmp_path / "quantised.hdf5", tmp_path / "float.hdf5"]
+    for model, extra in zip(models, (["--tree-quantized-gradients", "4"], [])):
+        assert main(["train", str(table), "-o", str(model), "-w", "tree", "-l", "softmax", "--tree-outputs",
+                     "per_output", "-r", "3", "--quiet"] + extra) == 0
+    machines = [BoostedMachine.load(model) for model in models]
+    assert machines[0].number_of_outputs == 3
+    assert any(a != b for a, b in zip(machines[0].weak_machines, machines[1].weak_machines))

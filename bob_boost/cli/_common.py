@@ -247,7 +247,8 @@ def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarr
 _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", "cost_negative": "--cost-negative",
             "positive_label": "--positive-label", "weak_learner": "--weak-learner", "loss": "--loss",
             "trainer": "--trainer", "selection_style": "--selection-style", "lut_entries": "--lut-entries",
-            "selection": "--selection", "max_bins": "--max-bins", "chunk_rows": "--chunk-rows"}
+            "selection": "--selection", "max_bins": "--max-bins", "chunk_rows": "--chunk-rows",
+            "quantized_gradients": "--tree-quantized-gradients"}
 
 
 def as_options(error: ValueError) -> CommandError:

@@ -4,7 +4,8 @@ As LightGBM's ``use_quantized_grad``, each tree's gradients and hessians are
 rounded stochastically to a few integer levels: ``q_g = floor(g / s_g + u)``
 with ``s_g = max|g| / (levels / 2)``, ``q_h = floor(h / s_h + u')`` with
 ``s_h = max h / levels`` and ``u, u'`` uniform on [0, 1), so the rounding is
-unbiased. A row's ``q_g``, ``q_h`` and a count of 1 are packed into one int64,
+unbiased (``|q_g| <= ceil(levels / 2)``, ``0 <= q_h <= levels``; hessians must
+not be negative). A row's ``q_g``, ``q_h`` and a count of 1 are packed into one int64,
 ``q_g * 2**(c + a) + q_h * 2**c + 1``, with ``c`` bits for the count and ``a``
 for the hessian sum of every sample: integer sums of packed rows are the
 packed sums of the fields, exactly, so a histogram bin costs one add per row
@@ -32,12 +33,12 @@ def packing_bits(n_samples: int, levels: int) -> tuple[int, int]:
     Raises
     ------
     InvalidValueError
-        When the gradient field (signed, up to ``n_samples * levels / 2`` in
-        magnitude) does not fit in the 64 - c - a bits left.
+        When the gradient field (signed, up to ``n_samples * ceil(levels / 2)``
+        in magnitude) does not fit in the 64 - c - a bits left.
     """
     count_bits = int(n_samples).bit_length()
     hessian_bits = int(n_samples * levels).bit_length()
-    gradient_bits = int(n_samples * levels // 2).bit_length() + 1
+    gradient_bits = int(n_samples * ((levels + 1) // 2)).bit_length() + 1
     if count_bits + hessian_bits + gradient_bits > 64:
         raise InvalidValueError(f"quantized_gradients: {n_samples} samples at {levels} levels do not fit the "
                                 f"64-bit packed sums ({count_bits + hessian_bits + gradient_bits} bits); use fewer "

@@ -115,8 +115,9 @@ class TreeTrainer:
         LightGBM's ``use_quantized_grad`` with ``num_grad_quant_bins=L``): each tree's gradients and
         hessians are rounded stochastically to ``L`` integer levels and every histogram bin adds one packed
         integer per sample (:mod:`bob_boost.engine.quantised`), a faster histogram whose splits follow the
-        rounded sums; the leaves still take the real gradients' Newton values. One output a tree only
-        (``multi_output="per_output"`` or one output); at most about a million samples at ``L = 4``.
+        rounded sums (``min_hessian_leaf`` too); the leaves still take the real gradients' Newton values.
+        One output a tree only (``multi_output="per_output"`` or one output); non-negative hessians; the
+        packed sums must fit 64 bits (up to 1,048,575 samples at ``L = 4``, 262,143 at ``L = 32``).
 
     Attributes
     ----------
@@ -176,7 +177,13 @@ class TreeTrainer:
         return check_missing(self.missing) is not None
 
     def check_outputs(self, number_of_outputs: int) -> None:
-        """Any number of outputs works (checked once per run by the loop)."""
+        """Any number of outputs works, but quantised gradients need one a tree (checked once per run)."""
+        self._check_quantised_outputs(number_of_outputs)
+
+    def _check_quantised_outputs(self, number_of_outputs: int) -> None:
+        if self.quantized_gradients is not None and self.multi_output == "shared" and number_of_outputs > 1:
+            raise InvalidValueError(f"quantized_gradients: needs one output a tree (multi_output='per_output'), "
+                                    f"got a shared tree of {number_of_outputs} outputs")
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate the parameters and bin ``features`` once per training run."""
@@ -233,9 +240,9 @@ class TreeTrainer:
             hessian = np.ones_like(gradient)
         samples, outputs = gradient.shape
         trees, leaf_width = (1, outputs) if self.multi_output == "shared" else (outputs, 1)
-        if self.quantized_gradients is not None and leaf_width > 1:
-            raise InvalidValueError(f"quantized_gradients: needs one output a tree (multi_output='per_output'), "
-                                    f"got a shared tree of {leaf_width} outputs")
+        self._check_quantised_outputs(outputs)
+        if self.quantized_gradients is not None and np.any(hessian < 0):
+            raise InvalidValueError("loss_hessian: quantized_gradients needs non-negative hessians")
         width = 2 * leaf_width
         gradient = np.ascontiguousarray(gradient, dtype=np.float64)
         hessian = np.ascontiguousarray(hessian, dtype=np.float64)
