@@ -11,22 +11,12 @@ import os
 import sys
 from pathlib import Path
 
+# cpu_flags sits beside this file; import it whatever pytest's import mode
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_flags import has_avx512  # noqa: E402
+
 #: OpenBLAS kernels that compute as the ones the golden files and bob's expected weights were met with.
 REFERENCE_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")
-
-#: The AVX-512 subsets the SkylakeX kernels need.
-SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
-
-
-def _has_avx512(unknown: bool) -> bool:
-    """Whether the CPU has the AVX-512 subsets of :data:`SKYLAKEX_FLAGS`; ``unknown`` without /proc/cpuinfo."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return unknown
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    return SKYLAKEX_FLAGS <= set(flags)
-
 
 def _reference_openblas_kernel() -> str | None:
     """Set ``OPENBLAS_CORETYPE=SkylakeX`` for this process and its children when the CPU has AVX-512;
@@ -40,7 +30,7 @@ def _reference_openblas_kernel() -> str | None:
     comparisons compare bob_boost's code, not the CPU. Elsewhere the golden tests allow the difference.
     """
     current = os.environ.get("OPENBLAS_CORETYPE")
-    if current in REFERENCE_KERNELS or "numpy" in sys.modules or not _has_avx512(unknown=False):
+    if current in REFERENCE_KERNELS or "numpy" in sys.modules or not has_avx512(unknown=False):
         return None
     os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
     return current or "(unset)"
@@ -66,7 +56,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     which bob's own weight misses by 3.4e-5. ``test_bob_compat.py`` checks these weights against the
     minimiser on every CPU.
     """
-    if _has_avx512(unknown=True):  # nothing known (not Linux): nothing marked
+    if has_avx512(unknown=True):  # nothing known (not Linux): nothing marked
         return
     reason = ("bob's expected weights are those of L-BFGS-B at SciPy's default tolerance on an AVX-512 "
               "code path; without AVX-512 it stops ~2e-5 away (see tests/conftest.py)")

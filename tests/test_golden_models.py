@@ -41,6 +41,7 @@ import pytest
 # golden_models sits beside this file; import it whatever pytest's import mode
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import golden_models  # noqa: E402
+from cpu_flags import has_avx512  # noqa: E402
 
 #: Configuration name -> (relative tolerance, reason). A configuration without an entry is compared
 #: exactly. Add an entry only when a change of the last bits is understood and accepted, e.g.
@@ -170,9 +171,6 @@ REFERENCE_KERNELS = {"skylakex", "cooperlake", "sapphirerapids"}
 #: exactly in a process with the reference kernel where the CPU can run it.
 OTHER_KERNEL_TOLERANCE = 1e-7
 
-#: The AVX-512 subsets OpenBLAS's SkylakeX kernels need.
-SKYLAKEX_FLAGS = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
-
 
 @functools.cache
 def _openblas_kernels() -> frozenset[str]:
@@ -192,19 +190,10 @@ def _tolerance(name: str) -> float:
     return tolerance
 
 
-def _cpu_runs_skylakex_kernels() -> bool:
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    return SKYLAKEX_FLAGS <= set(flags)
-
-
 def test_golden_models_are_exact_under_the_reference_kernel() -> None:
     if _openblas_kernels() <= REFERENCE_KERNELS:
         pytest.skip("this process already runs the reference OpenBLAS kernel: the tests above compared exactly")
-    if not _cpu_runs_skylakex_kernels():
+    if not has_avx512(unknown=False):
         pytest.skip("the stored files were written with OpenBLAS's SkylakeX kernels, which need AVX-512 and this "
                     "CPU lacks it: the tests above compared floats within OTHER_KERNEL_TOLERANCE")
     environment = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")
