@@ -29,6 +29,7 @@ from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
+from .rows import loss_derivatives, updated_scores
 from .steps import capped_step, compiled_loss, fit_weights, newton_fit_weights
 
 logger = logging.getLogger(__name__)
@@ -105,11 +106,11 @@ class GradientBoosting:
     def begin_round(self, state: RoundState) -> None:
         """The loss gradient at the current scores."""
         loss = self.loss_function
-        if getattr(self.weak_trainer, "uses_hessian", False) and loss.has_hessian:
-            gradient, hessian = loss.gradient_and_hessian(self.targets, state.scores)
+        with_hessian = getattr(self.weak_trainer, "uses_hessian", False) and loss.has_hessian
+        gradient, hessian = loss_derivatives(loss, self.targets, state.scores, with_hessian,
+                                             getattr(state.prepared, "n_threads", 1))
+        if with_hessian:
             state.hessian = weighted(hessian, self.sample_weight)
-        else:
-            gradient = loss.loss_gradient(self.targets, state.scores)
         state.gradient = weighted(gradient, self.sample_weight)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
@@ -152,12 +153,7 @@ class GradientBoosting:
         weak_scores = state.extra.pop("weak_scores", None)
         if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
             weak_scores = machine.forward(state.features)
-        # a new array (a callback may keep the last one), one temporary fewer than scores + weight * weak_scores
-        update = weight * weak_scores
-        if update.shape == state.scores.shape and update.dtype == state.scores.dtype:
-            state.scores = np.add(update, state.scores, out=update)
-        else:
-            state.scores = state.scores + update
+        state.scores = updated_scores(state.scores, weight, weak_scores, getattr(state.prepared, "n_threads", 1))
 
     def describe(self, state: RoundState) -> str:
         """The training loss."""

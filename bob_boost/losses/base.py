@@ -53,6 +53,13 @@ class LossFunction:
     #: :class:`~bob_boost.trainers.Boosting` gives it to the machines it creates.
     cost_matrix: np.ndarray | None = None
 
+    #: Whether the gradient and hessian at a sample depend on that sample's targets and scores only,
+    #: computed so that any slice of rows gives the same bits as the whole matrix: the training loop
+    #: then evaluates them on blocks of rows in threads (:mod:`bob_boost.boosting.rows`). False, the
+    #: safe default, for third-party losses; a subclass that changes a built-in loss's derivatives
+    #: sets it again.
+    row_separable: bool = False
+
     def decision_rule(self, number_of_outputs: int) -> str | None:
         """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).
 

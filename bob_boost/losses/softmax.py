@@ -89,6 +89,7 @@ class SoftmaxLoss(LossFunction):
     """
 
     name = "softmax"
+    row_separable = True
 
     def __init__(self, number_of_classes: int | None = None) -> None:
         if number_of_classes is not None and (isinstance(number_of_classes, bool)

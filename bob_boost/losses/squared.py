@@ -10,6 +10,7 @@ class SquaredLoss(LossFunction):
     """``L(t, s) = (s - t)^2 / 2``, for real-valued (multi-output) regression."""
 
     name = "squared"
+    row_separable = True
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted values."""
