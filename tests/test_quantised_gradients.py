@@ -235,3 +235,18 @@ def test_front_doors_pass_quantised_gradients_to_the_trees(tmp_path):
     machines = [BoostedMachine.load(model) for model in models]
     assert machines[0].number_of_outputs == 3
     assert any(a != b for a, b in zip(machines[0].weak_machines, machines[1].weak_machines))
+
+
+@pytest.mark.parametrize("quantized", [None, 16])
+def test_continuing_a_machine_gives_the_longer_run(quantized):
+    # the rounding of continued rounds is keyed by their place in the whole machine, not in this run
+    rng = np.random.default_rng(11)
+    features = rng.normal(size=(600, 5))
+    labels = (features[:, 0] + 0.5 * features[:, 1] > 0).astype(int) + (features[:, 2] > 0.8)
+    tree = TreeTrainer(max_depth=3, multi_output="per_output", quantized_gradients=quantized, n_threads=1)
+    trainer = Boosting(tree, SoftmaxLoss(), learning_rate=0.3)
+    longer = trainer.train(features, labels, 6)
+    continued = trainer.train(features, labels, 3)
+    trainer.train(features, labels, 3, boosted_machine=continued)
+    assert len(continued) == len(longer) == 6
+    np.testing.assert_array_equal(continued(features), longer(features))

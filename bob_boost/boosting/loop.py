@@ -108,6 +108,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
     prepared = prepare(features) if prepare is not None else features
     state = algorithm.start(features, machine)
     state.prepared = prepared
+    state.rounds_before = len(machine)
     state.track_scores = callback is not None
     logger.info("%s: up to %d rounds on %d samples x %d features", algorithm.name, number_of_rounds,
                 features.shape[0], features.shape[1])

@@ -65,6 +65,9 @@ class RoundState:
         that trains from other quantities, such as BAdaCost's log weights, may skip them otherwise).
     round_index : int
         The 0-based index of the current round.
+    rounds_before : int
+        Weak machines the machine already had when this run began (a continued machine's rounds):
+        ``rounds_before + round_index`` is the round's place in the whole machine.
     gradient : numpy.ndarray, optional
         The loss gradient at ``scores`` (generic boosting).
     hessian : numpy.ndarray, optional
@@ -90,6 +93,7 @@ class RoundState:
     features: np.ndarray
     scores: np.ndarray
     round_index: int = 0
+    rounds_before: int = 0
     gradient: np.ndarray | None = None
     hessian: np.ndarray | None = None
     labels: np.ndarray | None = None

@@ -224,7 +224,7 @@ class TreeTrainer:
         if hessian is None and self.newton_leaves:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
-        machine, outputs = self._grow(prepared, state.gradient, hessian, state.round_index)
+        machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index)
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
@@ -234,7 +234,7 @@ class TreeTrainer:
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
-        ``round_index`` keys the rounding of quantised gradients.
+        ``round_index``, the round's place in the whole machine, keys the rounding of quantised gradients.
         """
         if hessian is None:
             hessian = np.ones_like(gradient)
