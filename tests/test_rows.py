@@ -4,9 +4,24 @@ import pytest
 
 import bob_boost
 from bob_boost.boosting import rows
+from bob_boost.compat.bob import losses as bob_losses
 from bob_boost.engine.threads import MIN_PARALLEL_WORK
 
 SAMPLES = MIN_PARALLEL_WORK // 4 + 123  # several blocks and a ragged last one, at 4 outputs
+
+
+@pytest.fixture
+def threaded_calls(monkeypatch):
+    """How many times the row blocks went to the threads (proof that the threaded path ran)."""
+    calls = []
+
+    def spy(kernel, blocks, n_threads, work=None):
+        calls.append(len(blocks))
+        return real(kernel, blocks, n_threads, work)
+
+    real = rows.run_blocks
+    monkeypatch.setattr(rows, "run_blocks", spy)
+    return calls
 
 
 def _targets(loss, rng, outputs):
@@ -18,11 +33,13 @@ def _targets(loss, rng, outputs):
 
 
 @pytest.mark.parametrize("loss", [bob_boost.SoftmaxLoss(), bob_boost.ExponentialLoss(), bob_boost.LogitLoss(),
-                                  bob_boost.SquaredLoss()], ids=repr)
+                                  bob_boost.SquaredLoss(), bob_losses.ExponentialLoss(), bob_losses.LogitLoss()],
+                         ids=lambda loss: f"{type(loss).__module__}.{type(loss).__name__}")
 @pytest.mark.parametrize("with_hessian", [True, False])
-def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian):
+def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian, threaded_calls):
     rng = np.random.default_rng(3)
     scores = rng.normal(scale=3.0, size=(SAMPLES, 4))
+    scores[::997] *= 400.0  # where exponentials overflow (bob's logit falls back to bob_boost's form)
     targets = _targets(loss, rng, 4)
     assert loss.row_separable
     assert len(rows._blocks(SAMPLES)) > 2
@@ -34,6 +51,7 @@ def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian):
         whole_gradient, _ = loss.loss_gradient(targets, scores), None
         assert hessian is None
     np.testing.assert_array_equal(gradient, whole_gradient)
+    assert threaded_calls == [len(rows._blocks(SAMPLES))]
 
 
 def test_other_losses_are_evaluated_whole():
@@ -52,17 +70,57 @@ def test_other_losses_are_evaluated_whole():
     assert not bob_boost.JesorskyLoss().row_separable
 
 
+def test_a_subclass_with_its_own_derivatives_is_not_row_separable_unless_it_says_so():
+    class Scaled(bob_boost.SquaredLoss):
+        def loss_gradient(self, targets, scores, sample_weight=None):
+            return 2.0 * super().loss_gradient(targets, scores, sample_weight)
+
+    class Declared(Scaled):
+        row_separable = True
+
+    class Renamed(bob_boost.SquaredLoss):
+        name = "renamed"
+
+    assert not Scaled.row_separable and Declared.row_separable and Renamed.row_separable
+    assert not bob_losses.JesorskyLoss.row_separable and not bob_losses.TangentialLoss.row_separable
+
+
 @pytest.mark.parametrize("n_threads", [1, 2, 4])
-def test_updated_scores_are_a_new_array_with_the_same_bits(n_threads):
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_updated_scores_are_a_new_array_with_the_same_bits(n_threads, order):
     rng = np.random.default_rng(5)
     scores = rng.normal(size=(SAMPLES, 4))
-    weak = rng.normal(size=(SAMPLES, 4))
+    weak = np.asarray(rng.normal(size=(SAMPLES, 4)), order=order)
     weight = rng.normal(size=4)
     kept = scores.copy()
     updated = rows.updated_scores(scores, weight, weak, n_threads)
-    np.testing.assert_array_equal(updated, weight * weak + scores)
+    whole = weight * weak + scores
+    np.testing.assert_array_equal(updated, whole)
+    # laid out as the whole-matrix product, so that sums along rows round alike
+    assert updated.flags.f_contiguous == whole.flags.f_contiguous == (order == "F")
+    np.testing.assert_array_equal(np.sum(updated, axis=1), np.sum(whole, axis=1))
     np.testing.assert_array_equal(scores, kept)
     assert updated is not scores
     # a broadcast update (one weak output for several scores) still adds up
     np.testing.assert_array_equal(rows.updated_scores(scores, weight, weak[:, :1], n_threads),
                                   scores + weight * weak[:, :1])
+
+
+def test_training_above_the_threshold_is_the_same_at_one_and_two_threads():
+    # look-up tables give Fortran-ordered weak outputs; a callback sees every round's scores
+    rng = np.random.default_rng(6)
+    samples = MIN_PARALLEL_WORK // 10 + 500
+    features = rng.integers(0, 16, size=(samples, 6))
+    labels = (features[:, 0] + features[:, 1] + rng.integers(0, 4, samples)) % 10
+    runs = []
+    for n_threads in (1, 2):
+        seen = []
+        trainer = bob_boost.Boosting(bob_boost.LUTTrainer(16, 10, n_threads=n_threads), bob_boost.SoftmaxLoss())
+        machine = trainer.train(features, labels, 4, callback=lambda r, m, scores: seen.append(
+            (scores.copy(order="K"), float(np.sum(bob_boost.SoftmaxLoss().loss(np.eye(10)[labels], scores))))))
+        runs.append((machine(features), seen))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for (scores_1, loss_1), (scores_2, loss_2) in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_array_equal(scores_1, scores_2)
+        assert scores_1.flags.f_contiguous == scores_2.flags.f_contiguous
+        assert loss_1 == loss_2

@@ -56,14 +56,20 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
 
 def updated_scores(scores: np.ndarray, weight: np.ndarray, weak_scores: np.ndarray,
                    n_threads: int) -> np.ndarray:
-    """A new array ``weight * weak_scores + scores``, product then sum (a callback may keep ``scores``)."""
-    update_shape = np.broadcast_shapes(np.shape(weight), weak_scores.shape)
-    if update_shape != scores.shape or weak_scores.dtype != scores.dtype or not _threaded(scores, n_threads):
+    """A new array ``weight * weak_scores + scores``, product then sum (a callback may keep ``scores``).
+
+    Laid out in memory as ``weak_scores`` (often Fortran-ordered), as numpy
+    lays out the product: sums along its rows, as the losses take them, then
+    round the same whichever path computed it.
+    """
+    same_shape = weak_scores.shape == scores.shape == np.broadcast_shapes(np.shape(weight), weak_scores.shape)
+    same_type = np.result_type(weight, weak_scores) == scores.dtype == weak_scores.dtype
+    if not (same_shape and same_type and _threaded(scores, n_threads)):
         update = weight * weak_scores
         if update.shape == scores.shape and update.dtype == scores.dtype:
             return np.add(update, scores, out=update)
         return scores + update
-    result = np.empty(scores.shape, dtype=scores.dtype)
+    result = np.empty_like(weak_scores)
 
     def block(start: int, stop: int) -> None:
         part = result[start:stop]

@@ -56,9 +56,16 @@ class LossFunction:
     #: Whether the gradient and hessian at a sample depend on that sample's targets and scores only,
     #: computed so that any slice of rows gives the same bits as the whole matrix: the training loop
     #: then evaluates them on blocks of rows in threads (:mod:`bob_boost.boosting.rows`). False, the
-    #: safe default, for third-party losses; a subclass that changes a built-in loss's derivatives
-    #: sets it again.
+    #: safe default, for third-party losses, and for a subclass that defines its own derivatives
+    #: without setting it again (see :meth:`__init_subclass__`).
     row_separable: bool = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A subclass that overrides a derivative is not row-separable unless it says so itself."""
+        super().__init_subclass__(**kwargs)
+        derivatives = ("loss_gradient", "loss_hessian", "gradient_and_hessian")
+        if "row_separable" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
+            cls.row_separable = False
 
     def decision_rule(self, number_of_outputs: int) -> str | None:
         """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).

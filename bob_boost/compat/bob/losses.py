@@ -72,6 +72,9 @@ class ExponentialLoss(LossFunction, exponential.ExponentialLoss):
 class LogitLoss(LossFunction, logit.LogitLoss):
     """bob's logit loss ``log(1 + exp(-t s))`` and its gradient ``-t exp(-t s) / (1 + exp(-t s))``."""
 
+    # elementwise, its fallback where bob's numbers overflow included (tests/test_rows.py)
+    row_separable = True
+
     def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """``log(1 + exp(-t s))`` as bob computes it (bob_boost's form where bob's overflows)."""
         with np.errstate(over="ignore"):
