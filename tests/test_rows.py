@@ -52,6 +52,15 @@ def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian, threaded
         assert hessian is None
     np.testing.assert_array_equal(gradient, whole_gradient)
     assert threaded_calls == [len(rows._blocks(SAMPLES))]
+    # the layout of the whole matrix's derivatives, for Fortran-ordered scores too
+    assert gradient.flags.c_contiguous and whole_gradient.flags.c_contiguous
+    fortran_gradient, _ = rows.loss_derivatives(loss, targets, np.asfortranarray(scores), with_hessian, 2)
+    whole_fortran = loss.loss_gradient(targets, np.asfortranarray(scores))
+    np.testing.assert_array_equal(fortran_gradient, whole_fortran)
+    assert fortran_gradient.flags.c_contiguous == whole_fortran.flags.c_contiguous
+    # Fortran-ordered targets: computed whole (its layout may then follow them)
+    rows.loss_derivatives(loss, np.asfortranarray(targets), scores, with_hessian, 2)
+    assert len(threaded_calls) == 2
 
 
 def test_other_losses_are_evaluated_whole():

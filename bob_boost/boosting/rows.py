@@ -34,9 +34,12 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
 
     Unweighted, as :meth:`~bob_boost.losses.base.LossFunction.gradient_and_hessian`
     returns them; on row blocks in up to ``n_threads`` threads when the loss is
-    row-separable and the matrix large enough to gain from it.
+    row-separable and the matrix large enough to gain from it. The blocks fill
+    C-ordered arrays, as the built-in losses return for C-ordered targets
+    (whatever the scores' order): sums over them (a weak trainer's totals) then
+    round alike on both paths, so Fortran-ordered targets are computed whole.
     """
-    if not (loss.row_separable and _threaded(scores, n_threads)):
+    if not (loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads)):
         if with_hessian:
             return loss.gradient_and_hessian(targets, scores)
         return loss.loss_gradient(targets, scores), None
