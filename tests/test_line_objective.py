@@ -8,6 +8,7 @@ import pytest
 
 from bob_boost import Boosting, ExponentialLoss, LogitLoss, LUTTrainer, TangentialLoss
 from bob_boost.boosting import steps
+from bob_boost.engine import line_objective
 from bob_boost.engine.line_objective import LineObjective
 
 
@@ -97,3 +98,21 @@ def test_compiled_objective_on_concurrent_threads_has_the_generic_bits(loss):
     value, gradient = objective(alpha)
     expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current, weights)
     assert value == expected_value and gradient.tobytes() == expected_gradient.tobytes()
+
+
+@pytest.mark.parametrize("loss", [ExponentialLoss(), LogitLoss()])
+@pytest.mark.parametrize("chunk_entries", [1, 7, 40])
+def test_any_chunking_of_the_rows_has_the_generic_bits(loss, chunk_entries, monkeypatch):
+    # chunks of 1, 2 and 13 rows of the 3 outputs: many chunks a thread, ragged last ones
+    monkeypatch.setattr(line_objective, "CHUNK_ENTRIES", chunk_entries)
+    rng = np.random.default_rng(chunk_entries)
+    targets, previous, current = _problem(rng, 301, 3, 2.0)
+    weights = rng.random(301)
+    for n_threads in (1, 2, 3):
+        objective = steps._line_objective(loss, targets, previous, np.asfortranarray(current), weights, n_threads)
+        assert objective._chunk == max(1, chunk_entries // 3)
+        for alpha in (np.zeros(3), rng.normal(size=3)):
+            value, gradient = objective(alpha)
+            expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current,
+                                                                           weights)
+            assert value == expected_value and gradient.tobytes() == expected_gradient.tobytes()

@@ -5,7 +5,9 @@ L-BFGS minimises ``sum_n w_n l(t_n, p_n + alpha * h_n)`` over the weights
 times a round. The generic path (``LossFunction.loss_and_gradient_sum``) makes
 about ten full-size temporaries per call. :class:`LineObjective` keeps its
 buffers from call to call and does the arithmetic elementwise in compiled
-passes, with the same IEEE operations in the same order as the numpy
+passes over chunks of rows small enough to stay in cache (the exponential and
+logarithm between them are the largest cost, and the chunks spare their
+intermediates a trip through memory), with the same IEEE operations in the same order as the numpy
 expressions of :mod:`bob_boost.losses`; the exponential and ``log1p`` stay
 numpy's own (their SIMD versions round differently from the C library's), and
 the sums add in numpy's order (pairwise along a contiguous axis, numpy's own
@@ -28,24 +30,29 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 #: The loss codes (of :mod:`.newton`) with a compiled objective.
 SUPPORTED = (EXPONENTIAL, LOGIT)
 
+#: Entries per chunk of a thread's rows: its three intermediates (128 kB each) stay in a core's L2 cache.
+CHUNK_ENTRIES = 1 << 14
+
 
 @numba.njit(**_JIT)
 def _exponential_arguments(alpha, targets, previous, current, limit, start, stop, exponent):
-    """``min(-t * (p + alpha * h), limit)``: the exponential loss's exponent, rows ``start:stop``."""
+    """``min(-t * (p + alpha * h), limit)``: the exponential loss's exponent, rows ``start:stop`` into
+    ``exponent[0:stop - start]``."""
     k = targets.shape[1]
     for i in range(start, stop):
         for j in range(k):
-            exponent[i, j] = min(-targets[i, j] * (previous[i, j] + alpha[j] * current[i, j]), limit)
+            exponent[i - start, j] = min(-targets[i, j] * (previous[i, j] + alpha[j] * current[i, j]), limit)
 
 
 @numba.njit(**_JIT)
 def _exponential_terms(targets, current, weights, loss, start, stop, values, products):
-    """From ``loss = exp(exponent)``: the (weighted) loss terms and gradient terms times ``h``, rows ``start:stop``."""
+    """From ``loss = exp(exponent)`` (row ``i`` at ``i - start``): the (weighted) loss terms and gradient terms
+    times ``h``, rows ``start:stop``."""
     k = targets.shape[1]
     weighted = weights.size > 0
     for i in range(start, stop):
         for j in range(k):
-            value = loss[i, j]
+            value = loss[i - start, j]
             gradient = -targets[i, j] * value
             if weighted:
                 value = weights[i] * value
@@ -56,26 +63,27 @@ def _exponential_terms(targets, current, weights, loss, start, stop, values, pro
 
 @numba.njit(**_JIT)
 def _logit_arguments(alpha, targets, previous, current, start, stop, margin, exponent):
-    """The margin ``t * (p + alpha * h)`` and ``-|margin|``, rows ``start:stop``."""
+    """The margin ``t * (p + alpha * h)`` and ``-|margin|``, rows ``start:stop`` into rows ``0:stop - start``."""
     k = targets.shape[1]
     for i in range(start, stop):
         for j in range(k):
             value = targets[i, j] * (previous[i, j] + alpha[j] * current[i, j])
-            margin[i, j] = value
-            exponent[i, j] = -abs(value)
+            margin[i - start, j] = value
+            exponent[i - start, j] = -abs(value)
 
 
 @numba.njit(**_JIT)
 def _logit_terms(targets, current, weights, margin, small, log_term, start, stop, values, products):
-    """From ``small = exp(-|margin|)`` and ``log_term = log1p(small)``: loss and gradient terms times ``h``."""
+    """From ``small = exp(-|margin|)`` and ``log_term = log1p(small)`` (row ``i`` at ``i - start``): loss and
+    gradient terms times ``h``, rows ``start:stop``."""
     k = targets.shape[1]
     weighted = weights.size > 0
     for i in range(start, stop):
         for j in range(k):
-            m = margin[i, j]
-            e = small[i, j]
+            m = margin[i - start, j]
+            e = small[i - start, j]
             negative = -m
-            value = (negative if negative > 0.0 else 0.0) + log_term[i, j]
+            value = (negative if negative > 0.0 else 0.0) + log_term[i - start, j]
             gradient = -targets[i, j] * ((e if m >= 0 else 1.0) / (1.0 + e))
             if weighted:
                 value = weights[i] * value
@@ -123,18 +131,22 @@ class LineObjective:
         self.weights = np.empty(0) if sample_weight is None else sample_weight
         self.limit = float(limit)
         shape = targets.shape
-        scratch = [np.empty(shape) for _ in range(1 if loss == EXPONENTIAL else 3)]
-        self._buffers = scratch + [np.empty(shape, order=orders[0]), np.empty(shape, order=orders[1])]
+        self._outputs = (np.empty(shape, order=orders[0]), np.empty(shape, order=orders[1]))
         self.n_threads = n_threads
         rows = shape[0]
         self._rows = [(rows * b // n_threads, rows * (b + 1) // n_threads) for b in range(n_threads)]
+        self._chunk = max(1, CHUNK_ENTRIES // max(1, shape[1]))
+        # each thread's block of rows has its own intermediates, one chunk long
+        chunk_shape = (min(self._chunk, max(1, -(-rows // n_threads))), shape[1])
+        self._scratch = [[np.empty(chunk_shape) for _ in range(1 if loss == EXPONENTIAL else 3)]
+                         for _ in range(n_threads)]
 
     def __call__(self, alpha: np.ndarray) -> tuple[float, np.ndarray]:
         """The summed loss at ``alpha`` and its (#outputs,) gradient."""
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-        run_blocks(self._terms, [(alpha, start, stop) for start, stop in self._rows], self.n_threads,
-                   work=float(self.targets.size))
-        values, products = self._buffers[-2:]
+        run_blocks(self._terms, [(alpha, start, stop, scratch) for (start, stop), scratch in
+                                 zip(self._rows, self._scratch)], self.n_threads, work=float(self.targets.size))
+        values, products = self._outputs
         if products.flags.c_contiguous and not products.flags.f_contiguous:
             # numpy adds along a slow axis one row after the other (its documented naive summation);
             # so does this loop, without numpy's per-row call
@@ -144,18 +156,23 @@ class LineObjective:
             gradient = np.sum(products, axis=0)
         return float(np.sum(values)), gradient
 
-    def _terms(self, alpha: np.ndarray, start: int, stop: int) -> None:
-        """The loss terms and gradient terms of rows ``start:stop`` (numpy's ufuncs release the GIL)."""
-        if self.loss == EXPONENTIAL:
-            exponent, values, products = self._buffers
-            _exponential_arguments(alpha, self.targets, self.previous, self.current, self.limit, start, stop,
-                                   exponent)
-            np.exp(exponent[start:stop], out=exponent[start:stop])
-            _exponential_terms(self.targets, self.current, self.weights, exponent, start, stop, values, products)
-        else:
-            margin, small, log_term, values, products = self._buffers
-            _logit_arguments(alpha, self.targets, self.previous, self.current, start, stop, margin, small)
-            np.exp(small[start:stop], out=small[start:stop])
-            np.log1p(small[start:stop], out=log_term[start:stop])
-            _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, start, stop, values,
-                         products)
+    def _terms(self, alpha: np.ndarray, start: int, stop: int, scratch: list[np.ndarray]) -> None:
+        """The loss terms and gradient terms of rows ``start:stop``, chunk by chunk (numpy's ufuncs release the GIL)."""
+        values, products = self._outputs
+        for first in range(start, stop, self._chunk):
+            last = min(first + self._chunk, stop)
+            if self.loss == EXPONENTIAL:
+                exponent = scratch[0]
+                _exponential_arguments(alpha, self.targets, self.previous, self.current, self.limit, first, last,
+                                       exponent)
+                loss = exponent[:last - first]
+                np.exp(loss, out=loss)
+                _exponential_terms(self.targets, self.current, self.weights, exponent, first, last, values, products)
+            else:
+                margin, small, log_term = scratch
+                _logit_arguments(alpha, self.targets, self.previous, self.current, first, last, margin, small)
+                exponentials = small[:last - first]
+                np.exp(exponentials, out=exponentials)
+                np.log1p(exponentials, out=log_term[:last - first])
+                _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, first, last, values,
+                             products)
