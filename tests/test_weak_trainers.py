@@ -139,3 +139,32 @@ def test_unsigned_64_bit_features_beyond_the_int64_range_are_accepted():
 def test_lut_trainer_refuses_histograms_too_large_to_allocate():
     with pytest.raises(ValueError, match="maximum_feature_value.*quantise"):
         LUTTrainer(10 ** 9).train(np.zeros((60, 3), dtype=int), np.ones(60))
+
+
+@pytest.mark.parametrize("missing", [None, "bin"])
+@pytest.mark.parametrize("style", ["independent", "shared"])
+def test_lut_proposal_outputs_are_the_machine_outputs_in_its_layout(missing, style):
+    from bob_boost import Boosting, LogitLoss, LUTTrainer
+    from bob_boost.boosting.protocol import RoundState
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 12, size=(400, 6)).astype(np.float64)
+    if missing:
+        x[rng.random(x.shape) < 0.1] = np.nan
+    labels = (np.nan_to_num(x[:, 0]) + np.nan_to_num(x[:, 3])).astype(int) % 3
+    targets = np.where(labels[:, np.newaxis] == np.arange(3), 1.0, -1.0)
+    trainer = LUTTrainer(12, 3, style, missing=missing)
+    prepared = trainer.prepare(x)
+    state = RoundState(features=x, scores=np.zeros(targets.shape))
+    state.gradient = LogitLoss().loss_gradient(targets, state.scores)
+    proposal = trainer.propose(prepared, state)
+    expected = proposal.machine.forward(x)
+    assert proposal.outputs.tobytes(order="A") == expected.tobytes(order="A")
+    assert proposal.outputs.flags.f_contiguous == expected.flags.f_contiguous
+    assert proposal.outputs.flags.c_contiguous == expected.flags.c_contiguous
+    # training with them gives the machine of training without them
+    fast = Boosting(trainer, LogitLoss()).train(x, targets, 5)
+    plain = LUTTrainer(12, 3, style, missing=missing)
+    plain.propose = lambda prepared, state: type(proposal)(plain._fit(prepared, state.gradient))
+    slow = Boosting(plain, LogitLoss()).train(x, targets, 5)
+    assert np.array_equal(fast.weights, slow.weights)
+    assert np.array_equal(fast(x), slow(x))

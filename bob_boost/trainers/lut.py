@@ -111,8 +111,20 @@ class LUTTrainer:
                                     f"{self.number_of_outputs}")
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
-        """The LUT machine for ``state.gradient`` (the loop's trusted, prepared inputs)."""
-        return Proposal(self._fit(prepared, state.gradient))
+        """The LUT machine for ``state.gradient`` (the loop's trusted, prepared inputs), with its outputs."""
+        machine = self._fit(prepared, state.gradient)
+        return Proposal(machine, outputs=None if prepared.coded is None else self._outputs(prepared, machine))
+
+    @staticmethod
+    def _outputs(binned: BinnedFeatures, machine: LUTMachine) -> np.ndarray:
+        """``machine.forward`` on the training samples, read through their codes (each a feature's value, or
+        the NaN entry's row): contiguous per feature, where the raw matrix is read across its rows."""
+        codes = binned.coded.codes
+        # Fortran order, as forward's: the step rule's sums add in memory order
+        out = np.empty((codes.shape[1], machine.number_of_outputs), order="F")
+        for j, feature in enumerate(machine.indices):
+            np.take(machine.look_up_tables[:, j], codes[feature], out=out[:, j])
+        return out
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> LUTMachine:
         all_missing = None
