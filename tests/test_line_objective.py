@@ -116,3 +116,30 @@ def test_any_chunking_of_the_rows_has_the_generic_bits(loss, chunk_entries, monk
             expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current,
                                                                            weights)
             assert value == expected_value and gradient.tobytes() == expected_gradient.tobytes()
+
+
+@pytest.mark.parametrize("loss", [ExponentialLoss(), LogitLoss()])
+@pytest.mark.parametrize("orders", list(itertools.product("CF", repeat=3)))
+def test_layouts_either_side_of_numpys_temporary_elision_have_the_generic_bits(loss, orders):
+    # numpy computes in place into temporaries of 256 KiB and more, which changes a result's memory order
+    rng = np.random.default_rng(21)
+    for rows in (3276, 3277):  # x 10 outputs x 8 bytes: just below and just above 256 KiB
+        targets, previous, current = (_layout(a, o) for a, o in zip(_problem(rng, rows, 10, 2.0), orders))
+        objective = steps._line_objective(loss, targets, previous, current, None, 1)
+        alpha = rng.normal(size=10)
+        value, gradient = objective(alpha)
+        expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current, None)
+        assert value == expected_value
+        assert gradient.tobytes() == np.asarray(expected_gradient).tobytes()
+
+
+@pytest.mark.parametrize("loss", [ExponentialLoss(), LogitLoss()])
+def test_a_gradient_column_of_negative_zeros_sums_to_positive_zero_as_numpys(loss):
+    # a loss that underflows at a large weight leaves -0.0 gradient terms; numpy's sum starts from +0.0
+    targets = np.array([[1.0, 1.0], [1.0, -1.0]])
+    previous = np.zeros((2, 2))
+    current = np.array([[1.0, 1.0], [1.0, 1.0]])
+    alpha = np.array([1000.0, 0.5])
+    value, gradient = steps._line_objective(loss, targets, previous, current, None, 1)(alpha)
+    expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current, None)
+    assert gradient.tobytes() == np.asarray(expected_gradient).tobytes()

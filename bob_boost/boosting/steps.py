@@ -90,19 +90,30 @@ def _line_objective(loss_function: LossFunction, targets: np.ndarray, previous_s
     return objective
 
 
+#: numpy computes into a temporary operand of at least this many bytes in place ("temporary elision"), so
+#: that a result may take the temporary's memory order instead of its other operand's.
+_ELISION_BYTES = 256 * 1024
+
+
 def _generic_orders(loss_function: LossFunction, arrays: tuple[np.ndarray, ...], weighted: bool) -> tuple[str, str]:
     """The memory order of the loss terms and of the gradient terms times ``h`` that the generic path sums.
 
     numpy lays an elementwise result out as its operands are laid out, so
-    the generic path runs here on (3, 2) stand-ins laid out as ``arrays``
-    (the loop's weak outputs and scores are often Fortran-ordered).
+    the generic path runs here on stand-ins laid out as ``arrays`` (the loop's
+    weak outputs and scores are often Fortran-ordered): 3 rows, or, for arrays
+    numpy would elide temporaries of, just enough rows to be elided too.
     """
+    columns = max(2, arrays[0].shape[1])
+    rows = 3
+    if arrays[0].size * arrays[0].itemsize >= _ELISION_BYTES:
+        rows = max(rows, -(-_ELISION_BYTES // (columns * arrays[0].itemsize)))
+
     def stand_in(a: np.ndarray) -> np.ndarray:
-        return np.ones((3, 2), order="C" if a.flags.c_contiguous else "F")
+        return np.ones((rows, columns), order="C" if a.flags.c_contiguous else "F")
     targets, previous, current = (stand_in(a) for a in arrays)
-    values, gradients = loss_function.loss_and_gradient(targets, previous + np.zeros(2) * current)
+    values, gradients = loss_function.loss_and_gradient(targets, previous + np.zeros(columns) * current)
     if weighted:
-        values, gradients = weighted_terms(values, np.ones(3)), weighted_terms(gradients, np.ones(3))
+        values, gradients = weighted_terms(values, np.ones(rows)), weighted_terms(gradients, np.ones(rows))
     return tuple("C" if a.flags.c_contiguous else "F" for a in (values, gradients * current))
 
 

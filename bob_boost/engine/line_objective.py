@@ -94,9 +94,10 @@ def _logit_terms(targets, current, weights, margin, small, log_term, start, stop
 
 @numba.njit(**_JIT)
 def _column_sums(terms, out):
-    """``out[j] = terms[0, j] + terms[1, j] + ...``, added in row order."""
-    out[:] = terms[0]
-    for i in range(1, terms.shape[0]):
+    """``out[j] = 0 + terms[0, j] + terms[1, j] + ...``, added in row order (from +0, as numpy's sum: an
+    all -0 column sums to +0)."""
+    out[:] = 0.0
+    for i in range(terms.shape[0]):
         for j in range(terms.shape[1]):
             out[j] += terms[i, j]
 
