@@ -14,6 +14,11 @@ the sums add in numpy's order (pairwise along a contiguous axis, numpy's own
 call; row after row along the other). So every value and gradient is
 bit-identical to the generic path's (tested), and so are L-BFGS's iterates and
 the models bob.learn.boosting's tests and the golden files hold.
+
+The passes run down one output's column at a time on column-major (Fortran)
+copies of the inputs, so that each inner loop reads and writes contiguous
+memory and compiles to SIMD instructions; an entry's arithmetic does not
+depend on the order in which entries are visited, so neither do the bits.
 """
 from __future__ import annotations
 
@@ -30,66 +35,95 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 #: The loss codes (of :mod:`.newton`) with a compiled objective.
 SUPPORTED = (EXPONENTIAL, LOGIT)
 
-#: Entries per chunk of a thread's rows: its three intermediates (128 kB each) stay in a core's L2 cache.
+#: Entries per chunk of a thread's rows: its intermediates (128 kB each) stay in a core's L2 cache.
 CHUNK_ENTRIES = 1 << 14
 
 
 @numba.njit(**_JIT)
 def _exponential_arguments(alpha, targets, previous, current, limit, start, stop, exponent):
     """``min(-t * (p + alpha * h), limit)``: the exponential loss's exponent, rows ``start:stop`` into
-    ``exponent[0:stop - start]``."""
-    k = targets.shape[1]
-    for i in range(start, stop):
-        for j in range(k):
-            exponent[i - start, j] = min(-targets[i, j] * (previous[i, j] + alpha[j] * current[i, j]), limit)
+    ``exponent[0:stop - start]`` (every array column-major)."""
+    rows = stop - start
+    for j in range(targets.shape[1]):
+        a = alpha[j]
+        t, p, h = targets[start:stop, j], previous[start:stop, j], current[start:stop, j]
+        out = exponent[:rows, j]
+        for i in range(rows):
+            out[i] = min(-t[i] * (p[i] + a * h[i]), limit)
 
 
 @numba.njit(**_JIT)
-def _exponential_terms(targets, current, weights, loss, start, stop, values, products):
-    """From ``loss = exp(exponent)`` (row ``i`` at ``i - start``): the (weighted) loss terms and gradient terms
-    times ``h``, rows ``start:stop``."""
-    k = targets.shape[1]
+def _exponential_terms(targets, current, weights, loss, start, stop, values_by_row, values, products):
+    """From ``loss = exp(exponent)`` (row ``i`` at ``i - start``): the (weighted) loss terms and gradient
+    terms times ``h`` of rows ``start:stop``, the loss terms walking ``values``' memory in order."""
+    rows = stop - start
     weighted = weights.size > 0
-    for i in range(start, stop):
-        for j in range(k):
-            value = loss[i - start, j]
-            gradient = -targets[i, j] * value
+    w = weights[start:stop]
+    for j in range(targets.shape[1]):
+        t, h, value = targets[start:stop, j], current[start:stop, j], loss[:rows, j]
+        out = products[start:stop, j]
+        for i in range(rows):
+            gradient = -t[i] * value[i]
             if weighted:
-                value = weights[i] * value
-                gradient = weights[i] * gradient
-            values[i, j] = value
-            products[i, j] = gradient * current[i, j]
+                gradient = w[i] * gradient
+            out[i] = gradient * h[i]
+        if not values_by_row:
+            target = values[start:stop, j]
+            for i in range(rows):
+                target[i] = w[i] * value[i] if weighted else value[i]
+    if values_by_row:
+        for i in range(rows):
+            for j in range(targets.shape[1]):
+                values[start + i, j] = w[i] * loss[i, j] if weighted else loss[i, j]
 
 
 @numba.njit(**_JIT)
 def _logit_arguments(alpha, targets, previous, current, start, stop, margin, exponent):
-    """The margin ``t * (p + alpha * h)`` and ``-|margin|``, rows ``start:stop`` into rows ``0:stop - start``."""
-    k = targets.shape[1]
-    for i in range(start, stop):
-        for j in range(k):
-            value = targets[i, j] * (previous[i, j] + alpha[j] * current[i, j])
-            margin[i - start, j] = value
-            exponent[i - start, j] = -abs(value)
+    """The margin ``t * (p + alpha * h)`` and ``-|margin|``, rows ``start:stop`` into rows ``0:stop - start``
+    (every array column-major)."""
+    rows = stop - start
+    for j in range(targets.shape[1]):
+        a = alpha[j]
+        t, p, h = targets[start:stop, j], previous[start:stop, j], current[start:stop, j]
+        m, e = margin[:rows, j], exponent[:rows, j]
+        for i in range(rows):
+            value = t[i] * (p[i] + a * h[i])
+            m[i] = value
+            e[i] = -abs(value)
+
+
+@numba.njit(inline="always", **_JIT)
+def _logit_value(margin, log_term, weights, i, weighted):
+    """``max(-margin, 0) + log1p(exp(-|margin|))``, times ``weights[i]`` when ``weighted``."""
+    negative = -margin
+    value = (negative if negative > 0.0 else 0.0) + log_term
+    return weights[i] * value if weighted else value
 
 
 @numba.njit(**_JIT)
-def _logit_terms(targets, current, weights, margin, small, log_term, start, stop, values, products):
-    """From ``small = exp(-|margin|)`` and ``log_term = log1p(small)`` (row ``i`` at ``i - start``): loss and
-    gradient terms times ``h``, rows ``start:stop``."""
-    k = targets.shape[1]
+def _logit_terms(targets, current, weights, margin, small, log_term, start, stop, values_by_row, values, products):
+    """From ``small = exp(-|margin|)`` and ``log_term = log1p(small)`` (row ``i`` at ``i - start``): the
+    (weighted) loss terms and gradient terms times ``h`` of rows ``start:stop``, the loss terms walking
+    ``values``' memory in order."""
+    rows = stop - start
     weighted = weights.size > 0
-    for i in range(start, stop):
-        for j in range(k):
-            m = margin[i - start, j]
-            e = small[i - start, j]
-            negative = -m
-            value = (negative if negative > 0.0 else 0.0) + log_term[i - start, j]
-            gradient = -targets[i, j] * ((e if m >= 0 else 1.0) / (1.0 + e))
+    w = weights[start:stop]
+    for j in range(targets.shape[1]):
+        t, h, m, e = targets[start:stop, j], current[start:stop, j], margin[:rows, j], small[:rows, j]
+        out = products[start:stop, j]
+        for i in range(rows):
+            gradient = -t[i] * ((e[i] if m[i] >= 0 else 1.0) / (1.0 + e[i]))
             if weighted:
-                value = weights[i] * value
-                gradient = weights[i] * gradient
-            values[i, j] = value
-            products[i, j] = gradient * current[i, j]
+                gradient = w[i] * gradient
+            out[i] = gradient * h[i]
+        if not values_by_row:
+            log, target = log_term[:rows, j], values[start:stop, j]
+            for i in range(rows):
+                target[i] = _logit_value(m[i], log[i], w, i, weighted)
+    if values_by_row:
+        for i in range(rows):
+            for j in range(targets.shape[1]):
+                values[start + i, j] = _logit_value(margin[i, j], log_term[i, j], w, i, weighted)
 
 
 @numba.njit(**_JIT)
@@ -110,7 +144,8 @@ class LineObjective:
     loss : int
         :data:`~bob_boost.engine.newton.EXPONENTIAL` or :data:`~bob_boost.engine.newton.LOGIT`.
     targets, previous_scores, current_scores : numpy.ndarray
-        (#samples, #outputs) float64 targets, scores so far and the new weak machine's outputs.
+        (#samples, #outputs) float64 targets, scores so far and the new weak machine's outputs (read
+        through column-major copies where they are row-major; the caller's arrays are not changed).
     sample_weight : numpy.ndarray or None
         (#samples,) float64 factors of the loss terms.
     limit : float
@@ -118,28 +153,34 @@ class LineObjective:
         (:data:`~bob_boost.losses.exponential.EXPONENT_LIMIT`).
     orders : tuple of str
         The memory order ("C" or "F") of the generic path's loss terms and of its gradient terms times
-        ``h``: numpy's sums add in memory order, so the terms summed here are laid out the same way.
+        ``h``: numpy's sums add in memory order, so the terms are summed here in the same order.
     n_threads : int
         Threads for the elementwise work, on contiguous row blocks (each entry is computed alone, so
-        the blocks change nothing); the two sums are numpy's, over the whole arrays.
+        the blocks change nothing); the two sums add in numpy's order, over the whole arrays.
     """
 
     def __init__(self, loss: int, targets: np.ndarray, previous_scores: np.ndarray, current_scores: np.ndarray,
                  sample_weight: np.ndarray | None, limit: float, orders: tuple[str, str] = ("C", "C"),
                  n_threads: int = 1) -> None:
         self.loss = loss
-        self.targets, self.previous, self.current = targets, previous_scores, current_scores
+        self.targets, self.previous, self.current = (np.asfortranarray(a) for a in
+                                                     (targets, previous_scores, current_scores))
         self.weights = np.empty(0) if sample_weight is None else sample_weight
         self.limit = float(limit)
         shape = targets.shape
-        self._outputs = (np.empty(shape, order=orders[0]), np.empty(shape, order=orders[1]))
+        # the loss terms in the generic path's layout (numpy sums them in memory order); the gradient
+        # terms column by column, summed by row below where the generic path's are row-major
+        self._values = np.empty(shape, order=orders[0])
+        self._values_by_row = orders[0] == "C" and shape[1] > 1
+        self._products = np.empty(shape, order="F")
+        self._gradient_by_row = orders[1] == "C" and shape[1] > 1
         self.n_threads = n_threads
         rows = shape[0]
         self._rows = [(rows * b // n_threads, rows * (b + 1) // n_threads) for b in range(n_threads)]
         self._chunk = max(1, CHUNK_ENTRIES // max(1, shape[1]))
         # each thread's block of rows has its own intermediates, one chunk long
         chunk_shape = (min(self._chunk, max(1, -(-rows // n_threads))), shape[1])
-        self._scratch = [[np.empty(chunk_shape) for _ in range(1 if loss == EXPONENTIAL else 3)]
+        self._scratch = [[np.empty(chunk_shape, order="F") for _ in range(1 if loss == EXPONENTIAL else 3)]
                          for _ in range(n_threads)]
 
     def __call__(self, alpha: np.ndarray) -> tuple[float, np.ndarray]:
@@ -147,33 +188,30 @@ class LineObjective:
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         run_blocks(self._terms, [(alpha, start, stop, scratch) for (start, stop), scratch in
                                  zip(self._rows, self._scratch)], self.n_threads, work=float(self.targets.size))
-        values, products = self._outputs
-        if products.flags.c_contiguous and not products.flags.f_contiguous:
+        if self._gradient_by_row:
             # numpy adds along a slow axis one row after the other (its documented naive summation);
             # so does this loop, without numpy's per-row call
-            gradient = np.empty(products.shape[1])
-            _column_sums(products, gradient)
+            gradient = np.empty(self._products.shape[1])
+            _column_sums(self._products, gradient)
         else:
-            gradient = np.sum(products, axis=0)
-        return float(np.sum(values)), gradient
+            gradient = np.sum(self._products, axis=0)
+        return float(np.sum(self._values)), gradient
 
     def _terms(self, alpha: np.ndarray, start: int, stop: int, scratch: list[np.ndarray]) -> None:
         """The loss terms and gradient terms of rows ``start:stop``, chunk by chunk (numpy's ufuncs release the GIL)."""
-        values, products = self._outputs
         for first in range(start, stop, self._chunk):
             last = min(first + self._chunk, stop)
             if self.loss == EXPONENTIAL:
-                exponent = scratch[0]
+                loss = scratch[0][:last - first]
                 _exponential_arguments(alpha, self.targets, self.previous, self.current, self.limit, first, last,
-                                       exponent)
-                loss = exponent[:last - first]
+                                       loss)
                 np.exp(loss, out=loss)
-                _exponential_terms(self.targets, self.current, self.weights, exponent, first, last, values, products)
+                _exponential_terms(self.targets, self.current, self.weights, loss, first, last,
+                                   self._values_by_row, self._values, self._products)
             else:
-                margin, small, log_term = scratch
+                margin, small, log_term = (s[:last - first] for s in scratch)
                 _logit_arguments(alpha, self.targets, self.previous, self.current, first, last, margin, small)
-                exponentials = small[:last - first]
-                np.exp(exponentials, out=exponentials)
-                np.log1p(exponentials, out=log_term[:last - first])
-                _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, first, last, values,
-                             products)
+                np.exp(small, out=small)
+                np.log1p(small, out=log_term)
+                _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, first, last,
+                             self._values_by_row, self._values, self._products)
