@@ -3,9 +3,14 @@
 Every measurement runs in a fresh process (``--worker``), which loads the
 data from a cache, runs one small warm-up fit of the same library (numba
 loads its compiled kernels from its cache; LightGBM and XGBoost load their
-libraries), records its resident memory, then trains while a thread samples
-the resident memory every 5 ms (1 ms in the first run recorded in
-doc/benchmarks.md). A table row gives the fastest of
+libraries), records its resident memory, resets the kernel's record of the
+process's peak resident memory (``/proc/self/clear_refs``) and trains; the
+peak (``VmHWM``) is read after training. Runs before session 33 instead
+sampled the resident memory from a Python thread every 5 ms (1 ms in the first
+run recorded in doc/benchmarks.md), which still happens where the reset is not
+available: that thread competes for the GIL with bob_boost's threads (on 2
+cores it made bob's L-BFGS LUT training 8-11% slower) and can miss a peak
+shorter than its period. A table row gives the fastest of
 ``--repeats`` runs (runs are interleaved: repeat 1 of every method, then
 repeat 2, ...), the test accuracy, and the largest increase of resident
 memory during training over the memory in use just before it.
@@ -249,6 +254,23 @@ def _resident() -> int:
         return int(stream.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _reset_peak() -> bool:
+    """Reset the kernel's peak resident memory of this process to its current one (Linux 4.0+)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as stream:
+            stream.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak() -> int:
+    """The kernel's peak resident memory of this process (``VmHWM``), in bytes."""
+    with open("/proc/self/status") as stream:
+        line = next(line for line in stream if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
 def worker(spec: dict) -> dict:
     """Train one method on one data set; time, peak memory above the start, accuracy (or prediction speed)."""
     data = dataset(spec["data"])
@@ -258,6 +280,7 @@ def worker(spec: dict) -> dict:
     if spec.get("predict_rounds"):
         return _predict_worker(spec, data)
     start_memory, peak = _resident(), [0]
+    exact = _reset_peak()
     done = threading.Event()
 
     def sample() -> None:
@@ -265,15 +288,18 @@ def worker(spec: dict) -> dict:
             peak[0] = max(peak[0], _resident())
             time.sleep(0.005)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    sampler = None if exact else threading.Thread(target=sample, daemon=True)
+    if sampler is not None:
+        sampler.start()
     start = time.perf_counter()
     predict, _ = method(data["x"], data["y"], spec["threads"])
     seconds = time.perf_counter() - start
+    peak[0] = max(peak[0], _peak() if exact else _resident())
     done.set()
-    sampler.join()
+    if sampler is not None:
+        sampler.join()
     predictions = predict(data["xt"])
-    memory = max(peak[0], _resident()) - start_memory
+    memory = peak[0] - start_memory
     if spec.get("metric") == "rmse":
         return {"seconds": seconds, "memory": memory, "rmse": float(np.sqrt(np.mean((predictions - data["yt"]) ** 2)))}
     return {"seconds": seconds, "memory": memory, "accuracy": float(np.mean(predictions == data["yt"]))}
