@@ -143,3 +143,27 @@ def test_a_gradient_column_of_negative_zeros_sums_to_positive_zero_as_numpys(los
     value, gradient = steps._line_objective(loss, targets, previous, current, None, 1)(alpha)
     expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current, None)
     assert gradient.tobytes() == np.asarray(expected_gradient).tobytes()
+
+
+@pytest.mark.parametrize("loss", [ExponentialLoss(), LogitLoss()])
+@pytest.mark.parametrize("orders", list(itertools.product("CF", repeat=3)))
+def test_signs_read_as_bytes_keep_the_generic_bits(loss, orders):
+    # targets and weak outputs that are all -1 or +1 are read as int8; one 0 or -0.0 anywhere keeps float64
+    # (an int8 0 would lose a -0.0's sign)
+    rng = np.random.default_rng(34)
+    signs = np.where(rng.random((500, 4)) < 0.4, 1.0, -1.0)
+    other = np.where(rng.random((500, 4)) < 0.5, -1.0, 1.0)
+    row = np.arange(500)[:, np.newaxis]
+    cases = {(np.int8, np.int8): (signs, other),
+             (np.float64, np.int8): (np.where(row == 7, -0.0, signs), other),
+             (np.int8, np.float64): (signs, np.where(row == 9, 0.0, other))}
+    for dtypes, (targets, current) in cases.items():
+        targets, previous, current = (_layout(a, o) for a, o in
+                                      zip((targets, 3.0 * rng.normal(size=(500, 4)), current), orders))
+        objective = steps._line_objective(loss, targets, previous, current, None, 1)
+        assert (objective.targets.dtype, objective.current.dtype) == dtypes
+        for alpha in (np.zeros(4), rng.normal(size=4), np.array([0.0, -0.0, 1e3, -1e3])):
+            value, gradient = objective(alpha)
+            expected_value, expected_gradient = loss.loss_and_gradient_sum(alpha, targets, previous, current, None)
+            assert value == expected_value
+            assert gradient.tobytes() == np.asarray(expected_gradient).tobytes()

@@ -127,6 +127,32 @@ def _logit_terms(targets, current, weights, margin, small, log_term, start, stop
 
 
 @numba.njit(**_JIT)
+def _signs(values):
+    """``values`` as column-major int8 when every entry is -1.0 or +1.0, else an empty array."""
+    rows, columns = values.shape
+    signs = np.empty((columns, rows), dtype=np.int8).T
+    for j in range(columns):
+        for i in range(rows):
+            value = values[i, j]
+            if value == 1.0:
+                signs[i, j] = 1
+            elif value == -1.0:
+                signs[i, j] = -1
+            else:
+                return np.empty((0, 0), dtype=np.int8).T
+    return signs
+
+
+def _column_major(values: np.ndarray) -> np.ndarray:
+    """A column-major copy of ``values`` (the array itself when it is one already), as int8 when every entry
+    is -1 or +1 (one-vs-rest targets, look-up tables' and stumps' outputs): an eighth of the memory to read
+    on every call, and the same arithmetic, as int8 -1 and +1 convert to float64 exactly (0 is excluded:
+    -0 as an integer is +0, where -0.0 is not)."""
+    signs = _signs(values)
+    return signs if signs.size else np.asfortranarray(values)
+
+
+@numba.njit(**_JIT)
 def _column_sums(terms, out):
     """``out[j] = 0 + terms[0, j] + terms[1, j] + ...``, added in row order (from +0, as numpy's sum: an
     all -0 column sums to +0)."""
@@ -145,7 +171,8 @@ class LineObjective:
         :data:`~bob_boost.engine.newton.EXPONENTIAL` or :data:`~bob_boost.engine.newton.LOGIT`.
     targets, previous_scores, current_scores : numpy.ndarray
         (#samples, #outputs) float64 targets, scores so far and the new weak machine's outputs (read
-        through column-major copies where they are row-major; the caller's arrays are not changed).
+        through column-major copies where they are row-major, and targets and outputs that are all -1 or
+        +1 as int8; the caller's arrays are not changed).
     sample_weight : numpy.ndarray or None
         (#samples,) float64 factors of the loss terms.
     limit : float
@@ -163,8 +190,8 @@ class LineObjective:
                  sample_weight: np.ndarray | None, limit: float, orders: tuple[str, str] = ("C", "C"),
                  n_threads: int = 1) -> None:
         self.loss = loss
-        self.targets, self.previous, self.current = (np.asfortranarray(a) for a in
-                                                     (targets, previous_scores, current_scores))
+        self.targets, self.current = _column_major(targets), _column_major(current_scores)
+        self.previous = np.asfortranarray(previous_scores)
         self.weights = np.empty(0) if sample_weight is None else sample_weight
         self.limit = float(limit)
         shape = targets.shape
