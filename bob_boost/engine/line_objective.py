@@ -127,20 +127,29 @@ def _logit_terms(targets, current, weights, margin, small, log_term, start, stop
 
 
 @numba.njit(**_JIT)
-def _signs(values):
-    """``values`` as column-major int8 when every entry is -1.0 or +1.0, else an empty array."""
+def _signs(values, by_row):
+    """``values`` as column-major int8 when every entry is -1.0 or +1.0, else an empty array; read row by row
+    (``by_row``, for a row-major ``values``) or column by column, in memory order."""
     rows, columns = values.shape
+    if rows == 0 or not (values[0, 0] == 1.0 or values[0, 0] == -1.0):
+        return np.empty((0, 0), dtype=np.int8).T
     signs = np.empty((columns, rows), dtype=np.int8).T
-    for j in range(columns):
+    exact = True
+    # branch-free, so that the loops vectorise: a value other than -1 or +1 only clears ``exact``
+    if by_row:
         for i in range(rows):
-            value = values[i, j]
-            if value == 1.0:
-                signs[i, j] = 1
-            elif value == -1.0:
-                signs[i, j] = -1
-            else:
-                return np.empty((0, 0), dtype=np.int8).T
-    return signs
+            for j in range(columns):
+                value = values[i, j]
+                exact &= (value == 1.0) | (value == -1.0)
+                signs[i, j] = np.int8(value)
+    else:
+        for j in range(columns):
+            column, out = values[:, j], signs[:, j]
+            for i in range(rows):
+                value = column[i]
+                exact &= (value == 1.0) | (value == -1.0)
+                out[i] = np.int8(value)
+    return signs if exact else np.empty((0, 0), dtype=np.int8).T
 
 
 def _column_major(values: np.ndarray) -> np.ndarray:
@@ -148,7 +157,7 @@ def _column_major(values: np.ndarray) -> np.ndarray:
     is -1 or +1 (one-vs-rest targets, look-up tables' and stumps' outputs): an eighth of the memory to read
     on every call, and the same arithmetic, as int8 -1 and +1 convert to float64 exactly (0 is excluded:
     -0 as an integer is +0, where -0.0 is not)."""
-    signs = _signs(values)
+    signs = _signs(values, bool(values.flags.c_contiguous and not values.flags.f_contiguous))
     return signs if signs.size else np.asfortranarray(values)
 
 
