@@ -250,3 +250,72 @@ def test_continuing_a_machine_gives_the_longer_run(quantized):
     trainer.train(features, labels, 3, boosted_machine=continued)
     assert len(continued) == len(longer) == 6
     np.testing.assert_array_equal(continued(features), longer(features))
+
+
+def _few_valued(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Features of 16, 16, 2, 3, 100, 120 and 200 values, one sparse feature and one of 10 values and NaN."""
+    columns = [rng.integers(0, v, n).astype(float) for v in (16, 16, 3, 100, 120, 200)]
+    columns.insert(2, np.arange(n) % 2.0)  # two values, never sparse
+    columns.append(np.where(rng.random(n) < 0.8, 0.0, rng.integers(1, 9, n)))  # sparse
+    columns.append(np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 10, n)))  # a missing-value bin
+    return np.column_stack(columns)
+
+
+def test_pairs_cover_the_dense_features_once_within_the_joint_bins():
+    rng = np.random.default_rng(11)
+    coded = TreeTrainer(missing="bin", n_threads=1).prepare(_few_valued(rng, 4000)).coded
+    pair_rows, pair_bases, pair_features, pair_bins, single_rows, single_bases = coded.pair_layout()
+    dense = np.flatnonzero(coded.mode_bins < 0)
+    singles = single_bases // coded.number_of_bins
+    assert sorted(pair_features.ravel().tolist() + singles.tolist()) == dense.tolist()
+    bins = {f: int(coded.codes[f].max()) + 1 for f in dense}
+    assert np.all(pair_bins.prod(axis=1) <= 256) and np.array_equal(np.diff(pair_bases), pair_bins.prod(axis=1))
+    # smallest with the largest that fits: (2, 120), (3, 16), (11, 16) (10 values and NaN's bin); the 100 and
+    # 200 values stay alone
+    assert sorted(tuple(sorted(bins[f] for f in pair)) for pair in pair_features.tolist()) == \
+        [(2, 120), (3, 16), (11, 16)]
+    for j, (a, b) in enumerate(pair_features):
+        assert pair_bins[j].tolist() == [bins[a], bins[b]]
+        assert np.array_equal(pair_rows[:, j], coded.codes[a] * bins[b] + coded.codes[b])
+    assert np.array_equal(single_rows, coded.codes[singles].T)
+
+
+def test_paired_histograms_are_the_packed_histograms():
+    rng = np.random.default_rng(12)
+    n = 4000
+    coded = TreeTrainer(missing="bin", n_threads=1).prepare(_few_valued(rng, n)).coded
+    packed, _, _ = _packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32)
+    pairs = coded.pair_layout()
+    assert pairs[2].shape[0] == 3
+    bins = coded.codes.shape[0] * coded.number_of_bins
+    for order in (np.arange(n), np.sort(rng.choice(n, 700, replace=False)), np.array([5])):
+        total = np.zeros(1, dtype=np.int64)
+        tree_histograms.node_total(packed, order, 0, order.size, total)
+        expected = np.full((bins, 1), -7, dtype=np.int64)
+        tree_histograms.build_histogram(coded.row_layout(), coded.mode_bins, coded.number_of_bins, packed, order, 0,
+                                        order.size, total, order.size, expected, np.empty(0, dtype=np.int32))
+        paired_total, sums = np.full(1, -3, dtype=np.int64), np.full((bins, 1), -7, dtype=np.int64)
+        tree_histograms.build_paired_histogram(coded.row_layout(), pairs, coded.mode_bins, coded.number_of_bins,
+                                               packed, order, 0, order.size, paired_total, sums,
+                                               np.full(pairs[1][-1], -5, dtype=np.int64))
+        assert paired_total[0] == total[0]
+        assert np.array_equal(sums, expected)
+
+
+@pytest.mark.parametrize("multi_output", ["per_output", "shared_root_batch"])
+def test_trees_with_paired_features_are_the_trees_without(multi_output, monkeypatch):
+    from bob_boost.engine import codes
+    rng = np.random.default_rng(13)
+    x = _few_valued(rng, 3000)
+    labels = (x[:, 0] + x[:, 3] * 5 + rng.integers(0, 4, 3000)).astype(int) % 3
+    threads = 1 if multi_output == "shared_root_batch" else 3  # one batch of 3 trees, or a tree a thread
+
+    def train():
+        tree = TreeTrainer(max_leaves=12, growth="leafwise", max_depth=None, multi_output="per_output",
+                           quantized_gradients=32, missing="bin", n_threads=threads)
+        return Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x, labels, 8)
+    paired = train()
+    monkeypatch.setattr(codes, "PAIR_BINS", 0)
+    alone = train()
+    assert np.array_equal(paired.decision_scores(x), alone.decision_scores(x))
+    assert [m == n for m, n in zip(paired.weak_machines, alone.weak_machines)] == [True] * 8

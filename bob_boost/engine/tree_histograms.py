@@ -177,6 +177,49 @@ def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total
 
 
 @numba.njit(**_JIT)
+def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, start, stop, total, sums, joint):
+    """:func:`build_histogram` of packed quantised ``values`` (one int64 column), with the node's sum into ``total``.
+
+    ``pairs`` is :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`:
+    a row adds once for each pair of dense features, at the pair's joint
+    code, into ``joint`` (room for every pair's joint bins), which is then
+    summed out into the two features' bins. Integer sums do not depend on
+    the order of their terms, so the histogram is :func:`build_histogram`'s
+    exactly.
+    """
+    row_starts, entry_bins = layout[2], layout[3]
+    pair_rows, pair_bases, pair_features, pair_bins, single_rows, single_bases = pairs
+    flat = sums.reshape(-1)
+    flat[:] = 0
+    joint[:] = 0
+    node = np.int64(0)
+    for p in range(start, stop):
+        i = order[p]
+        packed = values[i, 0]
+        node += packed
+        codes = pair_rows[i]
+        for j in range(codes.size):
+            joint[pair_bases[j] + np.intp(codes[j])] += packed
+        codes = single_rows[i]
+        for j in range(single_bases.size):
+            flat[single_bases[j] + np.intp(codes[j])] += packed
+        for e in range(row_starts[i], row_starts[i + 1]):
+            flat[np.intp(entry_bins[e])] += packed
+    total[0] = node
+    for j in range(pair_features.shape[0]):
+        first, second = pair_features[j, 0] * n_bins, pair_features[j, 1] * n_bins
+        code = pair_bases[j]
+        for a in range(pair_bins[j, 0]):
+            row = np.int64(0)
+            for b in range(pair_bins[j, 1]):
+                row += joint[code]
+                flat[second + b] += joint[code]
+                code += 1
+            flat[first + a] += row
+    _recover_frequent_bins(mode_bins, n_bins, total, stop - start, sums, np.empty(0, dtype=np.int32))
+
+
+@numba.njit(**_JIT)
 def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
     """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins.
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .quantised import decode, quantise
 from .split_scan import best_split
-from .tree_histograms import build_histogram, node_total, root_histograms
+from .tree_histograms import build_histogram, build_paired_histogram, node_total, root_histograms
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -53,7 +53,22 @@ def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin
 
 
 @numba.njit(**_JIT)
-def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, real, packing, scales,
+def _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start, stop, total, sums, counts):
+    """The histogram and sums (into ``total``) of the node whose rows are ``order[start:stop]``.
+
+    Packed quantised values go through :func:`build_paired_histogram` where
+    some dense features are paired, every other histogram through
+    :func:`build_histogram`.
+    """
+    if values.shape[1] == 1 and pairs[2].shape[0] > 0:
+        build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, start, stop, total, sums, joint)
+    else:
+        node_total(values, order, start, stop, total)
+        build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total, stop - start, sums, counts)
+
+
+@numba.njit(**_JIT)
+def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, leaf_values, sample_node, root_ready, root_total):
@@ -64,8 +79,9 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
     codes, mode_bins : numpy.ndarray
         The coded features' (#features, #samples) codes and frequent bins (-1: dense), of
         :class:`~bob_boost.engine.codes.CodedFeatures`.
-    layout : tuple
-        The same codes row by row (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`).
+    layout, pairs : tuple
+        The same codes row by row (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`), and the
+        dense features in pairs for packed histograms (:meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`).
     n_bins : int
         Bins per feature in the histogram slots.
     offsets, feature_of_bin : numpy.ndarray
@@ -114,6 +130,7 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
     slot = np.full(capacity, -1, dtype=np.int64)
     totals = np.zeros((capacity, width), dtype=values.dtype)
     scan_total = np.zeros(2)
+    joint = np.empty(pairs[1][-1], dtype=values.dtype)
     split_bin = np.full(capacity, -1, dtype=np.int64)
     split_gain = np.zeros(capacity)
     split_nan_left = np.zeros(capacity, dtype=np.bool_)
@@ -127,9 +144,8 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
     if root_ready:
         totals[0, :] = root_total
     else:
-        node_total(values, order, 0, n_samples, totals[0])
-        build_histogram(layout, mode_bins, n_bins, values, order, 0, n_samples, totals[0], n_samples,
-                         slot_sums[slot[0]], slot_counts[slot[0]])
+        _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, 0, n_samples, totals[0],
+                        slot_sums[slot[0]], slot_counts[slot[0]])
     n_nodes = 1
     leaves = 1
     # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
@@ -234,11 +250,10 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
                 slot[parent] = -1
                 continue
             small, large = (left, right) if stop[left] - start[left] <= stop[right] - start[right] else (right, left)
-            node_total(values, order, start[small], stop[small], totals[small])
             n_free -= 1
             slot[small] = free[n_free]
-            build_histogram(layout, mode_bins, n_bins, values, order, start[small], stop[small], totals[small],
-                             stop[small] - start[small], slot_sums[slot[small]], slot_counts[slot[small]])
+            _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
+                            totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
             slot[large] = slot[parent]
             slot[parent] = -1
             large_sums, large_counts = slot_sums[slot[large]], slot_counts[slot[large]]
@@ -253,9 +268,8 @@ def grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values,
                     for p in range(large_counts.size):
                         large_counts[p] -= small_counts[p]
             else:
-                node_total(values, order, start[large], stop[large], totals[large])
-                build_histogram(layout, mode_bins, n_bins, values, order, start[large], stop[large],
-                                 totals[large], stop[large] - start[large], large_sums, large_counts)
+                _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
+                                totals[large], large_sums, large_counts)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right
             n_frontier += 2
@@ -293,7 +307,7 @@ def _leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
 
 
 @numba.njit(**_JIT)
-def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
+def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                feature_of_bin, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples, min_hessian,
                regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature,
                node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready,
@@ -353,16 +367,16 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             root_total = ready_total if root_ready else root_totals
         # (a conditional expression among so many arguments defeats numba's bytecode reader)
         root_known = shared_root or root_ready
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, values, values, no_packing,
-                               no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples, min_hessian,
-                               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
-                               node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, values,
+                               no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples,
+                               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
+                               slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                leaf_values[t], sample_node, root_known, root_total)
         _leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
 
 
 @numba.njit(**_JIT)
-def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, n_bins, offsets,
+def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                          feature_of_bin, gradient, hessian, levels, seed, packing, max_depth, max_leaves, min_samples,
                          min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                          node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
@@ -401,9 +415,9 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         packed[:, 0] = batch[:, j]
         if shared_root:
             slot_sums[0, :, 0] = root_sums[:, j]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, n_bins, offsets, feature_of_bin, packed, reals[j], packing,
-                               scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian,
-                               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, no_counts,
-                               node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, packed, reals[j],
+                               packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
+                               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
+                               no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                leaf_values[t], sample_node, shared_root, root_totals[j:j + 1].copy())
         _leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)
