@@ -27,21 +27,25 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
-def _partition(order, buffer, start, stop, sample_node, feature_codes, local_bin, missing_code, nan_left,
-               left, right):
+def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left):
     """Split ``order[start:stop]`` stably into the rows going left, then right; returns the boundary.
 
+    Rows with a code above ``local_bin`` go right, and those in the missing
+    values' bin ``missing_code`` (-1: none) go right unless ``nan_left``.
     Branch-free: every row is written to both destinations and only the
     counters move by its side (where rows go is data, which a branch would
     mispredict about every other row).
     """
     middle = start
     moved = 0
+    has_missing = missing_code >= 0
+    nan_right = not nan_left
     for p in range(start, stop):
         i = order[p]
         code = feature_codes[i]
-        goes_right = (not nan_left) if code == missing_code else code > local_bin
-        sample_node[i] = right if goes_right else left
+        goes_right = code > local_bin
+        if has_missing:  # the same every row: the compiler keeps a loop without it
+            goes_right = nan_right if code == missing_code else goes_right
         buffer[moved] = i
         order[middle] = i  # middle <= p: that entry has been read
         step = np.intp(goes_right)
@@ -136,7 +140,6 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     split_nan_left = np.zeros(capacity, dtype=np.bool_)
     free = np.arange(slot_sums.shape[0] - 1, -1, -1)
     n_free = free.size
-    sample_node[:] = 0
     node_feature[0] = -1
     stop[0] = n_samples
     n_free -= 1
@@ -229,8 +232,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
             node_left[node] = left
             node_right[node] = right
             missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
-            middle = _partition(order, buffer, start[node], stop[node], sample_node, codes[f], g - offsets[f],
-                                missing_code, split_nan_left[node], left, right)
+            middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f], missing_code,
+                                split_nan_left[node])
             for child, first, last in ((left, start[node], middle), (right, middle, stop[node])):
                 node_feature[child] = -1
                 split_bin[child] = -1
@@ -280,6 +283,9 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     total = np.empty(real.shape[1])
     for node in range(n_nodes):
         if node_feature[node] < 0:
+            # each sample's leaf, set once here rather than at every split on its way
+            for p in range(start[node], stop[node]):
+                sample_node[order[p]] = node
             node_total(real, order, start[node], stop[node], total)
             for k in range(outputs):
                 denominator = total[outputs + k] + regularization
