@@ -300,6 +300,16 @@ def test_paired_histograms_are_the_packed_histograms():
                                                np.full(pairs[1][-1], -5, dtype=np.int64))
         assert paired_total[0] == total[0]
         assert np.array_equal(sums, expected)
+    # a batch of trees' roots, one pass a pair
+    batch = np.hstack([_packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32, seed=s)[0] for s in range(3)])
+    total = batch.sum(axis=0)
+    expected = np.full((bins, 3), -7, dtype=np.int64)
+    tree_histograms.root_histograms(coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.number_of_bins,
+                                    batch, total, expected, np.zeros(bins, dtype=np.int32))
+    sums = np.full((bins, 3), -7, dtype=np.int64)
+    tree_histograms.paired_root_histograms(coded.codes, coded.mode_bins, coded.row_starts, coded.rows, pairs,
+                                           coded.number_of_bins, batch, total, sums)
+    assert np.array_equal(sums, expected)
 
 
 @pytest.mark.parametrize("multi_output", ["per_output", "shared_root_batch"])

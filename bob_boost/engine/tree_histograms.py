@@ -246,6 +246,25 @@ def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
 
 
 @numba.njit(**_JIT)
+def _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts):
+    """Every row of feature ``f`` (a sparse feature's listed rows) into its bins, in ascending row order."""
+    width = values.shape[1]
+    feature_codes = codes[f]
+    base = f * n_bins
+    dense = mode_bins[f] < 0
+    low = 0 if dense else listed_starts[f]
+    high = feature_codes.size if dense else listed_starts[f + 1]
+    for q in range(low, high):
+        i = q if dense else listed_rows[q]
+        b = base + feature_codes[i]
+        target = sums[b]
+        row_values = values[i]
+        for v in range(width):
+            target[v] += row_values[v]
+        counts[b] += 1
+
+
+@numba.njit(**_JIT)
 def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values, total, sums, counts):
     """The histogram of every sample (``values`` may hold several trees' columns), a feature at a time.
 
@@ -254,21 +273,43 @@ def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values
     added, in ascending order as in :func:`build_histogram`: one pass for
     MNIST's ten roots took a third of the row-by-row pass.
     """
-    width = values.shape[1]
     sums[:, :] = 0
     counts[:] = 0
     for f in range(codes.shape[0]):
-        feature_codes = codes[f]
-        base = f * n_bins
-        dense = mode_bins[f] < 0
-        low = 0 if dense else listed_starts[f]
-        high = feature_codes.size if dense else listed_starts[f + 1]
-        for q in range(low, high):
-            i = q if dense else listed_rows[q]
-            b = base + feature_codes[i]
-            target = sums[b]
+        _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts)
+    _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)
+
+
+@numba.njit(**_JIT)
+def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, values, total, sums):
+    """:func:`root_histograms` of packed quantised ``values`` (int64, one column a tree), a pair of dense
+    features a pass where :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout` pairs them (exact
+    integer sums, as :func:`build_paired_histogram`'s)."""
+    pair_rows, pair_bases, pair_features, pair_bins = pairs[0], pairs[1], pairs[2], pairs[3]
+    width = values.shape[1]
+    sums[:, :] = 0
+    counts = np.zeros(sums.shape[0], dtype=np.int32)  # unused by packed sums, which count themselves
+    joint = np.empty((pair_bases[-1], width), dtype=values.dtype)
+    paired = np.zeros(codes.shape[0], dtype=np.bool_)
+    for j in range(pair_features.shape[0]):
+        paired[pair_features[j, 0]] = True
+        paired[pair_features[j, 1]] = True
+        part = joint[pair_bases[j]:pair_bases[j + 1]]
+        part[:, :] = 0
+        for i in range(pair_rows.shape[0]):
+            target = part[pair_rows[i, j]]
             row_values = values[i]
             for v in range(width):
                 target[v] += row_values[v]
-            counts[b] += 1
+        first, second = pair_features[j, 0] * n_bins, pair_features[j, 1] * n_bins
+        code = 0
+        for a in range(pair_bins[j, 0]):
+            for b in range(pair_bins[j, 1]):
+                for v in range(width):
+                    sums[first + a, v] += part[code, v]
+                    sums[second + b, v] += part[code, v]
+                code += 1
+    for f in range(codes.shape[0]):
+        if not paired[f]:
+            _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts)
     _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)

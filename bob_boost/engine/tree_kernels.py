@@ -21,7 +21,8 @@ import numpy as np
 
 from .quantised import decode, quantise
 from .split_scan import best_split
-from .tree_histograms import build_histogram, build_paired_histogram, node_total, root_histograms
+from .tree_histograms import (build_histogram, build_paired_histogram, node_total, paired_root_histograms,
+                              root_histograms)
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -411,8 +412,8 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     root_totals = np.zeros(trees, dtype=np.int64)
     if shared_root:
         node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
-        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
-                         np.zeros(histogram_bins, dtype=np.int32))
+        paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, batch, root_totals,
+                               root_sums)
     scan_sums = np.empty((histogram_bins, 2))
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
