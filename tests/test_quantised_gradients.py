@@ -11,10 +11,10 @@ from bob_boost.engine import quantised, tree_histograms
 def _packed(gradient: np.ndarray, hessian: np.ndarray, levels: int, seed: int = 0):
     n = gradient.shape[0]
     bits = np.array(quantised.packing_bits(n, levels), dtype=np.int64)
-    packed, scales, real = np.empty((n, 1), dtype=np.int64), np.empty(2), np.empty((n, 2))
-    quantised.quantise(gradient, hessian, 0, levels, seed, bits[0], bits[1], packed, real, scales)
-    assert np.array_equal(real, np.column_stack([gradient[:, 0], hessian[:, 0]]))
-    return packed, scales, bits
+    packed, scales, real = np.empty((n, 1), dtype=np.int64), np.empty((1, 2)), np.empty((1, n, 2))
+    quantised.quantise(gradient, hessian, 0, 1, levels, seed, bits[0], bits[1], packed, real, scales)
+    assert np.array_equal(real[0], np.column_stack([gradient[:, 0], hessian[:, 0]]))
+    return packed, scales[0], bits
 
 
 def _decoded(packed: np.ndarray, scales: np.ndarray, bits: np.ndarray):
@@ -329,3 +329,19 @@ def test_trees_with_paired_features_are_the_trees_without(multi_output, monkeypa
     alone = train()
     assert np.array_equal(paired.decision_scores(x), alone.decision_scores(x))
     assert [m == n for m, n in zip(paired.weak_machines, alone.weak_machines)] == [True] * 8
+
+
+def test_a_batch_of_columns_rounds_as_each_column_alone():
+    rng = np.random.default_rng(14)
+    n = 999
+    gradient, hessian = rng.normal(size=(n, 6)), rng.random((n, 6))
+    bits = np.array(quantised.packing_bits(n, 16), dtype=np.int64)
+    packed, real, scales = np.empty((n, 3), dtype=np.int64), np.empty((3, n, 2)), np.empty((3, 2))
+    quantised.quantise(gradient, hessian, 2, 5, 16, 7, bits[0], bits[1], packed, real, scales)
+    for j, column in enumerate(range(2, 5)):
+        alone, alone_real, alone_scales = np.empty((n, 1), dtype=np.int64), np.empty((1, n, 2)), np.empty((1, 2))
+        quantised.quantise(gradient, hessian, column, column + 1, 16, 7, bits[0], bits[1], alone, alone_real,
+                           alone_scales)
+        assert np.array_equal(packed[:, j], alone[:, 0])
+        assert np.array_equal(real[j], alone_real[0]) and np.array_equal(scales[j], alone_scales[0])
+        assert np.array_equal(real[j], np.column_stack([gradient[:, column], hessian[:, column]]))

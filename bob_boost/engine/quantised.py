@@ -56,32 +56,42 @@ def _hash(key):
 
 
 @numba.njit(**_JIT)
-def quantise(gradient, hessian, column, levels, seed, count_bits, hessian_bits, packed, real, scales):
-    """Column ``column`` of ``gradient``/``hessian`` packed into ``packed[:, 0]``, its scales into ``scales``.
+def quantise(gradient, hessian, first, last, levels, seed, count_bits, hessian_bits, packed, real, scales):
+    """Columns ``first:last`` of ``gradient``/``hessian`` packed into ``packed`` (#samples, last - first).
 
-    ``real`` (#samples, 2) receives the column's gradients and hessians side by
-    side (the leaves' values come from them). ``seed`` keys the rounding's
-    uniform numbers (with the column and the row).
+    ``real`` (last - first, #samples, 2) receives each column's gradients and
+    hessians side by side (the leaves' values come from them) and ``scales``
+    (last - first, 2) their scales. ``seed`` keys the rounding's uniform
+    numbers (with the column and the row). The rows are read once for all
+    the columns (a row's entries lie together), then each column is rounded
+    on its own contiguous copy.
     """
     n_samples = gradient.shape[0]
-    largest_gradient = 0.0
-    largest_hessian = 0.0
+    columns = last - first
+    largest = np.zeros((columns, 2))
     for i in range(n_samples):
-        real[i, 0] = gradient[i, column]
-        real[i, 1] = hessian[i, column]
-        largest_gradient = max(largest_gradient, abs(real[i, 0]))
-        largest_hessian = max(largest_hessian, real[i, 1])
-    scales[0] = largest_gradient / (levels / 2) if largest_gradient > 0 else 1.0
-    scales[1] = largest_hessian / levels if largest_hessian > 0 else 1.0
+        for j in range(columns):
+            g = gradient[i, first + j]
+            h = hessian[i, first + j]
+            real[j, i, 0] = g
+            real[j, i, 1] = h
+            largest[j, 0] = max(largest[j, 0], abs(g))
+            largest[j, 1] = max(largest[j, 1], h)
     gradient_unit = np.int64(1) << (count_bits + hessian_bits)
     hessian_unit = np.int64(1) << count_bits
-    base = (np.uint64(seed) * np.uint64(1 << 20) + np.uint64(column)) * np.uint64(n_samples)
     half = np.uint64(0xFFFFFFFF)
-    for i in range(n_samples):
-        z = _hash(base + np.uint64(i))
-        q_g = np.int64(np.floor(real[i, 0] / scales[0] + np.float64(z >> np.uint64(32)) * (1.0 / 4294967296.0)))
-        q_h = np.int64(np.floor(real[i, 1] / scales[1] + np.float64(z & half) * (1.0 / 4294967296.0)))
-        packed[i, 0] = q_g * gradient_unit + q_h * hessian_unit + 1
+    for j in range(columns):
+        scales[j, 0] = largest[j, 0] / (levels / 2) if largest[j, 0] > 0 else 1.0
+        scales[j, 1] = largest[j, 1] / levels if largest[j, 1] > 0 else 1.0
+        gradient_scale, hessian_scale = scales[j, 0], scales[j, 1]
+        values = real[j]
+        base = (np.uint64(seed) * np.uint64(1 << 20) + np.uint64(first + j)) * np.uint64(n_samples)
+        for i in range(n_samples):
+            z = _hash(base + np.uint64(i))
+            q_g = np.int64(np.floor(values[i, 0] / gradient_scale + np.float64(z >> np.uint64(32)) *
+                                    (1.0 / 4294967296.0)))
+            q_h = np.int64(np.floor(values[i, 1] / hessian_scale + np.float64(z & half) * (1.0 / 4294967296.0)))
+            packed[i, j] = q_g * gradient_unit + q_h * hessian_unit + 1
 
 
 @numba.njit(**_JIT)

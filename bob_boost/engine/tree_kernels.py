@@ -404,9 +404,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     batch = np.empty((n_samples, trees), dtype=np.int64)
     packed = np.empty((n_samples, 1), dtype=np.int64)
     reals = np.empty((trees, n_samples, 2))
-    for j in range(trees):
-        quantise(gradient, hessian, first + j, levels, seed, packing[0], packing[1], packed, reals[j], scales[j])
-        batch[:, j] = packed[:, 0]
+    quantise(gradient, hessian, first, last, levels, seed, packing[0], packing[1], batch, reals, scales)
     shared_root = trees > 1
     root_sums = np.zeros((histogram_bins, trees), dtype=np.int64)
     root_totals = np.zeros(trees, dtype=np.int64)
