@@ -149,7 +149,7 @@ def test_a_gradient_column_of_negative_zeros_sums_to_positive_zero_as_numpys(los
 @pytest.mark.parametrize("orders", list(itertools.product("CF", repeat=3)))
 def test_signs_read_as_bytes_keep_the_generic_bits(loss, orders):
     # targets and weak outputs that are all -1 or +1 are read as int8; one 0 or -0.0 anywhere keeps float64
-    # (an int8 0 would lose a -0.0's sign)
+    # (the int8 path is for the two signs only), and either way the bits are the generic path's
     rng = np.random.default_rng(34)
     signs = np.where(rng.random((500, 4)) < 0.4, 1.0, -1.0)
     other = np.where(rng.random((500, 4)) < 0.5, -1.0, 1.0)

@@ -253,8 +253,8 @@ def test_continuing_a_machine_gives_the_longer_run(quantized):
 
 
 def _few_valued(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Features of 16, 16, 2, 3, 100, 120 and 200 values, one sparse feature and one of 10 values and NaN."""
-    columns = [rng.integers(0, v, n).astype(float) for v in (16, 16, 3, 100, 120, 200)]
+    """Features of 16, 16, 2, 3, 100, 120, 200 and 300 values, one sparse feature and one of 10 values and NaN."""
+    columns = [rng.integers(0, v, n).astype(float) for v in (16, 16, 3, 100, 120, 200, 300)]
     columns.insert(2, np.arange(n) % 2.0)  # two values, never sparse
     columns.append(np.where(rng.random(n) < 0.8, 0.0, rng.integers(1, 9, n)))  # sparse
     columns.append(np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 10, n)))  # a missing-value bin
@@ -263,32 +263,36 @@ def _few_valued(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def test_pairs_cover_the_dense_features_once_within_the_joint_bins():
     rng = np.random.default_rng(11)
-    coded = TreeTrainer(missing="bin", n_threads=1).prepare(_few_valued(rng, 4000)).coded
+    coded = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, 4000)).coded
+    assert coded.codes.dtype == np.uint16  # the 300 values
     pair_rows, pair_bases, pair_features, pair_bins, single_rows, single_bases = coded.pair_layout()
     dense = np.flatnonzero(coded.mode_bins < 0)
     singles = single_bases // coded.number_of_bins
     assert sorted(pair_features.ravel().tolist() + singles.tolist()) == dense.tolist()
     bins = {f: int(coded.codes[f].max()) + 1 for f in dense}
     assert np.all(pair_bins.prod(axis=1) <= 256) and np.array_equal(np.diff(pair_bases), pair_bins.prod(axis=1))
-    # smallest with the largest that fits: (2, 120), (3, 16), (11, 16) (10 values and NaN's bin); the 100 and
-    # 200 values stay alone
+    # smallest with the largest that fits: (2, 120), (3, 16), (11, 16) (10 values and NaN's bin); the 100,
+    # 200 and 300 values stay alone
     assert sorted(tuple(sorted(bins[f] for f in pair)) for pair in pair_features.tolist()) == \
         [(2, 120), (3, 16), (11, 16)]
     for j, (a, b) in enumerate(pair_features):
         assert pair_bins[j].tolist() == [bins[a], bins[b]]
         assert np.array_equal(pair_rows[:, j], coded.codes[a] * bins[b] + coded.codes[b])
     assert np.array_equal(single_rows, coded.codes[singles].T)
+    # unpaired, for float histograms: every dense feature alone
+    no_pairs = coded.pair_layout(paired=False)
+    assert no_pairs[2].shape == (0, 2) and no_pairs[4] is coded.row_layout()[0]
 
 
 def test_paired_histograms_are_the_packed_histograms():
     rng = np.random.default_rng(12)
     n = 4000
-    coded = TreeTrainer(missing="bin", n_threads=1).prepare(_few_valued(rng, n)).coded
+    coded = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, n)).coded
     packed, _, _ = _packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32)
     pairs = coded.pair_layout()
     assert pairs[2].shape[0] == 3
     bins = coded.codes.shape[0] * coded.number_of_bins
-    for order in (np.arange(n), np.sort(rng.choice(n, 700, replace=False)), np.array([5])):
+    for order in (np.arange(n), np.sort(rng.choice(n, 700, replace=False)), np.array([5]), np.array([], dtype=int)):
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         expected = np.full((bins, 1), -7, dtype=np.int64)
@@ -312,23 +316,32 @@ def test_paired_histograms_are_the_packed_histograms():
     assert np.array_equal(sums, expected)
 
 
-@pytest.mark.parametrize("multi_output", ["per_output", "shared_root_batch"])
-def test_trees_with_paired_features_are_the_trees_without(multi_output, monkeypatch):
+def test_trees_with_paired_features_are_the_trees_without(monkeypatch):
     from bob_boost.engine import codes
     rng = np.random.default_rng(13)
     x = _few_valued(rng, 3000)
     labels = (x[:, 0] + x[:, 3] * 5 + rng.integers(0, 4, 3000)).astype(int) % 3
-    threads = 1 if multi_output == "shared_root_batch" else 3  # one batch of 3 trees, or a tree a thread
 
-    def train():
+    def train(threads):  # 1 thread: one batch of 3 trees sharing a root pass; 3: a batch (and root) a tree
         tree = TreeTrainer(max_leaves=12, growth="leafwise", max_depth=None, multi_output="per_output",
                            quantized_gradients=32, missing="bin", n_threads=threads)
         return Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x, labels, 8)
-    paired = train()
+    paired = [train(threads) for threads in (1, 3)]
     monkeypatch.setattr(codes, "PAIR_BINS", 0)
-    alone = train()
-    assert np.array_equal(paired.decision_scores(x), alone.decision_scores(x))
-    assert [m == n for m, n in zip(paired.weak_machines, alone.weak_machines)] == [True] * 8
+    assert TreeTrainer(missing="bin").prepare(x).coded.pair_layout()[2].shape[0] == 0
+    alone = [train(threads) for threads in (1, 3)]
+    for machine in paired[1:] + alone:
+        assert np.array_equal(machine.decision_scores(x), paired[0].decision_scores(x))
+        assert [m == n for m, n in zip(machine.weak_machines, paired[0].weak_machines)] == [True] * 8
+
+
+def _splitmix64(keys: np.ndarray) -> np.ndarray:
+    """splitmix64 of uint64 keys in numpy's wrapping integer arithmetic (a reference for the compiled hash)."""
+    with np.errstate(over="ignore"):
+        z = keys + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 def test_a_batch_of_columns_rounds_as_each_column_alone():
@@ -345,3 +358,13 @@ def test_a_batch_of_columns_rounds_as_each_column_alone():
         assert np.array_equal(packed[:, j], alone[:, 0])
         assert np.array_equal(real[j], alone_real[0]) and np.array_equal(scales[j], alone_scales[0])
         assert np.array_equal(real[j], np.column_stack([gradient[:, column], hessian[:, column]]))
+        # the rounding written out in numpy: floor(x / scale + u), u from the hash of (seed, column, row)
+        gradient_scale = np.abs(gradient[:, column]).max() / 8
+        hessian_scale = hessian[:, column].max() / 16
+        assert scales[j].tolist() == [gradient_scale, hessian_scale]
+        z = _splitmix64((np.uint64(7) * np.uint64(1 << 20) + np.uint64(column)) * np.uint64(n) +
+                        np.arange(n, dtype=np.uint64))
+        q_g = np.floor(gradient[:, column] / gradient_scale + (z >> np.uint64(32)).astype(float) / 2 ** 32)
+        q_h = np.floor(hessian[:, column] / hessian_scale + (z & np.uint64(0xFFFFFFFF)).astype(float) / 2 ** 32)
+        expected = q_g.astype(np.int64) * 2 ** int(bits[0] + bits[1]) + q_h.astype(np.int64) * 2 ** int(bits[0]) + 1
+        assert np.array_equal(packed[:, j], expected)

@@ -174,7 +174,7 @@ class CodedFeatures:
                                 entry_bins, self.codes, dense)
         return self._row_layout
 
-    def pair_layout(self) -> tuple[np.ndarray, ...]:
+    def pair_layout(self, paired: bool = True) -> tuple[np.ndarray, ...]:
         """The dense features two by two where their bins allow, for packed histograms (built once).
 
         A row then adds once for a pair, at the pair's joint code, into a
@@ -189,8 +189,13 @@ class CodedFeatures:
         (#samples, #pairs) uint8, where each pair's joint bins start
         (#pairs + 1, cumulative), the features of each pair and their bin
         counts (#pairs, 2), and the unpaired dense features' codes and first
-        bins as in :meth:`row_layout`.
+        bins as in :meth:`row_layout`. With ``paired=False``, no pairs (the
+        same types, for histograms that do not pair features).
         """
+        if not paired:
+            dense_rows, dense_bases = self.row_layout()[:2]
+            return (np.empty((dense_rows.shape[0], 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
+                    np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), dense_rows, dense_bases)
         if self._pair_layout is None:
             dense_rows, dense_bases = self.row_layout()[:2]
             dense = np.flatnonzero(self.mode_bins < 0)
@@ -206,7 +211,9 @@ class CodedFeatures:
             paired = np.array(pairs, dtype=np.int64).reshape(-1, 2)
             single = np.setdiff1d(np.arange(dense.size), paired.ravel())
             pair_bins = bins[paired].astype(np.int64).reshape(-1, 2)
-            pair_rows = dense_rows[:, paired[:, 0]].astype(np.int64) * pair_bins[:, 1] + dense_rows[:, paired[:, 1]]
+            # joint codes are below 256: uint16 holds the product and sum without a wider temporary
+            pair_rows = (dense_rows[:, paired[:, 0]].astype(np.uint16) * pair_bins[:, 1].astype(np.uint16) +
+                         dense_rows[:, paired[:, 1]])
             # without pairs the unpaired codes are row_layout's own array, not a copy
             single_rows = dense_rows if not pairs else np.ascontiguousarray(dense_rows[:, single])
             self._pair_layout = (np.ascontiguousarray(pair_rows, dtype=np.uint8),

@@ -131,7 +131,7 @@ def _signs(values, by_row):
     """``values`` as column-major int8 when every entry is -1.0 or +1.0, else an empty array; read row by row
     (``by_row``, for a row-major ``values``) or column by column, in memory order."""
     rows, columns = values.shape
-    if rows == 0 or not (values[0, 0] == 1.0 or values[0, 0] == -1.0):
+    if rows == 0 or columns == 0 or not (values[0, 0] == 1.0 or values[0, 0] == -1.0):
         return np.empty((0, 0), dtype=np.int8).T
     signs = np.empty((columns, rows), dtype=np.int8).T
     exact = True
@@ -155,8 +155,8 @@ def _signs(values, by_row):
 def _column_major(values: np.ndarray) -> np.ndarray:
     """A column-major copy of ``values`` (the array itself when it is one already), as int8 when every entry
     is -1 or +1 (one-vs-rest targets, look-up tables' and stumps' outputs): an eighth of the memory to read
-    on every call, and the same arithmetic, as int8 -1 and +1 convert to float64 exactly (0 is excluded:
-    -0 as an integer is +0, where -0.0 is not)."""
+    on every call, and the same arithmetic, as int8 -1 and +1 convert to float64 exactly. Any other value
+    keeps float64: the int8 path is kept to the two values it is for."""
     signs = _signs(values, bool(values.flags.c_contiguous and not values.flags.f_contiguous))
     return signs if signs.size else np.asfortranarray(values)
 
@@ -237,17 +237,20 @@ class LineObjective:
         """The loss terms and gradient terms of rows ``start:stop``, chunk by chunk (numpy's ufuncs release the GIL)."""
         for first in range(start, stop, self._chunk):
             last = min(first + self._chunk, stop)
+            # the kernels get whole scratch arrays (a shorter last chunk would be a non-contiguous view, of
+            # another, slower compiled version); numpy's ufuncs get the chunk's rows
+            rows = slice(0, last - first)
             if self.loss == EXPONENTIAL:
-                loss = scratch[0][:last - first]
+                (loss,) = scratch
                 _exponential_arguments(alpha, self.targets, self.previous, self.current, self.limit, first, last,
                                        loss)
-                np.exp(loss, out=loss)
+                np.exp(loss[rows], out=loss[rows])
                 _exponential_terms(self.targets, self.current, self.weights, loss, first, last,
                                    self._values_by_row, self._values, self._products)
             else:
-                margin, small, log_term = (s[:last - first] for s in scratch)
+                margin, small, log_term = scratch
                 _logit_arguments(alpha, self.targets, self.previous, self.current, first, last, margin, small)
-                np.exp(small, out=small)
-                np.log1p(small, out=log_term)
+                np.exp(small[rows], out=small[rows])
+                np.log1p(small[rows], out=log_term[rows])
                 _logit_terms(self.targets, self.current, self.weights, margin, small, log_term, first, last,
                              self._values_by_row, self._values, self._products)

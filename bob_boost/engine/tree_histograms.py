@@ -285,7 +285,7 @@ def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, 
     """:func:`root_histograms` of packed quantised ``values`` (int64, one column a tree), a pair of dense
     features a pass where :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout` pairs them (exact
     integer sums, as :func:`build_paired_histogram`'s)."""
-    pair_rows, pair_bases, pair_features, pair_bins = pairs[0], pairs[1], pairs[2], pairs[3]
+    pair_bases, pair_features, pair_bins = pairs[1], pairs[2], pairs[3]
     width = values.shape[1]
     sums[:, :] = 0
     counts = np.zeros(sums.shape[0], dtype=np.int32)  # unused by packed sums, which count themselves
@@ -296,8 +296,10 @@ def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, 
         paired[pair_features[j, 1]] = True
         part = joint[pair_bases[j]:pair_bases[j + 1]]
         part[:, :] = 0
-        for i in range(pair_rows.shape[0]):
-            target = part[pair_rows[i, j]]
+        # the joint code from the two features' own (contiguous) rows of codes
+        first_codes, second_codes, width_b = codes[pair_features[j, 0]], codes[pair_features[j, 1]], pair_bins[j, 1]
+        for i in range(first_codes.size):
+            target = part[np.intp(first_codes[i]) * width_b + np.intp(second_codes[i])]
             row_values = values[i]
             for v in range(width):
                 target[v] += row_values[v]

@@ -261,7 +261,7 @@ class TreeTrainer:
         bounds = [trees * b // batches for b in range(batches + 1)]
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
-                  coded.pair_layout(), coded.number_of_bins, binned.offsets,
+                  coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
