@@ -5,12 +5,11 @@ data from a cache, runs one small warm-up fit of the same library (numba
 loads its compiled kernels from its cache; LightGBM and XGBoost load their
 libraries), records its resident memory, resets the kernel's record of the
 process's peak resident memory (``/proc/self/clear_refs``) and trains; the
-peak (``VmHWM``) is read after training. Runs before session 33 instead
-sampled the resident memory from a Python thread every 5 ms (1 ms in the first
-run recorded in doc/benchmarks.md), which still happens where the reset is not
-available: that thread competes for the GIL with bob_boost's threads (on 2
-cores it made bob's L-BFGS LUT training 8-11% slower) and can miss a peak
-shorter than its period. A table row gives the fastest of
+peak (``VmHWM``) is read after training. Where that reset is not available,
+a Python thread samples the resident memory every 5 ms instead: that thread
+competes for the GIL with bob_boost's threads (on 2 cores it makes bob's
+L-BFGS LUT training 8-11% slower) and can miss a peak shorter than its
+period. A table row gives the fastest of
 ``--repeats`` runs (runs are interleaved: repeat 1 of every method, then
 repeat 2, ...), the test accuracy, and the largest increase of resident
 memory during training over the memory in use just before it.

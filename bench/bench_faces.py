@@ -41,7 +41,7 @@ Usage (from the repository root; a stale bob_boost may be installed in site-pack
         [--skip-stage] [--threads N] [--extra-images stereo_motorcycle,retina] [--out FILE]
 
 ``--quick`` (development): one repeat, every 20th feature in the cross validation, no full-pool stage.
-The full run: ``PYTHONPATH=. python bench/bench_faces.py --out bench/results/faces.md``.
+The full run: ``PYTHONPATH=. python bench/bench_faces.py --out bench/results/faces_<machine>.md``.
 
 Needs scikit-image (``pip install ".[faces]"``) and scikit-learn; OpenCV (``opencv-python-headless``) is optional.
 The script writes nothing but its output (and the ``--out`` copy of it).
