@@ -10,6 +10,8 @@ from the built-in type a caller would expect (``ValueError`` for bad values,
   public function (its message starts with the argument's name);
 - :class:`ModelFormatError`: a model file;
 - :class:`DataFormatError`: a data file.
+
+Training that cannot go on warns with :class:`ConvergenceWarning`.
 """
 
 
@@ -37,3 +39,8 @@ class InvalidValueError(BobBoostError, ValueError):
 
 class InvalidTypeError(BobBoostError, TypeError):
     """An argument has a type the function does not accept; the message names the argument."""
+
+
+class ConvergenceWarning(UserWarning):
+    """Training stopped early because no step decreased the training loss (e.g. a custom loss whose
+    gradient is not the derivative of its loss); the message names the loss and the round."""

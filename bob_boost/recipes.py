@@ -163,11 +163,11 @@ class Recipe:
 def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,
                 weak_learner: str = "stump", lut_entries: int = 256, selection_style: str = "independent",
                 cost_positive: float | None = None, cost_negative: float | None = None, cost_matrix=None,
-                selection: str = "alpha", tree_depth: int = 2, shrinkage: float = 1.0,
+                selection: str = "alpha", tree_depth: int | None = None, shrinkage: float | None = None,
                 feature_fraction: float = 1.0, random_state: int | None = None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
-                n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = None,
-                tree_growth: str = "levelwise", tree_outputs: str = "shared",
+                n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = 31,
+                tree_growth: str = "leafwise", tree_outputs: str = "per_output",
                 tree_quantized_gradients: int | None = None) -> Recipe:
     """Configure a trainer from option names.
 
@@ -196,7 +196,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         AdaBoostDB's selection rule.
     tree_depth, shrinkage, feature_fraction, random_state, number_of_rounds
         Options of the multi-class trainers (``tree_depth`` and ``shrinkage``, the learning rate, also of the
-        generic trainer).
+        generic trainer). ``tree_depth`` None: depth 2 for the multi-class trainers' cost-sensitive trees, no
+        depth limit for gradient trees (which ``tree_leaves`` limits). ``shrinkage`` None: 1 for the
+        multi-class trainers and for stumps and LUTs, 0.1 for gradient trees
+        (:attr:`~bob_boost.TreeTrainer.default_learning_rate`).
     one_vs_rest : bool
         Generic boosting of a classification loss: one output per class even
         for two classes (bob's multi-variate MNIST example), instead of one
@@ -210,7 +213,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     tree_leaves, tree_growth, tree_outputs, tree_quantized_gradients
         The generic trainer's gradient trees: ``max_leaves``, ``growth``,
         ``multi_output`` and ``quantized_gradients`` of :class:`~bob_boost.TreeTrainer`
-        (``tree_depth`` None: no depth limit, with ``tree_growth="leafwise"`` and ``tree_leaves``).
+        (by default 31 leaves grown leaf-wise, as LightGBM).
 
     Raises
     ------
@@ -223,8 +226,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
     if trainer in MULTICLASS_TRAINERS:
-        return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
-                                  dict(number_of_rounds=number_of_rounds, shrinkage=shrinkage,
+        return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
+                                  2 if tree_depth is None else tree_depth, cost_matrix,
+                                  dict(number_of_rounds=number_of_rounds,
+                                       shrinkage=1.0 if shrinkage is None else shrinkage,
                                        feature_fraction=feature_fraction, random_state=random_state), missing)
     if trainer in BINARY_COST_TRAINERS:
         if number_of_classes != 2:

@@ -427,9 +427,9 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, grow
 
 
 UNSUPPORTED = [
-    (["--tree-growth", "leafwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),
+    (["--tree-growth", "levelwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-leaves", "4"], "--tree-leaves: is an option of --trainer boosting -w tree; drop it"),
-    (["--trainer", "samme", "-w", "tree", "--tree-outputs", "per_output"],
+    (["--trainer", "samme", "-w", "tree", "--tree-outputs", "shared"],
      "--tree-outputs: is an option of --trainer boosting -w tree; drop it"),
     (["{tmp}/three.hdf5", "--trainer", "samme", "-w", "lut"], "--weak-learner: 'lut' does not run on a cluster with "
                                                              "--trainer samme; with --scheduler use -w tree or stump"),

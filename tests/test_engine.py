@@ -249,13 +249,13 @@ def test_newton_weights_equal_the_closed_form_minimisers(weighted):
 def test_quantised_training_uses_newton_and_exact_training_lbfgs(monkeypatch):
     from bob_boost.boosting import algorithms
     calls = []
-    original = algorithms.newton_fit_weights
+    original = algorithms.newton_fit_step
 
     def spy(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(algorithms, "newton_fit_weights", spy)
+    monkeypatch.setattr(algorithms, "newton_fit_step", spy)
     x, y = _data(2000, 4)
     Boosting(StumpTrainer(max_bins=None), ExponentialLoss()).train(x, y, 3)
     assert not calls

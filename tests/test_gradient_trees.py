@@ -283,7 +283,7 @@ def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
     separable = np.where(x[:, 0] > 0, 1.0, -1.0)
     for options in ({"min_hessian_leaf": 1e-3}, {"l2_regularization": 1.0, "min_hessian_leaf": 0.0},
                     {"min_samples_leaf": 50, "min_hessian_leaf": 0.0}):
-        machine = Boosting(TreeTrainer(max_depth=3, **options), LogitLoss()).train(x, separable, 15)
+        machine = Boosting(TreeTrainer(max_depth=3, **options), LogitLoss(), learning_rate=1.0).train(x, separable, 15)
         assert all(np.all(np.isfinite(m.values)) for m in machine.weak_machines)
         assert np.mean(machine.predict(x) == separable) == 1.0
     machines = [Boosting(TreeTrainer(max_depth=3, max_bins=64, n_threads=t), SoftmaxLoss(),
@@ -342,7 +342,7 @@ def test_softmax_trees_learn_and_predict_classes_and_probabilities(tmp_path):
 
 def test_learning_rate_scales_the_proposed_weight():
     x, y = _classes(500)
-    full = Boosting(TreeTrainer(max_depth=2), SoftmaxLoss()).train(x, y, 1)
+    full = Boosting(TreeTrainer(max_depth=2), SoftmaxLoss(), learning_rate=1.0).train(x, y, 1)
     shrunk = Boosting(TreeTrainer(max_depth=2), SoftmaxLoss(), learning_rate=0.25).train(x, y, 1)
     assert full.weights.tolist() == [[1.0] * 3]
     assert shrunk.weights.tolist() == [[0.25] * 3]
@@ -371,8 +371,8 @@ def test_squared_loss_regression_trees_fit_a_smooth_function():
     ({"max_depth": 0}, "max_depth"), ({"max_leaves": 1}, "max_leaves"), ({"l2_regularization": -1.0}, "l2_reg"),
     ({"min_hessian_leaf": -0.1}, "min_hessian_leaf"), ({"min_samples_leaf": 0}, "min_samples_leaf"),
     ({"multi_output": "both"}, "multi_output"), ({"max_bins": 1}, "max_bins"), ({"n_threads": 0}, "n_threads"),
-    ({"growth": "lossguide"}, "growth"), ({"max_depth": None}, "max_depth: None"),
-    ({"max_depth": None, "growth": "leafwise"}, "max_depth: None"),
+    ({"growth": "lossguide"}, "growth"), ({"max_depth": None, "growth": "levelwise"}, "max_depth: None"),
+    ({"max_depth": None, "max_leaves": None}, "max_depth: None"),
 ])
 def test_bad_tree_options(options, message):
     with pytest.raises(ValueError, match=message):

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 from collections.abc import Callable
 
@@ -23,16 +24,24 @@ import numpy as np
 import scipy.special
 
 from ..costs import margin_vectors
-from ..exceptions import InvalidTypeError, InvalidValueError
+from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction, weighted
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
-from .rows import loss_derivatives, updated_scores
-from .steps import capped_step, compiled_loss, fit_weights, newton_fit_weights
+from .rows import loss_derivatives, loss_total, updated_scores
+from .steps import LineStep, capped_step, compiled_loss, fit_line_step, newton_fit_step
 
 logger = logging.getLogger(__name__)
+
+#: The descent guarantee halves a round's weight at most this many times (to 2^-30 of it, about 1e-9)
+#: before it rejects the round.
+MAX_HALVINGS = 30
+
+#: A round is accepted when the training loss rises by at most this much relative to its value: the
+#: rounding of two sums of the same terms, never a real increase.
+DESCENT_TOLERANCE = 1e-13
 
 
 class GradientBoosting:
@@ -130,18 +139,77 @@ class GradientBoosting:
         weak_scores = state.extra.pop("weak_scores", None)
         if weak_scores is None:
             weak_scores = machine.forward(state.features)
-        if self._uses_newton(state.prepared):
-            alpha = newton_fit_weights(self.loss_function, self.targets, state.scores, weak_scores,
-                                       self.sample_weight, getattr(state.prepared, "n_threads", 1))
-        else:
-            alpha = fit_weights(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight,
-                                getattr(state.prepared, "n_threads", 1))
-        alpha = alpha * self.learning_rate
+        rule = newton_fit_step if self._uses_newton(state.prepared) else fit_line_step
+        line = rule(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight,
+                    getattr(state.prepared, "n_threads", 1))
+        alpha = line.weights * self.learning_rate
         if np.all(alpha == 0.0):
-            logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
+            if line.converged:
+                logger.info("Round %d: the optimal weight is zero; stopping", state.round_index + 1)
+            else:
+                warnings.warn(f"{self.name} round {state.round_index + 1}: the weight search on "
+                              f"{type(self.loss_function).__name__} found no step that decreases the training loss "
+                              f"(is its loss_gradient the derivative of its loss?); training stopped",
+                              ConvergenceWarning, stacklevel=2)
             return None
         state.extra["weak_scores"] = weak_scores
+        state.extra["certified"] = self._certified(line)
         return alpha, False
+
+    def _certified(self, line: LineStep) -> tuple[bool, float | None]:
+        """Whether the step rule's weights (after shrinkage) provably do not raise the training loss, and the
+        loss they reach when the rule computed it.
+
+        L-BFGS reports the loss at 0 and at its weights; Newton's converged weights minimise a convex loss.
+        Shrunk weights lie between 0 and the rule's, where a convex loss is no higher than at either end.
+        """
+        if not line.converged:
+            return False, None
+        if line.start is not None:
+            proven = line.end <= line.start + DESCENT_TOLERANCE * abs(line.start)
+        else:
+            proven = self.loss_function.convex
+        if self.learning_rate != 1.0:
+            return proven and self.loss_function.convex, None
+        return proven, line.end
+
+    def descend(self, machine: WeakMachine, weight: np.ndarray, state: RoundState) -> np.ndarray | None:
+        """The descent guarantee: ``weight``, or the largest of its halvings that does not raise the training
+        loss; None (with a :class:`~bob_boost.exceptions.ConvergenceWarning`) when none of
+        :data:`MAX_HALVINGS` does.
+
+        A weight the step rule certified is taken as it is. Otherwise the loss at the new scores is
+        evaluated (:func:`~bob_boost.boosting.rows.loss_total`), and those scores are kept for
+        :meth:`end_round`, which would compute them anyway.
+        """
+        certified, reached = state.extra.pop("certified", (False, None))
+        if certified:
+            state.extra["loss"] = reached
+            return weight
+        weak_scores = state.extra.get("weak_scores")
+        if weak_scores is None:
+            weak_scores = state.extra["weak_scores"] = machine.forward(state.features)
+        n_threads = getattr(state.prepared, "n_threads", 1)
+        before = state.extra.get("loss")
+        if before is None:
+            before = loss_total(self.loss_function, self.targets, state.scores, self.sample_weight, n_threads)
+        weight = np.asarray(weight, dtype=np.float64)
+        for halvings in range(MAX_HALVINGS + 1):
+            scores = updated_scores(state.scores, weight, weak_scores, n_threads)
+            after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
+            if after <= before + DESCENT_TOLERANCE * abs(before):
+                if halvings:
+                    logger.info("%s round %d: weight halved %d times so that the training loss decreases",
+                                self.name, state.round_index + 1, halvings)
+                state.extra["loss"] = after
+                state.extra["next_scores"] = scores
+                return weight
+            weight = weight * 0.5
+        warnings.warn(f"{self.name} round {state.round_index + 1}: no step along the weak machine decreases the "
+                      f"training loss of {type(self.loss_function).__name__} ({before:.6g}; is its loss_gradient "
+                      f"the derivative of its loss?); the round is rejected and training stopped",
+                      ConvergenceWarning, stacklevel=2)
+        return None
 
     def _uses_newton(self, prepared: Any) -> bool:
         if self.step_rule == "auto":
@@ -151,9 +219,12 @@ class GradientBoosting:
     def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
         """Scores plus the weighted weak machine's outputs."""
         weak_scores = state.extra.pop("weak_scores", None)
-        if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
-            weak_scores = machine.forward(state.features)
-        state.scores = updated_scores(state.scores, weight, weak_scores, getattr(state.prepared, "n_threads", 1))
+        scores = state.extra.pop("next_scores", None)
+        if scores is None:
+            if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
+                weak_scores = machine.forward(state.features)
+            scores = updated_scores(state.scores, weight, weak_scores, getattr(state.prepared, "n_threads", 1))
+        state.scores = scores
 
     def describe(self, state: RoundState) -> str:
         """The training loss."""
@@ -280,6 +351,10 @@ class MulticlassCostBoosting:
                                 minlength=k * k).reshape(k, k)
         step = self.step_rule(confusion, self.exponents)
         if not step > 0:
+            if state.rounds_before + state.round_index == 0:  # an empty machine is worth a warning
+                warnings.warn(f"{self.name} round 1: the weak learner's step is {step:.6g}, not positive (it does "
+                              f"no better than the algorithm requires on {k} classes; AdaBoost.M1 needs a weighted "
+                              f"error below 1/2); the machine is empty", ConvergenceWarning, stacklevel=2)
             logger.info("Round %d: step %.6g <= 0; stopping", state.round_index + 1, step)
             return None
         perfect = bool(np.isinf(step))

@@ -7,7 +7,9 @@ round,
 
 1. lets the algorithm set up the round (the loss gradient, or the sample weights and a feature subset);
 2. asks the weak trainer for a :class:`~bob_boost.boosting.protocol.Proposal`;
-3. takes the proposal's weight, or lets the algorithm's step rule fit it;
+3. takes the proposal's weight, or lets the algorithm's step rule fit it, and lets the algorithm's
+   descent guarantee (its optional ``descend`` hook) shrink it until the training loss does not rise, or
+   reject the round, which ends training;
 4. stops when there is no proposal or the step says so (a zero or non-positive step), else adds the weak
    machine and lets the algorithm update the training scores and sample weights;
 5. logs the round, calls the callback (which may stop training, see :mod:`bob_boost.callbacks`) and stops
@@ -64,6 +66,11 @@ class Algorithm(Protocol):
     def step(self, machine: WeakMachine, state: RoundState) -> tuple[np.ndarray | float, bool] | None:
         """``(weight, perfect)`` for a proposal without weight, or None to stop (zero or non-positive step)."""
 
+    def descend(self, machine: WeakMachine, weight: np.ndarray | float, state: RoundState) -> np.ndarray | None:
+        """``weight``, or a smaller one, that does not raise the training loss; None rejects the round and
+        stops training (optional hook: algorithms whose closed-form step minimises their own bound need none).
+        """
+
     def end_round(self, state: RoundState, machine: WeakMachine, weight: np.ndarray) -> None:
         """Update the training scores (and sample weights) after adding ``machine`` with ``weight``."""
 
@@ -114,6 +121,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
                 features.shape[0], features.shape[1])
     training_started(callback, machine)
     ended_perfect = getattr(algorithm, "ended_perfect", None)
+    descend = getattr(algorithm, "descend", None)
     if boosted_machine is not None and len(machine) and ended_perfect is not None and ended_perfect(machine, state):
         logger.info("%s: the machine's last weak machine classifies every training sample correctly; nothing "
                     "to add", algorithm.name)
@@ -135,6 +143,10 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
                             algorithm.name, round_index + 1, len(machine))
                 break
             weight, perfect = step
+        if descend is not None:
+            weight = descend(proposal.machine, weight, state)
+            if weight is None:  # the algorithm warned
+                break
         machine.add_weak_machine(proposal.machine, weight)
         algorithm.end_round(state, proposal.machine, weight)
         if logger.isEnabledFor(logging.INFO):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.threads import MIN_PARALLEL_WORK, run_blocks
-from ..losses.base import LossFunction
+from ..losses.base import LossFunction, weighted
 
 #: Rows per block (any fixed size gives the same bits; 1024 and 4096 timed alike on letter's and
 #: MNIST's shapes with ``bench/bench_loss_rows.py``).
@@ -81,3 +81,24 @@ def updated_scores(scores: np.ndarray, weight: np.ndarray, weak_scores: np.ndarr
 
     run_blocks(block, _blocks(scores.shape[0]), n_threads)
     return result
+
+
+def loss_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None,
+               n_threads: int) -> float:
+    """The training loss ``sum_n w_n sum_k loss(t_n, s_n)_k``, the same float for any ``n_threads``.
+
+    A row-separable loss is summed per block of :data:`BLOCK_ROWS` rows (in threads where that pays), and
+    the block sums are added in block order whatever the thread count; any other loss is summed whole.
+    """
+    if not loss.row_separable:
+        return float(np.sum(weighted(loss.loss(targets, scores), sample_weight)))
+    blocks = _blocks(scores.shape[0])
+    sums = np.empty(len(blocks))
+
+    def block(index: int, start: int, stop: int) -> None:
+        part = None if sample_weight is None else sample_weight[start:stop]
+        sums[index] = np.sum(weighted(loss.loss(targets[start:stop], scores[start:stop]), part))
+
+    run_blocks(block, [(index, start, stop) for index, (start, stop) in enumerate(blocks)],
+               n_threads if _threaded(scores, n_threads) else 1)
+    return float(np.add.reduce(sums))

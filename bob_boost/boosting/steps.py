@@ -1,7 +1,8 @@
 """Step rules: how a round's weak machine gets its weight.
 
 - :func:`fit_weights`: L-BFGS on the loss along the weak machine's outputs, one weight per output
-  (bob.learn.boosting's rule, the generic trainer's);
+  (bob.learn.boosting's rule, the generic trainer's); :func:`fit_line_step` also says what the loss was
+  before and after, which the loop's descent guarantee reads;
 - :func:`newton_fit_weights`: the same minimiser for a separable built-in loss (exponential, logit,
   squared) by a compiled one-dimensional Newton solve per output (:mod:`bob_boost.engine.newton`), which
   the generic trainer uses on quantised features;
@@ -21,6 +22,7 @@ rule is found in one place.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import logging
 
@@ -36,9 +38,9 @@ from ..losses.logit import LogitLoss
 from ..losses.squared import SquaredLoss
 from ..weak_trainers.stump_pool.roots import double_base_root, double_base_roots, hyperbolic_roots
 
-__all__ = ["GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "adaboost_m1_step", "capped_step",
-           "compiled_loss", "double_base_root", "double_base_roots", "fit_weights", "hyperbolic_roots",
-           "newton_fit_weights", "optimal_step"]
+__all__ = ["GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step", "capped_step",
+           "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",
+           "hyperbolic_roots", "newton_fit_step", "newton_fit_weights", "optimal_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +68,35 @@ def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_score
     numpy.ndarray
         (#outputs,) weights.
     """
+    return fit_line_step(loss_function, targets, previous_scores, current_scores, sample_weight, n_threads).weights
+
+
+@dataclass(frozen=True)
+class LineStep:
+    """A step rule's weights, with what it knows of the loss along the weak machine's outputs.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        (#outputs,) weights.
+    start, end : float or None
+        The summed (weighted) training loss at weight 0 and at ``weights``, when the rule evaluated them.
+    converged : bool
+        Whether the rule met its own stopping criterion.
+    """
+
+    weights: np.ndarray
+    start: float | None
+    end: float | None
+    converged: bool
+
+
+def fit_line_step(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
+                  current_scores: np.ndarray, sample_weight: np.ndarray | None = None,
+                  n_threads: int = 1) -> LineStep:
+    """:func:`fit_weights`' L-BFGS weights, with the loss at 0 and at the weights (from the same objective)."""
     objective = _line_objective(loss_function, targets, previous_scores, current_scores, sample_weight, n_threads)
-    return minimise_weights(objective, targets.shape[1], targets.shape[0])
+    return _minimise(objective, targets.shape[1], targets.shape[0])
 
 
 def _line_objective(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
@@ -124,10 +153,19 @@ def minimise_weights(objective: Callable[[np.ndarray], tuple[float, np.ndarray]]
 
     The objective is divided by ``number_of_samples`` so that one gradient tolerance fits data sets of any size.
     """
+    return _minimise(objective, number_of_outputs, number_of_samples).weights
+
+
+def _minimise(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], number_of_outputs: int,
+              number_of_samples: int) -> LineStep:
+    """:func:`minimise_weights`' search, with the objective's values at 0 (its first call) and at the result."""
     scale = 1.0 / number_of_samples
+    values: list[float] = []
 
     def scaled(alpha: np.ndarray) -> tuple[float, np.ndarray]:
         value, gradient = objective(alpha)
+        if not values:
+            values.append(float(value))
         return value * scale, gradient * scale
 
     result = scipy.optimize.minimize(
@@ -135,9 +173,11 @@ def minimise_weights(objective: Callable[[np.ndarray], tuple[float, np.ndarray]]
         options={"ftol": 1e-15, "gtol": GRADIENT_TOLERANCE, "maxiter": 500})
     # At machine precision the line search can stop with an "abnormal" status
     # although the minimum is reached; only a large remaining gradient matters.
-    if not result.success and np.max(np.abs(result.jac)) > 1e6 * GRADIENT_TOLERANCE:
+    converged = bool(result.success or np.max(np.abs(result.jac)) <= 1e6 * GRADIENT_TOLERANCE)
+    if not converged:
         logger.warning("L-BFGS stopped before converging (%s); gradient %s", result.message, result.jac)
-    return np.asarray(result.x, dtype=np.float64)
+    return LineStep(np.asarray(result.x, dtype=np.float64), values[0] if values else None,
+                    float(result.fun) / scale, converged)
 
 
 #: The built-in losses with a compiled Newton form (exact classes: a subclass may change the loss).
@@ -160,11 +200,20 @@ def newton_fit_weights(loss_function: LossFunction, targets: np.ndarray, previou
     L-BFGS's stop on its line search about 1e-8 relative from it, and the
     two rules agree to that (tested at 1e-7).
     """
+    return newton_fit_step(loss_function, targets, previous_scores, current_scores, sample_weight,
+                           n_threads).weights
+
+
+def newton_fit_step(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
+                    current_scores: np.ndarray, sample_weight: np.ndarray | None = None,
+                    n_threads: int = 1) -> LineStep:
+    """:func:`newton_fit_weights`' weights and whether the solve converged (no loss values: it computes none)."""
     code = compiled_loss(loss_function)
-    return newton.newton_weights(code, np.ascontiguousarray(targets, dtype=np.float64),
-                                 np.ascontiguousarray(previous_scores, dtype=np.float64),
-                                 np.ascontiguousarray(current_scores, dtype=np.float64), sample_weight,
-                                 n_threads, EXPONENT_LIMIT)
+    weights, converged = newton.newton_weights(code, np.ascontiguousarray(targets, dtype=np.float64),
+                                               np.ascontiguousarray(previous_scores, dtype=np.float64),
+                                               np.ascontiguousarray(current_scores, dtype=np.float64),
+                                               sample_weight, n_threads, EXPONENT_LIMIT)
+    return LineStep(weights, None, None, converged)
 
 
 #: A weak learner without costly errors has an infinite optimal step; it gets the step at which

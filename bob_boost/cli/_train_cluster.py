@@ -158,7 +158,7 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
             elif args.trainer in BINARY_COST_TRAINERS:
                 trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
             else:
-                trees = ({"tree": recipe.trainer.weak_trainer, "learning_rate": args.shrinkage}
+                trees = ({"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}
                          if args.weak_learner == "tree" else {})
                 trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
                                        weak_learner=args.weak_learner, lut_entries=args.lut_entries,

@@ -34,11 +34,11 @@ IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None}
 #: is an error for the other configurations (in memory they are ignored there).
 LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
 ADABOOSTDB_ONLY = {"selection": "alpha"}
-TREE_ONLY = {"tree_depth": 2}
+TREE_ONLY = {"tree_depth": None}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
-GRADIENT_TREE_ONLY = {"tree_leaves": None, "tree_outputs": "shared", "tree_growth": "levelwise"}
+GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise"}
 BADACOST_ONLY = {"cost_matrix": None}
-MULTICLASS_ONLY = {"shrinkage": 1.0, "feature_fraction": 1.0, "seed": 0}
+MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "seed": 0}
 
 #: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
 #: multi-class trainers take a cost matrix instead).
@@ -90,21 +90,23 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
                             "sorted label order) for badacost and the cmel loss")
     train.add_argument("--tree-depth", type=positive_int, default=TREE_ONLY["tree_depth"],
-                       help="depth of the trees (badacost/samme, and the generic trainer's gradient trees)")
+                       help="depth of the trees (badacost/samme: default 2; the generic trainer's gradient trees: "
+                            "default no limit, with --tree-leaves)")
     train.add_argument("--tree-leaves", type=positive_int, default=GRADIENT_TREE_ONLY["tree_leaves"], metavar="N",
-                       help="the generic trainer's gradient trees: at most N leaves")
+                       help="the generic trainer's gradient trees: at most N leaves (default 31, as LightGBM)")
     train.add_argument("--tree-growth", choices=("levelwise", "leafwise"), default=GRADIENT_TREE_ONLY["tree_growth"],
                        help="the generic trainer's gradient trees: level by level, or the leaf of largest gain "
-                            "first (as LightGBM; with --tree-leaves)")
+                            "first (the default, as LightGBM; with --tree-leaves)")
     train.add_argument("--tree-outputs", choices=("shared", "per_output"), default=GRADIENT_TREE_ONLY["tree_outputs"],
                        help="the generic trainer's gradient trees of several outputs (softmax): one tree with a "
-                            "value per class in each leaf, or one tree per class each round (as LightGBM)")
+                            "value per class in each leaf, or one tree per class each round (the default, as LightGBM)")
     train.add_argument("--tree-quantized-gradients", type=positive_int, metavar="L",
                        default=IN_MEMORY_ONLY["tree_quantized_gradients"],
                        help="the generic trainer's gradient trees (one output a tree): histograms of gradients "
                             "rounded to L levels, faster (as LightGBM's use_quantized_grad)")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
-                       help="learning rate in (0, 1] (badacost/samme, and the generic trainer)")
+                       help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
+                            "gradient trees (-w tree with --trainer boosting), 1 otherwise")
     train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
                        help="badacost/samme: fraction of the features each round may use")
     train.add_argument("--seed", type=int, default=MULTICLASS_ONLY["seed"],

@@ -39,7 +39,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         Rounds of boosting at most.
     max_depth, max_leaves, multi_output, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
+        trees' weight, 0.1 by default; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
     maximum_feature_value : int
         Entries of each look-up table.
     selection_style : {"independent", "shared"}
@@ -79,8 +79,8 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
                  class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
-                 client=None, max_depth: int | None = 3, max_leaves: int | None = None,
-                 multi_output: str = "shared", growth: str = "levelwise", learning_rate: float = 1.0,
+                 client=None, max_depth: int | None = None, max_leaves: int | None = 31,
+                 multi_output: str = "per_output", growth: str = "leafwise", learning_rate: float | None = None,
                  missing: str | None = None, warm_start: bool = False, n_threads: int | None = 1,
                  scoring="loss") -> None:
         self.scoring = scoring
@@ -178,7 +178,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         Entries of each look-up table.
     max_depth, max_leaves, growth, learning_rate, missing
         Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
-        trees' weight; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
+        trees' weight, 0.1 by default; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
     max_bins : int
         Bins per feature (2 .. 256).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, n_threads, scoring
@@ -199,8 +199,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
     def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, weak_learner: str = "stump",
-                 max_depth: int | None = 3, max_leaves: int | None = None, growth: str = "levelwise",
-                 learning_rate: float = 1.0, missing: str | None = None, maximum_feature_value: int = 256,
+                 max_depth: int | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
+                 learning_rate: float | None = None, missing: str | None = None, maximum_feature_value: int = 256,
                  warm_start: bool = False, n_threads: int | None = 1, scoring="loss") -> None:
         self.scoring = scoring
         self.n_threads = n_threads
@@ -302,4 +302,4 @@ def _tree_options(estimator, recipe) -> dict:
     stumps and tables: ``missing``, which trees take from their trainer)."""
     if estimator.weak_learner != "tree":
         return {"missing": check_missing(estimator.missing)}
-    return {"tree": recipe.trainer.weak_trainer, "learning_rate": estimator.learning_rate}
+    return {"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}

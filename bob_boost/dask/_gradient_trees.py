@@ -202,7 +202,8 @@ class DistributedGradientTrees:
         sizes = [len(tree.features) for tree in nodes]
         totals = client.submit(summed_arrays, *chunks.each(leaf_totals, sample_node, values, self.groups,
                                                           tuple(sizes))).result()
-        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization)) for tree, total in zip(nodes, totals)]
+        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization), trainer.max_delta_step)
+                       for tree, total in zip(nodes, totals)]
         # (tuples: the chunks' helper reads lists as one entry per chunk)
         leaf_values, tables = tuple(leaf_values), tuple(tables)
         outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
@@ -363,11 +364,14 @@ class _Tree:
                                int(self.nan_left[node]), nan_code)
         return table
 
-    def leaf_values(self, totals: np.ndarray, regularization: float) -> np.ndarray:
-        """(#nodes, K) ``-G / (H + lambda)`` of the leaves (0 for inner nodes and empty denominators)."""
+    def leaf_values(self, totals: np.ndarray, regularization: float, cap: float | None = None) -> np.ndarray:
+        """(#nodes, K) ``-G / (H + lambda)`` of the leaves (0 for inner nodes and empty denominators), clipped
+        to ``[-cap, cap]`` when ``cap`` (the tree trainer's ``max_delta_step``) is set, as in memory."""
         outputs = totals.shape[1] // 2
         denominator = totals[:, outputs:] + regularization
         with np.errstate(divide="ignore", invalid="ignore"):
             values = np.where(denominator > 0, -totals[:, :outputs] / denominator, 0.0)
         values[np.array(self.features) >= 0] = 0.0
+        if cap:
+            np.clip(values, -cap, cap, out=values)
         return values

@@ -95,10 +95,11 @@ class DaskBoosting:
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
         sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`), sample weights included
         (rescaled to mean 1 as in memory, :func:`mean_one_weights`).
-    learning_rate : float
+    learning_rate : float or None
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
-        step 1); with gradient-only leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it
-        is ``learning_rate`` times the step rule's weight, as in memory.
+        step 1; None, the default: the tree trainer's ``default_learning_rate``, 0.1); with gradient-only
+        leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it is ``learning_rate`` times the
+        step rule's weight, as in memory.
     n_threads : int or None
         Threads of each task's compiled kernels on its worker (coding a chunk, its stump and table
         histograms); None: every core the worker process may use, as in memory. The default, 1, suits
@@ -113,7 +114,7 @@ class DaskBoosting:
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, client=None, *,
                  weak_learner: str = "stump", lut_entries: int | None = None,
                  selection_style: str = "independent", step_rule: str | None = None, tree=None,
-                 learning_rate: float = 1.0, n_threads: int | None = 1, missing: str | None = None) -> None:
+                 learning_rate: float | None = None, n_threads: int | None = 1, missing: str | None = None) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", DASK_STEP_RULES)
@@ -130,11 +131,13 @@ class DaskBoosting:
             raise InvalidValueError("missing: trees take TreeTrainer(missing='bin'), not DaskBoosting's missing")
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
-        if self.weak_learner != "tree" and (tree is not None or learning_rate != 1.0):
+        if self.weak_learner != "tree" and (tree is not None or learning_rate not in (None, 1.0)):
             name = "tree" if tree is not None else "learning_rate"
             raise InvalidValueError(f"{name}: an option of weak_learner='tree' only, got weak_learner="
                                     f"{self.weak_learner!r}")
         self.tree = check_cluster_tree(TreeTrainer() if tree is None else tree)
+        if learning_rate is None:  # as Boosting: the weak trainer's default
+            learning_rate = self.tree.default_learning_rate if self.weak_learner == "tree" else 1.0
         self.learning_rate = check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                           include_boundaries="right")
         if self.weak_learner == "tree" and self.tree.newton_leaves and not loss_function.has_hessian:

@@ -71,8 +71,9 @@ def _block_sums(loss, limit, targets, scores, weak, weights, alpha, block, out):
 
 
 def newton_weights(loss: int, targets: np.ndarray, scores: np.ndarray, weak: np.ndarray,
-                   sample_weight: np.ndarray | None, n_threads: int, limit: float = np.inf) -> np.ndarray:
-    """(#outputs,) minimisers ``alpha`` of ``sum_n w_n l(t_n, s_n + alpha h_n)``, one per output.
+                   sample_weight: np.ndarray | None, n_threads: int, limit: float = np.inf) -> tuple[np.ndarray, bool]:
+    """(#outputs,) minimisers ``alpha`` of ``sum_n w_n l(t_n, s_n + alpha h_n)``, one per output, and whether
+    the solve converged (:func:`newton_solve_status`).
 
     Parameters
     ----------
@@ -95,7 +96,7 @@ def newton_weights(loss: int, targets: np.ndarray, scores: np.ndarray, weak: np.
         blocks = [(loss, limit, targets, scores, weak, weights, alpha, b, partial) for b in range(n_blocks)]
         run_blocks(_block_sums, blocks, n_threads)
         return partial[:, :, 0].sum(axis=0), partial[:, :, 1].sum(axis=0)
-    return newton_solve(derivatives, targets.shape[1])
+    return newton_solve_status(derivatives, targets.shape[1])
 
 
 def newton_solve(derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], outputs: int) -> np.ndarray:
@@ -104,6 +105,16 @@ def newton_solve(derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarra
     ``derivatives(alpha)`` returns the first and second derivatives at ``alpha``, one of each per output
     (sums over the blocks of rows here, over a cluster's chunks in :mod:`bob_boost.dask`). Newton steps,
     kept inside a bracket of the zero once one is known, and doubled while none is (see below).
+    """
+    return newton_solve_status(derivatives, outputs)[0]
+
+
+def newton_solve_status(derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                        outputs: int) -> tuple[np.ndarray, bool]:
+    """:func:`newton_solve`'s zeros, and whether every output converged within :data:`MAX_ITERATIONS`.
+
+    A converged weight is the minimiser of its convex function up to rounding, so it cannot raise the
+    function above its value at 0: the training loop's descent guarantee needs no further evaluation.
     """
     alpha = np.zeros(outputs)
     low, high = np.full(outputs, -np.inf), np.full(outputs, np.inf)
@@ -139,5 +150,5 @@ def newton_solve(derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarra
         active &= np.abs(change) > STEP_TOLERANCE * np.maximum(1.0, np.abs(alpha))
         previous, alpha = change, proposal
         if not np.any(active):
-            break
-    return alpha
+            return alpha, True
+    return alpha, False

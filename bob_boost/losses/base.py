@@ -60,12 +60,20 @@ class LossFunction:
     #: without setting it again (see :meth:`__init_subclass__`).
     row_separable: bool = False
 
+    #: Whether the loss is convex in the scores. Along a step rule's weights the loss then stays at or
+    #: below its value at 0 when the weights are shrunk (any ``learning_rate`` <= 1), so the training
+    #: loop's descent guarantee needs no extra evaluation. False, the safe default, for third-party losses.
+    convex: bool = False
+
     def __init_subclass__(cls, **kwargs) -> None:
-        """A subclass that overrides a derivative is not row-separable unless it says so itself."""
+        """A subclass that overrides a derivative is not row-separable, and one that overrides the loss is not
+        convex, unless it says so itself."""
         super().__init_subclass__(**kwargs)
         derivatives = ("loss_gradient", "loss_hessian", "gradient_and_hessian")
         if "row_separable" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
             cls.row_separable = False
+        if "convex" not in cls.__dict__ and "loss" in cls.__dict__:
+            cls.convex = False
 
     def decision_rule(self, number_of_outputs: int) -> str | None:
         """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).

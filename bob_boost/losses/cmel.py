@@ -34,6 +34,7 @@ class CMELoss(LossFunction):
     """
 
     name = "cmel"
+    convex = True
 
     def __init__(self, cost_matrix) -> None:
         matrix = check_cost_matrix(cost_matrix)

@@ -42,6 +42,7 @@ class DoubleBaseLoss(BinaryClassificationLoss):
     """
 
     name = "double_base"
+    convex = True
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0) -> None:
         self.cost_positive = check_cost(cost_positive, "cost_positive")

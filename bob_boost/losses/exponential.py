@@ -19,6 +19,7 @@ class ExponentialLoss(BinaryClassificationLoss):
     """
 
     name = "exponential"
+    convex = True
     row_separable = True
 
     #: The expected loss is minimised at half the log-odds (Friedman, Hastie & Tibshirani, 2000).

@@ -11,6 +11,7 @@ class LogitLoss(BinaryClassificationLoss):
     """``L(t, s) = log(1 + exp(-t s))`` for targets ``t`` in {-1, +1}."""
 
     name = "logit"
+    convex = True
     row_separable = True
 
     #: The negative log-likelihood of a logistic model: the score is the log-odds.

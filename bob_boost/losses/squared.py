@@ -3,18 +3,39 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import as_score_matrix
+from ..exceptions import InvalidValueError
 from .base import LossFunction, weighted
+
+#: The largest target magnitude the squared loss takes: the squares of larger ones, summed over many
+#: samples, overflow float64 (its range ends near 1.8e308).
+TARGET_LIMIT = 1e100
+
+
+def check_target_range(values: np.ndarray, name: str) -> None:
+    """Raise unless every value of ``values`` is within :data:`TARGET_LIMIT` in magnitude."""
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest > TARGET_LIMIT:
+        raise InvalidValueError(f"{name}: values up to {largest:.3g} in magnitude overflow the squared loss (their "
+                                f"squares leave float64's range); rescale them to at most {TARGET_LIMIT:g}")
 
 
 class SquaredLoss(LossFunction):
     """``L(t, s) = (s - t)^2 / 2``, for real-valued (multi-output) regression."""
 
     name = "squared"
+    convex = True
     row_separable = True
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted values."""
         return "identity"
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate real targets: finite, and at most :data:`TARGET_LIMIT` in magnitude."""
+        array = as_score_matrix(targets, "targets")
+        check_target_range(array, "targets")
+        return array
 
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:

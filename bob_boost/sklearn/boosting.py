@@ -10,6 +10,7 @@ from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidValueError
 from ..labels import REGRESSION_METADATA
 from ..losses import SquaredLoss
+from ..losses.squared import check_target_range
 from ..machine import BoostedMachine
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _BoostedEstimator,
@@ -58,20 +59,23 @@ class BoostingClassifier(_BoostedClassifier):
         not depend on it.
     max_depth : int or None
         Depth of the gradient trees (``weak_learner='tree'``, :class:`~bob_boost.TreeTrainer`: Newton
-        leaves from the loss's gradient and hessian); None: no limit (``growth="leafwise"`` with
-        ``max_leaves``).
+        leaves from the loss's gradient and hessian); None (the default): no limit (``growth="leafwise"``
+        with ``max_leaves``).
     max_leaves : int or None
-        Gradient trees: at most this many leaves (>= 2).
+        Gradient trees: at most this many leaves (>= 2); 31 by default, as LightGBM.
     growth : {"levelwise", "leafwise"}
-        Gradient trees: level by level, or the leaf of largest gain first (as LightGBM).
+        Gradient trees: level by level, or the leaf of largest gain first (the default, as LightGBM).
     multi_output : {"shared", "per_output"}
         Gradient trees of several outputs (the softmax loss): one tree with a value per class in
-        each leaf, or one tree per class each round (as LightGBM's multiclass).
+        each leaf, or one tree per class each round (the default, as LightGBM's multiclass).
     quantized_gradients : int or None
         Gradient trees with one output a tree: histograms of gradients rounded to this many levels
         (``TreeTrainer(quantized_gradients=...)``, as LightGBM's ``use_quantized_grad``); None: float ones.
-    learning_rate : float
-        Shrinkage in (0, 1] of every weak machine's weight.
+    learning_rate : float or None
+        Shrinkage in (0, 1] of every weak machine's weight. None (the
+        default): 0.1 for gradient trees, whose Newton leaves are full steps
+        (every gradient-boosting library's default), and 1.0 for stumps and
+        LUTs, whose weights L-BFGS fits (bob.learn.boosting's models).
     missing : {None, "bin"}
         ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
         every split (or LUT entry) learns where it goes; None (the default)
@@ -135,11 +139,11 @@ class BoostingClassifier(_BoostedClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent",
-                 max_bins: int | None = 256, n_threads: int | None = None, max_depth: int | None = 3,
-                 learning_rate: float = 1.0, class_weight=None, early_stopping="auto",
+                 max_bins: int | None = 256, n_threads: int | None = None, max_depth: int | None = None,
+                 learning_rate: float | None = None, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
-                 max_leaves: int | None = None, growth: str = "levelwise", multi_output: str = "shared",
+                 max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
                  quantized_gradients: int | None = None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
@@ -275,17 +279,20 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Threads for binning and histograms (None: every core); the model does
         not depend on it.
     max_depth : int or None
-        Depth of the gradient trees (``weak_learner='tree'``); None: no limit (``growth="leafwise"``
-        with ``max_leaves``).
+        Depth of the gradient trees (``weak_learner='tree'``); None (the default): no limit
+        (``growth="leafwise"`` with ``max_leaves``).
     max_leaves : int or None
-        Gradient trees: at most this many leaves (>= 2).
+        Gradient trees: at most this many leaves (>= 2); 31 by default, as LightGBM.
     growth : {"levelwise", "leafwise"}
-        Gradient trees: level by level, or the leaf of largest gain first (as LightGBM).
+        Gradient trees: level by level, or the leaf of largest gain first (the default, as LightGBM).
     quantized_gradients : int or None
         Gradient trees with one output a tree: histograms of gradients rounded to this many levels
         (``TreeTrainer(quantized_gradients=...)``, as LightGBM's ``use_quantized_grad``); None: float ones.
-    learning_rate : float
-        Shrinkage in (0, 1] of every weak machine's weight.
+    learning_rate : float or None
+        Shrinkage in (0, 1] of every weak machine's weight. None (the
+        default): 0.1 for gradient trees, whose Newton leaves are full steps
+        (every gradient-boosting library's default), and 1.0 for stumps and
+        LUTs, whose weights L-BFGS fits (bob.learn.boosting's models).
     missing : {None, "bin"}
         ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
         every split (or LUT entry) learns where it goes; None (the default)
@@ -342,10 +349,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
-                 n_threads: int | None = None, max_depth: int | None = 3, learning_rate: float = 1.0,
+                 n_threads: int | None = None, max_depth: int | None = None, learning_rate: float | None = None,
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
-                 missing: str | None = None, max_leaves: int | None = None, growth: str = "levelwise",
+                 missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
                  quantized_gradients: int | None = None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -392,6 +399,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
             _check_lut_features(X, maximum)
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         X, y = X[kept], y[kept].astype(np.float64)
+        check_target_range(y, "y")
         if self.weak_learner == "lut" or not np.all(X == X[0]):
             recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,

@@ -47,14 +47,30 @@ class Boosting:
         binning is lossy (a feature cut at quantiles, see
         :class:`~bob_boost.StumpTrainer`'s ``max_bins``), L-BFGS otherwise,
         so exactly binned data gives bob's models.
-    learning_rate : float
+    learning_rate : float or None
         Shrinkage in (0, 1]: every weak machine's weight (fitted, or the
         weight 1 a :class:`~bob_boost.TreeTrainer` proposes) is multiplied
-        by it, as scikit-learn's ``learning_rate``.
+        by it, as scikit-learn's ``learning_rate``. None (the default): the
+        weak trainer's ``default_learning_rate``, 0.1 for gradient trees
+        (their Newton leaves are full steps) and 1.0 for the others (bob's
+        stumps and look-up tables, whose weights L-BFGS fits).
+
+    Notes
+    -----
+    **Descent guarantee.** No round raises the (weighted) training loss: a
+    weight that the step rule has not proven to decrease it (a tree's
+    Newton leaves, a shrunk step on a non-convex loss) is halved until the
+    loss at the new scores is no higher than before; when 30 halvings do
+    not get there, the round is rejected and training stops with a
+    :class:`~bob_boost.exceptions.ConvergenceWarning` naming the loss and
+    the round. L-BFGS steps are proven by the loss values the search
+    computed, converged Newton steps by the loss's convexity, so the check
+    costs nothing there; for trees it is one evaluation of the loss per
+    round (see ``doc/guide.md``).
     """
 
     def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto",
-                 learning_rate: float = 1.0) -> None:
+                 learning_rate: float | None = None) -> None:
         if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
             raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
                                    f"got {type(weak_trainer).__name__}")
@@ -63,6 +79,8 @@ class Boosting:
         self.weak_trainer = weak_trainer
         self.loss_function = loss_function
         self.step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+        if learning_rate is None:
+            learning_rate = getattr(weak_trainer, "default_learning_rate", 1.0)
         self.learning_rate = float(check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                                 include_boundaries="right"))
         if step_rule == "newton" and compiled_loss(loss_function) is None:

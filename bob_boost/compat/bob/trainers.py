@@ -271,6 +271,9 @@ class _BobGradientBoosting(GradientBoosting):
 
     name = "Boosting (bob.learn.boosting)"
 
+    #: bob kept every weight its L-BFGS call returned; so do its models here (no descent guarantee).
+    descend = None
+
     def step(self, machine: core_base.WeakMachine, state: RoundState) -> tuple[np.ndarray, bool] | None:
         """bob's L-BFGS weights; None (stop) only when L-BFGS failed with all weights zero, as bob stops.
 
