@@ -192,6 +192,18 @@ def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndar
     return scores + alpha * outputs
 
 
+def training_loss(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> float:
+    """The chunk's (weighted) training loss."""
+    values = loss.loss(targets, scores)
+    return float(np.sum(values if weights is None else weights[:, np.newaxis] * values))
+
+
+def moved_loss(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
+               alpha: np.ndarray) -> float:
+    """The chunk's (weighted) training loss at its scores moved by ``alpha`` times the round's weak outputs."""
+    return training_loss(targets, scores + alpha * outputs, weights, loss)
+
+
 def machine_scores(chunk: np.ndarray, machine, include_baseline: bool) -> np.ndarray:
     """(#rows, #outputs) scores of a machine being continued on the chunk's raw rows: its rounds added in
     order from the baseline (or from 0, for residuals), as training added them, so bit for bit the scores

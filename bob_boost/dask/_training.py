@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import logging
 import numbers
+import warnings
 
 import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
+from ..boosting.algorithms import DESCENT_TOLERANCE, MAX_HALVINGS
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
-from ..exceptions import InvalidTypeError, InvalidValueError
+from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
@@ -244,6 +246,7 @@ class DaskBoosting:
         if self.weak_learner == "tree":
             trees = DistributedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
         training_started(callback, machine)
+        current_loss = None
         for round_index in range(number_of_rounds):
             if trees is not None:
                 # Newton leaves make a tree's own step 1: its weight is the learning rate
@@ -269,6 +272,14 @@ class DaskBoosting:
                 if np.all(alpha == 0.0):
                     logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                     break
+            # the in-memory descent guarantee: a weight not certified by its step rule (a tree's Newton leaves,
+            # a shrunk step on a loss that is not convex) is halved until the training loss does not rise
+            if fixed_step or not loss.convex:
+                alpha, current_loss = self._descend(chunks, weak_outputs, alpha, current_loss, round_index)
+                if alpha is None:
+                    break
+            else:
+                current_loss = None
             machine.add_weak_machine(weak, alpha)
             history.append((output_task, arguments, alpha))
             self._move_scores(chunks, history, weak_outputs, alpha, outputs)
@@ -277,6 +288,28 @@ class DaskBoosting:
                 break
         training_ended(callback, machine)
         return machine
+
+    def _descend(self, chunks: Chunks, weak_outputs: list, alpha: np.ndarray, before: float | None,
+                 round_index: int) -> tuple[np.ndarray | None, float | None]:
+        """:meth:`bob_boost.boosting.algorithms.GradientBoosting.descend` on the chunks' summed losses (added in
+        chunk order): the weight, or its largest halving that does not raise the training loss, and the loss
+        it reaches; None with a :class:`~bob_boost.exceptions.ConvergenceWarning` when none does."""
+        loss = self.loss_function
+        if before is None:
+            before = chunks.reduce(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss).result()
+        for halvings in range(MAX_HALVINGS + 1):
+            after = chunks.reduce(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
+                                  loss, alpha).result()
+            if after <= before + DESCENT_TOLERANCE * abs(before):
+                if halvings:
+                    logger.info("DaskBoosting round %d: weight halved %d times so that the training loss decreases",
+                                round_index + 1, halvings)
+                return alpha, after
+            alpha = alpha * 0.5
+        warnings.warn(f"DaskBoosting round {round_index + 1}: no step along the weak machine decreases the "
+                      f"training loss of {type(loss).__name__} ({before:.6g}; is its loss_gradient the derivative "
+                      f"of its loss?); the round is rejected and training stopped", ConvergenceWarning, stacklevel=3)
+        return None, None
 
     @staticmethod
     def _move_scores(chunks: Chunks, history: list, weak_outputs: list, alpha: np.ndarray, outputs: int) -> None:
