@@ -177,13 +177,15 @@ def test_certified_steps_cost_no_evaluation(monkeypatch):
     from bob_boost.boosting import algorithms
 
     calls = []
-    original = algorithms.loss_total
 
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
+    def counting(original):
+        def counted(*args, **kwargs):
+            calls.append(1)
+            return original(*args, **kwargs)
+        return counted
 
-    monkeypatch.setattr(algorithms, "loss_total", counting)
+    for name in ("loss_total", "derivatives_and_total"):
+        monkeypatch.setattr(algorithms, name, counting(getattr(algorithms, name)))
     rng = np.random.default_rng(5)
     x = rng.normal(size=(300, 4))
     y = np.where(x[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)  # no stump separates them
@@ -192,3 +194,26 @@ def test_certified_steps_cost_no_evaluation(monkeypatch):
     assert not calls
     Boosting(TreeTrainer(), ExponentialLoss()).train(x, y, 10)
     assert len(calls) >= 10
+
+
+class ScaledSoftmax(SoftmaxLoss):
+    """A subclass that changes the loss: the softmax's one-pass method no longer describes it."""
+
+    def loss(self, targets, scores, sample_weight=None):
+        return 2.0 * super().loss(targets, scores, sample_weight)
+
+
+@pytest.mark.parametrize("rows, threads", [(3000, 1), (20000, 2), (300000, 2)])
+@pytest.mark.parametrize("loss", [SoftmaxLoss(), ScaledSoftmax()], ids=["softmax", "subclass"])
+def test_the_one_pass_check_gives_the_bits_of_separate_calls(rows, threads, loss):
+    from bob_boost.boosting import rows as row_blocks
+
+    rng = np.random.default_rng(rows)
+    scores, weights = 5 * rng.normal(size=(rows, 7)), rng.random(rows)
+    targets = loss.check_targets(rng.integers(0, 7, rows))
+    gradient, hessian, total = row_blocks.derivatives_and_total(loss, targets, scores, True, weights, threads)
+    expected_gradient, expected_hessian = row_blocks.loss_derivatives(loss, targets, scores, True, threads)
+    assert np.array_equal(gradient, expected_gradient) and np.array_equal(hessian, expected_hessian)
+    assert total == row_blocks.loss_total(loss, targets, scores, weights, threads)
+    assert total == row_blocks.loss_total(loss, targets, scores, weights, 1)  # any thread count
+    np.testing.assert_allclose(total, np.sum(weights[:, np.newaxis] * loss.loss(targets, scores)), rtol=1e-12)

@@ -30,7 +30,7 @@ from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
-from .rows import loss_derivatives, loss_total, updated_scores
+from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
 from .steps import LineStep, capped_step, compiled_loss, fit_line_step, newton_fit_step
 
 logger = logging.getLogger(__name__)
@@ -114,13 +114,19 @@ class GradientBoosting:
 
     def begin_round(self, state: RoundState) -> None:
         """The loss gradient at the current scores."""
-        loss = self.loss_function
-        with_hessian = getattr(self.weak_trainer, "uses_hessian", False) and loss.has_hessian
-        gradient, hessian = loss_derivatives(loss, self.targets, state.scores, with_hessian,
-                                             getattr(state.prepared, "n_threads", 1))
+        cached = state.extra.pop("derivatives", None)  # the descent check's, at these scores
+        if cached is not None:
+            gradient, hessian = cached
+        else:
+            gradient, hessian = loss_derivatives(self.loss_function, self.targets, state.scores,
+                                                 self._with_hessian(), getattr(state.prepared, "n_threads", 1))
+        with_hessian = hessian is not None
         if with_hessian:
             state.hessian = weighted(hessian, self.sample_weight)
         state.gradient = weighted(gradient, self.sample_weight)
+
+    def _with_hessian(self) -> bool:
+        return bool(getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""
@@ -179,8 +185,9 @@ class GradientBoosting:
         :data:`MAX_HALVINGS` does.
 
         A weight the step rule certified is taken as it is. Otherwise the loss at the new scores is
-        evaluated (:func:`~bob_boost.boosting.rows.loss_total`), and those scores are kept for
-        :meth:`end_round`, which would compute them anyway.
+        evaluated, with the loss derivatives there (:func:`~bob_boost.boosting.rows.derivatives_and_total`,
+        one pass for the softmax), and the scores and derivatives of the weight accepted are kept for
+        :meth:`end_round` and the next round, which would compute them anyway.
         """
         certified, reached = state.extra.pop("certified", (False, None))
         if certified:
@@ -196,13 +203,13 @@ class GradientBoosting:
         weight = np.asarray(weight, dtype=np.float64)
         for halvings in range(MAX_HALVINGS + 1):
             scores = updated_scores(state.scores, weight, weak_scores, n_threads)
-            after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
+            gradient, hessian, after = derivatives_and_total(self.loss_function, self.targets, scores,
+                                                             self._with_hessian(), self.sample_weight, n_threads)
             if after <= before + DESCENT_TOLERANCE * abs(before):
                 if halvings:
                     logger.info("%s round %d: weight halved %d times so that the training loss decreases",
                                 self.name, state.round_index + 1, halvings)
-                state.extra["loss"] = after
-                state.extra["next_scores"] = scores
+                state.extra.update(loss=after, next_scores=scores, derivatives=(gradient, hessian))
                 return weight
             weight = weight * 0.5
         warnings.warn(f"{self.name} round {state.round_index + 1}: no step along the weak machine decreases the "

@@ -19,9 +19,17 @@ from ..losses.base import LossFunction, weighted
 #: MNIST's shapes with ``bench/bench_loss_rows.py``).
 BLOCK_ROWS = 4096
 
+#: Elementary steps counted for one loss term (an exponential or a logarithm) when deciding whether a
+#: block of rows is worth a thread (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`).
+TRANSCENDENTAL_STEPS = 16
 
-def _blocks(rows: int) -> list[tuple[int, int]]:
-    return [(start, min(start + BLOCK_ROWS, rows)) for start in range(0, rows, BLOCK_ROWS)]
+#: Entries of a block of :func:`loss_total` at least: a block's Python call costs about as much as 10,000
+#: loss terms, so small blocks would cost more than their work.
+TOTAL_BLOCK_ENTRIES = 1 << 16
+
+
+def _blocks(rows: int, size: int = BLOCK_ROWS) -> list[tuple[int, int]]:
+    return [(start, min(start + size, rows)) for start in range(0, rows, size)]
 
 
 def _threaded(scores: np.ndarray, n_threads: int) -> bool:
@@ -57,6 +65,43 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
     return gradient, hessian
 
 
+def derivatives_and_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, with_hessian: bool,
+                          sample_weight: np.ndarray | None,
+                          n_threads: int) -> tuple[np.ndarray, np.ndarray | None, float]:
+    """:func:`loss_derivatives` and :func:`loss_total` at ``scores``, the same bits as the two calls.
+
+    A loss whose :meth:`~bob_boost.losses.base.LossFunction.loss_and_derivatives` shares its work (the
+    softmax's one exponential per entry) computes the three in one pass.
+    """
+    if not (with_hessian and loss.row_separable and _fused(loss)):
+        gradient, hessian = loss_derivatives(loss, targets, scores, with_hessian, n_threads)
+        return gradient, hessian, loss_total(loss, targets, scores, sample_weight, n_threads)
+    if not (targets.flags.c_contiguous and _threaded(scores, n_threads)):
+        values, gradient, hessian = loss.loss_and_derivatives(targets, scores)
+    else:
+        values, gradient, hessian = np.empty((scores.shape[0], 1)), np.empty(scores.shape), np.empty(scores.shape)
+
+        def block(start: int, stop: int) -> None:
+            values[start:stop], gradient[start:stop], hessian[start:stop] = loss.loss_and_derivatives(
+                targets[start:stop], scores[start:stop])
+
+        run_blocks(block, _blocks(scores.shape[0]), n_threads)
+    sums = [np.sum(weighted(values[start:stop], None if sample_weight is None else sample_weight[start:stop]))
+            for start, stop in _total_blocks(scores)]
+    return gradient, hessian, float(np.add.reduce(np.array(sums)))
+
+
+def _fused(loss: LossFunction) -> bool:
+    """Whether ``loss``'s ``loss_and_derivatives`` is its own: defined by the class that defines its loss and
+    derivatives (a subclass changing one of those inherits a fused method that no longer matches it)."""
+    mro = type(loss).__mro__
+    owner = next(cls for cls in mro if "loss_and_derivatives" in vars(cls))
+    if owner is LossFunction:
+        return False
+    parts = ("loss", "loss_gradient", "loss_hessian", "gradient_and_hessian")
+    return all(next(cls for cls in mro if name in vars(cls)) in owner.__mro__ for name in parts)
+
+
 def updated_scores(scores: np.ndarray, weight: np.ndarray, weak_scores: np.ndarray,
                    n_threads: int) -> np.ndarray:
     """A new array ``weight * weak_scores + scores``, product then sum (a callback may keep ``scores``).
@@ -87,18 +132,25 @@ def loss_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, samp
                n_threads: int) -> float:
     """The training loss ``sum_n w_n sum_k loss(t_n, s_n)_k``, the same float for any ``n_threads``.
 
-    A row-separable loss is summed per block of :data:`BLOCK_ROWS` rows (in threads where that pays), and
-    the block sums are added in block order whatever the thread count; any other loss is summed whole.
+    A row-separable loss is summed per block of at least :data:`BLOCK_ROWS` rows and
+    :data:`TOTAL_BLOCK_ENTRIES` entries (in threads where that pays), and the block sums are added in block
+    order whatever the thread count; any other loss is summed whole.
     """
     if not loss.row_separable:
         return float(np.sum(weighted(loss.loss(targets, scores), sample_weight)))
-    blocks = _blocks(scores.shape[0])
+    blocks = _total_blocks(scores)
     sums = np.empty(len(blocks))
 
     def block(index: int, start: int, stop: int) -> None:
         part = None if sample_weight is None else sample_weight[start:stop]
         sums[index] = np.sum(weighted(loss.loss(targets[start:stop], scores[start:stop]), part))
 
-    run_blocks(block, [(index, start, stop) for index, (start, stop) in enumerate(blocks)],
-               n_threads if _threaded(scores, n_threads) else 1)
+    # a loss term costs an exponential or a logarithm: worth threads on a few thousand rows already
+    run_blocks(block, [(index, start, stop) for index, (start, stop) in enumerate(blocks)], n_threads,
+               work=float(scores.size) * TRANSCENDENTAL_STEPS)
     return float(np.add.reduce(sums))
+
+
+def _total_blocks(scores: np.ndarray) -> list[tuple[int, int]]:
+    """The row blocks :func:`loss_total` sums separately (their bounds depend on the shape only)."""
+    return _blocks(scores.shape[0], max(BLOCK_ROWS, -(-TOTAL_BLOCK_ENTRIES // max(1, scores.shape[1]))))

@@ -164,6 +164,18 @@ class LossFunction:
         return (self.loss_gradient(targets, scores, sample_weight),
                 self.loss_hessian(targets, scores, sample_weight))
 
+    def loss_and_derivatives(self, targets: np.ndarray,
+                             scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unweighted :meth:`loss`, :meth:`loss_gradient` and :meth:`loss_hessian`, the same values as the
+        three methods give.
+
+        The training loop's descent check asks for all three at a round's new scores (the loss to accept
+        the round, the derivatives for the next one). Losses whose parts share expensive terms (the
+        softmax) override this to compute them once.
+        """
+        gradient, hessian = self.gradient_and_hessian(targets, scores)
+        return self.loss(targets, scores), gradient, hessian
+
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.
 

@@ -75,14 +75,18 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
     return exponentials
 
 
-def _derivatives(targets: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``softmax(s) - t`` and ``p (1 - p)``, from one exponential per entry."""
+def _derivatives(targets: np.ndarray, scores: np.ndarray,
+                 losses: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``softmax(s) - t`` and ``p (1 - p)``, from one exponential per entry (and each row's loss into
+    ``losses``, when given, from the same exponentials)."""
     exponentials = _exponentials(scores)
     targets = np.ascontiguousarray(targets, dtype=np.float64)
     if targets.shape != exponentials.shape:
         raise InvalidValueError(f"targets: shape {targets.shape} does not match the (#samples, K) scores' "
                                 f"{exponentials.shape}")
     hessian = np.empty_like(exponentials)
+    if losses is not None:
+        _row_losses(targets, np.ascontiguousarray(scores, dtype=np.float64), exponentials, losses)
     _normalise_rows(exponentials, targets, exponentials, hessian, True)
     return exponentials, hessian
 
@@ -208,6 +212,13 @@ class SoftmaxLoss(LossFunction):
         """:meth:`loss_gradient` and :meth:`loss_hessian` from one softmax."""
         gradient, hessian = _derivatives(targets, scores)
         return weighted(gradient, sample_weight), weighted(hessian, sample_weight)
+
+    def loss_and_derivatives(self, targets: np.ndarray,
+                             scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`loss`, :meth:`loss_gradient` and :meth:`loss_hessian` from one softmax (the same bits)."""
+        losses = np.empty((np.shape(scores)[0], 1))
+        gradient, hessian = _derivatives(targets, scores, losses)
+        return losses, gradient, hessian
 
     def __repr__(self) -> str:
         return "SoftmaxLoss()" if self.number_of_classes is None else f"SoftmaxLoss({self.number_of_classes})"

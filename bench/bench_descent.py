@@ -1,0 +1,101 @@
+"""What the training loop's descent guarantee costs when it does not trigger.
+
+Each case trains with the guarantee and with it switched off (the loop then skips the ``descend`` hook, as
+before the guarantee existed), alternating, fastest of ``--repeats``; it prints the seconds, their ratio and
+the rounds whose weight was halved (none in these default runs, so both models are the same, which is
+checked). Gradient trees pay one evaluation of the training loss a round; L-BFGS and converged Newton steps
+are certified without one.
+
+Usage: ``python bench/bench_descent.py [--repeats 3] [--threads 2]``.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import logging
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+import bob_boost
+from bob_boost.boosting import algorithms
+
+ROOT = Path(__file__).resolve().parents[1]
+UCI = ROOT.parent / "shared" / "data" / "uci"
+MNIST = ROOT.parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+
+
+def uci(name: str):
+    with gzip.open(UCI / name / f"{name}.tsv.gz", "rt") as stream:
+        table = np.loadtxt(stream, delimiter="\t", skiprows=1)
+    return table[:, :-1], np.unique(table[:, -1], return_inverse=True)[1]
+
+
+def cases(threads: int):
+    """(name, trainer factory, features, targets, rounds)."""
+    x, y = uci("letter")
+    found = [("letter, softmax, default trees (26 a round), 100 rounds",
+              lambda: bob_boost.Boosting(bob_boost.TreeTrainer(n_threads=threads), bob_boost.SoftmaxLoss()), x, y, 100)]
+    rng = np.random.default_rng(0)
+    big = rng.normal(size=(200_000, 20))
+    labels = np.where(big[:, :5].sum(axis=1) + rng.normal(size=200_000) > 0, 1.0, -1.0)
+    found.append(("200k x 20 normal, logit, default trees, 100 rounds",
+                  lambda: bob_boost.Boosting(bob_boost.TreeTrainer(n_threads=threads), bob_boost.LogitLoss()),
+                  big, labels, 100))
+    found.append(("200k x 20 normal, exponential, stumps (Newton steps), 100 rounds",
+                  lambda: bob_boost.Boosting(bob_boost.StumpTrainer(n_threads=threads), bob_boost.ExponentialLoss()),
+                  big, labels, 100))
+    if MNIST.exists():
+        from bob_boost.datasets import load_mnist
+        data = load_mnist(MNIST)
+        targets = np.where(np.eye(10)[data.train_labels] > 0, 1.0, -1.0)
+        found.append(("MNIST, logit, bob's multi-variate LUTs (L-BFGS steps), 20 rounds",
+                      lambda: bob_boost.Boosting(bob_boost.LUTTrainer(256, 10, n_threads=threads),
+                                                 bob_boost.LogitLoss()), data.train_data, targets, 20))
+    return found
+
+
+class HalvingCounter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "halved" in record.getMessage()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    print(f"# {time.strftime('%Y-%m-%d')}, {cpu}, {args.threads} threads, fastest of {args.repeats}")
+    print("| case | with the guarantee (s) | without (s) | ratio | halved rounds |")
+    print("|---|---:|---:|---:|---:|")
+    counter = HalvingCounter()
+    logger = logging.getLogger("bob_boost.boosting.algorithms")
+    logger.addHandler(counter)
+    logger.setLevel(logging.INFO)
+    guarantee = algorithms.GradientBoosting.descend
+    for name, factory, features, targets, rounds in cases(args.threads):
+        best = {True: np.inf, False: np.inf}
+        models = {}
+        counter.count = 0
+        for _ in range(args.repeats):
+            for on in (True, False):
+                algorithms.GradientBoosting.descend = guarantee if on else None
+                start = time.perf_counter()
+                models[on] = factory().train(features, targets, rounds)
+                best[on] = min(best[on], time.perf_counter() - start)
+        algorithms.GradientBoosting.descend = guarantee
+        same = np.array_equal(models[True].weights, models[False].weights)
+        print(f"| {name} | {best[True]:.2f} | {best[False]:.2f} | {best[True] / best[False]:.3f} | "
+              f"{counter.count // args.repeats}{'' if same else ' (models differ)'} |")
+
+
+if __name__ == "__main__":
+    main()
