@@ -113,9 +113,10 @@ def fitting(args, loss) -> None:
     X, y = fitting_data(args.rows, args.features, args.chunk)
     features, targets = X.compute(), y.compute()
     if args.trees:  # gradient trees of depth --depth, learning rate 0.1
-        tree = bob_boost.TreeTrainer(max_depth=args.depth, n_threads=2)
+        tree = bob_boost.TreeTrainer(max_depth=args.depth, growth="levelwise", n_threads=2)
         trainer = bob_boost.Boosting(tree, loss, learning_rate=0.1)
-        options = dict(weak_learner="tree", tree=bob_boost.TreeTrainer(max_depth=args.depth), learning_rate=0.1)
+        options = dict(weak_learner="tree", tree=bob_boost.TreeTrainer(max_depth=args.depth, growth="levelwise"),
+                       learning_rate=0.1)
         learner = f"depth-{args.depth} gradient trees"
     else:
         trainer = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256, n_threads=2), loss, step_rule="newton")

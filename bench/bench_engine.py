@@ -148,7 +148,8 @@ def _bob_lut(x, y, threads, style="independent", step_rule="newton"):
 
 def _bob_gradient_trees(x, y, threads, regression=False, leafwise=False, quantized=None):
     import bob_boost
-    shape = dict(max_depth=None, max_leaves=16, growth="leafwise") if leafwise else dict(max_depth=4)
+    shape = (dict(max_depth=None, max_leaves=16, growth="leafwise") if leafwise
+             else dict(max_depth=4, growth="levelwise"))
     tree = bob_boost.TreeTrainer(n_threads=threads, multi_output="per_output", quantized_gradients=quantized,
                                  **shape)
     if regression:
