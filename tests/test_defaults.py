@@ -53,12 +53,13 @@ SCORE_BOUNDS = {"ExponentialLoss": 100.0, "LogitLoss": 100.0, "TangentialLoss": 
 RISE = 1e-12
 
 
-def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Training and held-out features and class indices (0 .. K-1) of a shipped set, split 70/30."""
+def load(name: str, seed: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Training and held-out features and class indices (0 .. K-1) of a shipped set, split 70/30 after a
+    permutation by ``numpy.random.default_rng(seed)``."""
     with gzip.open(DATA / f"{name}.tsv.gz", "rt") as stream:
         table = np.loadtxt(stream, delimiter="\t", skiprows=1)
     features, labels = table[:, :-1], np.unique(table[:, -1], return_inverse=True)[1]
-    order = np.random.default_rng(1).permutation(labels.size)
+    order = np.random.default_rng(seed).permutation(labels.size)
     cut = int(0.7 * labels.size)
     return features[order[:cut]], labels[order[:cut]], features[order[cut:]], labels[order[cut:]]
 

@@ -1,9 +1,7 @@
 """The descent guarantee of the training loop, the defaults of gradient trees, and their bad input."""
 from __future__ import annotations
 
-import gzip
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +11,7 @@ from bob_boost.exceptions import ConvergenceWarning
 from bob_boost.losses import ExponentialLoss, LogitLoss, SoftmaxLoss, SquaredLoss, TangentialLoss
 from bob_boost.losses.base import BinaryClassificationLoss
 from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
-
-DATA = Path(__file__).parent / "data" / "uci"
+from test_defaults import load
 
 #: Held-out accuracy of LightGBM 4.7.0's defaults (``LGBMClassifier(n_estimators=50)``: 31 leaves, learning
 #: rate 0.1) on the split of :func:`split` below, as ``bench/bench_defaults.py --rounds 50`` measures it.
@@ -23,12 +20,7 @@ LIGHTGBM_DEFAULT_ACCURACY = {"pendigits": 0.9909, "optdigits": 0.9739}
 
 def split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A shipped UCI set, split 70/30 after a permutation by ``numpy.random.default_rng(0)``."""
-    with gzip.open(DATA / f"{name}.tsv.gz", "rt") as stream:
-        table = np.loadtxt(stream, delimiter="\t", skiprows=1)
-    features, labels = table[:, :-1], np.unique(table[:, -1], return_inverse=True)[1]
-    order = np.random.default_rng(0).permutation(labels.size)
-    cut = int(0.7 * labels.size)
-    return features[order[:cut]], labels[order[:cut]], features[order[cut:]], labels[order[cut:]]
+    return load(name, seed=0)
 
 
 @pytest.fixture(scope="module")
