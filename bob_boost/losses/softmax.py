@@ -12,9 +12,14 @@ from .base import LossFunction, weighted
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
+#: Empty arrays: "not asked for" to the kernels, which need arrays of one type whatever the call.
+_NO_ROWS, _NO_MATRIX = np.empty(0), np.empty((0, 0))
+
+
 @numba.njit(**_JIT)
-def _shift_rows(scores: np.ndarray, shifted: np.ndarray) -> None:
-    """Each row minus its largest score (so that no exponential overflows)."""
+def _shift_rows(scores: np.ndarray, shifted: np.ndarray, targets: np.ndarray, offsets: np.ndarray) -> None:
+    """Each row minus its largest score (so that no exponential overflows); with ``offsets`` (not empty),
+    also each row's ``max_k s_k - sum_k t_k s_k``, the loss without its ``log(sum_k exp(s_k - max))``."""
     rows, classes = scores.shape
     for i in range(rows):
         largest = scores[i, 0]
@@ -22,17 +27,27 @@ def _shift_rows(scores: np.ndarray, shifted: np.ndarray) -> None:
             largest = max(largest, scores[i, k])
         for k in range(classes):
             shifted[i, k] = scores[i, k] - largest
+        if offsets.size:
+            dot = 0.0
+            for k in range(classes):
+                dot += targets[i, k] * scores[i, k]
+            offsets[i] = largest - dot
 
 
 @numba.njit(**_JIT)
 def _normalise_rows(exponentials: np.ndarray, targets: np.ndarray, probabilities: np.ndarray,
-                    hessian: np.ndarray, derivatives: bool) -> None:
-    """``p`` = each row of ``exponentials`` over its sum; with ``derivatives``, ``p - targets`` and ``p (1 - p)``."""
+                    hessian: np.ndarray, derivatives: bool, offsets: np.ndarray, losses: np.ndarray) -> None:
+    """``p`` = each row of ``exponentials`` over its sum; with ``derivatives``, ``p - targets`` and ``p (1 - p)``;
+    with ``losses`` (not empty), each row's loss ``offsets + log(sum)``."""
     rows, classes = exponentials.shape
     for i in range(rows):
         total = 0.0
         for k in range(classes):
             total += exponentials[i, k]
+        if losses.size:
+            losses[i, 0] = offsets[i] + np.log(total)
+            if not derivatives:
+                continue
         for k in range(classes):
             p = exponentials[i, k] / total
             if derivatives:
@@ -42,53 +57,52 @@ def _normalise_rows(exponentials: np.ndarray, targets: np.ndarray, probabilities
                 probabilities[i, k] = p
 
 
-@numba.njit(**_JIT)
-def _row_losses(targets: np.ndarray, scores: np.ndarray, exponentials: np.ndarray, out: np.ndarray) -> None:
-    """``out[i] = log(sum_k exp(s_ik)) - sum_k t_ik s_ik`` from the rows' ``exp(s - max_k s_k)``."""
-    rows, classes = scores.shape
-    for i in range(rows):
-        largest = scores[i, 0]
-        for k in range(1, classes):
-            largest = max(largest, scores[i, k])
-        total = 0.0
-        dot = 0.0
-        for k in range(classes):
-            total += exponentials[i, k]
-            dot += targets[i, k] * scores[i, k]
-        out[i, 0] = largest + np.log(total) - dot
-
-
-def _exponentials(scores: np.ndarray) -> np.ndarray:
-    """``exp(s - max_k s_k)`` per row of (#samples, K) scores (numpy's vectorised exponential, in place)."""
+def _exponentials(scores: np.ndarray, targets: np.ndarray = _NO_MATRIX,
+                  offsets: np.ndarray = _NO_ROWS) -> np.ndarray:
+    """``exp(s - max_k s_k)`` per row of (#samples, K) scores (numpy's vectorised exponential, in place), and
+    the rows' loss offsets into ``offsets`` when it is not empty."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     if scores.ndim != 2:
         raise InvalidValueError(f"scores: expected (#samples, K) scores, got shape {scores.shape}")
     shifted = np.empty_like(scores)
-    _shift_rows(scores, shifted)
+    _shift_rows(scores, shifted, targets, offsets)
     return np.exp(shifted, out=shifted)
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
     """Row-wise softmax of (#samples, K) scores."""
     exponentials = _exponentials(scores)
-    _normalise_rows(exponentials, exponentials, exponentials, exponentials, False)
+    _normalise_rows(exponentials, exponentials, exponentials, exponentials, False, _NO_ROWS, _NO_MATRIX)
     return exponentials
 
 
-def _derivatives(targets: np.ndarray, scores: np.ndarray,
-                 losses: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``softmax(s) - t`` and ``p (1 - p)``, from one exponential per entry (and each row's loss into
-    ``losses``, when given, from the same exponentials)."""
-    exponentials = _exponentials(scores)
+def _checked_targets(targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
     targets = np.ascontiguousarray(targets, dtype=np.float64)
-    if targets.shape != exponentials.shape:
+    if targets.shape != np.shape(scores) or targets.ndim != 2:
         raise InvalidValueError(f"targets: shape {targets.shape} does not match the (#samples, K) scores' "
-                                f"{exponentials.shape}")
+                                f"{np.shape(scores)}")
+    return targets
+
+
+def _derivatives(targets: np.ndarray, scores: np.ndarray,
+                 losses: np.ndarray = _NO_MATRIX) -> tuple[np.ndarray, np.ndarray]:
+    """``softmax(s) - t`` and ``p (1 - p)``, from one exponential per entry (and each row's loss into
+    ``losses``, when it is not empty, from the same two passes)."""
+    targets = _checked_targets(targets, scores)
+    offsets = np.empty(targets.shape[0]) if losses.size else _NO_ROWS
+    exponentials = _exponentials(scores, targets, offsets)
     hessian = np.empty_like(exponentials)
-    if losses is not None:
-        _row_losses(targets, np.ascontiguousarray(scores, dtype=np.float64), exponentials, losses)
-    _normalise_rows(exponentials, targets, exponentials, hessian, True)
+    _normalise_rows(exponentials, targets, exponentials, hessian, True, offsets, losses)
     return exponentials, hessian
+
+
+def _losses(targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """(#samples, 1) losses, by the same passes and arithmetic as :func:`_derivatives` gives them."""
+    targets = _checked_targets(targets, scores)
+    offsets, losses = np.empty(targets.shape[0]), np.empty((targets.shape[0], 1))
+    exponentials = _exponentials(scores, targets, offsets)
+    _normalise_rows(exponentials, targets, exponentials, exponentials, False, offsets, losses)
+    return losses
 
 
 class SoftmaxLoss(LossFunction):
@@ -188,14 +202,7 @@ class SoftmaxLoss(LossFunction):
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:
         """(#samples, 1) ``logsumexp(s) - sum_k t_k s_k`` (numpy's exponential between two compiled passes)."""
-        scores = np.ascontiguousarray(scores, dtype=np.float64)
-        targets = np.ascontiguousarray(targets, dtype=np.float64)
-        if scores.ndim != 2 or targets.shape != scores.shape:
-            raise InvalidValueError(f"targets: shape {np.shape(targets)} does not match the (#samples, K) scores' "
-                                    f"{scores.shape}")
-        values = np.empty((scores.shape[0], 1))
-        _row_losses(targets, scores, _exponentials(scores), values)
-        return weighted(values, sample_weight)
+        return weighted(_losses(targets, scores), sample_weight)
 
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
