@@ -81,9 +81,12 @@ def train_and_check(trainer, features, targets, loss, weight=None, objective=Non
     that it never rises and that the scores stay finite and bounded by ``loss``'s bound. Returns the machine
     (an empty machine only with a :class:`ConvergenceWarning`, which is then not an error).
 
-    ``objective(machine, scores)``, when given, is the quantity recorded instead of the loss.
+    ``objective(machine, scores)``, when given, is the quantity recorded instead of the loss. The first value
+    is the loss at scores 0, where every trainer starts (each objective here is then 1 a sample).
     """
-    values: list[float] = []
+    checked = loss.check_targets(targets)
+    start = loss.loss(checked, np.zeros(checked.shape))
+    values = [float(np.sum(start if weight is None else weight[:, np.newaxis] * start))]
 
     def record(round_index, machine, scores):
         assert np.all(np.isfinite(scores)), f"round {round_index}: non-finite scores"
@@ -98,7 +101,7 @@ def train_and_check(trainer, features, targets, loss, weight=None, objective=Non
         warnings.simplefilter("error")
         warnings.simplefilter("always", ConvergenceWarning)
         machine = trainer.train(features, targets, callback=record, **options)
-    assert len(values) == len(machine)
+    assert len(values) == len(machine) + 1
     assert len(machine) > 0 or any(issubclass(w.category, ConvergenceWarning) for w in caught)
     rises = [(after - before) / abs(before) for before, after in zip(values, values[1:])]
     assert max(rises, default=0.0) <= RISE, f"the training loss rose by {max(rises):.3g} (relative)"

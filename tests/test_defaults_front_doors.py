@@ -25,10 +25,11 @@ LOSSES = {"exponential": ExponentialLoss(), "logit": LogitLoss(), "tangential": 
 
 
 def replayed_losses(machine: BoostedMachine, features: np.ndarray, targets: np.ndarray, loss) -> list[float]:
-    """The training loss of the machine's first 0, 1, ... rounds, from its weak machines' outputs."""
+    """The training loss of the machine's first 0, 1, ... rounds (0: its baseline alone), from its weak
+    machines' outputs."""
     scores = np.zeros((features.shape[0], machine.number_of_outputs)) + machine.baseline
     checked = loss.check_targets(targets)
-    values = []
+    values = [float(np.sum(loss.loss(checked, scores)))]
     for weak, weight in zip(machine.weak_machines, machine.weights):
         scores = scores + weight * weak.forward(features)
         assert np.all(np.isfinite(scores)) and np.max(np.abs(scores)) <= SCORE_BOUNDS[type(loss).__name__]
@@ -38,7 +39,7 @@ def replayed_losses(machine: BoostedMachine, features: np.ndarray, targets: np.n
 
 
 def assert_descends(values: list[float]) -> None:
-    assert values, "no round was trained"
+    assert len(values) > 1, "no round was trained"
     rises = [(after - before) / abs(before) for before, after in zip(values, values[1:])]
     assert max(rises, default=0.0) <= 1e-12
 

@@ -29,9 +29,10 @@ def pendigits():
 
 
 def losses_per_round(trainer, features, targets, loss, rounds):
-    """The training loss after each round (from the scores a callback sees) and the machine."""
-    values = []
+    """The training loss before the first round (scores 0) and after each round (from the scores a callback
+    sees), and the machine."""
     checked = loss.check_targets(targets)
+    values = [float(np.sum(loss.loss(checked, np.zeros(checked.shape))))]
 
     def record(round_index, machine, scores):
         values.append(float(np.sum(loss.loss(checked, scores))))
@@ -75,12 +76,16 @@ def test_a_learning_rate_of_one_no_longer_diverges(pendigits, multi_output):
 
 
 def test_halved_rounds_are_logged_and_the_model_is_the_same_for_any_thread_count(pendigits, caplog):
+    # 30,000 rows of 10 scores: the loss, its derivatives and the score updates run on row blocks in threads
     x, y, _, _ = pendigits
+    x = np.vstack([x] * 4)[:30000] + np.random.default_rng(0).normal(scale=0.5, size=(30000, x.shape[1]))
+    y = np.concatenate([y] * 4)[:30000]
+    weights = np.random.default_rng(1).random(y.size)
     machines = []
     for threads in (1, 2):
         with caplog.at_level("INFO", logger="bob_boost.boosting.algorithms"):
-            machines.append(Boosting(TreeTrainer(multi_output="shared", n_threads=threads), SoftmaxLoss(),
-                                     learning_rate=1.0).train(x[:2000], y[:2000], 10))
+            machines.append(Boosting(TreeTrainer(multi_output="shared", max_leaves=8, n_threads=threads),
+                                     SoftmaxLoss(), learning_rate=1.0).train(x, y, 6, sample_weight=weights))
     assert "halved" in caplog.text
     assert np.array_equal(machines[0].weights, machines[1].weights)
     assert np.array_equal(machines[0].decision_scores(x), machines[1].decision_scores(x))
@@ -164,28 +169,34 @@ def test_targets_of_extreme_magnitude_get_a_clear_error():
 
 
 def test_certified_steps_cost_no_evaluation(monkeypatch):
-    # L-BFGS weights carry their own proof of descent, and shrunk weights of a convex loss too: the loss is
-    # never evaluated for them (bob's stumps and tables pay nothing for the guarantee)
+    # L-BFGS weights carry their own proof of descent, converged Newton weights and shrunk weights of a convex
+    # loss too: the loss is never evaluated for them (bob's stumps and tables pay nothing for the guarantee)
     from bob_boost.boosting import algorithms
 
-    calls = []
+    calls: dict[str, int] = {}
 
-    def counting(original):
+    def counting(name):
+        original = getattr(algorithms, name)
+
         def counted(*args, **kwargs):
-            calls.append(1)
+            calls[name] = calls.get(name, 0) + 1
             return original(*args, **kwargs)
-        return counted
+        monkeypatch.setattr(algorithms, name, counted)
 
-    for name in ("loss_total", "derivatives_and_total"):
-        monkeypatch.setattr(algorithms, name, counting(getattr(algorithms, name)))
+    for name in ("loss_total", "derivatives_and_total", "fit_line_step", "newton_fit_step"):
+        counting(name)
     rng = np.random.default_rng(5)
     x = rng.normal(size=(300, 4))
     y = np.where(x[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)  # no stump separates them
     for rate in (1.0, 0.3):
-        Boosting(StumpTrainer(), ExponentialLoss(), learning_rate=rate).train(x, y, 10)
-    assert not calls
+        # every threshold: L-BFGS steps; 64 quantile bins: Newton steps
+        for bins, rule in ((None, "fit_line_step"), (64, "newton_fit_step")):
+            calls.clear()
+            Boosting(StumpTrainer(max_bins=bins), ExponentialLoss(), learning_rate=rate).train(x, y, 10)
+            assert calls == {rule: 10}
+    calls.clear()
     Boosting(TreeTrainer(), ExponentialLoss()).train(x, y, 10)
-    assert len(calls) >= 10
+    assert calls.get("derivatives_and_total", 0) == 10
 
 
 class ScaledSoftmax(SoftmaxLoss):

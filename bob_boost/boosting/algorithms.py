@@ -31,17 +31,13 @@ from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
 from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
-from .steps import LineStep, capped_step, compiled_loss, fit_line_step, newton_fit_step
+from .steps import DESCENT_TOLERANCE, capped_step, compiled_loss, fit_line_step, newton_fit_step, proves_descent
 
 logger = logging.getLogger(__name__)
 
 #: The descent guarantee halves a round's weight at most this many times (to 2^-30 of it, about 1e-9)
 #: before it rejects the round.
 MAX_HALVINGS = 30
-
-#: A round is accepted when the training loss rises by at most this much relative to its value: the
-#: rounding of two sums of the same terms, never a real increase.
-DESCENT_TOLERANCE = 1e-13
 
 
 class GradientBoosting:
@@ -159,25 +155,8 @@ class GradientBoosting:
                               ConvergenceWarning, stacklevel=2)
             return None
         state.extra["weak_scores"] = weak_scores
-        state.extra["certified"] = self._certified(line)
+        state.extra["certified"] = proves_descent(line, self.learning_rate, self.loss_function.convex)
         return alpha, False
-
-    def _certified(self, line: LineStep) -> tuple[bool, float | None]:
-        """Whether the step rule's weights (after shrinkage) provably do not raise the training loss, and the
-        loss they reach when the rule computed it.
-
-        L-BFGS reports the loss at 0 and at its weights; Newton's converged weights minimise a convex loss.
-        Shrunk weights lie between 0 and the rule's, where a convex loss is no higher than at either end.
-        """
-        if not line.converged:
-            return False, None
-        if line.start is not None:
-            proven = line.end <= line.start + DESCENT_TOLERANCE * abs(line.start)
-        else:
-            proven = self.loss_function.convex
-        if self.learning_rate != 1.0:
-            return proven and self.loss_function.convex, None
-        return proven, line.end
 
     def descend(self, machine: WeakMachine, weight: np.ndarray, state: RoundState) -> np.ndarray | None:
         """The descent guarantee: ``weight``, or the largest of its halvings that does not raise the training
@@ -185,13 +164,14 @@ class GradientBoosting:
         :data:`MAX_HALVINGS` does.
 
         A weight the step rule certified is taken as it is. Otherwise the loss at the new scores is
-        evaluated, with the loss derivatives there (:func:`~bob_boost.boosting.rows.derivatives_and_total`,
-        one pass for the softmax), and the scores and derivatives of the weight accepted are kept for
-        :meth:`end_round` and the next round, which would compute them anyway.
+        evaluated, at the first try with the loss derivatives there
+        (:func:`~bob_boost.boosting.rows.derivatives_and_total`, one pass for the softmax), and the scores
+        (and derivatives) of the weight accepted are kept for :meth:`end_round` and the next round, which
+        would compute them anyway; a halved weight's are evaluated alone.
         """
-        certified, reached = state.extra.pop("certified", (False, None))
-        if certified:
-            state.extra["loss"] = reached
+        if state.extra.pop("certified", False):
+            # the loss reached is not kept: a later check sums it afresh, as a continued run would
+            state.extra["loss"] = None
             return weight
         weak_scores = state.extra.get("weak_scores")
         if weak_scores is None:
@@ -203,13 +183,17 @@ class GradientBoosting:
         weight = np.asarray(weight, dtype=np.float64)
         for halvings in range(MAX_HALVINGS + 1):
             scores = updated_scores(state.scores, weight, weak_scores, n_threads)
-            gradient, hessian, after = derivatives_and_total(self.loss_function, self.targets, scores,
-                                                             self._with_hessian(), self.sample_weight, n_threads)
+            derivatives = None
+            if halvings == 0:
+                *derivatives, after = derivatives_and_total(self.loss_function, self.targets, scores,
+                                                            self._with_hessian(), self.sample_weight, n_threads)
+            else:
+                after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
             if after <= before + DESCENT_TOLERANCE * abs(before):
                 if halvings:
                     logger.info("%s round %d: weight halved %d times so that the training loss decreases",
                                 self.name, state.round_index + 1, halvings)
-                state.extra.update(loss=after, next_scores=scores, derivatives=(gradient, hessian))
+                state.extra.update(loss=after, next_scores=scores, derivatives=derivatives)
                 return weight
             weight = weight * 0.5
         warnings.warn(f"{self.name} round {state.round_index + 1}: no step along the weak machine decreases the "

@@ -79,13 +79,16 @@ def derivatives_and_total(loss: LossFunction, targets: np.ndarray, scores: np.nd
     if not (targets.flags.c_contiguous and _threaded(scores, n_threads)):
         values, gradient, hessian = loss.loss_and_derivatives(targets, scores)
     else:
-        values, gradient, hessian = np.empty((scores.shape[0], 1)), np.empty(scores.shape), np.empty(scores.shape)
+        blocks = _blocks(scores.shape[0])
+        parts: list = [None] * len(blocks)  # a loss's values may have one column or one per output
+        gradient, hessian = np.empty(scores.shape), np.empty(scores.shape)
 
-        def block(start: int, stop: int) -> None:
-            values[start:stop], gradient[start:stop], hessian[start:stop] = loss.loss_and_derivatives(
+        def block(index: int, start: int, stop: int) -> None:
+            parts[index], gradient[start:stop], hessian[start:stop] = loss.loss_and_derivatives(
                 targets[start:stop], scores[start:stop])
 
-        run_blocks(block, _blocks(scores.shape[0]), n_threads)
+        run_blocks(block, [(index, start, stop) for index, (start, stop) in enumerate(blocks)], n_threads)
+        values = np.concatenate(parts)
     sums = [np.sum(weighted(values[start:stop], None if sample_weight is None else sample_weight[start:stop]))
             for start, stop in _total_blocks(scores)]
     return gradient, hessian, float(np.add.reduce(np.array(sums)))

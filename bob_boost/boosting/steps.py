@@ -38,15 +38,20 @@ from ..losses.logit import LogitLoss
 from ..losses.squared import SquaredLoss
 from ..weak_trainers.stump_pool.roots import double_base_root, double_base_roots, hyperbolic_roots
 
-__all__ = ["GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step", "capped_step",
-           "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",
-           "hyperbolic_roots", "newton_fit_step", "newton_fit_weights", "optimal_step"]
+__all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step",
+           "capped_step", "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",
+           "hyperbolic_roots", "minimise_line_step", "minimise_weights", "newton_fit_step", "newton_fit_weights",
+           "optimal_step", "proves_descent"]
 
 logger = logging.getLogger(__name__)
 
 
 #: L-BFGS stops when the per-sample mean of the loss derivative is below this.
 GRADIENT_TOLERANCE = 1e-12
+
+#: A round's training loss may rise by this much relative to its value and still count as not rising: the
+#: rounding of two sums of the same terms, never a real increase (the descent guarantee's tolerance).
+DESCENT_TOLERANCE = 1e-13
 
 
 def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
@@ -91,12 +96,29 @@ class LineStep:
     converged: bool
 
 
+def proves_descent(line: LineStep, learning_rate: float, convex: bool) -> bool:
+    """Whether a step rule's weights, times ``learning_rate`` (<= 1), cannot raise the training loss.
+
+    L-BFGS reports the loss at 0 and at its weights; a converged Newton solve minimises a convex loss along
+    the weak machine. Shrunk weights lie between 0 and the rule's, where a convex loss is no higher than at
+    either end. (The exponential losses' cap at ``exp(600)`` makes them flat, not convex, beyond margins of
+    -600; no training reaches it.) A rule that did not converge proves nothing.
+    """
+    if not line.converged:
+        return False
+    if line.start is not None:
+        proven = line.end <= line.start + DESCENT_TOLERANCE * abs(line.start)
+    else:
+        proven = convex
+    return proven and (learning_rate == 1.0 or convex)
+
+
 def fit_line_step(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
                   current_scores: np.ndarray, sample_weight: np.ndarray | None = None,
                   n_threads: int = 1) -> LineStep:
     """:func:`fit_weights`' L-BFGS weights, with the loss at 0 and at the weights (from the same objective)."""
     objective = _line_objective(loss_function, targets, previous_scores, current_scores, sample_weight, n_threads)
-    return _minimise(objective, targets.shape[1], targets.shape[0])
+    return minimise_line_step(objective, targets.shape[1], targets.shape[0])
 
 
 def _line_objective(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
@@ -153,12 +175,13 @@ def minimise_weights(objective: Callable[[np.ndarray], tuple[float, np.ndarray]]
 
     The objective is divided by ``number_of_samples`` so that one gradient tolerance fits data sets of any size.
     """
-    return _minimise(objective, number_of_outputs, number_of_samples).weights
+    return minimise_line_step(objective, number_of_outputs, number_of_samples).weights
 
 
-def _minimise(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], number_of_outputs: int,
-              number_of_samples: int) -> LineStep:
-    """:func:`minimise_weights`' search, with the objective's values at 0 (its first call) and at the result."""
+def minimise_line_step(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], number_of_outputs: int,
+                       number_of_samples: int) -> LineStep:
+    """:func:`minimise_weights`' search, with the objective's values at 0 (its first call) and at the result,
+    and whether it converged."""
     scale = 1.0 / number_of_samples
     values: list[float] = []
 

@@ -121,7 +121,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     scheduler_options(train, "train",
                       "--trainer boosting with stumps or LUTs (-w lut: one output per class for more than two) and "
                       "a loss with one term per output (exponential, logit, tangential, double_base or squared), "
-                      "or with level-by-level gradient trees (-w tree; also the softmax loss), "
+                      "or with gradient trees (-w tree; also the softmax loss), "
                       "or --trainer adaboostdb or cost-sensitive-adaboost, these with --max-bins at most "
                       f"{CLUSTER_MAX_BINS}; and --trainer badacost, samme or adaboost-m1 with -w tree or stump")
     train.set_defaults(handler=command_train)

@@ -2,10 +2,10 @@
 
 - the exponential loss with +-1 targets and one output: the closed form ``1/2 log(right / wrong)`` from two
   sums per chunk (one pass);
-- other losses with a second derivative: Newton's method (:func:`bob_boost.engine.newton.newton_solve`) on the
+- other losses with a second derivative: Newton's method (:func:`bob_boost.engine.newton.newton_solve_status`) on the
   summed first and second derivatives, one pass over the chunks per iteration;
 - losses without one, or coupling their outputs: the in-memory L-BFGS search
-  (:func:`bob_boost.boosting.steps.minimise_weights`) on the summed loss and gradient.
+  (:func:`bob_boost.boosting.steps.minimise_line_step`) on the summed loss and gradient.
 
 Every sum is added in chunk order (:func:`bob_boost.dask._tasks.in_order`), whatever the scheduling.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..boosting.steps import minimise_weights
-from ..engine.newton import newton_solve
+from ..boosting.steps import LineStep, minimise_line_step
+from ..engine.newton import newton_solve_status
 from ..losses import ExponentialLoss, LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
 from . import _tasks as tasks
@@ -22,8 +22,9 @@ from ._chunks import Chunks
 
 
 def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunction,
-                passes: list[int]) -> np.ndarray:
-    """Each output's step minimising the summed loss along the weak outputs, by the in-memory Newton rule.
+                passes: list[int]) -> LineStep:
+    """Each output's step minimising the summed loss along the weak outputs, by the in-memory Newton rule, and
+    whether it converged (the closed form always does).
 
     Parameters
     ----------
@@ -47,7 +48,7 @@ def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunc
         if plus_minus_one and right > 0 and wrong > 0:
             alpha = 0.5 * float(np.log(right / wrong))
             if largest + abs(alpha) < EXPONENT_LIMIT:
-                return np.array([alpha])
+                return LineStep(np.array([alpha]), None, None, True)
     else:
         passes.append(0)
 
@@ -55,11 +56,12 @@ def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunc
         passes[-1] += 1
         first, second = chunks.reduce(tasks.newton_derivatives, *each, loss, alpha, pure=False).result()
         return first, second
-    return newton_solve(derivatives, outputs)
+    weights, converged = newton_solve_status(derivatives, outputs)
+    return LineStep(weights, None, None, converged)
 
 
 def lbfgs_step(chunks: Chunks, weak_outputs: list, outputs: int, samples: int, loss: LossFunction,
-               passes: list[int]) -> np.ndarray:
+               passes: list[int]) -> LineStep:
     """The in-memory L-BFGS weight search on the loss and its gradient summed over the chunks (for losses
     without a second derivative or coupling outputs); ``samples`` scales its tolerance as in memory, and
     each evaluation (one pass over the chunks) is counted in ``passes``, as :func:`newton_step` does."""
@@ -70,7 +72,7 @@ def lbfgs_step(chunks: Chunks, weak_outputs: list, outputs: int, samples: int, l
         passes[-1] += 1
         summed = chunks.reduce(tasks.loss_and_gradient, *each, loss, alpha, pure=False).result()
         return float(summed[0]), summed[1:]
-    return minimise_weights(objective, outputs, samples)
+    return minimise_line_step(objective, outputs, samples)
 
 
 def _exponential_totals(*parts: np.ndarray) -> list[float]:

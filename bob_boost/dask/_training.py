@@ -31,7 +31,8 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
-from ..boosting.algorithms import DESCENT_TOLERANCE, MAX_HALVINGS
+from ..boosting.algorithms import MAX_HALVINGS
+from ..boosting.steps import DESCENT_TOLERANCE, proves_descent
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
 from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
@@ -264,17 +265,19 @@ class DaskBoosting:
                 weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
                 fixed_step = False
             if fixed_step:
-                alpha = np.full(outputs, float(self.learning_rate))
+                alpha, certified = np.full(outputs, float(self.learning_rate)), False
             else:  # the step rule's weight (shrunk, for gradient-only trees)
-                alpha = self.learning_rate * (
-                    newton_step(chunks, weak_outputs, outputs, loss, self.weight_passes) if newton
-                    else lbfgs_step(chunks, weak_outputs, outputs, array.shape[0], loss, self.weight_passes))
+                line = (newton_step(chunks, weak_outputs, outputs, loss, self.weight_passes) if newton
+                        else lbfgs_step(chunks, weak_outputs, outputs, array.shape[0], loss, self.weight_passes))
+                alpha = self.learning_rate * line.weights
                 if np.all(alpha == 0.0):
                     logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
                     break
-            # the in-memory descent guarantee: a weight not certified by its step rule (a tree's Newton leaves,
-            # a shrunk step on a loss that is not convex) is halved until the training loss does not rise
-            if fixed_step or not loss.convex:
+                certified = proves_descent(line, float(self.learning_rate), loss.convex)
+            # the in-memory descent guarantee: a weight its step rule does not certify (a tree's Newton leaves, a
+            # shrunk step on a loss that is not convex, a search that did not converge) is halved until the
+            # training loss does not rise
+            if not certified:
                 alpha, current_loss = self._descend(chunks, weak_outputs, alpha, current_loss, round_index)
                 if alpha is None:
                     break
