@@ -1,75 +1,72 @@
-"""Shared fixtures: small real data sets and bob's own model files, shipped in tests/data.
+"""Shared fixtures: small real data sets, bob's own model files, and the Dask clusters of the distributed tests.
 
-Before numpy is loaded, the suite selects OpenBLAS's SkylakeX kernels where the CPU can run them (see
-:func:`_reference_openblas_kernel`).
+``--run-long`` adds the tests marked ``long``: the large counts of the randomised and fault-injection loops,
+whose small fixed counts run in every suite (``python -m pytest -q tests --run-long -m long`` runs only them).
 """
 from __future__ import annotations
 
 import builtins
 import gzip
-import os
-import sys
+import warnings
 from pathlib import Path
 
-# cpu_flags sits beside this file; import it whatever pytest's import mode
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_flags import has_avx512  # noqa: E402
+import numpy as np
+import pytest
 
-#: OpenBLAS kernels that compute as the ones the golden files and bob's expected weights were met with.
-REFERENCE_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")
-
-def _reference_openblas_kernel() -> str | None:
-    """Set ``OPENBLAS_CORETYPE=SkylakeX`` for this process and its children when the CPU has AVX-512;
-    return the value it replaced (None when nothing changed).
-
-    scipy's L-BFGS-B works through OpenBLAS, whose kernel changes the last bits of its dot products and
-    hence where L-BFGS stops: with ``OPENBLAS_CORETYPE=Haswell`` (which some machines set) on an AMD
-    Zen 4, bob's own LUT test (``bob_suite/test_boosting.py::test03_multi_shared``) gets weights 3e-5
-    from bob's (the true minimiser is 3e-5 from both), and 7 golden models differ by up to 1.4e-8.
-    Users' models differ the same way between such machines; the suite pins the kernel so that its exact
-    comparisons compare bob_boost's code, not the CPU. Elsewhere the golden tests allow the difference.
-    """
-    current = os.environ.get("OPENBLAS_CORETYPE")
-    if current in REFERENCE_KERNELS or "numpy" in sys.modules or not has_avx512(unknown=False):
-        return None
-    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-    return current or "(unset)"
-
-
-_REPLACED_KERNEL = _reference_openblas_kernel()
-
-
-#: bob's own test whose hard-coded weights are met only with AVX-512 numpy and OpenBLAS code paths.
+#: bob's own test whose hard-coded weights are one L-BFGS-B run's stop, met only with the OpenBLAS kernels bob's
+#: numbers were printed with.
 BOB_LBFGS_WEIGHTS_TEST = "bob_suite/test_boosting.py::TestBoosting::test03_multi_shared"
 
-import numpy as np  # noqa: E402  (after the kernel is chosen)
-import pytest  # noqa: E402
+#: OpenBLAS kernels under which SciPy's L-BFGS-B stops where it stopped for bob's printed weights.
+BOB_KERNELS = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
+
+
+def openblas_kernels() -> frozenset[str]:
+    """The kernel names (lower case) of the OpenBLAS libraries numpy and SciPy loaded."""
+    import scipy.optimize  # noqa: F401  (loads SciPy's OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    return frozenset(str(info.get("architecture", "")).lower() for info in threadpool_info()
+                     if info.get("internal_api") == "openblas")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--run-long", action="store_true", default=False,
+                     help="also run the tests marked long (large counts of randomised and fault-injection loops)")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "long: a large count of a loop the suite runs at a small count; "
+                                       "runs with --run-long only")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Expect bob's ``test03_multi_shared`` to miss bob's weights on a CPU without AVX-512.
+    """Leave out the ``long`` tests without ``--run-long``; run the tests on the worker-process cluster last; expect
+    bob's ``test03_multi_shared`` to miss bob's printed weights under other OpenBLAS kernels.
 
-    bob's test compares the weights of an L-BFGS-B run with SciPy's default tolerances (projected
-    gradient 1e-5) to bob's printed ones with ``numpy.allclose`` (1e-5 relative). Without AVX-512,
-    numpy's ``exp``/``log1p`` and OpenBLAS run other code, whose last bits move where L-BFGS-B stops:
-    on an AVX2 AMD EPYC the fourth weight came out 2.1e-5 from bob's, 1.3e-5 from the true minimiser,
-    which bob's own weight misses by 3.4e-5. ``test_bob_compat.py`` checks these weights against the
-    minimiser on every CPU.
+    The worker processes load the kernels the tests before them compiled into numba's cache instead of compiling
+    them again, each on its own.
+
+    bob's test compares the weights of an L-BFGS-B run with SciPy's default tolerances (projected gradient 1e-5)
+    to bob's printed ones with ``numpy.allclose`` (1e-5 relative). Other OpenBLAS kernels (``OPENBLAS_CORETYPE``
+    or another CPU) and numpy's ``exp``/``log1p`` without AVX-512 round otherwise, which moves where L-BFGS-B
+    stops: with Haswell kernels a weight came out 3.4e-5 from bob's, and on an AVX2 AMD EPYC 2.1e-5 (the true
+    minimiser being 1.5e-5 to 3.4e-5 from bob's numbers). ``test_bob_compat.py`` checks the fitted weights and
+    bob's against the true minimiser under every kernel.
     """
-    if has_avx512(unknown=True):  # nothing known (not Linux): nothing marked
-        return
-    reason = ("bob's expected weights are those of L-BFGS-B at SciPy's default tolerance on an AVX-512 "
-              "code path; without AVX-512 it stops ~2e-5 away (see tests/conftest.py)")
-    for item in items:
-        if item.nodeid.endswith(BOB_LBFGS_WEIGHTS_TEST):
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+    if not config.getoption("--run-long"):
+        kept = [item for item in items if item.get_closest_marker("long") is None]
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("long")])
+            items[:] = kept
+    items.sort(key=lambda item: "process_cluster" in getattr(item, "fixturenames", ()))
+    if not openblas_kernels() <= BOB_KERNELS:
+        reason = ("bob's expected weights are where L-BFGS-B at SciPy's default tolerance stops with OpenBLAS's "
+                  "SkylakeX kernels; with others it stops up to ~3e-5 away (see tests/conftest.py)")
+        for item in items:
+            if item.nodeid.endswith(BOB_LBFGS_WEIGHTS_TEST):
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
-
-def pytest_report_header(config) -> str | None:
-    """Say when the suite changed OpenBLAS's kernel."""
-    if _REPLACED_KERNEL is None:
-        return None
-    return f"OPENBLAS_CORETYPE: SkylakeX for the suite (was {_REPLACED_KERNEL}; see tests/conftest.py)"
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -109,13 +106,15 @@ def no_matplotlib(monkeypatch):
 
 
 @pytest.fixture
-def read_on_workers_only(monkeypatch):
+def read_on_workers_only(monkeypatch, process_session_client):
     """``read_on_workers_only(name)`` makes the lazy file reader's task ``name`` fail when it runs in the test's
-    own process (the Dask client), so that a test shows the workers read the data file themselves."""
+    own process (the Dask client), so that a test shows the workers read the data file themselves: the workers of
+    :func:`process_cluster`, which the test reaches with :func:`process_client` or the cluster's address."""
     import os
 
     from bob_boost.dask import _files
 
+    process_session_client.wait_for_workers(2, timeout=120)  # a worker killed by an earlier test is back
     client_pid = os.getpid()
 
     def patch(name: str) -> None:
@@ -130,11 +129,60 @@ def read_on_workers_only(monkeypatch):
     return patch
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A client of a local Dask cluster of 2 worker processes, one per test module that asks for it (a test may
-    kill a worker, which must not reach other modules)."""
+def _local_cluster(processes: bool):
     distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+    with warnings.catch_warnings():
+        # without a dashboard address the scheduler still tries port 8787, and warns when another cluster has it
+        warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
+        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, protocol="tcp",
+                                        dashboard_address=None, silence_logs=40)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """The session's local Dask cluster: 2 single-threaded workers in this process, reached over TCP (tasks, their
+    arguments and results are pickled as for remote workers), which run the kernels this process compiled."""
+    with _local_cluster(processes=False) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def dask_session_client(dask_cluster):
+    """A client of :func:`dask_cluster`, neither the default nor the current client."""
+    distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+    with distributed.Client(dask_cluster, set_as_default=False) as client:
         yield client
+
+
+@pytest.fixture
+def client(dask_session_client):
+    """:func:`dask_session_client`, the current client during the test (``compute()`` runs on the cluster); no
+    client is the default outside the tests that ask for one."""
+    with dask_session_client.as_current():
+        yield dask_session_client
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """The session's local Dask cluster of 2 single-threaded worker processes, for the tests that kill a worker or
+    show which process read a file. The tests asking for it run last (:func:`pytest_collection_modifyitems`), so
+    that its workers load the compiled kernels from numba's cache. A killed worker's nanny starts another."""
+    with _local_cluster(processes=True) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def process_session_client(process_cluster):
+    """A client of :func:`process_cluster`, neither the default nor the current client."""
+    distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+    with distributed.Client(process_cluster, set_as_default=False) as client:
+        yield client
+
+
+@pytest.fixture
+def process_client(process_session_client):
+    """:func:`process_session_client` with both workers up (one killed by an earlier test is back), the current
+    client during the test."""
+    process_session_client.wait_for_workers(2, timeout=120)
+    with process_session_client.as_current():
+        yield process_session_client

@@ -176,9 +176,9 @@ def test_boosting_gives_negative_weights_and_bob_boosts_products():
 
 
 def test_bobs_multi_shared_weights_lie_within_lbfgs_tolerance_of_the_minimiser():
-    # bob's test03_multi_shared on every CPU (tests/conftest.py expects it to miss bob's printed weights
-    # without AVX-512): the fitted weights and bob's printed ones are both L-BFGS-B stops at SciPy's default
-    # tolerance, near each output's own minimiser (the logit loss is separable per output)
+    # bob's test03_multi_shared under every OpenBLAS kernel (tests/conftest.py expects it to miss bob's printed
+    # weights under kernels other than SkylakeX's): the fitted weights and bob's printed ones are both L-BFGS-B
+    # stops at SciPy's default tolerance, near each output's own minimiser (the logit loss is separable per output)
     import scipy.optimize
     digits = (1, 4, 7, 9)
     features, targets = small_digits(digits)

@@ -1,4 +1,5 @@
-"""``bob-boost train/predict --scheduler`` on a local Dask cluster (two worker processes), against
+"""``bob-boost train/predict --scheduler`` on a local Dask cluster (two workers; two worker processes where the
+workers read the data files), against
 :class:`bob_boost.dask.DaskBoosting` called directly and the in-memory command line (the lazy readers
 themselves: tests/test_dask_files.py)."""
 from __future__ import annotations
@@ -10,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import h5py
@@ -30,22 +30,16 @@ from bob_boost.dask import DaskBoosting  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with warnings.catch_warnings():
-        # without a dashboard address, the scheduler still tries port 8787 and warns when another cluster has it
-        warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                           silence_logs=40)
-    with cluster:
-        yield cluster
+@pytest.fixture
+def cluster(dask_cluster):
+    """The session's cluster of two workers (tests/conftest.py); the command line reaches it by its address."""
+    return dask_cluster
 
 
-@pytest.fixture(scope="module")
-def client(cluster):
-    # not the default client: the command line must reach the cluster through its own
-    with distributed.Client(cluster, set_as_default=False) as client:
-        yield client
+@pytest.fixture
+def client(dask_session_client):
+    # not the default or current client: the command line must reach the cluster through its own
+    return dask_session_client
 
 
 def _run(capsys, *argv):
@@ -88,8 +82,9 @@ def _predictions(path):
     return np.array([r[0] for r in rows[1:]]), np.array([[float(v) for v in r[1:]] for r in rows[1:]])
 
 
-def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch,
-                                                                  read_on_workers_only):
+def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(process_cluster, process_session_client, tmp_path,
+                                                                  capsys, monkeypatch, read_on_workers_only):
+    cluster, client = process_cluster, process_session_client  # the workers read the file in their own processes
     features, labels = _data()
     data = tmp_path / "d.hdf5"
     _write_hdf5(data, features, labels, group="train", feature_key="data")
@@ -190,8 +185,9 @@ def test_a_bad_chunk_is_a_one_line_error_and_leaves_no_predictions(cluster, tmp_
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npy", "d.npy", "m.hdf5"]
 
 
-def test_regression_boosts_from_the_mean_as_in_memory(cluster, client, tmp_path, capsys, monkeypatch,
-                                                       read_on_workers_only):
+def test_regression_boosts_from_the_mean_as_in_memory(process_cluster, process_session_client, tmp_path, capsys,
+                                                       monkeypatch, read_on_workers_only):
+    cluster, client = process_cluster, process_session_client  # the workers read the file in their own processes
     # float features: their bins come from the sample, which must be gathered on the cluster too
     rng = np.random.default_rng(2)
     features = np.round(rng.uniform(0, 12, size=(1200, 4)), 3)

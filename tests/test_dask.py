@@ -1,4 +1,5 @@
-"""Distributed stump boosting on a local Dask cluster (two worker processes) against in-memory training."""
+"""Distributed stump boosting on a local Dask cluster (two workers; two worker processes for the test that kills one)
+against in-memory training."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ from bob_boost.dask import DaskBoosting, NoClientError, decision_scores  # noqa:
 
 
 def test_no_client_is_a_clear_error():
-    # the first test of the file: the module's cluster does not exist yet
+    # outside the tests that ask for a client, the session's clusters have no default or current client
     assert distributed.client._get_global_client() is None
     features, targets = _data(n=100)
     with pytest.raises(NoClientError, match="client"):
@@ -127,9 +128,11 @@ def _killing_callback(client, killed, at_round=2):
 
 
 @pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
-def test_a_worker_killed_during_training_changes_nothing(client, family):
+def test_a_worker_killed_during_training_changes_nothing(process_client, family):
     """The lost chunks are recomputed from their lineage (codes, then every round's scores or weights)."""
     from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting
+
+    client = process_client  # a worker process to kill
 
     killed = []
     callback = _killing_callback(client, killed)

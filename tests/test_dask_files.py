@@ -1,11 +1,11 @@
-"""The lazy data-file readers of :mod:`bob_boost.dask._files` on a local Dask cluster (two worker processes),
-against the in-memory :func:`bob_boost.io.tables.read_table`: the same arrays, and the library's own errors."""
+"""The lazy data-file readers of :mod:`bob_boost.dask._files` on a local Dask cluster (two workers; two worker
+processes where the test shows the workers read the file), against the in-memory
+:func:`bob_boost.io.tables.read_table`: the same arrays, and the library's own errors."""
 from __future__ import annotations
 
 import csv
 import gzip
 import sys
-import warnings
 
 import h5py
 import numpy as np
@@ -20,18 +20,6 @@ distributed = pytest.importorskip("distributed", reason="the lazy readers need t
 
 from bob_boost.dask import _files  # noqa: E402
 from bob_boost.dask._files import read_lazy_table  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        # without a dashboard address, the scheduler still tries port 8787 and warns when another cluster has it
-        warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                           silence_logs=40)
-    # the default client: the arrays' compute() and the readers' own pass run on the cluster
-    with cluster, distributed.Client(cluster) as client:
-        yield client
 
 
 def _assert_reads_as_in_memory(lazy, table, labels=True):
@@ -50,7 +38,7 @@ def _assert_reads_as_in_memory(lazy, table, labels=True):
     np.testing.assert_array_equal(classes, np.unique(expected))
 
 
-def test_hdf5_is_read_by_the_workers_as_in_memory(client, tmp_path, monkeypatch, read_on_workers_only):
+def test_hdf5_is_read_by_the_workers_as_in_memory(process_client, tmp_path, monkeypatch, read_on_workers_only):
     rng = np.random.default_rng(0)
     images = rng.integers(0, 9, size=(53, 2, 3))  # one row of 6 features per image
     labels = np.array(["cat", "dog", "emu"])[rng.integers(0, 3, 53)]
@@ -83,7 +71,8 @@ def test_hdf5_chunks_default_to_a_multiple_of_the_stored_ones(client, tmp_path, 
     _assert_reads_as_in_memory(lazy, read_table(path))
 
 
-def test_npy_reads_as_in_memory_from_any_directory(client, tmp_path, monkeypatch, read_on_workers_only):
+def test_npy_reads_as_in_memory_from_any_directory(process_client, tmp_path, monkeypatch,
+                                                   read_on_workers_only):
     rng = np.random.default_rng(1)
     matrix = np.column_stack([rng.integers(0, 2, 40), rng.normal(size=(40, 3))])
     np.save(tmp_path / "d.npy", matrix)

@@ -1,4 +1,4 @@
-"""``missing="bin"`` for decision stumps and look-up tables on a local Dask cluster (two worker processes)
+"""``missing="bin"`` for decision stumps and look-up tables on a local Dask cluster (two workers)
 against in-memory training on the same bins."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``missing="bin"`` for BAdaCost, SAMME and AdaBoost.M1 on a local Dask cluster (two worker processes):
+"""``missing="bin"`` for BAdaCost, SAMME and AdaBoost.M1 on a local Dask cluster (two workers):
 NaN bins after the quantised bins, each split's NaN side, against in-memory training."""
 from __future__ import annotations
 

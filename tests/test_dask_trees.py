@@ -1,4 +1,4 @@
-"""Gradient trees on a local Dask cluster (two worker processes) against in-memory training."""
+"""Gradient trees on a local Dask cluster (two workers) against in-memory training."""
 from __future__ import annotations
 
 import numpy as np

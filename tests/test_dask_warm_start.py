@@ -1,4 +1,4 @@
-"""Continuing a trained machine on a local Dask cluster (two worker processes): k rounds after n give the model
+"""Continuing a trained machine on a local Dask cluster (two workers): k rounds after n give the model
 n + k rounds at once give, bit for bit, and the in-memory continuation's."""
 from __future__ import annotations
 
