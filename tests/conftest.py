@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import builtins
 import gzip
+import os
+import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -68,6 +72,49 @@ def pytest_collection_modifyitems(config, items) -> None:
             if item.nodeid.endswith(BOB_LBFGS_WEIGHTS_TEST):
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
+
+#: A session of at least this many tests compiles the largest kernels on a second core meanwhile.
+WARM_UP_TESTS = 100
+
+
+def pytest_collection_finish(session) -> None:
+    """Run ``tests/compile_kernels.py`` in a child process while the tests run, when the session is large and
+    the machine has a core to spare: it compiles the kernels the suite needs later into numba's on-disk
+    cache, where the tests then find them (from a cold cache about a minute of compiling on two cores). The
+    child imports the bob_boost the tests import."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if len(session.items) < WARM_UP_TESTS or cores < 2:
+        return
+    import bob_boost
+
+    root = str(Path(bob_boost.__file__).resolve().parents[1])
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    session.config.stash[_WARM_UP] = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve().parent / "compile_kernels.py")], env=environment,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pytest_sessionfinish(session) -> None:
+    """Stop the compiling child if it still runs."""
+    child = session.config.stash.get(_WARM_UP, None)
+    if child is not None and child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    """Say when the compiling child failed (it only saves time; run it by hand to see why)."""
+    child = config.stash.get(_WARM_UP, None)
+    if child is not None and child.returncode not in (0, -signal.SIGTERM, -signal.SIGKILL):
+        terminalreporter.write_line(f"tests/compile_kernels.py exited with {child.returncode}: some kernels were "
+                                    f"not compiled ahead (python tests/compile_kernels.py says which)")
+
+
+_WARM_UP = pytest.StashKey[subprocess.Popen]()
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -78,8 +78,12 @@ def _save(machine, path: str) -> None:
     machine.save(path)
 
 
-@pytest.mark.parametrize("kind, kills", [("model", 30), ("cascade", 15)])
+@pytest.mark.parametrize("kind, kills", [("model", 6), ("cascade", 4),
+                                         pytest.param("model", 30, marks=pytest.mark.long),
+                                         pytest.param("cascade", 15, marks=pytest.mark.long)])
 def test_writer_killed_at_random_moments_leaves_the_old_or_the_new_model(tmp_path, kind, kills):
+    """``kills`` writers killed: two at once, the others at seeded moments spread over 1.2 times a save (the
+    suite's few; ``--run-long`` adds the many)."""
     target = tmp_path / "model.hdf5"
     make_old, make_new, _, load = WRITERS[kind]
     old, new = make_old(), make_new()
