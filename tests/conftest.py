@@ -182,14 +182,33 @@ def _local_cluster(processes: bool):
     with warnings.catch_warnings():
         # without a dashboard address the scheduler still tries port 8787, and warns when another cluster has it
         warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
-        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, protocol="tcp",
-                                        dashboard_address=None, silence_logs=40)
+        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                        protocol="tcp" if processes else "inproc", dashboard_address=None,
+                                        silence_logs=40)
+
+
+#: How often the session cluster's scheduler, workers and client send their batched messages (Dask: every 2 to
+#: 10 ms). A distributed training waits on a few round trips a round, and the tests on thousands of them.
+BATCH_INTERVAL = 0.001
+
+
+def _send_batches_sooner(cluster, client) -> None:
+    """Let the in-process cluster's batched streams (and ``client``'s) send every :data:`BATCH_INTERVAL` seconds:
+    the messages and their order are the same, they wait less (half the distributed tests' time)."""
+    streams = [getattr(client, "scheduler_comm", None)]
+    scheduler = getattr(cluster, "scheduler", None)
+    streams += [*getattr(scheduler, "stream_comms", {}).values(), *getattr(scheduler, "client_comms", {}).values()]
+    streams += [getattr(worker, "batched_stream", None) for worker in getattr(cluster, "workers", {}).values()]
+    for stream in streams:
+        if isinstance(getattr(stream, "interval", None), float):
+            stream.interval = min(stream.interval, BATCH_INTERVAL)
 
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """The session's local Dask cluster: 2 single-threaded workers in this process, reached over TCP (tasks, their
-    arguments and results are pickled as for remote workers), which run the kernels this process compiled."""
+    """The session's local Dask cluster: 2 single-threaded workers in this process, which run the kernels this
+    process compiled, reached in-process (``inproc://``: tasks and data are handed over, not pickled; the tests
+    on :func:`process_cluster` pickle each kind of training over TCP)."""
     with _local_cluster(processes=False) as cluster:
         yield cluster
 
@@ -199,6 +218,7 @@ def dask_session_client(dask_cluster):
     """A client of :func:`dask_cluster`, neither the default nor the current client."""
     distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
     with distributed.Client(dask_cluster, set_as_default=False) as client:
+        _send_batches_sooner(dask_cluster, client)
         yield client
 
 
@@ -224,6 +244,7 @@ def process_session_client(process_cluster):
     """A client of :func:`process_cluster`, neither the default nor the current client."""
     distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
     with distributed.Client(process_cluster, set_as_default=False) as client:
+        _send_batches_sooner(process_cluster, client)  # the client's and scheduler's (the workers keep theirs)
         yield client
 
 

@@ -57,9 +57,9 @@ def test_continuing_gives_the_longer_run_bit_for_bit(client, checkpoints, weak_l
     options = {"tree": bob_boost.TreeTrainer(max_depth=2), "learning_rate": 0.5} if weak_learner == "tree" else {}
     trainer = DaskBoosting(loss, client=client, weak_learner=weak_learner, **options)
     dX = _chunked(features)
-    straight = trainer.train(dX, targets, 8)
-    first = trainer.train(dX, targets, 5)
-    continued = trainer.train(dX, targets, 3, boosted_machine=first)
+    straight = trainer.train(dX, targets, 5)  # checkpoints after rounds 2 and 4, one in each run
+    first = trainer.train(dX, targets, 3)
+    continued = trainer.train(dX, targets, 2, boosted_machine=first)
     assert continued is first  # extended in place, as in memory
     if weak_learner == "tree":
         _assert_same_trees(continued, straight)
@@ -67,8 +67,8 @@ def test_continuing_gives_the_longer_run_bit_for_bit(client, checkpoints, weak_l
         _assert_identical(continued, straight)
     if weak_learner == "stump":  # and as the in-memory trainer continues the same machine
         memory = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256), loss, step_rule="newton")
-        machine = memory.train(features, targets, 5)
-        memory.train(features, targets, 3, boosted_machine=machine)
+        machine = memory.train(features, targets, 3)
+        memory.train(features, targets, 2, boosted_machine=machine)
         assert continued.weak_machines == machine.weak_machines
         np.testing.assert_allclose(continued.weights, machine.weights, rtol=1e-9, atol=0)
 
@@ -80,8 +80,8 @@ def test_a_machine_with_a_baseline_keeps_boosting_its_residuals(client, checkpoi
     trainer = DaskBoosting(bob_boost.SquaredLoss(), client=client)
     dX = _chunked(features)
     mean = float(values.mean())
-    straight = trainer.train(dX, values, 7, baseline=mean)
-    continued = trainer.train(dX, values, 3, boosted_machine=trainer.train(dX, values, 4, baseline=mean))
+    straight = trainer.train(dX, values, 5, baseline=mean)
+    continued = trainer.train(dX, values, 2, boosted_machine=trainer.train(dX, values, 3, baseline=mean))
     _assert_identical(continued, straight)
     assert continued.baseline.tolist() == [mean]
 
@@ -90,8 +90,8 @@ def test_continuing_cost_sensitive_boosting(client, checkpoints):
     features, targets = _binary(seed=3)
     trainer = DaskCostSensitiveBoosting(bob_boost.AdaBoostDBTrainer(2.0, 1.0), client=client)
     dX = _chunked(features)
-    straight = trainer.train(dX, targets, 8)
-    continued = trainer.train(dX, targets, 4, boosted_machine=trainer.train(dX, targets, 4))
+    straight = trainer.train(dX, targets, 5)
+    continued = trainer.train(dX, targets, 2, boosted_machine=trainer.train(dX, targets, 3))
     _assert_identical(continued, straight)
 
 
@@ -114,12 +114,12 @@ def test_continuing_multi_class_trees_replays_the_rounds(client, checkpoints, fe
     trainer = bob_boost.BAdaCostTrainer(costs, bob_boost.CostSensitiveTreeTrainer(max_depth=2), shrinkage=0.5,
                                         feature_fraction=feature_fraction, random_state=7)
     dX = _chunked(features)
-    straight = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 8)
-    first = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 5)
-    continued = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 3, boosted_machine=first)
+    straight = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 5)
+    first = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 3)
+    continued = DaskMultiClassBoosting(trainer, client=client).train(dX, labels, 2, boosted_machine=first)
     _assert_identical(continued, straight)
-    memory = trainer.train(features, labels, 5)
-    trainer.train(features, labels, 3, boosted_machine=memory)
+    memory = trainer.train(features, labels, 3)
+    trainer.train(features, labels, 2, boosted_machine=memory)
     assert continued.weak_machines == memory.weak_machines
     np.testing.assert_allclose(continued.weights, memory.weights, rtol=1e-9, atol=0)
 
@@ -167,19 +167,19 @@ def test_warm_start_gives_one_fit_of_the_larger_number(client, checkpoints, name
         y = np.digitize(features[:, 0] - features[:, 1] + features[:, 2], [-2, 6])
     dX = _chunked(features)
     options = dict(client=client, early_stopping=True, n_iter_no_change=20, random_state=3)
-    once = _estimators()[name].set_params(n_estimators=7, **options).fit(dX, y)
-    model = _estimators()[name].set_params(n_estimators=4, warm_start=True, **options).fit(dX, y)
-    assert model.n_iter_ == 4 and model.validation_score_.shape == (5,)
+    once = _estimators()[name].set_params(n_estimators=5, **options).fit(dX, y)
+    model = _estimators()[name].set_params(n_estimators=3, warm_start=True, **options).fit(dX, y)
+    assert model.n_iter_ == 3 and model.validation_score_.shape == (4,)
     machine = model.machine_
-    model.set_params(n_estimators=7).fit(dX, y)
-    assert model.machine_ is machine and model.n_iter_ == 7  # the fitted machine, extended
+    model.set_params(n_estimators=5).fit(dX, y)
+    assert model.machine_ is machine and model.n_iter_ == 5  # the fitted machine, extended
     if name == "badacost":
         assert np.array_equal(model.cost_matrix_, once.cost_matrix_)
     _assert_identical(model.machine_, once.machine_)
     np.testing.assert_array_equal(model.validation_score_, once.validation_score_)
-    assert model.fit(dX, y).machine_ is machine and len(machine) == 7  # nothing to add
-    with pytest.raises(ValueError, match="n_estimators=5 must be larger or equal to len\\(machine_\\)=7"):
-        model.set_params(n_estimators=5).fit(dX, y)
+    assert model.fit(dX, y).machine_ is machine and len(machine) == 5  # nothing to add
+    with pytest.raises(ValueError, match="n_estimators=4 must be larger or equal to len\\(machine_\\)=5"):
+        model.set_params(n_estimators=4).fit(dX, y)
     with pytest.raises(ValueError, match="X has 4 features, but .* is expecting 5"):
         model.set_params(n_estimators=9).fit(dX[:, :4], y)
     if name != "regressor" and name != "regressor-lut":
