@@ -6,6 +6,10 @@ the rounds whose weight was halved (none in these default runs, so both models a
 checked). Gradient trees pay one evaluation of the training loss a round; L-BFGS and converged Newton steps
 are certified without one.
 
+A second table times the check's own work a round, which whole trainings on a shared machine measure only
+roughly: at each tree case's shape, the loss derivatives a round computes anyway, and the same with the
+training loss (fastest of 200 calls each), against the seconds a round takes.
+
 Usage: ``python bench/bench_descent.py [--repeats 3] [--threads 2]``.
 """
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import bob_boost
-from bob_boost.boosting import algorithms
+from bob_boost.boosting import algorithms, rows
 
 ROOT = Path(__file__).resolve().parents[1]
 UCI = ROOT.parent / "shared" / "data" / "uci"
@@ -81,7 +85,10 @@ def main() -> None:
     logger.addHandler(counter)
     logger.setLevel(logging.INFO)
     guarantee = algorithms.GradientBoosting.descend
+    round_seconds: dict = {}
+    factory_loss: dict = {}
     for name, factory, features, targets, rounds in cases(args.threads):
+        factory_loss[name] = factory().loss_function
         best = {True: np.inf, False: np.inf}
         models = {}
         counter.count = 0
@@ -95,6 +102,28 @@ def main() -> None:
         same = np.array_equal(models[True].weights, models[False].weights)
         print(f"| {name} | {best[True]:.2f} | {best[False]:.2f} | {best[True] / best[False]:.3f} | "
               f"{counter.count // args.repeats}{'' if same else ' (models differ)'} |")
+        if "trees" in name:
+            round_seconds[name] = (best[True] / rounds, models[True], features, targets)
+    print()
+    print("| case | derivatives (ms) | derivatives and loss (ms) | the check's share of a round |")
+    print("|---|---:|---:|---:|")
+    for name, (seconds, machine, features, targets) in round_seconds.items():
+        loss = factory_loss[name]
+        checked = loss.check_targets(targets)
+        scores = machine.decision_scores(features)
+        alone = _fastest(lambda: rows.loss_derivatives(loss, checked, scores, True, args.threads))
+        both = _fastest(lambda: rows.derivatives_and_total(loss, checked, scores, True, None, args.threads))
+        print(f"| {name} | {1e3 * alone:.2f} | {1e3 * both:.2f} | {100 * (both - alone) / seconds:.1f}% |")
+
+
+def _fastest(call, times: int = 200) -> float:
+    call()
+    best = np.inf
+    for _ in range(times):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 if __name__ == "__main__":
