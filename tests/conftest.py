@@ -42,10 +42,15 @@ def pytest_addoption(parser) -> None:
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "long: a large count of a loop the suite runs at a small count; "
                                        "runs with --run-long only")
+    if config.getoption("--run-long"):
+        # test_properties.py's profile with twice the examples (read when the file is imported)
+        os.environ.setdefault("BOB_BOOST_HYPOTHESIS_PROFILE", "ci-long")
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(config, items) -> None:
-    """Leave out the ``long`` tests without ``--run-long``; run the tests on the worker-process cluster last; expect
+    """Leave out the ``long`` tests without ``--run-long`` (with it, the property tests of test_properties.py, which
+    then draw twice the examples, count as long tests too); run the tests on the worker-process cluster last; expect
     bob's ``test03_multi_shared`` to miss bob's printed weights under other OpenBLAS kernels.
 
     The worker processes load the kernels the tests before them compiled into numba's cache instead of compiling
@@ -58,7 +63,12 @@ def pytest_collection_modifyitems(config, items) -> None:
     minimiser being 1.5e-5 to 3.4e-5 from bob's numbers). ``test_bob_compat.py`` checks the fitted weights and
     bob's against the true minimiser under every kernel.
     """
-    if not config.getoption("--run-long"):
+    if config.getoption("--run-long"):
+        for item in items:
+            if item.path.name == "test_properties.py" and getattr(getattr(item, "obj", None), "is_hypothesis_test",
+                                                                   False):
+                item.add_marker(pytest.mark.long)
+    else:
         kept = [item for item in items if item.get_closest_marker("long") is None]
         if len(kept) < len(items):
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("long")])

@@ -1,4 +1,4 @@
-"""Edges of the model contract found by review: each test reproduces a failure of an intermediate version."""
+"""Edges of the model contract: each test reproduces a failure an earlier version of the contract had."""
 import numpy as np
 import pytest
 

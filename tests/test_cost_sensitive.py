@@ -247,7 +247,7 @@ def test_class_errors_match_exact_sums_and_duplicates_tie_exactly():
 
 
 def test_searches_agree_in_extreme_regimes():
-    # cases found by review: a tiny sample weight (the bound search once screened out everything),
+    # edge cases: a tiny sample weight (the bound search once screened out everything),
     # a class share rounding to 0 at costs (1, 1000), a static parameter underflowing at (1000, 1)
     # (a division by zero), and steps at rounding level (the searches once disagreed there)
     cases = [

@@ -1,4 +1,4 @@
-"""Numerical extremes (issue 19): every trainer on degenerate and extreme data, under warnings-as-errors.
+"""Numerical extremes: every trainer on degenerate and extreme data, under warnings-as-errors.
 
 Each case has one documented outcome: a ``ValueError`` (bob_boost's ``InvalidValueError``) whose message
 names the argument at fault, or a valid model. A valid model has finite weights, baseline, thresholds,

@@ -214,7 +214,7 @@ def test_load_rejects_foreign_files(tmp_path):
     core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss()).train(
         X, np.where(y == "yes", 1.0, -1.0), 3)
     core.save(tmp_path / "core.hdf5")
-    # a machine saved outside the estimators is adopted (issue 10: every front door reads every file) ...
+    # a machine saved outside the estimators is adopted (every front door reads every model file) ...
     adopted = load_estimator(tmp_path / "core.hdf5")
     assert isinstance(adopted, BoostingClassifier) and adopted.classes_.tolist() == [-1, 1]
     np.testing.assert_array_equal(adopted.predict(X), core.predict(X))
