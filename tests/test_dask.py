@@ -516,18 +516,18 @@ def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, mon
         tasks.append(client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)))
         return False
 
-    without = train(12)
-    growth_without = tasks[11] - tasks[3]
+    without = train(8)
+    growth_without = tasks[7] - tasks[1]
     for module in (_chunks, _training, _cost_sensitive, _multiclass):
-        monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 4, raising=False)
+        monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 2, raising=False)
     tasks.clear()
-    checkpointed = train(12)
+    checkpointed = train(8)
     assert checkpointed.weak_machines == without.weak_machines
     assert np.array_equal(checkpointed.weights, without.weights)
     # without checkpoints the scheduler keeps every round's scores (one task or more per chunk and round);
     # with them it forgets the rounds before the last checkpoint (when exactly depends on its timing)
-    assert len(tasks) == 12 and growth_without >= 8 * 4
-    assert tasks[11] - tasks[3] < growth_without / 2
+    assert len(tasks) == 8 and growth_without >= 6 * 4
+    assert tasks[7] - tasks[1] < growth_without / 2
 
 
 def test_integer_features_with_a_wide_value_range_are_binned_from_the_sample(client):
