@@ -104,7 +104,7 @@ def test_every_split_of_a_tree_is_the_brute_force_best_with_nan_on_either_side(o
         x[rng.random(x.shape[0]) < 0.6, 1] = np.nan
     g = rng.normal(size=(x.shape[0], outputs)) + np.where(np.isnan(x[:, :1]), 1.0, 0.0)
     h = rng.uniform(0.5, 1.5, size=g.shape)
-    trainer = TreeTrainer(max_depth=3, min_samples_leaf=10, max_bins=12, missing="bin")
+    trainer = TreeTrainer(max_depth=3, min_samples_leaf=10, max_bins=12, missing="bin", multi_output="shared")
     tree = trainer.train(x, g, h)
     thresholds = _candidate_thresholds(trainer, x)
     assert tree.missing_left is not None and tree.features[0] >= 0

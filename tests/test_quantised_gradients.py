@@ -190,7 +190,7 @@ def test_shared_multi_output_trees_and_too_many_samples_are_rejected():
     x = np.random.default_rng(7).normal(size=(200, 3))
     targets = SoftmaxLoss().check_targets(np.arange(200) % 3)
     with pytest.raises(ValueError, match="quantized_gradients: needs one output a tree"):
-        Boosting(TreeTrainer(quantized_gradients=4), SoftmaxLoss()).train(x, targets, 2)
+        Boosting(TreeTrainer(quantized_gradients=4, multi_output="shared"), SoftmaxLoss()).train(x, targets, 2)
     assert quantised.packing_bits(1_000_000, 4) == (20, 22)
     with pytest.raises(ValueError, match="quantized_gradients: 3000000 samples at 4 levels do not fit"):
         quantised.packing_bits(3_000_000, 4)

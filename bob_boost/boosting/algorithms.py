@@ -343,9 +343,10 @@ class MulticlassCostBoosting:
         step = self.step_rule(confusion, self.exponents)
         if not step > 0:
             if state.rounds_before + state.round_index == 0:  # an empty machine is worth a warning
-                warnings.warn(f"{self.name} round 1: the weak learner's step is {step:.6g}, not positive (it does "
-                              f"no better than the algorithm requires on {k} classes; AdaBoost.M1 needs a weighted "
-                              f"error below 1/2); the machine is empty", ConvergenceWarning, stacklevel=2)
+                warnings.warn(f"{self.name} round 1: the weak learner's step is {step:.6g}, not positive: on {k} "
+                              f"classes it does no better than the algorithm requires (a weighted error below 1/2 "
+                              f"for AdaBoost.M1, below 1 - 1/K for SAMME); the machine is empty",
+                              ConvergenceWarning, stacklevel=2)
             logger.info("Round %d: step %.6g <= 0; stopping", state.round_index + 1, step)
             return None
         perfect = bool(np.isinf(step))
