@@ -114,7 +114,7 @@ def binary_cases():
             yield pytest.param(name, loss, weak, id=f"{name}-{type(loss).__name__}-{weak}")
 
 
-@pytest.mark.parametrize("name, loss, weak", binary_cases())
+@pytest.mark.parametrize("name, loss, weak", list(binary_cases()))
 def test_generic_boosting_of_two_classes_converges_at_the_defaults(name, loss, weak):
     x, y, x_test, y_test = load(name)
     positive = 2 if name == BINARY_TABLES else 1
@@ -132,7 +132,7 @@ def multiclass_cases():
                 yield pytest.param(name, loss, weak, id=f"{name}-{loss}-{weak}")
 
 
-@pytest.mark.parametrize("name, loss_name, weak", multiclass_cases())
+@pytest.mark.parametrize("name, loss_name, weak", list(multiclass_cases()))
 def test_generic_boosting_of_several_classes_converges_at_the_defaults(name, loss_name, weak):
     x, y, x_test, y_test = load(name)
     k = int(y.max()) + 1
@@ -169,7 +169,7 @@ def cost_cases():
                 yield pytest.param(name, algorithm, weak, id=f"{name}-{algorithm}-{weak}")
 
 
-@pytest.mark.parametrize("name, algorithm, weak", cost_cases())
+@pytest.mark.parametrize("name, algorithm, weak", list(cost_cases()))
 def test_multiclass_cost_boosting_converges_at_the_defaults(name, algorithm, weak):
     x, y, x_test, y_test = load(name)
     k = int(y.max()) + 1

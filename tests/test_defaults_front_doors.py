@@ -59,7 +59,7 @@ def classifier_cases():
             yield pytest.param("pendigits_600", loss, weak, id=f"pendigits_600-{loss}-{weak}")
 
 
-@pytest.mark.parametrize("name, loss, weak", classifier_cases())
+@pytest.mark.parametrize("name, loss, weak", list(classifier_cases()))
 def test_boosting_classifier_defaults_converge(name, loss, weak):
     x, y, x_test, y_test = load(name)
     estimator = fit_quietly(BoostingClassifier(loss=loss, weak_learner=weak), x, y)
