@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -189,12 +188,11 @@ def read_on_workers_only(monkeypatch, process_session_client):
 
 def _local_cluster(processes: bool):
     distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
-    with warnings.catch_warnings():
-        # without a dashboard address the scheduler still tries port 8787, and warns when another cluster has it
-        warnings.filterwarnings("ignore", message="Port 8787 is already in use", category=UserWarning)
-        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                                        protocol="tcp" if processes else "inproc", dashboard_address=None,
-                                        silence_logs=40)
+    # the scheduler's HTTP server on a free port: Dask's 8787 stays free for the clusters other tests start while
+    # these live (a second server on it warns)
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                    protocol="tcp" if processes else "inproc", dashboard_address=":0",
+                                    silence_logs=40)
 
 
 #: How often the session cluster's scheduler, workers and client send their batched messages (Dask: every 2 to
