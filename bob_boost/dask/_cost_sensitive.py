@@ -123,17 +123,17 @@ class DaskCostSensitiveBoosting:
                             "to add", trainer.algorithm)
                 number_of_rounds = 0
         counter = self._root_counter = RootCounter()
-        submit = client.submit
         history: list[tuple] = []
         training_started(callback, machine)
         for round_index in range(number_of_rounds):
-            peaks = submit(_largest, *chunks.each(tasks.class_peaks, chunks.targets, chunks.scores, initial,
-                                                  costs)).result()
+            peaks = _largest(*client.gather(chunks.each(tasks.class_peaks, chunks.targets, chunks.scores, initial,
+                                                         costs)))
             references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
             pieces = chunks.each(tasks.class_histogram, coded, chunks.targets, chunks.scores, initial, costs,
                                  references, offsets)
-            sums, totals = client.gather([submit(tasks.in_order, *chunks.each(tasks.histogram_of, pieces)),
-                                          submit(tasks.in_order, *chunks.each(tasks.total_of, pieces))])
+            pieces = client.gather(pieces)
+            sums = tasks.in_order(*[piece[0] for piece in pieces])
+            totals = tasks.in_order(*[piece[1] for piece in pieces])
             if trainer.normalises_classes:
                 sums, log_totals = sums / totals, references + np.log(totals)
             else:
@@ -175,7 +175,7 @@ class DaskCostSensitiveBoosting:
     def _initial(chunks: Chunks) -> list:
         """Futures of every chunk's ``log D_1``, normalised globally as in memory."""
         client, targets, weights = chunks.client, chunks.targets, chunks.weights
-        positive, negative = chunks.reduce(tasks.class_sums, targets, weights).result()
+        positive, negative = chunks.summed(tasks.class_sums, targets, weights)
         if weights[0] is None:
             if positive == 0 or negative == 0:
                 raise InvalidValueError("targets: both classes (-1 and +1) must occur")
@@ -184,7 +184,7 @@ class DaskCostSensitiveBoosting:
             if not (positive > 0 and negative > 0):
                 raise InvalidValueError("sample_weight: each class needs some positive weight")
             peak = max(client.gather(chunks.each(tasks.log_weight_peak, weights)))
-            total = chunks.reduce(tasks.scaled_weight_sum, weights, peak).result()
+            total = chunks.summed(tasks.scaled_weight_sum, weights, peak)
             shifts = np.full(2, -(peak + np.log(total)))
         return chunks.each(tasks.log_initial, targets, weights, shifts)
 

@@ -200,8 +200,8 @@ class DistributedGradientTrees:
         grow = self._leafwise if trainer.growth == "leafwise" else self._levelwise
         sample_node, tables = grow(nodes, values, sample_node)
         sizes = [len(tree.features) for tree in nodes]
-        totals = client.submit(summed_arrays, *chunks.each(leaf_totals, sample_node, values, self.groups,
-                                                          tuple(sizes))).result()
+        totals = summed_arrays(*client.gather(chunks.each(leaf_totals, sample_node, values, self.groups,
+                                                          tuple(sizes))))
         leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization), trainer.max_delta_step)
                        for tree, total in zip(nodes, totals)]
         # (tuples: the chunks' helper reads lists as one entry per chunk)
@@ -218,7 +218,7 @@ class DistributedGradientTrees:
         tables = [tree.table(self.offsets, self.missing) for tree in nodes]
         for depth in range(trainer.max_depth):
             pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
-            histograms = chunks.client.submit(summed_trees, *pieces).result()
+            histograms = summed_trees(*chunks.client.gather(pieces))
             tables, next_frontiers = [], []
             for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
                 children = tree.split(self, frontier, sums, counts, totals, node_counts)
@@ -246,7 +246,7 @@ class DistributedGradientTrees:
             if any(f.size for f in frontiers):
                 pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
                                      tuple(frontiers))
-                histograms = chunks.client.submit(summed_trees, *pieces).result()
+                histograms = summed_trees(*chunks.client.gather(pieces))
                 for open_leaves, frontier, histogram in zip(candidates, frontiers, histograms):
                     for node, (gain, bin_index, nan_left) in zip(frontier.tolist(),
                                                                  self._best_splits(frontier, *histogram)):

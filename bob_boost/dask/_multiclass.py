@@ -127,9 +127,9 @@ class DaskMultiClassBoosting:
             raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
         k = cost_matrix.shape[0]
         chunks = Chunks.place(client, coded, classes, weights, None, tree_tasks.class_indices, k)
-        mean = None if weights is None else chunks.reduce(tasks.class_sums, chunks.targets, chunks.weights)
-        if mean is not None:
-            total = float(mean.result().sum())
+        mean = None
+        if weights is not None:
+            total = float(chunks.summed(tasks.class_sums, chunks.targets, chunks.weights).sum())
             if not total > 0:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
@@ -160,8 +160,7 @@ class DaskMultiClassBoosting:
             subset = (np.arange(n_features) if subset_size == n_features
                       else np.sort(rng.choice(n_features, subset_size, replace=False)))
             weak, leaves, node_labels, routing = grower.grow(sample_weights, subset)
-            confusion = chunks.reduce(tree_tasks.confusion, chunks.targets, leaves, sample_weights, node_labels,
-                                      k).result()
+            confusion = chunks.summed(tree_tasks.confusion, chunks.targets, leaves, sample_weights, node_labels, k)
             step = trainer._step(confusion, exponents)
             if not step > 0:
                 logger.info("%s round %d: step %.6g <= 0; stopping", type(trainer).__name__, round_index + 1, step)
@@ -187,16 +186,16 @@ class DaskMultiClassBoosting:
         """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
         test, on the raw rows): a longer run would have stopped after it."""
         k = exponents.shape[0]
-        confusion = chunks.client.submit(tasks.in_order, *chunks.blocks(
+        confusion = tasks.in_order(*chunks.client.gather(chunks.blocks(
             features, "features", tree_tasks.raw_confusion, chunks.targets, self._normalised(chunks, log_weights),
-            machine.weak_machines[-1], k)).result()
+            machine.weak_machines[-1], k)))
         return bool(np.isinf(self.trainer._step(confusion, exponents)))
 
     @staticmethod
     def _normalised(chunks: Chunks, log_weights: list) -> list:
         """Futures of the normalised weights ``exp(log w - logsumexp(log w))`` of every chunk."""
         peak = max(chunks.client.gather(chunks.each(tree_tasks.largest, log_weights)))
-        total = chunks.reduce(tree_tasks.exp_sum, log_weights, peak).result()
+        total = chunks.summed(tree_tasks.exp_sum, log_weights, peak)
         return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
 
 
@@ -251,7 +250,7 @@ class _DistributedTrees:
             local[frontier] = np.arange(len(frontier))
             pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, sample_node, chunks.targets,
                                  sample_weights, self.factors, local, subset, k)
-            histograms, counts, totals, node_counts = client.submit(tree_tasks.summed, *pieces).result()
+            histograms, counts, totals, node_counts = tree_tasks.summed(*client.gather(pieces))
             splits = choose_splits(histograms, counts, self.positions, layout.offsets, subset, totals, node_counts,
                                    self.missing, layout.bin_values, self.feature_of_bin)
             table = np.full((len(features) + 2 * len(frontier), 6), -1, dtype=np.int64)
@@ -279,8 +278,7 @@ class _DistributedTrees:
             sample_node = chunks.each(tree_tasks.routed, chunks.coded, sample_node, table[:len(features)])
             frontier = new_nodes
             depth += 1
-        sums = chunks.reduce(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features),
-                             k).result()
+        sums = chunks.summed(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features), k)
         node_labels = label_nodes(sums, features, left, right, self.loss_matrix)
         routing = np.full((len(features), 6), -1, dtype=np.int64)
         for node, *split in splits_made:

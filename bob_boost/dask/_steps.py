@@ -42,7 +42,7 @@ def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunc
     each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
     if type(loss) is ExponentialLoss and outputs == 1:
         parts = chunks.each(tasks.exponential_sums, *each)
-        right, wrong, largest, plus_minus_one = chunks.client.submit(_exponential_totals, *parts).result()
+        right, wrong, largest, plus_minus_one = _exponential_totals(*chunks.client.gather(parts))
         passes.append(1)
         # the closed form is the minimum unless an exponent reaches the loss's cap
         if plus_minus_one and right > 0 and wrong > 0:
@@ -54,7 +54,7 @@ def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunc
 
     def derivatives(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         passes[-1] += 1
-        first, second = chunks.reduce(tasks.newton_derivatives, *each, loss, alpha, pure=False).result()
+        first, second = chunks.summed(tasks.newton_derivatives, *each, loss, alpha, pure=False)
         return first, second
     weights, converged = newton_solve_status(derivatives, outputs)
     return LineStep(weights, None, None, converged)
@@ -70,7 +70,7 @@ def lbfgs_step(chunks: Chunks, weak_outputs: list, outputs: int, samples: int, l
 
     def objective(alpha: np.ndarray) -> tuple[float, np.ndarray]:
         passes[-1] += 1
-        summed = chunks.reduce(tasks.loss_and_gradient, *each, loss, alpha, pure=False).result()
+        summed = chunks.summed(tasks.loss_and_gradient, *each, loss, alpha, pure=False)
         return float(summed[0]), summed[1:]
     return minimise_line_step(objective, outputs, samples)
 

@@ -129,16 +129,6 @@ def gradient_histogram(coded: CodedFeatures, targets: np.ndarray, scores: np.nda
     return coded.histograms(gradient, offsets), gradient.sum(axis=0), np.abs(gradient).sum(axis=0)
 
 
-def histogram_of(piece: tuple) -> np.ndarray:
-    """The histogram of :func:`gradient_histogram`'s result (kept on the cluster for the reduction)."""
-    return piece[0]
-
-
-def totals_of(*pieces: tuple) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The small column sums of every chunk's :func:`gradient_histogram`, for the driver."""
-    return [(piece[1], piece[2]) for piece in pieces]
-
-
 def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float, missing_code: int = -1,
                   missing_above: bool = False) -> np.ndarray:
     """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold; rows of code
@@ -310,6 +300,3 @@ def class_histogram(coded: CodedFeatures, labels: np.ndarray, scores: np.ndarray
     return coded.histograms(weights, offsets), weights.sum(axis=0)
 
 
-def total_of(piece: tuple) -> np.ndarray:
-    """The totals of :func:`class_histogram`'s result."""
-    return piece[1]

@@ -230,7 +230,7 @@ class DaskBoosting:
         if weights is not None:
             chunks.weights = mean_one_weights(chunks, array.shape[0])
         if isinstance(loss, SoftmaxLoss):  # each chunk was checked on its own: every class must occur somewhere
-            counts = chunks.reduce(tasks.column_sums, chunks.targets).result()
+            counts = chunks.summed(tasks.column_sums, chunks.targets)
             missing = np.flatnonzero(counts == 0)
             if missing.size:
                 raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {outputs - 1})")
@@ -299,10 +299,10 @@ class DaskBoosting:
         it reaches; None with a :class:`~bob_boost.exceptions.ConvergenceWarning` when none does."""
         loss = self.loss_function
         if before is None:
-            before = chunks.reduce(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss).result()
+            before = chunks.summed(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss)
         for halvings in range(MAX_HALVINGS + 1):
-            after = chunks.reduce(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
-                                  loss, alpha).result()
+            after = chunks.summed(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
+                                  loss, alpha)
             if after <= before + DESCENT_TOLERANCE * abs(before):
                 if halvings:
                     logger.info("DaskBoosting round %d: weight halved %d times so that the training loss decreases",
@@ -328,10 +328,8 @@ class DaskBoosting:
         client = chunks.client
         pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores, chunks.weights,
                              self.loss_function, offsets)
-        histograms = client.submit(tasks.in_order, *chunks.each(tasks.histogram_of, pieces))
-        totals = client.submit(tasks.totals_of, *pieces)
-        histograms, totals = client.gather([histograms, totals])
-        return histograms, tasks.in_order(*[t[1] for t in totals]), tasks.in_order(*[t[0] for t in totals])
+        pieces = client.gather(pieces)
+        return tuple(tasks.in_order(*[piece[i] for piece in pieces]) for i in (0, 2, 1))
 
 
 def mean_one_weights(chunks: Chunks, samples: int) -> list:
@@ -346,7 +344,7 @@ def mean_one_weights(chunks: Chunks, samples: int) -> list:
     ValueError
         When every weight is zero.
     """
-    total = float(chunks.reduce(np.sum, chunks.weights).result())
+    total = float(chunks.summed(np.sum, chunks.weights))
     if total <= 0.0:
         raise InvalidValueError("sample_weight: every weight is zero")
     return chunks.each(np.multiply, chunks.weights, samples / total)
