@@ -8,6 +8,7 @@ from bob_boost.detection import (calibrate_cascade, detection_scores, early_exit
                                  score_traces)
 from bob_boost.losses.cmel import CMELoss
 from bob_boost.registry import loss_class
+from bob_boost.exceptions import ConvergenceWarning
 from bob_boost.trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from bob_boost.trainers.cost_sensitive import CostSensitiveAdaBoostTrainer
 from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
@@ -119,7 +120,8 @@ def test_adaboost_m1_weights_and_stopping_rule():
     np.testing.assert_array_equal(machine.predict(features), np.argmax(votes, axis=1))
     # a stump names 2 of 4 balanced classes, so its weighted error is at least 1/2: M1 cannot start, SAMME can
     features, labels = gaussian_classes(50, CENTERS, 2)
-    assert len(AdaBoostM1Trainer(MultiClassStumpTrainer(), number_of_rounds=5).train(features, labels)) == 0
+    with pytest.warns(ConvergenceWarning, match="AdaBoostM1Trainer round 1: the weak learner's step is 0"):
+        assert len(AdaBoostM1Trainer(MultiClassStumpTrainer(), number_of_rounds=5).train(features, labels)) == 0
     assert len(SAMMETrainer(MultiClassStumpTrainer(), number_of_rounds=5).train(features, labels)) == 5
 
 
