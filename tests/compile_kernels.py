@@ -1,7 +1,8 @@
 """Compile the engine's largest kernels into numba's on-disk cache, for a test session started with it cold.
 
-``tests/conftest.py`` runs this file in a child process at the start of a session (on a machine with more
-than one core): while the suite's first files run, the second core compiles the kernels the suite needs
+``tests/conftest.py`` runs this file in a child process at the start of a session that runs its tests in one
+process (``-n 0``, on a machine with more than one core; pytest-xdist's workers keep the cores busy otherwise):
+while the suite's first files run, the second core compiles the kernels the suite needs
 later (gradient trees, quantised trees, the detector, the L-BFGS objective), most expensive first, so that
 the tests load them from the cache instead of compiling them (about a minute on two cores). A kernel the
 tests reach first they compile themselves, as they would without this; nothing here is checked, and a

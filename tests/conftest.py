@@ -86,13 +86,18 @@ def pytest_collection_modifyitems(config, items) -> None:
 WARM_UP_TESTS = 100
 
 
+def _cores() -> int:
+    """The number of cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def pytest_collection_finish(session) -> None:
-    """Run ``tests/compile_kernels.py`` in a child process while the tests run, when the session is large and
-    the machine has a core to spare: it compiles the kernels the suite needs later into numba's on-disk
-    cache, where the tests then find them (from a cold cache about a minute of compiling on two cores). The
-    child imports the bob_boost the tests import."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if len(session.items) < WARM_UP_TESTS or cores < 2:
+    """Run ``tests/compile_kernels.py`` in a child process while the tests run, when the session is large, runs in
+    this one process (``-n 0``: pytest-xdist workers keep every core busy themselves) and the machine has a core to
+    spare: it compiles the kernels the suite needs later into numba's on-disk cache, where the tests then find
+    them (from a cold cache about a minute of compiling on two cores). The child imports the bob_boost the tests
+    import."""
+    if len(session.items) < WARM_UP_TESTS or _cores() < 2 or hasattr(session.config, "workerinput"):
         return
     import bob_boost
 
@@ -124,6 +129,17 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 
 
 _WARM_UP = pytest.StashKey[subprocess.Popen]()
+
+#: The most pytest-xdist workers ``-n auto`` starts: each starts its own Dask clusters and compiles (or loads) the
+#: kernels its tests need.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto`` (pyproject.toml's addopts): one worker per core this process may use, at most
+    :data:`MAX_WORKERS`."""
+    return max(1, min(_cores(), MAX_WORKERS))
+
 
 DATA = Path(__file__).resolve().parent / "data"
 
