@@ -89,6 +89,6 @@ def lut_chunks(client, array, entries: int | None, trainer_options: dict,
     offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * (entries + missing)
     all_missing = None
     if missing:  # counted on the codes: the raw blocks are not read again
-        counts = tasks.in_order(*client.gather([client.submit(tasks.code_counts, part, entries) for part in coded]))
-        all_missing = counts == array.shape[0]
+        counts = client.submit(tasks.in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
+        all_missing = counts.result() == array.shape[0]
     return coded, offsets, LUTChooser(LUTTrainer(entries, **trainer_options), all_missing)

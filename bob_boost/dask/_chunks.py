@@ -56,8 +56,8 @@ def global_thresholds(client, array, max_bins: int, missing: bool = False,
         span = int((high - low).max()) + 1
         # the in-memory rule (bob_boost.engine.values.integer_range): a value table only when it is small
         if -(1 << 62) <= int(low.min()) <= int(high.max()) < 1 << 62 and span * array.shape[1] <= MAX_TABLE_SIZE:
-            counts = tasks.in_order(*client.gather(per_chunk(client, tasks.value_counts, array, low, span,
-                                                                     n_threads)))
+            counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span,
+                                                                      n_threads)).result()
             return count_thresholds(counts, low, max_bins)
     rows = sample_rows(array.shape[0])
     edges = np.concatenate([[0], np.cumsum(array.chunks[0])])
@@ -152,8 +152,14 @@ class Chunks:
 
     def summed(self, function, *fields, pure: bool = True):
         """:func:`~bob_boost.dask._tasks.in_order` over :meth:`each`'s results, gathered: the sum is made here, in
-        chunk order, which spares the round trip of a reducing task."""
+        chunk order, which spares the round trip of a reducing task. For small results (sums, totals, loss
+        terms); histograms are summed on a worker (:meth:`summed_on_worker`), which moves fewer bytes."""
         return tasks.in_order(*self.client.gather(self.each(function, *fields, pure=pure)))
+
+    def summed_on_worker(self, function, parts: list):
+        """``function(*parts)`` computed on a worker, where most of the chunks' ``parts`` (futures) already
+        are: only the result comes to the client."""
+        return self.client.submit(function, *parts).result()
 
 
 def _near(place: list | None) -> dict:

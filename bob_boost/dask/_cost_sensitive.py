@@ -131,9 +131,7 @@ class DaskCostSensitiveBoosting:
             references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
             pieces = chunks.each(tasks.class_histogram, coded, chunks.targets, chunks.scores, initial, costs,
                                  references, offsets)
-            pieces = client.gather(pieces)
-            sums = tasks.in_order(*[piece[0] for piece in pieces])
-            totals = tasks.in_order(*[piece[1] for piece in pieces])
+            sums, totals = chunks.summed_on_worker(tasks.summed_pieces, pieces)
             if trainer.normalises_classes:
                 sums, log_totals = sums / totals, references + np.log(totals)
             else:

@@ -218,7 +218,7 @@ class DistributedGradientTrees:
         tables = [tree.table(self.offsets, self.missing) for tree in nodes]
         for depth in range(trainer.max_depth):
             pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
-            histograms = summed_trees(*chunks.client.gather(pieces))
+            histograms = chunks.summed_on_worker(summed_trees, pieces)
             tables, next_frontiers = [], []
             for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
                 children = tree.split(self, frontier, sums, counts, totals, node_counts)
@@ -246,7 +246,7 @@ class DistributedGradientTrees:
             if any(f.size for f in frontiers):
                 pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
                                      tuple(frontiers))
-                histograms = summed_trees(*chunks.client.gather(pieces))
+                histograms = chunks.summed_on_worker(summed_trees, pieces)
                 for open_leaves, frontier, histogram in zip(candidates, frontiers, histograms):
                     for node, (gain, bin_index, nan_left) in zip(frontier.tolist(),
                                                                  self._best_splits(frontier, *histogram)):

@@ -238,7 +238,6 @@ class _DistributedTrees:
         """``(weak machine, futures of every chunk's leaf per row, the nodes' labels, (the split table of every
         inner node, the depth))``: the last two route rows through the tree again from their codes."""
         chunks, layout, k = self.chunks, self.layout, self.k
-        client = chunks.client
         sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
         features, thresholds, left, right, nan_left = [-1], [0.0], [-1], [-1], [False]
         splits_made: list[tuple[int, int, int, int, int]] = []  # node, feature, bin within it, children
@@ -250,7 +249,7 @@ class _DistributedTrees:
             local[frontier] = np.arange(len(frontier))
             pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, sample_node, chunks.targets,
                                  sample_weights, self.factors, local, subset, k)
-            histograms, counts, totals, node_counts = tree_tasks.summed(*client.gather(pieces))
+            histograms, counts, totals, node_counts = chunks.summed_on_worker(tree_tasks.summed, pieces)
             splits = choose_splits(histograms, counts, self.positions, layout.offsets, subset, totals, node_counts,
                                    self.missing, layout.bin_values, self.feature_of_bin)
             table = np.full((len(features) + 2 * len(frontier), 6), -1, dtype=np.int64)

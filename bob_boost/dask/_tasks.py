@@ -228,6 +228,11 @@ def in_order(*parts):
     return total
 
 
+def summed_pieces(*pieces: tuple) -> tuple:
+    """Each field of the chunks' tuples (a histogram and its totals, say) summed by :func:`in_order`."""
+    return tuple(in_order(*fields) for fields in zip(*pieces))
+
+
 # -- cost-sensitive binary boosting (AdaBoostDB, Cost-Sensitive AdaBoost) -------------------------------
 
 def binary_labels(chunk: np.ndarray) -> np.ndarray:

@@ -325,11 +325,10 @@ class DaskBoosting:
 
     def _histograms(self, chunks: Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""
-        client = chunks.client
         pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores, chunks.weights,
                              self.loss_function, offsets)
-        pieces = client.gather(pieces)
-        return tuple(tasks.in_order(*[piece[i] for piece in pieces]) for i in (0, 2, 1))
+        histograms, sums, absolute_sums = chunks.summed_on_worker(tasks.summed_pieces, pieces)
+        return histograms, absolute_sums, sums
 
 
 def mean_one_weights(chunks: Chunks, samples: int) -> list:
