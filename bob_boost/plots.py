@@ -1,6 +1,6 @@
 """Figures: error per round, margin distributions, confusion matrix, feature maps and weights, cost curves.
 
-matplotlib is optional (``pip install bob_boost[plot]``); it is imported
+matplotlib is optional (``pip install "bob_boost[plot]"``); it is imported
 only when a ``plot_*`` function runs. The functions that compute what is
 drawn (:func:`errors_per_round`, :func:`margin_distribution`,
 :func:`feature_weights`, :func:`feature_map`, :func:`feature_names`) live
@@ -19,17 +19,14 @@ import numpy as np
 from .analysis import (default_margin_rounds, errors_per_round, feature_label,  # noqa: F401 (re-exported)
                        feature_map, feature_names, feature_weights, margin_distribution)
 from .evaluation import confusion_matrix
+from ._optional import optional_import
 from ._validation import check_positive_int
 from .exceptions import InvalidValueError
 from .machine import BoostedMachine
 
 
 def _figure(**kwargs):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install bob_boost[plot]") from None
-    return Figure(**kwargs)
+    return optional_import("matplotlib.figure", "plotting").Figure(**kwargs)
 
 
 def _finish(figure, path: str | os.PathLike | None):

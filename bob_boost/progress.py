@@ -27,6 +27,7 @@ from typing import IO
 
 import numpy as np
 
+from ._optional import import_or_none, optional_import
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .machine import BoostedMachine
 
@@ -90,14 +91,11 @@ class Progress:
         self._every = max(1, self.number_of_rounds // PLAIN_LINES)
         self._bar = None
         if not quiet and (bar if bar is not None else _is_terminal(self.stream)):
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                if bar:
-                    raise ImportError("bar=True needs tqdm: pip install bob_boost[progress]") from None
-            else:
-                self._bar = tqdm(total=self.number_of_rounds, file=self.stream, unit="round",
-                                 dynamic_ncols=True, leave=True)
+            # a bar asked for must be drawn; one merely fit for the stream is left out without tqdm
+            tqdm = optional_import("tqdm", "bar=True") if bar else import_or_none("tqdm")
+            if tqdm is not None:
+                self._bar = tqdm.tqdm(total=self.number_of_rounds, file=self.stream, unit="round",
+                                      dynamic_ncols=True, leave=True)
 
     def __call__(self, round_index: int, machine: BoostedMachine, scores: np.ndarray) -> None:
         """Report round ``round_index`` (0-based) with the current training ``scores``."""

@@ -600,7 +600,7 @@ def test_missing_matplotlib_is_a_one_line_error_naming_the_extra(tmp_path, capsy
     request.getfixturevalue("no_matplotlib")  # from here on, importing matplotlib fails
     code, out, err = _run(capsys, "plot", "confusion", model, data, "-o", tmp_path / "c.png")
     assert code == 1 and out == "" and len(err.splitlines()) == 1
-    assert err.startswith("bob-boost plot: error:") and "pip install bob_boost[plot]" in err
+    assert err.startswith("bob-boost plot: error:") and 'pip install "bob_boost[plot]"' in err
 
 
 def test_train_max_bins_and_threads_reach_the_stump_trainer(tmp_path, capsys):

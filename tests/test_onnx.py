@@ -260,7 +260,7 @@ def test_missing_onnx_installation_says_which_extra(tmp_path):
             "try:\n    to_onnx(BoostedMachine(number_of_outputs=1))\n"
             "except ImportError as error:\n    print(error)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.stdout.strip() == "ONNX export needs onnx: pip install bob_boost[onnx]"
+    assert result.stdout.strip() == 'ONNX export needs onnx: pip install "bob_boost[onnx]"'
 
 
 def test_cli_export_gives_the_labels_predict_prints(tmp_path, capsys):

@@ -88,7 +88,7 @@ def test_confusion_matrix_counts_in_cells():
 
 
 def test_missing_matplotlib_gives_install_advice(no_matplotlib):
-    with pytest.raises(ImportError, match=r"pip install bob_boost\[plot\]"):
+    with pytest.raises(ImportError, match=r'pip install "bob_boost\[plot\]"'):
         plot_error_curves({"training": [0.1]})
 
 

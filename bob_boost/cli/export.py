@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._optional import optional_import
 from ._common import CommandError, HelpFormatter, load_model, model_classes
 
 #: The export formats.
@@ -12,7 +13,7 @@ FORMATS = ("onnx",)
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add the ``export`` subcommand to ``commands``."""
     parser = commands.add_parser("export", parents=[common], formatter_class=HelpFormatter,
-                                 help="write a model in another format (ONNX; needs pip install bob_boost[onnx])")
+                                 help='write a model in another format (ONNX; needs pip install "bob_boost[onnx]")')
     parser.add_argument("model", help="model file (HDF5)")
     parser.add_argument("--format", choices=FORMATS, default="onnx", help="the format to write")
     parser.add_argument("-o", "--output", required=True, help="file to write")
@@ -22,11 +23,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
 def command_export(args: argparse.Namespace) -> int:
     """Run ``bob-boost export``: labels as ``bob-boost predict`` prints them (the model's class labels)."""
     machine = load_model(args.model)
-    try:
-        from ..onnx import save_onnx
-        import onnx  # noqa: F401  (fail here, in one line, before any work)
-    except ImportError:
-        raise CommandError("export needs onnx: pip install bob_boost[onnx]") from None
+    optional_import("onnx", "export", CommandError)  # fail here, in one line, before any work
+    from ..onnx import save_onnx
     encoding = model_classes(machine)
     save_onnx(machine, args.output, classes=None if encoding is None else list(encoding.classes))
     return 0

@@ -7,6 +7,7 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 
+from .._optional import optional_import
 from ..io.tables import read_table
 from ._common import (
     CommandError,
@@ -23,7 +24,7 @@ from .evaluate import evaluate
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add the ``plot`` subcommand, with one sub-subcommand per figure, to ``commands``."""
-    plot = commands.add_parser("plot", help="write PNG figures (needs matplotlib: pip install bob_boost[plot])")
+    plot = commands.add_parser("plot", help='write PNG figures (needs matplotlib: pip install "bob_boost[plot]")')
     kinds = plot.add_subparsers(dest="plot", metavar="KIND", parser_class=Parser, help="the figure to draw")
     kinds.required = True
     errors = kinds.add_parser("errors", parents=[common], formatter_class=HelpFormatter,
@@ -63,11 +64,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 def _plots() -> types.ModuleType:
     """:mod:`bob_boost.plots`, once matplotlib (an optional extra) is known to be importable."""
-    try:
-        # plots imports matplotlib only when it draws; checking first fails before any data is read
-        import matplotlib.figure  # noqa: F401
-    except ImportError:
-        raise CommandError("plots need matplotlib: pip install bob_boost[plot]") from None
+    # plots imports matplotlib only when it draws; checking first fails before any data is read
+    optional_import("matplotlib.figure", "plotting", CommandError)
     from .. import plots
 
     return plots

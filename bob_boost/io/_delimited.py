@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._optional import import_or_none
 from ..exceptions import DataFormatError
 
 logger = logging.getLogger(__name__)
@@ -132,9 +133,8 @@ def _pandas_numbers(body: str, delimiter: str) -> np.ndarray | None:
     # column shows in the first row
     if not first or not all(map(is_number, first[0])):
         return None
-    try:
-        import pandas  # the only import of pandas in bob_boost.io: optional, and slow enough to load lazily
-    except ImportError:
+    pandas = import_or_none("pandas")  # the only import of pandas in bob_boost.io: optional, and slow to load
+    if pandas is None:
         return None
     try:
         frame = pandas.read_csv(io.StringIO(body), sep=delimiter, header=None, dtype=np.float64, na_filter=False,

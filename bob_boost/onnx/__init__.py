@@ -28,7 +28,7 @@ split feature whose split learnt no direction goes left, where bob_boost raises 
 float32 represents every integer up to 2**24 exactly, so LUT indices (at most 65536 entries) are
 read exactly.
 
-onnx is optional: ``pip install bob_boost[onnx]`` (onnx >= 1.17; onnxruntime >= 1.21, which runs
+onnx is optional: ``pip install "bob_boost[onnx]"`` (onnx >= 1.17; onnxruntime >= 1.21, which runs
 ``TreeEnsemble``, comes with it).
 """
 from __future__ import annotations
@@ -41,6 +41,7 @@ from ..costs import cost_star
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io.hdf5 import atomic_path
 from ..machine import BoostedMachine
+from .._optional import optional_import
 from ._parts import Columns, Trees, add_machine, converter_of, ensemble_attributes, register_converter
 
 __all__ = ["ML_OPSET", "OPSET", "Graph", "register_converter", "save_onnx", "to_onnx"]
@@ -51,11 +52,7 @@ ML_OPSET = 5
 
 
 def _onnx():
-    try:
-        import onnx
-    except ImportError:
-        raise ImportError("ONNX export needs onnx: pip install bob_boost[onnx]") from None
-    return onnx
+    return optional_import("onnx", "ONNX export")
 
 
 class Graph:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._optional import optional_import
 from ..exceptions import BobBoostError, InvalidValueError as BobBoostValueError
 
 #: Face-free images of scikit-image used to mine negatives (``camera``, ``cat`` and ``chelsea`` show faces;
@@ -28,11 +29,7 @@ class MissingExtraError(BobBoostError, ImportError):
 
 
 def _skimage_data():
-    try:
-        from skimage import data
-    except ImportError as error:
-        raise MissingExtraError('the face data need scikit-image: pip install "bob_boost[faces]"') from error
-    return data
+    return optional_import("skimage.data", "the face data", MissingExtraError)
 
 
 def lfw_windows() -> tuple[np.ndarray, np.ndarray]:
@@ -103,11 +100,7 @@ def negative_images(transposed: bool = True) -> list[np.ndarray]:
 
 
 def _imageio():
-    try:
-        import imageio.v3 as iio
-    except ImportError as error:
-        raise MissingExtraError('reading and writing images needs imageio: pip install "bob_boost[faces]"') from error
-    return iio
+    return optional_import("imageio.v3", "reading and writing images", MissingExtraError)
 
 
 def read_image(path) -> np.ndarray:
