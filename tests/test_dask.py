@@ -11,6 +11,7 @@ da = pytest.importorskip("dask.array", reason="distributed training needs the da
 distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
 
 from bob_boost.dask import DaskBoosting, NoClientError, decision_scores  # noqa: E402
+from held_out_rows import held_out_rows  # noqa: E402
 
 
 def test_no_client_is_a_clear_error():
@@ -652,7 +653,7 @@ def test_nan_outside_the_binning_sample_is_still_an_error(client, monkeypatch):
 
 def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
-    from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor, _dask
+    from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
 
     rng = np.random.default_rng(36)
     features = rng.integers(0, 15, size=(3000, 6))
@@ -664,7 +665,7 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     assert 0 < model.n_iter_ < 150 and model.validation_score_.shape == (model.n_iter_ + 1,)
     assert int(np.argmax(model.validation_score_)) == model.n_iter_  # trimmed to its best round
     # the held-out rows only weigh 0 in training: the same rounds as training with those weights
-    held_out = _dask.holdout(dX.chunks[0], 0.1, 5).compute()
+    held_out = held_out_rows(len(labels), 5, labels=labels)  # stratified by class
     direct = DaskBoosting(bob_boost.LogitLoss(), client=client).train(
         dX, np.where(labels == "up", 1.0, -1.0), model.n_iter_, sample_weight=np.where(held_out, 0.0, 1.0))
     assert model.machine_.weak_machines == direct.weak_machines
@@ -680,7 +681,7 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
 
 def test_early_stopping_of_the_cost_sensitive_classifiers(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
-    from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, _dask
+    from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 
     rng = np.random.default_rng(37)
     features = rng.integers(0, 15, size=(2400, 5))
@@ -691,7 +692,7 @@ def test_early_stopping_of_the_cost_sensitive_classifiers(client):
     model = DaskAdaBoostDBClassifier(2.0, 1.0, **options).fit(dX, binary)
     assert 0 < model.n_iter_ < 120 and int(np.argmax(model.validation_score_)) == model.n_iter_
     # the same rounds as training on the kept rows only, each class weighing 1/2 of them
-    kept = ~_dask.holdout(dX.chunks[0], 0.1, 6).compute()
+    kept = ~held_out_rows(len(binary), 6, labels=binary)
     halves = np.where(binary == 1, 1 / (2 * (kept & (binary == 1)).sum()), 1 / (2 * (kept & (binary == 0)).sum()))
     direct = bob_boost.dask.DaskCostSensitiveBoosting(bob_boost.AdaBoostDBTrainer(2.0, 1.0), client=client).train(
         dX, np.where(binary == 1, 1.0, -1.0), model.n_iter_, sample_weight=np.where(kept, halves, 0.0))

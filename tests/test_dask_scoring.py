@@ -13,7 +13,8 @@ pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
 from sklearn.metrics import accuracy_score, r2_score  # noqa: E402
 
 from bob_boost.dask import (DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, DaskBoosting,  # noqa: E402
-                            DaskBoostingClassifier, DaskBoostingRegressor, _dask)
+                            DaskBoostingClassifier, DaskBoostingRegressor)
+from held_out_rows import held_out_rows  # noqa: E402
 
 
 def _noisy(seed=0, n=3000):
@@ -43,7 +44,7 @@ def test_an_accuracy_scorer_stops_where_the_scores_of_the_growing_model_say(clie
                                    scoring="accuracy", random_state=5, client=client).fit(dX, labels)
     # the same rounds, held-out rows weighing 0, without early stopping (up to where the model says the
     # scores stopped improving); scored here by scikit-learn
-    held_out = _dask.holdout(dX.chunks[0], 0.1, 5).compute()
+    held_out = held_out_rows(len(labels), 5, labels=labels)
     direct = DaskBoosting(bob_boost.LogitLoss(), client=client).train(
         dX, np.where(labels == "up", 1.0, -1.0), model.n_iter_ + 4, sample_weight=np.where(held_out, 0.0, 1.0))
     rows, truth = features[held_out], labels[held_out]
@@ -70,7 +71,7 @@ def test_every_estimator_records_its_scorer_on_the_growing_model(client, name):
         y = np.digitize(noisy, [4, 10])
         model, score = DaskBAdaCostClassifier(max_depth=2, scoring="accuracy", **options), accuracy_score
     model.fit(dX, y)
-    held_out = _dask.holdout(dX.chunks[0], 0.1, 6).compute()
+    held_out = held_out_rows(len(y), 6, labels=None if name == "regressor" else y)
     rows, truth = features[held_out], y[held_out]
     local = model.to_local()
     staged = list(local.staged_predict(rows))

@@ -1,4 +1,5 @@
-"""Optional dependencies: imported only when used, and a clear error naming the pip extra when one is missing."""
+"""Imports: optional dependencies only when used (a missing one is an error naming its pip extra), and old
+import paths that still resolve."""
 import builtins
 import io
 import subprocess
@@ -146,3 +147,16 @@ def test_command_line_without_the_extra_is_a_one_line_error(block, tmp_path, cap
     err = capsys.readouterr().err
     assert code == 1 and len(err.splitlines()) == 1
     assert f"needs {package}: " in err and err.rstrip().endswith(_advice(extra))
+
+
+def test_shared_constants_resolve_where_they_did():
+    from bob_boost import recipes
+    from bob_boost.trainers import lut, multiclass, tree_growing
+    from bob_boost.weak_trainers import tree
+
+    assert recipes.SELECTION_STYLES is lut.SELECTION_STYLES
+    assert multiclass.TIE_TOLERANCE is tree_growing.TIE_TOLERANCE is tree.TIE_TOLERANCE
+    pytest.importorskip("sklearn")
+    from bob_boost.sklearn import _base
+
+    assert _base.WEAK_LEARNERS is recipes.WEAK_LEARNERS

@@ -17,6 +17,7 @@ from bob_boost.callbacks import EarlyStopping, LogEvaluation, RecordEvaluation  
 from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier,  # noqa: E402
                                BoostingRegressor, load_estimator)
 from conftest import load_uci  # noqa: E402
+from held_out_rows import held_out_rows  # noqa: E402
 
 
 def _binary(n=400, flip=0.0, seed=0):
@@ -162,10 +163,7 @@ def test_early_stopping_history_is_the_staged_validation_loss():
     X, y = _binary(n=600, flip=0.2)
     estimator = BoostingClassifier(n_estimators=200, early_stopping=True, n_iter_no_change=3, random_state=7,
                                    loss="logit").fit(X, y)
-    from sklearn.model_selection import train_test_split
-    _, held_out = train_test_split(np.arange(len(y)), test_size=0.1, stratify=y,
-                                   random_state=estimator._random_seed)
-    held_out = np.sort(held_out)
+    held_out = held_out_rows(len(y), 7, labels=y)
     targets = np.where(y[held_out] == 1, 1.0, -1.0)[:, None]
     loss = LogitLoss()
     staged = [-np.mean(loss.loss(targets, s)) for s in estimator.machine_.staged_decision_scores(X[held_out])]
@@ -202,7 +200,7 @@ def test_validation_fraction_leaving_a_class_without_samples():
     X, y = _binary(n=100)
     y = y.copy()
     y[:] = 0
-    y[:2] = 1  # two samples of class 1: a 0.01 split cannot hold one out and keep one
+    y[:1] = 1  # one sample of class 1: it cannot be held out and kept for training
     with pytest.raises(ValueError, match="validation_fraction"):
         BoostingClassifier(n_estimators=3, early_stopping=True, validation_fraction=0.01).fit(X, y)
 

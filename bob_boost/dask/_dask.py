@@ -235,9 +235,77 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
                       dtype=np.float64)
 
 
-def holdout(chunks: tuple[int, ...], fraction: float, seed: int | None) -> "da.Array":
-    """A boolean vector holding out a random ``fraction`` of every chunk's rows (seeded: the same each time)."""
-    return da.random.default_rng(seed).random(sum(chunks), chunks=(chunks,)) < fraction
+def row_groups(labels: "da.Array", weights: "da.Array | None", stratified: bool) -> "da.Array":
+    """The group of every row for :func:`holdout`: its class index (``stratified``) or 0, and -1 for a row
+    without positive weight."""
+    if stratified:
+        groups = labels.astype(np.int64)
+    else:
+        groups = da.zeros(labels.shape[0], chunks=(labels.chunks[0],), dtype=np.int64)
+    return groups if weights is None else da.where(weights > 0, groups, -1)
+
+
+#: The top bits of a row's hash that give its bucket in the first pass of :func:`holdout`.
+BUCKET_BITS = 12
+
+
+def holdout(groups: "da.Array", counts: np.ndarray, seed: int) -> "da.Array":
+    """A boolean vector of the held-out rows: of each group ``g`` (``groups``' values; -1 takes no part) the
+    ``counts[g]`` rows with the smallest hashes of their global indices (:mod:`bob_boost.sklearn._holdout`),
+    the rows the in-memory estimators hold out of the same data.
+
+    Two passes over the chunks, each gathering little: the first counts each group's rows per bucket of
+    the hashes' top :data:`BUCKET_BITS` bits, which gives the bucket of each group's last held-out row; the
+    second gathers the hashes in that bucket, whose sorted order gives the row. The vector itself is lazy.
+    """
+    starts = [int(start) for start in np.cumsum((0,) + groups.chunks[0][:-1])]
+    blocks = list(groups.to_delayed().ravel())
+    number = len(counts)
+    histograms = dask.compute(*[dask.delayed(_bucket_counts)(block, start, seed, number)
+                                for block, start in zip(blocks, starts)])
+    cumulative = np.cumsum(np.sum(histograms, axis=0), axis=1)
+    buckets = np.array([np.searchsorted(cumulative[g], max(int(counts[g]), 1)) for g in range(number)])
+    buckets = np.minimum(buckets, cumulative.shape[1] - 1)
+    candidates = dask.compute(*[dask.delayed(_bucket_hashes)(block, start, seed, buckets)
+                                for block, start in zip(blocks, starts)])
+    thresholds = np.zeros(number, dtype=np.uint64)
+    for g in np.flatnonzero(np.asarray(counts) > 0):
+        below = int(cumulative[g, buckets[g] - 1]) if buckets[g] > 0 else 0
+        thresholds[g] = np.sort(np.concatenate([found[g] for found in candidates]))[int(counts[g]) - below - 1]
+    return groups.map_blocks(_held_out_block, thresholds, np.asarray(counts) > 0, seed, dtype=bool)
+
+
+def _hashed(block: np.ndarray, start: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The block's group of every row and its row hash (as int64 and uint64)."""
+    from ..sklearn._holdout import row_hashes
+
+    return np.asarray(block, dtype=np.int64), row_hashes(np.arange(start, start + len(block)), seed)
+
+
+def _bucket_counts(block: np.ndarray, start: int, seed: int, number: int) -> np.ndarray:
+    """(#groups, 2**BUCKET_BITS) the block's rows per group and hash bucket."""
+    groups, hashes = _hashed(block, start, seed)
+    taking = groups >= 0
+    cells = groups[taking] << BUCKET_BITS | (hashes[taking] >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+    return np.bincount(cells, minlength=number << BUCKET_BITS).reshape(number, 1 << BUCKET_BITS)
+
+
+def _bucket_hashes(block: np.ndarray, start: int, seed: int, buckets: np.ndarray) -> list[np.ndarray]:
+    """Per group ``g``, the hashes of the block's rows of ``g`` in bucket ``buckets[g]``."""
+    groups, hashes = _hashed(block, start, seed)
+    bucket = (hashes >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+    return [hashes[(groups == g) & (bucket == b)] for g, b in enumerate(buckets)]
+
+
+def _held_out_block(block: np.ndarray, thresholds: np.ndarray, holding: np.ndarray, seed: int,
+                    block_info=None) -> np.ndarray:
+    """The block's rows whose hash is at most their group's threshold (groups holding out rows only)."""
+    start = block_info[0]["array-location"][0][0] if block_info else 0
+    groups, hashes = _hashed(block, start, seed)
+    taking = groups >= 0
+    mask = np.zeros(groups.shape, dtype=bool)
+    mask[taking] = holding[groups[taking]] & (hashes[taking] <= thresholds[groups[taking]])
+    return mask
 
 
 def rows_where(mask: "da.Array", *arrays) -> list:

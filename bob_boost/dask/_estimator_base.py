@@ -14,20 +14,25 @@ from ..machine import BoostedMachine
 from ..sklearn._base import ESTIMATOR_KEY
 from ..sklearn._compat import BaseEstimator, ClassifierMixin, check_is_fitted, check_scoring
 from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine,
-                                scorer_metric)
+                                scorer_metric, validation_seed)
+from ..sklearn._holdout import held_out_counts
 from . import _dask
 
 
 class _HeldOut:
     """Warm starts and early stopping on rows held out of the Dask data, as the in-memory estimators have them.
 
-    The held-out rows are a seeded random ``validation_fraction`` of every chunk (not stratified, unlike in
-    memory); they stay in the data with training weight 0 and are gathered to the client, where an
+    The held-out rows are those the in-memory estimator holds out of the same data
+    (:mod:`bob_boost.sklearn._holdout`: stratified by class for classifiers, rows without positive weight
+    taking no part, whatever the chunking); they stay in the data with training weight 0 and are gathered to
+    the client, where an
     :class:`~bob_boost.callbacks.EarlyStopping` scores the machine on them after every round: by the loss, or
     by the ``scoring`` scorer applied to the in-memory twin holding the growing machine, as in memory. Their
-    seed is ``random_state`` when it is an int, else one drawn from it once and kept across warm starts (as
-    in memory).
+    seed is the in-memory one (:func:`~bob_boost.sklearn._fitting.validation_seed`).
     """
+
+    #: Whether the held-out rows are chosen class by class (classifiers) or from all rows (regressors).
+    _stratified_holdout = True
 
     def _previous(self, rounds: int) -> BoostedMachine | None:
         """The fitted machine ``warm_start`` continues (None for a fresh fit), the fit's parameters checked.
@@ -69,7 +74,7 @@ class _HeldOut:
         if not early_stopping_enabled(self, features.shape[0]):
             self._stopper = None
             return weights, None
-        held_out = _dask.holdout(features.chunks[0], self.validation_fraction, self._seed())
+        held_out = self._held_out_rows(targets if labels is None else labels, weights)
         scorer = self._scorer()
         rows, values, sample_weight, scored = _dask.rows_where(held_out, features, targets, weights,
                                                                None if scorer is None else labels)
@@ -85,6 +90,14 @@ class _HeldOut:
         self._stopper = stopper
         kept = _dask.where(held_out, 0.0, 1.0)
         return (kept if weights is None else weights * kept), stopper
+
+    def _held_out_rows(self, labels, weights):
+        """The lazy boolean vector of the held-out rows (:func:`bob_boost.dask._dask.holdout`)."""
+        names = list(self.classes_) if self._stratified_holdout else None
+        groups = _dask.row_groups(labels, weights, self._stratified_holdout)
+        sizes = _dask.class_sizes(groups + 1, None, len(names or [0]) + 1)[1:].astype(np.int64)
+        counts = held_out_counts(sizes, self.validation_fraction, names)
+        return _dask.holdout(groups, counts, validation_seed(self, self._continuing))
 
     def _unchanged(self):
         """``self``, refitted to the rounds it has: a warm start with ``n_estimators`` equal to them."""

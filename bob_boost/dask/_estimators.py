@@ -196,6 +196,8 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         Number of features seen in ``fit``.
     """
 
+    _stratified_holdout = False
+
     def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, weak_learner: str = "stump",

@@ -14,6 +14,7 @@ from ..labels import ClassEncoding, classes_of
 from ..losses import LossFunction
 from ..machine import BoostedMachine
 from .. import recipes
+from ..recipes import WEAK_LEARNERS  # noqa: F401 (the estimators' choices, re-exported)
 from .._validation import check_sample_weight
 from ..registry import loss_class
 from ..binning import check_missing
@@ -28,7 +29,6 @@ ESTIMATOR_KEY = "sklearn_estimator"
 #: The ``loss`` choices of :class:`BoostingClassifier` (:data:`bob_boost.recipes.CLASSIFICATION_LOSSES`).
 CLASSIFICATION_LOSSES: dict[str, type[LossFunction]] = {
     name: loss_class(name) for name in recipes.CLASSIFICATION_LOSSES}
-WEAK_LEARNERS = ("stump", "lut", "tree")
 
 
 def _json_value(value: Any) -> Any:
@@ -101,9 +101,12 @@ class _BoostedEstimator(BaseEstimator):
         _fitting.restore_state(self, machine, metadata)
 
     def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
-               rounds: int, stratify: np.ndarray | None = None, split_weights=None) -> BoostedMachine:
-        """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`."""
-        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights)
+               rounds: int, stratify: np.ndarray | None = None, split_weights=None,
+               kept: np.ndarray | None = None) -> BoostedMachine:
+        """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`.
+        ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight)."""
+        rows = None if kept is None else np.flatnonzero(kept)
+        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows)
 
     def _fit_features(self, X, y, **options) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""

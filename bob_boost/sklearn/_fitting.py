@@ -20,7 +20,8 @@ from ..callbacks import EarlyStopping, RecordEvaluation
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from ..recipes import Recipe
-from ._compat import check_random_state, check_scoring, train_test_split
+from . import _holdout
+from ._compat import check_random_state, check_scoring
 
 #: ``early_stopping="auto"`` holds out a validation set when there are more samples than this.
 AUTO_EARLY_STOPPING_SAMPLES = 10_000
@@ -86,30 +87,42 @@ def kept_seed(estimator, attribute: str, continuing: bool) -> int:
     return getattr(estimator, attribute)
 
 
-def validation_split(estimator, n_samples: int, stratify: np.ndarray | None,
+def validation_seed(estimator, continuing: bool) -> int:
+    """The seed of the held-out rows, kept (and saved with the model) as ``_random_seed`` for warm starts:
+    ``random_state`` when an int, 0 when None (every fit of the same data holds out the same rows, in memory
+    and on Dask), else one drawn from the ``RandomState``."""
+    if continuing and hasattr(estimator, "_random_seed"):
+        return estimator._random_seed
+    state = estimator.random_state
+    if state is None:
+        estimator._random_seed = 0
+    elif isinstance(state, numbers.Integral):
+        estimator._random_seed = int(state)
+    else:
+        return kept_seed(estimator, "_random_seed", False)
+    return estimator._random_seed
+
+
+def validation_split(estimator, rows: np.ndarray, stratify: np.ndarray | None,
                      seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the training and validation samples (stratified by class for classifiers).
+    """Positions of the training and validation samples among ``rows`` (the samples' indices in the data the
+    caller passed), chosen by :mod:`bob_boost.sklearn._holdout`: stratified by class for classifiers.
 
     Raises
     ------
     ValueError
-        If the split leaves a class without training or validation samples.
+        If the split leaves a class (or a regressor's samples) without training samples.
     """
-    try:
-        train, validation = train_test_split(np.arange(n_samples), test_size=estimator.validation_fraction,
-                                             stratify=stratify, random_state=seed)
-    except ValueError as error:
-        raise InvalidValueError(f"validation_fraction: {estimator.validation_fraction} cannot hold out a "
-                                f"validation set from {n_samples} samples ({error})") from None
-    if stratify is not None:
-        classes = np.unique(stratify)
-        for part, name in ((train, "training"), (validation, "validation")):
-            absent = np.setdiff1d(classes, stratify[part])
-            if absent.size:
-                label = estimator.classes_[int(absent[0])] if hasattr(estimator, "classes_") else int(absent[0])
-                raise InvalidValueError(f"validation_fraction: {estimator.validation_fraction} leaves class "
-                                        f"{label!r} without {name} samples")
-    return np.sort(train), np.sort(validation)
+    if stratify is None:
+        groups, names = np.zeros(rows.size, dtype=np.int64), None
+    else:
+        present, groups = np.unique(stratify, return_inverse=True)
+        classes = getattr(estimator, "classes_", None)
+        names = [classes[int(c)] if classes is not None else int(c) for c in present]
+    counts = _holdout.held_out_counts(_holdout.group_sizes(groups, len(names or [0])),
+                                      estimator.validation_fraction, names)
+    held_out = _holdout.held_out_mask(rows, groups, counts, seed)
+    return np.flatnonzero(~held_out), np.flatnonzero(held_out)
 
 
 def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
@@ -126,7 +139,8 @@ def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, w
 
 def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
           y: np.ndarray, rounds: int, stratify: np.ndarray | None = None,
-          split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BoostedMachine:
+          split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+          rows: np.ndarray | None = None) -> BoostedMachine:
     """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
 
     Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
@@ -149,14 +163,17 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     split_weights : callable, optional
         ``split_weights(weights, indices)``: the weights the trainer gets for the training samples
         ``indices`` (AdaBoostDB gives each class half of the total again after a split).
+    rows : numpy.ndarray, optional
+        The samples' indices in the data passed to ``fit`` (default ``0 .. n - 1``): the held-out samples
+        are a function of them (:func:`validation_split`), so dropping zero-weight samples moves no other.
     """
     previous = previous_machine(estimator, rounds)
     validation = early_stopping_enabled(estimator, X.shape[0])
     train = np.arange(X.shape[0])
     callbacks: list = []
     if validation:
-        train, held_out = validation_split(estimator, X.shape[0], stratify,
-                                           kept_seed(estimator, "_random_seed", previous is not None))
+        train, held_out = validation_split(estimator, train if rows is None else rows, stratify,
+                                           validation_seed(estimator, previous is not None))
     train_weights = weights[train] if split_weights is None else split_weights(weights[train], train)
     loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], train_weights, name="training",
                                    training=True)

@@ -211,7 +211,7 @@ class BoostingClassifier(_BoostedClassifier):
                              missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
                              tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients)
         targets = self._encoding.targets(recipe.target_kind, encoded)
-        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded)
+        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -406,7 +406,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients)
-            self.machine_ = self._boost(recipe, X, y, weights, y, rounds)  # the intercept is its baseline
+            self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept)  # the intercept is its baseline
         else:
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
                                            decision_rule="identity", baseline=np.average(y, weights=weights))

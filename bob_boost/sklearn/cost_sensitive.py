@@ -157,7 +157,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
             return weights / np.where(chosen, weights[chosen].sum(), weights[~chosen].sum())
         self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]),
                                     weights, y[kept], rounds,
-                                    stratify=encoded[kept], split_weights=halves)
+                                    stratify=encoded[kept], split_weights=halves, kept=kept)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -318,7 +318,7 @@ class BAdaCostClassifier(_BoostedClassifier):
                        random_state=seed, missing=self.missing)
         matrix = self._cost_matrix(X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
-        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded)
+        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded, kept=kept)
         self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self

@@ -12,7 +12,11 @@ from ..engine import kernels
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads
 
-#: Gains closer than this fraction of the total absolute gradient count as tied.
+#: Gains closer than this fraction of the total absolute gradient count as tied (the LUT trainers' criteria
+#: too). Unlike the trees' relative :data:`bob_boost.weak_trainers.tree.TIE_TOLERANCE`, it scales with
+#: ``sum |gradient|``, which bounds every gain, so a tie between two small gains is as wide as one between
+#: large ones; its size covers the rounding of gradient sums taken in different orders (weighted samples
+#: against repeated ones). It decides which stump is chosen: changing it changes trained models.
 TIE_TOLERANCE = 1e-10
 
 

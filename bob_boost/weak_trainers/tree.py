@@ -15,7 +15,10 @@ from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
 
-#: Relative difference under which two split gains count as equal (the first feature and bin win).
+#: Relative difference under which two scores of a tree's choice count as equal, so that the first wins:
+#: split gains here (first feature, then bin), and the cost-sensitive trees' split scores and leaf classes
+#: (:mod:`bob_boost.trainers.tree_growing`). Relative to the best score, as scores equal in exact arithmetic
+#: differ by the rounding of sums taken in another order.
 TIE_TOLERANCE = 1e-12
 
 MULTI_OUTPUT_MODES = ("shared", "per_output")

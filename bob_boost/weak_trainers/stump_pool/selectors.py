@@ -29,7 +29,9 @@ from ...losses.exponential import EXPONENT_LIMIT
 from .bounds import bound_after_step
 from .roots import DoubleBaseEquation, HyperbolicEquation
 
-#: Relative tolerance under which two alphas (or two bounds) count as a tie.
+#: Relative tolerance under which two alphas (or two bounds) count as a tie. Wider than the gradient
+#: trainers' tolerances: alphas are roots solved numerically, and the bounds computed from them, which
+#: resolve differences only to about eps / :data:`CONTRIBUTION_MARGIN` (~2e-10).
 TIE_TOLERANCE = 1e-9
 #: A stump contributes only if its cost-weighted error is below 1/2 by this relative margin. Steps
 #: of stumps closer to 1/2 lower the bound by about 1e-12 or less, and the Improvement Condition and
