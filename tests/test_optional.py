@@ -149,6 +149,16 @@ def test_command_line_without_the_extra_is_a_one_line_error(block, tmp_path, cap
     assert f"needs {package}: " in err and err.rstrip().endswith(_advice(extra))
 
 
+def test_old_binning_path_warns_and_resolves_to_bob_boost_binning(monkeypatch):
+    import bob_boost.binning
+
+    monkeypatch.delitem(sys.modules, "bob_boost.trainers.binning", raising=False)  # imported afresh, so it warns
+    with pytest.warns(DeprecationWarning, match=r"import from bob_boost\.binning instead") as caught:
+        import bob_boost.trainers.binning as old
+    assert caught[0].filename == __file__  # the warning points at the line that imports the old path
+    assert old.__all__ and all(getattr(old, name) is getattr(bob_boost.binning, name) for name in old.__all__)
+
+
 def test_shared_constants_resolve_where_they_did():
     from bob_boost import recipes
     from bob_boost.trainers import lut, multiclass, tree_growing
