@@ -737,3 +737,21 @@ def test_the_other_losses_give_the_in_memory_model(client, case):
     if memory.cost_matrix is not None:
         np.testing.assert_array_equal(machine.cost_matrix, memory.cost_matrix)
     _assert_same_model(machine, memory, rtol=1e-6)
+
+
+@pytest.mark.parametrize("stratified", [True, False], ids=["classes", "one group"])
+def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, stratified):
+    from bob_boost.dask import _dask
+    from bob_boost.sklearn import _holdout
+
+    rng = np.random.default_rng(38)
+    labels = np.sort(rng.integers(0, 3, 2003))  # the first chunk holds class 0 only
+    weights = np.where(rng.random(2003) < 0.1, 0.0, rng.uniform(0.5, 2.0, 2003))
+    expected = held_out_rows(2003, 11, 0.2, labels if stratified else None, weights)
+    number = 3 if stratified else 1
+    sizes = np.bincount(labels[weights > 0], minlength=3) if stratified else np.array([(weights > 0).sum()])
+    counts = _holdout.held_out_counts(sizes, 0.2, list(range(number)) if stratified else None)
+    for chunks in [(2003,), (300, 1, 702, 1000), (500,) * 4 + (3,)]:
+        groups = _dask.row_groups(da.from_array(labels, chunks=(chunks,)), da.from_array(weights, chunks=(chunks,)),
+                                  stratified)
+        np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), expected)

@@ -170,6 +170,17 @@ def test_early_stopping_history_is_the_staged_validation_loss():
     np.testing.assert_allclose(estimator.validation_score_[1:], staged, rtol=1e-12)
 
 
+def test_zero_weight_samples_move_no_other_sample_in_or_out_of_the_validation_set():
+    X, y = _binary(n=600, flip=0.2)
+    weights = np.where(np.arange(600) % 7 == 3, 0.0, 1.0)
+    estimator = BoostingClassifier(n_estimators=30, early_stopping=True, n_iter_no_change=30,
+                                   loss="logit").fit(X, y, sample_weight=weights)
+    held_out = held_out_rows(len(y), 0, labels=y, weights=weights)  # random_state=None: seed 0
+    targets = np.where(y[held_out] == 1, 1.0, -1.0)[:, None]
+    staged = [-np.mean(LogitLoss().loss(targets, s)) for s in estimator.machine_.staged_decision_scores(X[held_out])]
+    np.testing.assert_allclose(estimator.validation_score_[1:], staged, rtol=1e-12)
+
+
 def test_early_stopping_auto_and_scorer():
     X, y = _binary(n=300)
     small = BoostingClassifier(n_estimators=10).fit(X, y)

@@ -49,8 +49,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (``"balanced"``: ``n / (K n_class)``).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
-        As in memory, except: the default is False (the held-out rows are gathered to the client), and the
-        held-out rows are a seeded random share of every chunk rather than a stratified split.
+        As in memory, except that the default is False (the held-out rows are gathered to the client). The
+        held-out rows are the ones the in-memory estimator holds out of the same data, whatever the chunking
+        (stratified by class; :mod:`bob_boost.sklearn._holdout`); they keep weight 0 and, unlike in memory,
+        still take part in the bins.
     scoring : str, callable or "loss"
         The early-stopping score, as in memory: ``"loss"`` (minus the mean loss) or a scikit-learn scorer,
         which predicts the held-out rows (gathered to the client) with the in-memory twin every round.

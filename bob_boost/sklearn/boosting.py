@@ -105,7 +105,8 @@ class BoostingClassifier(_BoostedClassifier):
         machine (on the same data: the result equals one fit of the larger
         number, bit for bit); a smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the validation split (kept across warm starts).
+        Seed of the validation split (kept across warm starts; None: seed 0,
+        the same held-out samples in every fit of the same data).
 
     Attributes
     ----------
@@ -318,7 +319,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         machine (on the same data: the result equals one fit of the larger
         number, bit for bit); a smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the validation split (kept across warm starts).
+        Seed of the validation split (kept across warm starts; None: seed 0,
+        the same held-out samples in every fit of the same data).
 
     Attributes
     ----------

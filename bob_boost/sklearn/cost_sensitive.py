@@ -67,7 +67,8 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         machine (equal, bit for bit, to one fit of the larger number); a
         smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the validation split.
+        Seed of the validation split (None: seed 0, the same held-out samples
+        in every fit of the same data).
 
     Attributes
     ----------
@@ -234,7 +235,8 @@ class BAdaCostClassifier(_BoostedClassifier):
         rejects NaN.
     random_state : None, int or numpy.random.RandomState
         Seed of the feature sampling (used only when ``feature_fraction < 1``)
-        and of the validation split.
+        and of the validation split (None: a feature-sampling seed drawn
+        once, and seed 0 for the validation split).
 
     Attributes
     ----------
