@@ -17,40 +17,16 @@ from ..io.tables import Table, read_cost_matrix, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
-from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, is_regression_loss, make_loss, make_recipe
+from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
                       positive_float, positive_int, scheduler_options)
+from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
+                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY,
+                       is_regression)
 
 logger = logging.getLogger(__name__)
-
-#: Options of in-memory training only, with their defaults (the parser's): any other value is an error
-#: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None}
-
-#: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
-#: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
-#: is an error for the other configurations (in memory they are ignored there).
-LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
-ADABOOSTDB_ONLY = {"selection": "alpha"}
-TREE_ONLY = {"tree_depth": None}
-#: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
-GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise"}
-BADACOST_ONLY = {"cost_matrix": None}
-MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "seed": 0}
-
-#: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
-#: multi-class trainers take a cost matrix instead).
-BINARY_COSTS = {"cost_positive": None, "cost_negative": None}
-
-#: The default --max-bins: the stump search's bins. The multi-class trainers do not read it (their trees
-#: quantise every feature's range), so with --scheduler only this value goes with them.
-DEFAULT_MAX_BINS = 256
-
-#: The largest --max-bins of distributed training (its codes are one byte per value).
-CLUSTER_MAX_BINS = 256
-
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add the ``train`` subcommand to ``commands``."""
@@ -198,13 +174,3 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     machine.metadata.update(metadata)
     machine.metadata.update(REGRESSION_METADATA if encoding is None else encoding.to_metadata())
     return machine
-
-
-def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> bool:
-    """Whether the generic trainer's ``--loss`` fits real targets (the other trainers classify)."""
-    if args.trainer != "boosting" or args.loss is None:
-        return False
-    try:
-        return is_regression_loss(make_loss(args.loss, cost_matrix, args.cost_positive, args.cost_negative))
-    except ValueError as error:
-        raise as_options(error) from None

@@ -1,0 +1,46 @@
+"""The option tables of ``bob-boost train`` that the in-memory and the distributed paths share: which options
+each configuration reads, with their defaults, and whether a run's labels are regression targets."""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..recipes import is_regression_loss, make_loss
+from ._common import as_options
+
+#: Options of in-memory training only, with their defaults (the parser's): any other value is an error
+#: with --scheduler, rather than silently ignored.
+IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None}
+
+#: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
+#: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value
+#: is an error for the other configurations (in memory they are ignored there).
+LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
+ADABOOSTDB_ONLY = {"selection": "alpha"}
+TREE_ONLY = {"tree_depth": None}
+#: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
+GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise"}
+BADACOST_ONLY = {"cost_matrix": None}
+MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "seed": 0}
+
+#: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
+#: multi-class trainers take a cost matrix instead).
+BINARY_COSTS = {"cost_positive": None, "cost_negative": None}
+
+#: The default --max-bins: the stump search's bins. The multi-class trainers do not read it (their trees
+#: quantise every feature's range), so with --scheduler only this value goes with them.
+DEFAULT_MAX_BINS = 256
+
+#: The largest --max-bins of distributed training (its codes are one byte per value).
+CLUSTER_MAX_BINS = 256
+
+
+def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> bool:
+    """Whether the generic trainer's ``--loss`` fits real targets (the other trainers classify)."""
+    if args.trainer != "boosting" or args.loss is None:
+        return False
+    try:
+        return is_regression_loss(make_loss(args.loss, cost_matrix, args.cost_positive, args.cost_negative))
+    except ValueError as error:
+        raise as_options(error) from None
