@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 import bob_boost
-from bob_boost.trainers.binning import BinnedFeatures
+from bob_boost.binning import BinnedFeatures
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
 
