@@ -664,10 +664,13 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     model = DaskBoostingClassifier(loss="logit", **options).fit(dX, labels)
     assert 0 < model.n_iter_ < 150 and model.validation_score_.shape == (model.n_iter_ + 1,)
     assert int(np.argmax(model.validation_score_)) == model.n_iter_  # trimmed to its best round
-    # the held-out rows only weigh 0 in training: the same rounds as training with those weights
+    # the held-out rows take no part in training: the same rounds as training on the other rows, each chunk
+    # keeping its own (so that the sums over chunks are the same)
     held_out = held_out_rows(len(labels), 5, labels=labels)  # stratified by class
+    kept_chunks = tuple(int((~held_out[start:start + 800]).sum()) for start in range(0, 3000, 800))
     direct = DaskBoosting(bob_boost.LogitLoss(), client=client).train(
-        dX, np.where(labels == "up", 1.0, -1.0), model.n_iter_, sample_weight=np.where(held_out, 0.0, 1.0))
+        da.from_array(features[~held_out], chunks=(kept_chunks, 6)), np.where(labels == "up", 1.0, -1.0)[~held_out],
+        model.n_iter_)
     assert model.machine_.weak_machines == direct.weak_machines
     np.testing.assert_array_equal(model.machine_.weights, direct.weights)
     again = DaskBoostingClassifier(loss="logit", **options).fit(dX, labels)
@@ -755,3 +758,43 @@ def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, 
         groups = _dask.row_groups(da.from_array(labels, chunks=(chunks,)), da.from_array(weights, chunks=(chunks,)),
                                   stratified)
         np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), expected)
+
+
+def test_every_default_gives_the_in_memory_classifier_early_stopping_included(client):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingClassifier
+    from bob_boost.sklearn import BoostingClassifier
+
+    rng = np.random.default_rng(39)
+    features = rng.integers(0, 12, size=(12000, 4))  # more than 10,000 rows: "auto" holds out rows
+    labels = np.where(features[:, 0] + features[:, 1] + rng.normal(0, 4, 12000) > 11, "yes", "no")
+    memory = BoostingClassifier().fit(features, labels)
+    cluster = DaskBoostingClassifier(client=client).fit(da.from_array(features, chunks=(5000, 4)), labels)
+    assert memory.validation_score_.size == memory.n_iter_ + 1 > 1  # early stopping ran
+    assert cluster.n_iter_ == memory.n_iter_
+    assert cluster.machine_.weak_machines == memory.machine_.weak_machines
+    # the default weight search differs: L-BFGS in memory (bob's), the closed form on the cluster; L-BFGS-B
+    # stops within its tolerance of the minimum (the weights within 1e-6, as doc/dask.md states)
+    np.testing.assert_allclose(cluster.machine_.weights, memory.machine_.weights, rtol=1e-6)
+    np.testing.assert_allclose(cluster.validation_score_, memory.validation_score_, rtol=1e-9)
+    np.testing.assert_allclose(cluster.decision_function(features[:500]), memory.decision_function(features[:500]),
+                               rtol=1e-6, atol=1e-9)
+
+
+def test_auto_early_stopping_holds_out_nothing_that_would_not_fit_the_client(client, monkeypatch, caplog):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.dask import DaskBoostingClassifier, _estimator_base
+
+    rng = np.random.default_rng(40)
+    features = rng.integers(0, 12, size=(10400, 3))
+    labels = (features[:, 0] + rng.normal(0, 3, 10400) > 6).astype(int)
+    dX = da.from_array(features, chunks=(5200, 3))
+    # the held-out rows' features: 1040 rows x 3 columns x 8 bytes = 24,960 bytes
+    monkeypatch.setattr(_estimator_base, "AUTO_HELD_OUT_BYTES", 24_959)
+    with caplog.at_level("INFO", logger="bob_boost.dask._estimator_base"):
+        auto = DaskBoostingClassifier(n_estimators=3, client=client).fit(dX, labels)
+    assert auto.validation_score_.size == 0 and "holds out no rows" in caplog.text
+    forced = DaskBoostingClassifier(n_estimators=3, early_stopping=True, client=client).fit(dX, labels)
+    assert forced.validation_score_.size == forced.n_iter_ + 1
+    monkeypatch.setattr(_estimator_base, "AUTO_HELD_OUT_BYTES", 24_960)
+    assert DaskBoostingClassifier(n_estimators=3, client=client).fit(dX, labels).validation_score_.size == 4

@@ -53,7 +53,7 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
     """
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping=False,
+                 selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, warm_start: bool = False, scoring="loss") -> None:
         self.scoring = scoring
@@ -85,9 +85,9 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         features, indices, targets = self._binary_targets(X, y)
         if previous is not None and rounds == len(previous):
             return self._unchanged()
-        weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
-                                                                                 features.chunks[0]),
-                                          trainer.loss_function, labels=indices)
+        features, targets, weights, stopper = self._held_out(
+            features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]),
+            trainer.loss_function, labels=indices)
         if weights is not None:  # each class weighs 1/2 again on the rows it trains on, as in memory
             weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
@@ -153,7 +153,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
 
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
-                 early_stopping=False, validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, client=None, warm_start: bool = False, scoring="loss",
                  missing: str | None = None) -> None:
         self.missing = missing
@@ -194,7 +194,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
                        random_state=self._seed("_trainer_seed"), missing=missing)
         costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=costs, **options)
-        weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
+        features, encoded, weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
         self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(
             features, encoded, rounds - self._start, sample_weight=weights, callback=stopper,
             boosted_machine=previous)

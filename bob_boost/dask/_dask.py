@@ -315,6 +315,30 @@ def rows_where(mask: "da.Array", *arrays) -> list:
     return [None if a is None else next(computed) for a in arrays]
 
 
+def rows_kept(mask: "da.Array", *arrays) -> list:
+    """The rows of every array (None stays None) where ``mask`` holds, as Dask arrays with known row chunks (the
+    chunks' kept counts, computed once; chunks left empty are merged away), in the rows' order."""
+    sizes = np.asarray(mask.map_blocks(_count, chunks=((1,) * mask.numblocks[0],), dtype=np.int64).compute())
+    chunks = tuple(int(size) for size in sizes)
+    kept = []
+    for array in arrays:
+        if array is None:
+            kept.append(None)
+            continue
+        flags = mask if array.ndim == 1 else mask[:, np.newaxis]
+        rows = da.map_blocks(_selected, array, flags, chunks=(chunks,) + array.chunks[1:], dtype=array.dtype)
+        kept.append(rows.rechunk({0: tuple(size for size in chunks if size)}) if 0 in chunks else rows)
+    return kept
+
+
+def _count(block: np.ndarray) -> np.ndarray:
+    return np.array([np.count_nonzero(block)], dtype=np.int64)
+
+
+def _selected(block: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    return block[flags.reshape(-1)]
+
+
 def where(mask: "da.Array", yes: float, no: float) -> "da.Array":
     """``yes`` where ``mask`` holds, else ``no`` (lazily)."""
     return da.where(mask, yes, no)

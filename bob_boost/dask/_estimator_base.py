@@ -3,6 +3,7 @@ cluster, class weights, and prediction through ``to_local()``'s in-memory twin."
 from __future__ import annotations
 
 import copy
+import logging
 import numbers
 
 import numpy as np
@@ -17,6 +18,12 @@ from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, ke
                                 scorer_metric, validation_seed)
 from ..sklearn._holdout import held_out_counts
 from . import _dask
+
+logger = logging.getLogger(__name__)
+
+#: ``early_stopping="auto"`` holds out no rows when their features would take more than this many bytes on the
+#: client (which scores them every round); with less, it holds out the rows the in-memory estimator would.
+AUTO_HELD_OUT_BYTES = 1 << 30
 
 
 class _HeldOut:
@@ -65,15 +72,17 @@ class _HeldOut:
         """The scikit-learn scorer of ``scoring`` (None for ``"loss"``), checked as in memory."""
         return None if self.scoring == "loss" else check_scoring(self._local_estimator(), self.scoring)
 
-    def _held_out(self, features, targets, weights, loss, labels=None):
-        """``(training weights, callbacks)``: weights 0 on the held-out rows and the stopper, or unchanged.
+    def _held_out(self, features, targets, weights, loss, labels=None) -> tuple:
+        """``(features, targets, weights, stopper)`` of training: with early stopping, the rows of
+        positive weight that are not held out (as in memory, where the others are dropped before training)
+        and the stopper scoring the held-out rows; without, the arguments unchanged and None.
 
         ``labels`` (a Dask vector chunked like the rows, default ``targets``) are what the estimator's
         ``_scored_labels`` turns into a scorer's ``y``, and its ``_scoring_view`` is the twin it scores.
         """
-        if not early_stopping_enabled(self, features.shape[0]):
+        if not self._early_stopping(features):
             self._stopper = None
-            return weights, None
+            return features, targets, weights, None
         held_out = self._held_out_rows(targets if labels is None else labels, weights)
         scorer = self._scorer()
         rows, values, sample_weight, scored = _dask.rows_where(held_out, features, targets, weights,
@@ -88,8 +97,20 @@ class _HeldOut:
             stopper = EarlyStopping(rows, metric, greater_is_better=True, patience=self.n_iter_no_change,
                                     tol=self.tol)
         self._stopper = stopper
-        kept = _dask.where(held_out, 0.0, 1.0)
-        return (kept if weights is None else weights * kept), stopper
+        training = ~held_out if weights is None else ~held_out & (weights > 0)
+        return (*_dask.rows_kept(training, features, targets, weights), stopper)
+
+    def _early_stopping(self, features) -> bool:
+        """Whether this fit holds out rows: as in memory, except that ``"auto"`` does not when the held-out rows'
+        features would take more than :data:`AUTO_HELD_OUT_BYTES` on the client (logged)."""
+        if not early_stopping_enabled(self, features.shape[0]):
+            return False
+        held_out_bytes = self.validation_fraction * features.shape[0] * features.shape[1] * features.dtype.itemsize
+        if self.early_stopping == "auto" and held_out_bytes > AUTO_HELD_OUT_BYTES:
+            logger.info("%s: early_stopping='auto' holds out no rows: they would take %.3g GB on the client "
+                        "(early_stopping=True holds them out)", type(self).__name__, held_out_bytes / 1e9)
+            return False
+        return True
 
     def _held_out_rows(self, labels, weights):
         """The lazy boolean vector of the held-out rows (:func:`bob_boost.dask._dask.holdout`)."""

@@ -49,10 +49,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
     class_weight : dict, "balanced" or None
         Factors of the sample weights per class, as in memory (``"balanced"``: ``n / (K n_class)``).
     early_stopping, validation_fraction, n_iter_no_change, tol, random_state
-        As in memory, except that the default is False (the held-out rows are gathered to the client). The
-        held-out rows are the ones the in-memory estimator holds out of the same data, whatever the chunking
-        (stratified by class; :mod:`bob_boost.sklearn._holdout`); they keep weight 0 and, unlike in memory,
-        still take part in the bins.
+        As in memory: the held-out rows are the ones the in-memory estimator holds out of the same data,
+        whatever the chunking (stratified by class; :mod:`bob_boost.sklearn._holdout`), and training, its
+        bins included, uses the other rows of positive weight. The held-out rows are gathered to the client,
+        so ``"auto"`` holds out none when their features would take more than 1 GiB there (``True`` does).
     scoring : str, callable or "loss"
         The early-stopping score, as in memory: ``"loss"`` (minus the mean loss) or a scikit-learn scorer,
         which predicts the held-out rows (gathered to the client) with the in-memory twin every round.
@@ -79,7 +79,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
-                 class_weight=None, early_stopping=False, validation_fraction: float = 0.1,
+                 class_weight=None, early_stopping="auto", validation_fraction: float = 0.1,
                  n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
                  client=None, max_depth: int | None = None, max_leaves: int | None = 31,
                  multi_output: str = "per_output", growth: str = "leafwise", learning_rate: float | None = None,
@@ -141,9 +141,9 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
                                **_tree_options(self, recipe))
         if previous is not None and rounds == len(previous):
             return self._unchanged()
-        weights, stopper = self._held_out(features, targets, self._class_weighted(indices, sample_weight,
-                                                                                 features.chunks[0]), recipe.loss,
-                                          labels=indices)
+        features, targets, weights, stopper = self._held_out(
+            features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]), recipe.loss,
+            labels=indices)
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       callback=stopper, boosted_machine=previous)
         self._record_validation()
@@ -200,7 +200,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
 
     _stratified_holdout = False
 
-    def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping=False,
+    def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  random_state: int | None = None, client=None, weak_learner: str = "stump",
                  max_depth: int | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
@@ -245,7 +245,7 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
                                                                               "sample_weight")
         if previous is not None and rounds == len(previous):
             return self._unchanged()
-        weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
+        features, targets, weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
         # a continued machine keeps its intercept (its baseline), as in memory
         intercept = None if previous is not None else _dask.weighted_mean(targets, weights)
         trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client, weak_learner=self.weak_learner,
