@@ -6,6 +6,7 @@ whose small fixed counts run in every suite (``python -m pytest -q tests --run-l
 from __future__ import annotations
 
 import builtins
+import contextlib
 import gzip
 import os
 import signal
@@ -92,12 +93,19 @@ def _cores() -> int:
 
 
 def pytest_collection_finish(session) -> None:
-    """Run ``tests/compile_kernels.py`` in a child process while the tests run, when the session is large, runs in
-    this one process (``-n 0``: pytest-xdist workers keep every core busy themselves) and the machine has a core to
-    spare: it compiles the kernels the suite needs later into numba's on-disk cache, where the tests then find
-    them (from a cold cache about a minute of compiling on two cores). The child imports the bob_boost the tests
-    import."""
-    if len(session.items) < WARM_UP_TESTS or _cores() < 2 or hasattr(session.config, "workerinput"):
+    """Have the largest kernels compiled into numba's on-disk cache once, early, when the session is large: the
+    tests then load them instead of compiling them (from a cold cache about a minute of compiling).
+
+    In a pytest-xdist worker, each worker compiles its share of ``tests/compile_kernels.py``'s parts before its
+    first test and waits for the others' (:func:`_compile_share`), so that no kernel is compiled by two workers
+    at once. In one process (``-n 0``) on a machine with a core to spare, a child process runs
+    ``tests/compile_kernels.py`` while the tests run; it imports the bob_boost the tests import."""
+    if len(session.items) < WARM_UP_TESTS:
+        return
+    if hasattr(session.config, "workerinput"):
+        session.config.stash[_SHARE_MARKER] = _compile_share(session.config.workerinput)
+        return
+    if _cores() < 2:
         return
     import bob_boost
 
@@ -108,8 +116,47 @@ def pytest_collection_finish(session) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+#: The longest a pytest-xdist worker waits for the other workers' shares of the kernels (seconds).
+SHARE_TIMEOUT = 300
+
+
+def _compile_share(workerinput: dict) -> Path:
+    """Compile this worker's share of :data:`compile_kernels.PARTS` (every ``workercount``-th part, from its
+    index), then wait until every worker has compiled its own (or :data:`SHARE_TIMEOUT`): with a warm cache,
+    loading them takes a second or two. A failed part only costs the time it would have saved. Returns the
+    marker file that says this worker's share is done (removed when the worker's session ends)."""
+    import tempfile
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        import compile_kernels
+    finally:
+        sys.path.pop(0)
+    index, count = int(workerinput["workerid"].removeprefix("gw")), int(workerinput["workercount"])
+    for part in compile_kernels.PARTS[index::count]:
+        try:
+            part()
+        except Exception:  # noqa: BLE001 (the tests that need the kernel compile it and report any error)
+            pass
+    folder = Path(tempfile.gettempdir()) / f"bob_boost_kernels_{workerinput['testrunuid']}"
+    folder.mkdir(exist_ok=True)
+    marker = folder / f"{index}.done"
+    marker.touch()
+    deadline = time.monotonic() + SHARE_TIMEOUT
+    while len(list(folder.glob("*.done"))) < count and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return marker
+
+
 def pytest_sessionfinish(session) -> None:
-    """Stop the compiling child if it still runs."""
+    """Stop the compiling child if it still runs; remove a worker's marker of its compiled share (and the
+    markers' folder, when it is the last)."""
+    marker = session.config.stash.get(_SHARE_MARKER, None)
+    if marker is not None:
+        marker.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # another worker's marker is still there
+            marker.parent.rmdir()
     child = session.config.stash.get(_WARM_UP, None)
     if child is not None and child.poll() is None:
         child.terminate()
@@ -129,6 +176,7 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
 
 
 _WARM_UP = pytest.StashKey[subprocess.Popen]()
+_SHARE_MARKER = pytest.StashKey[Path]()
 
 #: The most pytest-xdist workers ``-n auto`` starts: each starts its own Dask clusters and compiles (or loads) the
 #: kernels its tests need.
