@@ -38,7 +38,7 @@ from ..losses import SquaredLoss
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
 from ..progress import PLAIN_LINES
-from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, Recipe, make_loss, make_recipe
+from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, WEAK_LEARNERS, Recipe, make_loss, make_recipe
 from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS,
@@ -47,7 +47,7 @@ from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
 CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS, *MULTICLASS_TRAINERS)
-CLUSTER_WEAK_LEARNERS = {"boosting": ("stump", "lut", "tree"), **{name: ("stump",) for name in BINARY_COST_TRAINERS},
+CLUSTER_WEAK_LEARNERS = {"boosting": WEAK_LEARNERS, **{name: ("stump",) for name in BINARY_COST_TRAINERS},
                          **{name: ("tree", "stump") for name in MULTICLASS_TRAINERS}}
 
 #: Options that the generic trainer reads in memory but not on a cluster (the learning rate; the cost matrix

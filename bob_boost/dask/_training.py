@@ -38,6 +38,7 @@ from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
+from ..recipes import WEAK_LEARNERS
 from ..trainers.lut import SELECTION_STYLES
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
@@ -55,8 +56,8 @@ logger = logging.getLogger(__name__)
 #: Step rules: Newton's method on separate outputs or L-BFGS on the summed loss (None: Newton where it applies).
 DASK_STEP_RULES = ("newton", "lbfgs")
 
-#: The weak learners trained on a cluster.
-DASK_WEAK_LEARNERS = ("stump", "lut", "tree")
+#: The weak learners trained on a cluster: every one of generic boosting.
+DASK_WEAK_LEARNERS = WEAK_LEARNERS
 
 
 class DaskBoosting:
