@@ -83,7 +83,7 @@ def test_halved_rounds_are_logged_and_the_model_is_the_same_for_any_thread_count
     weights = np.random.default_rng(1).random(y.size)
     machines = []
     for threads in (1, 2):
-        with caplog.at_level("INFO", logger="bob_boost.boosting.algorithms"):
+        with caplog.at_level("INFO", logger="bob_boost.boosting"):
             machines.append(Boosting(TreeTrainer(multi_output="shared", max_leaves=8, n_threads=threads),
                                      SoftmaxLoss(), learning_rate=1.0).train(x, y, 6, sample_weight=weights))
     assert "halved" in caplog.text

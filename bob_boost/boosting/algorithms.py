@@ -31,13 +31,10 @@ from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState
 from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
-from .steps import DESCENT_TOLERANCE, capped_step, compiled_loss, fit_line_step, newton_fit_step, proves_descent
+from .steps import (MAX_HALVINGS, capped_step, compiled_loss, descending_weight,  # noqa: F401 (MAX_HALVINGS:
+                    fit_line_step, newton_fit_step, proves_descent)  # re-exported, where it was first defined)
 
 logger = logging.getLogger(__name__)
-
-#: The descent guarantee halves a round's weight at most this many times (to 2^-30 of it, about 1e-9)
-#: before it rejects the round.
-MAX_HALVINGS = 30
 
 
 class GradientBoosting:
@@ -180,8 +177,8 @@ class GradientBoosting:
         before = state.extra.get("loss")
         if before is None:
             before = loss_total(self.loss_function, self.targets, state.scores, self.sample_weight, n_threads)
-        weight = np.asarray(weight, dtype=np.float64)
-        for halvings in range(MAX_HALVINGS + 1):
+
+        def loss_at(weight: np.ndarray, halvings: int) -> float:
             scores = updated_scores(state.scores, weight, weak_scores, n_threads)
             derivatives = None
             if halvings == 0:
@@ -189,18 +186,16 @@ class GradientBoosting:
                                                             self._with_hessian(), self.sample_weight, n_threads)
             else:
                 after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
-            if after <= before + DESCENT_TOLERANCE * abs(before):
-                if halvings:
-                    logger.info("%s round %d: weight halved %d times so that the training loss decreases",
-                                self.name, state.round_index + 1, halvings)
-                state.extra.update(loss=after, next_scores=scores, derivatives=derivatives)
-                return weight
-            weight = weight * 0.5
-        warnings.warn(f"{self.name} round {state.round_index + 1}: no step along the weak machine decreases the "
-                      f"training loss of {type(self.loss_function).__name__} ({before:.6g}; is its loss_gradient "
-                      f"the derivative of its loss?); the round is rejected and training stopped",
-                      ConvergenceWarning, stacklevel=2)
-        return None
+            state.extra.update(next_scores=scores, derivatives=derivatives)
+            return after
+
+        accepted = descending_weight(weight, before, loss_at, self.name, state.round_index,
+                                     type(self.loss_function).__name__)
+        if accepted is None:
+            state.extra.update(next_scores=None, derivatives=None)
+            return None
+        weight, state.extra["loss"] = accepted
+        return weight
 
     def _uses_newton(self, prepared: Any) -> bool:
         if self.step_rule == "auto":

@@ -25,11 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import logging
+import warnings
 
 import numpy as np
 import scipy.optimize
 
-from ..exceptions import InvalidValueError
+from ..exceptions import ConvergenceWarning, InvalidValueError
 from ..engine import line_objective, newton
 from ..losses.base import LossFunction
 from ..losses.base import weighted as weighted_terms
@@ -52,6 +53,10 @@ GRADIENT_TOLERANCE = 1e-12
 #: A round's training loss may rise by this much relative to its value and still count as not rising: the
 #: rounding of two sums of the same terms, never a real increase (the descent guarantee's tolerance).
 DESCENT_TOLERANCE = 1e-13
+
+#: The descent guarantee halves a round's weight at most this many times (to 2^-30 of it, about 1e-9)
+#: before it rejects the round.
+MAX_HALVINGS = 30
 
 
 def fit_weights(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,
@@ -111,6 +116,27 @@ def proves_descent(line: LineStep, learning_rate: float, convex: bool) -> bool:
     else:
         proven = convex
     return proven and (learning_rate == 1.0 or convex)
+
+
+def descending_weight(weight: np.ndarray, before: float, loss_at: Callable[[np.ndarray, int], float],
+                      trainer: str, round_index: int, loss_name: str) -> tuple[np.ndarray, float] | None:
+    """The descent guarantee's rule: ``weight``, or the largest of its :data:`MAX_HALVINGS` halvings whose
+    training loss ``loss_at(weight, halvings)`` is not above ``before`` (to :data:`DESCENT_TOLERANCE`),
+    with that loss; None, with a :class:`~bob_boost.exceptions.ConvergenceWarning` naming ``trainer``, the
+    round and the loss, when none is."""
+    weight = np.asarray(weight, dtype=np.float64)
+    for halvings in range(MAX_HALVINGS + 1):
+        after = loss_at(weight, halvings)
+        if after <= before + DESCENT_TOLERANCE * abs(before):
+            if halvings:
+                logger.info("%s round %d: weight halved %d times so that the training loss decreases",
+                            trainer, round_index + 1, halvings)
+            return weight, after
+        weight = weight * 0.5
+    warnings.warn(f"{trainer} round {round_index + 1}: no step along the weak machine decreases the training "
+                  f"loss of {loss_name} ({before:.6g}; is its loss_gradient the derivative of its loss?); the round "
+                  f"is rejected and training stopped", ConvergenceWarning, stacklevel=3)
+    return None
 
 
 def fit_line_step(loss_function: LossFunction, targets: np.ndarray, previous_scores: np.ndarray,

@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import logging
 import numbers
-import warnings
 
 import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
-from ..boosting.algorithms import MAX_HALVINGS
-from ..boosting.steps import DESCENT_TOLERANCE, proves_descent
+from ..boosting.steps import descending_weight, proves_descent
 from ..callbacks import check_callback, stop_requested, training_ended, training_started
-from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
@@ -301,19 +299,12 @@ class DaskBoosting:
         loss = self.loss_function
         if before is None:
             before = chunks.summed(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss)
-        for halvings in range(MAX_HALVINGS + 1):
-            after = chunks.summed(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
-                                  loss, alpha)
-            if after <= before + DESCENT_TOLERANCE * abs(before):
-                if halvings:
-                    logger.info("DaskBoosting round %d: weight halved %d times so that the training loss decreases",
-                                round_index + 1, halvings)
-                return alpha, after
-            alpha = alpha * 0.5
-        warnings.warn(f"DaskBoosting round {round_index + 1}: no step along the weak machine decreases the "
-                      f"training loss of {type(loss).__name__} ({before:.6g}; is its loss_gradient the derivative "
-                      f"of its loss?); the round is rejected and training stopped", ConvergenceWarning, stacklevel=3)
-        return None, None
+
+        def loss_at(weight: np.ndarray, halvings: int) -> float:
+            return chunks.summed(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
+                                 loss, weight)
+        accepted = descending_weight(alpha, before, loss_at, "DaskBoosting", round_index, type(loss).__name__)
+        return (None, None) if accepted is None else accepted
 
     @staticmethod
     def _move_scores(chunks: Chunks, history: list, weak_outputs: list, alpha: np.ndarray, outputs: int) -> None:
