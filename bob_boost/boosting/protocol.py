@@ -116,3 +116,17 @@ class WeakTrainer(Protocol):
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal | None:
         """The round's weak machine for trusted, prepared inputs; None when none can contribute."""
+
+
+def uses_propose(weak_trainer: Any) -> bool:
+    """Whether the loop should call ``propose`` rather than bob_boost 0.1's ``train``.
+
+    A subclass of a built-in weak trainer that overrides only ``train`` keeps its ``train``.
+    """
+    definers = {name: next((cls for cls in type(weak_trainer).__mro__ if name in vars(cls)), None)
+                for name in ("propose", "train")}
+    if definers["propose"] is None:
+        return False
+    if definers["train"] is None:
+        return True
+    return issubclass(definers["propose"], definers["train"])

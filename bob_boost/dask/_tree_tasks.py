@@ -61,7 +61,7 @@ def initial_log_weights(labels: np.ndarray, weights, mean: float) -> np.ndarray:
 def replayed_log_weights(chunk: np.ndarray, labels: np.ndarray, initial: np.ndarray, exponents: np.ndarray,
                          machine) -> np.ndarray:
     """The chunk's log weights after a continued machine's rounds, replayed on its raw rows in their order, as
-    the in-memory loop replays them (:meth:`bob_boost.boosting.algorithms.MulticlassCostBoosting.start`)."""
+    the in-memory loop replays them (:meth:`bob_boost.boosting.closed_form.MulticlassCostBoosting.start`)."""
     log_weights = initial
     for weak, weight in zip(machine.weak_machines, machine.weights[:, 0]):
         log_weights = log_weights + weight * exponents[labels, weak.forward_labels(chunk)]

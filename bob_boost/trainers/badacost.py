@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
-from ..boosting.algorithms import MulticlassCostBoosting
+from ..boosting.closed_form import MulticlassCostBoosting
 from ..boosting.steps import adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
 from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \

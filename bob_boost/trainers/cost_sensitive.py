@@ -42,7 +42,7 @@ import scipy.special
 
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_same_samples
 from ..boosting import loop
-from ..boosting.algorithms import CostSensitiveStumpBoosting
+from ..boosting.closed_form import CostSensitiveStumpBoosting
 from ..boosting.protocol import Proposal, RoundState
 from ..callbacks import RoundCallback
 from ..exceptions import InvalidValueError
