@@ -57,11 +57,11 @@ def pytest_collection_modifyitems(config, items) -> None:
     them again, each on its own.
 
     bob's test compares the weights of an L-BFGS-B run with SciPy's default tolerances (projected gradient 1e-5)
-    to bob's printed ones with ``numpy.allclose`` (1e-5 relative). Other OpenBLAS kernels (``OPENBLAS_CORETYPE``
-    or another CPU) and numpy's ``exp``/``log1p`` without AVX-512 round otherwise, which moves where L-BFGS-B
-    stops: with Haswell kernels a weight came out 3.4e-5 from bob's, and on an AVX2 AMD EPYC 2.1e-5 (the true
-    minimiser being 1.5e-5 to 3.4e-5 from bob's numbers). ``test_bob_compat.py`` checks the fitted weights and
-    bob's against the true minimiser under every kernel.
+    to bob's printed ones with ``numpy.allclose`` (1e-5 relative). Other OpenBLAS kernels (another CPU's, or
+    ones the machine's environment selects) and numpy's ``exp``/``log1p`` without AVX-512 round otherwise,
+    which moves where L-BFGS-B stops: with Haswell kernels a weight came out 3.4e-5 from bob's, and on an AVX2
+    AMD EPYC 2.1e-5 (the true minimiser being 1.5e-5 to 3.4e-5 from bob's numbers). ``test_bob_compat.py``
+    checks the fitted weights and bob's against the true minimiser under every kernel.
     """
     if config.getoption("--run-long"):
         for item in items:
@@ -190,6 +190,17 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def features_with_nan(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 4) float features with NaN in two columns, and the noisy score behind the targets: NaN where the first
+    feature would have said most (a split must learn which side NaN goes to), and at random in the second."""
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 4)), 2)
+    score = features[:, 0] + features[:, 1] + rng.normal(0, 0.5, n)
+    features[(score > 1.0) & (rng.random(n) < 0.5), 0] = np.nan
+    features[rng.random(n) < 0.1, 1] = np.nan
+    return features, score
 
 
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -11,15 +11,11 @@ da = pytest.importorskip("dask.array", reason="distributed training needs the da
 distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
 
 from bob_boost.dask import DaskBoosting, _training  # noqa: E402
+from conftest import features_with_nan  # noqa: E402
 
 
 def _with_nan(seed=0, n=1200):
-    rng = np.random.default_rng(seed)
-    features = np.round(rng.normal(size=(n, 4)), 2)
-    score = features[:, 0] + features[:, 1] + rng.normal(0, 0.5, n)
-    # NaN where the feature would have said most: a stump must learn which side it goes to
-    features[(score > 1.0) & (rng.random(n) < 0.5), 0] = np.nan
-    features[rng.random(n) < 0.1, 1] = np.nan
+    features, score = features_with_nan(n, seed)
     return features, np.where(score > 0, 1.0, -1.0)
 
 

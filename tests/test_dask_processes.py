@@ -19,15 +19,12 @@ distributed = pytest.importorskip("distributed", reason="distributed training ne
 
 from bob_boost.dask import (DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting,  # noqa: E402
                             decision_scores)
+from conftest import features_with_nan  # noqa: E402
 
 
 def _data(n=400, seed=0):
     """Float features with NaN in two columns, binary targets, three classes and a regression target."""
-    rng = np.random.default_rng(seed)
-    features = np.round(rng.normal(size=(n, 4)), 2)
-    score = features[:, 0] + features[:, 1] + rng.normal(0, 0.5, n)
-    features[(score > 1.0) & (rng.random(n) < 0.5), 0] = np.nan
-    features[rng.random(n) < 0.1, 1] = np.nan
+    features, score = features_with_nan(n, seed)
     classes = np.digitize(score, [-0.5, 0.5])
     return features, np.where(score > 0, 1.0, -1.0), classes, score
 
