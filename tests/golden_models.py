@@ -26,7 +26,7 @@ Notes
 The files were written on one machine with one numpy / scipy build (OpenBLAS's
 SkylakeX kernels). The test compares the structure and the weights of closed
 forms, root searches and Newton steps exactly; the weights L-BFGS-B fits move
-with the BLAS kernel (another CPU, or ``OPENBLAS_CORETYPE``) within what
+with the BLAS kernels (those OpenBLAS picks for another CPU) within what
 L-BFGS-B's stopping rule allows, which the test derives
 (``lbfgs_allowance`` in ``tests/test_golden_models.py``).
 ``RELATIVE_TOLERANCE`` in the test is for an understood change beyond that.

@@ -219,7 +219,7 @@ def lbfgs_allowance(run: LBFGSRun) -> float:
 
         b = sqrt(2 ftol max(|f|, 1) / lam) + sqrt(K) gtol / lam
 
-    of ``a*``. Another OpenBLAS kernel (another CPU, or ``OPENBLAS_CORETYPE``) rounds the objective's dot
+    of ``a*``. Another OpenBLAS kernel (another CPU's, or one the environment selects) rounds the objective's dot
     products otherwise and moves where the run stops within that: two runs stop at most ``2 b`` apart,
     which this returns, with f and H (central differences of the gradient) at ``run.x``. As a relative
     tolerance: ``2 b / |a|``, which is ``2 sqrt(2e-15) = 8.9e-8`` when ``max(|f|, 1) = lam a^2`` and
@@ -229,10 +229,10 @@ def lbfgs_allowance(run: LBFGSRun) -> float:
     A weight of round t that moved by ``d`` moves the scores the later rounds start from by ``d`` times
     a weak output (+-1 for stumps and tables), and their minimisers by about as much (the curvature along
     the scores over the curvature along the weight: 1 for +-1 outputs and the exponential loss), so the
-    later rounds stay within their own ``2 b`` plus a few such ``d``. Measured under
-    ``OPENBLAS_CORETYPE=Haswell`` against the stored SkylakeX files: the weights of 6 of the 15
-    configurations differ, two by up to 1.1e-8 relative (under 2 % of the allowance), four by at most
-    1.5e-14; every stump and table is the same.
+    later rounds stay within their own ``2 b`` plus a few such ``d``. Measured with OpenBLAS's Haswell
+    kernels (selected for the whole shell, outside the suite) against the stored SkylakeX files: the
+    weights of 6 of the 15 configurations differ, two by up to 1.1e-8 relative (under 2 % of the
+    allowance), four by at most 1.5e-14; every stump and table is the same.
     """
     x = np.asarray(run.x, dtype=np.float64)
     k = x.size
