@@ -760,7 +760,7 @@ def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, 
         np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), expected)
 
 
-def test_every_default_gives_the_in_memory_classifier_early_stopping_included(client):
+def test_every_default_gives_the_in_memory_classifier_early_stopping_included(client, caplog):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskBoostingClassifier
     from bob_boost.sklearn import BoostingClassifier
@@ -769,7 +769,10 @@ def test_every_default_gives_the_in_memory_classifier_early_stopping_included(cl
     features = rng.integers(0, 12, size=(12000, 4))  # more than 10,000 rows: "auto" holds out rows
     labels = np.where(features[:, 0] + features[:, 1] + rng.normal(0, 4, 12000) > 11, "yes", "no")
     memory = BoostingClassifier().fit(features, labels)
-    cluster = DaskBoostingClassifier(client=client).fit(da.from_array(features, chunks=(5000, 4)), labels)
+    with caplog.at_level("WARNING", logger="distributed.scheduler"):
+        cluster = DaskBoostingClassifier(client=client).fit(da.from_array(features, chunks=(5000, 4)), labels)
+    # the held-out and the training rows are selected in graphs whose keys agree (no "different run_spec")
+    assert "run_spec" not in caplog.text
     assert memory.validation_score_.size == memory.n_iter_ + 1 > 1  # early stopping ran
     assert cluster.n_iter_ == memory.n_iter_
     assert cluster.machine_.weak_machines == memory.machine_.weak_machines

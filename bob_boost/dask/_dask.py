@@ -310,9 +310,11 @@ def _held_out_block(block: np.ndarray, thresholds: np.ndarray, holding: np.ndarr
 
 def rows_where(mask: "da.Array", *arrays) -> list:
     """The rows of every array (None stays None) where ``mask`` holds, computed into numpy arrays."""
-    present = [a for a in arrays if a is not None]
-    computed = iter(da.compute(*[a[mask] for a in present]))
-    return [None if a is None else next(computed) for a in arrays]
+    # selected as rows_kept selects the training rows: the same kind of graph around the same arrays, which the
+    # scheduler then sees under consistent keys
+    kept = rows_kept(mask, *arrays)
+    computed = iter(da.compute(*[a for a in kept if a is not None]))
+    return [None if a is None else next(computed) for a in kept]
 
 
 def rows_kept(mask: "da.Array", *arrays) -> list:
