@@ -15,14 +15,14 @@ round the in-memory trainer's configuration runs on sums over the chunks:
 """
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from .._validation import check_positive_int
 from ..binning import QuantizedLayout
 from ..boosting.steps import capped_step
-from ..callbacks import check_callback, stop_requested, training_ended, training_started
+from ..boosting.loop import run
+from ..boosting.protocol import Proposal, RoundState
+from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.badacost import BAdaCostTrainer
@@ -33,8 +33,6 @@ from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, check_cluster_threads
 from ._continuation import check_continued
-
-logger = logging.getLogger(__name__)
 
 
 class DaskMultiClassBoosting:
@@ -134,69 +132,100 @@ class DaskMultiClassBoosting:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
         initial = chunks.each(tree_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
-        history: list[tuple] = []
-        loss_matrix, exponents = trainer._round_matrices(cost_matrix)
-        grower = _DistributedTrees(chunks, layout, loss_matrix, trainer.weak_learner)
-        n_features = array.shape[1]
-        subset_size = max(1, int(round(trainer.feature_fraction * n_features)))
-        rng = np.random.default_rng(trainer.random_state)
-        machine = previous if previous is not None else BoostedMachine(
-            cost_matrix=cost_matrix, number_of_features=n_features,
-            metadata={"trainer": type(trainer).__name__, "distributed": "dask",
-                      "weak_learner": repr(trainer.weak_learner)})
-        if len(machine):  # the continued rounds, replayed: their weight updates on the workers, their draws here
-            initial = chunks.blocks(array, "features", tree_tasks.replayed_log_weights, chunks.targets, initial,
-                                    exponents, machine)
-            for _ in range(len(machine) * (subset_size != n_features)):
-                rng.choice(n_features, subset_size, replace=False)
-            if self._ended_perfect(chunks, array, machine, initial, exponents):
-                logger.info("%s: the machine's last weak machine has no costly training error; nothing to add",
-                            type(trainer).__name__)
-                rounds = 0
-        log_weights = initial  # also where the checkpoints rebuild from
-        training_started(callback, machine)
-        for round_index in range(rounds):
-            sample_weights = self._normalised(chunks, log_weights)
-            subset = (np.arange(n_features) if subset_size == n_features
-                      else np.sort(rng.choice(n_features, subset_size, replace=False)))
-            weak, leaves, node_labels, routing = grower.grow(sample_weights, subset)
-            confusion = chunks.summed(tree_tasks.confusion, chunks.targets, leaves, sample_weights, node_labels, k)
-            step = trainer._step(confusion, exponents)
-            if not step > 0:
-                logger.info("%s round %d: step %.6g <= 0; stopping", type(trainer).__name__, round_index + 1, step)
-                break
-            perfect = bool(np.isinf(step))
-            weight = (capped_step(exponents) if perfect else step) * trainer.shrinkage
-            machine.add_weak_machine(weak, np.array([weight]))
-            history.append((*routing, node_labels, weight))
-            if len(history) % CHECKPOINT_ROUNDS:
-                log_weights = chunks.each(tree_tasks.updated_log_weights, log_weights, chunks.targets, leaves,
-                                          node_labels, exponents, weight)
-            else:
-                log_weights = chunks.each(tree_tasks.rebuilt_log_weights, chunks.coded, chunks.targets, initial,
-                                          exponents, tuple(history))
-            logger.info("%s round %d/%d: step %.6g", type(trainer).__name__, round_index + 1, rounds, weight)
-            if perfect or stop_requested(callback, round_index, machine, None):
-                break
-        training_ended(callback, machine)
-        return machine
+        algorithm = _ClusterMultiClass(trainer, chunks, layout, cost_matrix, initial, array.shape[1])
+        return run(algorithm, None, array, rounds, previous, callback)
 
-    def _ended_perfect(self, chunks: Chunks, features, machine: BoostedMachine, log_weights: list,
-                       exponents: np.ndarray) -> bool:
+
+class _ClusterMultiClass:
+    """BAdaCost's (SAMME's, AdaBoost.M1's) configuration of :func:`bob_boost.boosting.loop.run` on a cluster's
+    chunks: the log weights stay on the workers (the state's ``scores`` and a callback's are None)."""
+
+    def __init__(self, trainer, chunks: Chunks, layout: QuantizedLayout, cost_matrix: np.ndarray, initial: list,
+                 n_features: int) -> None:
+        self.name = type(trainer).__name__
+        self.trainer, self.chunks, self.cost_matrix = trainer, chunks, cost_matrix
+        self.loss_matrix, self.exponents = trainer._round_matrices(cost_matrix)
+        self.grower = _DistributedTrees(chunks, layout, self.loss_matrix, trainer.weak_learner)
+        self.subset_size = max(1, int(round(trainer.feature_fraction * n_features)))
+        self.rng = np.random.default_rng(trainer.random_state)
+        self.initial = self.log_weights = initial  # the initial weights are where the checkpoints rebuild from
+        self.history: list[tuple] = []
+
+    def new_machine(self, features) -> BoostedMachine:
+        """An empty machine deciding by the cost matrix."""
+        return BoostedMachine(cost_matrix=self.cost_matrix, number_of_features=features.shape[1],
+                              metadata={"trainer": type(self.trainer).__name__, "distributed": "dask",
+                                        "weak_learner": repr(self.trainer.weak_learner)})
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """Checked before the chunks were coded (its features and cost matrix)."""
+
+    def start(self, features, machine: BoostedMachine) -> RoundState:
+        """A continued machine's rounds replayed: their weight updates on the workers, their draws here."""
+        n_features = features.shape[1]
+        if len(machine):
+            chunks = self.chunks
+            self.initial = self.log_weights = chunks.blocks(features, "features", tree_tasks.replayed_log_weights,
+                                                            chunks.targets, self.initial, self.exponents, machine)
+            for _ in range(len(machine) * (self.subset_size != n_features)):
+                self.rng.choice(n_features, self.subset_size, replace=False)
+        return RoundState(features=features, scores=None)
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
         """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
-        test, on the raw rows): a longer run would have stopped after it."""
-        k = exponents.shape[0]
+        test, on the raw rows)."""
+        chunks, k = self.chunks, self.exponents.shape[0]
         confusion = tasks.in_order(*chunks.client.gather(chunks.blocks(
-            features, "features", tree_tasks.raw_confusion, chunks.targets, self._normalised(chunks, log_weights),
-            machine.weak_machines[-1], k)))
-        return bool(np.isinf(self.trainer._step(confusion, exponents)))
+            state.features, "features", tree_tasks.raw_confusion, chunks.targets,
+            _normalised(chunks, self.log_weights), machine.weak_machines[-1], k)))
+        return bool(np.isinf(self.trainer._step(confusion, self.exponents)))
 
-    @staticmethod
-    def _normalised(chunks: Chunks, log_weights: list) -> list:
-        """Futures of the normalised weights ``exp(log w - logsumexp(log w))`` of every chunk."""
-        peak = max(chunks.client.gather(chunks.each(tree_tasks.largest, log_weights)))
-        total = chunks.summed(tree_tasks.exp_sum, log_weights, peak)
-        return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
+    def begin_round(self, state: RoundState) -> None:
+        """The normalised sample weights and the round's feature subset."""
+        n_features = state.features.shape[1]
+        state.extra["weights"] = _normalised(self.chunks, self.log_weights)
+        state.feature_subset = (np.arange(n_features) if self.subset_size == n_features
+                                else np.sort(self.rng.choice(n_features, self.subset_size, replace=False)))
+
+    def propose(self, prepared, state: RoundState) -> Proposal:
+        """The tree grown from the chunks' summed node histograms."""
+        weak, *grown = self.grower.grow(state.extra["weights"], state.feature_subset)
+        state.extra["grown"] = grown
+        return Proposal(weak)
+
+    def step(self, machine, state: RoundState) -> tuple[float, bool] | None:
+        """The trainer's step rule on the summed confusion matrix; None when it is not positive."""
+        leaves, node_labels, _ = state.extra["grown"]
+        confusion = self.chunks.summed(tree_tasks.confusion, self.chunks.targets, leaves, state.extra["weights"],
+                                       node_labels, self.exponents.shape[0])
+        step = self.trainer._step(confusion, self.exponents)
+        if not step > 0:
+            return None
+        perfect = bool(np.isinf(step))
+        return (capped_step(self.exponents) if perfect else step) * self.trainer.shrinkage, perfect
+
+    def end_round(self, state: RoundState, machine, weight: float) -> None:
+        """Every chunk's log weights moved by the rows' leaves (rebuilt from the codes every checkpoint)."""
+        chunks = self.chunks
+        leaves, node_labels, routing = state.extra.pop("grown")
+        self.history.append((*routing, node_labels, weight))
+        if len(self.history) % CHECKPOINT_ROUNDS:
+            self.log_weights = chunks.each(tree_tasks.updated_log_weights, self.log_weights, chunks.targets, leaves,
+                                           node_labels, self.exponents, weight)
+        else:
+            self.log_weights = chunks.each(tree_tasks.rebuilt_log_weights, chunks.coded, chunks.targets,
+                                           self.initial, self.exponents, tuple(self.history))
+
+    def describe(self, state: RoundState) -> str:
+        """Nothing beyond the weak machine and its weight."""
+        return ""
+
+
+def _normalised(chunks: Chunks, log_weights: list) -> list:
+    """Futures of the normalised weights ``exp(log w - logsumexp(log w))`` of every chunk."""
+    peak = max(chunks.client.gather(chunks.each(tree_tasks.largest, log_weights)))
+    total = chunks.summed(tree_tasks.exp_sum, log_weights, peak)
+    return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
 
 
 def _quantized_chunks(client, array, n_threads: int | None, missing: bool) -> tuple[QuantizedLayout, list]:
