@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from bob_boost import (BAdaCostTrainer, Boosting, CostSensitiveTreeTrainer, ExponentialLoss, LogitLoss, LUTTrainer,
-                       MultiClassLUTTrainer, MultiClassStumpTrainer, SAMMETrainer, StumpMachine, StumpTrainer)
+from bob_boost import (AdaBoostDBTrainer, BAdaCostTrainer, Boosting, CostSensitiveTreeTrainer, ExponentialLoss,
+                       LogitLoss, LUTTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer, SAMMETrainer, StumpMachine,
+                       StumpTrainer)
 from bob_boost.boosting import loop
 from bob_boost.boosting.algorithms import GradientBoosting, uses_propose
 from bob_boost.boosting.protocol import Proposal, RoundState, WeakTrainer
@@ -120,3 +121,39 @@ def test_samme_and_badacost_share_the_loop(data):
     badacost = BAdaCostTrainer((1.0 - np.eye(k)) / (k * (k - 1)), number_of_rounds=6).train(features, classes)
     np.testing.assert_array_equal(samme.weights, badacost.weights)
     assert [m._state() for m in samme.weak_machines] == [m._state() for m in badacost.weak_machines]
+
+
+def test_every_trainer_in_memory_and_on_a_cluster_runs_the_one_loop():
+    """No module but the loop walks the rounds: the callbacks are asked whether to stop in one place only."""
+    from pathlib import Path
+
+    import bob_boost
+    package = Path(bob_boost.__file__).parent
+    askers = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                    if "stop_requested(" in path.read_text() and path.name != "callbacks.py")
+    assert askers == ["boosting/loop.py"]
+
+
+def test_a_cluster_trainer_reports_its_rounds_as_the_loop_does(client, caplog):
+    """The distributed trainers' rounds are the loop's: its log lines, and a callback asked after every round
+    (with scores None: they stay on the workers)."""
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting
+
+    rng = np.random.default_rng(12)
+    features = rng.integers(0, 6, size=(300, 3))
+    signed = np.where(features[:, 0] + rng.integers(0, 3, 300) > 3, 1.0, -1.0)
+    classes = (features[:, 0] + features[:, 1]) % 3
+    dX = da.from_array(features, chunks=(100, 3))
+    trainers = [(DaskBoosting(LogitLoss(), client=client), signed, "DaskBoosting"),
+                (DaskCostSensitiveBoosting(AdaBoostDBTrainer(2.0, 1.0), client=client), signed, "AdaBoostDB"),
+                (DaskMultiClassBoosting(SAMMETrainer(CostSensitiveTreeTrainer(max_depth=2)), client=client), classes,
+                 "SAMMETrainer")]
+    for trainer, targets, name in trainers:
+        seen = []
+        with caplog.at_level("INFO", logger="bob_boost.boosting.loop"):
+            caplog.clear()
+            machine = trainer.train(dX, targets, 3, callback=lambda r, m, s: seen.append((r, len(m), s)))
+        assert seen == [(r, r + 1, None) for r in range(len(machine))] and len(machine) == 3
+        assert f"{name} round 3/3" in caplog.text
+

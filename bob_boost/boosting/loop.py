@@ -16,7 +16,9 @@ round,
    after a weak machine without training error.
 
 An algorithm (:mod:`bob_boost.boosting.algorithms`) is the object with the hooks below; the published
-algorithms differ only in them.
+algorithms differ only in them. The distributed trainers (:mod:`bob_boost.dask`) run this loop too: their
+algorithms keep the rows, scores and weights in chunks on a cluster's workers, so their ``features`` is a
+Dask array and the state's ``scores`` (and a callback's) are None.
 """
 from __future__ import annotations
 
@@ -88,8 +90,8 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         The configured algorithm (its targets already validated).
     weak_trainer : object
         Its weak trainer; ``prepare(features)``, if it has one, is called once.
-    features : numpy.ndarray
-        The validated (#samples, #features) training features.
+    features : numpy.ndarray or dask.array.Array
+        The validated (#samples, #features) training features (a Dask array for a distributed algorithm).
     number_of_rounds : int
         Maximum number of weak machines to add.
     boosted_machine : BoostedMachine, optional

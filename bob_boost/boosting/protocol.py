@@ -57,10 +57,11 @@ class RoundState:
 
     Attributes
     ----------
-    features : numpy.ndarray
-        The validated (#samples, #features) training features.
-    scores : numpy.ndarray
-        (#samples, #outputs) training scores of the machine so far (baseline included); always up to date
+    features : numpy.ndarray or dask.array.Array
+        The validated (#samples, #features) training features (a Dask array for a distributed algorithm).
+    scores : numpy.ndarray or None
+        (#samples, #outputs) training scores of the machine so far (baseline included), or None for a
+        distributed algorithm, whose scores stay on the workers; always up to date
         when :attr:`track_scores` is set, which the loop does when a callback will read them (an algorithm
         that trains from other quantities, such as BAdaCost's log weights, may skip them otherwise).
     round_index : int
@@ -91,7 +92,7 @@ class RoundState:
     """
 
     features: np.ndarray
-    scores: np.ndarray
+    scores: np.ndarray | None
     round_index: int = 0
     rounds_before: int = 0
     gradient: np.ndarray | None = None

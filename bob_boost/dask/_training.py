@@ -23,7 +23,6 @@ Each round then moves only small things:
 """
 from __future__ import annotations
 
-import logging
 import numbers
 
 import numpy as np
@@ -31,7 +30,9 @@ import numpy as np
 from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
 from ..boosting.steps import descending_weight, proves_descent
-from ..callbacks import check_callback, stop_requested, training_ended, training_started
+from ..boosting.loop import run
+from ..boosting.protocol import Proposal, RoundState
+from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
@@ -48,8 +49,6 @@ from ._steps import lbfgs_step, newton_step
 
 #: The weak-machine rules, kept importable from here, where they were defined before.
 __all__ = ["DASK_STEP_RULES", "DASK_WEAK_LEARNERS", "DaskBoosting", "LUTChooser", "StumpChooser"]
-
-logger = logging.getLogger(__name__)
 
 #: Step rules: Newton's method on separate outputs or L-BFGS on the summed loss (None: Newton where it applies).
 DASK_STEP_RULES = ("newton", "lbfgs")
@@ -236,91 +235,120 @@ class DaskBoosting:
         if starts_from_scores(previous):  # residual rounds from 0 when boosting from a baseline, as in memory
             chunks.continue_from(array, previous, include_baseline=baseline is None)
         self.weight_passes = []
-        machine = previous if previous is not None else BoostedMachine(
-            number_of_outputs=outputs, number_of_features=array.shape[1], baseline=baseline,
-            cost_matrix=loss.cost_matrix,  # CMEL's machines decide by its costs, as in memory
-            metadata={"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
-                      "weak_learner": self.weak_learner}, decision_rule=loss.decision_rule(outputs))
-        history: list[tuple] = []
+        metadata = {"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
+                    "weak_learner": self.weak_learner}
         trees = None
         if self.weak_learner == "tree":
             trees = DistributedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
-        training_started(callback, machine)
-        current_loss = None
-        for round_index in range(number_of_rounds):
-            if trees is not None:
-                # Newton leaves make a tree's own step 1: its weight is the learning rate
-                fixed_step = self.tree.newton_leaves is not False and loss.has_hessian
-                weak, weak_outputs, arguments = trees.grow(loss, fixed_step)
-                output_task = coded_tree_outputs
-            else:
-                histograms, absolute, gradient_sum = self._histograms(chunks, offsets)
-                choice = chooser.choose(histograms, absolute, gradient_sum)
-                if choice is None:
-                    logger.info("DaskBoosting round %d: no weak machine follows the gradient; stopping",
-                                round_index + 1)
-                    break
-                weak, output_task, arguments = choice
-                weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
-                fixed_step = False
-            if fixed_step:
-                alpha, certified = np.full(outputs, float(self.learning_rate)), False
-            else:  # the step rule's weight (shrunk, for gradient-only trees)
-                line = (newton_step(chunks, weak_outputs, outputs, loss, self.weight_passes) if newton
-                        else lbfgs_step(chunks, weak_outputs, outputs, array.shape[0], loss, self.weight_passes))
-                alpha = self.learning_rate * line.weights
-                if np.all(alpha == 0.0):
-                    logger.info("DaskBoosting round %d: the optimal weight is zero; stopping", round_index + 1)
-                    break
-                certified = proves_descent(line, float(self.learning_rate), loss.convex)
-            # the in-memory descent guarantee: a weight its step rule does not certify (a tree's Newton leaves, a
-            # shrunk step on a loss that is not convex, a search that did not converge) is halved until the
-            # training loss does not rise
-            if not certified:
-                alpha, current_loss = self._descend(chunks, weak_outputs, alpha, current_loss, round_index)
-                if alpha is None:
-                    break
-            else:
-                current_loss = None
-            machine.add_weak_machine(weak, alpha)
-            history.append((output_task, arguments, alpha))
-            self._move_scores(chunks, history, weak_outputs, alpha, outputs)
-            logger.info("DaskBoosting round %d/%d: %r, weights %s", round_index + 1, number_of_rounds, weak, alpha)
-            if stop_requested(callback, round_index, machine, None):
-                break
-        training_ended(callback, machine)
-        return machine
+        algorithm = _ClusterGradientBoosting(self, chunks, outputs, baseline, metadata, chooser, offsets, trees,
+                                             newton, array.shape[0])
+        return run(algorithm, None, array, number_of_rounds, previous, callback)
 
-    def _descend(self, chunks: Chunks, weak_outputs: list, alpha: np.ndarray, before: float | None,
-                 round_index: int) -> tuple[np.ndarray | None, float | None]:
-        """:meth:`bob_boost.boosting.algorithms.GradientBoosting.descend` on the chunks' summed losses (added in
-        chunk order): the weight, or its largest halving that does not raise the training loss, and the loss
-        it reaches; None with a :class:`~bob_boost.exceptions.ConvergenceWarning` when none does."""
-        loss = self.loss_function
+
+class _ClusterGradientBoosting:
+    """:class:`DaskBoosting`'s configuration of :func:`bob_boost.boosting.loop.run` on a cluster's chunks: the
+    scores stay on the workers (the state's ``scores`` and a callback's are None)."""
+
+    name = "DaskBoosting"
+
+    def __init__(self, owner: DaskBoosting, chunks: Chunks, outputs: int, baseline: np.ndarray | None,
+                 metadata: dict, chooser, offsets: np.ndarray, trees: DistributedGradientTrees | None, newton: bool,
+                 rows: int) -> None:
+        self.loss, self.learning_rate = owner.loss_function, owner.learning_rate
+        self.weight_passes = owner.weight_passes
+        # Newton leaves make a tree's own step 1: its weight is the learning rate
+        self.fixed_step = trees is not None and owner.tree.newton_leaves is not False and self.loss.has_hessian
+        self.chunks, self.outputs, self.baseline, self.metadata = chunks, outputs, baseline, metadata
+        self.chooser, self.offsets, self.trees, self.newton, self.rows = chooser, offsets, trees, newton, rows
+        self.history: list[tuple] = []
+        self.current_loss: float | None = None
+
+    def new_machine(self, features) -> BoostedMachine:
+        """An empty machine from the run's baseline, deciding as the loss does (CMEL by its costs)."""
+        loss = self.loss
+        return BoostedMachine(number_of_outputs=self.outputs, number_of_features=features.shape[1],
+                              baseline=self.baseline, cost_matrix=loss.cost_matrix, metadata=dict(self.metadata),
+                              decision_rule=loss.decision_rule(self.outputs))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """Checked before the chunks were coded (its outputs, features and baseline)."""
+
+    def start(self, features, machine: BoostedMachine) -> RoundState:
+        """The chunks' scores were set before (zero, or a continued machine's)."""
+        return RoundState(features=features, scores=None)
+
+    def begin_round(self, state: RoundState) -> None:
+        """Nothing: each chunk computes its gradient where it sums it."""
+
+    def propose(self, prepared, state: RoundState) -> Proposal | None:
+        """A gradient tree, or the stump or table the in-memory rule picks from the summed histograms."""
+        chunks = self.chunks
+        if self.trees is not None:
+            weak, weak_outputs, arguments = self.trees.grow(self.loss, self.fixed_step)
+            output_task = coded_tree_outputs
+        else:
+            pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores,
+                                 chunks.weights, self.loss, self.offsets)
+            histograms, sums, absolute_sums = chunks.summed_on_worker(tasks.summed_pieces, pieces)
+            choice = self.chooser.choose(histograms, absolute_sums, sums)
+            if choice is None:
+                return None
+            weak, output_task, arguments = choice
+            weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
+        state.extra.update(outputs=weak_outputs, task=output_task, arguments=arguments)
+        return Proposal(weak)
+
+    def step(self, machine, state: RoundState) -> tuple[np.ndarray, bool] | None:
+        """The learning rate for Newton-leaf trees; otherwise it times the step rule's weight (None when zero)."""
+        if self.fixed_step:
+            state.extra["certified"] = False
+            return np.full(self.outputs, float(self.learning_rate)), False
+        chunks, loss, weak_outputs = self.chunks, self.loss, state.extra["outputs"]
+        line = (newton_step(chunks, weak_outputs, self.outputs, loss, self.weight_passes) if self.newton
+                else lbfgs_step(chunks, weak_outputs, self.outputs, self.rows, loss, self.weight_passes))
+        alpha = self.learning_rate * line.weights
+        if np.all(alpha == 0.0):
+            return None
+        state.extra["certified"] = proves_descent(line, float(self.learning_rate), loss.convex)
+        return alpha, False
+
+    def descend(self, machine, weight: np.ndarray, state: RoundState) -> np.ndarray | None:
+        """The in-memory descent guarantee on the chunks' summed losses (added in chunk order): a weight its step
+        rule does not certify (a tree's Newton leaves, a shrunk step on a loss that is not convex, a search that
+        did not converge) is halved until the training loss does not rise; None, with a
+        :class:`~bob_boost.exceptions.ConvergenceWarning`, when no halving keeps it."""
+        if state.extra.pop("certified"):
+            self.current_loss = None
+            return weight
+        chunks, loss, weak_outputs = self.chunks, self.loss, state.extra["outputs"]
+        before = self.current_loss
         if before is None:
             before = chunks.summed(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss)
 
-        def loss_at(weight: np.ndarray, halvings: int) -> float:
+        def loss_at(candidate: np.ndarray, halvings: int) -> float:
             return chunks.summed(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
-                                 loss, weight)
-        accepted = descending_weight(alpha, before, loss_at, "DaskBoosting", round_index, type(loss).__name__)
-        return (None, None) if accepted is None else accepted
+                                 loss, candidate)
+        accepted = descending_weight(weight, before, loss_at, self.name, state.round_index, type(loss).__name__)
+        if accepted is None:
+            return None
+        weight, self.current_loss = accepted
+        return weight
 
-    @staticmethod
-    def _move_scores(chunks: Chunks, history: list, weak_outputs: list, alpha: np.ndarray, outputs: int) -> None:
+    def end_round(self, state: RoundState, machine, weight: np.ndarray) -> None:
         """Add the round to the chunks' scores; every :data:`CHECKPOINT_ROUNDS` rounds, rebuild them from the
         codes instead, so that a lost chunk's scores are recomputed from a short task graph."""
-        if len(history) % CHECKPOINT_ROUNDS:
-            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, alpha)
+        chunks, extra = self.chunks, state.extra
+        self.history.append((extra.pop("task"), extra.pop("arguments"), weight))
+        weak_outputs = extra.pop("outputs")
+        if len(self.history) % CHECKPOINT_ROUNDS:
+            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, weight)
         else:
-            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, chunks.start, outputs, tuple(history))
+            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, chunks.start, self.outputs,
+                                        tuple(self.history))
 
-    def _histograms(self, chunks: Chunks, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The summed gradient histograms, the gradient's absolute sums and its sums (per output)."""
-        pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores, chunks.weights,
-                             self.loss_function, offsets)
-        histograms, sums, absolute_sums = chunks.summed_on_worker(tasks.summed_pieces, pieces)
-        return histograms, absolute_sums, sums
+    def describe(self, state: RoundState) -> str:
+        """Nothing beyond the weak machine and its weights."""
+        return ""
 
 
 def mean_one_weights(chunks: Chunks, samples: int) -> list:
