@@ -689,7 +689,7 @@ def test_early_stopping_of_the_cost_sensitive_classifiers(client):
     rng = np.random.default_rng(37)
     features = rng.integers(0, 15, size=(2400, 5))
     noisy = features[:, 0] + rng.normal(0, 6, 2400)
-    dX = da.from_array(features, chunks=(600, 5))
+    dX = da.from_array(features, chunks=(1200, 5))  # two chunks: each cluster round costs a few round trips
     options = dict(n_estimators=120, early_stopping=True, n_iter_no_change=3, random_state=6, client=client)
     binary = np.where(noisy > 7, 1, 0)
     model = DaskAdaBoostDBClassifier(2.0, 1.0, **options).fit(dX, binary)
