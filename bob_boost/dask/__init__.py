@@ -9,7 +9,8 @@
   level from per-node class histograms summed over the chunks;
 - :func:`read_lazy_table`: an HDF5, NPY or CSV/TSV file as Dask arrays whose row chunks the workers read;
 - :func:`decision_scores`: any machine's scores on a ``dask.array``, lazily, chunk by chunk;
-- scikit-learn estimators (they need scikit-learn too), each with ``to_local()`` giving its in-memory twin:
+- scikit-learn estimators (they need scikit-learn too), each a subclass of its in-memory estimator with a
+  ``client`` and ``to_local()`` giving its in-memory twin:
   :class:`DaskBoostingClassifier` (stumps or look-up tables), :class:`DaskAdaBoostDBClassifier`,
   :class:`DaskBAdaCostClassifier` (trees) and :class:`DaskBoostingRegressor` (squared loss).
 

@@ -18,29 +18,24 @@ from ._estimator_base import _DaskClassifier, _HeldOut
 from ._multiclass import DaskMultiClassBoosting
 
 
-class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
-    """AdaBoostDB trained from Dask arrays; the twin of :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
+class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier, AdaBoostDBClassifier):
+    """:class:`~bob_boost.sklearn.AdaBoostDBClassifier` trained from Dask arrays on a cluster: it subclasses
+    the in-memory estimator (its parameters, plus ``max_bins`` and ``client``) and predicts Dask arrays block by
+    block.
 
     As there, each class starts with half of the total weight whatever the class sizes, and
     ``sample_weight`` spreads that half within the class (the class sums are computed on the cluster).
 
     Parameters
     ----------
-    cost_positive, cost_negative : float
-        The costs of a false negative and a false positive.
-    n_estimators : int
-        Rounds of boosting (stumps) at most.
-    selection : {"alpha", "loss"}
-        AdaBoostDB's selection rule (see :class:`~bob_boost.AdaBoostDBTrainer`).
+    cost_positive, cost_negative, n_estimators, selection, class_weight, validation_fraction, \
+n_iter_no_change, tol, warm_start, random_state
+        As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
+    early_stopping, scoring, client
+        As :class:`DaskBoostingClassifier`'s.
     max_bins : int
         Bins per feature (2 .. 256); the stump pool is the in-memory one for features with at most
         ``max_bins`` distinct values.
-    class_weight : dict, "balanced" or None
-        Factors of the sample weights per class, as in memory (each class then weighs 1/2 again).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, scoring
-        As :class:`DaskBoostingClassifier`'s.
-    client : distributed.Client or str, optional
-        The cluster's client or its scheduler's address (None: the current default client).
 
     Attributes
     ----------
@@ -48,27 +43,21 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         The trained machine.
     classes_ : numpy.ndarray
         The two class labels; ``classes_[1]`` is the positive class.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    n_iter_, validation_score_, train_score_, n_features_in_
+        As :class:`DaskBoostingClassifier`'s.
     """
 
+    _local_class = AdaBoostDBClassifier
+
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", max_bins: int = 256, class_weight=None, early_stopping="auto",
-                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None, warm_start: bool = False, scoring="loss") -> None:
-        self.scoring = scoring
-        self.warm_start = warm_start
-        self.cost_positive = cost_positive
-        self.cost_negative = cost_negative
-        self.n_estimators = n_estimators
-        self.selection = selection
+                 selection: str = "alpha", class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
+                 warm_start: bool = False, random_state=None, max_bins: int = 256, client=None) -> None:
+        super().__init__(cost_positive=cost_positive, cost_negative=cost_negative, n_estimators=n_estimators,
+                         selection=selection, class_weight=class_weight, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
+                         scoring=scoring, warm_start=warm_start, random_state=random_state)
         self.max_bins = max_bins
-        self.class_weight = class_weight
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.random_state = random_state
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskAdaBoostDBClassifier":
@@ -101,43 +90,22 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier):
         check_is_fitted(self)
         return self._fill(self._local_estimator())
 
-    def _local_estimator(self) -> AdaBoostDBClassifier:
-        """The unfitted in-memory twin with these parameters."""
-        return AdaBoostDBClassifier(self.cost_positive, self.cost_negative, self.n_estimators, self.selection,
-                                    class_weight=self.class_weight, early_stopping=False,
-                                    warm_start=self.warm_start, scoring=self.scoring)
 
-
-class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
-    """BAdaCost with cost-sensitive trees trained from Dask arrays; the twin of
-    :class:`~bob_boost.sklearn.BAdaCostClassifier`.
+class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier, BAdaCostClassifier):
+    """:class:`~bob_boost.sklearn.BAdaCostClassifier` (BAdaCost with cost-sensitive trees) trained from Dask
+    arrays on a cluster: it subclasses the in-memory estimator (its parameters, plus ``client``) and predicts
+    Dask arrays block by block.
 
     Parameters
     ----------
     cost_matrix : array_like, "balanced", "imbalance" or None
-        As :class:`~bob_boost.sklearn.BAdaCostClassifier`'s: ``"balanced"`` from class sizes summed on the
-        cluster; ``"imbalance"`` from the confusions of a SAMME model trained on the cluster first (the
-        confusions counted there, as in memory).
-    max_depth : int
-        Depth of the trees.
-    n_estimators : int
-        Trees at most.
-    shrinkage : float
-        Learning rate in (0, 1].
-    feature_fraction : float
-        Fraction in (0, 1] of the features each tree may use, drawn every round.
-    random_state : int or None
-        Seed of the feature draws (not an int: a seed drawn from it once, kept across warm starts).
-    class_weight : dict, "balanced" or None
-        Factors of the sample weights per class, as in memory.
-    missing : {None, "bin"}
-        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and each split of the trees learns
-        the side it goes to, as in memory; None rejects NaN (infinity is an error either way).
-    early_stopping, validation_fraction, n_iter_no_change, tol, warm_start, scoring
-        As :class:`DaskBoostingClassifier`'s (``random_state`` also seeds the held-out rows; a warm start
-        keeps the fitted cost matrix).
-    client : distributed.Client or str, optional
-        The cluster's client or its scheduler's address (None: the current default client).
+        As in memory: ``"balanced"`` from class sizes summed on the cluster; ``"imbalance"`` from the
+        confusions of a SAMME model trained on the cluster first (the confusions counted there).
+    max_depth, n_estimators, shrinkage, feature_fraction, random_state, class_weight, validation_fraction, \
+n_iter_no_change, tol, warm_start, missing
+        As in :class:`~bob_boost.sklearn.BAdaCostClassifier` (a warm start keeps the fitted cost matrix).
+    early_stopping, scoring, client
+        As :class:`DaskBoostingClassifier`'s.
 
     Attributes
     ----------
@@ -147,29 +115,21 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
         The class labels.
     cost_matrix_ : numpy.ndarray
         The (K, K) costs trained with.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    n_iter_, validation_score_, train_score_, n_features_in_
+        As :class:`DaskBoostingClassifier`'s.
     """
 
+    _local_class = BAdaCostClassifier
+
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state: int | None = None, class_weight=None,
-                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, client=None, warm_start: bool = False, scoring="loss",
-                 missing: str | None = None) -> None:
-        self.missing = missing
-        self.scoring = scoring
-        self.warm_start = warm_start
-        self.cost_matrix = cost_matrix
-        self.max_depth = max_depth
-        self.n_estimators = n_estimators
-        self.shrinkage = shrinkage
-        self.feature_fraction = feature_fraction
-        self.random_state = random_state
-        self.class_weight = class_weight
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
+                 feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
+                 warm_start: bool = False, missing: str | None = None, client=None) -> None:
+        super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
+                         shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
+                         class_weight=class_weight, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
+                         scoring=scoring, warm_start=warm_start, missing=missing)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
@@ -232,7 +192,4 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier):
 
     def _local_estimator(self) -> BAdaCostClassifier:
         """The unfitted in-memory twin with these parameters (the fitted costs, once there are some)."""
-        return BAdaCostClassifier(getattr(self, "cost_matrix_", self.cost_matrix), self.max_depth, self.n_estimators,
-                                  self.shrinkage, self.feature_fraction, self.random_state,
-                                  class_weight=self.class_weight, early_stopping=False, warm_start=self.warm_start,
-                                  scoring=self.scoring, missing=self.missing)
+        return super()._local_estimator().set_params(cost_matrix=getattr(self, "cost_matrix_", self.cost_matrix))

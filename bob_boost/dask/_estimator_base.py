@@ -1,5 +1,6 @@
-"""What the Dask estimators share: warm starts, early stopping on held-out rows, labels to targets on the
-cluster, class weights, and prediction through ``to_local()``'s in-memory twin."""
+"""What the Dask estimators add to the in-memory estimators they subclass: warm starts and early stopping on
+held-out rows of Dask data, labels to targets on the cluster, class weights, prediction of Dask arrays block
+by block, and ``to_local()``, ``save`` and ``load`` through the in-memory twin."""
 from __future__ import annotations
 
 import copy
@@ -10,10 +11,10 @@ import numpy as np
 
 from ..callbacks import EarlyStopping
 from ..exceptions import InvalidValueError
-from ..labels import ClassEncoding
+from ..labels import ClassEncoding, classes_of
 from ..machine import BoostedMachine
-from ..sklearn._base import ESTIMATOR_KEY
-from ..sklearn._compat import BaseEstimator, ClassifierMixin, check_is_fitted, check_scoring
+from ..sklearn._base import ESTIMATOR_KEY, _offers_probabilities
+from ..sklearn._compat import available_if, check_is_fitted, check_scoring
 from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine,
                                 scorer_metric, validation_seed)
 from ..sklearn._holdout import held_out_counts
@@ -141,11 +142,61 @@ class _HeldOut:
                 scores = np.concatenate([known, scores])
         self.validation_score_ = scores
         self.n_iter_ = len(self.machine_)
+        self.train_score_ = np.full(self.n_iter_ + 1, np.nan)  # the training scores stay on the workers
 
 
-class _DaskClassifier(ClassifierMixin, BaseEstimator):
-    """What the Dask classifiers share: labels to targets on the cluster, and prediction through
-    ``to_local()``'s in-memory estimator (block by block for Dask inputs)."""
+class _DaskEstimator:
+    """What every Dask estimator adds to the in-memory estimator it subclasses (:attr:`_local_class`, whose
+    parameters it takes, plus ``client``): the in-memory twin, and files through it."""
+
+    #: The in-memory estimator this one subclasses.
+    _local_class: type
+
+    def _local_estimator(self):
+        """The unfitted in-memory twin with these parameters (without early stopping: it only predicts)."""
+        params = self.get_params(deep=False)
+        return self._local_class(**{name: params[name] for name in self._local_class._get_param_names()
+                                    if name != "early_stopping"}, early_stopping=False)
+
+    def _validate_features(self, X, reset: bool) -> np.ndarray:
+        """The in-memory validation, which a Dask array would reach only by being computed whole: refused."""
+        if _dask.is_dask(X):
+            raise TypeError(f"X: {type(self).__name__} predicts Dask arrays with predict, decision_function and "
+                            f"predict_proba; for the others, pass a numpy array or use to_local()")
+        return super()._validate_features(X, reset)
+
+    def save(self, path) -> None:
+        """Write the model as the in-memory twin's file (see ``to_local().save``); ``load`` of either class
+        reads it.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        """
+        check_is_fitted(self)
+        self.to_local().save(path)
+
+    @classmethod
+    def load(cls, path):
+        """The fitted estimator in a file written by ``save`` (of this class or its in-memory twin), with the
+        file's parameters and the default ``client``.
+
+        Raises
+        ------
+        bob_boost.ModelFormatError
+            If the file does not hold a fitted in-memory twin of this class.
+        """
+        local = cls._local_class.load(path)
+        params = local.get_params(deep=False)
+        estimator = cls(**{name: params[name] for name in cls._get_param_names() if name in params})
+        estimator.__dict__.update({name: value for name, value in vars(local).items() if name not in params})
+        return estimator
+
+
+class _DaskClassifier(_DaskEstimator):
+    """What the Dask classifiers share: labels to targets on the cluster, and prediction of Dask arrays block
+    by block through ``to_local()``'s in-memory estimator."""
 
     def _class_indices(self, X, y):
         """The row-chunked features, and ``y`` as class indices ``0 .. K-1`` in ``classes_`` order (a warm
@@ -206,7 +257,8 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
         """``local`` (the in-memory twin, unfitted) fitted with a copy of this model."""
         machine = copy.deepcopy(self.machine_)
         local.n_features_in_ = self.n_features_in_
-        local._encoding = self._encoding
+        # a loaded estimator has its classes from the machine's metadata, a fitted one its encoding
+        local._encoding = getattr(self, "_encoding", None) or classes_of(self.machine_)
         local.classes_ = self.classes_
         local.machine_ = machine
         local.n_iter_ = len(machine)
@@ -217,18 +269,30 @@ class _DaskClassifier(ClassifierMixin, BaseEstimator):
         return local
 
     def decision_function(self, X):
-        """Scores (positive: ``classes_[1]``): a Dask array for a Dask ``X``, else a numpy array."""
-        return self._apply("decision_function", X, np.float64)
+        """The in-memory estimator's scores; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
+        return self._apply("decision_function", X, np.float64, self._decision_from_scores)
 
     def predict(self, X):
-        """Predicted labels: a Dask array for a Dask ``X``, else a numpy array."""
+        """The in-memory estimator's labels; a Dask array for a Dask ``X``."""
         return self._apply("predict", X, self.classes_.dtype)
 
-    def _apply(self, method: str, X, dtype):
-        """The in-memory estimator's ``method`` on ``X``, block by block for a Dask array."""
+    @available_if(_offers_probabilities)
+    def predict_proba(self, X):
+        """The in-memory estimator's class probabilities; a Dask array for a Dask ``X``."""
+        return self._apply("predict_proba", X, np.float64, self._proba_from_scores)
+
+    def _apply(self, method: str, X, dtype, from_scores=None):
+        """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a
+        copy of the in-memory twin), where ``from_scores`` (None: one value per row) gives each row's shape."""
+        if not _dask.is_dask(X):
+            return getattr(super(), method)(X)
         check_is_fitted(self)
         function = getattr(self.to_local(), method)
-        if not _dask.is_dask(X):
-            return function(X)
         features = _dask.as_row_chunked(X, "X")
-        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+        if from_scores is None:
+            return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+        outputs = self.machine_.number_of_outputs or len(self.classes_)
+        row = from_scores(np.zeros((1, outputs)))[0]
+        if row.ndim == 0:
+            return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+        return features.map_blocks(function, chunks=(features.chunks[0], row.shape), dtype=dtype)

@@ -11,59 +11,47 @@ from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..losses import SquaredLoss
 from ..sklearn import BoostingClassifier, BoostingRegressor
-from ..sklearn._compat import BaseEstimator, RegressorMixin, check_is_fitted
+from ..exceptions import InvalidValueError
+from ..sklearn._compat import check_is_fitted
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
-from ._estimator_base import _DaskClassifier, _HeldOut
+from ._estimator_base import _DaskClassifier, _DaskEstimator, _HeldOut
 from ._chunks import check_cluster_threads
 from ._training import DASK_WEAK_LEARNERS, DaskBoosting
 
 __all__ = ["DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor"]
 
 
-class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
-    """Boosted stumps, look-up tables or gradient trees trained from Dask arrays; the twin of
-    :class:`~bob_boost.sklearn.BoostingClassifier`.
+class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
+    """:class:`~bob_boost.sklearn.BoostingClassifier` trained from Dask arrays on a cluster.
 
+    It subclasses the in-memory estimator: the same parameters (plus ``client``), the same model, and its
+    prediction, ``predict_proba``, staged scores, ``feature_importances_`` and files; ``predict``,
+    ``decision_function`` and ``predict_proba`` of a Dask array give Dask arrays, computed block by block.
     Two classes are one +-1 output; more need ``weak_learner="lut"`` (one output per class, as in memory)
     or ``"tree"`` with the softmax loss.
 
     Parameters
     ----------
-    loss : {"exponential", "logit", "tangential", "softmax"}
-        The loss, as in :class:`~bob_boost.sklearn.BoostingClassifier`.
-    weak_learner : {"stump", "lut", "tree"}
-        Decision stumps, look-up tables on integer features ``0 .. maximum_feature_value - 1``, or
-        gradient trees (see :class:`DaskBoosting`).
-    n_estimators : int
-        Rounds of boosting at most.
-    max_depth, max_leaves, multi_output, growth, learning_rate, missing
-        Gradient trees: as in :class:`~bob_boost.sklearn.BoostingClassifier` (``learning_rate``: the
-        trees' weight, 0.1 by default; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
-    maximum_feature_value : int
-        Entries of each look-up table.
-    selection_style : {"independent", "shared"}
-        Multi-output tables: one feature per output, or one for all.
+    loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
+class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
+growth, multi_output
+        As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`).
     max_bins : int
-        Bins per feature of the stumps (2 .. 256).
-    class_weight : dict, "balanced" or None
-        Factors of the sample weights per class, as in memory (``"balanced"``: ``n / (K n_class)``).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state
+        Bins per feature (2 .. 256 on a cluster, whose codes are one byte).
+    n_threads : int or None
+        Threads of each task's compiled kernels on its worker (None: every core the worker process may use,
+        as in memory; the default 1 suits workers that run one task per thread). The model does not depend
+        on it.
+    early_stopping : {"auto", True, False}
         As in memory: the held-out rows are the ones the in-memory estimator holds out of the same data,
         whatever the chunking (stratified by class; :mod:`bob_boost.sklearn._holdout`), and training, its
         bins included, uses the other rows of positive weight. The held-out rows are gathered to the client,
         so ``"auto"`` holds out none when their features would take more than 1 GiB there (``True`` does).
     scoring : str, callable or "loss"
-        The early-stopping score, as in memory: ``"loss"`` (minus the mean loss) or a scikit-learn scorer,
-        which predicts the held-out rows (gathered to the client) with the in-memory twin every round.
-    n_threads : int or None
-        Threads of each task's compiled kernels on its worker (None: every core the worker process may use,
-        as in memory; the default 1 suits workers that run one task per thread). The model does not depend
-        on it.
-    warm_start : bool
-        As in memory: refitting with a larger ``n_estimators`` adds rounds to the fitted machine (on the same
-        data, the model one fit of the larger number gives, bit for bit); a smaller one, other classes or
-        another feature count are errors.
+        As in memory; a scikit-learn scorer predicts the held-out rows (on the client) every round.
+    quantized_gradients : None
+        Training in memory only: distributed gradient trees sum float histograms.
     client : distributed.Client or str, optional
         The cluster's client or its scheduler's address (None: the current default client).
 
@@ -73,39 +61,32 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         The trained machine (an ordinary bob_boost model).
     classes_ : numpy.ndarray
         The class labels; with two, ``classes_[1]`` is the positive class.
+    n_iter_, validation_score_ : int, numpy.ndarray
+        As in memory.
+    train_score_ : numpy.ndarray
+        NaN: the training scores stay on the workers.
     n_features_in_ : int
         Number of features seen in ``fit``.
     """
 
+    _local_class = BoostingClassifier
+
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
-                 maximum_feature_value: int = 256, selection_style: str = "independent", max_bins: int = 256,
-                 class_weight=None, early_stopping="auto", validation_fraction: float = 0.1,
-                 n_iter_no_change: int = 10, tol: float = 1e-7, random_state: int | None = None,
-                 client=None, max_depth: int | None = None, max_leaves: int | None = 31,
-                 multi_output: str = "per_output", growth: str = "leafwise", learning_rate: float | None = None,
-                 missing: str | None = None, warm_start: bool = False, n_threads: int | None = 1,
-                 scoring="loss") -> None:
-        self.scoring = scoring
-        self.n_threads = n_threads
-        self.warm_start = warm_start
-        self.missing = missing
-        self.loss = loss
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_leaves = max_leaves
-        self.multi_output = multi_output
-        self.growth = growth
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.maximum_feature_value = maximum_feature_value
-        self.selection_style = selection_style
-        self.max_bins = max_bins
-        self.class_weight = class_weight
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.random_state = random_state
+                 maximum_feature_value: int = 256, selection_style: str = "independent",
+                 max_bins: int | None = 256, n_threads: int | None = 1, max_depth: int | None = None,
+                 learning_rate: float | None = None, class_weight=None, early_stopping="auto",
+                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
+                 scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
+                 max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
+                 quantized_gradients: int | None = None, client=None) -> None:
+        super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
+                         maximum_feature_value=maximum_feature_value, selection_style=selection_style,
+                         max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
+                         class_weight=class_weight, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
+                         scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
+                         max_leaves=max_leaves, growth=growth, multi_output=multi_output,
+                         quantized_gradients=quantized_gradients)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
@@ -118,6 +99,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         """
         check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        _check_float_gradients(self)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         n_threads = check_cluster_threads(self.n_threads)
@@ -154,39 +136,19 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier):
         check_is_fitted(self)
         return self._fill(self._local_estimator())
 
-    def _local_estimator(self) -> BoostingClassifier:
-        """The unfitted in-memory twin with these parameters."""
-        return BoostingClassifier(loss=self.loss, weak_learner=self.weak_learner, n_estimators=self.n_estimators,
-                                  maximum_feature_value=self.maximum_feature_value,
-                                  selection_style=self.selection_style, max_bins=self.max_bins,
-                                  class_weight=self.class_weight, early_stopping=False, max_depth=self.max_depth,
-                                  max_leaves=self.max_leaves, multi_output=self.multi_output, growth=self.growth,
-                                  learning_rate=self.learning_rate, missing=self.missing,
-                                  warm_start=self.warm_start, n_threads=self.n_threads, scoring=self.scoring)
 
-
-class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
-    """Boosted stumps or gradient trees on the squared loss trained from Dask arrays; the twin of
-    :class:`~bob_boost.sklearn.BoostingRegressor`, whose intercept (the weighted mean of ``y``) it shares.
+class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
+    """:class:`~bob_boost.sklearn.BoostingRegressor` trained from Dask arrays on a cluster: it subclasses the
+    in-memory estimator (the same parameters, plus ``client``; its intercept, the weighted mean of ``y``),
+    and ``predict`` of a Dask array gives a Dask array.
 
     Parameters
     ----------
-    n_estimators : int
-        Rounds of boosting at most.
-    weak_learner : {"stump", "lut", "tree"}
-        Decision stumps, look-up tables on integer features ``0 .. maximum_feature_value - 1``, or gradient
-        trees (see :class:`DaskBoosting`).
-    maximum_feature_value : int
-        Entries of each look-up table.
-    max_depth, max_leaves, growth, learning_rate, missing
-        Gradient trees: as in :class:`~bob_boost.sklearn.BoostingRegressor` (``learning_rate``: the
-        trees' weight, 0.1 by default; ``missing="bin"``: NaN is a missing value, for stumps, tables and trees).
-    max_bins : int
-        Bins per feature (2 .. 256).
-    early_stopping, validation_fraction, n_iter_no_change, tol, random_state, warm_start, n_threads, scoring
-        As :class:`DaskBoostingClassifier`'s (a warm start keeps the fitted intercept).
-    client : distributed.Client or str, optional
-        The cluster's client or its scheduler's address (None: the current default client).
+    weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
+n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
+        As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
+    max_bins, n_threads, early_stopping, scoring, quantized_gradients, client
+        As :class:`DaskBoostingClassifier`'s.
 
     Attributes
     ----------
@@ -194,41 +156,33 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         The trained machine; its baseline is ``intercept_``.
     intercept_ : float
         The weighted mean of the training targets.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    n_iter_, validation_score_, train_score_, n_features_in_
+        As :class:`DaskBoostingClassifier`'s.
     """
 
+    _local_class = BoostingRegressor
     _stratified_holdout = False
 
-    def __init__(self, n_estimators: int = 100, max_bins: int = 256, early_stopping="auto",
-                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 random_state: int | None = None, client=None, weak_learner: str = "stump",
-                 max_depth: int | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
-                 learning_rate: float | None = None, missing: str | None = None, maximum_feature_value: int = 256,
-                 warm_start: bool = False, n_threads: int | None = 1, scoring="loss") -> None:
-        self.scoring = scoring
-        self.n_threads = n_threads
-        self.maximum_feature_value = maximum_feature_value
-        self.warm_start = warm_start
-        self.missing = missing
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_leaves = max_leaves
-        self.growth = growth
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_bins = max_bins
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.random_state = random_state
+    def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256, max_bins: int | None = 256,
+                 n_threads: int | None = 1, max_depth: int | None = None, learning_rate: float | None = None,
+                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
+                 missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
+                 quantized_gradients: int | None = None, client=None) -> None:
+        super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
+                         maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
+                         max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
+                         scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
+                         max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
         """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        _check_float_gradients(self)
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         n_threads = check_cluster_threads(self.n_threads)
         previous = self._previous(rounds)
@@ -272,14 +226,6 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         machine.metadata.update(metadata)
         return local
 
-    def _local_estimator(self) -> BoostingRegressor:
-        """The unfitted in-memory twin with these parameters."""
-        return BoostingRegressor(weak_learner=self.weak_learner, n_estimators=self.n_estimators,
-                                 maximum_feature_value=self.maximum_feature_value, warm_start=self.warm_start,
-                                 n_threads=self.n_threads, scoring=self.scoring, max_bins=self.max_bins,
-                                 early_stopping=False, max_depth=self.max_depth, max_leaves=self.max_leaves,
-                                 growth=self.growth, learning_rate=self.learning_rate, missing=self.missing)
-
     @staticmethod
     def _scored_labels(values: np.ndarray) -> np.ndarray:
         """A scorer's ``y``: the gathered targets themselves."""
@@ -292,13 +238,20 @@ class DaskBoostingRegressor(_HeldOut, RegressorMixin, BaseEstimator):
         return local
 
     def predict(self, X):
-        """Predicted targets: a Dask array for a Dask ``X``, else a numpy array."""
+        """The in-memory estimator's predictions; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
+        if not _dask.is_dask(X):
+            return super().predict(X)
         check_is_fitted(self)
         function = self.to_local().predict
-        if not _dask.is_dask(X):
-            return function(X)
         features = _dask.as_row_chunked(X, "X")
         return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)
+
+
+def _check_float_gradients(estimator) -> None:
+    """Distributed gradient trees sum float histograms: ``quantized_gradients`` must be None."""
+    if estimator.quantized_gradients is not None:
+        raise InvalidValueError(f"quantized_gradients: is for training in memory; {type(estimator).__name__} sums "
+                                f"float histograms (leave it None), got {estimator.quantized_gradients!r}")
 
 
 def _tree_options(estimator, recipe) -> dict:

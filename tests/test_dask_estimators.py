@@ -1,0 +1,107 @@
+"""The Dask estimators are the in-memory estimators with a cluster as their data source: subclasses with the
+same parameters (plus ``client``), the in-memory prediction, probabilities, staged scores and files."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+
+from bob_boost import ModelFormatError  # noqa: E402
+from bob_boost.dask import (DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, DaskBoostingClassifier,  # noqa: E402
+                            DaskBoostingRegressor)
+from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier,  # noqa: E402
+                               BoostingRegressor)
+
+#: Dask estimator -> (its in-memory estimator, its parameters of its own, defaults that differ on a cluster)
+TWINS = {
+    DaskBoostingClassifier: (BoostingClassifier, ["client"], {"n_threads": 1}),
+    DaskBoostingRegressor: (BoostingRegressor, ["client"], {"n_threads": 1}),
+    DaskAdaBoostDBClassifier: (AdaBoostDBClassifier, ["max_bins", "client"], {}),
+    DaskBAdaCostClassifier: (BAdaCostClassifier, ["client"], {}),
+}
+
+
+@pytest.mark.parametrize("dask_class", list(TWINS), ids=lambda cls: cls.__name__)
+def test_each_dask_estimator_is_its_in_memory_estimator_with_a_client(dask_class):
+    local_class, own, defaults = TWINS[dask_class]
+    assert issubclass(dask_class, local_class)
+    dask_parameters = inspect.signature(dask_class).parameters
+    local_parameters = inspect.signature(local_class).parameters
+    # the in-memory parameters first, in their order (positional calls mean the same), then the cluster's
+    assert list(dask_parameters) == list(local_parameters) + own
+    for name, parameter in local_parameters.items():
+        assert dask_parameters[name].default == defaults.get(name, parameter.default), name
+    # every parameter is kept under its own name (the constructors only store them): a distinct value each
+    values = {name: object() for name in dask_parameters}
+    params = dask_class(**values).get_params(deep=False)
+    assert all(params[name] is value for name, value in values.items())
+
+def _binary(n=600, seed=3):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 9, size=(n, 4)).astype(float)
+    labels = np.where(features[:, 0] + features[:, 1] + rng.normal(0, 2, n) > 8, "yes", "no")
+    return features, labels
+
+
+def test_probabilities_staged_scores_and_importances_are_the_in_memory_ones(client):
+    features, labels = _binary()
+    dX = da.from_array(features, chunks=(250, 4))
+    model = DaskBoostingClassifier(loss="logit", n_estimators=5, client=client).fit(dX, labels)
+    local = model.to_local()
+    probabilities = model.predict_proba(dX)
+    assert isinstance(probabilities, da.Array) and probabilities.shape == (600, 2)
+    np.testing.assert_array_equal(probabilities.compute(), local.predict_proba(features))
+    np.testing.assert_array_equal(model.predict_proba(features), local.predict_proba(features))
+    staged = list(model.staged_predict(features))
+    assert len(staged) == 5 and np.array_equal(staged[-1], local.predict(features))
+    np.testing.assert_array_equal(model.feature_importances_, local.feature_importances_)
+    assert np.isnan(model.train_score_).all() and model.train_score_.shape == (6,)
+    with pytest.raises(TypeError, match="X: DaskBoostingClassifier predicts Dask arrays with predict"):
+        list(model.staged_predict(dX))
+
+
+def test_multi_class_scores_and_probabilities_of_dask_arrays_have_a_column_per_class(client):
+    rng = np.random.default_rng(5)
+    features = rng.integers(0, 6, size=(450, 3)).astype(float)
+    classes = (features[:, 0] + features[:, 1] + rng.integers(0, 2, 450)) % 3
+    dX = da.from_array(features, chunks=(200, 3))
+    model = DaskBAdaCostClassifier(n_estimators=4, client=client).fit(dX, classes)
+    local = model.to_local()
+    for method in ("decision_function", "predict_proba"):
+        lazy = getattr(model, method)(dX)
+        expected = getattr(local, method)(features)
+        assert lazy.shape == expected.shape == (450, 3), method
+        np.testing.assert_array_equal(lazy.compute(), expected)
+
+
+def test_a_saved_dask_estimator_loads_in_memory_and_on_the_cluster(client, tmp_path):
+    features, labels = _binary(seed=4)
+    dX = da.from_array(features, chunks=(300, 4))
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=4, max_bins=32, client=client).fit(dX, labels)
+    path = tmp_path / "model.hdf5"
+    model.save(path)
+    memory = AdaBoostDBClassifier.load(path)
+    again = DaskAdaBoostDBClassifier.load(path)
+    assert type(memory) is AdaBoostDBClassifier and type(again) is DaskAdaBoostDBClassifier
+    assert again.client is None and again.max_bins == 256  # the file holds the in-memory parameters
+    assert again.get_params()["cost_positive"] == 2.0
+    for estimator in (memory, again):
+        np.testing.assert_array_equal(estimator.decision_function(features), model.decision_function(features))
+    np.testing.assert_array_equal(again.predict(dX).compute(), model.predict(features))
+    (tmp_path / "other.hdf5").write_bytes(b"not a model")
+    with pytest.raises(ModelFormatError):
+        DaskAdaBoostDBClassifier.load(tmp_path / "other.hdf5")
+
+
+@pytest.mark.parametrize("dask_class", [DaskBoostingClassifier, DaskBoostingRegressor], ids=lambda c: c.__name__)
+def test_quantised_gradients_are_refused_on_a_cluster(client, dask_class):
+    features, labels = _binary(n=100)
+    targets = labels if dask_class is DaskBoostingClassifier else features[:, 0]
+    with pytest.raises(ValueError, match="quantized_gradients: is for training in memory"):
+        dask_class(weak_learner="tree", quantized_gradients=8, client=client).fit(
+            da.from_array(features, chunks=50), targets)
