@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import kernels
 from ..trainers.lut import LUTTrainer
-from ..trainers.stump import TIE_TOLERANCE
-from ..weak.stump import StumpMachine
+from ..trainers.stump import best_stump
 from . import _tasks as tasks
 from ._dask import per_chunk
 
 
 class StumpChooser:
-    """The in-memory stump rule on summed histograms: the engine's split search with its tie tolerance.
+    """The in-memory stump rule on summed histograms (:func:`bob_boost.trainers.stump.best_stump`).
 
     Parameters
     ----------
@@ -35,19 +33,16 @@ class StumpChooser:
 
     def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
         """``(stump, output task, its arguments)``, or None when no stump follows the gradient."""
-        tolerance = TIE_TOLERANCE * float(absolute[0])
-        best, gain, missing_above = kernels.best_stump_split(np.ascontiguousarray(histograms[:, 0]), self.offsets,
-                                                             -float(gradient_sum[0]), tolerance, self.missing)
-        if best < 0 or abs(gain) <= tolerance:
+        stump, best, gain, tolerance = best_stump(np.ascontiguousarray(histograms[:, 0]), self.offsets,
+                                                  self.split_values, -float(gradient_sum[0]), float(absolute[0]),
+                                                  self.missing)
+        if stump is None or abs(gain) <= tolerance:
             return None
-        index = int(np.searchsorted(self.offsets, best, side="right") - 1)
-        polarity = 1.0 if gain >= 0 else -1.0
-        stump = StumpMachine(float(self.split_values[best]), polarity, index,
-                             bool(missing_above) if self.missing else None)
+        index = stump.index
         # with missing values, every feature's last bin holds its NaN
         missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
-        return stump, tasks.stump_outputs, (index, int(best - self.offsets[index]) + 1, polarity, missing_code,
-                                            bool(missing_above))
+        return stump, tasks.stump_outputs, (index, best - int(self.offsets[index]) + 1, stump.polarity,
+                                            missing_code, bool(stump.missing_above))
 
 
 class LUTChooser:

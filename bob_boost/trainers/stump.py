@@ -134,16 +134,44 @@ class StumpTrainer:
     def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int, float, float]:
         """The best stump, the global bin after which it splits, its gain and the gains' rounding tolerance."""
         # output -1 below / +1 above the threshold: gain = right - left = total - 2 left
-        sums = binned.histograms(gradient)[:, 0]
-        total = -gradient[:, 0].sum()
-        # gains equal in exact arithmetic may differ by rounding (which depends
-        # on summation order); treat them as tied so the documented order decides
-        tolerance = TIE_TOLERANCE * np.abs(gradient).sum()
-        best, gain, missing_above = kernels.best_stump_split(sums, binned.offsets, total, tolerance, binned.missing)
-        if best < 0:
+        machine, best, gain, tolerance = best_stump(binned.histograms(gradient)[:, 0], binned.offsets,
+                                                    binned.split_thresholds, -gradient[:, 0].sum(),
+                                                    np.abs(gradient).sum(), binned.missing)
+        if machine is None:
             raise InvalidValueError("features: every feature is constant, so no stump can split them")
-        index = int(np.searchsorted(binned.offsets, best, side="right") - 1)
-        threshold = float(binned.split_thresholds[best])
-        polarity = 1.0 if gain >= 0 else -1.0
-        machine = StumpMachine(threshold, polarity, index, bool(missing_above) if binned.missing else None)
-        return machine, best, float(gain), float(tolerance)
+        return machine, best, gain, tolerance
+
+
+def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarray, total: float,
+               absolute_sum: float, missing: bool) -> tuple[StumpMachine | None, int, float, float]:
+    """The stump of largest gain from a gradient histogram, in memory and on a cluster alike.
+
+    Parameters
+    ----------
+    sums : numpy.ndarray
+        (#bins,) the gradient's sum in every bin (feature ``f``'s bins are ``offsets[f]:offsets[f + 1]``).
+    offsets, split_thresholds : numpy.ndarray
+        Each feature's first bin; each bin's upper threshold (NaN for a feature's last bins).
+    total : float
+        Minus the gradient's sum (the gain of a stump that outputs +1 everywhere).
+    absolute_sum : float
+        The sum of the gradient's absolute values, which scales the gains' rounding tolerance.
+    missing : bool
+        Whether every feature's last bin holds its NaN (each stump then learns NaN's side).
+
+    Returns
+    -------
+    tuple
+        ``(stump, the global bin after which it splits, its gain, the gains' rounding tolerance)``; the stump
+        is None (and the bin -1) when every feature is constant.
+    """
+    # gains equal in exact arithmetic may differ by rounding (which depends
+    # on summation order); treat them as tied so the documented order decides
+    tolerance = TIE_TOLERANCE * absolute_sum
+    best, gain, missing_above = kernels.best_stump_split(sums, offsets, total, tolerance, missing)
+    if best < 0:
+        return None, -1, 0.0, float(tolerance)
+    index = int(np.searchsorted(offsets, best, side="right") - 1)
+    polarity = 1.0 if gain >= 0 else -1.0
+    machine = StumpMachine(float(split_thresholds[best]), polarity, index, bool(missing_above) if missing else None)
+    return machine, int(best), float(gain), float(tolerance)
