@@ -27,7 +27,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.badacost import BAdaCostTrainer
 from ..trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
-from ..trainers.tree_growing import choose_splits, label_nodes
+from ..trainers.tree_growing import TreeNodes, choose_splits, grow_levels, label_nodes
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
@@ -245,7 +245,9 @@ def _quantized_chunks(client, array, n_threads: int | None, missing: bool) -> tu
 
 
 class _DistributedTrees:
-    """Grows the round's tree level by level from the chunks' summed node histograms."""
+    """The :class:`~bob_boost.trainers.tree_growing.LevelSource` of the chunks: the round's tree grows level by
+    level (:func:`~bob_boost.trainers.tree_growing.grow_levels`, as in memory) from the chunks' summed node
+    histograms."""
 
     def __init__(self, chunks: Chunks, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer) -> None:
         self.chunks = chunks
@@ -266,54 +268,45 @@ class _DistributedTrees:
     def grow(self, sample_weights: list, subset: np.ndarray) -> tuple:
         """``(weak machine, futures of every chunk's leaf per row, the nodes' labels, (the split table of every
         inner node, the depth))``: the last two route rows through the tree again from their codes."""
-        chunks, layout, k = self.chunks, self.layout, self.k
-        sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
-        features, thresholds, left, right, nan_left = [-1], [0.0], [-1], [-1], [False]
-        splits_made: list[tuple[int, int, int, int, int]] = []  # node, feature, bin within it, children
-        frontier = [0]
-        subset = subset.astype(np.int64)
-        depth = 0
-        for _ in range(self.max_depth):
-            local = np.full(len(features), -1, dtype=np.int64)
-            local[frontier] = np.arange(len(frontier))
-            pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, sample_node, chunks.targets,
-                                 sample_weights, self.factors, local, subset, k)
-            histograms, counts, totals, node_counts = chunks.summed_on_worker(tree_tasks.summed, pieces)
-            splits = choose_splits(histograms, counts, self.positions, layout.offsets, subset, totals, node_counts,
-                                   self.missing, layout.bin_values, self.feature_of_bin)
-            table = np.full((len(features) + 2 * len(frontier), 6), -1, dtype=np.int64)
-            new_nodes = []
-            for node, (bin_index, threshold, goes_left) in zip(frontier, splits):
-                if bin_index < 0:
-                    continue
-                feature = int(self.feature_of_bin[bin_index])
-                first_child = len(features)
-                features[node], thresholds[node] = feature, threshold
-                left[node], right[node] = first_child, first_child + 1
-                nan_code = int(layout.missing_codes[feature]) if self.missing else -1
-                table[node] = (feature, bin_index - layout.offsets[feature], first_child, first_child + 1, nan_code,
-                               int(goes_left))
-                nan_left[node] = goes_left
-                splits_made.append((node, *table[node]))
-                nan_left += [False, False]
-                features += [-1, -1]
-                thresholds += [0.0, 0.0]
-                left += [-1, -1]
-                right += [-1, -1]
-                new_nodes += [first_child, first_child + 1]
-            if not new_nodes:
-                break
-            sample_node = chunks.each(tree_tasks.routed, chunks.coded, sample_node, table[:len(features)])
-            frontier = new_nodes
-            depth += 1
-        sums = chunks.summed(tree_tasks.leaf_sums, sample_node, chunks.targets, sample_weights, len(features), k)
-        node_labels = label_nodes(sums, features, left, right, self.loss_matrix)
-        routing = np.full((len(features), 6), -1, dtype=np.int64)
-        for node, *split in splits_made:
+        chunks, k = self.chunks, self.k
+        self.sample_node = chunks.each(tree_tasks.root_nodes, list(chunks.rows), pure=False)
+        self.weights, self.subset = sample_weights, subset.astype(np.int64)
+        self.splits_made: list[tuple[int, ...]] = []  # node, feature, bin within it, children, NaN code and side
+        self.depth = 0  # levels split
+        nodes = grow_levels(self, self.feature_of_bin, self.max_depth)
+        sums = chunks.summed(tree_tasks.leaf_sums, self.sample_node, chunks.targets, sample_weights,
+                             len(nodes.features), k)
+        node_labels = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        routing = np.full((len(nodes.features), 6), -1, dtype=np.int64)
+        for node, *split in self.splits_made:
             routing[node] = split
-        weak = self._machine(features, thresholds, left, right, node_labels, subset,
-                             nan_left if self.missing else None)
-        return weak, sample_node, node_labels, (routing, depth)
+        weak = self._machine(nodes.features, nodes.thresholds, nodes.left, nodes.right, node_labels, subset,
+                             nodes.nan_left if self.missing else None)
+        return weak, self.sample_node, node_labels, (routing, self.depth)
+
+    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
+        """The frontier nodes' best splits, from the chunks' node class histograms summed on a worker."""
+        chunks, layout = self.chunks, self.layout
+        local = np.full(len(nodes.features), -1, dtype=np.int64)
+        local[frontier] = np.arange(len(frontier))
+        pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, self.sample_node, chunks.targets,
+                             self.weights, self.factors, local, self.subset, self.k)
+        histograms, counts, totals, node_counts = chunks.summed_on_worker(tree_tasks.summed, pieces)
+        return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
+                             self.missing, layout.bin_values, self.feature_of_bin)
+
+    def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
+        """Every chunk moves the rows of the split nodes to their children by their codes."""
+        layout = self.layout
+        table = np.full((len(nodes.features), 6), -1, dtype=np.int64)
+        for node, bin_index in splits:
+            feature = nodes.features[node]
+            nan_code = int(layout.missing_codes[feature]) if self.missing else -1
+            table[node] = (feature, bin_index - layout.offsets[feature], nodes.left[node], nodes.right[node],
+                           nan_code, int(nodes.nan_left[node]))
+            self.splits_made.append((node, *table[node]))
+        self.sample_node = self.chunks.each(tree_tasks.routed, self.chunks.coded, self.sample_node, table)
+        self.depth += 1
 
     def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left):
         """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it); ``nan_left``

@@ -1,6 +1,7 @@
 """Growing cost-sensitive multi-class trees on coded features.
 
-Trees are grown level by level. All nodes of a level get their per-class
+Trees are grown level by level (:func:`grow_levels`, the one growth policy of these trees, in memory
+and on a cluster, over a :class:`LevelSource`). All nodes of a level get their per-class
 weighted histograms in one pass: from the histogram engine's compiled kernel
 over the bin codes (quantised features), or from one ``np.bincount`` over
 (node, feature bin, class) (exact features, whose bins may be too many to
@@ -9,6 +10,8 @@ those histograms, so no Python loop runs over samples, thresholds or bins.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -22,8 +25,65 @@ from ..weak_trainers.tree import TIE_TOLERANCE  # ties between splits and betwee
 _MAX_HISTOGRAM_ENTRIES = 1 << 23
 
 
+@dataclass
+class TreeNodes:
+    """The nodes of a tree being grown (node 0 the root; children follow their parent), as lists."""
+
+    features: list[int] = field(default_factory=lambda: [-1])
+    thresholds: list[float] = field(default_factory=lambda: [0.0])
+    left: list[int] = field(default_factory=lambda: [-1])
+    right: list[int] = field(default_factory=lambda: [-1])
+    nan_left: list[bool] = field(default_factory=lambda: [False])
+
+    def split(self, node: int, feature: int, threshold: float, nan_left: bool) -> list[int]:
+        """Split leaf ``node`` at ``threshold`` of ``feature``; returns its two new children."""
+        first_child = len(self.features)
+        self.features[node], self.thresholds[node], self.nan_left[node] = feature, threshold, nan_left
+        self.left[node], self.right[node] = first_child, first_child + 1
+        self.features += [-1, -1]
+        self.thresholds += [0.0, 0.0]
+        self.left += [-1, -1]
+        self.right += [-1, -1]
+        self.nan_left += [False, False]
+        return [first_child, first_child + 1]
+
+
+class LevelSource(Protocol):
+    """Where :func:`grow_levels` gets a level's splits and sends its rows: the training rows in memory
+    (:class:`TreeGrower`), or the chunks of a cluster (:mod:`bob_boost.dask._multiclass`)."""
+
+    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
+        """Each frontier node's ``(global bin, threshold, NaN goes left)`` (:func:`choose_splits`), bin -1 where
+        no split helps."""
+
+    def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
+        """Move the rows of the just split nodes (``(node, global bin)`` pairs) to their children."""
+
+
+def grow_levels(source: LevelSource, feature_of_bin: np.ndarray, max_depth: int) -> TreeNodes:
+    """Grow a cost-sensitive tree level by level, up to ``max_depth``, from ``source``'s best splits.
+
+    Every node of a level that has a split is split; the tree stops at the depth limit or at a level
+    where no node has one. In memory and on a cluster alike, only the source differs.
+    """
+    nodes = TreeNodes()
+    frontier = [0]
+    for _ in range(max_depth):
+        splits = source.best_splits(frontier, nodes)
+        made, children = [], []
+        for node, (bin_index, threshold, nan_left) in zip(frontier, splits):
+            if bin_index >= 0:
+                children += nodes.split(node, int(feature_of_bin[bin_index]), threshold, nan_left)
+                made.append((node, bin_index))
+        if not children:
+            break
+        source.route(nodes, made)
+        frontier = children
+    return nodes
+
+
 class TreeGrower:
-    """One tree-growing run: holds the data and the node arrays being built."""
+    """One tree-growing run on the training rows: the :class:`LevelSource` of :func:`grow_levels` in memory."""
 
     def __init__(self, data: BinnedFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
                  subset: np.ndarray) -> None:
@@ -37,70 +97,48 @@ class TreeGrower:
         factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
         self.gini_weights = weights * factors[labels]
         self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
-        self.node_features: list[int] = [-1]
-        self.node_thresholds: list[float] = [0.0]
-        self.left: list[int] = [-1]
-        self.right: list[int] = [-1]
-        self.missing_left: list[bool] = [False]
+        self.sample_node = np.zeros(data.number_of_samples, dtype=np.int64)
 
     def grow(self, max_depth: int) -> MultiClassTreeMachine:
         """Split level by level up to ``max_depth`` and return the tree."""
-        sample_node = np.zeros(self.data.number_of_samples, dtype=np.int64)
-        frontier = np.array([0])
-        for _ in range(max_depth):
-            splits = self._best_splits(sample_node, frontier)
-            new_nodes, split_nodes = [], []
-            for node, (bin_index, threshold, nan_left) in zip(frontier.tolist(), splits):
-                if bin_index < 0:
-                    continue
-                split_nodes.append(node)
-                first_child = len(self.node_features)
-                self.node_features[node] = int(self.feature_of_bin[bin_index])
-                self.node_thresholds[node] = threshold
-                self.left[node], self.right[node] = first_child, first_child + 1
-                self.missing_left[node] = nan_left
-                self.missing_left += [False, False]
-                self.node_features += [-1, -1]
-                self.node_thresholds += [0.0, 0.0]
-                self.left += [-1, -1]
-                self.right += [-1, -1]
-                new_nodes += [first_child, first_child + 1]
-            if not new_nodes:
-                break
-            sample_node = self._route(sample_node, split_nodes)
-            frontier = np.array(new_nodes)
-        return MultiClassTreeMachine(self.node_features, self.node_thresholds, self.left, self.right,
-                                     self._node_labels(sample_node), self.k,
-                                     self.missing_left if self.data.missing else None)
+        nodes = grow_levels(self, self.feature_of_bin, max_depth)
+        return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right,
+                                     self._node_labels(nodes), self.k, nodes.nan_left if self.data.missing else None)
 
-    def _route(self, sample_node: np.ndarray, split_nodes: list[int]) -> np.ndarray:
-        """Move the samples of ``split_nodes`` to their children, by the raw-value rule of the machine."""
-        just_split = np.zeros(len(self.node_features), dtype=bool)
-        just_split[split_nodes] = True
+    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
+        """The frontier nodes' best splits, from the histograms of their rows."""
+        return self._best_splits(self.sample_node, np.array(frontier), len(nodes.features))
+
+    def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
+        """Move the samples of the split nodes to their children, by the raw-value rule of the machine."""
+        just_split = np.zeros(len(nodes.features), dtype=bool)
+        just_split[[node for node, _ in splits]] = True
+        sample_node = self.sample_node
         rows = np.flatnonzero(just_split[sample_node])
         node = sample_node[rows]
-        feature = np.array(self.node_features)[node]
+        feature = np.array(nodes.features)[node]
         values = self.data.raw[rows, feature]
-        above = values >= np.array(self.node_thresholds)[node]
+        above = values >= np.array(nodes.thresholds)[node]
         if self.data.missing and values.dtype.kind == "f":
             nan = np.isnan(values)
-            above[nan] = ~np.array(self.missing_left, dtype=bool)[node[nan]]
+            above[nan] = ~np.array(nodes.nan_left, dtype=bool)[node[nan]]
         moved = sample_node.copy()
-        moved[rows] = np.where(above, np.array(self.right)[node], np.array(self.left)[node])
-        return moved
+        moved[rows] = np.where(above, np.array(nodes.right)[node], np.array(nodes.left)[node])
+        self.sample_node = moved
 
-    def _node_labels(self, sample_node: np.ndarray) -> np.ndarray:
+    def _node_labels(self, nodes: TreeNodes) -> np.ndarray:
         """Label every node with its cheapest class, from the samples that reach it."""
-        n_nodes = len(self.node_features)
-        sums = np.bincount(sample_node * self.k + self.labels, weights=self.weights,
+        n_nodes = len(nodes.features)
+        sums = np.bincount(self.sample_node * self.k + self.labels, weights=self.weights,
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
-        return label_nodes(sums, self.node_features, self.left, self.right, self.loss_matrix)
+        return label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
 
-    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray) -> list[tuple[int, float, bool]]:
+    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray,
+                     n_nodes: int) -> list[tuple[int, float, bool]]:
         """Best (global bin, threshold, NaN goes left) per frontier node; bin -1 where no split helps."""
         data = self.data
         n_bins = data.number_of_bins
-        local = np.full(len(self.node_features), -1, dtype=np.int64)
+        local = np.full(n_nodes, -1, dtype=np.int64)
         local[frontier] = np.arange(frontier.size)
         sample_local = local[sample_node]
         chunk = max(1, _MAX_HISTOGRAM_ENTRIES // (n_bins * (self.k + 1)))
