@@ -152,7 +152,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     if root_ready:
         totals[0, :] = root_total
     else:
-        _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, 0, n_samples, totals[0],
+        # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
+        _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples, totals[0],
                         slot_sums[slot[0]], slot_counts[slot[0]])
     n_nodes = 1
     leaves = 1
@@ -354,7 +355,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
         root_sums = np.zeros((slot_sums.shape[1], 2 * trees))
         root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
         root_totals = np.zeros(2 * trees)
-        node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
+        node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
         root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
                          root_counts)
     else:
@@ -413,7 +414,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     root_sums = np.zeros((histogram_bins, trees), dtype=np.int64)
     root_totals = np.zeros(trees, dtype=np.int64)
     if shared_root:
-        node_total(batch, np.arange(n_samples), 0, n_samples, root_totals)
+        node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
         paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, batch, root_totals,
                                root_sums)
     scan_sums = np.empty((histogram_bins, 2))
