@@ -404,6 +404,27 @@ def test_compiled_tree_scores_equal_the_staged_scores():
     assert np.array_equal(machine.decision_scores(probe), list(machine.staged_decision_scores(probe))[-1])
 
 
+def test_compiled_gradient_tree_scores_add_each_round_as_its_machine_does():
+    """Rows go through the trees in groups (prediction.TREE_ROWS) within blocks (prediction.BLOCK_ROWS); each
+    row's score is still the baseline plus every round's weighted output, added in round order, and a round of
+    several trees (one per output) adds its trees in order."""
+    from bob_boost import SoftmaxLoss, TreeTrainer
+    from bob_boost.engine import prediction
+    x, _ = _data(600, 4)
+    classes = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.4)
+    machine = Boosting(TreeTrainer(max_depth=3, multi_output="per_output"), SoftmaxLoss(), learning_rate=0.3).train(
+        x, classes, 4)
+    assert machine.weak_machines[0].roots.size == 3  # one tree per class in every round
+    probe, _ = _data(prediction.BLOCK_ROWS + 3 * prediction.TREE_ROWS + 17, 4, seed=9)  # partial groups and blocks
+    expected = np.zeros((probe.shape[0], 3)) + machine.baseline
+    for weak, weight in zip(machine.weak_machines, machine.weights):
+        expected += weight * weak.forward(probe)
+    assert machine._compiled_forward(probe) is not None
+    assert np.array_equal(machine.decision_scores(probe), expected)
+    machine.n_threads = 1
+    assert np.array_equal(machine.decision_scores(probe), expected)
+
+
 def test_column_major_features_give_the_same_codes():
     x, _ = _data(3000, 5)
     x[::7, 2] = np.nan
