@@ -41,7 +41,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from bob_boost.costs import imbalance_cost_matrix
 from bob_boost.trainers.badacost import BAdaCostTrainer, SAMMETrainer
-from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer
 
 UCI = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "uci"
 DATASETS = ("car", "krkopt", "cmc", "letter", "shuttle", "optdigits", "pendigits")

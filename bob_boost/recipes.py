@@ -38,8 +38,8 @@ from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
-from .trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
-from .trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
+from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1")

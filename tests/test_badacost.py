@@ -11,7 +11,7 @@ from bob_boost.registry import loss_class
 from bob_boost.exceptions import ConvergenceWarning
 from bob_boost.trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from bob_boost.trainers.cost_sensitive import CostSensitiveAdaBoostTrainer
-from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
 
 
 def gaussian_classes(n_per_class, centers, seed, spread=1.0):

@@ -4,7 +4,7 @@ import pytest
 
 from bob_boost import CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer, StumpTrainer
 from bob_boost.binning import BinnedFeatures
-from bob_boost.trainers.multiclass import DiscreteFeatures, SplitFeatures
+from bob_boost.weak_trainers.multiclass import DiscreteFeatures, SplitFeatures
 
 
 @pytest.fixture

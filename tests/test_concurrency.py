@@ -11,7 +11,7 @@ import pytest
 
 from bob_boost import (BoostedMachine, Boosting, ExponentialLoss, LogitLoss, LUTTrainer, SAMMETrainer, SoftmaxLoss,
                        StumpTrainer, TreeTrainer)
-from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer
 
 RNG = np.random.default_rng(11)
 X = RNG.normal(size=(3000, 6))

@@ -513,7 +513,7 @@ def test_luts_do_not_depend_on_the_thread_count():
 
 def test_multiclass_boosting_passes_nan_to_a_tree_learner_that_bins_it():
     from bob_boost import SAMMETrainer
-    from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer
+    from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=(400, 4))
@@ -529,7 +529,7 @@ def test_multiclass_boosting_passes_nan_to_a_tree_learner_that_bins_it():
 
 def test_multiclass_stumps_learn_where_nan_goes(tmp_path):
     from bob_boost import SAMMETrainer
-    from bob_boost.trainers.multiclass import MultiClassStumpTrainer
+    from bob_boost.weak_trainers.multiclass import MultiClassStumpTrainer
 
     rng = np.random.default_rng(6)
     x = rng.normal(size=(300, 3))

@@ -5,7 +5,7 @@ import pytest
 
 from bob_boost import BoostedMachine, ModelFormatError
 from bob_boost.costs import margin_cost_matrix
-from bob_boost.trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer,
+from bob_boost.weak_trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer,
                                            SplitFeatures)
 from bob_boost.weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
 

@@ -13,7 +13,7 @@ ort = pytest.importorskip("onnxruntime", reason="ONNX export is an optional extr
 from bob_boost import (AdaBoostM1Trainer, BAdaCostTrainer, BoostedMachine, Boosting, ExponentialLoss,  # noqa: E402
                        LogitLoss, LUTTrainer, SAMMETrainer, SoftmaxLoss, SquaredLoss, StumpTrainer, TreeTrainer)
 from bob_boost.onnx import register_converter, to_onnx  # noqa: E402
-from bob_boost.trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer,  # noqa: E402
+from bob_boost.weak_trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer,  # noqa: E402
                                            MultiClassStumpTrainer)
 from bob_boost.weak.base import WeakMachine  # noqa: E402
 

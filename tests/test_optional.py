@@ -170,3 +170,21 @@ def test_shared_constants_resolve_where_they_did():
     from bob_boost.sklearn import _base
 
     assert _base.WEAK_LEARNERS is recipes.WEAK_LEARNERS
+
+
+def test_weak_trainers_moved_to_weak_trainers_keep_their_old_module_paths():
+    """bob_boost.trainers.{stump, lut, multiclass, tree_growing} are the modules now under bob_boost.weak_trainers,
+    for imports and for pickles written before they moved (which name the old module)."""
+    import importlib
+    import pickle
+
+    for name in ("stump", "lut", "multiclass", "tree_growing"):
+        assert importlib.import_module(f"bob_boost.trainers.{name}") is importlib.import_module(
+            f"bob_boost.weak_trainers.{name}")
+    old = pickle.dumps(StumpTrainer(max_bins=64), protocol=0).replace(b"bob_boost.weak_trainers.stump",
+                                                                      b"bob_boost.trainers.stump")
+    assert b"bob_boost.trainers.stump\n" in old
+    script = "import pickle, sys; trainer = pickle.loads(sys.stdin.buffer.read()); print(type(trainer).__name__, " \
+             "trainer.max_bins)"
+    done = subprocess.run([sys.executable, "-c", script], input=old, capture_output=True, check=True)
+    assert done.stdout.split() == [b"StumpTrainer", b"64"]

@@ -22,7 +22,7 @@ from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, Boostin
                                BoostingRegressor, load_estimator)
 from bob_boost.trainers.badacost import BAdaCostTrainer  # noqa: E402
 from bob_boost.trainers.cost_sensitive import AdaBoostDBTrainer  # noqa: E402
-from bob_boost.trainers.multiclass import CostSensitiveTreeTrainer  # noqa: E402
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer  # noqa: E402
 
 N_BINS = 8
 

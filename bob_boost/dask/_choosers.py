@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trainers.lut import LUTTrainer
-from ..trainers.stump import best_stump
+from ..weak_trainers.lut import LUTTrainer
+from ..weak_trainers.stump import best_stump
 from . import _tasks as tasks
 from ._dask import per_chunk
 
 
 class StumpChooser:
-    """The in-memory stump rule on summed histograms (:func:`bob_boost.trainers.stump.best_stump`).
+    """The in-memory stump rule on summed histograms (:func:`bob_boost.weak_trainers.stump.best_stump`).
 
     Parameters
     ----------

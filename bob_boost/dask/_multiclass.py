@@ -7,9 +7,9 @@ round the in-memory trainer's configuration runs on sums over the chunks:
 - the sample weights ``exp(log w - logsumexp(log w))``: one maximum and one sum per chunk;
 - the tree, level by level: every chunk sends its per-node class histograms (#frontier nodes x padded
   bins x K floats), the driver sums them in chunk order and picks each node's split with the in-memory
-  rule (:func:`bob_boost.trainers.tree_growing.choose_splits`), and the few numbers of the splits go back
+  rule (:func:`bob_boost.weak_trainers.tree_growing.choose_splits`), and the few numbers of the splits go back
   for the chunks to move their rows to the children; the leaves' labels come from per-node class sums
-  (:func:`bob_boost.trainers.tree_growing.label_nodes`);
+  (:func:`bob_boost.weak_trainers.tree_growing.label_nodes`);
 - the step from the summed (K, K) confusion matrix, by the trainer's own step rule;
 - the weight update on every chunk, from the rows' leaves.
 """
@@ -26,8 +26,8 @@ from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.badacost import BAdaCostTrainer
-from ..trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
-from ..trainers.tree_growing import TreeNodes, choose_splits, grow_levels, label_nodes
+from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
+from ..weak_trainers.tree_growing import TreeNodes, choose_splits, grow_levels, label_nodes
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
@@ -245,8 +245,8 @@ def _quantized_chunks(client, array, n_threads: int | None, missing: bool) -> tu
 
 
 class _DistributedTrees:
-    """The :class:`~bob_boost.trainers.tree_growing.LevelSource` of the chunks: the round's tree grows level by
-    level (:func:`~bob_boost.trainers.tree_growing.grow_levels`, as in memory) from the chunks' summed node
+    """The :class:`~bob_boost.weak_trainers.tree_growing.LevelSource` of the chunks: the round's tree grows level by
+    level (:func:`~bob_boost.weak_trainers.tree_growing.grow_levels`, as in memory) from the chunks' summed node
     histograms."""
 
     def __init__(self, chunks: Chunks, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer) -> None:

@@ -38,7 +38,7 @@ from ..losses import LossFunction
 from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
 from ..recipes import WEAK_LEARNERS
-from ..trainers.lut import SELECTION_STYLES
+from ..weak_trainers.lut import SELECTION_STYLES
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._choosers import LUTChooser, StumpChooser, lut_chunks

@@ -99,7 +99,7 @@ def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels:
 
     ``local[node]`` is a node's position in the frontier (-1 for the others). Returns the (#frontier,
     padded bins, K) class sums, the (#frontier, padded bins) counts, the (#frontier, K) class totals
-    and the (#frontier,) node counts, as :func:`bob_boost.trainers.tree_growing.choose_splits` reads them.
+    and the (#frontier,) node counts, as :func:`bob_boost.weak_trainers.tree_growing.choose_splits` reads them.
     """
     k = number_of_classes
     nodes = int((local >= 0).sum())

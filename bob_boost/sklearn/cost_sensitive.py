@@ -11,7 +11,7 @@ from .._validation import check_choice, check_positive_int, mean_one
 from ..costs import check_cost_matrix, imbalance_cost_matrix, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
-from ..trainers.multiclass import CostSensitiveTreeTrainer
+from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._base import _BoostedClassifier, _check_splittable
 from ._fitting import kept_seed
 

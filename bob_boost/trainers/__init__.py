@@ -1,11 +1,24 @@
-"""Weak trainers (loss gradient -> weak machine) and strong trainers (data -> boosted machine)."""
+"""The public trainers (data -> boosted machine), one module per algorithm, and the weak trainers' old paths.
+
+The weak trainers (stumps, look-up tables, multi-class stumps, tables and cost-sensitive trees, and their tree
+growing) are in :mod:`bob_boost.weak_trainers`; ``bob_boost.trainers.stump``, ``.lut``, ``.multiclass`` and
+``.tree_growing`` still import, as the same modules.
+"""
+import sys
 from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
-from .lut import LUTTrainer
-from .multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer, SplitFeatures
-from .stump import StumpTrainer
+from ..weak_trainers import lut, multiclass, stump, tree_growing
+from ..weak_trainers.lut import LUTTrainer
+from ..weak_trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer,
+                                        SplitFeatures)
+from ..weak_trainers.stump import StumpTrainer
+
+# users' imports and pickles name these modules by their old paths: the same module objects
+for _module in (lut, multiclass, stump, tree_growing):
+    sys.modules[f"{__name__}.{_module.__name__.rsplit('.', 1)[1]}"] = _module
+del _module
 
 __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrainer",
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",

@@ -31,7 +31,7 @@ from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, s
     zero_one_cost_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
-from .multiclass import CostSensitiveTreeTrainer
+from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 
 __all__ = ["AdaBoostM1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
 
@@ -50,8 +50,8 @@ class BAdaCostTrainer:
     weak_learner : object, optional
         A multi-class weak trainer with ``prepare(features)`` and
         ``train(prepared, labels, weights, loss_matrix, feature_subset)``
-        (see :mod:`bob_boost.trainers.multiclass`); default a depth-2
-        :class:`~bob_boost.trainers.multiclass.CostSensitiveTreeTrainer`.
+        (see :mod:`bob_boost.weak_trainers.multiclass`); default a depth-2
+        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`.
     number_of_rounds : int
         Default maximum number of weak learners for :meth:`train`.
     shrinkage : float

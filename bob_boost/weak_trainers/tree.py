@@ -17,7 +17,7 @@ from ..weak.tree import TreeMachine
 
 #: Relative difference under which two scores of a tree's choice count as equal, so that the first wins:
 #: split gains here (first feature, then bin), and the cost-sensitive trees' split scores and leaf classes
-#: (:mod:`bob_boost.trainers.tree_growing`). Relative to the best score, as scores equal in exact arithmetic
+#: (:mod:`bob_boost.weak_trainers.tree_growing`). Relative to the best score, as scores equal in exact arithmetic
 #: differ by the rounding of sums taken in another order.
 TIE_TOLERANCE = 1e-12
 

@@ -12,7 +12,7 @@ the 0|1 matrix. The interface is
 * ``propose(prepared, state)`` -- the same for the training loop, which
   passes trusted inputs (:mod:`bob_boost.boosting.protocol`).
 
-Trees are grown by :class:`~bob_boost.trainers.tree_growing.TreeGrower`.
+Trees are grown by :class:`~bob_boost.weak_trainers.tree_growing.TreeGrower`.
 """
 from __future__ import annotations
 

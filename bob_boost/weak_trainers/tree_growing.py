@@ -18,7 +18,7 @@ import numpy as np
 from ..binning import BinnedFeatures, midpoints
 from ..engine import kernels
 from ..weak.multiclass import MultiClassTreeMachine
-from ..weak_trainers.tree import TIE_TOLERANCE  # ties between splits and between classes: the gradient trees' rule
+from .tree import TIE_TOLERANCE  # ties between splits and between classes: the gradient trees' rule
 
 #: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
 #: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.

@@ -46,7 +46,7 @@ class LUTTrainer:
         no sample takes does. A feature that is NaN for every sample is never
         selected (its table could only give every sample one output).
 
-    Criteria within :data:`~bob_boost.trainers.stump.TIE_TOLERANCE` of the
+    Criteria within :data:`~bob_boost.weak_trainers.stump.TIE_TOLERANCE` of the
     output's total absolute gradient count as tied and go to the lowest
     feature index (a gradient of one sign for every sample ties every
     feature exactly; rounding must not decide).
