@@ -15,7 +15,7 @@ from bob_boost.trainers.cost_sensitive import (ALPHA_CAP_MARGIN, AdaBoostDBTrain
                                                CostSensitiveAdaBoostTrainer)
 from bob_boost.weak_trainers.stump_pool.bounds import bound_coefficients, tangents_meet
 from bob_boost.weak_trainers.stump_pool.pool import StumpPool
-from bob_boost.weak_trainers.stump_pool.roots import double_base_root, double_base_roots
+from bob_boost.boosting.roots import double_base_root, double_base_roots
 
 #: The 19 cost pairs (C_P, C_N) of the AdaBoostDB paper, by increasing C_P / C_N.
 PAPER_COSTS = [(1, 100), (1, 50), (1, 25), (1, 10), (1, 7), (1, 5), (1, 3), (1, 2), (2, 3), (1, 1), (3, 2),

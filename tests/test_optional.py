@@ -181,6 +181,9 @@ def test_weak_trainers_moved_to_weak_trainers_keep_their_old_module_paths():
     for name in ("stump", "lut", "multiclass", "tree_growing"):
         assert importlib.import_module(f"bob_boost.trainers.{name}") is importlib.import_module(
             f"bob_boost.weak_trainers.{name}")
+    # and the step equations, now with the other step rules
+    assert importlib.import_module("bob_boost.weak_trainers.stump_pool.roots") is importlib.import_module(
+        "bob_boost.boosting.roots")
     old = pickle.dumps(StumpTrainer(max_bins=64), protocol=0).replace(b"bob_boost.weak_trainers.stump",
                                                                       b"bob_boost.trainers.stump")
     assert b"bob_boost.trainers.stump\n" in old

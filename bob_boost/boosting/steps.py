@@ -15,8 +15,8 @@
   candidate at once;
 - shrinkage is a factor the algorithms apply to these.
 
-The two cost-sensitive roots are implemented beside the stump pool they are solved for, vectorised over
-its candidates (:mod:`bob_boost.weak_trainers.stump_pool.roots`); they are listed here so that every step
+The two cost-sensitive roots are in :mod:`bob_boost.boosting.roots`, vectorised over the stump pool's
+candidates they are solved for; they are listed here so that every step
 rule is found in one place.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ..losses.base import weighted as weighted_terms
 from ..losses.exponential import EXPONENT_LIMIT, ExponentialLoss
 from ..losses.logit import LogitLoss
 from ..losses.squared import SquaredLoss
-from ..weak_trainers.stump_pool.roots import double_base_root, double_base_roots, hyperbolic_roots
+from .roots import double_base_root, double_base_roots, hyperbolic_roots
 
 __all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step",
            "capped_step", "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",

@@ -19,7 +19,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from ..weak_trainers.stump_pool.pool import StumpPool
-from ..weak_trainers.stump_pool.roots import RootCounter
+from ..boosting.roots import RootCounter
 from . import _tasks as tasks
 from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, starts_from_scores

@@ -49,7 +49,7 @@ from ..exceptions import InvalidValueError
 from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..machine import BoostedMachine
 from ..weak_trainers.stump_pool.pool import StumpPool
-from ..weak_trainers.stump_pool.roots import (HYPERBOLIC_SOLVERS, ROOT_SEARCHES, DoubleBaseEquation,
+from ..boosting.roots import (HYPERBOLIC_SOLVERS, ROOT_SEARCHES, DoubleBaseEquation,
                                               HyperbolicEquation, RootCounter, double_base_roots, infinite_step)
 from ..weak_trainers.stump_pool.searches import DOMINANCE_MARGIN, SEARCHES, make_search
 from ..weak_trainers.stump_pool.selectors import (SELECTIONS, TIE_TOLERANCE, Candidates, contributes,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .roots import saturating_exp
+from ...boosting.roots import saturating_exp
 
 #: Relative allowance for rounding in the bound search's lower bounds.
 BOUND_MARGIN = 1e-12

@@ -27,7 +27,7 @@ import scipy.special
 from ...exceptions import InvalidValueError
 from ...losses.exponential import EXPONENT_LIMIT
 from .bounds import bound_after_step
-from .roots import DoubleBaseEquation, HyperbolicEquation
+from ...boosting.roots import DoubleBaseEquation, HyperbolicEquation
 
 #: Relative tolerance under which two alphas (or two bounds) count as a tie. Wider than the gradient
 #: trainers' tolerances: alphas are roots solved numerically, and the bounds computed from them, which

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.optimize
 
-from ...losses.exponential import EXPONENT_LIMIT
+from ..losses.exponential import EXPONENT_LIMIT
 
 logger = logging.getLogger(__name__)
 
