@@ -4,7 +4,6 @@ import pytest
 
 from bob_boost import CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer, StumpTrainer
 from bob_boost.binning import BinnedFeatures
-from bob_boost.weak_trainers.multiclass import DiscreteFeatures, SplitFeatures
 
 
 @pytest.fixture
@@ -45,7 +44,17 @@ def test_tree_codings_keep_the_raw_features(features):
         assert np.all((binned.codes >= binned.offsets[:-1]) & (binned.codes < binned.offsets[1:]))
         for f in range(3):
             assert np.all(np.diff(binned.bin_values[binned.offsets[f]:binned.offsets[f + 1]]) > 0)
-    assert SplitFeatures is BinnedFeatures and DiscreteFeatures is BinnedFeatures  # the old names
+
+
+def test_the_old_names_of_binned_features_warn_and_resolve():
+    from bob_boost import trainers
+    from bob_boost.weak_trainers import multiclass
+    for module, name in ((multiclass, "SplitFeatures"), (multiclass, "DiscreteFeatures"), (trainers, "SplitFeatures")):
+        with pytest.warns(DeprecationWarning, match=f"{name} is bob_boost.binning.BinnedFeatures") as caught:
+            assert getattr(module, name) is BinnedFeatures
+        assert caught[0].filename == __file__  # the warning points at the line that uses the old name
+    with pytest.raises(AttributeError):
+        multiclass.NoSuchName  # noqa: B018
 
 
 def test_each_trainer_refuses_another_coding(features):

@@ -5,8 +5,8 @@ import pytest
 
 from bob_boost import BoostedMachine, ModelFormatError
 from bob_boost.costs import margin_cost_matrix
-from bob_boost.weak_trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer,
-                                           SplitFeatures)
+from bob_boost.binning import BinnedFeatures
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
 from bob_boost.weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
 
 ZERO_ONE = 1.0 - np.eye(3)
@@ -58,7 +58,7 @@ def test_float_and_quantised_paths_agree_on_integer_data(dtype):
 def test_quantisation_uses_256_bins_and_raw_unit_thresholds():
     rng = np.random.default_rng(8)
     features = rng.normal(10.0, 5.0, size=(2000, 2))
-    coded = SplitFeatures.quantize(features)
+    coded = BinnedFeatures.quantize(features)
     assert coded.number_of_bins == 512 and coded.codes.min() == 0 and coded.codes.max() == 511
     step = np.ptp(features[:, 0]) / 255
     expected = np.round((features[:, 0] - features[:, 0].min()) / step)

@@ -5,14 +5,15 @@ growing) are in :mod:`bob_boost.weak_trainers`; ``bob_boost.trainers.stump``, ``
 ``.tree_growing`` still import, as the same modules.
 """
 import sys
+import warnings
+
 from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
 from ..weak_trainers.lut import LUTTrainer
-from ..weak_trainers.multiclass import (CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer,
-                                        SplitFeatures)
+from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
 from ..weak_trainers.stump import StumpTrainer
 
 # users' imports and pickles name these modules by their old paths: the same module objects
@@ -23,4 +24,11 @@ del _module
 __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrainer",
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
-           "MultiClassLUTTrainer", "SplitFeatures"]
+           "MultiClassLUTTrainer"]
+
+
+def __getattr__(name: str):
+    if name == "SplitFeatures":  # an old name of the one binned representation
+        warnings.warn(f"{name} is bob_boost.binning.BinnedFeatures; use that name", DeprecationWarning, stacklevel=2)
+        return BinnedFeatures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,6 +16,8 @@ Trees are grown by :class:`~bob_boost.weak_trainers.tree_growing.TreeGrower`.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int
@@ -28,9 +30,16 @@ from ..engine.threads import check_threads
 from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size, check_missing  # noqa: F401  (old import path)
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
-#: The coded features of the multi-class trainers are the one binned representation (old names).
-SplitFeatures = BinnedFeatures
-DiscreteFeatures = BinnedFeatures
+#: Old names of the one binned representation, which the multi-class trainers' coded features are.
+_OLD_NAMES = ("SplitFeatures", "DiscreteFeatures")
+
+
+def __getattr__(name: str):
+    if name in _OLD_NAMES:
+        warnings.warn(f"{name} is bob_boost.binning.BinnedFeatures; use that name", DeprecationWarning,
+                      stacklevel=2)
+        return BinnedFeatures
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_training_inputs(number_of_samples: int, labels, weights, loss_matrix) -> tuple[np.ndarray, ...]:
