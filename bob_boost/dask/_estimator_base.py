@@ -193,6 +193,20 @@ class _DaskEstimator:
         estimator.__dict__.update({name: value for name, value in vars(local).items() if name not in params})
         return estimator
 
+    def _apply(self, method: str, X, dtype, from_scores=None):
+        """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a
+        copy of the in-memory twin), where ``from_scores`` (None: one value per row) gives each row's shape."""
+        if not _dask.is_dask(X):
+            return getattr(super(), method)(X)
+        check_is_fitted(self)
+        features = _dask.as_row_chunked(X, "X")
+        row = () if from_scores is None else from_scores(
+            np.zeros((1, self.machine_.number_of_outputs or len(self.classes_))))[0].shape
+        function = getattr(self.to_local(), method)
+        if not row:
+            return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
+        return features.map_blocks(function, chunks=(features.chunks[0], row), dtype=dtype)
+
 
 class _DaskClassifier(_DaskEstimator):
     """What the Dask classifiers share: labels to targets on the cluster, and prediction of Dask arrays block
@@ -280,19 +294,3 @@ class _DaskClassifier(_DaskEstimator):
     def predict_proba(self, X):
         """The in-memory estimator's class probabilities; a Dask array for a Dask ``X``."""
         return self._apply("predict_proba", X, np.float64, self._proba_from_scores)
-
-    def _apply(self, method: str, X, dtype, from_scores=None):
-        """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a
-        copy of the in-memory twin), where ``from_scores`` (None: one value per row) gives each row's shape."""
-        if not _dask.is_dask(X):
-            return getattr(super(), method)(X)
-        check_is_fitted(self)
-        function = getattr(self.to_local(), method)
-        features = _dask.as_row_chunked(X, "X")
-        if from_scores is None:
-            return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
-        outputs = self.machine_.number_of_outputs or len(self.classes_)
-        row = from_scores(np.zeros((1, outputs)))[0]
-        if row.ndim == 0:
-            return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
-        return features.map_blocks(function, chunks=(features.chunks[0], row.shape), dtype=dtype)

@@ -239,12 +239,7 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
 
     def predict(self, X):
         """The in-memory estimator's predictions; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
-        if not _dask.is_dask(X):
-            return super().predict(X)
-        check_is_fitted(self)
-        function = self.to_local().predict
-        features = _dask.as_row_chunked(X, "X")
-        return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=np.float64)
+        return self._apply("predict", X, np.float64)
 
 
 def _check_float_gradients(estimator) -> None:
