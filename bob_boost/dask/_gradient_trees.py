@@ -1,19 +1,19 @@
 """Gradient trees on a Dask cluster: the round's trees grown from summed node histograms.
 
-Each level (levelwise) or each split (leafwise: every tree of the round splits one leaf per round trip),
-every chunk sends the gradient/hessian histograms of the new frontier nodes of every tree of the round
-(one per output, or one for all); the histograms are summed in chunk order and each node's split is
-chosen on the client by the in-memory trees' own scan
-(:func:`bob_boost.engine.split_scan.best_split`) and, leafwise, the in-memory choice of the open leaf
-of largest gain; the splits go back to the chunks, which move their rows. Leaves get
-``-G / (H + lambda)`` from the leaves' summed derivatives (hessian 1 for gradient-only leaves). The
-trees are those :class:`bob_boost.TreeTrainer` grows in memory, up to the rounding of sums added per
-chunk.
+Each round trip, every chunk sends the gradient/hessian histograms of the new frontier nodes of every
+tree of the round (one per output, or one for all); the histograms are summed in chunk order, each node's
+best split is found on the client by the in-memory trees' scan
+(:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
+(:mod:`bob_boost.engine.tree_policy`: level by level, or the open leaf of largest gain) chooses the splits,
+which go back to the chunks to move their rows. Leaves get the in-memory Newton values from the leaves'
+summed derivatives (hessian 1 for gradient-only leaves). The trees are those :class:`bob_boost.TreeTrainer`
+grows in memory, up to the rounding of sums added per chunk.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..engine import tree_policy
 from ..engine.split_scan import best_split
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
@@ -196,182 +196,119 @@ class DistributedGradientTrees:
         client = chunks.client
         values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss, newton_leaves)
         sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
-        nodes = [_Tree() for _ in range(trees)]
-        grow = self._leafwise if trainer.growth == "leafwise" else self._levelwise
-        sample_node, tables = grow(nodes, values, sample_node)
-        sizes = [len(tree.features) for tree in nodes]
-        totals = summed_arrays(*client.gather(chunks.each(leaf_totals, sample_node, values, self.groups,
-                                                          tuple(sizes))))
-        leaf_values = [tree.leaf_values(total, float(trainer.l2_regularization), trainer.max_delta_step)
-                       for tree, total in zip(nodes, totals)]
-        # (tuples: the chunks' helper reads lists as one entry per chunk)
-        leaf_values, tables = tuple(leaf_values), tuple(tables)
-        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
-        levels = max(tree.depth for tree in nodes)
-        return self._machine(nodes, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
-
-    def _levelwise(self, nodes: list["_Tree"], values: list, sample_node: list) -> tuple[list, list]:
-        """Grow the trees level by level, as in memory, one round trip per level; returns the chunks' final
-        ``sample_node`` and the trees' tables."""
-        chunks, trainer = self.chunks, self.trainer
-        frontiers = [np.array([0])] * len(nodes)
-        tables = [tree.table(self.offsets, self.missing) for tree in nodes]
-        for depth in range(trainer.max_depth):
-            pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups, tuple(frontiers))
-            histograms = chunks.summed_on_worker(summed_trees, pieces)
-            tables, next_frontiers = [], []
-            for tree, frontier, (sums, counts, totals, node_counts) in zip(nodes, frontiers, histograms):
-                children = tree.split(self, frontier, sums, counts, totals, node_counts)
-                tables.append(tree.table(self.offsets, self.missing))
-                # children at the depth limit are never split
-                next_frontiers.append(np.array(children if depth + 1 < trainer.max_depth else [], dtype=np.int64))
-            if any(tree.split_last for tree in nodes):
-                sample_node = chunks.each(routed, chunks.coded, sample_node, tuple(tables))
-            frontiers = next_frontiers
-            if all(f.size == 0 for f in frontiers):
-                break
-        return sample_node, tables
-
-    def _leafwise(self, nodes: list["_Tree"], values: list, sample_node: list) -> tuple[list, list]:
-        """Grow the trees leaf by leaf, as in memory: each tree splits its open leaf of largest gain (the
-        lowest node on a tie) until ``max_leaves``, one split per tree and round trip; returns the chunks'
-        final ``sample_node`` and the trees' tables."""
-        chunks, trainer = self.chunks, self.trainer
-        limit = trainer.max_leaves or 0
-        candidates: list[dict[int, tuple]] = [{} for _ in nodes]  # open leaf -> (gain, bin, NaN goes left)
-        leaves = [1] * len(nodes)
-        frontiers = [np.array([0])] * len(nodes)
-        tables = [tree.table(self.offsets, self.missing) for tree in nodes]
+        capacity = 2 * tree_policy.most_leaves(int(sum(chunks.rows)), trainer.min_samples_leaf, trainer.max_depth,
+                                              trainer.max_leaves) - 1
+        growing = [_GrowingTree(capacity) for _ in range(trees)]
+        moved = False  # whether nodes were split since the rows were last routed
         while True:
-            if any(f.size for f in frontiers):
+            if any(tree.frontier.size for tree in growing):
+                if moved:
+                    sample_node = chunks.each(routed, chunks.coded, sample_node, self._tables(growing))
+                    moved = False
                 pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
-                                     tuple(frontiers))
-                histograms = chunks.summed_on_worker(summed_trees, pieces)
-                for open_leaves, frontier, histogram in zip(candidates, frontiers, histograms):
-                    for node, (gain, bin_index, nan_left) in zip(frontier.tolist(),
-                                                                 self._best_splits(frontier, *histogram)):
-                        if bin_index >= 0:
-                            open_leaves[node] = (gain, bin_index, nan_left)
-            frontiers = []
-            for t, tree in enumerate(nodes):
-                children: list[int] = []
-                if candidates[t] and not 0 < limit <= leaves[t]:
-                    node = min(candidates[t], key=lambda n, c=candidates[t]: (-c[n][0], n))
-                    children = tree.split_node(self, node, *candidates[t].pop(node)[1:])
-                    leaves[t] += 1
-                    depth_limited = trainer.max_depth is not None and tree.depths[children[0]] >= trainer.max_depth
-                    if depth_limited or 0 < limit <= leaves[t]:
-                        children = []  # never split: no histograms
-                    tree.split_last = True
-                else:
-                    tree.split_last = False
-                frontiers.append(np.array(children, dtype=np.int64))
-            if not any(tree.split_last for tree in nodes):
-                return sample_node, tables
-            tables = [tree.table(self.offsets, self.missing) for tree in nodes]
-            sample_node = chunks.each(routed, chunks.coded, sample_node, tuple(tables))
+                                     tuple(tree.frontier for tree in growing))
+                for tree, histogram in zip(growing, chunks.summed_on_worker(summed_trees, pieces)):
+                    self._scan(tree, *histogram)
+            split_any = [tree.grow(self.feature_of_bin, trainer) for tree in growing]
+            if not any(split_any):
+                break
+            moved = True
+        if moved:
+            sample_node = chunks.each(routed, chunks.coded, sample_node, self._tables(growing))
+        sizes = tuple(tree.n_nodes for tree in growing)
+        totals = summed_arrays(*client.gather(chunks.each(leaf_totals, sample_node, values, self.groups, sizes)))
+        leaf_values = []
+        for tree, total in zip(growing, totals):
+            leaves = np.zeros((tree.n_nodes, total.shape[1] // 2))
+            tree_policy.leaf_values(total, tree.nodes["node_feature"], tree.n_nodes,
+                                    float(trainer.l2_regularization), leaves)
+            if trainer.max_delta_step:
+                np.clip(leaves, -trainer.max_delta_step, trainer.max_delta_step, out=leaves)
+            leaf_values.append(leaves)
+        # (tuples: the chunks' helper reads lists as one entry per chunk)
+        leaf_values, tables = tuple(leaf_values), self._tables(growing)
+        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
+        levels = max(int(tree.nodes["depth"][:tree.n_nodes].max()) for tree in growing)
+        return self._machine(growing, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
 
-    def _best_splits(self, frontier: np.ndarray, sums, counts, totals, node_counts) -> list[tuple[float, int, bool]]:
-        """``(gain, global bin, NaN goes left)`` of each frontier node's best split by the in-memory scan (bin -1:
-        none)."""
-        trainer = self.trainer
-        result = []
+    def _scan(self, tree: "_GrowingTree", sums, counts, totals, node_counts) -> None:
+        """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
+        trainer, nodes = self.trainer, tree.nodes
         gain_buffer = np.empty(2 * int(self.offsets[-1]))
-        for j in range(frontier.size):
-            bin_index, gain, nan_left = -1, 0.0, False
+        for j, node in enumerate(tree.frontier):
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
-                bin_index, gain, nan_left = best_split(
+                nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer)
-            result.append((float(gain), int(bin_index), bool(nan_left)))
-        return result
 
-    def _machine(self, nodes: list["_Tree"], leaf_values: list[np.ndarray]) -> TreeMachine:
+    def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
+        """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
+        whether NaN goes left (1) and the feature's NaN code (-1 without missing values); see :func:`routed`."""
+        offsets, tables = self.offsets, []
+        for tree in growing:
+            n, nodes = tree.n_nodes, tree.nodes
+            feature = nodes["node_feature"][:n]
+            inner = feature >= 0
+            table = np.full((n, 6), -1, dtype=np.int64)
+            f = feature[inner]
+            table[inner] = np.column_stack([
+                f, nodes["node_bin"][:n][inner] - offsets[f], nodes["node_left"][:n][inner],
+                nodes["node_right"][:n][inner], nodes["node_nan_left"][:n][inner],
+                offsets[f + 1] - offsets[f] - 1 if self.missing else np.full(f.size, -1)])
+            tables.append(table)
+        return tuple(tables)
+
+    def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...]) -> TreeMachine:
         features, thresholds, left, right, values, roots, nan_left = [], [], [], [], [], [], []
         offset = 0
-        for t, (tree, leaves) in enumerate(zip(nodes, leaf_values)):
-            inner = np.array(tree.features) >= 0
-            features.append(tree.features)
-            nan_left.append(inner & np.array(tree.nan_left, dtype=bool))
-            thresholds.append(np.where(inner, self.split_thresholds[np.maximum(tree.bins, 0)], 0.0))
-            left.append(np.where(inner, np.array(tree.left) + offset, -1))
-            right.append(np.where(inner, np.array(tree.right) + offset, -1))
-            full = np.zeros((len(tree.features), self.outputs))
+        for t, (tree, leaves) in enumerate(zip(growing, leaf_values)):
+            n, nodes = tree.n_nodes, tree.nodes
+            inner = nodes["node_feature"][:n] >= 0
+            features.append(nodes["node_feature"][:n])
+            nan_left.append(inner & nodes["node_nan_left"][:n])
+            thresholds.append(np.where(inner, self.split_thresholds[nodes["node_bin"][:n]], 0.0))
+            left.append(np.where(inner, nodes["node_left"][:n] + offset, -1))
+            right.append(np.where(inner, nodes["node_right"][:n] + offset, -1))
+            full = np.zeros((n, self.outputs))
             full[:, self.groups[t]] = leaves
             values.append(full)
             roots.append(offset)
-            offset += len(tree.features)
+            offset += n
         return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
                            np.concatenate(right), np.vstack(values), roots,
                            np.concatenate(nan_left) if self.missing else None)
 
 
-class _Tree:
-    """One tree's node arrays while it grows (global bins of its splits)."""
+class _GrowingTree:
+    """One tree's node arrays (:mod:`bob_boost.engine.tree_policy`) while it grows on the chunks, and its
+    frontier: the nodes whose histograms the next round trip brings."""
 
-    def __init__(self) -> None:
-        self.features: list[int] = [-1]
-        self.bins: list[int] = [-1]
-        self.nan_left: list[bool] = [False]
-        self.left: list[int] = [-1]
-        self.right: list[int] = [-1]
-        self.depths: list[int] = [0]
-        self.depth = 0
-        self.split_last = False  # whether the last call of split split a node
+    def __init__(self, capacity: int) -> None:
+        self.nodes = tree_policy.empty_tree(capacity)
+        self.n_nodes, self.leaves = 1, 1
+        self.frontier = np.zeros(1, dtype=np.int64)
 
-    def split(self, grower: DistributedGradientTrees, frontier: np.ndarray, sums, counts, totals,
-              node_counts) -> list[int]:
-        """Split the frontier's nodes by the in-memory rule; return the new children."""
-        trainer = grower.trainer
-        best = grower._best_splits(frontier, sums, counts, totals, node_counts)
-        gains = np.array([gain for gain, _, _ in best])
-        bins = np.array([bin_index for _, bin_index, _ in best], dtype=np.int64)
-        chosen = [j for j in np.argsort(-gains, kind="stable") if bins[j] >= 0]
-        if trainer.max_leaves is not None:
-            leaves = sum(1 for f in self.features if f < 0)
-            chosen = chosen[:max(0, trainer.max_leaves - leaves)]
-        children = []
-        self.split_last = bool(chosen)
-        for j in sorted(chosen):
-            children += self.split_node(grower, int(frontier[j]), int(bins[j]), best[j][2])
-        return children
-
-    def split_node(self, grower: DistributedGradientTrees, node: int, bin_index: int, nan_left: bool) -> list[int]:
-        """Split ``node`` after global bin ``bin_index`` (NaN left or right); return its two new children."""
-        first = len(self.features)
-        self.features[node] = int(grower.feature_of_bin[bin_index])
-        self.bins[node] = bin_index
-        self.nan_left[node] = nan_left
-        self.left[node], self.right[node] = first, first + 1
-        self.features += [-1, -1]
-        self.bins += [-1, -1]
-        self.nan_left += [False, False]
-        self.left += [-1, -1]
-        self.right += [-1, -1]
-        self.depths += [self.depths[node] + 1] * 2
-        self.depth = max(self.depth, self.depths[node] + 1)
-        return [first, first + 1]
-
-    def table(self, offsets: np.ndarray, missing: bool) -> np.ndarray:
-        """(#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child, whether
-        NaN goes left (1) and the feature's NaN code (-1 without missing values); see :func:`routed`."""
-        table = np.full((len(self.features), 6), -1, dtype=np.int64)
-        for node, feature in enumerate(self.features):
-            if feature >= 0:
-                nan_code = offsets[feature + 1] - offsets[feature] - 1 if missing else -1
-                table[node] = (feature, self.bins[node] - offsets[feature], self.left[node], self.right[node],
-                               int(self.nan_left[node]), nan_code)
-        return table
-
-    def leaf_values(self, totals: np.ndarray, regularization: float, cap: float | None = None) -> np.ndarray:
-        """(#nodes, K) ``-G / (H + lambda)`` of the leaves (0 for inner nodes and empty denominators), clipped
-        to ``[-cap, cap]`` when ``cap`` (the tree trainer's ``max_delta_step``) is set, as in memory."""
-        outputs = totals.shape[1] // 2
-        denominator = totals[:, outputs:] + regularization
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.where(denominator > 0, -totals[:, :outputs] / denominator, 0.0)
-        values[np.array(self.features) >= 0] = 0.0
-        if cap:
-            np.clip(values, -cap, cap, out=values)
-        return values
+    def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer) -> bool:
+        """Split what the in-memory growth policy chooses next; the new frontier is the children that may split.
+        Returns whether a node was split."""
+        nodes = self.nodes
+        capacity = nodes["node_feature"].size
+        frontier = np.zeros(capacity, dtype=np.int64)
+        frontier[:self.frontier.size] = self.frontier
+        chosen = np.zeros(capacity, dtype=np.bool_)
+        n_frontier, n_chosen = tree_policy.select(
+            frontier, self.frontier.size, nodes["node_feature"], nodes["split_bin"], nodes["split_gain"],
+            self.n_nodes, self.leaves, trainer.max_leaves or 0, trainer.growth == "leafwise", chosen)
+        split_nodes = frontier[:n_frontier][chosen[:n_frontier]]
+        for node in split_nodes:
+            tree_policy.split(node, self.n_nodes, feature_of_bin, nodes["split_bin"], nodes["split_nan_left"],
+                              nodes["node_feature"], nodes["node_bin"], nodes["node_nan_left"], nodes["node_left"],
+                              nodes["node_right"], nodes["depth"])
+            self.n_nodes += 2
+            self.leaves += 1
+        children = [child for node in split_nodes for child in (nodes["node_left"][node], nodes["node_right"][node])
+                    if tree_policy.children_may_split(nodes["depth"][child], trainer.max_depth or 0,
+                                                      trainer.max_leaves or 0, self.leaves)]
+        self.frontier = np.array(children, dtype=np.int64)
+        return n_chosen > 0

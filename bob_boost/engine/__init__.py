@@ -5,8 +5,9 @@
 - :mod:`.values`: the exact distinct-value coding of the sparse-product path;
 - :mod:`.kernels`: the numba kernels of stumps, tables and the multi-class trees (``nogil``, cached, no
   fastmath);
-- :mod:`.tree_kernels`, :mod:`.tree_histograms`, :mod:`.split_scan`: gradient trees, grown whole in one
-  compiled call, from node histograms and the Newton split scan;
+- :mod:`.tree_kernels`, :mod:`.tree_histograms`, :mod:`.split_scan`, :mod:`.tree_policy`: gradient trees,
+  grown whole in one compiled call from node histograms, the Newton split scan and the growth policy
+  (which the distributed trees share);
 - :mod:`.quantised`: gradient trees' gradients rounded to a few levels and packed with their hessian and
   count in one int64 (one add per row and bin);
 - :mod:`.newton`: the compiled one-dimensional Newton step of separable losses;

@@ -1,13 +1,15 @@
 """Compiled growing of gradient trees: one call grows a whole tree on the engine's bin codes.
 
-:func:`grow_tree` keeps every node's samples as a contiguous range of one
-row order (a split partitions its parent's range stably, so each range stays
-in ascending row order), builds a node's gradient/hessian histogram from its
-own rows only, gets the larger child's histogram by subtraction (parent minus
-the smaller child) and scores every split with the Newton gain. Histograms
-live in a few reusable slots. Sums add rows in ascending order and bins in bin
-order, so a tree does not depend on the thread that grows it, and trees of one
-round (one per output) can grow on several threads at once.
+:func:`grow_tree` is the in-memory histogram source of the growth policy
+(:mod:`.tree_policy`, which the distributed trees share): it keeps every
+node's samples as a contiguous range of one row order (a split partitions its
+parent's range stably, so each range stays in ascending row order), builds a
+node's gradient/hessian histogram from its own rows only (:mod:`.tree_histograms`),
+gets the larger child's histogram by subtraction (parent minus the smaller
+child) and scores every split with the Newton gain (:mod:`.split_scan`).
+Histograms live in a few reusable slots. Sums add rows in ascending order and
+bins in bin order, so a tree does not depend on the thread that grows it, and
+trees of one round (one per output) can grow on several threads at once.
 
 Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
 ``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import tree_policy
 from .quantised import decode, quantise
 from .split_scan import best_split
 from .tree_histograms import (build_histogram, build_paired_histogram, node_total, paired_root_histograms,
@@ -180,45 +183,15 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                         stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance, missing,
                         gains)
             if leafwise and split_bin[node] < 0:
-                free[n_free] = slot[node]
-                n_free += 1
-                slot[node] = -1
-        n_chosen = 0
-        if leafwise:
-            if max_leaves > 0 and leaves >= max_leaves:
-                break
-            # the open leaf of largest gain (the lowest node on a tie)
-            pick = -1
-            for node in range(n_nodes):
-                if node_feature[node] < 0 and split_bin[node] >= 0 and (
-                        pick < 0 or split_gain[node] > split_gain[pick]):
-                    pick = node
-            if pick < 0:
-                break
-            frontier[0] = pick
-            n_frontier = 1
-            chosen[0] = True
-            n_chosen = 1
-        else:
-            allowed = n_frontier if max_leaves <= 0 else min(n_frontier, max_leaves - leaves)
+                n_free = _release(slot, node, free, n_free)
+        n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain, n_nodes,
+                                                  leaves, max_leaves, leafwise, chosen)
+        if not leafwise:
             for j in range(n_frontier):
-                chosen[j] = split_bin[frontier[j]] >= 0
-                n_chosen += chosen[j]
-            # over the leaf limit: keep the largest gains (the earlier node on a tie)
-            while n_chosen > max(allowed, 0):
-                drop = -1
-                for j in range(n_frontier):
-                    if chosen[j] and (drop < 0 or split_gain[frontier[j]] <= split_gain[frontier[drop]]):
-                        drop = j
-                chosen[drop] = False
-                n_chosen -= 1
-            for j in range(n_frontier):
-                if not chosen[j] and slot[frontier[j]] >= 0:
-                    free[n_free] = slot[frontier[j]]
-                    n_free += 1
-                    slot[frontier[j]] = -1
-            if n_chosen == 0:
-                break
+                if not chosen[j]:
+                    n_free = _release(slot, frontier[j], free, n_free)
+        if n_chosen == 0:
+            break
         n_split = 0
         for j in range(n_frontier):
             if not chosen[j]:
@@ -226,37 +199,25 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
             node = frontier[j]
             split_nodes[n_split] = node
             n_split += 1
-            g = split_bin[node]
-            f = feature_of_bin[g]
-            left = n_nodes
-            right = n_nodes + 1
+            f = tree_policy.split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature, node_bin,
+                                  node_nan_left, node_left, node_right, depth)
             n_nodes += 2
             leaves += 1
-            node_feature[node] = f
-            node_bin[node] = g
-            node_nan_left[node] = split_nan_left[node]
-            node_left[node] = left
-            node_right[node] = right
+            g = node_bin[node]
             missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
             middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f], missing_code,
-                                split_nan_left[node])
-            for child, first, last in ((left, start[node], middle), (right, middle, stop[node])):
-                node_feature[child] = -1
-                split_bin[child] = -1
-                start[child] = first
-                stop[child] = last
-                depth[child] = depth[node] + 1
+                                node_nan_left[node])
+            start[node_left[node]], stop[node_left[node]] = start[node], middle
+            start[node_right[node]], stop[node_right[node]] = middle, stop[node]
         # the children's histograms: the smaller child's from its rows, its sibling's by subtraction
         n_frontier = 0
         for j in range(n_split):
             parent = split_nodes[j]
             left, right = node_left[parent], node_right[parent]
-            if (max_depth > 0 and depth[left] >= max_depth) or (leafwise and 0 < max_leaves <= leaves) or (
+            if not tree_policy.children_may_split(depth[left], max_depth, max_leaves, leaves) or (
                     stop[left] - start[left] < 2 * min_samples and stop[right] - start[right] < 2 * min_samples):
                 # children that are never split (at the depth or leaf limit, or too small) need no histograms
-                free[n_free] = slot[parent]
-                n_free += 1
-                slot[parent] = -1
+                n_free = _release(slot, parent, free, n_free)
                 continue
             small, large = (left, right) if stop[left] - start[left] <= stop[right] - start[right] else (right, left)
             n_free -= 1
@@ -284,20 +245,25 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
             n_frontier += 2
         if not leafwise and n_frontier == 0:
             break
-    leaf_values[:n_nodes] = 0.0
-    outputs = real.shape[1] // 2
-    total = np.empty(real.shape[1])
+    leaf_totals = np.zeros((n_nodes, real.shape[1]))
     for node in range(n_nodes):
         if node_feature[node] < 0:
             # each sample's leaf, set once here rather than at every split on its way
             for p in range(start[node], stop[node]):
                 sample_node[order[p]] = node
-            node_total(real, order, start[node], stop[node], total)
-            for k in range(outputs):
-                denominator = total[outputs + k] + regularization
-                if denominator > 0:
-                    leaf_values[node, k] = -total[k] / denominator
+            node_total(real, order, start[node], stop[node], leaf_totals[node])
+    tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, leaf_values)
     return n_nodes
+
+
+@numba.njit(**_JIT)
+def _release(slot, node, free, n_free):
+    """Give ``node``'s histogram slot back (if it has one); returns the new number of free slots."""
+    if slot[node] >= 0:
+        free[n_free] = slot[node]
+        n_free += 1
+        slot[node] = -1
+    return n_free
 
 
 @numba.njit(**_JIT)

@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import quantised, tree_histograms, tree_kernels
+from ..engine import quantised, tree_histograms, tree_kernels, tree_policy
 from ..engine.codes import HISTOGRAM_ROWS, MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads, run_blocks
@@ -325,11 +325,9 @@ class TreeTrainer:
 
     def _room(self, samples: int) -> tuple[int, int]:
         """The most leaves a tree may get, and the most histograms its growing keeps at once."""
-        # every leaf holds min_samples_leaf samples
-        by_samples = max(1, samples // self.min_samples_leaf)
-        by_depth = 1 << min(self.max_depth, 62) if self.max_depth is not None else samples
-        leaves = min(by_samples, by_depth, self.max_leaves or samples)
+        leaves = tree_policy.most_leaves(samples, self.min_samples_leaf, self.max_depth, self.max_leaves)
         # levelwise, the histograms kept are those of one level below the last
+        by_depth = 1 << min(self.max_depth, 62) if self.max_depth is not None else samples
         slots = leaves if self.growth == "leafwise" else min(leaves, max(1, by_depth // 2))
         return leaves, max(1, slots)
 

@@ -1,0 +1,112 @@
+"""The growth policy of gradient trees: which node splits next, and which new nodes need histograms.
+
+The same compiled functions decide the growth of a tree in memory (inside
+:func:`~bob_boost.engine.tree_kernels.grow_tree`, which gets node histograms
+from the training rows) and on a cluster (``bob_boost.dask``, which gets them
+summed over the chunks): a tree's shape depends only on the candidates its
+histograms give, never on where the rows are.
+
+A tree under growth is a set of node arrays with room for every node the
+limits allow: ``node_feature`` (-1 for a leaf), ``node_bin`` (global bin of the
+split: rows with a larger code go right), ``node_nan_left``, ``node_left``,
+``node_right``, ``depth``, and each open leaf's best split candidate
+``split_bin`` (-1: none), ``split_gain``, ``split_nan_left``. Node 0 is the
+root; the children of a split are the next two free nodes, left then right.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+@numba.njit(**_JIT)
+def select(frontier, n_frontier, node_feature, split_bin, split_gain, n_nodes, leaves, max_leaves, leafwise, chosen):
+    """The nodes to split next: ``chosen[j]`` marks ``frontier[j]``; returns ``(n_frontier, n_chosen)``.
+
+    Leaf-wise, the frontier becomes the one open leaf of largest gain (the
+    lowest node on a tie), none at ``max_leaves``. Level-wise, every frontier
+    node with a candidate splits, and over the leaf limit those of largest gain
+    (the earlier node on a tie). ``max_leaves`` <= 0: no limit.
+    """
+    if leafwise:
+        if max_leaves > 0 and leaves >= max_leaves:
+            return 0, 0
+        pick = -1
+        for node in range(n_nodes):
+            if node_feature[node] < 0 and split_bin[node] >= 0 and (pick < 0 or split_gain[node] > split_gain[pick]):
+                pick = node
+        if pick < 0:
+            return 0, 0
+        frontier[0] = pick
+        chosen[0] = True
+        return 1, 1
+    n_chosen = 0
+    allowed = n_frontier if max_leaves <= 0 else min(n_frontier, max_leaves - leaves)
+    for j in range(n_frontier):
+        chosen[j] = split_bin[frontier[j]] >= 0
+        n_chosen += chosen[j]
+    while n_chosen > max(allowed, 0):
+        drop = -1
+        for j in range(n_frontier):
+            if chosen[j] and (drop < 0 or split_gain[frontier[j]] <= split_gain[frontier[drop]]):
+                drop = j
+        chosen[drop] = False
+        n_chosen -= 1
+    return n_frontier, n_chosen
+
+
+@numba.njit(**_JIT)
+def split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature, node_bin, node_nan_left, node_left,
+          node_right, depth):
+    """Split ``node`` by its candidate into the new leaves ``n_nodes`` and ``n_nodes + 1``; returns its feature."""
+    g = split_bin[node]
+    f = feature_of_bin[g]
+    node_feature[node] = f
+    node_bin[node] = g
+    node_nan_left[node] = split_nan_left[node]
+    node_left[node] = n_nodes
+    node_right[node] = n_nodes + 1
+    for child in (n_nodes, n_nodes + 1):
+        node_feature[child] = -1
+        split_bin[child] = -1
+        depth[child] = depth[node] + 1
+    return f
+
+
+@numba.njit(**_JIT)
+def children_may_split(child_depth, max_depth, max_leaves, leaves):
+    """Whether new children at ``child_depth`` may ever be split (and so need histograms): below the depth
+    limit and the tree under its leaf limit (<= 0: none)."""
+    return not ((max_depth > 0 and child_depth >= max_depth) or (0 < max_leaves <= leaves))
+
+
+@numba.njit(**_JIT)
+def leaf_values(totals, node_feature, n_nodes, regularization, values):
+    """Every leaf's Newton values ``-G / (H + regularization)`` from its (2K,) gradient then hessian sums in
+    ``totals``, into ``values`` (#nodes, K); 0 for inner nodes and empty denominators."""
+    outputs = values.shape[1]
+    for node in range(n_nodes):
+        for k in range(outputs):
+            values[node, k] = 0.0
+            if node_feature[node] < 0:
+                denominator = totals[node, outputs + k] + regularization
+                if denominator > 0:
+                    values[node, k] = -totals[node, k] / denominator
+
+
+def most_leaves(samples: int, min_samples: int, max_depth: int | None, max_leaves: int | None) -> int:
+    """The most leaves a tree of ``samples`` rows may get: each holds ``min_samples``, and the depth and
+    leaf limits (None: none) bound them."""
+    by_depth = 1 << min(max_depth, 62) if max_depth is not None else samples
+    return max(1, min(samples // min_samples, by_depth, max_leaves or samples))
+
+
+def empty_tree(capacity: int) -> dict[str, np.ndarray]:
+    """The node arrays of a tree that is its root alone, with room for ``capacity`` nodes."""
+    return {"node_feature": np.full(capacity, -1, dtype=np.int64), "node_bin": np.zeros(capacity, dtype=np.int64),
+            "node_nan_left": np.zeros(capacity, dtype=np.bool_),
+            "node_left": np.full(capacity, -1, dtype=np.int64), "node_right": np.full(capacity, -1, dtype=np.int64),
+            "depth": np.zeros(capacity, dtype=np.int64), "split_bin": np.full(capacity, -1, dtype=np.int64),
+            "split_gain": np.zeros(capacity), "split_nan_left": np.zeros(capacity, dtype=np.bool_)}
