@@ -10,7 +10,7 @@ import bob_boost
 da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
 distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
 
-from bob_boost.dask import DaskBoosting, _training  # noqa: E402
+from bob_boost.dask import DaskBoosting, _chunks  # noqa: E402
 from conftest import features_with_nan  # noqa: E402
 
 
@@ -20,7 +20,7 @@ def _with_nan(seed=0, n=1200):
 
 
 def test_stumps_with_missing_values_give_the_in_memory_stumps(client, monkeypatch):
-    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 3)  # the scores rebuilt from the codes route NaN too
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # the scores rebuilt from the codes route NaN too
     features, targets = _with_nan()
     loss = bob_boost.LogitLoss()
     machine = DaskBoosting(loss, client=client, missing="bin").train(
@@ -74,7 +74,7 @@ def _discrete_with_nan(seed=2, n=1300, outputs=1):
 
 @pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
 def test_look_up_tables_with_missing_values_give_the_in_memory_tables(client, monkeypatch, loss):
-    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 3)  # the scores rebuilt from the codes read NaN's entry
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # the scores rebuilt from the codes read NaN's entry
     features, targets = _discrete_with_nan()
     chunks = ((400, 13, 600, 287), (4,))
     machine = DaskBoosting(loss, client=client, weak_learner="lut", lut_entries=8, missing="bin").train(

@@ -10,7 +10,7 @@ import bob_boost
 da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
 distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
 
-from bob_boost.dask import DaskMultiClassBoosting, _multiclass  # noqa: E402
+from bob_boost.dask import DaskMultiClassBoosting, _chunks  # noqa: E402
 
 COSTS = np.array([[0.0, 1.0, 4.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
 
@@ -40,7 +40,7 @@ def _trainers():
 @pytest.mark.parametrize("integer", [True, False], ids=["integers", "floats"])
 @pytest.mark.parametrize("trainer", _trainers(), ids=["badacost-trees", "samme-stumps", "m1-trees"])
 def test_multi_class_boosting_with_missing_values_gives_the_in_memory_model(client, monkeypatch, trainer, integer):
-    monkeypatch.setattr(_multiclass, "CHECKPOINT_ROUNDS", 3)  # the weights rebuilt from the codes route NaN too
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # the weights rebuilt from the codes route NaN too
     features, labels = _classes_with_nan(integer=integer)
     order = np.argsort(labels, kind="stable")  # the first chunk holds class 0 only
     features, labels = features[order], labels[order]
@@ -93,7 +93,7 @@ def test_bad_features_with_missing_values_are_the_in_memory_errors(client):
 
 
 def test_a_continued_machine_replays_its_nan_routing(client, monkeypatch):
-    monkeypatch.setattr(_multiclass, "CHECKPOINT_ROUNDS", 2)  # the continued run rebuilds from replayed weights
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)  # the continued run rebuilds from replayed weights
     features, labels = _classes_with_nan(seed=2, n=900)
     dX = da.from_array(features, chunks=((400, 3, 497), (5,)))
     trainer = _trainers()[0]

@@ -43,8 +43,8 @@ def test_softmax_trees_give_the_in_memory_trees(client, multi_output, max_leaves
 
 
 def test_logit_trees_with_uneven_chunks_and_a_checkpoint(client, monkeypatch):
-    from bob_boost.dask import _training
-    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 3)  # rounds 3 and 6 rebuild the scores from the codes
+    from bob_boost.dask import _chunks
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # rounds 3 and 6 rebuild the scores from the codes
     features, labels = _classes(seed=1)
     targets = np.where(labels > 0, 1.0, -1.0)
     tree = bob_boost.TreeTrainer(max_depth=4, min_samples_leaf=5, l2_regularization=1.0)
@@ -107,8 +107,8 @@ def test_leafwise_trees_give_the_in_memory_trees(client, loss, multi_output, max
 
 @pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
 def test_missing_values_get_the_in_memory_trees(client, monkeypatch, growth):
-    from bob_boost.dask import _training
-    monkeypatch.setattr(_training, "CHECKPOINT_ROUNDS", 2)  # scores rebuilt from the codes: NaN routed there too
+    from bob_boost.dask import _chunks
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)  # scores rebuilt from the codes: NaN routed there too
     features, labels = _classes(seed=5)
     rng = np.random.default_rng(5)
     features[rng.random(features.shape) < 0.15] = np.nan

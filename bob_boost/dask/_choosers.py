@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..boosting.partitions import in_order
 from ..weak_trainers.lut import LUTTrainer
 from ..weak_trainers.stump import best_stump
 from . import _tasks as tasks
@@ -84,6 +85,6 @@ def lut_chunks(client, array, entries: int | None, trainer_options: dict,
     offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * (entries + missing)
     all_missing = None
     if missing:  # counted on the codes: the raw blocks are not read again
-        counts = client.submit(tasks.in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
+        counts = client.submit(in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
         all_missing = counts.result() == array.shape[0]
     return coded, offsets, LUTChooser(LUTTrainer(entries, **trainer_options), all_missing)

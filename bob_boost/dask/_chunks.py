@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..boosting.partitions import in_order
 from ..engine.codes import padded_thresholds
 from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..engine.threads import check_threads
@@ -56,7 +57,7 @@ def global_thresholds(client, array, max_bins: int, missing: bool = False,
         span = int((high - low).max()) + 1
         # the in-memory rule (bob_boost.engine.values.integer_range): a value table only when it is small
         if -(1 << 62) <= int(low.min()) <= int(high.max()) < 1 << 62 and span * array.shape[1] <= MAX_TABLE_SIZE:
-            counts = client.submit(tasks.in_order, *per_chunk(client, tasks.value_counts, array, low, span,
+            counts = client.submit(in_order, *per_chunk(client, tasks.value_counts, array, low, span,
                                                                       n_threads)).result()
             return count_thresholds(counts, low, max_bins)
     rows = sample_rows(array.shape[0])
@@ -90,7 +91,8 @@ def binned_chunks(client, array, max_bins: int, missing: bool = False,
 
 
 class Chunks:
-    """The futures of every row chunk's coded features, targets, weights and current scores, on the workers.
+    """The futures of every row chunk's coded features, targets, weights and current scores, on the workers:
+    the Dask source of :class:`bob_boost.boosting.partitions.Partitions`.
 
     Every task of a chunk is asked to run on the worker that holds the chunk's codes (where its other arrays
     were made too), so a chunk's arrays never move between rounds. The request is loose: when that worker is
@@ -103,6 +105,7 @@ class Chunks:
         self.coded, self.targets, self.weights, self.scores = coded, targets, weights, scores
         self.places = places
         self.rows = rows
+        self.checkpoint_rounds = CHECKPOINT_ROUNDS
         #: Every chunk's scores before the run's first round (None: zeros), from a machine being continued.
         self.start: list = [None] * len(coded)
 
@@ -125,20 +128,23 @@ class Chunks:
             chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in chunks.rows], pure=False)
         return chunks
 
-    def blocks(self, array, name: str, function=None, *fields) -> list:
-        """Futures of every row block of ``array``, or of ``function(block, chunk's fields..., *constants)`` (the
-        block not kept; ``fields`` as :meth:`each` takes them), each computed on its chunk's worker."""
-        parts = row_blocks(array, name)
-        if function is not None:
-            per_chunk = [f for f in fields if isinstance(f, list)]
-            constants = fields[len(per_chunk):]
-            parts = [delayed(function)(block, *own, *constants) for block, *own in zip(parts, *per_chunk)]
+    def blocks(self, array, name: str) -> list:
+        """Futures of every row block of ``array``, each on its chunk's worker."""
+        return [self.client.compute(part, **_near(place)) for part, place in zip(row_blocks(array, name), self.places)]
+
+    def raw(self, features, function, *fields) -> list:
+        """Futures of ``function(block, chunk's fields..., *constants)`` of every row block of the Dask array
+        ``features`` (the block not kept; ``fields`` as :meth:`each` takes them), each on its chunk's worker."""
+        per_chunk = [f for f in fields if isinstance(f, list)]
+        constants = fields[len(per_chunk):]
+        parts = [delayed(function)(block, *own, *constants)
+                 for block, *own in zip(row_blocks(features, "features"), *per_chunk)]
         return [self.client.compute(part, **_near(place)) for part, place in zip(parts, self.places)]
 
     def continue_from(self, features, machine, include_baseline: bool) -> None:
         """Start from ``machine``'s scores, computed on the workers from the raw row blocks of ``features``
         (read again, never gathered): the rounds of a machine being continued, as in memory."""
-        self.start = self.blocks(features, "features", tasks.machine_scores, machine, include_baseline)
+        self.start = self.raw(features, tasks.machine_scores, machine, include_baseline)
         self.scores = self.start
 
     def each(self, function, *fields, pure: bool = True) -> list:
@@ -151,15 +157,19 @@ class Chunks:
                 for parts, place in zip(zip(*per_chunk), self.places)]
 
     def summed(self, function, *fields, pure: bool = True):
-        """:func:`~bob_boost.dask._tasks.in_order` over :meth:`each`'s results, gathered: the sum is made here, in
-        chunk order, which spares the round trip of a reducing task. For small results (sums, totals, loss
-        terms); histograms are summed on a worker (:meth:`summed_on_worker`), which moves fewer bytes."""
-        return tasks.in_order(*self.client.gather(self.each(function, *fields, pure=pure)))
+        """:func:`~bob_boost.boosting.partitions.in_order` over :meth:`each`'s results, gathered: the sum is made
+        here, in chunk order, which spares the round trip of a reducing task. For small results (sums, totals,
+        loss terms); histograms are summed on a worker (:meth:`combined`), which moves fewer bytes."""
+        return in_order(*self.client.gather(self.each(function, *fields, pure=pure)))
 
-    def summed_on_worker(self, function, parts: list):
+    def combined(self, function, parts: list):
         """``function(*parts)`` computed on a worker, where most of the chunks' ``parts`` (futures) already
         are: only the result comes to the client."""
         return self.client.submit(function, *parts).result()
+
+    def gather(self, parts: list) -> list:
+        """The results of the futures ``parts``."""
+        return self.client.gather(parts)
 
 
 def _near(place: list | None) -> dict:

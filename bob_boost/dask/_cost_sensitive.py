@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..boosting.loop import run
+from ..boosting.partitions import rebuilds, summed_pieces
 from ..boosting.protocol import Proposal, RoundState
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -21,7 +22,7 @@ from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTr
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..boosting.roots import RootCounter
 from . import _tasks as tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
+from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, starts_from_scores
 
 
@@ -145,8 +146,8 @@ class _ClusterCostSensitive:
         """Whether the machine's last stump classifies every sample of positive weight correctly (on the raw rows,
         as in memory)."""
         chunks = self.chunks
-        outputs = chunks.blocks(self.array, "features", tasks.weak_outputs, machine.weak_machines[-1])
-        return all(chunks.client.gather(chunks.each(tasks.classifies_all, outputs, chunks.targets, self.initial)))
+        outputs = chunks.raw(self.array, tasks.weak_outputs, machine.weak_machines[-1])
+        return all(chunks.gather(chunks.each(tasks.classifies_all, outputs, chunks.targets, self.initial)))
 
     def begin_round(self, state: RoundState) -> None:
         """Nothing: the round's weights are made where they are summed."""
@@ -154,12 +155,12 @@ class _ClusterCostSensitive:
     def propose(self, prepared, state: RoundState) -> Proposal | None:
         """The in-memory selection rule on the pool's errors from the summed class histograms."""
         chunks, trainer = self.chunks, self.trainer
-        peaks = _largest(*chunks.client.gather(chunks.each(tasks.class_peaks, chunks.targets, chunks.scores,
+        peaks = _largest(*chunks.gather(chunks.each(tasks.class_peaks, chunks.targets, chunks.scores,
                                                            self.initial, self.costs)))
         references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
         pieces = chunks.each(tasks.class_histogram, self.coded, chunks.targets, chunks.scores, self.initial,
                              self.costs, references, self.offsets)
-        sums, totals = chunks.summed_on_worker(tasks.summed_pieces, pieces)
+        sums, totals = chunks.combined(summed_pieces, pieces)
         if trainer.normalises_classes:
             sums, log_totals = sums / totals, references + np.log(totals)
         else:
@@ -181,7 +182,7 @@ class _ClusterCostSensitive:
         chunks, alpha = self.chunks, float(weight[0])
         arguments = state.extra.pop("arguments")
         self.history.append((tasks.stump_outputs, arguments, alpha))
-        if len(self.history) % CHECKPOINT_ROUNDS:
+        if not rebuilds(chunks, len(self.history)):
             outputs = chunks.each(tasks.stump_outputs, self.coded, *arguments)
             chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
         else:

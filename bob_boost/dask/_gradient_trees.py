@@ -207,7 +207,7 @@ class DistributedGradientTrees:
                     moved = False
                 pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
                                      tuple(tree.frontier for tree in growing))
-                for tree, histogram in zip(growing, chunks.summed_on_worker(summed_trees, pieces)):
+                for tree, histogram in zip(growing, chunks.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
             split_any = [tree.grow(self.feature_of_bin, trainer) for tree in growing]
             if not any(split_any):

@@ -21,6 +21,7 @@ from .._validation import check_positive_int
 from ..binning import QuantizedLayout
 from ..boosting.steps import capped_step
 from ..boosting.loop import run
+from ..boosting.partitions import in_order, rebuilds
 from ..boosting.protocol import Proposal, RoundState
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -31,7 +32,7 @@ from ..weak_trainers.tree_growing import TreeNodes, choose_splits, grow_levels, 
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from . import _tasks as tasks
 from . import _tree_tasks as tree_tasks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, check_cluster_threads
+from ._chunks import Chunks, check_cluster_threads
 from ._continuation import check_continued
 
 
@@ -165,7 +166,7 @@ class _ClusterMultiClass:
         n_features = features.shape[1]
         if len(machine):
             chunks = self.chunks
-            self.initial = self.log_weights = chunks.blocks(features, "features", tree_tasks.replayed_log_weights,
+            self.initial = self.log_weights = chunks.raw(features, tree_tasks.replayed_log_weights,
                                                             chunks.targets, self.initial, self.exponents, machine)
             for _ in range(len(machine) * (self.subset_size != n_features)):
                 self.rng.choice(n_features, self.subset_size, replace=False)
@@ -175,8 +176,8 @@ class _ClusterMultiClass:
         """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
         test, on the raw rows)."""
         chunks, k = self.chunks, self.exponents.shape[0]
-        confusion = tasks.in_order(*chunks.client.gather(chunks.blocks(
-            state.features, "features", tree_tasks.raw_confusion, chunks.targets,
+        confusion = in_order(*chunks.gather(chunks.raw(
+            state.features, tree_tasks.raw_confusion, chunks.targets,
             _normalised(chunks, self.log_weights), machine.weak_machines[-1], k)))
         return bool(np.isinf(self.trainer._step(confusion, self.exponents)))
 
@@ -209,7 +210,7 @@ class _ClusterMultiClass:
         chunks = self.chunks
         leaves, node_labels, routing = state.extra.pop("grown")
         self.history.append((*routing, node_labels, weight))
-        if len(self.history) % CHECKPOINT_ROUNDS:
+        if not rebuilds(chunks, len(self.history)):
             self.log_weights = chunks.each(tree_tasks.updated_log_weights, self.log_weights, chunks.targets, leaves,
                                            node_labels, self.exponents, weight)
         else:
@@ -223,7 +224,7 @@ class _ClusterMultiClass:
 
 def _normalised(chunks: Chunks, log_weights: list) -> list:
     """Futures of the normalised weights ``exp(log w - logsumexp(log w))`` of every chunk."""
-    peak = max(chunks.client.gather(chunks.each(tree_tasks.largest, log_weights)))
+    peak = max(chunks.gather(chunks.each(tree_tasks.largest, log_weights)))
     total = chunks.summed(tree_tasks.exp_sum, log_weights, peak)
     return chunks.each(tree_tasks.normalised, log_weights, peak + float(np.log(total)))
 
@@ -291,7 +292,7 @@ class _DistributedTrees:
         local[frontier] = np.arange(len(frontier))
         pieces = chunks.each(tree_tasks.node_class_histograms, chunks.coded, self.sample_node, chunks.targets,
                              self.weights, self.factors, local, self.subset, self.k)
-        histograms, counts, totals, node_counts = chunks.summed_on_worker(tree_tasks.summed, pieces)
+        histograms, counts, totals, node_counts = chunks.combined(tree_tasks.summed, pieces)
         return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
                              self.missing, layout.bin_values, self.feature_of_bin)
 

@@ -7,12 +7,13 @@
 - losses without one, or coupling their outputs: the in-memory L-BFGS search
   (:func:`bob_boost.boosting.steps.minimise_line_step`) on the summed loss and gradient.
 
-Every sum is added in chunk order (:func:`bob_boost.dask._tasks.in_order`), whatever the scheduling.
+Every sum is added in chunk order (:func:`bob_boost.dask._in_order`), whatever the scheduling.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..boosting.partitions import in_order
 from ..boosting.steps import LineStep, minimise_line_step
 from ..engine.newton import newton_solve_status
 from ..losses import ExponentialLoss, LossFunction
@@ -42,7 +43,7 @@ def newton_step(chunks: Chunks, weak_outputs: list, outputs: int, loss: LossFunc
     each = (chunks.targets, chunks.scores, weak_outputs, chunks.weights)
     if type(loss) is ExponentialLoss and outputs == 1:
         parts = chunks.each(tasks.exponential_sums, *each)
-        right, wrong, largest, plus_minus_one = _exponential_totals(*chunks.client.gather(parts))
+        right, wrong, largest, plus_minus_one = _exponential_totals(*chunks.gather(parts))
         passes.append(1)
         # the closed form is the minimum unless an exponent reaches the loss's cap
         if plus_minus_one and right > 0 and wrong > 0:
@@ -77,5 +78,5 @@ def lbfgs_step(chunks: Chunks, weak_outputs: list, outputs: int, samples: int, l
 
 def _exponential_totals(*parts: np.ndarray) -> list[float]:
     """The chunks' right and wrong weights summed in order, the largest exponent, and whether all are +-1."""
-    return [tasks.in_order(*[p[0] for p in parts]), tasks.in_order(*[p[1] for p in parts]),
+    return [in_order(*[p[0] for p in parts]), in_order(*[p[1] for p in parts]),
             max(p[2] for p in parts), min(p[3] for p in parts)]

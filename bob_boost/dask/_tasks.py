@@ -220,19 +220,6 @@ def column_sums(values: np.ndarray) -> np.ndarray:
     return values.sum(axis=0)
 
 
-def in_order(*parts):
-    """Sum ``parts`` left to right: the reduction's order is the chunks' order, whatever the scheduling."""
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
-
-
-def summed_pieces(*pieces: tuple) -> tuple:
-    """Each field of the chunks' tuples (a histogram and its totals, say) summed by :func:`in_order`."""
-    return tuple(in_order(*fields) for fields in zip(*pieces))
-
-
 # -- cost-sensitive binary boosting (AdaBoostDB, Cost-Sensitive AdaBoost) -------------------------------
 
 def binary_labels(chunk: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
 from ..boosting.steps import descending_weight, proves_descent
 from ..boosting.loop import run
+from ..boosting.partitions import rebuilds, summed_pieces
 from ..boosting.protocol import Proposal, RoundState
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -42,7 +43,7 @@ from ..weak_trainers.lut import SELECTION_STYLES
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._choosers import LUTChooser, StumpChooser, lut_chunks
-from ._chunks import CHECKPOINT_ROUNDS, Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
+from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, continued_baseline, starts_from_scores
 from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
 from ._steps import lbfgs_step, newton_step
@@ -289,7 +290,7 @@ class _ClusterGradientBoosting:
         else:
             pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores,
                                  chunks.weights, self.loss, self.offsets)
-            histograms, sums, absolute_sums = chunks.summed_on_worker(tasks.summed_pieces, pieces)
+            histograms, sums, absolute_sums = chunks.combined(summed_pieces, pieces)
             choice = self.chooser.choose(histograms, absolute_sums, sums)
             if choice is None:
                 return None
@@ -335,12 +336,12 @@ class _ClusterGradientBoosting:
         return weight
 
     def end_round(self, state: RoundState, machine, weight: np.ndarray) -> None:
-        """Add the round to the chunks' scores; every :data:`CHECKPOINT_ROUNDS` rounds, rebuild them from the
+        """Add the round to the chunks' scores; at the chunks' checkpoints, rebuild them from the
         codes instead, so that a lost chunk's scores are recomputed from a short task graph."""
         chunks, extra = self.chunks, state.extra
         self.history.append((extra.pop("task"), extra.pop("arguments"), weight))
         weak_outputs = extra.pop("outputs")
-        if len(self.history) % CHECKPOINT_ROUNDS:
+        if not rebuilds(chunks, len(self.history)):
             chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, weight)
         else:
             chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, chunks.start, self.outputs,
