@@ -195,7 +195,7 @@ class _ClusterCostSensitive:
 
 def _initial(chunks: Chunks) -> list:
     """Futures of every chunk's ``log D_1``, normalised globally as in memory."""
-    client, targets, weights = chunks.client, chunks.targets, chunks.weights
+    targets, weights = chunks.targets, chunks.weights
     positive, negative = chunks.summed(tasks.class_sums, targets, weights)
     if weights[0] is None:
         if positive == 0 or negative == 0:
@@ -204,7 +204,7 @@ def _initial(chunks: Chunks) -> list:
     else:
         if not (positive > 0 and negative > 0):
             raise InvalidValueError("sample_weight: each class needs some positive weight")
-        peak = max(client.gather(chunks.each(tasks.log_weight_peak, weights)))
+        peak = max(chunks.gather(chunks.each(tasks.log_weight_peak, weights)))
         total = chunks.summed(tasks.scaled_weight_sum, weights, peak)
         shifts = np.full(2, -(peak + np.log(total)))
     return chunks.each(tasks.log_initial, targets, weights, shifts)

@@ -193,7 +193,6 @@ class DistributedGradientTrees:
         ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1).
         """
         chunks, trainer, trees = self.chunks, self.trainer, self.groups.shape[0]
-        client = chunks.client
         values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss, newton_leaves)
         sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
         capacity = 2 * tree_policy.most_leaves(int(sum(chunks.rows)), trainer.min_samples_leaf, trainer.max_depth,
@@ -216,7 +215,7 @@ class DistributedGradientTrees:
         if moved:
             sample_node = chunks.each(routed, chunks.coded, sample_node, self._tables(growing))
         sizes = tuple(tree.n_nodes for tree in growing)
-        totals = summed_arrays(*client.gather(chunks.each(leaf_totals, sample_node, values, self.groups, sizes)))
+        totals = summed_arrays(*chunks.gather(chunks.each(leaf_totals, sample_node, values, self.groups, sizes)))
         leaf_values = []
         for tree, total in zip(growing, totals):
             leaves = np.zeros((tree.n_nodes, total.shape[1] // 2))
