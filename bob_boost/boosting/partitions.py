@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..exceptions import InvalidValueError
+
 
 def in_order(*parts):
     """Sum ``parts`` left to right: the reduction's order is the partitions' order."""
@@ -100,6 +102,11 @@ class LocalPartitions:
         Each partition's targets and sample weights (None entries: unweighted).
     outputs : int or None
         Columns of the zero scores each partition starts from (None: no scores).
+
+    Raises
+    ------
+    ValueError
+        When ``targets`` or ``weights`` have another number of partitions, or of rows in one, than ``coded``.
     """
 
     checkpoint_rounds = 0
@@ -108,10 +115,10 @@ class LocalPartitions:
         sizes = [c.codes.shape[1] for c in coded]
         for name, parts in (("targets", targets), ("weights", weights)):
             if len(parts) != len(coded):
-                raise ValueError(f"{name}: {len(parts)} partitions, the features have {len(coded)}")
+                raise InvalidValueError(f"{name}: {len(parts)} partitions, the features have {len(coded)}")
             for part, size in zip(parts, sizes):
                 if part is not None and len(part) != size:
-                    raise ValueError(f"{name}: a partition of {len(part)} rows, its features have {size}")
+                    raise InvalidValueError(f"{name}: a partition of {len(part)} rows, its features have {size}")
         self.coded, self.targets, self.weights = list(coded), list(targets), list(weights)
         self.rows = tuple(sizes)
         self.scores = [None if outputs is None else np.zeros((n, outputs)) for n in sizes]

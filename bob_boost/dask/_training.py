@@ -40,12 +40,12 @@ from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
 from ..recipes import WEAK_LEARNERS
 from ..weak_trainers.lut import SELECTION_STYLES
+from ..weak_trainers.partitioned_trees import PartitionedGradientTrees, coded_tree_outputs
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._choosers import LUTChooser, StumpChooser, lut_chunks
 from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
 from ._continuation import check_continued, continued_baseline, starts_from_scores
-from ._gradient_trees import DistributedGradientTrees, check_cluster_tree, coded_tree_outputs
 from ._steps import lbfgs_step, newton_step
 
 #: The weak-machine rules, kept importable from here, where they were defined before.
@@ -95,7 +95,7 @@ class DaskBoosting:
         ``newton_leaves``, ``growth``, ``missing``); its ``max_bins`` is replaced by
         ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
-        sums added per chunk (see :mod:`bob_boost.dask._gradient_trees`), sample weights included
+        sums added per chunk (see :mod:`bob_boost.weak_trainers.partitioned_trees`), sample weights included
         (rescaled to mean 1 as in memory, :func:`mean_one_weights`).
     learning_rate : float or None
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
@@ -240,10 +240,20 @@ class DaskBoosting:
                     "weak_learner": self.weak_learner}
         trees = None
         if self.weak_learner == "tree":
-            trees = DistributedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
+            trees = PartitionedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
         algorithm = _ClusterGradientBoosting(self, chunks, outputs, baseline, metadata, chooser, offsets, trees,
                                              newton, array.shape[0])
         return run(algorithm, None, array, number_of_rounds, previous, callback)
+
+
+def check_cluster_tree(trainer) -> TreeTrainer:
+    """The tree trainer of distributed gradient trees."""
+    if not isinstance(trainer, TreeTrainer):
+        raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
+    if trainer.quantized_gradients is not None:
+        raise InvalidValueError("tree: quantized_gradients is for training in memory; distributed gradient trees "
+                                "sum float histograms (use quantized_gradients=None)")
+    return trainer
 
 
 class _ClusterGradientBoosting:
@@ -253,7 +263,7 @@ class _ClusterGradientBoosting:
     name = "DaskBoosting"
 
     def __init__(self, owner: DaskBoosting, chunks: Chunks, outputs: int, baseline: np.ndarray | None,
-                 metadata: dict, chooser, offsets: np.ndarray, trees: DistributedGradientTrees | None, newton: bool,
+                 metadata: dict, chooser, offsets: np.ndarray, trees: PartitionedGradientTrees | None, newton: bool,
                  rows: int) -> None:
         self.loss, self.learning_rate = owner.loss_function, owner.learning_rate
         self.weight_passes = owner.weight_passes

@@ -1,45 +1,35 @@
-"""Gradient trees on a Dask cluster: the round's trees grown from summed node histograms.
+"""Gradient trees grown from row partitions (:mod:`bob_boost.boosting.partitions`): the round's trees from
+node histograms summed over the partitions.
 
-Each round trip, every chunk sends the gradient/hessian histograms of the new frontier nodes of every
-tree of the round (one per output, or one for all); the histograms are summed in chunk order, each node's
-best split is found on the client by the in-memory trees' scan
+Each round trip, every partition sends the gradient/hessian histograms of the new frontier nodes of every
+tree of the round (one per output, or one for all); the histograms are summed in partition order, each node's
+best split is found by the in-memory trees' scan
 (:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
 (:mod:`bob_boost.engine.tree_policy`: level by level, or the open leaf of largest gain) chooses the splits,
-which go back to the chunks to move their rows. Leaves get the in-memory Newton values from the leaves'
+which go back to the partitions to move their rows. Leaves get the in-memory Newton values from the leaves'
 summed derivatives (hessian 1 for gradient-only leaves). The trees are those :class:`bob_boost.TreeTrainer`
-grows in memory, up to the rounding of sums added per chunk.
+grows in memory, up to the rounding of sums added per partition.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..boosting.partitions import Partitions
 from ..engine import tree_policy
 from ..engine.split_scan import best_split
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
-from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
 from ..losses.base import weighted
 from ..weak.tree import TreeMachine
-from ..weak_trainers.tree import TIE_TOLERANCE, TreeTrainer
-from ._chunks import Chunks
+from .tree import TIE_TOLERANCE, TreeTrainer
 
 
-def check_cluster_tree(trainer) -> TreeTrainer:
-    """The tree trainer of distributed gradient trees."""
-    if not isinstance(trainer, TreeTrainer):
-        raise InvalidTypeError(f"tree: expected a TreeTrainer, got {type(trainer).__name__}")
-    if trainer.quantized_gradients is not None:
-        raise InvalidValueError("tree: quantized_gradients is for training in memory; distributed gradient trees "
-                                "sum float histograms (use quantized_gradients=None)")
-    return trainer
-
-
-# -- on the workers -------------------------------------------------------------------------------------------
+# -- on each partition -------------------------------------------------------------------------------------------
 
 def derivatives(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction,
                 newton_leaves: bool) -> np.ndarray:
-    """(#rows, 2 x #outputs) the chunk's weighted loss gradient, then its weighted hessian.
+    """(#rows, 2 x #outputs) the partition's weighted loss gradient, then its weighted hessian.
 
     Without ``newton_leaves`` the hessian columns are 1 (unweighted, as in memory): the gradient-only leaves
     ``-G / (n + lambda)`` of :class:`~bob_boost.TreeTrainer`.
@@ -58,7 +48,7 @@ def root_nodes(rows: int, trees: int) -> np.ndarray:
 
 def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
                     frontiers: tuple[np.ndarray, ...]) -> list[tuple]:
-    """Per tree, the chunk's (sums, counts, totals, node counts) of its frontier nodes.
+    """Per tree, the partition's (sums, counts, totals, node counts) of its frontier nodes.
 
     Tree ``t`` reads the gradient columns ``groups[t]`` and the matching hessian columns of ``values``;
     sums are (#frontier, #features x bins, 2K), in the in-memory trees' histogram layout.
@@ -103,7 +93,7 @@ def _grouped_rows(position: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndar
 
 
 def summed_trees(*parts: list[tuple]) -> list[tuple]:
-    """The chunks' per-tree histogram tuples summed element by element, in chunk order."""
+    """The partitions' per-tree histogram tuples summed element by element, in partition order."""
     total = [list(tree) for tree in parts[0]]
     for part in parts[1:]:
         for tree, addition in zip(total, part):
@@ -113,7 +103,7 @@ def summed_trees(*parts: list[tuple]) -> list[tuple]:
 
 
 def summed_arrays(*parts: list[np.ndarray]) -> list[np.ndarray]:
-    """The chunks' per-tree arrays summed, in chunk order."""
+    """The partitions' per-tree arrays summed, in partition order."""
     total = list(parts[0])
     for part in parts[1:]:
         total = [a + b for a, b in zip(total, part)]
@@ -138,7 +128,7 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, tables: list[np.ndarra
 
 
 def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray, nodes: list[int]) -> list:
-    """Per tree, (#nodes, 2K) the chunk's derivative sums per node its rows end in (rows in order)."""
+    """Per tree, (#nodes, 2K) the partition's derivative sums per node its rows end in (rows in order)."""
     outputs = values.shape[1] // 2
     result = []
     for t, count in enumerate(nodes):
@@ -150,7 +140,7 @@ def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
 
 def tree_outputs(sample_node: np.ndarray, leaf_values: list[np.ndarray], groups: np.ndarray,
                  outputs: int) -> np.ndarray:
-    """(#rows, #outputs) the round's trees' leaf values of the chunk's rows."""
+    """(#rows, #outputs) the round's trees' leaf values of the partition's rows."""
     result = np.zeros((sample_node.shape[1], outputs))
     for t, values in enumerate(leaf_values):
         result[:, groups[t]] += values[sample_node[t]]
@@ -159,22 +149,22 @@ def tree_outputs(sample_node: np.ndarray, leaf_values: list[np.ndarray], groups:
 
 def coded_tree_outputs(coded: CodedFeatures, tables: list[np.ndarray], leaf_values: list[np.ndarray],
                        groups: np.ndarray, outputs: int, depth: int) -> np.ndarray:
-    """:func:`tree_outputs` of a round's trees for the chunk's rows routed from the roots by their codes."""
+    """:func:`tree_outputs` of a round's trees for the partition's rows routed from the roots by their codes."""
     sample_node = root_nodes(coded.codes.shape[1], len(tables))
     for _ in range(depth):
         sample_node = routed(coded, sample_node, tables)
     return tree_outputs(sample_node, leaf_values, groups, outputs)
 
 
-# -- on the client ----------------------------------------------------------------------------------------------
+# -- where the sums meet ----------------------------------------------------------------------------------------------
 
-class DistributedGradientTrees:
-    """Grows a round's gradient trees from the chunks (see the module's description)."""
+class PartitionedGradientTrees:
+    """Grows a round's gradient trees from the partitions (see the module's description)."""
 
-    def __init__(self, trainer: TreeTrainer, chunks: Chunks, offsets: np.ndarray, split_thresholds: np.ndarray,
+    def __init__(self, trainer: TreeTrainer, partitions: Partitions, offsets: np.ndarray, split_thresholds: np.ndarray,
                  bins_per_feature: int, outputs: int) -> None:
-        self.trainer = check_cluster_tree(trainer)
-        self.chunks = chunks
+        self.trainer = trainer
+        self.partitions = partitions
         self.offsets = offsets
         self.split_thresholds = split_thresholds
         self.bins_per_feature = bins_per_feature
@@ -182,40 +172,42 @@ class DistributedGradientTrees:
         self.groups = (np.arange(outputs)[np.newaxis] if trainer.multi_output == "shared"
                        else np.arange(outputs)[:, np.newaxis])
         self.feature_of_bin = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-        # the chunks' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
+        # the partitions' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
         self.missing = trainer.missing is not None
 
     def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, tuple]:
-        """The round's trees as one machine, the futures of every chunk's (#rows, #outputs) tree outputs, and
+        """The round's trees as one machine, the handles of every partition's (#rows, #outputs) tree outputs, and
         the arguments of :func:`coded_tree_outputs` that make them again from the codes.
 
         ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1).
         """
-        chunks, trainer, trees = self.chunks, self.trainer, self.groups.shape[0]
-        values = chunks.each(derivatives, chunks.targets, chunks.scores, chunks.weights, loss, newton_leaves)
-        sample_node = chunks.each(root_nodes, list(chunks.rows), trees, pure=False)
-        capacity = 2 * tree_policy.most_leaves(int(sum(chunks.rows)), trainer.min_samples_leaf, trainer.max_depth,
+        partitions, trainer, trees = self.partitions, self.trainer, self.groups.shape[0]
+        values = partitions.each(derivatives, partitions.targets, partitions.scores, partitions.weights, loss,
+                                 newton_leaves)
+        sample_node = partitions.each(root_nodes, list(partitions.rows), trees, pure=False)
+        capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
                                               trainer.max_leaves) - 1
         growing = [_GrowingTree(capacity) for _ in range(trees)]
         moved = False  # whether nodes were split since the rows were last routed
         while True:
             if any(tree.frontier.size for tree in growing):
                 if moved:
-                    sample_node = chunks.each(routed, chunks.coded, sample_node, self._tables(growing))
+                    sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
                     moved = False
-                pieces = chunks.each(node_histograms, chunks.coded, sample_node, values, self.groups,
+                pieces = partitions.each(node_histograms, partitions.coded, sample_node, values, self.groups,
                                      tuple(tree.frontier for tree in growing))
-                for tree, histogram in zip(growing, chunks.combined(summed_trees, pieces)):
+                for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
             split_any = [tree.grow(self.feature_of_bin, trainer) for tree in growing]
             if not any(split_any):
                 break
             moved = True
         if moved:
-            sample_node = chunks.each(routed, chunks.coded, sample_node, self._tables(growing))
+            sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
         sizes = tuple(tree.n_nodes for tree in growing)
-        totals = summed_arrays(*chunks.gather(chunks.each(leaf_totals, sample_node, values, self.groups, sizes)))
+        totals = summed_arrays(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
+                                                                  sizes)))
         leaf_values = []
         for tree, total in zip(growing, totals):
             leaves = np.zeros((tree.n_nodes, total.shape[1] // 2))
@@ -224,9 +216,9 @@ class DistributedGradientTrees:
             if trainer.max_delta_step:
                 np.clip(leaves, -trainer.max_delta_step, trainer.max_delta_step, out=leaves)
             leaf_values.append(leaves)
-        # (tuples: the chunks' helper reads lists as one entry per chunk)
+        # (tuples: the partitions' helper reads lists as one entry per partition)
         leaf_values, tables = tuple(leaf_values), self._tables(growing)
-        outputs = chunks.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
+        outputs = partitions.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
         levels = max(int(tree.nodes["depth"][:tree.n_nodes].max()) for tree in growing)
         return self._machine(growing, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
 
@@ -280,7 +272,7 @@ class DistributedGradientTrees:
 
 
 class _GrowingTree:
-    """One tree's node arrays (:mod:`bob_boost.engine.tree_policy`) while it grows on the chunks, and its
+    """One tree's node arrays (:mod:`bob_boost.engine.tree_policy`) while it grows on the partitions, and its
     frontier: the nodes whose histograms the next round trip brings."""
 
     def __init__(self, capacity: int) -> None:

@@ -1,0 +1,106 @@
+"""The row-partition seam in memory: partitioned growing from 1, 2 and 3 partitions against the in-memory trees."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bob_boost
+from bob_boost.boosting.partitions import LocalPartitions, in_order, rebuilds, summed_pieces
+from bob_boost.engine.codes import CodedFeatures
+from bob_boost.weak_trainers.partitioned_trees import PartitionedGradientTrees
+
+
+def _data(n=900, seed=0):
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 4)), 2)
+    labels = (features[:, 0] + 0.4 * rng.normal(size=n) > 0.2).astype(int)
+    # sorted by class: the first partition below holds one class only
+    order = np.argsort(labels, kind="stable")
+    return features[order], labels[order]
+
+
+def _partitions(binned, targets, rows, weights=None, outputs=1):
+    edges = LocalPartitions.bounds(rows)
+    coded = [CodedFeatures(np.ascontiguousarray(binned.coded.codes[:, a:b]), binned.coded.number_of_bins, 1)
+             for a, b in zip(edges[:-1], edges[1:])]
+    parts = [targets[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    weight_parts = [None if weights is None else weights[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    return LocalPartitions(coded, parts, weight_parts, outputs)
+
+
+def _grow(tree, binned, targets, rows, outputs=1):
+    partitions = _partitions(binned, targets, rows, outputs=outputs)
+    grower = PartitionedGradientTrees(tree, partitions, binned.offsets, binned.split_thresholds,
+                                      binned.coded.number_of_bins, outputs)
+    machine, training_outputs, _ = grower.grow(bob_boost.LogitLoss(), True)
+    return machine, np.concatenate(training_outputs)
+
+
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+@pytest.mark.parametrize("rows", [(900,), (300, 600), (400, 120, 380)], ids=["1", "2", "3"])
+def test_partitioned_trees_are_the_in_memory_trees(growth, rows):
+    """Same splits from any partitioning (the first partition holds one class only), leaf values within 1e-12
+    relative: partition sums are added in another order than a node's rows."""
+    features, labels = _data()
+    assert np.unique(labels[:rows[0]]).size == 1 or len(rows) == 1
+    targets = np.where(labels > 0, 1.0, -1.0)[:, np.newaxis]
+    tree = bob_boost.TreeTrainer(max_depth=4, max_leaves=9, min_samples_leaf=15, growth=growth, n_threads=1)
+    binned = tree.prepare(features)
+    machine, training_outputs = _grow(tree, binned, targets, rows)
+    loss = bob_boost.LogitLoss()
+    scores = np.zeros_like(targets)
+    memory = tree.train(binned, loss.loss_gradient(targets, scores), loss.loss_hessian(targets, scores))
+    assert machine.features.tolist() == memory.features.tolist()
+    assert machine.thresholds.tolist() == memory.thresholds.tolist()
+    assert machine.left_children.tolist() == memory.left_children.tolist()
+    np.testing.assert_allclose(machine.values, memory.values, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(training_outputs, memory.forward(features), rtol=1e-12, atol=1e-15)
+
+
+def test_one_partition_gives_the_in_memory_tree_bit_for_bit():
+    """One partition adds every node's rows in the in-memory order: without histogram subtraction (which
+    makes a larger child's sums another way) the tree is the same to the last bit."""
+    features, labels = _data(seed=3)
+    targets = np.where(labels > 0, 1.0, -1.0)[:, np.newaxis]
+    tree = bob_boost.TreeTrainer(max_depth=3, min_samples_leaf=10, n_threads=1, growth="levelwise")
+    tree.histogram_subtraction = False
+    binned = tree.prepare(features)
+    machine, _ = _grow(tree, binned, targets, (900,))
+    loss = bob_boost.LogitLoss()
+    scores = np.zeros_like(targets)
+    memory = tree.train(binned, loss.loss_gradient(targets, scores), loss.loss_hessian(targets, scores))
+    assert np.array_equal(machine.values, memory.values)
+    assert np.array_equal(machine.thresholds, memory.thresholds)
+
+
+def test_sums_are_taken_in_partition_order():
+    parts = [np.array([1e16]), np.array([1.0]), np.array([-1e16])]
+    partitions = LocalPartitions([CodedFeatures(np.zeros((1, 1), np.uint8), 2, 1)] * 3, [p for p in parts],
+                                 [None] * 3, None)
+    # (1e16 + 1) - 1e16 is 0 in floating point, 1e16 - 1e16 + 1 would be 1: the order is the partitions'
+    assert partitions.summed(lambda x: x, parts)[0] == 0.0
+    assert in_order(*parts)[0] == 0.0
+    assert summed_pieces((np.ones(2), 1.0), (np.ones(2), 2.0))[1] == 3.0
+    assert partitions.combined(lambda *p: len(p), parts) == 3
+    assert not rebuilds(partitions, 32)
+
+
+def test_raw_rows_are_cut_at_the_partition_bounds():
+    features, labels = _data(n=30)
+    targets = np.where(labels > 0, 1.0, -1.0)[:, np.newaxis]
+    binned = bob_boost.TreeTrainer(n_threads=1).prepare(features)
+    partitions = _partitions(binned, targets, (10, 5, 15))
+    blocks = partitions.raw(features, lambda block, scale: block * scale, 2.0)
+    assert [b.shape[0] for b in blocks] == [10, 5, 15]
+    assert np.array_equal(np.concatenate(blocks), 2.0 * features)
+
+
+@pytest.mark.parametrize("name, targets, weights, message", [
+    ("targets", [np.ones(10)], [None, None], "targets: 1 partitions, the features have 2"),
+    ("targets", [np.ones(10), np.ones(4)], [None, None], "targets: a partition of 4 rows, its features have 5"),
+    ("weights", [np.ones(10), np.ones(5)], [None, np.ones(6)], "weights: a partition of 6 rows, its features have 5"),
+])
+def test_partitions_of_other_rows_than_the_features_are_refused(name, targets, weights, message):
+    coded = [CodedFeatures(np.zeros((2, n), np.uint8), 4, 1) for n in (10, 5)]
+    with pytest.raises(ValueError, match=message):
+        LocalPartitions(coded, targets, weights, 1)
