@@ -6,6 +6,8 @@ import numpy as np
 
 from ..boosting.partitions import in_order
 from ..engine.codes import padded_thresholds
+from ..weak_trainers.lut import LUTTrainer
+from ..weak_trainers.partitioned import LUTChooser
 from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
@@ -175,3 +177,26 @@ class Chunks:
 def _near(place: list | None) -> dict:
     """Dask's loose request for a task to run on ``place`` (any worker once that one is lost)."""
     return {} if place is None else {"workers": place, "allow_other_workers": True}
+
+
+def lut_chunks(client, array, entries: int | None, trainer_options: dict,
+               n_threads: int | None) -> tuple[list, np.ndarray, LUTChooser]:
+    """Futures of every chunk's codes for look-up tables, the bins' ``offsets`` and the chooser.
+
+    ``entries`` (None: the largest value + 1, at least 2) value rows per table; with
+    ``trainer_options["missing"] == "bin"`` NaN is code ``entries`` of its feature, the tables' last row,
+    as :meth:`bob_boost.binning.BinnedFeatures.from_integers` codes it in memory. ``trainer_options`` are
+    :class:`~bob_boost.LUTTrainer`'s other arguments (``number_of_outputs``, ``selection_style``,
+    ``missing``).
+    """
+    missing = trainer_options.get("missing") is not None
+    if entries is None:
+        largest = max(client.gather(per_chunk(client, tasks.finite_max, array, missing)))
+        entries = max(2, int(largest) + 1) if np.isfinite(largest) else 2  # every value NaN: the smallest table
+    coded = per_chunk(client, tasks.coded_values, array, entries, n_threads, missing)
+    offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * (entries + missing)
+    all_missing = None
+    if missing:  # counted on the codes: the raw blocks are not read again
+        counts = client.submit(in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
+        all_missing = counts.result() == array.shape[0]
+    return coded, offsets, LUTChooser(LUTTrainer(entries, **trainer_options), all_missing)

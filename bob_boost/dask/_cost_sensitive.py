@@ -19,6 +19,7 @@ from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from ..weak_trainers.partitioned import stump_outputs
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..boosting.roots import RootCounter
 from . import _tasks as tasks
@@ -181,9 +182,9 @@ class _ClusterCostSensitive:
         """The chunks' scores plus the weighted stump (rebuilt from the codes every checkpoint)."""
         chunks, alpha = self.chunks, float(weight[0])
         arguments = state.extra.pop("arguments")
-        self.history.append((tasks.stump_outputs, arguments, alpha))
+        self.history.append((stump_outputs, arguments, alpha))
         if not rebuilds(chunks, len(self.history)):
-            outputs = chunks.each(tasks.stump_outputs, self.coded, *arguments)
+            outputs = chunks.each(stump_outputs, self.coded, *arguments)
             chunks.scores = chunks.each(tasks.moved, chunks.scores, outputs, alpha)
         else:
             chunks.scores = chunks.each(tasks.rebuilt_scores, self.coded, chunks.start, 1, tuple(self.history))

@@ -129,23 +129,6 @@ def gradient_histogram(coded: CodedFeatures, targets: np.ndarray, scores: np.nda
     return coded.histograms(gradient, offsets), gradient.sum(axis=0), np.abs(gradient).sum(axis=0)
 
 
-def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float, missing_code: int = -1,
-                  missing_above: bool = False) -> np.ndarray:
-    """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold; rows of code
-    ``missing_code`` (NaN, with ``missing="bin"``) are above the threshold when ``missing_above``."""
-    codes = coded.codes[feature]
-    above = codes >= code_threshold
-    if missing_code >= 0:
-        above = np.where(codes == missing_code, missing_above, above)
-    return np.where(above, polarity, -polarity)[:, np.newaxis]
-
-
-def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """(#rows, #outputs) outputs of a look-up table: ``table[x[indices[k]], k]``."""
-    columns = [table[coded.codes[feature], k] for k, feature in enumerate(indices)]
-    return np.stack(columns, axis=1)
-
-
 def newton_derivatives(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
                        alpha: np.ndarray) -> np.ndarray:
     """(2, #outputs): the chunk's derivative and second derivative of the loss along ``outputs`` at ``alpha``."""

@@ -40,11 +40,11 @@ from ..losses.softmax import SoftmaxLoss
 from ..machine import BoostedMachine
 from ..recipes import WEAK_LEARNERS
 from ..weak_trainers.lut import SELECTION_STYLES
+from ..weak_trainers.partitioned import LUTChooser, StumpChooser
 from ..weak_trainers.partitioned_trees import PartitionedGradientTrees, coded_tree_outputs
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
-from ._choosers import LUTChooser, StumpChooser, lut_chunks
-from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads
+from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads, lut_chunks
 from ._continuation import check_continued, continued_baseline, starts_from_scores
 from ._steps import lbfgs_step, newton_step
 

@@ -1,19 +1,18 @@
-"""The weak machine of a round on a cluster, chosen from histograms summed over the chunks by the in-memory
-rules: the engine's stump split search, or :meth:`bob_boost.LUTTrainer.from_histograms`; and the look-up
-tables' coded chunks (the integer values are their own codes, NaN a code of its own with ``missing="bin"``).
+"""A round's stump or look-up table chosen from gradient histograms summed over row partitions
+(:mod:`bob_boost.boosting.partitions`) by the in-memory rules: the engine's stump split search
+(:func:`bob_boost.weak_trainers.stump.best_stump`), or :meth:`bob_boost.LUTTrainer.from_histograms`.
 
-Each chooser returns the weak machine with the task and arguments that give its outputs on a chunk's codes
-(:mod:`bob_boost.dask._tasks`), so the scores are moved, and rebuilt at checkpoints, from the codes alone.
+Each chooser returns the weak machine with the function and arguments that give its outputs on a
+partition's codes (:func:`stump_outputs`, :func:`lut_outputs`), so that the scores are moved, and rebuilt
+at checkpoints, from the codes alone.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..boosting.partitions import in_order
-from ..weak_trainers.lut import LUTTrainer
-from ..weak_trainers.stump import best_stump
-from . import _tasks as tasks
-from ._dask import per_chunk
+from ..engine.codes import CodedFeatures
+from .lut import LUTTrainer
+from .stump import best_stump
 
 
 class StumpChooser:
@@ -42,7 +41,7 @@ class StumpChooser:
         index = stump.index
         # with missing values, every feature's last bin holds its NaN
         missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
-        return stump, tasks.stump_outputs, (index, best - int(self.offsets[index]) + 1, stump.polarity,
+        return stump, stump_outputs, (index, best - int(self.offsets[index]) + 1, stump.polarity,
                                             missing_code, bool(stump.missing_above))
 
 
@@ -64,27 +63,21 @@ class LUTChooser:
     def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
         """``(table, output task, its arguments)``."""
         lut = self.trainer.from_histograms(histograms, absolute, self.all_missing)
-        return lut, tasks.lut_outputs, (lut.look_up_tables, lut.indices)
+        return lut, lut_outputs, (lut.look_up_tables, lut.indices)
 
 
-def lut_chunks(client, array, entries: int | None, trainer_options: dict,
-               n_threads: int | None) -> tuple[list, np.ndarray, LUTChooser]:
-    """Futures of every chunk's codes for look-up tables, the bins' ``offsets`` and the chooser.
+def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polarity: float, missing_code: int = -1,
+                  missing_above: bool = False) -> np.ndarray:
+    """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold; rows of code
+    ``missing_code`` (NaN, with ``missing="bin"``) are above the threshold when ``missing_above``."""
+    codes = coded.codes[feature]
+    above = codes >= code_threshold
+    if missing_code >= 0:
+        above = np.where(codes == missing_code, missing_above, above)
+    return np.where(above, polarity, -polarity)[:, np.newaxis]
 
-    ``entries`` (None: the largest value + 1, at least 2) value rows per table; with
-    ``trainer_options["missing"] == "bin"`` NaN is code ``entries`` of its feature, the tables' last row,
-    as :meth:`bob_boost.binning.BinnedFeatures.from_integers` codes it in memory. ``trainer_options`` are
-    :class:`~bob_boost.LUTTrainer`'s other arguments (``number_of_outputs``, ``selection_style``,
-    ``missing``).
-    """
-    missing = trainer_options.get("missing") is not None
-    if entries is None:
-        largest = max(client.gather(per_chunk(client, tasks.finite_max, array, missing)))
-        entries = max(2, int(largest) + 1) if np.isfinite(largest) else 2  # every value NaN: the smallest table
-    coded = per_chunk(client, tasks.coded_values, array, entries, n_threads, missing)
-    offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * (entries + missing)
-    all_missing = None
-    if missing:  # counted on the codes: the raw blocks are not read again
-        counts = client.submit(in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
-        all_missing = counts.result() == array.shape[0]
-    return coded, offsets, LUTChooser(LUTTrainer(entries, **trainer_options), all_missing)
+
+def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """(#rows, #outputs) outputs of a look-up table: ``table[x[indices[k]], k]``."""
+    columns = [table[coded.codes[feature], k] for k, feature in enumerate(indices)]
+    return np.stack(columns, axis=1)
