@@ -143,12 +143,6 @@ class Chunks:
                  for block, *own in zip(row_blocks(features, "features"), *per_chunk)]
         return [self.client.compute(part, **_near(place)) for part, place in zip(parts, self.places)]
 
-    def continue_from(self, features, machine, include_baseline: bool) -> None:
-        """Start from ``machine``'s scores, computed on the workers from the raw row blocks of ``features``
-        (read again, never gathered): the rounds of a machine being continued, as in memory."""
-        self.start = self.raw(features, tasks.machine_scores, machine, include_baseline)
-        self.scores = self.start
-
     def each(self, function, *fields, pure: bool = True) -> list:
         """``function(chunk's fields..., *constants)`` per chunk, on its worker: each of ``fields`` is a list with
         one entry per chunk; the arguments after the last list are the same for every chunk."""

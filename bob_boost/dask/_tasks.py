@@ -11,7 +11,6 @@ from ..engine.codes import CodedFeatures, code_dtype, count_integer_values, enco
 from ..engine.threads import check_threads
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
-from ..losses.exponential import EXPONENT_LIMIT
 from ..weak.lut import check_discrete
 
 
@@ -119,91 +118,7 @@ def loss_columns(chunk: np.ndarray, loss: LossFunction) -> tuple[int, int]:
     return int(targets.shape[1]), int(loss.loss(targets, np.zeros_like(targets)).shape[1])
 
 
-def gradient_histogram(coded: CodedFeatures, targets: np.ndarray, scores: np.ndarray, weights,
-                       loss: LossFunction, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(#bins, #outputs) histogram of the chunk's weighted loss gradient, its column sums and absolute sums."""
-    gradient = loss.loss_gradient(targets, scores)
-    if weights is not None:
-        gradient = gradient * weights[:, np.newaxis]
-    gradient = np.ascontiguousarray(gradient)
-    return coded.histograms(gradient, offsets), gradient.sum(axis=0), np.abs(gradient).sum(axis=0)
-
-
-def newton_derivatives(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
-                       alpha: np.ndarray) -> np.ndarray:
-    """(2, #outputs): the chunk's derivative and second derivative of the loss along ``outputs`` at ``alpha``."""
-    moved = scores + alpha * outputs
-    first = loss.loss_gradient(targets, moved) * outputs
-    second = loss.loss_hessian(targets, moved) * outputs * outputs
-    if weights is not None:
-        first, second = first * weights[:, np.newaxis], second * weights[:, np.newaxis]
-    return np.stack([first.sum(axis=0), second.sum(axis=0)])
-
-
-def loss_and_gradient(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
-                      alpha: np.ndarray) -> np.ndarray:
-    """``[loss, gradient in alpha...]``: the chunk's summed loss at ``scores + alpha * outputs`` and its
-    derivative in each output's weight (the L-BFGS objective's part of this chunk)."""
-    value, gradient = loss.loss_and_gradient_sum(alpha, targets, scores, outputs, weights)
-    return np.concatenate([[value], gradient])
-
-
-def exponential_sums(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights) -> np.ndarray:
-    """The exponential loss's weight on the samples the stump gets right and wrong, the largest exponent,
-    and whether every target is +-1: ``phi(alpha) = right * exp(-alpha) + wrong * exp(alpha)`` then."""
-    exponent = -targets * scores
-    values = np.exp(np.minimum(exponent, EXPONENT_LIMIT))[:, 0]
-    if weights is not None:
-        values = values * weights
-    right = (targets * outputs)[:, 0] > 0
-    return np.array([values[right].sum(), values[~right].sum(), exponent.max(),
-                     float(np.all(np.abs(targets) == 1.0))])
-
-
-def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """The chunk's scores after the round's weak machine."""
-    return scores + alpha * outputs
-
-
-def training_loss(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> float:
-    """The chunk's (weighted) training loss."""
-    values = loss.loss(targets, scores)
-    return float(np.sum(values if weights is None else weights[:, np.newaxis] * values))
-
-
-def moved_loss(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,
-               alpha: np.ndarray) -> float:
-    """The chunk's (weighted) training loss at its scores moved by ``alpha`` times the round's weak outputs."""
-    return training_loss(targets, scores + alpha * outputs, weights, loss)
-
-
-def machine_scores(chunk: np.ndarray, machine, include_baseline: bool) -> np.ndarray:
-    """(#rows, #outputs) scores of a machine being continued on the chunk's raw rows: its rounds added in
-    order from the baseline (or from 0, for residuals), as training added them, so bit for bit the scores
-    one longer run would have reached."""
-    return machine.decision_scores(chunk, include_baseline=include_baseline)
-
-
-def rebuilt_scores(coded: CodedFeatures, start, outputs: int, history: tuple) -> np.ndarray:
-    """The chunk's scores rebuilt from its codes and the weak machines so far.
-
-    ``start`` holds the scores before the run (None: zeros); ``history`` holds each round's ``(output
-    task, its arguments, weights)``; the rounds are added in their order, as :func:`moved` added them, so
-    the scores are the same bit for bit. This cuts the chain of each round's scores depending on the last
-    (see :data:`bob_boost.dask._chunks.CHECKPOINT_ROUNDS`).
-    """
-    scores = np.zeros((coded.codes.shape[1], outputs)) if start is None else start
-    for task, arguments, alpha in history:
-        scores = scores + alpha * task(coded, *arguments)
-    return scores
-
-
-def column_sums(values: np.ndarray) -> np.ndarray:
-    """The chunk's column sums (a one-hot target matrix: its class counts)."""
-    return values.sum(axis=0)
-
-
-# -- cost-sensitive binary boosting (AdaBoostDB, Cost-Sensitive AdaBoost) -------------------------------
+# -- cost-sensitive binary boosting: the targets' check ------------------------------------------------------
 
 def binary_labels(chunk: np.ndarray) -> np.ndarray:
     """The chunk's +-1 targets (checked); NaN and other values are errors."""
@@ -212,66 +127,3 @@ def binary_labels(chunk: np.ndarray) -> np.ndarray:
     if not np.all(np.abs(chunk) == 1.0):
         raise InvalidValueError("targets: must be -1 or +1")
     return chunk
-
-
-def weak_outputs(chunk: np.ndarray, weak) -> np.ndarray:
-    """(#rows, #outputs) a weak machine's outputs on the chunk's raw rows."""
-    return weak.forward(chunk)
-
-
-def classifies_all(outputs: np.ndarray, labels: np.ndarray, log_initial: np.ndarray) -> bool:
-    """Whether the outputs' sign is every weighted row's label (a stump without training error)."""
-    weighted = np.isfinite(log_initial)
-    return bool(np.all(np.sign(outputs[weighted, 0]) == labels[weighted]))
-
-
-def class_sums(labels: np.ndarray, weights) -> np.ndarray:
-    """(2,) the chunk's positive and negative sample counts (or weights)."""
-    values = np.ones(labels.size) if weights is None else weights
-    positive = labels > 0
-    return np.array([values[positive].sum(), values[~positive].sum()])
-
-
-def log_weight_peak(weights) -> float:
-    """The largest logarithm of the chunk's sample weights (for a global log-sum-exp)."""
-    with np.errstate(divide="ignore"):
-        return float(np.log(weights).max())
-
-
-def scaled_weight_sum(weights, peak: float) -> float:
-    """``sum exp(log w - peak)`` over the chunk."""
-    with np.errstate(divide="ignore"):
-        return float(np.exp(np.log(weights) - peak).sum())
-
-
-def log_initial(labels: np.ndarray, weights, shifts: np.ndarray) -> np.ndarray:
-    """The chunk's ``log D_1``: ``log w + shift`` (``shifts``: (2,) per class, or the same for both)."""
-    shift = np.where(labels > 0, shifts[0], shifts[1])
-    if weights is None:
-        return shift
-    with np.errstate(divide="ignore"):  # a zero weight is -inf: the sample never counts
-        return np.log(weights) + shift
-
-
-def _log_weights(labels, scores, initial, costs):
-    return initial - np.where(labels > 0, costs[0], costs[1]) * labels * scores[:, 0]
-
-
-def class_peaks(labels: np.ndarray, scores: np.ndarray, initial: np.ndarray, costs: np.ndarray) -> np.ndarray:
-    """(2,) the largest current log weight of each class in the chunk (-inf for a class it lacks)."""
-    log_weights = _log_weights(labels, scores, initial, costs)
-    positive = labels > 0
-    return np.array([log_weights[positive].max(initial=-np.inf), log_weights[~positive].max(initial=-np.inf)])
-
-
-def class_histogram(coded: CodedFeatures, labels: np.ndarray, scores: np.ndarray, initial: np.ndarray,
-                    costs: np.ndarray, references: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(#bins, 2) per-bin sums of each class's ``exp(log weight - reference)``, and their (2,) totals."""
-    log_weights = _log_weights(labels, scores, initial, costs)
-    positive = labels > 0
-    weights = np.zeros((labels.size, 2))
-    weights[positive, 0] = np.exp(log_weights[positive] - references[0])
-    weights[~positive, 1] = np.exp(log_weights[~positive] - references[1])
-    return coded.histograms(weights, offsets), weights.sum(axis=0)
-
-

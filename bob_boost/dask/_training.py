@@ -29,10 +29,9 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
 from ..binning import check_missing
-from ..boosting.steps import descending_weight, proves_descent
+from ..boosting import partition_tasks
 from ..boosting.loop import run
-from ..boosting.partitions import rebuilds, summed_pieces
-from ..boosting.protocol import Proposal, RoundState
+from ..boosting.partitioned import PartitionedGradientBoosting, continue_scores, mean_one_weights
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses import LossFunction
@@ -41,12 +40,11 @@ from ..machine import BoostedMachine
 from ..recipes import WEAK_LEARNERS
 from ..weak_trainers.lut import SELECTION_STYLES
 from ..weak_trainers.partitioned import LUTChooser, StumpChooser
-from ..weak_trainers.partitioned_trees import PartitionedGradientTrees, coded_tree_outputs
+from ..weak_trainers.partitioned_trees import PartitionedGradientTrees
 from ..weak_trainers.tree import TreeTrainer
 from . import _tasks as tasks
 from ._chunks import Chunks, binned_chunks, check_cluster_bins, check_cluster_threads, lut_chunks
 from ._continuation import check_continued, continued_baseline, starts_from_scores
-from ._steps import lbfgs_step, newton_step
 
 #: The weak-machine rules, kept importable from here, where they were defined before.
 __all__ = ["DASK_STEP_RULES", "DASK_WEAK_LEARNERS", "DaskBoosting", "LUTChooser", "StumpChooser"]
@@ -96,7 +94,7 @@ class DaskBoosting:
         ``max_bins``. The trees are those
         ``Boosting(TreeTrainer(...), loss, learning_rate=...)`` grows in memory, up to the rounding of
         sums added per chunk (see :mod:`bob_boost.weak_trainers.partitioned_trees`), sample weights included
-        (rescaled to mean 1 as in memory, :func:`mean_one_weights`).
+        (rescaled to mean 1 as in memory, :func:`~bob_boost.boosting.partitioned.mean_one_weights`).
     learning_rate : float or None
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
         step 1; None, the default: the tree trainer's ``default_learning_rate``, 0.1); with gradient-only
@@ -229,20 +227,23 @@ class DaskBoosting:
         if weights is not None:
             chunks.weights = mean_one_weights(chunks, array.shape[0])
         if isinstance(loss, SoftmaxLoss):  # each chunk was checked on its own: every class must occur somewhere
-            counts = chunks.summed(tasks.column_sums, chunks.targets)
+            counts = chunks.summed(partition_tasks.column_sums, chunks.targets)
             missing = np.flatnonzero(counts == 0)
             if missing.size:
                 raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {outputs - 1})")
         if starts_from_scores(previous):  # residual rounds from 0 when boosting from a baseline, as in memory
-            chunks.continue_from(array, previous, include_baseline=baseline is None)
+            continue_scores(chunks, array, previous, include_baseline=baseline is None)
         self.weight_passes = []
         metadata = {"loss": loss.name or type(loss).__name__, "trainer": "DaskBoosting",
                     "weak_learner": self.weak_learner}
         trees = None
         if self.weak_learner == "tree":
             trees = PartitionedGradientTrees(self.tree, chunks, offsets, split, int(np.diff(offsets).max()), outputs)
-        algorithm = _ClusterGradientBoosting(self, chunks, outputs, baseline, metadata, chooser, offsets, trees,
-                                             newton, array.shape[0])
+        # Newton leaves make a tree's own step 1: its weight is the learning rate
+        fixed_step = trees is not None and self.tree.newton_leaves is not False and loss.has_hessian
+        algorithm = PartitionedGradientBoosting("DaskBoosting", loss, self.learning_rate, chunks, outputs, baseline,
+                                                metadata, chooser, offsets, trees, fixed_step, newton,
+                                                array.shape[0], self.weight_passes)
         return run(algorithm, None, array, number_of_rounds, previous, callback)
 
 
@@ -254,127 +255,3 @@ def check_cluster_tree(trainer) -> TreeTrainer:
         raise InvalidValueError("tree: quantized_gradients is for training in memory; distributed gradient trees "
                                 "sum float histograms (use quantized_gradients=None)")
     return trainer
-
-
-class _ClusterGradientBoosting:
-    """:class:`DaskBoosting`'s configuration of :func:`bob_boost.boosting.loop.run` on a cluster's chunks: the
-    scores stay on the workers (the state's ``scores`` and a callback's are None)."""
-
-    name = "DaskBoosting"
-
-    def __init__(self, owner: DaskBoosting, chunks: Chunks, outputs: int, baseline: np.ndarray | None,
-                 metadata: dict, chooser, offsets: np.ndarray, trees: PartitionedGradientTrees | None, newton: bool,
-                 rows: int) -> None:
-        self.loss, self.learning_rate = owner.loss_function, owner.learning_rate
-        self.weight_passes = owner.weight_passes
-        # Newton leaves make a tree's own step 1: its weight is the learning rate
-        self.fixed_step = trees is not None and owner.tree.newton_leaves is not False and self.loss.has_hessian
-        self.chunks, self.outputs, self.baseline, self.metadata = chunks, outputs, baseline, metadata
-        self.chooser, self.offsets, self.trees, self.newton, self.rows = chooser, offsets, trees, newton, rows
-        self.history: list[tuple] = []
-        self.current_loss: float | None = None
-
-    def new_machine(self, features) -> BoostedMachine:
-        """An empty machine from the run's baseline, deciding as the loss does (CMEL by its costs)."""
-        loss = self.loss
-        return BoostedMachine(number_of_outputs=self.outputs, number_of_features=features.shape[1],
-                              baseline=self.baseline, cost_matrix=loss.cost_matrix, metadata=dict(self.metadata),
-                              decision_rule=loss.decision_rule(self.outputs))
-
-    def check_machine(self, machine: BoostedMachine) -> None:
-        """Checked before the chunks were coded (its outputs, features and baseline)."""
-
-    def start(self, features, machine: BoostedMachine) -> RoundState:
-        """The chunks' scores were set before (zero, or a continued machine's)."""
-        return RoundState(features=features, scores=None)
-
-    def begin_round(self, state: RoundState) -> None:
-        """Nothing: each chunk computes its gradient where it sums it."""
-
-    def propose(self, prepared, state: RoundState) -> Proposal | None:
-        """A gradient tree, or the stump or table the in-memory rule picks from the summed histograms."""
-        chunks = self.chunks
-        if self.trees is not None:
-            weak, weak_outputs, arguments = self.trees.grow(self.loss, self.fixed_step)
-            output_task = coded_tree_outputs
-        else:
-            pieces = chunks.each(tasks.gradient_histogram, chunks.coded, chunks.targets, chunks.scores,
-                                 chunks.weights, self.loss, self.offsets)
-            histograms, sums, absolute_sums = chunks.combined(summed_pieces, pieces)
-            choice = self.chooser.choose(histograms, absolute_sums, sums)
-            if choice is None:
-                return None
-            weak, output_task, arguments = choice
-            weak_outputs = chunks.each(output_task, chunks.coded, *arguments)
-        state.extra.update(outputs=weak_outputs, task=output_task, arguments=arguments)
-        return Proposal(weak)
-
-    def step(self, machine, state: RoundState) -> tuple[np.ndarray, bool] | None:
-        """The learning rate for Newton-leaf trees; otherwise it times the step rule's weight (None when zero)."""
-        if self.fixed_step:
-            state.extra["certified"] = False
-            return np.full(self.outputs, float(self.learning_rate)), False
-        chunks, loss, weak_outputs = self.chunks, self.loss, state.extra["outputs"]
-        line = (newton_step(chunks, weak_outputs, self.outputs, loss, self.weight_passes) if self.newton
-                else lbfgs_step(chunks, weak_outputs, self.outputs, self.rows, loss, self.weight_passes))
-        alpha = self.learning_rate * line.weights
-        if np.all(alpha == 0.0):
-            return None
-        state.extra["certified"] = proves_descent(line, float(self.learning_rate), loss.convex)
-        return alpha, False
-
-    def descend(self, machine, weight: np.ndarray, state: RoundState) -> np.ndarray | None:
-        """The in-memory descent guarantee on the chunks' summed losses (added in chunk order): a weight its step
-        rule does not certify (a tree's Newton leaves, a shrunk step on a loss that is not convex, a search that
-        did not converge) is halved until the training loss does not rise; None, with a
-        :class:`~bob_boost.exceptions.ConvergenceWarning`, when no halving keeps it."""
-        if state.extra.pop("certified"):
-            self.current_loss = None
-            return weight
-        chunks, loss, weak_outputs = self.chunks, self.loss, state.extra["outputs"]
-        before = self.current_loss
-        if before is None:
-            before = chunks.summed(tasks.training_loss, chunks.targets, chunks.scores, chunks.weights, loss)
-
-        def loss_at(candidate: np.ndarray, halvings: int) -> float:
-            return chunks.summed(tasks.moved_loss, chunks.targets, chunks.scores, weak_outputs, chunks.weights,
-                                 loss, candidate)
-        accepted = descending_weight(weight, before, loss_at, self.name, state.round_index, type(loss).__name__)
-        if accepted is None:
-            return None
-        weight, self.current_loss = accepted
-        return weight
-
-    def end_round(self, state: RoundState, machine, weight: np.ndarray) -> None:
-        """Add the round to the chunks' scores; at the chunks' checkpoints, rebuild them from the
-        codes instead, so that a lost chunk's scores are recomputed from a short task graph."""
-        chunks, extra = self.chunks, state.extra
-        self.history.append((extra.pop("task"), extra.pop("arguments"), weight))
-        weak_outputs = extra.pop("outputs")
-        if not rebuilds(chunks, len(self.history)):
-            chunks.scores = chunks.each(tasks.moved, chunks.scores, weak_outputs, weight)
-        else:
-            chunks.scores = chunks.each(tasks.rebuilt_scores, chunks.coded, chunks.start, self.outputs,
-                                        tuple(self.history))
-
-    def describe(self, state: RoundState) -> str:
-        """Nothing beyond the weak machine and its weights."""
-        return ""
-
-
-def mean_one_weights(chunks: Chunks, samples: int) -> list:
-    """The chunks' sample weights rescaled to a mean of 1 over all ``samples`` rows, as the in-memory trainer's
-    ``mean_one`` has them: ``min_hessian_leaf`` and ``l2_regularization`` then weigh the same on the cluster.
-
-    The total is the chunks' sums added in chunk order, so the factor (and the weights) may differ from
-    in memory's pairwise sum in the last bits.
-
-    Raises
-    ------
-    ValueError
-        When every weight is zero.
-    """
-    total = float(chunks.summed(np.sum, chunks.weights))
-    if total <= 0.0:
-        raise InvalidValueError("sample_weight: every weight is zero")
-    return chunks.each(np.multiply, chunks.weights, samples / total)

@@ -12,6 +12,8 @@ grows in memory, up to the rounding of sums added per partition.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..boosting.partitions import Partitions
@@ -176,9 +178,9 @@ class PartitionedGradientTrees:
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
         self.missing = trainer.missing is not None
 
-    def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, tuple]:
+    def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, Callable, tuple]:
         """The round's trees as one machine, the handles of every partition's (#rows, #outputs) tree outputs, and
-        the arguments of :func:`coded_tree_outputs` that make them again from the codes.
+        :func:`coded_tree_outputs` with the arguments that make them again from the codes.
 
         ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1).
         """
@@ -220,7 +222,8 @@ class PartitionedGradientTrees:
         leaf_values, tables = tuple(leaf_values), self._tables(growing)
         outputs = partitions.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
         levels = max(int(tree.nodes["depth"][:tree.n_nodes].max()) for tree in growing)
-        return self._machine(growing, leaf_values), outputs, (tables, leaf_values, self.groups, self.outputs, levels)
+        return (self._machine(growing, leaf_values), outputs, coded_tree_outputs,
+                (tables, leaf_values, self.groups, self.outputs, levels))
 
     def _scan(self, tree: "_GrowingTree", sums, counts, totals, node_counts) -> None:
         """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
