@@ -104,7 +104,7 @@ class PartitionedGradientBoosting:
             weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step)
         else:
             pieces = parts.each(tasks.gradient_histogram, parts.coded, parts.targets, parts.scores,
-                                 parts.weights, self.loss, self.offsets)
+                                parts.weights, self.loss, self.offsets)
             histograms, sums, absolute_sums = parts.combined(summed_pieces, pieces)
             choice = self.chooser.choose(histograms, absolute_sums, sums)
             if choice is None:
@@ -143,7 +143,7 @@ class PartitionedGradientBoosting:
 
         def loss_at(candidate: np.ndarray, halvings: int) -> float:
             return parts.summed(tasks.moved_loss, parts.targets, parts.scores, weak_outputs, parts.weights,
-                                 loss, candidate)
+                                loss, candidate)
         accepted = descending_weight(weight, before, loss_at, self.name, state.round_index, type(loss).__name__)
         if accepted is None:
             return None
@@ -160,7 +160,7 @@ class PartitionedGradientBoosting:
             parts.scores = parts.each(tasks.moved, parts.scores, weak_outputs, weight)
         else:
             parts.scores = parts.each(tasks.rebuilt_scores, parts.coded, parts.start, self.outputs,
-                                        tuple(self.history))
+                                      tuple(self.history))
 
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the weak machine and its weights."""
@@ -204,13 +204,15 @@ class PartitionedCostSensitive:
         ``stump_outputs(coded, feature, code threshold, polarity)``: a stump's outputs on a partition's codes.
     counter : RootCounter
         Counts the step equations solved.
+    metadata : dict
+        Entries the machine's metadata gets beside the trainer's.
     """
 
     def __init__(self, trainer, partitions: Partitions, offsets: np.ndarray, pool, stump_outputs,
-                 counter: RootCounter) -> None:
+                 counter: RootCounter, metadata: dict) -> None:
         self.name = trainer.algorithm
         self.trainer, self.partitions, self.offsets, self.counter = trainer, partitions, offsets, counter
-        self.pool, self.stump_outputs = pool, stump_outputs
+        self.pool, self.stump_outputs, self.metadata = pool, stump_outputs, metadata
         self.costs = np.array([trainer.cost_positive, trainer.cost_negative])
         self.initial = _initial(partitions)
         self.history: list[tuple] = []
@@ -218,7 +220,7 @@ class PartitionedCostSensitive:
     def new_machine(self, features) -> BoostedMachine:
         """An empty univariate machine."""
         return BoostedMachine(number_of_outputs=1, number_of_features=features.shape[1],
-                              metadata={**self.trainer._metadata(), "distributed": "dask"})
+                              metadata={**self.trainer._metadata(), **self.metadata})
 
     def check_machine(self, machine: BoostedMachine) -> None:
         """Checked before the partitions were coded (:func:`check_continued`)."""
@@ -243,10 +245,10 @@ class PartitionedCostSensitive:
         """The in-memory selection rule on the pool's errors from the summed class histograms."""
         parts, trainer = self.partitions, self.trainer
         peaks = _largest(*parts.gather(parts.each(tasks.class_peaks, parts.targets, parts.scores,
-                                                           self.initial, self.costs)))
+                                                  self.initial, self.costs)))
         references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
         pieces = parts.each(tasks.class_histogram, parts.coded, parts.targets, parts.scores, self.initial,
-                             self.costs, references, self.offsets)
+                            self.costs, references, self.offsets)
         sums, totals = parts.combined(summed_pieces, pieces)
         if trainer.normalises_classes:
             sums, log_totals = sums / totals, references + np.log(totals)
@@ -322,14 +324,17 @@ class PartitionedMultiClass:
         Each partition's initial log weights.
     n_features : int
         Features of the rows (the feature subsets' range).
+    metadata : dict
+        Entries the machine's metadata gets beside the trainer's name and weak learner.
     """
 
     def __init__(self, trainer, partitions: Partitions, grower_for, cost_matrix: np.ndarray, initial: list,
-                 n_features: int) -> None:
+                 n_features: int, metadata: dict) -> None:
         self.name = type(trainer).__name__
         self.trainer, self.partitions, self.cost_matrix = trainer, partitions, cost_matrix
         self.loss_matrix, self.exponents = trainer._round_matrices(cost_matrix)
         self.grower = grower_for(self.loss_matrix)
+        self.metadata = metadata
         self.subset_size = max(1, int(round(trainer.feature_fraction * n_features)))
         self.rng = np.random.default_rng(trainer.random_state)
         self.initial = self.log_weights = initial  # the initial weights are where the checkpoints rebuild from
@@ -338,7 +343,7 @@ class PartitionedMultiClass:
     def new_machine(self, features) -> BoostedMachine:
         """An empty machine deciding by the cost matrix."""
         return BoostedMachine(cost_matrix=self.cost_matrix, number_of_features=features.shape[1],
-                              metadata={"trainer": type(self.trainer).__name__, "distributed": "dask",
+                              metadata={"trainer": type(self.trainer).__name__, **self.metadata,
                                         "weak_learner": repr(self.trainer.weak_learner)})
 
     def check_machine(self, machine: BoostedMachine) -> None:
@@ -350,7 +355,7 @@ class PartitionedMultiClass:
         if len(machine):
             parts = self.partitions
             self.initial = self.log_weights = parts.raw(features, tasks.replayed_log_weights,
-                                                            parts.targets, self.initial, self.exponents, machine)
+                                                        parts.targets, self.initial, self.exponents, machine)
             for _ in range(len(machine) * (self.subset_size != n_features)):
                 self.rng.choice(n_features, self.subset_size, replace=False)
         return RoundState(features=features, scores=None)
@@ -381,7 +386,7 @@ class PartitionedMultiClass:
         """The trainer's step rule on the summed confusion matrix; None when it is not positive."""
         leaves, node_labels, _ = state.extra["grown"]
         confusion = self.partitions.summed(tasks.confusion, self.partitions.targets, leaves, state.extra["weights"],
-                                       node_labels, self.exponents.shape[0])
+                                           node_labels, self.exponents.shape[0])
         step = self.trainer._step(confusion, self.exponents)
         if not step > 0:
             return None
@@ -395,10 +400,10 @@ class PartitionedMultiClass:
         self.history.append((*routing, node_labels, weight))
         if not rebuilds(parts, len(self.history)):
             self.log_weights = parts.each(tasks.updated_log_weights, self.log_weights, parts.targets, leaves,
-                                           node_labels, self.exponents, weight)
+                                          node_labels, self.exponents, weight)
         else:
             self.log_weights = parts.each(tasks.rebuilt_log_weights, parts.coded, parts.targets,
-                                           self.initial, self.exponents, tuple(self.history))
+                                          self.initial, self.exponents, tuple(self.history))
 
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the weak machine and its weight."""

@@ -110,5 +110,6 @@ class DaskCostSensitiveBoosting:
         chunks = Chunks.place(client, coded, labels, weights, 1, tasks.binary_labels)
         self._root_counter = RootCounter()
         pool = StumpPool.from_bins(offsets, split)
-        algorithm = PartitionedCostSensitive(trainer, chunks, offsets, pool, stump_outputs, self._root_counter)
+        algorithm = PartitionedCostSensitive(trainer, chunks, offsets, pool, stump_outputs, self._root_counter,
+                                             {"distributed": "dask"})
         return run(algorithm, None, array, number_of_rounds, previous, callback)

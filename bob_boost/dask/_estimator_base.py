@@ -94,7 +94,7 @@ class _HeldOut:
             stopper = EarlyStopping(rows, loss, values, sample_weight, patience=self.n_iter_no_change, tol=self.tol)
         else:  # the scorer predicts the held-out rows with the in-memory twin holding the growing machine
             metric = scorer_metric(self._scoring_view(), scorer, rows,
-                                    self._scored_labels(values if scored is None else scored), sample_weight)
+                                   self._scored_labels(values if scored is None else scored), sample_weight)
             stopper = EarlyStopping(rows, metric, greater_is_better=True, patience=self.n_iter_no_change,
                                     tol=self.tol)
         self._stopper = stopper

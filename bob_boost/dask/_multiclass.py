@@ -133,7 +133,7 @@ class DaskMultiClassBoosting:
         weak = trainer.weak_learner
         algorithm = PartitionedMultiClass(
             trainer, chunks, lambda loss_matrix: PartitionedClassTrees(chunks, layout, loss_matrix, weak), cost_matrix,
-            initial, array.shape[1])
+            initial, array.shape[1], {"distributed": "dask"})
         return run(algorithm, None, array, rounds, previous, callback)
 
 

@@ -42,7 +42,7 @@ class StumpChooser:
         # with missing values, every feature's last bin holds its NaN
         missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
         return stump, stump_outputs, (index, best - int(self.offsets[index]) + 1, stump.polarity,
-                                            missing_code, bool(stump.missing_above))
+                                      missing_code, bool(stump.missing_above))
 
 
 class LUTChooser:

@@ -110,7 +110,7 @@ class PartitionedClassTrees:
         self.depth = 0  # levels split
         nodes = grow_levels(self, self.feature_of_bin, self.max_depth)
         sums = partitions.summed(leaf_sums, self.sample_node, partitions.targets, sample_weights,
-                             len(nodes.features), k)
+                                 len(nodes.features), k)
         node_labels = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
         routing = np.full((len(nodes.features), 6), -1, dtype=np.int64)
         for node, *split in self.splits_made:
@@ -125,7 +125,7 @@ class PartitionedClassTrees:
         local = np.full(len(nodes.features), -1, dtype=np.int64)
         local[frontier] = np.arange(len(frontier))
         pieces = partitions.each(node_class_histograms, partitions.coded, self.sample_node, partitions.targets,
-                             self.weights, self.factors, local, self.subset, self.k)
+                                 self.weights, self.factors, local, self.subset, self.k)
         histograms, counts, totals, node_counts = partitions.combined(summed_pieces, pieces)
         return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
                              self.missing, layout.bin_values, self.feature_of_bin)

@@ -189,7 +189,7 @@ class PartitionedGradientTrees:
                                  newton_leaves)
         sample_node = partitions.each(root_nodes, list(partitions.rows), trees, pure=False)
         capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
-                                              trainer.max_leaves) - 1
+                                               trainer.max_leaves) - 1
         growing = [_GrowingTree(capacity) for _ in range(trees)]
         moved = False  # whether nodes were split since the rows were last routed
         while True:
@@ -198,7 +198,7 @@ class PartitionedGradientTrees:
                     sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
                     moved = False
                 pieces = partitions.each(node_histograms, partitions.coded, sample_node, values, self.groups,
-                                     tuple(tree.frontier for tree in growing))
+                                         tuple(tree.frontier for tree in growing))
                 for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
             split_any = [tree.grow(self.feature_of_bin, trainer) for tree in growing]
