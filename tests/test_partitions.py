@@ -104,3 +104,84 @@ def test_partitions_of_other_rows_than_the_features_are_refused(name, targets, w
     coded = [CodedFeatures(np.zeros((2, n), np.uint8), 4, 1) for n in (10, 5)]
     with pytest.raises(ValueError, match=message):
         LocalPartitions(coded, targets, weights, 1)
+
+
+# -- every family on in-memory partitions, against the Dask chunks of the same bounds -------------------------
+
+def _boost_stumps(features, targets, rows, loss, rounds):
+    """Generic boosting of stumps on in-memory partitions, set up as the Dask trainer sets up its chunks."""
+    from bob_boost.boosting.loop import run
+    from bob_boost.boosting.partitioned import PartitionedGradientBoosting
+    from bob_boost.weak_trainers.partitioned import StumpChooser
+
+    binned = bob_boost.StumpTrainer(max_bins=256).prepare(features)
+    partitions = _partitions(binned, targets[:, np.newaxis], rows)
+    chooser = StumpChooser(binned.offsets, binned.split_thresholds, False)
+    algorithm = PartitionedGradientBoosting("LocalPartitions", loss, 1.0, partitions, 1, None, {}, chooser,
+                                            binned.offsets, None, False, True, features.shape[0], [])
+    return run(algorithm, None, features, rounds, None, None)
+
+
+def _boost_cost_sensitive(features, targets, rows, trainer, rounds):
+    from bob_boost.boosting.loop import run
+    from bob_boost.boosting.partitioned import PartitionedCostSensitive
+    from bob_boost.boosting.roots import RootCounter
+    from bob_boost.weak_trainers.partitioned import stump_outputs
+    from bob_boost.weak_trainers.stump_pool.pool import StumpPool
+
+    binned = bob_boost.StumpTrainer(max_bins=256).prepare(features)
+    partitions = _partitions(binned, targets, rows)
+    pool = StumpPool.from_bins(binned.offsets, binned.split_thresholds)
+    algorithm = PartitionedCostSensitive(trainer, partitions, binned.offsets, pool, stump_outputs, RootCounter(),
+                                         {"distributed": "dask"})
+    return run(algorithm, None, features, rounds, None, None)
+
+
+def _stump_data(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 15, size=(n, 5)).astype(float)
+    targets = np.where(features[:, 0] + features[:, 2] + rng.normal(0, 3, n) > 14, 1.0, -1.0)
+    order = np.argsort(targets, kind="stable")  # the first partition holds one class only
+    return features[order], targets[order]
+
+
+@pytest.mark.parametrize("rows", [(1200,), (500, 700), (300, 451, 449)], ids=["1", "2", "3"])
+def test_partitioned_stumps_are_the_in_memory_stumps(rows):
+    features, targets = _stump_data()
+    loss = bob_boost.LogitLoss()
+    machine = _boost_stumps(features, targets, rows, loss, 8)
+    memory = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256), loss, step_rule="newton").train(
+        features, targets, 8)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("rows", [(1200,), (300, 451, 449)], ids=["1", "3"])
+def test_partitioned_cost_sensitive_boosting_is_the_in_memory_model(rows):
+    features, targets = _stump_data(seed=1)
+    trainer = bob_boost.AdaBoostDBTrainer(2.0, 1.0)
+    machine = _boost_cost_sensitive(features, targets, rows, trainer, 6)
+    memory = trainer.train(features, targets, 6)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-12, atol=0)
+
+
+def test_the_dask_chunks_are_local_partitions_of_the_same_bounds(client):
+    """The Dask trainers only place the chunks: with the same bounds the model is the in-memory partitions'
+    bit for bit, for generic and cost-sensitive boosting."""
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoosting, DaskCostSensitiveBoosting
+
+    features, targets = _stump_data(seed=2)
+    rows = (300, 451, 449)
+    array = da.from_array(features, chunks=(rows, (5,)))
+    loss = bob_boost.LogitLoss()
+    local = _boost_stumps(features, targets, rows, loss, 6)
+    remote = DaskBoosting(loss, client=client, step_rule="newton").train(array, targets, 6)
+    assert remote.weak_machines == local.weak_machines
+    assert np.array_equal(remote.weights, local.weights)
+    trainer = bob_boost.CostSensitiveAdaBoostTrainer(2.0, 1.0)
+    local = _boost_cost_sensitive(features, targets, rows, trainer, 5)
+    remote = DaskCostSensitiveBoosting(trainer, client=client).train(array, targets, 5)
+    assert remote.weak_machines == local.weak_machines
+    assert np.array_equal(remote.weights, local.weights)
