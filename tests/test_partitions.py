@@ -124,7 +124,7 @@ def _boost_stumps(features, targets, rows, loss, rounds):
 
 def _boost_cost_sensitive(features, targets, rows, trainer, rounds):
     from bob_boost.boosting.loop import run
-    from bob_boost.boosting.partitioned import PartitionedCostSensitive
+    from bob_boost.boosting.partitioned_closed_form import PartitionedCostSensitive
     from bob_boost.boosting.roots import RootCounter
     from bob_boost.weak_trainers.partitioned import stump_outputs
     from bob_boost.weak_trainers.stump_pool.pool import StumpPool
@@ -132,8 +132,7 @@ def _boost_cost_sensitive(features, targets, rows, trainer, rounds):
     binned = bob_boost.StumpTrainer(max_bins=256).prepare(features)
     partitions = _partitions(binned, targets, rows)
     pool = StumpPool.from_bins(binned.offsets, binned.split_thresholds)
-    algorithm = PartitionedCostSensitive(trainer, partitions, binned.offsets, pool, stump_outputs, RootCounter(),
-                                         {"distributed": "dask"})
+    algorithm = PartitionedCostSensitive(trainer, partitions, binned.offsets, pool, stump_outputs, RootCounter(), {})
     return run(algorithm, None, features, rounds, None, None)
 
 
@@ -183,5 +182,63 @@ def test_the_dask_chunks_are_local_partitions_of_the_same_bounds(client):
     trainer = bob_boost.CostSensitiveAdaBoostTrainer(2.0, 1.0)
     local = _boost_cost_sensitive(features, targets, rows, trainer, 5)
     remote = DaskCostSensitiveBoosting(trainer, client=client).train(array, targets, 5)
+    assert remote.weak_machines == local.weak_machines
+    assert np.array_equal(remote.weights, local.weights)
+
+
+def _boost_classes(features, labels, rows, trainer, rounds):
+    """BAdaCost (SAMME, AdaBoost.M1) trees on in-memory partitions, coded as the Dask trainer codes chunks."""
+    from bob_boost.binning import QuantizedLayout
+    from bob_boost.boosting import partition_tasks
+    from bob_boost.boosting.loop import run
+    from bob_boost.boosting.partitioned_closed_form import PartitionedMultiClass
+    from bob_boost.engine.codes import integral_features, step_codes
+    from bob_boost.weak_trainers.partitioned_class_trees import PartitionedClassTrees
+
+    layout = QuantizedLayout.of(features.min(axis=0), features.max(axis=0), integral_features(features, 1))
+    edges = LocalPartitions.bounds(rows)
+    coded = [CodedFeatures(step_codes(features[a:b], layout.low, layout.step, 1, layout.top),
+                           layout.bins_per_feature, 1) for a, b in zip(edges[:-1], edges[1:])]
+    parts = LocalPartitions(coded, [labels[a:b] for a, b in zip(edges[:-1], edges[1:])], [None] * len(rows), None)
+    cost_matrix = trainer._cost_matrix_for(np.array([labels.max()]), None)
+    loss_matrix, exponents = trainer._round_matrices(cost_matrix)
+    initial = parts.each(partition_tasks.initial_log_weights, parts.targets, parts.weights, None)
+    algorithm = PartitionedMultiClass(parts, PartitionedClassTrees(parts, layout, loss_matrix, trainer.weak_learner),
+                                      cost_matrix, loss_matrix, exponents, trainer._step, trainer.shrinkage,
+                                      trainer.feature_fraction, trainer.random_state, initial, features.shape[1],
+                                      "LocalPartitions", {})
+    return run(algorithm, None, features, rounds, None, None)
+
+
+def _class_data(n=900, seed=4):
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 4)), 2)
+    labels = (features[:, 0] > 0).astype(np.int64) + (features[:, 1] + 0.3 * rng.normal(size=n) > 0.5)
+    order = np.argsort(labels, kind="stable")  # the first partition holds class 0 only
+    return features[order], labels[order]
+
+
+@pytest.mark.parametrize("rows", [(900,), (200, 700), (250, 13, 637)], ids=["1", "2", "3"])
+def test_partitioned_cost_sensitive_trees_are_the_in_memory_trees(rows):
+    features, labels = _class_data()
+    trainer = bob_boost.BAdaCostTrainer(1.0 - np.eye(3), bob_boost.CostSensitiveTreeTrainer(max_depth=3),
+                                        number_of_rounds=5)
+    machine = _boost_classes(features, labels, rows, trainer, 5)
+    memory = trainer.train(features, labels)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-12, atol=0)
+
+
+def test_the_dask_chunks_grow_the_local_partitions_class_trees(client):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskMultiClassBoosting
+
+    features, labels = _class_data(seed=5)
+    rows = (250, 13, 637)
+    trainer = bob_boost.SAMMETrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=4,
+                                     number_of_classes=3)
+    local = _boost_classes(features, labels, rows, trainer, 4)
+    remote = DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=(rows, (4,))),
+                                                                  labels)
     assert remote.weak_machines == local.weak_machines
     assert np.array_equal(remote.weights, local.weights)

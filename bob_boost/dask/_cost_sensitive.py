@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .._validation import check_positive_int
 from ..boosting.loop import run
-from ..boosting.partitioned import PartitionedCostSensitive
+from ..boosting.partitioned_closed_form import PartitionedCostSensitive
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError
 from ..machine import BoostedMachine
@@ -111,5 +111,5 @@ class DaskCostSensitiveBoosting:
         self._root_counter = RootCounter()
         pool = StumpPool.from_bins(offsets, split)
         algorithm = PartitionedCostSensitive(trainer, chunks, offsets, pool, stump_outputs, self._root_counter,
-                                             {"distributed": "dask"})
+                                             {**trainer._metadata(), "distributed": "dask"})
         return run(algorithm, None, array, number_of_rounds, previous, callback)

@@ -21,7 +21,7 @@ from .._validation import check_positive_int
 from ..binning import QuantizedLayout
 from ..boosting import partition_tasks
 from ..boosting.loop import run
-from ..boosting.partitioned import PartitionedMultiClass
+from ..boosting.partitioned_closed_form import PartitionedMultiClass
 from ..callbacks import check_callback
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
@@ -130,10 +130,13 @@ class DaskMultiClassBoosting:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
         initial = chunks.each(partition_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
-        weak = trainer.weak_learner
+        loss_matrix, exponents = trainer._round_matrices(cost_matrix)
+        name = type(trainer).__name__
         algorithm = PartitionedMultiClass(
-            trainer, chunks, lambda loss_matrix: PartitionedClassTrees(chunks, layout, loss_matrix, weak), cost_matrix,
-            initial, array.shape[1], {"distributed": "dask"})
+            chunks, PartitionedClassTrees(chunks, layout, loss_matrix, trainer.weak_learner), cost_matrix,
+            loss_matrix, exponents, trainer._step, trainer.shrinkage, trainer.feature_fraction,
+            trainer.random_state, initial, array.shape[1], name,
+            {"trainer": name, "distributed": "dask", "weak_learner": repr(trainer.weak_learner)})
         return run(algorithm, None, array, rounds, previous, callback)
 
 

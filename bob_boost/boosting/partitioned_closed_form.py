@@ -1,0 +1,264 @@
+"""The algorithms with closed-form steps on row partitions (:mod:`bob_boost.boosting.partitions`), as
+:mod:`bob_boost.boosting.closed_form` has them in memory:
+
+- :class:`PartitionedCostSensitive`: AdaBoostDB and Cost-Sensitive AdaBoost, the trainer's selection rule on
+  the stump pool's errors from class histograms summed over the partitions;
+- :class:`PartitionedMultiClass`: BAdaCost, SAMME and AdaBoost.M1 with cost-sensitive trees, the trainer's
+  step rule on summed confusion matrices.
+
+The per-row state (scores, log weights) stays with its partition and is rebuilt from the codes at the
+partitions' checkpoints.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..exceptions import InvalidValueError
+from ..machine import BoostedMachine
+from . import partition_tasks as tasks
+from .partitioned import continue_scores
+from .partitions import Partitions, in_order, rebuilds, summed_pieces
+from .protocol import Proposal, RoundState
+from .roots import RootCounter
+from .steps import capped_step
+
+
+class PartitionedCostSensitive:
+    """AdaBoostDB's or Cost-Sensitive AdaBoost's configuration of :func:`bob_boost.boosting.loop.run` on row
+    partitions: the in-memory selection rule (``trainer.choose``) on the stump pool's errors from summed class
+    histograms; the scores stay with their partitions (the state's ``scores`` and a callback's are None).
+
+    Parameters
+    ----------
+    trainer : AdaBoostDBTrainer or CostSensitiveAdaBoostTrainer
+        The configuration and its selection rule.
+    partitions : Partitions
+        The rows: codes, +-1 targets, weights and scores.
+    offsets : numpy.ndarray
+        Each feature's first bin in the class histograms.
+    pool : StumpPool
+        The stumps of the binned features (:meth:`~bob_boost.weak_trainers.stump_pool.pool.StumpPool.from_bins`).
+    stump_outputs : callable
+        ``stump_outputs(coded, feature, code threshold, polarity)``: a stump's outputs on a partition's codes.
+    counter : RootCounter
+        Counts the step equations solved.
+    metadata : dict
+        The machine's metadata.
+    """
+
+    def __init__(self, trainer, partitions: Partitions, offsets: np.ndarray, pool, stump_outputs,
+                 counter: RootCounter, metadata: dict) -> None:
+        self.name = trainer.algorithm
+        self.trainer, self.partitions, self.offsets, self.counter = trainer, partitions, offsets, counter
+        self.pool, self.stump_outputs, self.metadata = pool, stump_outputs, metadata
+        self.costs = np.array([trainer.cost_positive, trainer.cost_negative])
+        self.initial = _initial(partitions)
+        self.history: list[tuple] = []
+
+    def new_machine(self, features) -> BoostedMachine:
+        """An empty univariate machine."""
+        return BoostedMachine(number_of_outputs=1, number_of_features=features.shape[1],
+                              metadata=dict(self.metadata))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """Checked by the front door before the partitions were coded (its outputs and features)."""
+
+    def start(self, features, machine: BoostedMachine) -> RoundState:
+        """The partitions' scores start from a continued machine's."""
+        if len(machine) or np.any(machine.baseline != 0):
+            continue_scores(self.partitions, features, machine, include_baseline=True)
+        return RoundState(features=features, scores=None)
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether the machine's last stump classifies every sample of positive weight correctly (on the raw rows,
+        as in memory)."""
+        parts = self.partitions
+        outputs = parts.raw(state.features, tasks.weak_outputs, machine.weak_machines[-1])
+        return all(parts.gather(parts.each(tasks.classifies_all, outputs, parts.targets, self.initial)))
+
+    def begin_round(self, state: RoundState) -> None:
+        """Nothing: the round's weights are made where they are summed."""
+
+    def propose(self, prepared, state: RoundState) -> Proposal | None:
+        """The in-memory selection rule on the pool's errors from the summed class histograms."""
+        parts, trainer = self.partitions, self.trainer
+        peaks = _largest(*parts.gather(parts.each(tasks.class_peaks, parts.targets, parts.scores,
+                                                  self.initial, self.costs)))
+        references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
+        pieces = parts.each(tasks.class_histogram, parts.coded, parts.targets, parts.scores, self.initial,
+                            self.costs, references, self.offsets)
+        sums, totals = parts.combined(summed_pieces, pieces)
+        if trainer.normalises_classes:
+            sums, log_totals = sums / totals, references + np.log(totals)
+        else:
+            sums, log_totals = sums / totals.sum(), None
+        choice = trainer.choose(self.pool.errors_from_sums(sums), log_totals, self.counter)
+        if choice is None:
+            return None
+        candidate, alpha, perfect = choice
+        feature, bin_index, polarity = self.pool.candidate_bin(candidate)
+        state.extra["arguments"] = (feature, bin_index + 1, polarity)
+        return Proposal(self.pool.stump(candidate), np.array([alpha]), perfect)
+
+    def step(self, machine, state: RoundState) -> None:
+        """Never needed: every proposal has its step."""
+        raise NotImplementedError("the stump pool proposes every stump with its step")
+
+    def end_round(self, state: RoundState, machine, weight: np.ndarray) -> None:
+        """The partitions' scores plus the weighted stump (rebuilt from the codes every checkpoint)."""
+        parts, alpha = self.partitions, float(weight[0])
+        arguments = state.extra.pop("arguments")
+        self.history.append((self.stump_outputs, arguments, alpha))
+        if not rebuilds(parts, len(self.history)):
+            outputs = parts.each(self.stump_outputs, parts.coded, *arguments)
+            parts.scores = parts.each(tasks.moved, parts.scores, outputs, alpha)
+        else:
+            parts.scores = parts.each(tasks.rebuilt_scores, parts.coded, parts.start, 1, tuple(self.history))
+
+    def describe(self, state: RoundState) -> str:
+        """Nothing beyond the stump and its weight."""
+        return ""
+
+
+def _initial(parts: Partitions) -> list:
+    """Futures of every partition's ``log D_1``, normalised globally as in memory."""
+    targets, weights = parts.targets, parts.weights
+    positive, negative = parts.summed(tasks.class_sums, targets, weights)
+    if weights[0] is None:
+        if positive == 0 or negative == 0:
+            raise InvalidValueError("targets: both classes (-1 and +1) must occur")
+        shifts = -np.log(2.0 * np.array([positive, negative]))
+    else:
+        if not (positive > 0 and negative > 0):
+            raise InvalidValueError("sample_weight: each class needs some positive weight")
+        peak = max(parts.gather(parts.each(tasks.log_weight_peak, weights)))
+        total = parts.summed(tasks.scaled_weight_sum, weights, peak)
+        shifts = np.full(2, -(peak + np.log(total)))
+    return parts.each(tasks.log_initial, targets, weights, shifts)
+
+
+def _largest(*peaks: np.ndarray) -> np.ndarray:
+    """Each class's largest log weight over the partitions."""
+    return np.max(np.stack(peaks), axis=0)
+
+
+class PartitionedMultiClass:
+    """BAdaCost's (SAMME's, AdaBoost.M1's) configuration of :func:`bob_boost.boosting.loop.run` on row partitions:
+    the trainer's step rule on summed confusion matrices; the log weights stay with their partitions (the
+    state's ``scores`` and a callback's are None).
+
+    As :class:`~bob_boost.boosting.closed_form.MulticlassCostBoosting` in memory, it is given the trainer's
+    matrices and step rule.
+
+    Parameters
+    ----------
+    partitions : Partitions
+        The rows: codes, class indices and weights.
+    grower : object
+        The round's tree grower: ``grow(weights, feature subset)``
+        (:class:`~bob_boost.weak_trainers.partitioned_class_trees.PartitionedClassTrees`).
+    cost_matrix, loss_matrix, exponents : numpy.ndarray
+        The (K, K) costs, the losses the trees' splits weigh, and the weight update's exponents.
+    step : callable
+        ``step(confusion, exponents)``: the round's step from the (K, K) weighted confusion matrix.
+    shrinkage, feature_fraction : float
+        Every step's factor, and the share of features each round's tree may use.
+    random_state : int or None
+        Seeds the feature subsets.
+    initial : list
+        Each partition's initial log weights.
+    n_features : int
+        Features of the rows (the feature subsets' range).
+    name : str
+        The trainer's name, in messages.
+    metadata : dict
+        The machine's metadata.
+    """
+
+    def __init__(self, partitions: Partitions, grower, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
+                 exponents: np.ndarray, step: Callable, shrinkage: float, feature_fraction: float, random_state,
+                 initial: list, n_features: int, name: str, metadata: dict) -> None:
+        self.name, self.metadata = name, metadata
+        self.partitions, self.grower, self.cost_matrix = partitions, grower, cost_matrix
+        self.loss_matrix, self.exponents, self.step_rule, self.shrinkage = loss_matrix, exponents, step, shrinkage
+        self.subset_size = max(1, int(round(feature_fraction * n_features)))
+        self.rng = np.random.default_rng(random_state)
+        self.initial = self.log_weights = initial  # the initial weights are where the checkpoints rebuild from
+        self.history: list[tuple] = []
+
+    def new_machine(self, features) -> BoostedMachine:
+        """An empty machine deciding by the cost matrix."""
+        return BoostedMachine(cost_matrix=self.cost_matrix, number_of_features=features.shape[1],
+                              metadata=dict(self.metadata))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """Checked before the partitions were coded (its features and cost matrix)."""
+
+    def start(self, features, machine: BoostedMachine) -> RoundState:
+        """A continued machine's rounds replayed: their weight updates on the partitions, their draws here."""
+        n_features = features.shape[1]
+        if len(machine):
+            parts = self.partitions
+            self.initial = self.log_weights = parts.raw(features, tasks.replayed_log_weights,
+                                                        parts.targets, self.initial, self.exponents, machine)
+            for _ in range(len(machine) * (self.subset_size != n_features)):
+                self.rng.choice(n_features, self.subset_size, replace=False)
+        return RoundState(features=features, scores=None)
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
+        test, on the raw rows)."""
+        parts, k = self.partitions, self.exponents.shape[0]
+        confusion = in_order(*parts.gather(parts.raw(
+            state.features, tasks.raw_confusion, parts.targets,
+            _normalised(parts, self.log_weights), machine.weak_machines[-1], k)))
+        return bool(np.isinf(self.step_rule(confusion, self.exponents)))
+
+    def begin_round(self, state: RoundState) -> None:
+        """The normalised sample weights and the round's feature subset."""
+        n_features = state.features.shape[1]
+        state.extra["weights"] = _normalised(self.partitions, self.log_weights)
+        state.feature_subset = (np.arange(n_features) if self.subset_size == n_features
+                                else np.sort(self.rng.choice(n_features, self.subset_size, replace=False)))
+
+    def propose(self, prepared, state: RoundState) -> Proposal:
+        """The tree grown from the partitions' summed node histograms."""
+        weak, *grown = self.grower.grow(state.extra["weights"], state.feature_subset)
+        state.extra["grown"] = grown
+        return Proposal(weak)
+
+    def step(self, machine, state: RoundState) -> tuple[float, bool] | None:
+        """The trainer's step rule on the summed confusion matrix; None when it is not positive."""
+        leaves, node_labels, _ = state.extra["grown"]
+        confusion = self.partitions.summed(tasks.confusion, self.partitions.targets, leaves, state.extra["weights"],
+                                           node_labels, self.exponents.shape[0])
+        step = self.step_rule(confusion, self.exponents)
+        if not step > 0:
+            return None
+        perfect = bool(np.isinf(step))
+        return (capped_step(self.exponents) if perfect else step) * self.shrinkage, perfect
+
+    def end_round(self, state: RoundState, machine, weight: float) -> None:
+        """Every partition's log weights moved by the rows' leaves (rebuilt from the codes every checkpoint)."""
+        parts = self.partitions
+        leaves, node_labels, routing = state.extra.pop("grown")
+        self.history.append((*routing, node_labels, weight))
+        if not rebuilds(parts, len(self.history)):
+            self.log_weights = parts.each(tasks.updated_log_weights, self.log_weights, parts.targets, leaves,
+                                          node_labels, self.exponents, weight)
+        else:
+            self.log_weights = parts.each(tasks.rebuilt_log_weights, parts.coded, parts.targets,
+                                          self.initial, self.exponents, tuple(self.history))
+
+    def describe(self, state: RoundState) -> str:
+        """Nothing beyond the weak machine and its weight."""
+        return ""
+
+
+def _normalised(parts: Partitions, log_weights: list) -> list:
+    """Handles of the normalised weights ``exp(log w - logsumexp(log w))`` of every partition."""
+    peak = max(parts.gather(parts.each(tasks.largest, log_weights)))
+    total = parts.summed(tasks.exp_sum, log_weights, peak)
+    return parts.each(tasks.normalised, log_weights, peak + float(np.log(total)))
