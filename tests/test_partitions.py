@@ -106,6 +106,12 @@ def test_partitions_of_other_rows_than_the_features_are_refused(name, targets, w
         LocalPartitions(coded, targets, weights, 1)
 
 
+def test_partitions_of_other_features_are_refused():
+    coded = [CodedFeatures(np.zeros((f, 5), np.uint8), 4, 1) for f in (2, 3)]
+    with pytest.raises(ValueError, match=r"coded: partitions of \[2, 3\] features"):
+        LocalPartitions(coded, [np.ones(5)] * 2, [None] * 2, 1)
+
+
 # -- every family on in-memory partitions, against the Dask chunks of the same bounds -------------------------
 
 def _boost_stumps(features, targets, rows, loss, rounds):

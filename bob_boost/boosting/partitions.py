@@ -106,13 +106,17 @@ class LocalPartitions:
     Raises
     ------
     ValueError
-        When ``targets`` or ``weights`` have another number of partitions, or of rows in one, than ``coded``.
+        When ``targets`` or ``weights`` have another number of partitions, or of rows in one, than ``coded``,
+        or the partitions of ``coded`` have different numbers of features.
     """
 
     checkpoint_rounds = 0
 
     def __init__(self, coded: list, targets: list, weights: list, outputs: int | None) -> None:
         sizes = [c.codes.shape[1] for c in coded]
+        features = {c.codes.shape[0] for c in coded}
+        if len(features) > 1:
+            raise InvalidValueError(f"coded: partitions of {sorted(features)} features; all must have the same")
         for name, parts in (("targets", targets), ("weights", weights)):
             if len(parts) != len(coded):
                 raise InvalidValueError(f"{name}: {len(parts)} partitions, the features have {len(coded)}")
