@@ -16,9 +16,10 @@ round,
    after a weak machine without training error.
 
 An algorithm (:mod:`bob_boost.boosting.algorithms`) is the object with the hooks below; the published
-algorithms differ only in them. The distributed trainers (:mod:`bob_boost.dask`) run this loop too: their
-algorithms keep the rows, scores and weights in chunks on a cluster's workers, so their ``features`` is a
-Dask array and the state's ``scores`` (and a callback's) are None.
+algorithms differ only in them. The partitioned algorithms (:mod:`bob_boost.boosting.partitioned`, which
+the distributed trainers of :mod:`bob_boost.dask` run) keep the rows, scores and weights in row partitions
+(:mod:`bob_boost.boosting.partitions`), so their ``features`` is where the raw rows are read from (a Dask
+array on a cluster) and the state's ``scores`` (and a callback's) are None.
 """
 from __future__ import annotations
 

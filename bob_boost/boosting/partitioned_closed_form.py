@@ -123,7 +123,7 @@ class PartitionedCostSensitive:
 
 
 def _initial(parts: Partitions) -> list:
-    """Futures of every partition's ``log D_1``, normalised globally as in memory."""
+    """Handles of every partition's ``log D_1``, normalised globally as in memory."""
     targets, weights = parts.targets, parts.weights
     positive, negative = parts.summed(tasks.class_sums, targets, weights)
     if weights[0] is None:

@@ -58,10 +58,11 @@ class RoundState:
     Attributes
     ----------
     features : numpy.ndarray or dask.array.Array
-        The validated (#samples, #features) training features (a Dask array for a distributed algorithm).
+        The validated (#samples, #features) training features (for a partitioned algorithm, where its
+        partitions' raw rows are read from: a Dask array on a cluster).
     scores : numpy.ndarray or None
         (#samples, #outputs) training scores of the machine so far (baseline included), or None for a
-        distributed algorithm, whose scores stay on the workers; always up to date
+        partitioned algorithm, whose scores stay with their partitions; always up to date
         when :attr:`track_scores` is set, which the loop does when a callback will read them (an algorithm
         that trains from other quantities, such as BAdaCost's log weights, may skip them otherwise).
     round_index : int

@@ -197,7 +197,7 @@ def _generic_orders(loss_function: LossFunction, arrays: tuple[np.ndarray, ...],
 def minimise_weights(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], number_of_outputs: int,
                      number_of_samples: int) -> np.ndarray:
     """L-BFGS from zero on ``objective(alpha) -> (summed loss, its gradient)``: :func:`fit_weights`' search,
-    for sums computed anywhere (a cluster's chunks in :mod:`bob_boost.dask`).
+    for sums computed anywhere (row partitions, :mod:`bob_boost.boosting.partitioned_steps`).
 
     The objective is divided by ``number_of_samples`` so that one gradient tolerance fits data sets of any size.
     """

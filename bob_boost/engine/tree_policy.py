@@ -2,8 +2,9 @@
 
 The same compiled functions decide the growth of a tree in memory (inside
 :func:`~bob_boost.engine.tree_kernels.grow_tree`, which gets node histograms
-from the training rows) and on a cluster (``bob_boost.dask``, which gets them
-summed over the chunks): a tree's shape depends only on the candidates its
+from the training rows) and on row partitions
+(``bob_boost.weak_trainers.partitioned_trees``, which gets them summed over the
+partitions, in memory or on a cluster): a tree's shape depends only on the candidates its
 histograms give, never on where the rows are.
 
 A tree under growth is a set of node arrays with room for every node the

@@ -50,7 +50,8 @@ class TreeNodes:
 
 class LevelSource(Protocol):
     """Where :func:`grow_levels` gets a level's splits and sends its rows: the training rows in memory
-    (:class:`TreeGrower`), or the chunks of a cluster (:mod:`bob_boost.dask._multiclass`)."""
+    (:class:`TreeGrower`), or row partitions
+    (:class:`~bob_boost.weak_trainers.partitioned_class_trees.PartitionedClassTrees`)."""
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
         """Each frontier node's ``(global bin, threshold, NaN goes left)`` (:func:`choose_splits`), bin -1 where
