@@ -2,9 +2,8 @@
 
 The data: ``sklearn.datasets.make_classification(n_samples=n + 200000, n_features=28, n_informative=18,
 n_redundant=4, flip_y=0.05, class_sep=0.8, random_state=0)`` (``--sizes``; sizes of 5,000,000 and more are
-generated in chunks of 1,000,000 rows with ``random_state`` 0, 1, ... and kept as float32), the last
-200,000 rows held out. Each library trains 100 rounds (``--rounds``) of binary logistic boosting at
-learning rate 0.1 on 2 threads, trees grown leaf-wise to ``--leaves`` leaves:
+kept as float32), the last 200,000 rows held out. Each library trains 100 rounds (``--rounds``) of binary
+logistic boosting at learning rate 0.1 on 2 threads, trees grown leaf-wise to ``--leaves`` leaves:
 
 - bob_boost ``Boosting(TreeTrainer(max_depth=None, max_leaves=L, growth="leafwise", n_threads=2),
   LogitLoss(), learning_rate=0.1)``; with ``L = 31`` these are ``TreeTrainer``'s defaults (every other
@@ -42,7 +41,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = 200_000
-CHUNK = 1_000_000
+LARGE = 5_000_000
 
 
 def _resident_kib(field: str) -> int:
@@ -62,28 +61,16 @@ def _cpu() -> str:
 
 
 def _generate(n: int, folder: Path) -> tuple[Path, Path]:
-    """The data set of ``n`` training rows (and the held-out rows) as .npy files in ``folder``."""
+    """The data set of ``n`` training rows (and the held-out rows) as .npy files in ``folder``; sizes of
+    5,000,000 rows and more are kept as float32."""
     from sklearn.datasets import make_classification
 
     features_path, labels_path = folder / f"features_{n}.npy", folder / f"labels_{n}.npy"
     if features_path.exists():
         return features_path, labels_path
-    total = n + HELD_OUT
-    options = dict(n_features=28, n_informative=18, n_redundant=4, flip_y=0.05, class_sep=0.8)
-    if total < 5 * CHUNK:
-        features, labels = make_classification(n_samples=total, random_state=0, **options)
-    else:
-        features = np.lib.format.open_memmap(features_path, mode="w+", dtype=np.float32, shape=(total, 28))
-        labels = np.empty(total, dtype=np.int64)
-        for k, start in enumerate(range(0, total, CHUNK)):
-            stop = min(total, start + CHUNK)
-            chunk, chunk_labels = make_classification(n_samples=stop - start, random_state=k, **options)
-            features[start:stop], labels[start:stop] = chunk, chunk_labels
-        features.flush()
-        del features
-        np.save(labels_path, labels)
-        return features_path, labels_path
-    np.save(features_path, features)
+    features, labels = make_classification(n_samples=n + HELD_OUT, n_features=28, n_informative=18, n_redundant=4,
+                                           flip_y=0.05, class_sep=0.8, random_state=0)
+    np.save(features_path, features.astype(np.float32) if n >= LARGE else features)
     np.save(labels_path, labels)
     return features_path, labels_path
 
