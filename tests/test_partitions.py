@@ -161,7 +161,7 @@ def test_partitioned_stumps_are_the_in_memory_stumps(rows):
     np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
 
 
-@pytest.mark.parametrize("rows", [(1200,), (300, 451, 449)], ids=["1", "3"])
+@pytest.mark.parametrize("rows", [(1200,), (500, 700), (300, 451, 449)], ids=["1", "2", "3"])
 def test_partitioned_cost_sensitive_boosting_is_the_in_memory_model(rows):
     features, targets = _stump_data(seed=1)
     trainer = bob_boost.AdaBoostDBTrainer(2.0, 1.0)
