@@ -197,7 +197,7 @@ def unambiguous_lut_rounds(machine, features, targets, loss) -> int:
 
 @pytest.mark.xfail(strict=True, reason="L-BFGS weights are accurate to ~1e-8 relative and depend on the summation "
                    "order; exact ties between stumps in later rounds are then broken by that error, which exceeds "
-                   "TIE_TOLERANCE (1e-10), so the stump depends on the sample order (owner: trainers/boosting.py "
+                   "TIE_TOLERANCE (1e-10), so the stump depends on the sample order (owner: boosting/steps.py "
                    "fit_weights: converge further, or polish with a Newton step)")
 def test_lbfgs_weights_keep_exact_stump_ties():
     """Minimal reproduction: round 3 ties thresholds 0.25 and 2.3 exactly; one order takes 2.3."""
