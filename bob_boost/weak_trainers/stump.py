@@ -7,7 +7,7 @@ from .._validation import as_feature_matrix, as_score_matrix
 from ..boosting.protocol import Proposal, RoundState
 from ..exceptions import InvalidValueError
 from ..weak.stump import StumpMachine
-from ..binning import BinnedFeatures
+from ..binning import MISSING_MODES, BinnedFeatures, check_missing  # noqa: F401 (MISSING_MODES: importable here, as before)
 from ..engine import kernels
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads
@@ -20,14 +20,6 @@ from ..engine.threads import check_threads
 TIE_TOLERANCE = 1e-10
 
 
-#: The values of :class:`StumpTrainer`'s ``missing``.
-MISSING_MODES = (None, "bin")
-
-
-def _check_missing(missing):
-    if missing not in MISSING_MODES:
-        raise InvalidValueError(f"missing: must be None or 'bin', got {missing!r}")
-    return missing
 
 
 class StumpTrainer:
@@ -72,12 +64,12 @@ class StumpTrainer:
         self.max_bins = check_max_bins(max_bins)
         check_threads(n_threads)
         self.n_threads = n_threads
-        self.missing = _check_missing(missing)
+        self.missing = check_missing(missing)
 
     @property
     def accepts_missing(self) -> bool:
         """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
-        return _check_missing(self.missing) is not None
+        return check_missing(self.missing) is not None
 
     def prepare(self, features) -> BinnedFeatures:
         """Validate and bin ``features`` once, for repeated :meth:`train` calls."""
@@ -85,7 +77,7 @@ class StumpTrainer:
             if features.split_thresholds is None:
                 raise InvalidValueError("features: binned for a LUT trainer, not by feature values")
             return features
-        missing = _check_missing(self.missing) is not None
+        missing = check_missing(self.missing) is not None
         return BinnedFeatures.from_values(as_feature_matrix(features, allow_nan=missing),
                                           max_bins=check_max_bins(self.max_bins),
                                           n_threads=check_threads(self.n_threads), missing=missing)
