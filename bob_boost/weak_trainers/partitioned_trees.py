@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..boosting.partitions import Partitions
+from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
 from ..engine.split_scan import best_split
 from ..engine.tree_histograms import build_histogram, node_total
@@ -96,20 +96,7 @@ def _grouped_rows(position: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndar
 
 def summed_trees(*parts: list[tuple]) -> list[tuple]:
     """The partitions' per-tree histogram tuples summed element by element, in partition order."""
-    total = [list(tree) for tree in parts[0]]
-    for part in parts[1:]:
-        for tree, addition in zip(total, part):
-            for i, value in enumerate(addition):
-                tree[i] = tree[i] + value
-    return [tuple(tree) for tree in total]
-
-
-def summed_arrays(*parts: list[np.ndarray]) -> list[np.ndarray]:
-    """The partitions' per-tree arrays summed, in partition order."""
-    total = list(parts[0])
-    for part in parts[1:]:
-        total = [a + b for a, b in zip(total, part)]
-    return total
+    return [summed_pieces(*trees) for trees in zip(*parts)]
 
 
 def routed(coded: CodedFeatures, sample_node: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
@@ -208,7 +195,7 @@ class PartitionedGradientTrees:
         if moved:
             sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
         sizes = tuple(tree.n_nodes for tree in growing)
-        totals = summed_arrays(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
+        totals = summed_pieces(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
                                                                   sizes)))
         leaf_values = []
         for tree, total in zip(growing, totals):
