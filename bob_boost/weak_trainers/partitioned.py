@@ -1,6 +1,7 @@
 """A round's stump or look-up table chosen from gradient histograms summed over row partitions
 (:mod:`bob_boost.boosting.partitions`) by the in-memory rules: the engine's stump split search
-(:func:`bob_boost.weak_trainers.stump.best_stump`), or :meth:`bob_boost.LUTTrainer.from_histograms`.
+(:func:`bob_boost.weak_trainers.stump.best_stump`), or :meth:`bob_boost.LUTTrainer.from_histograms`; and
+:func:`routed`, how the partitioned tree growers move a partition's rows through a tree's splits.
 
 Each chooser returns the weak machine with the function and arguments that give its outputs on a
 partition's codes (:func:`stump_outputs`, :func:`lut_outputs`), so that the scores are moved, and rebuilt
@@ -81,3 +82,24 @@ def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) ->
     """(#rows, #outputs) outputs of a look-up table: ``table[x[indices[k]], k]``."""
     columns = [table[coded.codes[feature], k] for k, feature in enumerate(indices)]
     return np.stack(columns, axis=1)
+
+
+def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> np.ndarray:
+    """Rows of split nodes moved to a child: right where their code is above the split's bin.
+
+    ``split`` is a (#nodes, 6) table of each node's feature, bin within the feature, left and right child,
+    the feature's NaN code (-1 without missing values) and whether NaN goes left (feature -1: not split this
+    level). The node's rows hold codes at most that bin or at least the next occupied one, so this is the raw
+    rule ``x >= threshold`` of the tree (threshold between the two); a NaN row goes to the split's NaN side.
+    """
+    feature = split[sample_node, 0]
+    moving = np.flatnonzero(feature >= 0)
+    if moving.size == 0:
+        return sample_node
+    node = sample_node[moving]
+    codes = coded.codes[feature[moving], moving]
+    above = codes > split[node, 1]
+    above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
+    moved = sample_node.copy()
+    moved[moving] = np.where(above, split[node, 3], split[node, 2])
+    return moved

@@ -16,6 +16,7 @@ from ..boosting.partitions import Partitions, summed_pieces
 from ..engine.codes import CodedFeatures
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from .multiclass import MultiClassStumpTrainer
+from .partitioned import routed
 from .tree_growing import TreeNodes, choose_splits, grow_levels, label_nodes
 
 
@@ -42,27 +43,6 @@ def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels:
     counts = np.bincount(frontier[inside], minlength=nodes)
     sums, bin_counts = coded.node_histograms(frontier, labels, gini_weights, totals, counts, subset)
     return sums.reshape(nodes, -1, k), bin_counts.reshape(nodes, -1), totals, counts
-
-
-def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> np.ndarray:
-    """Rows of split nodes moved to a child: right where their code is above the split's bin.
-
-    ``split`` is a (#nodes, 6) table of each node's feature, bin within the feature, left and right child,
-    the feature's NaN code (-1 without missing values) and whether NaN goes left (feature -1: not split this
-    level). The node's rows hold codes at most that bin or at least the next occupied one, so this is the raw
-    rule ``x >= threshold`` of the tree (threshold between the two); a NaN row goes to the split's NaN side.
-    """
-    feature = split[sample_node, 0]
-    moving = np.flatnonzero(feature >= 0)
-    if moving.size == 0:
-        return sample_node
-    node = sample_node[moving]
-    codes = coded.codes[feature[moving], moving]
-    above = codes > split[node, 1]
-    above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
-    moved = sample_node.copy()
-    moved[moving] = np.where(above, split[node, 3], split[node, 2])
-    return moved
 
 
 def leaf_sums(sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray, nodes: int, k: int) -> np.ndarray:

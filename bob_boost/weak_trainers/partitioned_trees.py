@@ -24,6 +24,7 @@ from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
 from ..losses.base import weighted
 from ..weak.tree import TreeMachine
+from .partitioned import routed
 from .tree import TIE_TOLERANCE, TreeTrainer
 
 
@@ -99,21 +100,10 @@ def summed_trees(*parts: list[tuple]) -> list[tuple]:
     return [summed_pieces(*trees) for trees in zip(*parts)]
 
 
-def routed(coded: CodedFeatures, sample_node: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
-    """Every tree's rows of split nodes moved to a child.
-
-    ``tables[t]`` holds per node: feature, bin, left, right, whether NaN goes left, and the feature's NaN
-    code (-1 without missing values).
-    """
-    moved = sample_node.copy()
-    for t, table in enumerate(tables):
-        feature = table[sample_node[t], 0]
-        moving = np.flatnonzero(feature >= 0)
-        node = sample_node[t, moving]
-        codes = coded.codes[feature[moving], moving]
-        right = np.where(codes == table[node, 5], table[node, 4] == 0, codes > table[node, 1])
-        moved[t, moving] = np.where(right, table[node, 3], table[node, 2])
-    return moved
+def routed_trees(coded: CodedFeatures, sample_node: np.ndarray, tables: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Every tree's rows of split nodes moved to a child (:func:`~bob_boost.weak_trainers.partitioned.routed`
+    with tree ``t``'s table)."""
+    return np.stack([routed(coded, sample_node[t], table) for t, table in enumerate(tables)])
 
 
 def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray, nodes: list[int]) -> list:
@@ -141,7 +131,7 @@ def coded_tree_outputs(coded: CodedFeatures, tables: list[np.ndarray], leaf_valu
     """:func:`tree_outputs` of a round's trees for the partition's rows routed from the roots by their codes."""
     sample_node = root_nodes(coded.codes.shape[1], len(tables))
     for _ in range(depth):
-        sample_node = routed(coded, sample_node, tables)
+        sample_node = routed_trees(coded, sample_node, tables)
     return tree_outputs(sample_node, leaf_values, groups, outputs)
 
 
@@ -182,7 +172,7 @@ class PartitionedGradientTrees:
         while True:
             if any(tree.frontier.size for tree in growing):
                 if moved:
-                    sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
+                    sample_node = partitions.each(routed_trees, partitions.coded, sample_node, self._tables(growing))
                     moved = False
                 pieces = partitions.each(node_histograms, partitions.coded, sample_node, values, self.groups,
                                          tuple(tree.frontier for tree in growing))
@@ -193,7 +183,7 @@ class PartitionedGradientTrees:
                 break
             moved = True
         if moved:
-            sample_node = partitions.each(routed, partitions.coded, sample_node, self._tables(growing))
+            sample_node = partitions.each(routed_trees, partitions.coded, sample_node, self._tables(growing))
         sizes = tuple(tree.n_nodes for tree in growing)
         totals = summed_pieces(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
                                                                   sizes)))
@@ -225,7 +215,8 @@ class PartitionedGradientTrees:
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
-        whether NaN goes left (1) and the feature's NaN code (-1 without missing values); see :func:`routed`."""
+        the feature's NaN code (-1 without missing values) and whether NaN goes left (1); see
+        :func:`~bob_boost.weak_trainers.partitioned.routed`."""
         offsets, tables = self.offsets, []
         for tree in growing:
             n, nodes = tree.n_nodes, tree.nodes
@@ -233,10 +224,10 @@ class PartitionedGradientTrees:
             inner = feature >= 0
             table = np.full((n, 6), -1, dtype=np.int64)
             f = feature[inner]
+            nan_code = offsets[f + 1] - offsets[f] - 1 if self.missing else np.full(f.size, -1)
             table[inner] = np.column_stack([
                 f, nodes["node_bin"][:n][inner] - offsets[f], nodes["node_left"][:n][inner],
-                nodes["node_right"][:n][inner], nodes["node_nan_left"][:n][inner],
-                offsets[f + 1] - offsets[f] - 1 if self.missing else np.full(f.size, -1)])
+                nodes["node_right"][:n][inner], nan_code, nodes["node_nan_left"][:n][inner]])
             tables.append(table)
         return tuple(tables)
 
