@@ -425,6 +425,31 @@ def test_compiled_gradient_tree_scores_add_each_round_as_its_machine_does():
     assert np.array_equal(machine.decision_scores(probe), expected)
 
 
+def test_compiled_trees_of_uneven_depth_give_each_rows_own_leaf():
+    """Rows go down a tree eight at a time (prediction._leaves), those that reach a leaf early waiting on it;
+    leaf-wise trees put rows of one group at very different depths, and NaN goes the way each node learnt.
+    Every row must still get its own tree's leaf: the scores equal the machines' own (numpy) evaluation."""
+    from bob_boost import LogitLoss, TreeTrainer
+    from bob_boost.engine import prediction
+    x, y = _data(4000, 5, seed=3)
+    x[::9, 1] = np.nan
+    machine = Boosting(TreeTrainer(max_depth=None, max_leaves=40, min_samples_leaf=2, missing="bin"),
+                       LogitLoss()).train(x, y, 6)
+    probe, _ = _data(2 * prediction.TREE_ROWS + 8 * 3 + 5, 5, seed=4)  # full and partial groups of eight
+    probe[::4, 1] = np.nan
+    expected = np.zeros((probe.shape[0], 1)) + machine.baseline
+    for weak, weight in zip(machine.weak_machines, machine.weights):
+        expected += weight * weak.forward(probe)
+    assert machine._compiled_forward(probe) is not None
+    assert np.array_equal(machine.decision_scores(probe), expected)
+    tree = machine.weak_machines[0]
+    depth = np.zeros(tree.features.size, dtype=int)
+    for node in np.flatnonzero(tree.features >= 0):  # a child is stored after its parent
+        depth[[tree.left_children[node], tree.right_children[node]]] = depth[node] + 1
+    leaves = depth[tree.features < 0]
+    assert leaves.min() <= 3 < 7 <= leaves.max()  # shallow and deep leaves in one tree
+
+
 def test_column_major_features_give_the_same_codes():
     x, _ = _data(3000, 5)
     x[::7, 2] = np.nan

@@ -1,4 +1,4 @@
-"""Compiled evaluation of whole stump and look-up-table ensembles, in threads over rows.
+"""Compiled evaluation of whole stump, look-up-table and tree ensembles, in threads over rows.
 
 Each row starts from the baseline and adds ``weight * output`` round by
 round, the same floating-point operations in the same order as
@@ -67,13 +67,95 @@ def _lut_rows(features, indices, tables, missing_rows, weights, baseline, block,
 
 
 #: Rows that go through every tree together in :func:`_tree_rows`: a tree's nodes are read once for all of
-#: them, and their features (at most a few hundred kilobytes) stay in cache from one tree to the next.
-TREE_ROWS = 256
+#: them, and their features stay in cache from one tree to the next.
+TREE_ROWS = 128
+
+#: A node's word in :func:`breadth_first`'s layout: its first child's index above bit 32, bit 31 set when
+#: NaN goes right, its feature below.
+_CHILD_SHIFT = 32
+_NAN_RIGHT_BIT = 31
+_FEATURE_MASK = (1 << 31) - 1
+
+
+@numba.njit(cache=True)
+def breadth_first(node_features, thresholds, left, right, missing_right, roots):
+    """Each tree's nodes renumbered breadth first, so that a node's children are adjacent.
+
+    Returns ``(words, node_thresholds, old, new_roots)``: one int64 word per node (see
+    :data:`_CHILD_SHIFT`), the thresholds in the new order, the old index of every new node and each
+    tree's new root. A leaf's word names the leaf itself and its threshold is NaN, so a step from a leaf
+    stays on it: rows that reach their leaves early wait there while the others of their group go on.
+    """
+    size = node_features.size
+    words = np.empty(size, dtype=np.int64)
+    node_thresholds = np.full(size, np.nan)
+    old = np.empty(size, dtype=np.int64)
+    new_roots = np.empty(roots.size, dtype=np.int64)
+    placed = 0
+    for t in range(roots.size):
+        head = new_roots[t] = placed
+        old[placed] = roots[t]
+        placed += 1
+        while head < placed:
+            node = old[head]
+            if node_features[node] >= 0:
+                words[head] = ((placed << _CHILD_SHIFT) | (np.int64(missing_right[node]) << _NAN_RIGHT_BIT)
+                               | node_features[node])
+                node_thresholds[head] = thresholds[node]
+                old[placed], old[placed + 1] = left[node], right[node]
+                placed += 2
+            else:
+                words[head] = head << _CHILD_SHIFT
+            head += 1
+    return words, node_thresholds, old, new_roots
+
+
+@numba.njit(inline="always")
+def _step(row, words, thresholds, node):
+    # NaN compares false, so it goes left unless the node learnt to send it right; the child index
+    # is computed rather than branched to, as the branch would be mispredicted about half the time
+    word = words[node]
+    value = np.float64(row[word & _FEATURE_MASK])
+    nan_right = (word >> _NAN_RIGHT_BIT) & 1 == 1
+    return (word >> _CHILD_SHIFT) + np.int64((value >= thresholds[node]) | (nan_right & (value != value)))
+
+
+@numba.njit(inline="always")
+def _internal(words, node):
+    return (words[node] >> _CHILD_SHIFT) != node
+
+
+@numba.njit(inline="always")
+def _leaves(features, words, thresholds, root, first, last, leaf):
+    # eight rows go down the tree together, each node index in a variable of its own (a register): their
+    # chains of dependent loads overlap, where one row at a time would wait on every load
+    i = first
+    while i + 8 <= last:
+        rows = features[i:i + 8]
+        n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = root
+        while (_internal(words, n0) | _internal(words, n1) | _internal(words, n2) | _internal(words, n3)
+               | _internal(words, n4) | _internal(words, n5) | _internal(words, n6) | _internal(words, n7)):
+            n0 = _step(rows[0], words, thresholds, n0)
+            n1 = _step(rows[1], words, thresholds, n1)
+            n2 = _step(rows[2], words, thresholds, n2)
+            n3 = _step(rows[3], words, thresholds, n3)
+            n4 = _step(rows[4], words, thresholds, n4)
+            n5 = _step(rows[5], words, thresholds, n5)
+            n6 = _step(rows[6], words, thresholds, n6)
+            n7 = _step(rows[7], words, thresholds, n7)
+        q = i - first
+        leaf[q], leaf[q + 1], leaf[q + 2], leaf[q + 3] = n0, n1, n2, n3
+        leaf[q + 4], leaf[q + 5], leaf[q + 6], leaf[q + 7] = n4, n5, n6, n7
+        i += 8
+    for tail in range(i, last):
+        node = root
+        while _internal(words, node):
+            node = _step(features[tail], words, thresholds, node)
+        leaf[tail - first] = node
 
 
 @numba.njit(**_JIT)
-def _tree_rows(features, node_features, thresholds, left, right, missing_right, node_values, round_trees, roots,
-               weights, baseline, block, out):
+def _tree_rows(features, words, thresholds, node_values, round_trees, roots, weights, baseline, block, out):
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
     outputs = out.shape[1]
@@ -85,21 +167,15 @@ def _tree_rows(features, node_features, thresholds, left, right, missing_right, 
             for k in range(outputs):
                 out[i, k] = 0.0 + baseline[k]
         for r in range(weights.shape[0]):
-            # the weak machine's output: the leaf values of its trees, added in tree order (tree by tree for
-            # the rows together; each row's sums are the same as row by row)
+            if round_trees[r + 1] - round_trees[r] == 1:  # the tree's leaf row is the round's output
+                _leaves(features, words, thresholds, roots[round_trees[r]], first, last, leaf)
+                for q in range(last - first):
+                    for k in range(outputs):
+                        out[first + q, k] += weights[r, k] * node_values[leaf[q], k]
+                continue
+            # several trees (one per output): their leaf rows added in tree order, then weighted
             for t in range(round_trees[r], round_trees[r + 1]):
-                root = roots[t]
-                for i in range(first, last):
-                    row = features[i]
-                    node = root
-                    while node_features[node] >= 0:
-                        value = np.float64(row[node_features[node]])
-                        # NaN compares false, so it goes left unless the node learnt to send it right
-                        if value >= thresholds[node] or (missing_right[node] and value != value):
-                            node = right[node]
-                        else:
-                            node = left[node]
-                    leaf[i - first] = node
+                _leaves(features, words, thresholds, roots[t], first, last, leaf)
                 for q in range(last - first):
                     for k in range(outputs):
                         value = node_values[leaf[q], k]
@@ -140,9 +216,12 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
         missing_right = np.zeros(node_features.size, dtype=np.bool_)
     else:
         missing_right = np.asarray(missing_left) == 0
+    words, node_thresholds, old, new_roots = breadth_first(node_features, thresholds, left, right, missing_right,
+                                                           roots)
+    node_values = np.ascontiguousarray(node_values[old])
     out = np.empty((features.shape[0], weights.shape[1]))
-    blocks = [(features, node_features, thresholds, left, right, missing_right, node_values, round_trees, roots,
-               weights, baseline, b, out) for b in range(-(-features.shape[0] // BLOCK_ROWS))]
+    blocks = [(features, words, node_thresholds, node_values, round_trees, new_roots, weights, baseline, b, out)
+              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
     run_blocks(_tree_rows, blocks, n_threads)
     return out
 
