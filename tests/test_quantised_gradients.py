@@ -4,14 +4,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bob_boost import Boosting, SoftmaxLoss, SquaredLoss, TreeTrainer
+from bob_boost import Boosting, LogitLoss, SoftmaxLoss, SquaredLoss, TreeTrainer
 from bob_boost.engine import quantised, tree_histograms
 
 
-def _packed(gradient: np.ndarray, hessian: np.ndarray, levels: int, seed: int = 0):
+def _packed(gradient: np.ndarray, hessian: np.ndarray, levels: int, seed: int = 0, columns: int | None = None):
+    """One column quantised into ``columns`` int64 columns (default: those :func:`quantised.packing` takes)."""
     n = gradient.shape[0]
-    bits = np.array(quantised.packing_bits(n, levels), dtype=np.int64)
-    packed, scales, real = np.empty((n, 1), dtype=np.int64), np.empty((1, 2)), np.empty((1, n, 2))
+    least, *bits = quantised.packing(n, levels)
+    bits = np.array(bits, dtype=np.int64)
+    packed = np.empty((n, columns or least), dtype=np.int64)
+    scales, real = np.empty((1, 2)), np.empty((1, n, 2))
     quantised.quantise(gradient, hessian, 0, 1, levels, seed, bits[0], bits[1], packed, real, scales)
     assert np.array_equal(real[0], np.column_stack([gradient[:, 0], hessian[:, 0]]))
     return packed, scales[0], bits
@@ -89,21 +92,15 @@ def test_the_packed_fields_hold_their_largest_sums():
     """Every gradient at the largest level, for the most samples the packing takes: the sums do not wrap."""
     for levels in (2, 3, 4, 7, 32):
         largest = 1
-        while True:  # the most samples packing_bits accepts at these levels
-            try:
-                quantised.packing_bits(2 * largest, levels)
-                largest *= 2
-            except ValueError:
-                break
+        while quantised.packing(2 * largest, levels)[0] == 1:  # the most samples one column holds
+            largest *= 2
         step = largest // 2
         while step:
-            try:
-                quantised.packing_bits(largest + step, levels)
+            if quantised.packing(largest + step, levels)[0] == 1:
                 largest += step
-            except ValueError:
-                pass
             step //= 2
-        count_bits, hessian_bits = quantised.packing_bits(largest, levels)
+        columns, count_bits, hessian_bits = quantised.packing(largest, levels)
+        assert columns == 1 and quantised.packing(largest + 1, levels)[0] == 2
         # the worst sums in exact integers: |G| up to n ceil(L/2), H up to n L, the count n
         assert largest * ((levels + 1) // 2) < 2 ** (63 - count_bits - hessian_bits)
         assert largest * levels < 2 ** hessian_bits and largest < 2 ** count_bits
@@ -116,6 +113,64 @@ def test_the_packed_fields_hold_their_largest_sums():
                 assert count[0] == largest
                 assert total[0, 0] == pytest.approx(rows[:, 0].sum(), rel=1e-12)
                 assert abs(total[0, 0]) > 0.5 * largest * abs(sign)  # well away from a wrapped value
+
+
+@pytest.mark.parametrize("columns", [2, 3])
+def test_wider_packings_hold_the_same_sums(columns):
+    """Two or three int64 columns a row (beyond what one holds) decode to one column's sums, exactly."""
+    rng = np.random.default_rng(15)
+    gradient, hessian = rng.normal(size=(3000, 1)), rng.random((3000, 1))
+    narrow, scales, bits = _packed(gradient, hessian, 8, seed=2)
+    wide, wide_scales, _ = _packed(gradient, hessian, 8, seed=2, columns=columns)
+    assert narrow.shape[1] == 1 and wide.shape[1] == columns and np.array_equal(wide_scales, scales)
+    for chosen in (np.arange(3000), rng.choice(3000, 91, replace=False)):
+        for total in (lambda p: p[chosen].sum(axis=0, keepdims=True),  # a node, and a subtraction
+                      lambda p: p.sum(axis=0, keepdims=True) - p[chosen].sum(axis=0, keepdims=True)):
+            expected, expected_count = _decoded(total(narrow), scales, bits)
+            sums, count = _decoded(total(wide), scales, bits)
+            assert np.array_equal(sums, expected) and count[0] == expected_count[0]
+
+
+@pytest.mark.parametrize("columns", [2, 3])
+def test_trees_do_not_depend_on_how_many_columns_pack_the_rows(monkeypatch, columns):
+    """Every histogram path (one tree, a batch of trees sharing a root pass, feature pairs, NaN bins,
+    subtraction) grows the same trees from sums packed in two or three columns as from one."""
+    from bob_boost.weak_trainers import tree as tree_module
+    rng = np.random.default_rng(16)
+    x = _few_valued(rng, 3000)
+    x[rng.random(3000) < 0.05, 1] = np.nan
+    labels = (x[:, 0] + x[:, 3] * 5 + rng.integers(0, 4, 3000)).astype(int) % 3
+
+    def train():
+        machines = []
+        for threads, outputs in ((1, 3), (3, 3), (1, 1)):
+            tree = TreeTrainer(max_leaves=12, growth="leafwise", max_depth=None, multi_output="per_output",
+                               quantized_gradients=32, missing="bin", n_threads=threads)
+            if outputs == 1:
+                machines.append(Boosting(tree, SquaredLoss(), learning_rate=0.3).train(x, labels, 6))
+            else:
+                machines.append(Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x, labels, 6))
+        return machines
+    narrow = train()
+    packing = quantised.packing
+    assert packing(3000, 32)[0] == 1
+    monkeypatch.setattr(tree_module.quantised, "packing", lambda n, levels: (columns, *packing(n, levels)[1:]))
+    for machine, expected in zip(train(), narrow):
+        assert machine.weak_machines == expected.weak_machines and np.array_equal(machine.weights, expected.weights)
+
+
+def test_quantised_trees_train_beyond_one_columns_reach():
+    """65,536 levels: 20,000 rows already need two columns; the trees learn as the float trees do."""
+    rng = np.random.default_rng(17)
+    x = rng.normal(size=(24000, 5))
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=24000) > 0, 1.0, -1.0)
+    assert quantised.packing(20000, quantised.MAX_LEVELS)[0] == 2
+
+    def accuracy(levels):
+        tree = TreeTrainer(max_leaves=15, growth="leafwise", max_depth=None, quantized_gradients=levels)
+        machine = Boosting(tree, LogitLoss(), learning_rate=0.3).train(x[:20000], y[:20000], 20)
+        return np.mean(np.sign(machine.decision_scores(x[20000:])[:, 0]) == y[20000:])
+    assert abs(accuracy(quantised.MAX_LEVELS) - accuracy(None)) < 0.01
 
 
 def test_gradients_on_whole_levels_give_the_float_tree():
@@ -180,7 +235,7 @@ def test_leaves_hold_the_real_gradients_newton_values():
     assert np.sqrt(np.mean((boosted(x) - y) ** 2)) < 0.3 * y.std()
 
 
-@pytest.mark.parametrize("levels", [1, 0, -4, 2.5, "4"])
+@pytest.mark.parametrize("levels", [1, 0, -4, 2.5, "4", quantised.MAX_LEVELS + 1])
 def test_bad_levels_are_rejected(levels):
     with pytest.raises((ValueError, TypeError), match="quantized_gradients"):
         TreeTrainer(quantized_gradients=levels)
@@ -191,9 +246,11 @@ def test_shared_multi_output_trees_and_too_many_samples_are_rejected():
     targets = SoftmaxLoss().check_targets(np.arange(200) % 3)
     with pytest.raises(ValueError, match="quantized_gradients: needs one output a tree"):
         Boosting(TreeTrainer(quantized_gradients=4, multi_output="shared"), SoftmaxLoss()).train(x, targets, 2)
-    assert quantised.packing_bits(1_000_000, 4) == (20, 22)
-    with pytest.raises(ValueError, match="quantized_gradients: 3000000 samples at 4 levels do not fit"):
-        quantised.packing_bits(3_000_000, 4)
+    assert quantised.packing(1_000_000, 4) == (1, 20, 22)
+    assert quantised.packing(3_000_000, 4) == (2, 22, 24)  # count and hessian in the second column
+    assert quantised.packing(2 ** 40, 2 ** 16)[0] == 3
+    with pytest.raises(ValueError, match=f"quantized_gradients: {2 ** 50} samples at 65536 levels do not fit"):
+        quantised.packing(2 ** 50, 2 ** 16)
 
 
 def test_negative_hessians_are_rejected():
@@ -348,7 +405,7 @@ def test_a_batch_of_columns_rounds_as_each_column_alone():
     rng = np.random.default_rng(14)
     n = 999
     gradient, hessian = rng.normal(size=(n, 6)), rng.random((n, 6))
-    bits = np.array(quantised.packing_bits(n, 16), dtype=np.int64)
+    bits = np.array(quantised.packing(n, 16)[1:], dtype=np.int64)
     packed, real, scales = np.empty((n, 3), dtype=np.int64), np.empty((3, n, 2)), np.empty((3, 2))
     quantised.quantise(gradient, hessian, 2, 5, 16, 7, bits[0], bits[1], packed, real, scales)
     for j, column in enumerate(range(2, 5)):

@@ -6,9 +6,9 @@ A node's rows are ``order[start:stop]`` (ascending); its histogram is a slot
 per-bin sample counts beside it. Every bin adds its rows in ascending order, so a
 histogram does not depend on how the work was split.
 
-A one-column histogram holds quantised gradients packed with their hessian and
-a count of 1 in one int64 per row (:mod:`~bob_boost.engine.quantised`): its
-sums carry their own counts, so ``counts`` is left alone.
+A histogram of quantised gradients (:mod:`~bob_boost.engine.quantised`) holds
+int64 sums of rows packed with their hessian and a count of 1, in one column or
+a few: its sums carry their own counts, and ``counts`` is empty.
 """
 from __future__ import annotations
 
@@ -38,12 +38,13 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
     node's cost follows its own rows only.
     """
     width = values.shape[1]
+    counted = counts.size > 0
     # one output: the sums as a flat array (cheaper addressing in the innermost loop)
     flat = sums.reshape(-1)
     for p in range(start, stop):
         i = order[p]
         row = dense_rows[i]
-        if width == 2:
+        if width == 2 and counted:
             gradient = values[i, 0]
             hessian = values[i, 1]
             for j in range(dense_bases.size):
@@ -69,13 +70,15 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                 target = sums[b]
                 for v in range(width):
                     target[v] += row_values[v]
-                counts[b] += 1
+                if counted:
+                    counts[b] += 1
             for e in range(row_starts[i], row_starts[i + 1]):
                 b = entry_bins[e]
                 target = sums[b]
                 for v in range(width):
                     target[v] += row_values[v]
-                counts[b] += 1
+                if counted:
+                    counts[b] += 1
 
 
 #: A node of at least this many rows adds its dense features one at a time when their part of the
@@ -105,6 +108,7 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
     sparse entries: every bin still adds its rows in ascending order.
     """
     width = values.shape[1]
+    counted = counts.size > 0
     rows = order[start:stop]
     ordered = np.empty((rows.size, width), dtype=values.dtype)
     for q in range(rows.size):
@@ -114,7 +118,7 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
         last = min(first + FEATURE_GROUP, dense_features.size)
         for q in range(rows.size):
             i = rows[q]
-            if width == 2:
+            if width == 2 and counted:
                 gradient = ordered[q, 0]
                 hessian = ordered[q, 1]
                 for j in range(first, last):
@@ -132,10 +136,11 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
                     target = sums[b]
                     for v in range(width):
                         target[v] += ordered[q, v]
-                    counts[b] += 1
+                    if counted:
+                        counts[b] += 1
     for q in range(rows.size):
         i = rows[q]
-        if width == 2:
+        if width == 2 and counted:
             gradient = ordered[q, 0]
             hessian = ordered[q, 1]
             for e in range(row_starts[i], row_starts[i + 1]):
@@ -153,7 +158,8 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
                 target = sums[b]
                 for v in range(width):
                     target[v] += ordered[q, v]
-                counts[b] += 1
+                if counted:
+                    counts[b] += 1
 
 
 @numba.njit(**_JIT)
@@ -224,7 +230,8 @@ def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, star
 def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
     """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins.
 
-    The frequent bins hold zeros on entry (no row was added to them).
+    The frequent bins hold zeros on entry (no row was added to them). Packed sums (empty ``counts``)
+    recover their count fields with the rest.
     """
     width = sums.shape[1]
     for f in range(mode_bins.size):
@@ -232,7 +239,7 @@ def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
         if mode < 0:
             continue
         base = f * n_bins
-        if width > 1:
+        if counts.size > 0:
             remaining = count
             for b in range(n_bins):
                 if b != mode:

@@ -13,8 +13,8 @@ trees of one round (one per output) can grow on several threads at once.
 
 Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
 ``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
-gradient then K hessian columns, or one column of packed quantised gradients
-(:mod:`~bob_boost.engine.quantised`, one output).
+gradient then K hessian columns, or the int64 columns of packed quantised
+gradients (:mod:`~bob_boost.engine.quantised`, one output).
 """
 from __future__ import annotations
 
@@ -99,12 +99,13 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
     values : numpy.ndarray
-        (#samples, 2K) gradients then hessians, or (#samples, 1) packed quantised gradients of one output.
+        (#samples, 2K) gradients then hessians, or (#samples, w) packed quantised gradients of one output
+        (:func:`~bob_boost.engine.quantised.packing`).
     real : numpy.ndarray
         The (#samples, 2K) gradients and hessians of the leaf values (``values`` itself unless packed).
     packing, scales : numpy.ndarray
         Packed ``values``: the count and hessian field bits and the gradient and hessian scales
-        (:func:`~bob_boost.engine.quantised.decode`).
+        (:func:`~bob_boost.engine.quantised.decode`); float ``values``: zeros and ones.
     scan_sums, scan_counts : numpy.ndarray
         Packed ``values``: (#features * n_bins, 2) and (#features * n_bins,) space for a decoded histogram.
     max_depth, max_leaves : int
@@ -119,8 +120,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         Split the leaf of largest gain first, until ``max_leaves`` (else level by level; with
         ``max_leaves``, each level splits its nodes of largest gain first).
     slot_sums, slot_counts : numpy.ndarray
-        (#slots, #features * n_bins, width) and (#slots, #features * n_bins) histogram space (the counts
-        are unused with packed ``values``).
+        (#slots, #features * n_bins, width) and (#slots, #features * n_bins) histogram space (with packed
+        ``values``, counts of size 0: the sums count themselves).
     node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values : numpy.ndarray
         Node outputs (room for every node the limits allow): split feature (-1 for a leaf), global bin
         (samples with a larger code go right), where NaN goes, children, and (#nodes, K) leaf values
@@ -131,7 +132,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         Whether slot 0 already holds the root's histogram (then ``root_total`` holds its sums).
     """
     n_samples, width = values.shape
-    packed = width == 1
+    packed = packing[0] > 0  # a packed count field has at least one bit
     capacity = node_feature.size
     order = np.arange(n_samples)
     buffer = np.empty(n_samples, dtype=np.int64)
@@ -360,25 +361,25 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
                          node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
     """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
 
-    Each tree's column is quantised and packed with the ``packing`` field bits
-    (``seed`` keys the rounding); a batch of several trees makes its root
-    histograms in one pass over the packed columns side by side. The slots are
-    int64 ``(#slots, #features * n_bins, 1)``; each node's histogram is
-    decoded for the split scan, and the leaves hold the real gradients'
-    Newton values.
+    Each tree's column is quantised and packed into the ``w`` int64 columns of
+    the slots ``(#slots, #features * n_bins, w)``, with the ``packing`` field
+    bits (:func:`~bob_boost.engine.quantised.packing`; ``seed`` keys the
+    rounding); a batch of several trees makes its root histograms in one pass
+    over the packed columns side by side. Each node's histogram is decoded for
+    the split scan, and the leaves hold the real gradients' Newton values.
     """
     n_samples = gradient.shape[0]
     trees = last - first
-    histogram_bins = slot_sums.shape[1]
+    histogram_bins, w = slot_sums.shape[1], slot_sums.shape[2]
     sample_node = np.zeros(n_samples, dtype=np.int64)
     scales = np.ones((trees, 2))
-    batch = np.empty((n_samples, trees), dtype=np.int64)
-    packed = np.empty((n_samples, 1), dtype=np.int64)
+    batch = np.empty((n_samples, w * trees), dtype=np.int64)
+    packed = np.empty((n_samples, w), dtype=np.int64)
     reals = np.empty((trees, n_samples, 2))
     quantise(gradient, hessian, first, last, levels, seed, packing[0], packing[1], batch, reals, scales)
     shared_root = trees > 1
-    root_sums = np.zeros((histogram_bins, trees), dtype=np.int64)
-    root_totals = np.zeros(trees, dtype=np.int64)
+    root_sums = np.zeros((histogram_bins, w * trees), dtype=np.int64)
+    root_totals = np.zeros(w * trees, dtype=np.int64)
     if shared_root:
         node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
         paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, batch, root_totals,
@@ -388,12 +389,12 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
     for t in range(first, last):
         j = t - first
-        packed[:, 0] = batch[:, j]
+        packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
-            slot_sums[0, :, 0] = root_sums[:, j]
+            slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, packed, reals[j],
                                packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_totals[j:j + 1].copy())
+                               leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy())
         _leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)

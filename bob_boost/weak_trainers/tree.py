@@ -133,8 +133,10 @@ class TreeTrainer:
         hessians are rounded stochastically to ``L`` integer levels and every histogram bin adds one packed
         integer per sample (:mod:`bob_boost.engine.quantised`), a faster histogram whose splits follow the
         rounded sums (``min_hessian_leaf`` too); the leaves still take the real gradients' Newton values.
-        One output a tree only (``multi_output="per_output"`` or one output); non-negative hessians; the
-        packed sums must fit 64 bits (up to 1,048,575 samples at ``L = 4``, 262,143 at ``L = 32``).
+        One output a tree only (``multi_output="per_output"`` or one output); non-negative hessians;
+        ``L`` up to 65,536. A row's fields share one int64 while the sums of every sample fit (up to
+        1,048,575 samples at ``L = 4``, 262,143 at ``L = 32``), two or three beyond: the same sums, so the
+        same trees, at any number of samples.
 
     Attributes
     ----------
@@ -191,7 +193,8 @@ class TreeTrainer:
         if self.multi_output not in MULTI_OUTPUT_MODES:
             raise InvalidValueError(f"multi_output: must be one of {MULTI_OUTPUT_MODES}, got {self.multi_output!r}")
         if self.quantized_gradients is not None:
-            check_positive_int(self.quantized_gradients, "quantized_gradients", 2)
+            check_scalar(self.quantized_gradients, "quantized_gradients", numbers.Integral, min_val=2,
+                         max_val=quantised.MAX_LEVELS)
         if self.max_delta_step is not None:
             check_scalar(self.max_delta_step, "max_delta_step", numbers.Real, min_val=0)
 
@@ -295,9 +298,10 @@ class TreeTrainer:
         work = float(coded.codes.size) * (self.max_depth or 1) * trees
         if self.quantized_gradients is not None:
             levels = int(self.quantized_gradients)
-            packing = np.array(quantised.packing_bits(samples, levels), dtype=np.int64)
-            blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), packing) + limits +
-                      (np.empty((slots, histogram_bins, 1), dtype=np.int64),) + nodes_out for b in range(batches)]
+            columns, *packing = quantised.packing(samples, levels)
+            blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), np.array(packing)) + limits +
+                      (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
+                      for b in range(batches)]
             run_blocks(tree_kernels.grow_quantised_trees, blocks, coded.n_threads, work=work)
             self._cap(leaf_values, training_outputs)
             return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
