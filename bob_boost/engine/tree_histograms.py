@@ -63,6 +63,17 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                 flat[dense_bases[j] + np.intp(row[j])] += packed
             for e in range(row_starts[i], row_starts[i + 1]):
                 flat[np.intp(entry_bins[e])] += packed
+        elif width == 2:  # packed in two columns: the float path's adds without its count
+            low = values[i, 0]
+            high = values[i, 1]
+            for j in range(dense_bases.size):
+                b = dense_bases[j] + np.intp(row[j])
+                flat[2 * b] += low
+                flat[2 * b + 1] += high
+            for e in range(row_starts[i], row_starts[i + 1]):
+                b = np.intp(entry_bins[e])
+                flat[2 * b] += low
+                flat[2 * b + 1] += high
         else:
             row_values = values[i]
             for j in range(dense_bases.size):
@@ -130,6 +141,13 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
                 packed = ordered[q, 0]
                 for j in range(first, last):
                     flat[dense_bases[j] + np.intp(codes[dense_features[j], i])] += packed
+            elif width == 2:
+                low = ordered[q, 0]
+                high = ordered[q, 1]
+                for j in range(first, last):
+                    b = dense_bases[j] + np.intp(codes[dense_features[j], i])
+                    flat[2 * b] += low
+                    flat[2 * b + 1] += high
             else:
                 for j in range(first, last):
                     b = dense_bases[j] + np.intp(codes[dense_features[j], i])
