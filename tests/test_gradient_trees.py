@@ -294,17 +294,17 @@ def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
 
 
 @pytest.mark.parametrize("multi_output", ["shared", "per_output"])
-def test_a_lone_tree_whose_root_is_built_in_row_blocks_does_not_depend_on_threads(multi_output):
-    from bob_boost.engine.codes import HISTOGRAM_ROWS
+def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_threads(multi_output):
+    from bob_boost.weak_trainers import tree as tree_module
     rng = np.random.default_rng(7)
-    x = np.round(rng.normal(size=(2 * HISTOGRAM_ROWS + 500, 3)), 2)  # three row blocks
+    x = np.round(rng.normal(size=(8 * tree_module.PART_ROWS + 500, 3)), 2)  # the root and large nodes in parts
     x[:, 2] = np.where(rng.random(x.shape[0]) < 0.8, 0.0, x[:, 2])  # sparse: its frequent bin is recovered
     y = np.where(x[:, 0] + x[:, 2] * x[:, 1] > 0, 1.0, -1.0)  # one output: one tree a round
     machines = [Boosting(TreeTrainer(max_depth=3, max_bins=64, n_threads=t, multi_output=multi_output), LogitLoss(),
                          learning_rate=0.5).train(x, y, 3) for t in (1, 2, 3)]
     for other in machines[1:]:
         assert all(a == b for a, b in zip(other.weak_machines, machines[0].weak_machines))
-    # the blocked root is the histogram of every row: its split is the brute-force best
+    # the root in parts is the histogram of every row: its split is the brute-force best
     loss = LogitLoss()
     scores = np.zeros((y.size, 1))
     g, h = loss.loss_gradient(y[:, None], scores), loss.loss_hessian(y[:, None], scores)
@@ -312,18 +312,52 @@ def test_a_lone_tree_whose_root_is_built_in_row_blocks_does_not_depend_on_thread
     binned = trainer.prepare(x)
     candidates = [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1] for f in range(3)]
     _same_nested(_as_nested(trainer.train(binned, g, h)), _reference_tree(x, g[:, 0], h[:, 0], 1, 20, candidates))
-    # and bin by bin, the counts and sums of every row
-    from bob_boost.weak_trainers.tree import _blocked_root
+    # and bin by bin, the counts and sums of every row, and of a node's rows
     coded = binned.coded
     cells = 3 * coded.number_of_bins
-    sums, counts, total = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64), np.zeros(2)
-    _blocked_root(coded, np.ascontiguousarray(np.hstack([g, h])), total, sums, counts)
-    bins = (coded.codes + (np.arange(3) * coded.number_of_bins)[:, np.newaxis]).ravel()
-    assert counts[0].tolist() == np.bincount(bins, minlength=cells).tolist()
-    for column, values in enumerate((g[:, 0], h[:, 0])):
-        np.testing.assert_allclose(sums[0, :, column], np.bincount(bins, weights=np.tile(values, 3), minlength=cells),
-                                   rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(total, [g.sum(), h.sum()], rtol=1e-12)
+    values = np.ascontiguousarray(np.hstack([g, h]))
+    sums, counts = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64)
+    parts = tree_module._Parts(coded, values, sums, counts)
+    for order in (np.arange(y.size), np.flatnonzero(rng.random(y.size) < 0.5)):
+        total = np.zeros(2)
+        assert tree_module._part_bounds(0, order.size, cells * 2).size - 1 >= 3
+        parts.build(order, 0, order.size, total, sums[0], counts[0])
+        bins = (coded.codes[:, order] + (np.arange(3) * coded.number_of_bins)[:, np.newaxis]).ravel()
+        assert counts[0].tolist() == np.bincount(bins, minlength=cells).tolist()
+        for column, column_values in enumerate((g[order, 0], h[order, 0])):
+            np.testing.assert_allclose(sums[0, :, column],
+                                       np.bincount(bins, weights=np.tile(column_values, 3), minlength=cells),
+                                       rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(total, [g[order].sum(), h[order].sum()], rtol=1e-12)
+
+
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+@pytest.mark.parametrize("subtraction", [True, False])
+def test_a_grower_that_stops_for_its_large_histograms_grows_the_same_tree(monkeypatch, growth, subtraction):
+    """With parts of one, histograms built outside the compiled grower (which stops and goes on again for
+    every node of at least 2 x PART_ROWS rows) are the ones it builds itself: the same trees bit for bit."""
+    from bob_boost.weak_trainers import tree as tree_module
+    rng = np.random.default_rng(11)
+    x = np.round(rng.normal(size=(3000, 4)), 2)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=3000) > 0, 1.0, -1.0)
+
+    def train():
+        tree = TreeTrainer(max_depth=None if growth == "leafwise" else 5, max_leaves=20, growth=growth,
+                           missing="bin", min_samples_leaf=5)
+        tree.histogram_subtraction = subtraction  # an attribute, not a parameter
+        return Boosting(tree, LogitLoss(), learning_rate=0.3).train(x, y, 5)
+    inline = train()
+    assert 2 * tree_module.PART_ROWS > x.shape[0]  # by default every histogram is the grower's
+    monkeypatch.setattr(tree_module, "PART_ROWS", 8)
+    monkeypatch.setattr(tree_module, "MOST_PARTS", 1)
+    requests = []
+    build = tree_module._Parts.build
+    monkeypatch.setattr(tree_module._Parts, "build", lambda self, order, start, stop, *rest: (
+        requests.append(stop - start), build(self, order, start, stop, *rest)))
+    stopped = train()
+    assert len(requests) > 5 * 10 and min(requests) >= 16
+    assert stopped.weak_machines == inline.weak_machines and np.array_equal(stopped.weights, inline.weights)
 
 
 def test_softmax_trees_learn_and_predict_classes_and_probabilities(tmp_path):

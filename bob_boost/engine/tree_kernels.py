@@ -83,8 +83,9 @@ def _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, star
 def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
-              node_left, node_right, leaf_values, sample_node, root_ready, root_total):
-    """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent).
+              node_left, node_right, leaf_values, sample_node, root_ready, root_total, part_rows, state):
+    """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent), or -1
+    when it stops to have a node's histogram built by the caller (see ``part_rows``).
 
     Parameters
     ----------
@@ -130,120 +131,140 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         (#samples,) output: each sample's leaf.
     root_ready, root_total : bool, numpy.ndarray
         Whether slot 0 already holds the root's histogram (then ``root_total`` holds its sums).
+    part_rows : int
+        The histogram of a node of at least this many rows (other than the root) is left to the caller,
+        which can build it on several threads: the call returns -1 with the node in ``state``'s
+        counters (:func:`requested_node`); the caller fills the node's slot and totals and calls again
+        with the same arguments to go on. 0: every histogram is built here.
+    state : tuple
+        :func:`tree_state`: the growing tree's working arrays and counters, fresh for each tree.
     """
     n_samples, width = values.shape
     packed = packing[0] > 0  # a packed count field has at least one bit
-    capacity = node_feature.size
-    order = np.arange(n_samples)
-    buffer = np.empty(n_samples, dtype=np.int64)
+    (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
+     split_nodes, counters) = state
     gains = np.empty(2 * offsets[-1])
-    start = np.zeros(capacity, dtype=np.int64)
-    stop = np.zeros(capacity, dtype=np.int64)
-    depth = np.zeros(capacity, dtype=np.int64)
-    slot = np.full(capacity, -1, dtype=np.int64)
-    totals = np.zeros((capacity, width), dtype=values.dtype)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
-    split_bin = np.full(capacity, -1, dtype=np.int64)
-    split_gain = np.zeros(capacity)
-    split_nan_left = np.zeros(capacity, dtype=np.bool_)
-    free = np.arange(slot_sums.shape[0] - 1, -1, -1)
-    n_free = free.size
-    node_feature[0] = -1
-    stop[0] = n_samples
-    n_free -= 1
-    slot[0] = free[n_free]  # slot 0
-    if root_ready:
-        totals[0, :] = root_total
-    else:
-        # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-        _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples, totals[0],
-                        slot_sums[slot[0]], slot_counts[slot[0]])
-    n_nodes = 1
-    leaves = 1
-    # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
-    frontier = np.zeros(capacity, dtype=np.int64)
-    n_frontier = 1
-    chosen = np.zeros(capacity, dtype=np.bool_)
-    split_nodes = np.zeros(capacity, dtype=np.int64)
+    # counters: the stage to go on from (0: a new tree), the split being given histograms, then the scalars below
+    stage, resume = counters[0], counters[1]
+    n_free, n_nodes, leaves, n_frontier, n_split = counters[2], counters[3], counters[4], counters[5], counters[6]
+    if stage == _NEW:
+        for i in range(n_samples):
+            order[i] = i
+        n_free = free.size
+        node_feature[0] = -1
+        stop[0] = n_samples
+        n_free -= 1
+        slot[0] = free[n_free]  # slot 0
+        if root_ready:
+            totals[0, :] = root_total
+        else:
+            # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
+            _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples,
+                            totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
+        n_nodes = 1
+        leaves = 1
+        # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
+        n_frontier = 1
+        resume = -1
     while True:
-        for j in range(n_frontier):
-            node = frontier[j]
-            if stop[node] - start[node] >= 2 * min_samples:
-                s = slot[node]
-                if packed:
-                    decode(slot_sums[s], packing[0], packing[1], scales, scan_sums, scan_counts)
-                    decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
-                           scan_counts[:1].copy())
-                    split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                        scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
-                        regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
-                else:
-                    split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                        slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
-                        stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance, missing,
-                        gains)
-            if leafwise and split_bin[node] < 0:
-                n_free = _release(slot, node, free, n_free)
-        n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain, n_nodes,
-                                                  leaves, max_leaves, leafwise, chosen)
-        if not leafwise:
+        if resume < 0:
+            for j in range(n_frontier):
+                node = frontier[j]
+                if stop[node] - start[node] >= 2 * min_samples:
+                    s = slot[node]
+                    if packed:
+                        decode(slot_sums[s], packing[0], packing[1], scales, scan_sums, scan_counts)
+                        decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
+                               scan_counts[:1].copy())
+                        split_bin[node], split_gain[node], split_nan_left[node] = best_split(
+                            scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
+                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
+                    else:
+                        split_bin[node], split_gain[node], split_nan_left[node] = best_split(
+                            slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
+                            stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
+                            missing, gains)
+                if leafwise and split_bin[node] < 0:
+                    n_free = _release(slot, node, free, n_free)
+            n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,
+                                                      n_nodes, leaves, max_leaves, leafwise, chosen)
+            if not leafwise:
+                for j in range(n_frontier):
+                    if not chosen[j]:
+                        n_free = _release(slot, frontier[j], free, n_free)
+            if n_chosen == 0:
+                break
+            n_split = 0
             for j in range(n_frontier):
                 if not chosen[j]:
-                    n_free = _release(slot, frontier[j], free, n_free)
-        if n_chosen == 0:
-            break
-        n_split = 0
-        for j in range(n_frontier):
-            if not chosen[j]:
-                continue
-            node = frontier[j]
-            split_nodes[n_split] = node
-            n_split += 1
-            f = tree_policy.split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature, node_bin,
-                                  node_nan_left, node_left, node_right, depth)
-            n_nodes += 2
-            leaves += 1
-            g = node_bin[node]
-            missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
-            middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f], missing_code,
-                                node_nan_left[node])
-            start[node_left[node]], stop[node_left[node]] = start[node], middle
-            start[node_right[node]], stop[node_right[node]] = middle, stop[node]
-        # the children's histograms: the smaller child's from its rows, its sibling's by subtraction
-        n_frontier = 0
-        for j in range(n_split):
+                    continue
+                node = frontier[j]
+                split_nodes[n_split] = node
+                n_split += 1
+                f = tree_policy.split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature,
+                                      node_bin, node_nan_left, node_left, node_right, depth)
+                n_nodes += 2
+                leaves += 1
+                g = node_bin[node]
+                missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
+                middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f], missing_code,
+                                    node_nan_left[node])
+                start[node_left[node]], stop[node_left[node]] = start[node], middle
+                start[node_right[node]], stop[node_right[node]] = middle, stop[node]
+            n_frontier = 0
+            j, step = 0, _SMALL
+        else:
+            j, step = resume, stage
+        # the children's histograms: the smaller child's from its rows, its sibling's by subtraction; a step
+        # whose histogram is the caller's returns, and the call after it goes on from the next step
+        while j < n_split:
             parent = split_nodes[j]
             left, right = node_left[parent], node_right[parent]
-            if not tree_policy.children_may_split(depth[left], max_depth, max_leaves, leaves) or (
-                    stop[left] - start[left] < 2 * min_samples and stop[right] - start[right] < 2 * min_samples):
-                # children that are never split (at the depth or leaf limit, or too small) need no histograms
-                n_free = _release(slot, parent, free, n_free)
-                continue
             small, large = (left, right) if stop[left] - start[left] <= stop[right] - start[right] else (right, left)
-            n_free -= 1
-            slot[small] = free[n_free]
-            _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
-                            totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
-            slot[large] = slot[parent]
-            slot[parent] = -1
-            large_sums, large_counts = slot_sums[slot[large]], slot_counts[slot[large]]
-            if subtraction:
-                for v in range(width):
-                    totals[large, v] = totals[parent, v] - totals[small, v]
-                small_sums, small_counts = slot_sums[slot[small]], slot_counts[slot[small]]
-                for p in range(large_sums.shape[0]):
+            if step == _SMALL:
+                if not tree_policy.children_may_split(depth[left], max_depth, max_leaves, leaves) or (
+                        stop[left] - start[left] < 2 * min_samples and stop[right] - start[right] < 2 * min_samples):
+                    # children that are never split (at the depth or leaf limit, or too small) need no histograms
+                    n_free = _release(slot, parent, free, n_free)
+                    j += 1
+                    continue
+                n_free -= 1
+                slot[small] = free[n_free]
+                step = _LARGE
+                if 0 < part_rows <= stop[small] - start[small]:
+                    _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
+                    return -1
+                _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
+                                totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
+            if step == _LARGE:
+                slot[large] = slot[parent]
+                slot[parent] = -1
+                large_sums, large_counts = slot_sums[slot[large]], slot_counts[slot[large]]
+                step = _CHILDREN
+                if subtraction:
                     for v in range(width):
-                        large_sums[p, v] -= small_sums[p, v]
-                if not packed:
-                    for p in range(large_counts.size):
-                        large_counts[p] -= small_counts[p]
-            else:
-                _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
-                                totals[large], large_sums, large_counts)
+                        totals[large, v] = totals[parent, v] - totals[small, v]
+                    small_sums, small_counts = slot_sums[slot[small]], slot_counts[slot[small]]
+                    for p in range(large_sums.shape[0]):
+                        for v in range(width):
+                            large_sums[p, v] -= small_sums[p, v]
+                    if not packed:
+                        for p in range(large_counts.size):
+                            large_counts[p] -= small_counts[p]
+                elif 0 < part_rows <= stop[large] - start[large]:
+                    _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
+                    return -1
+                else:
+                    _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
+                                    totals[large], large_sums, large_counts)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right
             n_frontier += 2
+            j += 1
+            step = _SMALL
+        resume = -1
         if not leafwise and n_frontier == 0:
             break
     leaf_totals = np.zeros((n_nodes, real.shape[1]))
@@ -254,7 +275,40 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 sample_node[order[p]] = node
             node_total(real, order, start[node], stop[node], leaf_totals[node])
     tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, leaf_values)
+    counters[0] = _DONE
     return n_nodes
+
+
+#: The stages of :func:`grow_tree`'s counters: a new tree; a split whose smaller child's histogram is ready (its
+#: sibling's next); a split whose children's histograms are both ready; a grown tree.
+_NEW, _LARGE, _CHILDREN, _DONE = 0, 1, 2, 3
+_SMALL = 0
+
+
+@numba.njit(**_JIT)
+def _save(counters, step, j, node, n_free, n_nodes, leaves, n_frontier, n_split):
+    """Keep where :func:`grow_tree` stops: the step to go on with, the split, the requested node, the scalars."""
+    counters[0], counters[1], counters[7] = step, j, node
+    counters[2], counters[3], counters[4], counters[5], counters[6] = n_free, n_nodes, leaves, n_frontier, n_split
+
+
+@numba.njit(**_JIT)
+def tree_state(n_samples, capacity, slots, width, dtype_like):
+    """Fresh working arrays and counters of :func:`grow_tree` for a tree of at most ``capacity`` nodes, ``slots``
+    histogram slots and ``width`` histogram columns of ``dtype_like``'s type."""
+    return (np.empty(n_samples, dtype=np.int64), np.empty(n_samples, dtype=np.int64),
+            np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
+            np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
+            np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
+            np.arange(slots - 1, -1, -1), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.bool_),
+            np.zeros(capacity, dtype=np.int64), np.zeros(8, dtype=np.int64))
+
+
+def requested_node(state: tuple) -> tuple[int, int, int]:
+    """The node whose histogram a paused :func:`grow_tree` waits for: ``(node, start, stop)`` (its rows are
+    ``order[start:stop]``, ``order`` being ``state[0]``)."""
+    node = int(state[-1][7])
+    return node, int(state[2][node]), int(state[3][node])
 
 
 @numba.njit(**_JIT)
@@ -277,7 +331,7 @@ def _tree_values(gradient, hessian, column, leaf_width, values):
 
 
 @numba.njit(**_JIT)
-def _leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
+def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
     """Each training sample's leaf values into columns ``column:column + leaf_width`` of ``outputs``."""
     for i in range(sample_node.size):
         leaf = tree_values[sample_node[i]]
@@ -289,8 +343,7 @@ def _leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                feature_of_bin, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples, min_hessian,
                regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature,
-               node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs, root_ready,
-               ready_total):
+               node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
     Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
@@ -303,8 +356,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     its frequent bin). Tree ``t`` writes row ``t`` of the node arrays,
     ``n_nodes[t]``, and its leaf values of the training samples into its
     columns of ``outputs``. Trees are independent, so batches may run on
-    different threads at once. With ``root_ready`` (a batch of one tree),
-    slot 0 already holds the tree's root histogram and ``ready_total`` its sums.
+    different threads at once (a round's lone tree grows through
+    :class:`~bob_boost.TreeTrainer`, which builds its large histograms in parts).
     """
     n_samples = gradient.shape[0]
     trees = last - first
@@ -343,15 +396,14 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             slot_counts[0, :] = root_counts
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
-            root_total = ready_total if root_ready else root_totals
-        # (a conditional expression among so many arguments defeats numba's bytecode reader)
-        root_known = shared_root or root_ready
+            root_total = root_totals
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, values,
                                no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, root_known, root_total)
-        _leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
+                               leaf_values[t], sample_node, shared_root, root_total, 0,
+                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], width, values))
+        leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
 
 
 @numba.njit(**_JIT)
@@ -396,5 +448,6 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
                                packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy())
-        _leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)
+                               leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy(), 0,
+                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], w, packed))
+        leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)
