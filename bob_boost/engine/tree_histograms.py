@@ -15,6 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .prefetch import DISTANCE, prefetch
+
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
@@ -22,6 +24,8 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 def node_total(values, order, start, stop, total):
     total[:] = 0
     for p in range(start, stop):
+        if p + DISTANCE < stop:
+            prefetch(values, order[p + DISTANCE] * values.shape[1])
         i = order[p]
         for v in range(values.shape[1]):
             total[v] += values[i, v]
@@ -42,6 +46,10 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
     # one output: the sums as a flat array (cheaper addressing in the innermost loop)
     flat = sums.reshape(-1)
     for p in range(start, stop):
+        if p + DISTANCE < stop:  # the rows are scattered: ask for a later row's values and codes now
+            ahead = order[p + DISTANCE]
+            prefetch(values, ahead * width)
+            prefetch(dense_rows, ahead * dense_rows.shape[1])
         i = order[p]
         row = dense_rows[i]
         if width == 2 and counted:
@@ -218,6 +226,11 @@ def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, star
     joint[:] = 0
     node = np.int64(0)
     for p in range(start, stop):
+        if p + DISTANCE < stop:
+            ahead = order[p + DISTANCE]
+            prefetch(values, ahead)
+            prefetch(pair_rows, ahead * pair_rows.shape[1])
+            prefetch(single_rows, ahead * single_rows.shape[1])
         i = order[p]
         packed = values[i, 0]
         node += packed

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from . import tree_policy
+from .prefetch import DISTANCE, prefetch
 from .quantised import decode, quantise
 from .split_scan import best_split
 from .tree_histograms import (build_histogram, build_paired_histogram, node_total, paired_root_histograms,
@@ -45,6 +46,8 @@ def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_cod
     has_missing = missing_code >= 0
     nan_right = not nan_left
     for p in range(start, stop):
+        if p + DISTANCE < stop:
+            prefetch(feature_codes, order[p + DISTANCE])
         i = order[p]
         code = feature_codes[i]
         goes_right = code > local_bin
