@@ -425,3 +425,32 @@ def test_a_batch_of_columns_rounds_as_each_column_alone():
         q_h = np.floor(hessian[:, column] / hessian_scale + (z & np.uint64(0xFFFFFFFF)).astype(float) / 2 ** 32)
         expected = q_g.astype(np.int64) * 2 ** int(bits[0] + bits[1]) + q_h.astype(np.int64) * 2 ** int(bits[0]) + 1
         assert np.array_equal(packed[:, j], expected)
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_a_lone_quantised_tree_is_the_same_from_histograms_in_parts(monkeypatch, columns):
+    """Packed sums are integers: a lone tree whose root and large nodes are built in parts on the threads
+    (paired features, sparse features, NaN bins) is the tree of one-pass histograms, bit for bit."""
+    from bob_boost.weak_trainers import tree as tree_module
+    rng = np.random.default_rng(18)
+    x = _few_valued(rng, 4000)
+    x[rng.random(4000) < 0.05, 1] = np.nan
+    y = np.where(x[:, 0] + x[:, 3] * 5 + rng.normal(size=4000) > 4, 1.0, -1.0)
+    packing = quantised.packing
+    monkeypatch.setattr(tree_module.quantised, "packing", lambda n, levels: (columns, *packing(n, levels)[1:]))
+
+    def train(threads):
+        tree = TreeTrainer(max_leaves=15, growth="leafwise", max_depth=None, quantized_gradients=16, missing="bin",
+                           n_threads=threads)
+        return Boosting(tree, LogitLoss(), learning_rate=0.3).train(x, y, 5)
+    whole = train(2)
+    monkeypatch.setattr(tree_module, "PART_ROWS", 100)
+    requests = []
+    build = tree_module._Parts.build
+    monkeypatch.setattr(tree_module._Parts, "build", lambda self, order, start, stop, *rest: (
+        requests.append(tree_module._part_bounds(start, stop, self.entries).size - 1),
+        build(self, order, start, stop, *rest)))
+    for threads in (1, 2):
+        parted = train(threads)
+        assert parted.weak_machines == whole.weak_machines and np.array_equal(parted.weights, whole.weights)
+    assert max(requests) == tree_module.MOST_PARTS and len(requests) > 2 * 5

@@ -64,7 +64,7 @@ def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_cod
 
 
 @numba.njit(**_JIT)
-def _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start, stop, total, sums, counts):
+def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start, stop, total, sums, counts):
     """The histogram and sums (into ``total``) of the node whose rows are ``order[start:stop]``.
 
     Packed quantised values go through :func:`build_paired_histogram` where
@@ -164,7 +164,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples,
+            node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples,
                             totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
         n_nodes = 1
         leaves = 1
@@ -239,7 +239,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 if 0 < part_rows <= stop[small] - start[small]:
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
-                _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
+                node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
                                 totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
             if step == _LARGE:
                 slot[large] = slot[parent]
@@ -260,7 +260,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 else:
-                    _node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
+                    node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
                                     totals[large], large_sums, large_counts)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right

@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import quantised, tree_histograms, tree_kernels, tree_policy
+from ..engine import quantised, tree_kernels, tree_policy
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads, run_blocks
@@ -41,20 +41,22 @@ def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
     """The bounds of the parts of the rows ``start:stop`` of a histogram of ``entries`` sums."""
     most = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // entries))
     parts = max(1, min(most, (stop - start) // PART_ROWS))
-    return start + ((stop - start) * np.arange(parts + 1)) // parts
+    return start + ((stop - start) * np.arange(parts + 1, dtype=np.int64)) // parts
 
 
 class _Parts:
     """Histograms of a lone tree's large nodes in parts (:data:`PART_ROWS`), with room for the parts after
-    the first, which goes straight into the node's slot."""
+    the first, which goes straight into the node's slot. Packed quantised sums are integers: their parts
+    add up to the one-pass sums exactly."""
 
-    def __init__(self, coded, values: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
-        self.coded, self.values = coded, values
+    def __init__(self, coded, pairs: tuple, values: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
+        self.coded, self.pairs, self.values = coded, pairs, values
         self.entries = sums.shape[1] * values.shape[1]
-        room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries)) - 1
-        self.sums = np.empty((room,) + sums.shape[1:])
-        self.counts = np.empty((room,) + counts.shape[1:], dtype=counts.dtype)
-        self.totals = np.zeros((room + 1, values.shape[1]))
+        room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries))
+        self.sums = np.empty((room - 1,) + sums.shape[1:], dtype=sums.dtype)
+        self.counts = np.empty((room - 1,) + counts.shape[1:], dtype=counts.dtype)
+        self.totals = np.zeros((room, values.shape[1]), dtype=values.dtype)
+        self.joint = np.empty((room, pairs[1][-1]), dtype=values.dtype)
 
     def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
               counts: np.ndarray) -> None:
@@ -64,12 +66,9 @@ class _Parts:
         layout = coded.row_layout()
 
         def part(k: int) -> None:
-            first, last = int(edges[k]), int(edges[k + 1])
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
-            self.totals[k] = 0
-            tree_histograms.node_total(values, order, first, last, self.totals[k])
-            tree_histograms.build_histogram(layout, coded.mode_bins, coded.number_of_bins, values, order, first,
-                                            last, self.totals[k], last - first, *target)
+            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, coded.number_of_bins,
+                                        values, order, edges[k], edges[k + 1], self.totals[k], *target)
         parts = edges.size - 1
         run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.codes.shape[0])
         total[:] = self.totals[0]
@@ -326,10 +325,18 @@ class TreeTrainer:
         if self.quantized_gradients is not None:
             levels = int(self.quantized_gradients)
             columns, *packing = quantised.packing(samples, levels)
-            blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), np.array(packing)) + limits +
-                      (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
-                      for b in range(batches)]
-            run_blocks(tree_kernels.grow_quantised_trees, blocks, coded.n_threads, work=work)
+            if trees == 1:
+                packed, real, scales = (np.empty((samples, columns), dtype=np.int64), np.empty((1, samples, 2)),
+                                        np.empty((1, 2)))
+                quantised.quantise(gradient, hessian, 0, 1, levels, int(round_index), *packing, packed, real, scales)
+                self._grow_alone(coded, common, limits, (np.empty((slots, histogram_bins, columns), dtype=np.int64),
+                                                         np.empty((slots, 0), dtype=np.int32)),
+                                 nodes_out, packed, (real[0], np.array(packing), scales[0]))
+            else:
+                blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), np.array(packing)) +
+                          limits + (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
+                          for b in range(batches)]
+                run_blocks(tree_kernels.grow_quantised_trees, blocks, coded.n_threads, work=work)
             self._cap(leaf_values, training_outputs)
             return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                                  leaf_values, outputs), training_outputs
@@ -347,28 +354,37 @@ class TreeTrainer:
                              leaf_values, outputs), training_outputs
 
     @staticmethod
-    def _grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray) -> None:
+    def _grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
+                    quantised_as: tuple | None = None) -> None:
         """Grow a round's lone tree on (#samples, 2K) ``values`` with the trainer's threads: the compiled grower
-        leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts."""
+        leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts.
+
+        Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
+        leaves, the packing's field bits and the scales.
+        """
         sums, counts = slots
         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs = nodes_out
         samples, width = values.shape
-        parts = _Parts(coded, values, sums, counts)
-        root_total = np.zeros(width)
+        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin = common[0], common[1], *common[4:9]
+        if quantised_as is None:
+            real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
+        else:
+            (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
+        parts = _Parts(coded, pairs, values, sums, counts)
+        root_total = np.zeros(width, dtype=values.dtype)
         parts.build(np.arange(samples), 0, samples, root_total, sums[0], counts[0])  # slot 0: the root's
         state = tree_kernels.tree_state(samples, node_feature.shape[1], sums.shape[0], width, values)
         order, slot, totals = state[0], state[5], state[6]
         sample_node = np.zeros(samples, dtype=np.int64)
-        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin = common[0], common[1], *common[4:9]
-        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, values,
-                      np.zeros(2, dtype=np.int64), np.ones(2), np.empty((0, 2)), np.empty(0, dtype=np.int32))
+        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
+                      np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                      + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                                  node_right[0], leaf_values[0], sample_node, True, root_total, 2 * PART_ROWS, state))
         while (grown := tree_kernels.grow_tree(*arguments)) < 0:
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
         n_nodes[0] = grown
-        tree_kernels.leaf_outputs(leaf_values[0], sample_node, 0, width // 2, outputs)
+        tree_kernels.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs)
 
     def _cap(self, *values: np.ndarray) -> None:
         """Clip leaf values (and the training outputs, which are leaf values) to ``max_delta_step``, in place."""
