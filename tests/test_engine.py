@@ -450,6 +450,28 @@ def test_compiled_trees_of_uneven_depth_give_each_rows_own_leaf():
     assert leaves.min() <= 3 < 7 <= leaves.max()  # shallow and deep leaves in one tree
 
 
+def test_compiled_trees_read_every_feature_type_as_their_own_evaluation_does():
+    """Tree prediction reads integer, boolean and column-major features through a float copy of the rows: the
+    scores are those of the machines' own evaluation of the features as given."""
+    from bob_boost import LogitLoss, TreeTrainer
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 200, size=(3000, 4))
+    x[:, 3] += 2 ** 40  # int64 values float32 would round together
+    y = np.where(x[:, 0] + x[:, 1] > 200, 1.0, -1.0) * np.where(x[:, 3] % 2 ** 40 > 100, 1, -1)
+    machine = Boosting(TreeTrainer(max_leaves=15), LogitLoss()).train(x, y, 5)
+    assert 3 in machine.feature_indices()
+    probe = rng.integers(0, 200, size=(1000, 4))
+    big = probe.copy()
+    big[:, 3] += 2 ** 40
+    for features in (probe.astype(np.uint8), probe.astype(np.int16), big, probe > 100,
+                     np.asfortranarray(probe.astype(np.float32)), probe.astype(float)[:, ::-1][:, ::-1]):
+        expected = np.zeros((features.shape[0], 1)) + machine.baseline
+        for weak, weight in zip(machine.weak_machines, machine.weights):
+            expected += weight * weak.forward(features)
+        assert machine._compiled_forward(features) is not None
+        assert np.array_equal(machine.decision_scores(features), expected), features.dtype
+
+
 def test_column_major_features_give_the_same_codes():
     x, _ = _data(3000, 5)
     x[::7, 2] = np.nan

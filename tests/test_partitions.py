@@ -206,11 +206,11 @@ def _boost_classes(features, labels, rows, trainer, rounds):
     coded = [CodedFeatures(step_codes(features[a:b], layout.low, layout.step, 1, layout.top),
                            layout.bins_per_feature, 1) for a, b in zip(edges[:-1], edges[1:])]
     parts = LocalPartitions(coded, [labels[a:b] for a, b in zip(edges[:-1], edges[1:])], [None] * len(rows), None)
-    cost_matrix = trainer._cost_matrix_for(np.array([labels.max()]), None)
-    loss_matrix, exponents = trainer._round_matrices(cost_matrix)
+    cost_matrix = trainer.cost_matrix_for(np.array([labels.max()]), None)
+    loss_matrix, exponents = trainer.round_matrices(cost_matrix)
     initial = parts.each(partition_tasks.initial_log_weights, parts.targets, parts.weights, None)
     algorithm = PartitionedMultiClass(parts, PartitionedClassTrees(parts, layout, loss_matrix, trainer.weak_learner),
-                                      cost_matrix, loss_matrix, exponents, trainer._step, trainer.shrinkage,
+                                      cost_matrix, loss_matrix, exponents, trainer.weak_step, trainer.shrinkage,
                                       trainer.feature_fraction, trainer.random_state, initial, features.shape[1],
                                       "LocalPartitions", {})
     return run(algorithm, None, features, rounds, None, None)

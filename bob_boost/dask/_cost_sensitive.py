@@ -111,5 +111,5 @@ class DaskCostSensitiveBoosting:
         self._root_counter = RootCounter()
         pool = StumpPool.from_bins(offsets, split)
         algorithm = PartitionedCostSensitive(trainer, chunks, offsets, pool, stump_outputs, self._root_counter,
-                                             {**trainer._metadata(), "distributed": "dask"})
+                                             {**trainer.model_metadata(), "distributed": "dask"})
         return run(algorithm, None, array, number_of_rounds, previous, callback)

@@ -117,7 +117,7 @@ class DaskMultiClassBoosting:
                    else _dask.as_matching_targets(sample_weight, row_chunks, "sample_weight", vector=True))
         layout, coded = _quantized_chunks(client, array, self.n_threads, trainer.weak_learner.missing is not None)
         largest = max(client.gather(_dask.per_chunk(client, tree_tasks.largest_label, classes, name="labels")))
-        cost_matrix = trainer._cost_matrix_for(np.array([largest]), previous)
+        cost_matrix = trainer.cost_matrix_for(np.array([largest]), previous)
         if previous is not None and (previous.cost_matrix is None
                                      or not np.array_equal(previous.cost_matrix, cost_matrix)):
             raise InvalidValueError("boosted_machine: must hold the trainer's cost matrix")
@@ -130,11 +130,11 @@ class DaskMultiClassBoosting:
                 raise InvalidValueError("sample_weight: must not be all zero")
             mean = total / array.shape[0]
         initial = chunks.each(partition_tasks.initial_log_weights, chunks.targets, chunks.weights, mean)
-        loss_matrix, exponents = trainer._round_matrices(cost_matrix)
+        loss_matrix, exponents = trainer.round_matrices(cost_matrix)
         name = type(trainer).__name__
         algorithm = PartitionedMultiClass(
             chunks, PartitionedClassTrees(chunks, layout, loss_matrix, trainer.weak_learner), cost_matrix,
-            loss_matrix, exponents, trainer._step, trainer.shrinkage, trainer.feature_fraction,
+            loss_matrix, exponents, trainer.weak_step, trainer.shrinkage, trainer.feature_fraction,
             trainer.random_state, initial, array.shape[1], name,
             {"trainer": name, "distributed": "dask", "weak_learner": repr(trainer.weak_learner)})
         return run(algorithm, None, array, rounds, previous, callback)

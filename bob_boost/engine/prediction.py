@@ -110,7 +110,7 @@ def breadth_first(node_features, thresholds, left, right, missing_right, roots):
     return words, node_thresholds, old, new_roots
 
 
-@numba.njit(inline="always")
+@numba.njit(**_JIT)
 def _step(row, words, thresholds, node):
     # NaN compares false, so it goes left unless the node learnt to send it right; the child index
     # is computed rather than branched to, as the branch would be mispredicted about half the time
@@ -120,12 +120,12 @@ def _step(row, words, thresholds, node):
     return (word >> _CHILD_SHIFT) + np.int64((value >= thresholds[node]) | (nan_right & (value != value)))
 
 
-@numba.njit(inline="always")
+@numba.njit(**_JIT)
 def _internal(words, node):
     return (words[node] >> _CHILD_SHIFT) != node
 
 
-@numba.njit(inline="always")
+@numba.njit(**_JIT)
 def _leaves(features, words, thresholds, root, first, last, leaf):
     # eight rows go down the tree together, each node index in a variable of its own (a register): their
     # chains of dependent loads overlap, where one row at a time would wait on every load
@@ -185,6 +185,15 @@ def _tree_rows(features, words, thresholds, node_values, round_trees, roots, wei
                     out[i, k] += weights[r, k] * round_output[i - first, k]
 
 
+def _row_type(dtype: np.dtype) -> type:
+    """The type tree prediction reads features as: float32 for float32 and the integers it holds exactly
+    (8 and 16 bits, booleans), float64 for the rest. Every value compares with a threshold as it would
+    in its own type (each is exact in float64 either way), and the compiled kernel exists for two row
+    types only (each takes about a second to compile)."""
+    small = dtype == np.float32 or dtype == np.bool_ or (dtype.kind in "iu" and dtype.itemsize <= 2)
+    return np.float32 if small else np.float64
+
+
 def tree_missing_left(machines) -> np.ndarray | None:
     """The machines' per-node NaN directions concatenated in node-table order (int8), or None.
 
@@ -219,6 +228,7 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
     words, node_thresholds, old, new_roots = breadth_first(node_features, thresholds, left, right, missing_right,
                                                            roots)
     node_values = np.ascontiguousarray(node_values[old])
+    features = np.ascontiguousarray(features, dtype=_row_type(features.dtype))
     out = np.empty((features.shape[0], weights.shape[1]))
     blocks = [(features, words, node_thresholds, node_values, round_trees, new_roots, weights, baseline, b, out)
               for b in range(-(-features.shape[0] // BLOCK_ROWS))]

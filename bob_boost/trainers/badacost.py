@@ -85,13 +85,18 @@ class BAdaCostTrainer:
                                    f"got {type(random_state).__name__}")
         self.random_state = random_state
 
-    # -- hooks that SAMME and AdaBoost.M1 change -----------------------------
-    def _cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
-        """The (K, K) cost matrix of this run."""
+    # -- the algorithm's configuration of the loop (SAMME and AdaBoost.M1 change it) ------------------
+    # In-memory and distributed training (:class:`bob_boost.dask.DaskMultiClassBoosting`) both read it.
+    def cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
+        """The (K, K) cost matrix of a run on class labels ``labels`` (continuing ``boosted_machine``).
+
+        BAdaCost's is the trainer's own; SAMME and AdaBoost.M1 make theirs for the number of classes
+        (given, the continued machine's, or the largest label's + 1).
+        """
         return self.cost_matrix
 
-    def _round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(loss matrix of the weak learner, exponents of the weight update).
+    def round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(loss matrix of the weak learner, exponents of the weight update) for ``cost_matrix``.
 
         The weak learner's choices (argmins of weighted costs, the Gini ratios) do not change when its
         loss matrix is scaled, so exponents too large for ``exp`` (costs of about 1e3 and more) are
@@ -101,8 +106,9 @@ class BAdaCostTrainer:
         peak = float(exponents.max())
         return np.exp(exponents - peak if peak > _LARGEST_EXPONENT else exponents), exponents
 
-    def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
-        """The unshrunk step of a weak learner with weighted confusion matrix ``confusion``."""
+    def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
+        """The unshrunk step of a weak learner with weighted confusion matrix ``confusion`` (BAdaCost's
+        root of the paper's step equation; AdaBoost.M1's ``log((1 - E) / E)``)."""
         return optimal_step(confusion, exponents)
 
     # -- training ------------------------------------------------------------
@@ -141,14 +147,14 @@ class BAdaCostTrainer:
         array = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_learner, "accepts_missing", False)))
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
-        cost_matrix = self._cost_matrix_for(np.asarray(labels), boosted_machine)
+        cost_matrix = self.cost_matrix_for(np.asarray(labels), boosted_machine)
         classes = check_class_labels(labels, cost_matrix.shape[0])
         if classes.size != array.shape[0]:
             raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
-        loss_matrix, exponents = self._round_matrices(cost_matrix)
+        loss_matrix, exponents = self.round_matrices(cost_matrix)
         algorithm = MulticlassCostBoosting(
-            self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self._step,
+            self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self.weak_step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
             metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)},
             sample_weight=weights)
@@ -186,7 +192,7 @@ class SAMMETrainer(BAdaCostTrainer):
     def _matrix(self, number_of_classes: int) -> np.ndarray:
         return samme_cost_matrix(number_of_classes)
 
-    def _cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
+    def cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
         if self.cost_matrix is not None:
             return self.cost_matrix
         if boosted_machine is not None and boosted_machine.number_of_outputs is not None:
@@ -217,10 +223,10 @@ class AdaBoostM1Trainer(SAMMETrainer):
     def _matrix(self, number_of_classes: int) -> np.ndarray:
         return zero_one_cost_matrix(number_of_classes)
 
-    def _round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return cost_matrix, cost_matrix
 
-    def _step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
+    def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         return adaboost_m1_step(confusion, exponents)
 
 

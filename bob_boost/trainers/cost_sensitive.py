@@ -115,7 +115,9 @@ class _CostSensitiveStumpBoosting:
         """Weight given to a stump without training error (see the module documentation)."""
         return ALPHA_CAP_MARGIN / min(self.cost_positive, self.cost_negative)
 
-    def _metadata(self) -> dict:
+    def model_metadata(self) -> dict:
+        """The metadata a trained machine holds: the loss, the algorithm, its costs and options (in-memory
+        and distributed training write the same)."""
         return {"loss": DoubleBaseLoss.name, "trainer": self.algorithm,
                 "cost_positive": self.cost_positive, "cost_negative": self.cost_negative}
 
@@ -217,7 +219,7 @@ class _CostSensitiveStumpBoosting:
         counter = self._root_counter = RootCounter()
         pool_trainer = _PoolTrainer(self._select, positive, counter, self.algorithm)
         algorithm = CostSensitiveStumpBoosting(self.algorithm, pool_trainer, labels, log_initial, self.cost_positive,
-                                               self.cost_negative, self._metadata())
+                                               self.cost_negative, self.model_metadata())
         return loop.run(algorithm, pool_trainer, features, number_of_rounds, boosted_machine, callback)
 
     @staticmethod
@@ -298,8 +300,8 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
             raise InvalidValueError(f"root_search: must be one of {ROOT_SEARCHES}, got {root_search!r}")
         self.root_search = root_search
 
-    def _metadata(self) -> dict:
-        return {**super()._metadata(), "root_search": self.root_search}
+    def model_metadata(self) -> dict:
+        return {**super().model_metadata(), "root_search": self.root_search}
 
     def optimal_step(self, targets, predictions, sample_weights) -> float:
         """Step that minimises the cost-sensitive bound for one weak learner.
@@ -392,8 +394,8 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         """The search strategy's name."""
         return self._search.name
 
-    def _metadata(self) -> dict:
-        return {**super()._metadata(), "selection": self.selection, "search": self.search}
+    def model_metadata(self) -> dict:
+        return {**super().model_metadata(), "selection": self.selection, "search": self.search}
 
     def static_parameters(self, log_total_positive: float, log_total_negative: float) -> tuple[float, float]:
         """``(a, b)`` from the logarithms of the current class totals ``W_P A_P`` and ``W_N A_N``."""
