@@ -9,7 +9,9 @@ gets the larger child's histogram by subtraction (parent minus the smaller
 child) and scores every split with the Newton gain (:mod:`.split_scan`).
 Histograms live in a few reusable slots. Sums add rows in ascending order and
 bins in bin order, so a tree does not depend on the thread that grows it, and
-trees of one round (one per output) can grow on several threads at once.
+trees of one round (one per output) can grow on several threads at once
+(:mod:`.tree_batches`). The grower can stop for a large node's histogram and go
+on once its caller has built it (``part_rows``).
 
 Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
 ``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
@@ -23,10 +25,9 @@ import numpy as np
 
 from . import tree_policy
 from .prefetch import DISTANCE, prefetch
-from .quantised import decode, quantise
+from .quantised import decode
 from .split_scan import best_split
-from .tree_histograms import (build_histogram, build_paired_histogram, node_total, paired_root_histograms,
-                              root_histograms)
+from .tree_histograms import build_histogram, build_paired_histogram, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -322,135 +323,3 @@ def _release(slot, node, free, n_free):
         n_free += 1
         slot[node] = -1
     return n_free
-
-
-@numba.njit(**_JIT)
-def _tree_values(gradient, hessian, column, leaf_width, values):
-    """Columns ``column:column + leaf_width`` of ``gradient`` then of ``hessian``, side by side in ``values``."""
-    for i in range(gradient.shape[0]):
-        for k in range(leaf_width):
-            values[i, k] = gradient[i, column + k]
-            values[i, leaf_width + k] = hessian[i, column + k]
-
-
-@numba.njit(**_JIT)
-def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
-    """Each training sample's leaf values into columns ``column:column + leaf_width`` of ``outputs``."""
-    for i in range(sample_node.size):
-        leaf = tree_values[sample_node[i]]
-        for k in range(leaf_width):
-            outputs[i, column + k] = leaf[k]
-
-
-@numba.njit(**_JIT)
-def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-               feature_of_bin, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples, min_hessian,
-               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature,
-               node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
-    """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
-
-    Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
-    (#samples, #outputs) ``gradient`` and ``hessian`` (every column for one
-    shared tree, one column for a tree per output) and grows on a contiguous
-    copy of them, gradients then hessians (see :func:`grow_tree`). A batch of
-    several (one-output) trees first copies its columns side by side, from
-    which one pass over the rows makes every root histogram of the batch
-    (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
-    its frequent bin). Tree ``t`` writes row ``t`` of the node arrays,
-    ``n_nodes[t]``, and its leaf values of the training samples into its
-    columns of ``outputs``. Trees are independent, so batches may run on
-    different threads at once (a round's lone tree grows through
-    :class:`~bob_boost.TreeTrainer`, which builds its large histograms in parts).
-    """
-    n_samples = gradient.shape[0]
-    trees = last - first
-    width = 2 * leaf_width
-    sample_node = np.zeros(n_samples, dtype=np.int64)
-    shared_root = trees > 1
-    if shared_root:
-        # the batch's gradients, then its hessians, row by row: every root histogram from one pass
-        batch = np.empty((n_samples, 2 * trees))
-        for i in range(n_samples):
-            gradients, hessians, row = gradient[i], hessian[i], batch[i]
-            for j in range(trees):
-                row[j] = gradients[first + j]
-                row[trees + j] = hessians[first + j]
-        root_sums = np.zeros((slot_sums.shape[1], 2 * trees))
-        root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
-        root_totals = np.zeros(2 * trees)
-        node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
-                         root_counts)
-    else:
-        root_sums = np.zeros((1, 1))
-        root_totals = np.zeros(width)
-    values = np.empty((n_samples, width))
-    no_packing = np.zeros(2, dtype=np.int64)
-    no_scales = np.ones(2)
-    no_scan = np.empty((0, 2))
-    no_scan_counts = np.empty(0, dtype=np.int32)
-    for t in range(first, last):
-        column = t * leaf_width
-        _tree_values(gradient, hessian, column, leaf_width, values)
-        if shared_root:
-            j = t - first
-            slot_sums[0, :, 0] = root_sums[:, j]
-            slot_sums[0, :, 1] = root_sums[:, trees + j]
-            slot_counts[0, :] = root_counts
-            root_total = np.array([root_totals[j], root_totals[trees + j]])
-        else:
-            root_total = root_totals
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, values,
-                               no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples,
-                               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
-                               slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_total, 0,
-                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], width, values))
-        leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
-
-
-@numba.njit(**_JIT)
-def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-                         feature_of_bin, gradient, hessian, levels, seed, packing, max_depth, max_leaves, min_samples,
-                         min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
-                         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
-    """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
-
-    Each tree's column is quantised and packed into the ``w`` int64 columns of
-    the slots ``(#slots, #features * n_bins, w)``, with the ``packing`` field
-    bits (:func:`~bob_boost.engine.quantised.packing`; ``seed`` keys the
-    rounding); a batch of several trees makes its root histograms in one pass
-    over the packed columns side by side. Each node's histogram is decoded for
-    the split scan, and the leaves hold the real gradients' Newton values.
-    """
-    n_samples = gradient.shape[0]
-    trees = last - first
-    histogram_bins, w = slot_sums.shape[1], slot_sums.shape[2]
-    sample_node = np.zeros(n_samples, dtype=np.int64)
-    scales = np.ones((trees, 2))
-    batch = np.empty((n_samples, w * trees), dtype=np.int64)
-    packed = np.empty((n_samples, w), dtype=np.int64)
-    reals = np.empty((trees, n_samples, 2))
-    quantise(gradient, hessian, first, last, levels, seed, packing[0], packing[1], batch, reals, scales)
-    shared_root = trees > 1
-    root_sums = np.zeros((histogram_bins, w * trees), dtype=np.int64)
-    root_totals = np.zeros(w * trees, dtype=np.int64)
-    if shared_root:
-        node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, batch, root_totals,
-                               root_sums)
-    scan_sums = np.empty((histogram_bins, 2))
-    scan_counts = np.empty(histogram_bins, dtype=np.int32)
-    no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
-    for t in range(first, last):
-        j = t - first
-        packed[:, :] = batch[:, w * j:w * (j + 1)]
-        if shared_root:
-            slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, packed, reals[j],
-                               packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
-                               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
-                               no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy(), 0,
-                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], w, packed))
-        leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)

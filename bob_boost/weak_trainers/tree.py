@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import quantised, tree_kernels, tree_policy
+from ..engine import quantised, tree_batches, tree_kernels, tree_policy
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads, run_blocks
@@ -336,7 +336,7 @@ class TreeTrainer:
                 blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), np.array(packing)) +
                           limits + (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
                           for b in range(batches)]
-                run_blocks(tree_kernels.grow_quantised_trees, blocks, coded.n_threads, work=work)
+                run_blocks(tree_batches.grow_quantised_trees, blocks, coded.n_threads, work=work)
             self._cap(leaf_values, training_outputs)
             return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                                  leaf_values, outputs), training_outputs
@@ -348,7 +348,7 @@ class TreeTrainer:
         else:
             blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
                       for b in range(batches)]
-            run_blocks(tree_kernels.grow_trees, blocks, coded.n_threads, work=work)
+            run_blocks(tree_batches.grow_trees, blocks, coded.n_threads, work=work)
         self._cap(leaf_values, training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                              leaf_values, outputs), training_outputs
@@ -384,7 +384,7 @@ class TreeTrainer:
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
         n_nodes[0] = grown
-        tree_kernels.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs)
+        tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs)
 
     def _cap(self, *values: np.ndarray) -> None:
         """Clip leaf values (and the training outputs, which are leaf values) to ``max_delta_step``, in place."""
