@@ -71,7 +71,9 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                 flat[dense_bases[j] + np.intp(row[j])] += packed
             for e in range(row_starts[i], row_starts[i + 1]):
                 flat[np.intp(entry_bins[e])] += packed
-        elif width == 2:  # packed in two columns: the float path's adds without its count
+        elif width == 2:
+            # packed in two columns: the float path's adds without its count (one loop for both, its count
+            # behind a flag, made float histograms 15-25% slower: 12.3 -> 14.4 ms for 300,000 rows)
             low = values[i, 0]
             high = values[i, 1]
             for j in range(dense_bases.size):
