@@ -154,8 +154,6 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     stage, resume = counters[0], counters[1]
     n_free, n_nodes, leaves, n_frontier, n_split = counters[2], counters[3], counters[4], counters[5], counters[6]
     if stage == _NEW:
-        for i in range(n_samples):
-            order[i] = i
         n_free = free.size
         node_feature[0] = -1
         stop[0] = n_samples
@@ -299,8 +297,9 @@ def _save(counters, step, j, node, n_free, n_nodes, leaves, n_frontier, n_split)
 @numba.njit(**_JIT)
 def tree_state(n_samples, capacity, slots, width, dtype_like):
     """Fresh working arrays and counters of :func:`grow_tree` for a tree of at most ``capacity`` nodes, ``slots``
-    histogram slots and ``width`` histogram columns of ``dtype_like``'s type."""
-    return (np.empty(n_samples, dtype=np.int64), np.empty(n_samples, dtype=np.int64),
+    histogram slots and ``width`` histogram columns of ``dtype_like``'s type; the row order (``state[0]``)
+    starts as every row in order, the root's rows."""
+    return (np.arange(n_samples), np.empty(n_samples, dtype=np.int64),
             np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
             np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),

@@ -370,11 +370,11 @@ class TreeTrainer:
             real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
         else:
             (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
-        parts = _Parts(coded, pairs, values, sums, counts)
-        root_total = np.zeros(width, dtype=values.dtype)
-        parts.build(np.arange(samples), 0, samples, root_total, sums[0], counts[0])  # slot 0: the root's
         state = tree_kernels.tree_state(samples, node_feature.shape[1], sums.shape[0], width, values)
         order, slot, totals = state[0], state[5], state[6]
+        parts = _Parts(coded, pairs, values, sums, counts)
+        root_total = np.zeros(width, dtype=values.dtype)
+        parts.build(order, 0, samples, root_total, sums[0], counts[0])  # slot 0: the root's
         sample_node = np.zeros(samples, dtype=np.int64)
         arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
                       np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
