@@ -53,9 +53,10 @@ def test_uneven_chunks_and_a_one_class_chunk_give_the_in_memory_model(client, lo
 
 
 def test_chunks_are_spread_over_the_workers(client):
-    from bob_boost.dask import _dask, _tasks
+    from bob_boost.boosting.partitioned_data import integer_range
+    from bob_boost.dask import _dask
     array = da.from_array(np.arange(80 * 3).reshape(80, 3), chunks=(10, 3))
-    futures = _dask.per_chunk(client, _tasks.integer_range, array)
+    futures = _dask.per_chunk(client, integer_range, array)
     distributed.wait(futures)
     keys = [future.key for future in futures]
 
@@ -499,8 +500,7 @@ def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_pa
 def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, monkeypatch, family):
     """Every CHECKPOINT_ROUNDS rounds the chunks' scores are rebuilt from their codes: the scheduler then
     forgets the earlier rounds' tasks, and the model is the same bit for bit as without checkpoints."""
-    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting, _chunks, _cost_sensitive
-    from bob_boost.dask import _multiclass, _training
+    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting, _chunks
 
     def train(rounds):
         if family == "stumps":
@@ -524,8 +524,7 @@ def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, mon
 
     without = train(8)
     growth_without = tasks[7] - tasks[1]
-    for module in (_chunks, _training, _cost_sensitive, _multiclass):
-        monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 2, raising=False)
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)
     tasks.clear()
     checkpointed = train(8)
     assert checkpointed.weak_machines == without.weak_machines
@@ -645,7 +644,7 @@ def test_nan_outside_the_binning_sample_is_still_an_error(client, monkeypatch):
     features, targets = _data(n=600, integer=False, seed=35)
     features[599, 2] = np.nan
     # a sample of 100 rows that misses the last one: only the coding of its chunk can see the NaN
-    monkeypatch.setattr("bob_boost.dask._chunks.sample_rows", lambda n: np.arange(100))
+    monkeypatch.setattr("bob_boost.boosting.partitioned_data.sample_rows", lambda n: np.arange(100))
     with pytest.raises(ValueError, match="features: contain NaN or infinite values"):
         DaskBoosting(bob_boost.ExponentialLoss(), client=client).train(da.from_array(features, chunks=200),
                                                                        targets, 2)

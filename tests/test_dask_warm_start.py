@@ -11,7 +11,7 @@ da = pytest.importorskip("dask.array", reason="distributed training needs the da
 distributed = pytest.importorskip("distributed", reason="distributed training needs the dask extra")
 
 from bob_boost.dask import (DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting,  # noqa: E402
-                            _chunks, _cost_sensitive, _multiclass, _training)
+                            _chunks)
 
 #: Uneven row chunks of the 900 rows of every test.
 CHUNKS = (250, 13, 400, 237)
@@ -20,8 +20,7 @@ CHUNKS = (250, 13, 400, 237)
 @pytest.fixture
 def checkpoints(monkeypatch):
     """Checkpoints every 2 rounds, so that continued runs rebuild their scores from the continued start."""
-    for module in (_chunks, _training, _cost_sensitive, _multiclass):
-        monkeypatch.setattr(module, "CHECKPOINT_ROUNDS", 2, raising=False)
+    monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)
 
 
 def _binary(seed=0, integer=True):

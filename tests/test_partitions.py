@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import bob_boost
-from bob_boost.boosting.partitions import LocalPartitions, in_order, rebuilds, summed_pieces
+from bob_boost.boosting.partitions import LocalPartitions, LocalRows, in_order, rebuilds, summed_pieces
 from bob_boost.engine.codes import CodedFeatures
+from bob_boost.trainers.partitioned import PartitionedBoosting
+from bob_boost.trainers.partitioned_classes import PartitionedCostSensitiveBoosting, PartitionedMultiClassBoosting
 from bob_boost.weak_trainers.partitioned_trees import PartitionedGradientTrees
 
 
@@ -115,31 +117,13 @@ def test_partitions_of_other_features_are_refused():
 # -- every family on in-memory partitions, against the Dask chunks of the same bounds -------------------------
 
 def _boost_stumps(features, targets, rows, loss, rounds):
-    """Generic boosting of stumps on in-memory partitions, set up as the Dask trainer sets up its chunks."""
-    from bob_boost.boosting.loop import run
-    from bob_boost.boosting.partitioned import PartitionedGradientBoosting
-    from bob_boost.weak_trainers.partitioned import StumpChooser
-
-    binned = bob_boost.StumpTrainer(max_bins=256).prepare(features)
-    partitions = _partitions(binned, targets[:, np.newaxis], rows)
-    chooser = StumpChooser(binned.offsets, binned.split_thresholds, False)
-    algorithm = PartitionedGradientBoosting("LocalPartitions", loss, 1.0, partitions, 1, None, {}, chooser,
-                                            binned.offsets, None, False, True, features.shape[0], [])
-    return run(algorithm, None, features, rounds, None, None)
+    """Generic boosting of stumps on in-memory row blocks: the Dask trainer's code on another source."""
+    trainer = PartitionedBoosting(loss, step_rule="newton")
+    return trainer.train_on(LocalRows(rows), features, targets, rounds)
 
 
 def _boost_cost_sensitive(features, targets, rows, trainer, rounds):
-    from bob_boost.boosting.loop import run
-    from bob_boost.boosting.partitioned_closed_form import PartitionedCostSensitive
-    from bob_boost.boosting.roots import RootCounter
-    from bob_boost.weak_trainers.partitioned import stump_outputs
-    from bob_boost.weak_trainers.stump_pool.pool import StumpPool
-
-    binned = bob_boost.StumpTrainer(max_bins=256).prepare(features)
-    partitions = _partitions(binned, targets, rows)
-    pool = StumpPool.from_bins(binned.offsets, binned.split_thresholds)
-    algorithm = PartitionedCostSensitive(trainer, partitions, binned.offsets, pool, stump_outputs, RootCounter(), {})
-    return run(algorithm, None, features, rounds, None, None)
+    return PartitionedCostSensitiveBoosting(trainer).train_on(LocalRows(rows), features, targets, rounds)
 
 
 def _stump_data(n=1200, seed=0):
@@ -193,27 +177,8 @@ def test_the_dask_chunks_are_local_partitions_of_the_same_bounds(client):
 
 
 def _boost_classes(features, labels, rows, trainer, rounds):
-    """BAdaCost (SAMME, AdaBoost.M1) trees on in-memory partitions, coded as the Dask trainer codes chunks."""
-    from bob_boost.binning import QuantizedLayout
-    from bob_boost.boosting import partition_tasks
-    from bob_boost.boosting.loop import run
-    from bob_boost.boosting.partitioned_closed_form import PartitionedMultiClass
-    from bob_boost.engine.codes import integral_features, step_codes
-    from bob_boost.weak_trainers.partitioned_class_trees import PartitionedClassTrees
-
-    layout = QuantizedLayout.of(features.min(axis=0), features.max(axis=0), integral_features(features, 1))
-    edges = LocalPartitions.bounds(rows)
-    coded = [CodedFeatures(step_codes(features[a:b], layout.low, layout.step, 1, layout.top),
-                           layout.bins_per_feature, 1) for a, b in zip(edges[:-1], edges[1:])]
-    parts = LocalPartitions(coded, [labels[a:b] for a, b in zip(edges[:-1], edges[1:])], [None] * len(rows), None)
-    cost_matrix = trainer.cost_matrix_for(np.array([labels.max()]), None)
-    loss_matrix, exponents = trainer.round_matrices(cost_matrix)
-    initial = parts.each(partition_tasks.initial_log_weights, parts.targets, parts.weights, None)
-    algorithm = PartitionedMultiClass(parts, PartitionedClassTrees(parts, layout, loss_matrix, trainer.weak_learner),
-                                      cost_matrix, loss_matrix, exponents, trainer.weak_step, trainer.shrinkage,
-                                      trainer.feature_fraction, trainer.random_state, initial, features.shape[1],
-                                      "LocalPartitions", {})
-    return run(algorithm, None, features, rounds, None, None)
+    """BAdaCost (SAMME, AdaBoost.M1) trees on in-memory row blocks, coded as the Dask trainer codes chunks."""
+    return PartitionedMultiClassBoosting(trainer).train_on(LocalRows(rows), features, labels, rounds)
 
 
 def _class_data(n=900, seed=4):
@@ -248,3 +213,53 @@ def test_the_dask_chunks_grow_the_local_partitions_class_trees(client):
                                                                   labels)
     assert remote.weak_machines == local.weak_machines
     assert np.array_equal(remote.weights, local.weights)
+    assert remote.metadata["distributed"] == "dask" and "distributed" not in local.metadata
+
+
+def test_partitioned_trees_with_missing_values_and_weights_are_the_in_memory_trees():
+    """Gradient trees on three row blocks, NaN binned and samples weighted, through the generic trainer."""
+    features, labels = _data(n=900, seed=7)
+    features[np.random.default_rng(7).random(features.shape) < 0.1] = np.nan
+    targets = np.where(labels > 0, 1.0, -1.0)
+    weights = np.random.default_rng(8).uniform(0.5, 2.0, size=labels.size)
+    tree = bob_boost.TreeTrainer(max_depth=3, min_samples_leaf=10, missing="bin", n_threads=1)
+    loss = bob_boost.LogitLoss()
+    machine = PartitionedBoosting(loss, weak_learner="tree", tree=tree, learning_rate=0.3).train_on(
+        LocalRows((400, 120, 380)), features, targets, 4, sample_weight=weights)
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.3).train(features, targets, 4, sample_weight=weights)
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert np.array_equal(ours.thresholds, theirs.thresholds, equal_nan=True)
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-13)
+
+
+def test_look_up_tables_on_row_blocks_are_the_in_memory_tables():
+    rng = np.random.default_rng(9)
+    features = rng.integers(0, 6, size=(600, 4))
+    targets = np.where(features[:, 1] + rng.normal(0, 1, 600) > 2.5, 1.0, -1.0)
+    loss = bob_boost.ExponentialLoss()
+    machine = PartitionedBoosting(loss, weak_learner="lut").train_on(LocalRows((100, 500)), features, targets, 5)
+    memory = bob_boost.Boosting(bob_boost.LUTTrainer(6), loss, step_rule="newton").train(features, targets, 5)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("rows, message", [((), r"rows: expected a block size of at least 1"),
+                                           ((5, 0), r"rows: expected a block size of at least 1")])
+def test_row_blocks_without_rows_are_refused(rows, message):
+    with pytest.raises(ValueError, match=message):
+        LocalRows(rows)
+
+
+def test_row_blocks_of_other_lengths_than_the_arrays_are_refused():
+    features, targets = _stump_data(n=100)
+    trainer = PartitionedBoosting(bob_boost.LogitLoss())
+    with pytest.raises(ValueError, match=r"rows: the blocks hold 90 rows, an array has 100"):
+        trainer.train_on(LocalRows((40, 50)), features, targets, 2)
+    with pytest.raises(ValueError, match=r"targets: expected 100 rows \(the features'\), got 99"):
+        trainer.train_on(LocalRows((50, 50)), features, targets[:99], 2)
+    with pytest.raises(ValueError, match=r"sample_weight: expected 100 rows"):
+        trainer.train_on(LocalRows((50, 50)), features, targets, 2, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match=r"labels: expected 100 rows"):
+        PartitionedMultiClassBoosting(bob_boost.SAMMETrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=1))).train_on(
+            LocalRows((50, 50)), features, np.zeros(7, dtype=int))

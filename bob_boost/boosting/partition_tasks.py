@@ -8,8 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.codes import CodedFeatures
+from ..exceptions import InvalidValueError
 from ..losses import LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
+
+
+def checked_weights(weights: np.ndarray) -> np.ndarray:
+    """The partition's sample weights; NaN, infinite or negative ones are errors."""
+    if not (np.isfinite(weights).all() and np.all(weights >= 0)):
+        raise InvalidValueError("sample_weight: must be finite and non-negative")
+    return weights
 
 
 # -- generic boosting: stumps, look-up tables, gradient trees ------------------------------------------------

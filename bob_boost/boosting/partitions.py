@@ -16,11 +16,16 @@ collective operations:
 - :meth:`Partitions.raw`: a function of each partition's raw feature rows (a continued machine's
   scores, replayed weights), for sources that keep them.
 
+Before there are partitions there are raw rows: a :class:`RowSource` reads row blocks of the caller's
+features, targets and weights (each block only inside the function given it), which is how bins are found
+globally and every partition coded (:mod:`bob_boost.boosting.partitioned_data`), and then places the coded
+partitions (:meth:`RowSource.place`). A data source implements these two protocols and nothing else.
+
 Sums are always taken in partition order, so a model depends on where the
 partition boundaries are (to the last bits of its sums), never on scheduling.
-:class:`LocalPartitions` is the in-memory source, whose handles are the arrays
-themselves; :class:`bob_boost.dask._chunks.Chunks` is the Dask source, whose
-handles are futures of chunks kept on the workers.
+:class:`LocalRows` and :class:`LocalPartitions` are the in-memory source, whose handles are the arrays
+themselves; :class:`bob_boost.dask._chunks.DaskRows` and :class:`~bob_boost.dask._chunks.Chunks` are the
+Dask source, whose handles are futures of chunks kept on the workers.
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..exceptions import InvalidValueError
+from .partition_tasks import checked_weights
 
 
 def in_order(*parts):
@@ -156,3 +162,89 @@ class LocalPartitions:
         edges = self.bounds(self.rows)
         blocks = [features[edges[p]:edges[p + 1]] for p in range(len(self.rows))]
         return self.each(function, blocks, *fields)
+
+
+class RowSource(Protocol):
+    """Raw rows in blocks, before they are coded into :class:`Partitions` (see the module).
+
+    Its ``values`` arguments are the caller's arrays in the source's own form (numpy arrays for
+    :class:`LocalRows`, Dask arrays chunked like the features' rows for the Dask source), split into the
+    blocks of :attr:`rows`.
+
+    Attributes
+    ----------
+    rows : tuple of int
+        Rows of each block (each becomes one partition).
+    """
+
+    rows: tuple[int, ...]
+
+    def raw(self, values: Any, function: Callable, *fields: Any) -> list:
+        """``function(block of values, block's fields..., *constants)`` per block, its result a handle kept with
+        the block (``fields`` as :meth:`Partitions.each` takes them); the block itself is not kept."""
+
+    def each(self, function: Callable, *fields: Any) -> list:
+        """``function(fields..., *constants)`` per block of handles, where they are (:meth:`Partitions.each`)."""
+
+    def gather(self, parts: list) -> list:
+        """The values of the handles ``parts``."""
+
+    def combined(self, function: Callable, parts: list) -> Any:
+        """``function(*parts)`` made where the handles are; only its result comes back."""
+
+    def place(self, coded: list, targets: Any, weights: Any, outputs: int | None, check: Callable,
+              *arguments: Any) -> Partitions:
+        """The partitions of the coded blocks ``coded``: targets ``check(block of targets, *arguments)``, weights
+        checked by :func:`bob_boost.boosting.partition_tasks.checked_weights` (None: unweighted), and zero scores
+        of ``outputs`` columns (None: none)."""
+
+
+class LocalRows:
+    """In-memory :class:`RowSource`: numpy arrays cut into blocks of ``rows`` rows.
+
+    Parameters
+    ----------
+    rows : sequence of int
+        Rows of each block, each at least 1.
+
+    Raises
+    ------
+    ValueError
+        For an empty sequence or a block without rows; later, for an array of another number of rows.
+    """
+
+    def __init__(self, rows: Sequence[int]) -> None:
+        self.rows = tuple(int(n) for n in rows)
+        if not self.rows or min(self.rows) < 1:
+            raise InvalidValueError(f"rows: expected a block size of at least 1 for every block, got {list(rows)}")
+
+    def _blocks(self, values) -> list:
+        edges = LocalPartitions.bounds(self.rows)
+        if len(values) != edges[-1]:
+            raise InvalidValueError(f"rows: the blocks hold {int(edges[-1])} rows, an array has {len(values)}")
+        return [values[edges[p]:edges[p + 1]] for p in range(len(self.rows))]
+
+    def raw(self, values, function: Callable, *fields: Any) -> list:
+        """See :meth:`RowSource.raw`."""
+        return self.each(function, self._blocks(values), *fields)
+
+    def each(self, function: Callable, *fields: Any) -> list:
+        """See :meth:`RowSource.each`."""
+        per_block = [f for f in fields if isinstance(f, list)]
+        constants = fields[len(per_block):]
+        return [function(*parts, *constants) for parts in zip(*per_block)]
+
+    def gather(self, parts: list) -> list:
+        """See :meth:`RowSource.gather`."""
+        return list(parts)
+
+    def combined(self, function: Callable, parts: list) -> Any:
+        """See :meth:`RowSource.combined`."""
+        return function(*parts)
+
+    def place(self, coded: list, targets, weights, outputs: int | None, check: Callable,
+              *arguments: Any) -> LocalPartitions:
+        """See :meth:`RowSource.place`."""
+        checked = self.raw(targets, check, *arguments)
+        weight_parts = [None] * len(coded) if weights is None else self.raw(weights, checked_weights)
+        return LocalPartitions(coded, checked, weight_parts, outputs)

@@ -16,11 +16,9 @@
 
 Importing this module without Dask raises ``ImportError`` naming the extra.
 """
-from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._dask import NoClientError, decision_scores
 from ._files import LazyTable, read_lazy_table
-from ._multiclass import DaskMultiClassBoosting
-from ._training import DaskBoosting
+from ._trainers import DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting
 
 #: The estimators, imported on first use (they need scikit-learn, which the dask extra does not install).
 _ESTIMATORS = ("DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier",

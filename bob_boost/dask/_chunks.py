@@ -1,18 +1,12 @@
-"""The row chunks on the workers: global bin thresholds, each chunk coded on its worker, and the futures of
-each chunk's arrays, kept together."""
+"""The Dask source of the row-partition seam (:mod:`bob_boost.boosting.partitions`): the raw row blocks of
+Dask arrays (:class:`DaskRows`), and the futures of each coded chunk's arrays, kept together on its worker
+(:class:`Chunks`)."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..boosting.partition_tasks import checked_weights
 from ..boosting.partitions import in_order
-from ..engine.codes import padded_thresholds
-from ..weak_trainers.lut import LUTTrainer
-from ..weak_trainers.partitioned import LUTChooser
-from ..engine.edges import all_thresholds, check_max_bins, count_thresholds, sample_rows
-from ..engine.threads import check_threads
-from ..engine.values import MAX_TABLE_SIZE
-from ..exceptions import InvalidValueError
-from . import _tasks as tasks
 from ._dask import delayed, per_chunk, row_blocks, wait_for
 
 
@@ -22,74 +16,40 @@ from ._dask import delayed, per_chunk, row_blocks, wait_for
 CHECKPOINT_ROUNDS = 32
 
 
-def check_cluster_bins(max_bins) -> int:
-    """``max_bins`` as the distributed trainers take it: an integer in [2, 256] (their codes are one byte)."""
-    checked = check_max_bins(max_bins)
-    if checked is None or checked > 256:
-        raise InvalidValueError(f"max_bins: must be in [2, 256] for distributed training, got {max_bins!r}")
-    return checked
+class DaskRows:
+    """The row blocks of Dask arrays chunked like the features' rows: the Dask
+    :class:`~bob_boost.boosting.partitions.RowSource`, whose handles are futures on the workers.
 
-
-def check_cluster_threads(n_threads) -> int | None:
-    """``n_threads`` checked as in memory (None or an integer >= 1) and kept as given: each worker resolves None
-    to its own cores.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a non-integer or a count below 1 (naming ``n_threads``).
+    Consecutive blocks are asked to run on the workers in turn (:func:`bob_boost.dask._dask.per_chunk`), and
+    :meth:`place` makes every chunk's other arrays on the worker holding its codes.
     """
-    check_threads(n_threads)
-    return n_threads
 
+    def __init__(self, client, features) -> None:
+        self.client, self.features, self.rows = client, features, tuple(features.chunks[0])
 
-def global_thresholds(client, array, max_bins: int, missing: bool = False,
-                      n_threads: int | None = 1) -> list[np.ndarray]:
-    """Every feature's thresholds, as the in-memory binning finds them.
+    def raw(self, values, function, *fields) -> list:
+        """See :meth:`RowSource.raw <bob_boost.boosting.partitions.RowSource.raw>` (a block that is not the shape
+        its array declares is an error naming ``features``, or ``targets`` for any other array)."""
+        name = "features" if values is self.features else "targets"
+        return per_chunk(self.client, function, values, *fields, name=name)
 
-    Integer features: from the per-chunk counts of every value, summed (unless the value range is too wide
-    for a table, as in memory). Float features, and any feature with ``missing`` (NaN a missing value): from
-    the rows of the engine's deterministic sample, gathered once; with ``missing`` at most ``max_bins - 1``
-    value bins, from the values that are not NaN.
-    """
-    if np.issubdtype(array.dtype, np.integer) and not missing:
-        ranges = client.gather(per_chunk(client, tasks.integer_range, array))
-        low = np.min([r[0] for r in ranges], axis=0)
-        high = np.max([r[1] for r in ranges], axis=0)
-        span = int((high - low).max()) + 1
-        # the in-memory rule (bob_boost.engine.values.integer_range): a value table only when it is small
-        if -(1 << 62) <= int(low.min()) <= int(high.max()) < 1 << 62 and span * array.shape[1] <= MAX_TABLE_SIZE:
-            counts = client.submit(in_order, *per_chunk(client, tasks.value_counts, array, low, span,
-                                                                      n_threads)).result()
-            return count_thresholds(counts, low, max_bins)
-    rows = sample_rows(array.shape[0])
-    edges = np.concatenate([[0], np.cumsum(array.chunks[0])])
-    picks = [None if rows is None else rows[(rows >= a) & (rows < b)] - a for a, b in zip(edges[:-1], edges[1:])]
-    # each chunk's rows of the sample are taken in the task that reads the chunk: no raw chunk is kept
-    parts = [delayed(tasks.rows_of)(block, pick) for block, pick in zip(row_blocks(array, "features"), picks)]
-    sample = np.concatenate(client.gather(client.compute(parts)))
-    if np.isinf(sample).any() if missing else not np.isfinite(sample).all():
-        raise InvalidValueError("features: contain infinite values" if missing
-                                else "features: contain NaN or infinite values")
-    return all_thresholds(sample, max_bins - 1 if missing else max_bins, 1, None)[0]
+    def each(self, function, *fields) -> list:
+        """See :meth:`RowSource.each <bob_boost.boosting.partitions.RowSource.each>`."""
+        per_block = [f for f in fields if isinstance(f, list)]
+        constants = fields[len(per_block):]
+        return [self.client.submit(function, *parts, *constants) for parts in zip(*per_block)]
 
+    def gather(self, parts: list) -> list:
+        """The results of the futures ``parts``."""
+        return self.client.gather(parts)
 
-def binned_chunks(client, array, max_bins: int, missing: bool = False,
-                  n_threads: int | None = 1) -> tuple[list, np.ndarray, np.ndarray]:
-    """Futures of every chunk's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin).
+    def combined(self, function, parts: list):
+        """``function(*parts)`` computed on a worker; only the result comes to the client."""
+        return self.client.submit(function, *parts).result()
 
-    With ``missing``, every feature's last bin holds its NaN values, as in memory (``missing="bin"``); the
-    chunks' kernels run on ``n_threads`` (None: every core of the worker).
-    """
-    thresholds = global_thresholds(client, array, max_bins, missing, n_threads)
-    sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    tail = [np.nan, np.nan] if missing else [np.nan]
-    split = np.concatenate([np.append(t, tail) for t in thresholds])
-    padded = padded_thresholds(thresholds)  # in the tasks themselves, so lost chunks can be recomputed
-    missing_codes = sizes - 1 if missing else None
-    return (per_chunk(client, tasks.coded_bins, array, padded, int(sizes.max()), missing_codes, n_threads), offsets,
-            split)
+    def place(self, coded: list, targets, weights, outputs: int | None, check, *arguments) -> "Chunks":
+        """See :meth:`Chunks.place`."""
+        return Chunks.place(self.client, coded, targets, weights, outputs, check, *arguments)
 
 
 class Chunks:
@@ -125,7 +85,7 @@ class Chunks:
         chunks = cls(client, coded, [], [None] * len(coded), [], places, tuple(labels.chunks[0]))
         chunks.targets = chunks.each(check, chunks.blocks(labels, "targets"), *arguments, pure=False)
         if weights is not None:
-            chunks.weights = chunks.each(tasks.checked_weights, chunks.blocks(weights, "sample_weight"))
+            chunks.weights = chunks.each(checked_weights, chunks.blocks(weights, "sample_weight"))
         if outputs is not None:
             chunks.scores = chunks.each(np.zeros, [(n, outputs) for n in chunks.rows], pure=False)
         return chunks
@@ -171,26 +131,3 @@ class Chunks:
 def _near(place: list | None) -> dict:
     """Dask's loose request for a task to run on ``place`` (any worker once that one is lost)."""
     return {} if place is None else {"workers": place, "allow_other_workers": True}
-
-
-def lut_chunks(client, array, entries: int | None, trainer_options: dict,
-               n_threads: int | None) -> tuple[list, np.ndarray, LUTChooser]:
-    """Futures of every chunk's codes for look-up tables, the bins' ``offsets`` and the chooser.
-
-    ``entries`` (None: the largest value + 1, at least 2) value rows per table; with
-    ``trainer_options["missing"] == "bin"`` NaN is code ``entries`` of its feature, the tables' last row,
-    as :meth:`bob_boost.binning.BinnedFeatures.from_integers` codes it in memory. ``trainer_options`` are
-    :class:`~bob_boost.LUTTrainer`'s other arguments (``number_of_outputs``, ``selection_style``,
-    ``missing``).
-    """
-    missing = trainer_options.get("missing") is not None
-    if entries is None:
-        largest = max(client.gather(per_chunk(client, tasks.finite_max, array, missing)))
-        entries = max(2, int(largest) + 1) if np.isfinite(largest) else 2  # every value NaN: the smallest table
-    coded = per_chunk(client, tasks.coded_values, array, entries, n_threads, missing)
-    offsets = np.arange(array.shape[1] + 1, dtype=np.int64) * (entries + missing)
-    all_missing = None
-    if missing:  # counted on the codes: the raw blocks are not read again
-        counts = client.submit(in_order, *[client.submit(tasks.code_counts, part, entries) for part in coded])
-        all_missing = counts.result() == array.shape[0]
-    return coded, offsets, LUTChooser(LUTTrainer(entries, **trainer_options), all_missing)

@@ -13,9 +13,8 @@ from ..sklearn._compat import check_is_fitted
 from ..sklearn.cost_sensitive import COST_PRESETS
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from . import _dask
-from ._cost_sensitive import DaskCostSensitiveBoosting
 from ._estimator_base import _DaskClassifier, _HeldOut
-from ._multiclass import DaskMultiClassBoosting
+from ._trainers import DaskCostSensitiveBoosting, DaskMultiClassBoosting
 
 
 class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier, AdaBoostDBClassifier):

@@ -177,8 +177,9 @@ def row_blocks(array: "da.Array", name: str) -> list:
             for index, (block, rows) in enumerate(zip(blocks, array.chunks[0]))]
 
 
-def per_chunk(client, function, array: "da.Array", *arguments, name: str = "features") -> list:
-    """Futures of ``function(block, *arguments)`` for every row block of ``array``, in row order.
+def per_chunk(client, function, array: "da.Array", *fields, name: str = "features") -> list:
+    """Futures of ``function(block, block's fields..., *constants)`` for every row block of ``array``, in row
+    order: the leading ``fields`` that are lists hold one value per block, the rest are the same for all.
 
     The blocks are computed inside the tasks and never kept: only what ``function`` returns stays on the
     workers (a chunk's codes, say, not its raw values), so data that does not fit the workers' memory
@@ -187,7 +188,10 @@ def per_chunk(client, function, array: "da.Array", *arguments, name: str = "feat
     alone sometimes ran every block on one worker, and the trainers keep each chunk's later tasks where
     its first result lives.
     """
-    parts = [delayed(function)(block, *arguments) for block in row_blocks(array, name)]
+    per_block = [f for f in fields if isinstance(f, list)]
+    constants = fields[len(per_block):]
+    parts = [delayed(function)(block, *own, *constants)
+             for block, *own in zip(row_blocks(array, name), *per_block)]
     workers = sorted(client.scheduler_info()["workers"])
     if len(workers) < 2:
         return client.compute(parts)

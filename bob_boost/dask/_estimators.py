@@ -16,8 +16,7 @@ from ..sklearn._compat import check_is_fitted
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 from ._estimator_base import _DaskClassifier, _DaskEstimator, _HeldOut
-from ._chunks import check_cluster_threads
-from ._training import DASK_WEAK_LEARNERS, DaskBoosting
+from ._trainers import DASK_WEAK_LEARNERS, DaskBoosting, check_cluster_threads
 
 __all__ = ["DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor"]
 
