@@ -12,6 +12,9 @@ it at training time (:meth:`bob_boost.losses.base.LossFunction.decision_rule`):
     expected cost ``argmin_k (C* f(x))_k`` (BAdaCost), lowest index on ties.
 ``"identity"``
     Regression; the prediction is the score itself.
+``"exp"``
+    Regression with a log link (Poisson, Gamma, Tweedie losses); the prediction is ``exp(score)``, a
+    positive mean.
 
 Class indices (:func:`class_indices_from_scores`) number the classes
 ``0 .. K-1`` for every classification rule: a ``"sign"`` machine's -1 / +1
@@ -26,7 +29,7 @@ from .costs import cost_star
 from .exceptions import InvalidValueError
 
 #: The rules a machine may name, in the order the docs list them.
-RULES = ("sign", "argmax", "cost_sensitive", "identity")
+RULES = ("sign", "argmax", "cost_sensitive", "identity", "exp")
 
 #: Rules whose predictions are classes.
 CLASSIFICATION_RULES = ("sign", "argmax", "cost_sensitive")
@@ -73,10 +76,11 @@ def labels_from_scores(rule: str, scores: np.ndarray, cost_matrix: np.ndarray | 
     -------
     numpy.ndarray
         -1 / +1 (``"sign"``), class indices (``"argmax"``, ``"cost_sensitive"``),
-        or the scores, (#samples,) for one output (``"identity"``).
+        or the scores, (#samples,) for one output (``"identity"``; their exponential for ``"exp"``).
     """
-    if rule == "identity":
-        return scores[:, 0] if scores.shape[1] == 1 else scores
+    if rule in ("identity", "exp"):
+        values = np.exp(scores) if rule == "exp" else scores
+        return values[:, 0] if values.shape[1] == 1 else values
     if rule == "sign":
         return np.where(scores[:, 0] > 0, 1, -1)
     if rule == "cost_sensitive":

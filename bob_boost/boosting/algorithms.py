@@ -44,8 +44,9 @@ class GradientBoosting:
     sample_weight : numpy.ndarray, optional
         (#samples,) factors of every sample's loss, validated (mean 1).
     baseline : numpy.ndarray, optional
-        (#outputs,) constant a new machine starts from: the rounds boost ``targets`` (already the
-        residuals ``targets - baseline``) from 0, and the machine adds it to its scores.
+        (#outputs,) constant a new machine starts from, which the machine adds to its scores. For a
+        ``shift_invariant`` loss the rounds boost ``targets`` (already the residuals ``targets - baseline``)
+        from 0; for the others they start from the scores ``baseline``.
     step_rule : {"auto", "lbfgs", "newton"}
         ``"lbfgs"``: :func:`~bob_boost.boosting.steps.fit_weights`; ``"newton"``:
         :func:`~bob_boost.boosting.steps.newton_fit_weights` (built-in separable losses only);
@@ -84,7 +85,8 @@ class GradientBoosting:
 
     def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
         """Scores 0 for a new machine (its baseline when set), else the machine's scores."""
-        if self.baseline is not None:  # residuals from 0; callbacks see the baseline added back
+        if self.baseline is not None and self.loss_function.shift_invariant:
+            # residuals from 0; callbacks see the baseline added back
             # a continued machine's rounds summed from 0, as this loop accumulated them: bit for bit the
             # scores a single longer run would have reached
             scores = (machine.decision_scores(features, include_baseline=False) if len(machine)

@@ -68,6 +68,11 @@ def moved(scores: np.ndarray, outputs: np.ndarray, alpha: np.ndarray) -> np.ndar
     return scores + alpha * outputs
 
 
+def constant_scores(scores: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """The partition's scores all set to ``baseline`` (one value per output)."""
+    return np.zeros_like(scores) + baseline
+
+
 def training_loss(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> float:
     """The partition's (weighted) training loss."""
     values = loss.loss(targets, scores)

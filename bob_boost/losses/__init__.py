@@ -4,15 +4,20 @@ from .base import BinaryClassificationLoss, LossFunction
 from .cmel import CMELoss
 from .double_base import DoubleBaseLoss
 from .exponential import ExponentialLoss
+from .focal import FocalLoss
 from .jesorsky import JesorskyLoss
+from .log_link import GammaLoss, PoissonLoss, TweedieLoss
 from .logit import LogitLoss
+from .robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .softmax import SoftmaxLoss
 from .squared import SquaredLoss
 from .tangential import TangentialLoss
 
-for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss, SoftmaxLoss):
+for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss, SoftmaxLoss, HuberLoss,
+             AbsoluteErrorLoss, QuantileLoss, PoissonLoss, GammaLoss, TweedieLoss, FocalLoss):
     register_loss(_cls)
 del _cls
 
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
-           "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss"]
+           "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss", "HuberLoss",
+           "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss"]

@@ -65,6 +65,11 @@ class LossFunction:
     #: loop's descent guarantee needs no extra evaluation. False, the safe default, for third-party losses.
     convex: bool = False
 
+    #: Whether the loss depends on ``scores - targets`` only (squared, Huber, absolute, quantile): a machine's
+    #: baseline ``b`` may then be taken out of the targets (the rounds boost ``targets - b`` from 0), as
+    #: bob_boost's regressors always did. For the others the rounds start from the scores ``b``.
+    shift_invariant: bool = False
+
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that overrides a derivative is not row-separable, and one that overrides the loss is not
         convex, unless it says so itself."""
@@ -175,6 +180,17 @@ class LossFunction:
         """
         gradient, hessian = self.gradient_and_hessian(targets, scores)
         return self.loss(targets, scores), gradient, hessian
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the constant scores of least weighted loss on validated ``targets`` (a machine's
+        ``baseline="auto"``: LightGBM's ``boost_from_average``).
+
+        Raises
+        ------
+        NotImplementedError
+            For a loss that does not define its optimal constant.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no optimal constant score (baseline)")
 
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.

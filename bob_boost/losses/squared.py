@@ -26,6 +26,7 @@ class SquaredLoss(LossFunction):
     name = "squared"
     convex = True
     row_separable = True
+    shift_invariant = True
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted values."""
@@ -51,3 +52,7 @@ class SquaredLoss(LossFunction):
                      sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ones: the loss is quadratic."""
         return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the weighted mean of each target column."""
+        return np.average(targets, axis=0, weights=sample_weight)

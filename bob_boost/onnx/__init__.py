@@ -197,8 +197,9 @@ def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str, classes
             raise InvalidValueError(f"classes: expected {max(machine.number_of_outputs or 1, 2)} labels, "
                                     f"got {len(classes)}")
         return _class_labels(graph, classes, _class_indices(graph, machine, scores)), scores, None
-    if machine.decision_rule == "identity":
-        labels = _column(graph, scores, 0) if (machine.number_of_outputs or 1) == 1 else scores
+    if machine.decision_rule in ("identity", "exp"):
+        values = graph.node("Exp", [scores]) if machine.decision_rule == "exp" else scores
+        labels = _column(graph, values, 0) if (machine.number_of_outputs or 1) == 1 else values
     elif machine.decision_rule == "sign":
         positive = graph.node("Greater", [_column(graph, scores, 0), graph.constant(np.zeros(1))])
         labels = graph.node("Where", [positive, graph.constant(np.array([1])), graph.constant(np.array([-1]))])

@@ -110,12 +110,16 @@ class Boosting:
             (#samples,) non-negative factors of every sample's loss, not all
             zero; rescaled to a mean of 1, so only their ratios matter.
             Zero-weight samples still add candidate thresholds.
-        baseline : float or array_like, optional
-            A new machine starts from this constant (one value per output, or
-            a scalar): it becomes the machine's baseline and the rounds boost
-            ``targets - baseline``. With the squared loss the (weighted) mean
-            of the targets is the best constant; the estimators and
-            ``bob-boost train`` use it.
+        baseline : float, array_like or "auto", optional
+            A new machine starts from this constant score (one value per
+            output, or a scalar): it becomes the machine's baseline. For a
+            loss of ``scores - targets`` (squared, Huber, absolute, quantile:
+            ``shift_invariant``) the rounds boost ``targets - baseline`` from
+            0; for the others they start from the scores ``baseline``.
+            ``"auto"``: the loss's optimal constant
+            (:meth:`LossFunction.baseline`, e.g. the weighted mean for the
+            squared loss, the log of the mean for Poisson), as LightGBM's
+            ``boost_from_average``.
 
         Returns
         -------
@@ -131,13 +135,17 @@ class Boosting:
         if baseline is not None:
             if boosted_machine is not None:
                 raise InvalidValueError("baseline: a machine being continued keeps its own baseline")
+            if isinstance(baseline, str):
+                if baseline != "auto":
+                    raise InvalidValueError(f"baseline: expected a number, numbers or 'auto', got {baseline!r}")
+                baseline = self.loss_function.baseline(targets, weights)
             baseline = BoostedMachine(number_of_outputs=targets.shape[1], baseline=baseline).baseline  # validated
         elif isinstance(boosted_machine, BoostedMachine) and np.any(boosted_machine.baseline != 0):
             baseline = boosted_machine.baseline  # continue boosting the residuals the machine was trained on
             if baseline.shape != (targets.shape[1],):
                 raise InvalidValueError(f"boosted_machine: has {baseline.size} outputs but targets have "
                                         f"{targets.shape[1]}")
-        if baseline is not None:
+        if baseline is not None and self.loss_function.shift_invariant:
             targets = targets - baseline
         algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
                                      self.step_rule, self.learning_rate)

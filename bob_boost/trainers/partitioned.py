@@ -154,8 +154,9 @@ class PartitionedBoosting:
             As in memory (:mod:`bob_boost.callbacks`): ``callback(round, machine, scores)`` after each round,
             True stops training; ``scores`` is None, since the training scores stay with their partitions.
         baseline : float or array_like, optional
-            The machine starts from this constant (one per output) and the rounds boost
-            ``targets - baseline``, as :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean).
+            The machine starts from this constant score (one per output), as
+            :meth:`bob_boost.Boosting.train`'s ``baseline`` (the regressor's mean): the rounds boost
+            ``targets - baseline`` from 0 for a ``shift_invariant`` loss, else start from the scores ``baseline``.
         boosted_machine : BoostedMachine, optional
             Continue this machine (extended in place and returned), as in memory: the partitions start from its
             scores, computed from the raw row blocks of ``features``, and a machine with a baseline keeps
@@ -165,7 +166,8 @@ class PartitionedBoosting:
         Raises
         ------
         ValueError
-            For targets or weights of another number of rows than the features, targets with NaN, a feature matrix with infinity (or NaN, without ``missing``), LUT features
+            For targets or weights of another number of rows than the features, targets with NaN, a feature
+            matrix with infinity (or NaN, without ``missing``), LUT features
             that are not integers in range, a loss that couples several outputs with ``step_rule="newton"``,
             a baseline given with ``boosted_machine``, or a machine of other outputs or features.
         """
@@ -185,7 +187,8 @@ class PartitionedBoosting:
                                     f"(multi-output training needs weak_learner='lut' or 'tree')")
         previous = check_continued(boosted_machine, outputs, features.shape[1])
         baseline = continued_baseline(baseline, previous, outputs)
-        if baseline is not None:
+        shifted = baseline is not None and loss.shift_invariant  # residual rounds from 0, as in memory
+        if shifted:
             targets = targets - (baseline[0] if targets.ndim == 1 else baseline)
         if self.weak_learner in ("stump", "tree"):
             missing = (self.tree.missing if self.weak_learner == "tree" else self.missing) is not None
@@ -204,8 +207,11 @@ class PartitionedBoosting:
             absent = np.flatnonzero(counts == 0)
             if absent.size:
                 raise InvalidValueError(f"targets: class {absent[0]} has no sample (classes 0 .. {outputs - 1})")
-        if starts_from_scores(previous):  # residual rounds from 0 when boosting from a baseline, as in memory
-            continue_scores(parts, features, previous, include_baseline=baseline is None)
+        if starts_from_scores(previous):
+            continue_scores(parts, features, previous, include_baseline=not shifted)
+        elif baseline is not None and not shifted:  # the rounds start from the scores of the baseline
+            parts.start = parts.each(partition_tasks.constant_scores, parts.scores, baseline)
+            parts.scores = parts.start
         self.weight_passes = []
         name = type(self).__name__
         metadata = {"loss": loss.name or type(loss).__name__, "trainer": name, "weak_learner": self.weak_learner}

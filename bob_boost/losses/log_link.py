@@ -1,0 +1,139 @@
+"""Losses of counts and positive targets with a log link: Poisson, Gamma and Tweedie.
+
+The score is the log of the predicted mean, ``mu = exp(s)``, so every prediction is positive and effects
+multiply. Each loss is half the unit deviance of its distribution (zero where ``mu`` equals the target),
+as scikit-learn's ``HalfPoissonLoss``, ``HalfGammaLoss`` and ``HalfTweedieLoss`` define them; its
+optimal constant score is the log of the weighted mean target.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.special import xlogy
+
+from .._validation import as_score_matrix, check_scalar
+from ..exceptions import InvalidValueError
+from .base import LossFunction, weighted
+
+#: Scores are clipped to this magnitude before ``exp``: ``exp(700)`` is near float64's largest value.
+SCORE_LIMIT = 700.0
+
+
+def _mean(scores: np.ndarray) -> np.ndarray:
+    return np.exp(np.clip(scores, -SCORE_LIMIT, SCORE_LIMIT))
+
+
+class TweedieLoss(LossFunction):
+    """Half the Tweedie unit deviance with a log link, for the power ``p`` of the variance ``mu^p``.
+
+    ``p = 1`` is the Poisson loss (counts), ``p = 2`` the Gamma loss (positive amounts), and ``1 < p < 2``
+    a compound Poisson-Gamma (amounts that are exactly zero with positive probability, such as insurance
+    claims). For ``1 < p < 2``::
+
+        L(t, s) = t^(2-p) / ((1-p)(2-p)) - t mu^(1-p) / (1-p) + mu^(2-p) / (2-p),   mu = exp(s)
+
+    Parameters
+    ----------
+    power : float
+        The variance power, in [1, 2].
+
+    Raises
+    ------
+    ValueError
+        For a power outside [1, 2].
+    """
+
+    name = "tweedie"
+    convex = True
+    row_separable = True
+
+    def __init__(self, power: float = 1.5) -> None:
+        self.power = float(check_scalar(power, "power", numbers.Real, min_val=1, max_val=2))
+
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"exp"``: The prediction is the mean ``exp(score)``."""
+        return "exp"
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate targets: finite and non-negative, positive for the Gamma loss (power 2)."""
+        array = as_score_matrix(targets, "targets")
+        if self.power == 2.0 and not np.all(array > 0):
+            raise InvalidValueError(f"targets: {type(self).__name__} needs positive targets, found "
+                                    f"{float(array.min()):g}")
+        if not np.all(array >= 0):
+            raise InvalidValueError(f"targets: {type(self).__name__} needs non-negative targets, found "
+                                    f"{float(array.min()):g}")
+        return array
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Half the unit deviance of every sample."""
+        p, mu = self.power, _mean(scores)
+        if p == 1.0:
+            values = xlogy(targets, targets) - targets * np.log(mu) - targets + mu
+        elif p == 2.0:
+            values = np.log(mu / targets) + targets / mu - 1.0
+        else:
+            values = (np.power(targets, 2.0 - p) / ((1.0 - p) * (2.0 - p)) - targets * np.power(mu, 1.0 - p) / (1.0 - p)
+                      + np.power(mu, 2.0 - p) / (2.0 - p))
+        return weighted(values, sample_weight)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``mu^(1-p) (mu - t)``."""
+        p, mu = self.power, _mean(scores)
+        values = mu - targets if p == 1.0 else np.power(mu, 1.0 - p) * (mu - targets)
+        return weighted(values, sample_weight)
+
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``(2-p) mu^(2-p) - (1-p) t mu^(1-p)`` (``mu`` for Poisson, ``t / mu`` for Gamma): never negative."""
+        p, mu = self.power, _mean(scores)
+        if p == 1.0:
+            values = mu + 0.0 * targets
+        elif p == 2.0:
+            values = targets / mu
+        else:
+            values = (2.0 - p) * np.power(mu, 2.0 - p) - (1.0 - p) * targets * np.power(mu, 1.0 - p)
+        return weighted(values, sample_weight)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) ``log`` of each target column's weighted mean, the constant score of least loss.
+
+        Raises
+        ------
+        ValueError
+            When a column's weighted mean is zero (every target 0: no finite score is best).
+        """
+        mean = np.average(targets, axis=0, weights=sample_weight)
+        if not np.all(mean > 0):
+            raise InvalidValueError(f"targets: {type(self).__name__} needs some positive target (the mean is 0, "
+                                    f"whose log-link score is -inf)")
+        return np.log(mean)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(power={self.power!r})"
+
+
+class PoissonLoss(TweedieLoss):
+    """Half the Poisson deviance with a log link, ``t log(t / mu) - t + mu``, for counts (``mu = exp(s)``)."""
+
+    name = "poisson"
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+
+    def __repr__(self) -> str:
+        return "PoissonLoss()"
+
+
+class GammaLoss(TweedieLoss):
+    """Half the Gamma deviance with a log link, ``log(mu / t) + t / mu - 1``, for positive targets."""
+
+    name = "gamma"
+
+    def __init__(self) -> None:
+        super().__init__(2.0)
+
+    def __repr__(self) -> str:
+        return "GammaLoss()"

@@ -1,0 +1,176 @@
+"""Robust regression losses of the residual ``r = s - t``: Huber, absolute error and quantile (pinball).
+
+Their second derivatives are zero (or undefined) almost everywhere, which would make Newton leaves divide
+by zero. As LightGBM does, their :meth:`loss_hessian` is the constant 1 instead. For Huber this is an
+upper bound of the true second derivative (which is 1 inside the ``delta`` band and 0 outside), so a Newton
+step with it is a majorise-minimise step that never overshoots; for the absolute and quantile losses it
+makes a tree's leaf the mean of its rows' gradient signs, a descent direction whose size the step rule
+then chooses.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._validation import as_score_matrix, check_scalar
+from .base import LossFunction, weighted
+from .squared import check_target_range
+
+
+def weighted_quantile(values: np.ndarray, sample_weight: np.ndarray | None, quantile: float) -> np.ndarray:
+    """Each column's weighted ``quantile``: the smallest value whose cumulative weight reaches ``quantile``
+    of the column's total (the lower weighted quantile; with equal weights, ``numpy.quantile``'s
+    ``"inverted_cdf"`` method).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (#samples, #columns).
+    sample_weight : numpy.ndarray or None
+        (#samples,) non-negative weights, not all zero (None: equal).
+    quantile : float
+        In [0, 1].
+    """
+    weights = np.ones(values.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    result = np.empty(values.shape[1])
+    for column in range(values.shape[1]):
+        order = np.argsort(values[:, column], kind="stable")
+        cumulative = np.cumsum(weights[order])
+        index = np.searchsorted(cumulative, quantile * cumulative[-1], side="left")
+        result[column] = values[order[min(index, order.size - 1)], column]
+    return result
+
+
+class _ResidualLoss(LossFunction):
+    """A convex loss of ``scores - targets`` for real targets, predicting the scores themselves."""
+
+    convex = True
+    row_separable = True
+    shift_invariant = True
+
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"identity"``: The scores are the predicted values."""
+        return "identity"
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate real targets: finite, and within the squared loss's range."""
+        array = as_score_matrix(targets, "targets")
+        check_target_range(array, "targets")
+        return array
+
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Ones (see the module: a bound of the true second derivative, as LightGBM uses)."""
+        return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)
+
+
+class HuberLoss(_ResidualLoss):
+    """``L(t, s) = r^2 / 2`` for ``|r| <= delta``, else ``delta (|r| - delta / 2)``, with ``r = s - t``.
+
+    Quadratic near the target and linear far from it, so outliers pull the model with a bounded force.
+
+    Parameters
+    ----------
+    delta : float
+        Where the loss turns from quadratic to linear (> 0), in the targets' units.
+
+    Raises
+    ------
+    ValueError
+        For ``delta`` that is not positive and finite.
+    """
+
+    name = "huber"
+
+    def __init__(self, delta: float = 1.0) -> None:
+        self.delta = float(check_scalar(delta, "delta", numbers.Real, min_val=0, include_boundaries="neither"))
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """The Huber loss of every residual."""
+        residual = np.abs(scores - targets)
+        inside = residual <= self.delta
+        values = np.where(inside, 0.5 * residual ** 2, self.delta * (residual - 0.5 * self.delta))
+        return weighted(values, sample_weight)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """The residual clipped to ``[-delta, delta]``."""
+        return weighted(np.clip(scores - targets, -self.delta, self.delta), sample_weight)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the constant score of least weighted loss, found by Newton-majorised iterations from
+        the weighted median (each step the mean clipped residual, which never increases the loss)."""
+        center = weighted_quantile(targets, sample_weight, 0.5)
+        weights = np.ones(targets.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        total = weights.sum()
+        for _ in range(200):
+            step = weights @ np.clip(targets - center, -self.delta, self.delta) / total
+            center = center + step
+            if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(center))):
+                break
+        return center
+
+    def __repr__(self) -> str:
+        return f"HuberLoss(delta={self.delta!r})"
+
+
+class AbsoluteErrorLoss(_ResidualLoss):
+    """``L(t, s) = |s - t|``: its population minimiser is the median, so models predict conditional medians."""
+
+    name = "absolute_error"
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``|scores - targets|``."""
+        return weighted(np.abs(scores - targets), sample_weight)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``sign(scores - targets)`` (0 at the target)."""
+        return weighted(np.sign(scores - targets), sample_weight)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the weighted median of each target column."""
+        return weighted_quantile(targets, sample_weight, 0.5)
+
+
+class QuantileLoss(_ResidualLoss):
+    """The pinball loss ``L(t, s) = quantile (t - s)`` for ``t >= s``, else ``(1 - quantile) (s - t)``: its
+    population minimiser is the ``quantile`` of the target's distribution.
+
+    Parameters
+    ----------
+    quantile : float
+        In (0, 1); 0.5 is half the absolute error.
+
+    Raises
+    ------
+    ValueError
+        For ``quantile`` outside (0, 1).
+    """
+
+    name = "quantile"
+
+    def __init__(self, quantile: float = 0.5) -> None:
+        self.quantile = float(check_scalar(quantile, "quantile", numbers.Real, min_val=0, max_val=1,
+                                           include_boundaries="neither"))
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """The pinball loss of every residual."""
+        difference = targets - scores
+        values = np.where(difference >= 0, self.quantile * difference, (self.quantile - 1.0) * difference)
+        return weighted(values, sample_weight)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``-quantile`` where the score is below the target, ``1 - quantile`` where above (0 at it)."""
+        difference = scores - targets
+        values = np.where(difference > 0, 1.0 - self.quantile, np.where(difference < 0, -self.quantile, 0.0))
+        return weighted(values, sample_weight)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the weighted ``quantile`` of each target column."""
+        return weighted_quantile(targets, sample_weight, self.quantile)
+
+    def __repr__(self) -> str:
+        return f"QuantileLoss(quantile={self.quantile!r})"

@@ -1,0 +1,261 @@
+"""The regression, count and focal losses: derivatives against finite differences, optimal constants against a
+numerical minimiser, training from the optimal constant, files and ONNX of log-link models, and bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+import bob_boost
+from bob_boost.boosting.partitions import LocalRows
+from bob_boost.losses import (AbsoluteErrorLoss, FocalLoss, GammaLoss, HuberLoss, PoissonLoss, QuantileLoss,
+                              TweedieLoss)
+from bob_boost.losses.robust import weighted_quantile
+from bob_boost.registry import loss_class
+from bob_boost.trainers.partitioned import PartitionedBoosting
+
+RNG = np.random.default_rng(0)
+POSITIVE = RNG.gamma(2.0, 1.5, size=(300, 1))
+COUNTS = RNG.poisson(2.0, size=(300, 1)).astype(float)
+SIGNS = np.where(RNG.random((300, 1)) < 0.3, 1.0, -1.0)
+REAL = RNG.standard_t(3, size=(300, 1)) * 2.0 + 1.0
+SCORES = RNG.normal(0.0, 1.5, size=(300, 1))
+
+#: (loss, targets) pairs; every loss's targets as it accepts them.
+CASES = [
+    (HuberLoss(1.3), REAL), (AbsoluteErrorLoss(), REAL), (QuantileLoss(0.8), REAL),
+    (PoissonLoss(), COUNTS), (GammaLoss(), POSITIVE), (TweedieLoss(1.3), COUNTS), (TweedieLoss(1.8), POSITIVE),
+    (FocalLoss(2.0), SIGNS), (FocalLoss(0.5, alpha=0.25), SIGNS),
+]
+IDS = [repr(loss) for loss, _ in CASES]
+
+
+def _away_from_kinks(loss, targets, scores, gap=1e-3):
+    """Samples where the loss is smooth within ``gap`` (the residual losses' kinks excluded)."""
+    residual = np.abs(scores - targets)
+    if isinstance(loss, HuberLoss):
+        return np.abs(residual - loss.delta) > gap
+    if isinstance(loss, (AbsoluteErrorLoss, QuantileLoss)):
+        return residual > gap
+    return np.ones(targets.shape, dtype=bool)
+
+
+@pytest.mark.parametrize("loss, targets", CASES, ids=IDS)
+def test_the_gradient_is_the_derivative_of_the_loss(loss, targets):
+    h = 1e-6
+    numerical = (loss.loss(targets, SCORES + h) - loss.loss(targets, SCORES - h)) / (2 * h)
+    smooth = _away_from_kinks(loss, targets, SCORES)
+    np.testing.assert_allclose(loss.loss_gradient(targets, SCORES)[smooth], numerical[smooth], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("loss, targets", [c for c in CASES if not isinstance(c[0], (AbsoluteErrorLoss, QuantileLoss,
+                                                                                       HuberLoss))],
+                         ids=[i for i, c in zip(IDS, CASES) if not isinstance(c[0], (AbsoluteErrorLoss, QuantileLoss,
+                                                                                     HuberLoss))])
+def test_the_hessian_is_the_derivative_of_the_gradient(loss, targets):
+    h = 1e-6
+    numerical = (loss.loss_gradient(targets, SCORES + h) - loss.loss_gradient(targets, SCORES - h)) / (2 * h)
+    hessian = loss.loss_hessian(targets, SCORES)
+    # the focal loss's hessian is the second derivative where that is positive, and 0 elsewhere
+    np.testing.assert_allclose(hessian, np.maximum(numerical, 0.0) if isinstance(loss, FocalLoss) else numerical,
+                               rtol=1e-5, atol=1e-7)
+    assert np.all(hessian >= 0)
+
+
+def test_the_focal_hessian_is_clipped_only_where_the_loss_is_concave():
+    loss = FocalLoss(2.0)
+    margins = np.linspace(-8, 8, 161)[:, np.newaxis]
+    targets = np.ones_like(margins)
+    h = 1e-5
+    numerical = (loss.loss_gradient(targets, margins + h) - loss.loss_gradient(targets, margins - h)) / (2 * h)
+    concave = numerical < -1e-9
+    assert concave.any() and np.all(margins[concave] < 0)  # only badly misclassified samples
+    assert np.all(loss.loss_hessian(targets, margins)[concave] == 0.0)
+
+
+@pytest.mark.parametrize("loss", [HuberLoss(0.7), AbsoluteErrorLoss(), QuantileLoss(0.3)], ids=repr)
+def test_robust_losses_bound_their_second_derivative_by_one(loss):
+    """Their hessian is the constant 1: Huber's true second derivative is 1 or 0, the others' 0 (a.e.)."""
+    assert np.array_equal(loss.loss_hessian(REAL, SCORES), np.ones_like(REAL))
+    h = 1e-4
+    numerical = (loss.loss_gradient(REAL, SCORES + h) - loss.loss_gradient(REAL, SCORES - h)) / (2 * h)
+    smooth = _away_from_kinks(loss, REAL, SCORES, gap=1e-3)
+    assert np.all(numerical[smooth] <= 1.0 + 1e-9)
+
+
+def test_gamma_zero_and_one_are_the_logit_loss():
+    logit = bob_boost.LogitLoss()
+    np.testing.assert_allclose(FocalLoss(0.0).loss(SIGNS, SCORES), logit.loss(SIGNS, SCORES), rtol=1e-12)
+    np.testing.assert_allclose(FocalLoss(0.0).loss_gradient(SIGNS, SCORES), logit.loss_gradient(SIGNS, SCORES),
+                               rtol=1e-12)
+
+
+def test_tweedie_powers_one_and_two_are_poisson_and_gamma():
+    np.testing.assert_array_equal(TweedieLoss(1.0).loss(COUNTS, SCORES), PoissonLoss().loss(COUNTS, SCORES))
+    np.testing.assert_array_equal(TweedieLoss(2.0).loss(POSITIVE, SCORES), GammaLoss().loss(POSITIVE, SCORES))
+    # the deviance is continuous in the power: 1 + 1e-7 is within rounding of Poisson
+    np.testing.assert_allclose(TweedieLoss(1.0 + 1e-7).loss(COUNTS, SCORES), PoissonLoss().loss(COUNTS, SCORES),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss, targets", CASES, ids=IDS)
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_the_baseline_is_the_constant_of_least_loss(loss, targets, weighted):
+    weights = RNG.uniform(0.2, 3.0, size=targets.shape[0]) if weighted else None
+
+    def total(score):
+        values = loss.loss(targets, np.full_like(targets, score))[:, 0]
+        return float(np.sum(values if weights is None else weights * values))
+    found = loss.baseline(targets, weights)
+    assert found.shape == (1,)
+    best = minimize_scalar(total, bounds=(float(found[0]) - 5, float(found[0]) + 5), method="bounded",
+                           options={"xatol": 1e-11})
+    # no constant does better than the baseline (the piecewise-linear losses have flat minima)
+    assert total(found[0]) <= best.fun * (1 + 1e-9) + 1e-12
+    if isinstance(loss, (PoissonLoss, GammaLoss, TweedieLoss)):
+        np.testing.assert_allclose(found, np.log(np.average(targets[:, 0], weights=weights)), rtol=1e-12)
+
+
+def test_weighted_quantiles_are_numpys_inverted_cdf_with_equal_weights():
+    values = RNG.normal(size=(101, 3))
+    for q in (0.1, 0.5, 0.9):
+        assert np.array_equal(weighted_quantile(values, None, q), np.quantile(values, q, axis=0,
+                                                                              method="inverted_cdf"))
+    # a sample weighing as much as all the others together is the weighted median
+    weights = np.ones(101)
+    weights[7] = 100.0
+    assert weighted_quantile(values[:, :1], weights, 0.5)[0] == values[7, 0]
+
+
+def _regression_data(n=1500, seed=3):
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(n, 4))
+    mean = np.exp(0.6 * features[:, 0] - 0.4 * features[:, 1])
+    return features, mean, rng
+
+
+@pytest.mark.parametrize("loss", [PoissonLoss(), TweedieLoss(1.5), GammaLoss(), HuberLoss(), AbsoluteErrorLoss(),
+                                  QuantileLoss(0.9)], ids=repr)
+def test_trees_from_the_optimal_constant_reduce_the_loss(loss):
+    features, mean, rng = _regression_data()
+    targets = rng.gamma(2.0, mean / 2.0) if isinstance(loss, GammaLoss) else rng.poisson(mean).astype(float)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=3), loss, learning_rate=0.1).train(
+        features, targets, 60, baseline="auto")
+    column = targets[:, np.newaxis]
+    constant = loss.loss(column, np.full_like(column, machine.baseline[0])).mean()
+    assert machine.baseline[0] == loss.baseline(column)[0]
+    assert loss.loss(column, machine.decision_scores(features)).mean() < 0.85 * constant
+    if machine.decision_rule == "exp":  # the prediction is the mean, exp(score)
+        np.testing.assert_allclose(machine.predict(features), np.exp(machine.decision_scores(features)[:, 0]),
+                                   rtol=1e-15)
+        assert np.corrcoef(np.log(machine.predict(features)), np.log(mean))[0, 1] > 0.9
+
+
+def test_the_quantile_loss_covers_its_quantile():
+    features, mean, rng = _regression_data(n=3000, seed=4)
+    targets = mean + rng.normal(size=mean.size)
+    for q in (0.1, 0.9):
+        machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=3), QuantileLoss(q), learning_rate=0.2).train(
+            features, targets, 80, baseline="auto")
+        coverage = np.mean(targets <= machine.predict(features))
+        assert abs(coverage - q) < 0.05
+
+
+def test_a_count_model_starts_from_its_scores_not_from_shifted_targets():
+    """A log-link baseline is a starting score: the first tree is grown on the Poisson derivatives at
+    ``exp(baseline)`` against the counts themselves (never against counts minus the baseline)."""
+    features, mean, rng = _regression_data(seed=5)
+    targets = rng.poisson(mean).astype(float)
+    loss = PoissonLoss()
+    tree = bob_boost.TreeTrainer(max_depth=2, n_threads=1)
+    start = float(np.log(targets.mean()))
+    seen = []
+    machine = bob_boost.Boosting(tree, loss, learning_rate=0.1).train(
+        features, targets, 1, baseline="auto", callback=lambda r, m, scores: seen.append(scores.copy()) and False)
+    column, scores = targets[:, np.newaxis], np.full((targets.size, 1), start)
+    alone = tree.train(tree.prepare(features), loss.loss_gradient(column, scores), loss.loss_hessian(column, scores))
+    first = machine.weak_machines[0]
+    assert machine.baseline[0] == start
+    assert first.features.tolist() == alone.features.tolist()
+    assert np.array_equal(first.values, alone.values)
+    # the callback sees the scores with the baseline in them
+    np.testing.assert_allclose(seen[0], machine.decision_scores(features), rtol=1e-15)
+
+
+def test_partitioned_poisson_trees_are_the_in_memory_trees():
+    features, mean, rng = _regression_data(n=900, seed=6)
+    targets = rng.poisson(mean).astype(float)
+    loss = PoissonLoss()
+    tree = bob_boost.TreeTrainer(max_depth=3, min_samples_leaf=10, n_threads=1)
+    start = loss.baseline(targets[:, np.newaxis])
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.2).train(features, targets, 4, baseline=start)
+    blocks = PartitionedBoosting(loss, weak_learner="tree", tree=tree, learning_rate=0.2).train_on(
+        LocalRows((300, 200, 400)), features, targets, 4, baseline=start)
+    assert blocks.decision_rule == "exp" and np.array_equal(blocks.baseline, memory.baseline)
+    for ours, theirs in zip(blocks.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-13)
+
+
+def test_log_link_models_round_trip_through_files_and_onnx(tmp_path):
+    features, mean, rng = _regression_data(n=600, seed=7)
+    targets = rng.poisson(mean).astype(float)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=2), PoissonLoss(), learning_rate=0.3).train(
+        features, targets, 5, baseline="auto")
+    path = tmp_path / "counts.hdf5"
+    machine.save(path)
+    loaded = bob_boost.BoostedMachine.load(path)
+    assert loaded.decision_rule == "exp"
+    assert np.array_equal(loaded.predict(features), machine.predict(features))
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs the onnx extra")
+    from bob_boost.onnx import to_onnx
+    model = to_onnx(machine)
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    names = [output.name for output in session.get_outputs()]
+    outputs = dict(zip(names, session.run(None, {"features": features.astype(np.float32)})))
+    np.testing.assert_allclose(outputs["labels"], machine.predict(features.astype(np.float32)), rtol=1e-5)
+    np.testing.assert_allclose(outputs["scores"][:, 0], machine.decision_scores(features.astype(np.float32))[:, 0],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_the_losses_are_registered_by_name():
+    for name, cls in (("huber", HuberLoss), ("absolute_error", AbsoluteErrorLoss), ("quantile", QuantileLoss),
+                      ("poisson", PoissonLoss), ("gamma", GammaLoss), ("tweedie", TweedieLoss), ("focal", FocalLoss)):
+        assert loss_class(name) is cls
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: HuberLoss(0.0), "delta"), (lambda: HuberLoss(-1.0), "delta"),
+    (lambda: QuantileLoss(0.0), "quantile"), (lambda: QuantileLoss(1.0), "quantile"),
+    (lambda: QuantileLoss(1.5), "quantile"), (lambda: TweedieLoss(0.5), "power"), (lambda: TweedieLoss(2.5), "power"),
+    (lambda: FocalLoss(-1.0), "gamma"), (lambda: FocalLoss(2.0, alpha=0.0), "alpha"),
+    (lambda: FocalLoss(2.0, alpha=1.0), "alpha"),
+])
+def test_bad_loss_parameters_are_refused_naming_them(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+@pytest.mark.parametrize("loss, targets, message", [
+    (PoissonLoss(), np.array([1.0, -1.0, 2.0]), r"targets: PoissonLoss needs non-negative targets, found -1"),
+    (TweedieLoss(1.5), np.array([1.0, -0.5]), r"targets: TweedieLoss needs non-negative targets"),
+    (GammaLoss(), np.array([1.0, 0.0]), r"targets: GammaLoss needs positive targets, found 0"),
+    (FocalLoss(), np.array([1.0, 0.0]), r"targets: FocalLoss needs targets in \{-1, \+1\}"),
+])
+def test_targets_outside_a_loss_domain_are_refused(loss, targets, message):
+    kept = targets.copy()
+    with pytest.raises(ValueError, match=message):
+        bob_boost.Boosting(bob_boost.TreeTrainer(), loss).train(np.ones((targets.size, 1)), targets, 1)
+    assert np.array_equal(targets, kept)
+
+
+def test_bad_baselines_are_refused():
+    features = np.arange(8.0)[:, np.newaxis]
+    trainer = bob_boost.Boosting(bob_boost.TreeTrainer(), PoissonLoss())
+    with pytest.raises(ValueError, match=r"baseline: expected a number, numbers or 'auto', got 'mean'"):
+        trainer.train(features, np.ones(8), 1, baseline="mean")
+    with pytest.raises(ValueError, match=r"targets: PoissonLoss needs some positive target"):
+        trainer.train(features, np.zeros(8), 1, baseline="auto")
+    with pytest.raises(NotImplementedError, match="TangentialLoss defines no optimal constant"):
+        bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.TangentialLoss()).train(
+            features, np.where(np.arange(8) > 3, 1.0, -1.0), 1, baseline="auto")
