@@ -26,11 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_positive_int, check_sample_weight, mean_one
+from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
+from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
+from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.softmax import SoftmaxLoss
 from .losses.squared import SquaredLoss
 from .machine import BoostedMachine
@@ -52,6 +54,32 @@ CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax")
 
 #: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
 LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
+
+
+#: The estimators' regression losses, by the names scikit-learn gives them.
+REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie")
+
+
+def make_regression_loss(name: str, quantile: float | None = None, huber_delta: float = 1.0,
+                         tweedie_power: float = 1.5) -> LossFunction:
+    """The regression loss of scikit-learn's name ``name`` (:data:`REGRESSION_LOSSES`) with its parameter.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, ``"quantile"`` without a ``quantile`` in (0, 1), or a bad parameter (named).
+    """
+    check_choice(name, "loss", REGRESSION_LOSSES)
+    if name == "quantile":
+        if quantile is None:
+            raise InvalidValueError("quantile: loss='quantile' needs the quantile to estimate, in (0, 1)")
+        return QuantileLoss(quantile)
+    if name == "huber":
+        return HuberLoss(huber_delta)
+    if name == "tweedie":
+        return TweedieLoss(tweedie_power)
+    return {"squared_error": SquaredLoss, "absolute_error": AbsoluteErrorLoss, "poisson": PoissonLoss,
+            "gamma": GammaLoss}[name]()
 
 
 def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
@@ -83,14 +111,14 @@ def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
 def is_regression_loss(loss: LossFunction) -> bool:
     """Whether ``loss`` fits real targets rather than classes.
 
-    Its decision rule says so (``"identity"``); a loss that states no rule
+    Its decision rule says so (``"identity"``, ``"exp"``); a loss that states no rule
     is a classification loss when it is a
     :class:`~bob_boost.losses.base.BinaryClassificationLoss` or has a cost
     matrix, and a regression loss otherwise.
     """
     rule = loss.decision_rule(1)
     if rule is not None:
-        return rule == "identity"
+        return rule in ("identity", "exp")
     return not isinstance(loss, BinaryClassificationLoss) and loss.cost_matrix is None
 
 
@@ -141,26 +169,25 @@ class Recipe:
 
         Notes
         -----
-        With the squared loss a new machine's baseline is the (weighted) mean
-        of the targets, the constant that minimises the loss, and the rounds
-        boost the residuals.
+        With a regression loss a new machine's baseline is the loss's optimal
+        constant (:meth:`LossFunction.baseline`: the weighted mean of the
+        targets for the squared loss, its log for the log-link losses).
         """
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         options: dict[str, Any] = {"callback": callback, "boosted_machine": boosted_machine}
         if self.name in BINARY_COST_TRAINERS:
             return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight, **options)
-        if self.name != "boosting" or not isinstance(self.loss, SquaredLoss) or boosted_machine is not None:
+        if (self.name != "boosting" or not is_regression_loss(self.loss) or not self.loss.has_baseline
+                or boosted_machine is not None):
             return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight, **options)
-        # weak machines output +-1: without the intercept a target far from 0 takes many rounds just to
-        # reach its level
-        values = self.loss.check_targets(targets)
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, values.shape[0]))
-        intercept = np.average(values, axis=0, weights=weights)
-        return self.trainer.train(features, values, number_of_rounds, sample_weight=sample_weight,
-                                  baseline=intercept, **options)
+        # weak machines output +-1: without the optimal constant a target far from 0 takes many rounds just
+        # to reach its level
+        return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight,
+                                  baseline="auto", **options)
 
 
-def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, loss: str | None = None,
+def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
+                loss: str | LossFunction | None = None,
                 weak_learner: str = "stump", lut_entries: int = 256, selection_style: str = "independent",
                 cost_positive: float | None = None, cost_negative: float | None = None, cost_matrix=None,
                 selection: str = "alpha", tree_depth: int | None = None, shrinkage: float | None = None,
@@ -177,9 +204,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None, los
         One of :data:`TRAINERS`.
     number_of_classes : int or None
         K of a classification problem; None for regression.
-    loss : str, optional
-        The generic trainer's loss; default exponential for two classes,
-        logit for more, squared for regression. Other trainers fix their loss.
+    loss : str or LossFunction, optional
+        The generic trainer's loss, by its registered name or as an instance;
+        default exponential for two classes, logit for more, squared for
+        regression. Other trainers fix their loss.
     weak_learner : {"stump", "lut", "tree"}
         Trees: the multi-class trainers' cost-sensitive trees, or for the
         generic trainer gradient trees (:class:`~bob_boost.TreeTrainer`, depth
@@ -252,7 +280,8 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
                      shrinkage, missing) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
-    loss_function = make_loss(loss, cost_matrix, cost_positive, cost_negative)
+    loss_function = (loss if isinstance(loss, LossFunction)
+                     else make_loss(loss, cost_matrix, cost_positive, cost_negative))
     if isinstance(loss_function, SoftmaxLoss) and number_of_classes is not None:
         loss_function = SoftmaxLoss(number_of_classes)  # the count is known: no chunk of the labels need tell it
     if is_regression_loss(loss_function):

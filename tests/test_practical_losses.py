@@ -11,6 +11,7 @@ from bob_boost.boosting.partitions import LocalRows
 from bob_boost.losses import (AbsoluteErrorLoss, FocalLoss, GammaLoss, HuberLoss, PoissonLoss, QuantileLoss,
                               TweedieLoss)
 from bob_boost.losses.robust import weighted_quantile
+from bob_boost.recipes import make_regression_loss
 from bob_boost.registry import loss_class
 from bob_boost.trainers.partitioned import PartitionedBoosting
 
@@ -259,3 +260,90 @@ def test_bad_baselines_are_refused():
     with pytest.raises(NotImplementedError, match="TangentialLoss defines no optimal constant"):
         bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.TangentialLoss()).train(
             features, np.where(np.arange(8) > 3, 1.0, -1.0), 1, baseline="auto")
+
+
+# -- the regressor's losses, in memory and on a cluster ------------------------------------------------------
+
+@pytest.mark.parametrize("loss, options", [("squared_error", {}), ("absolute_error", {}),
+                                           ("huber", {"huber_delta": 2.0}), ("quantile", {"quantile": 0.75}),
+                                           ("poisson", {}), ("gamma", {}), ("tweedie", {"tweedie_power": 1.2})])
+def test_the_regressor_takes_scikit_learns_loss_names(loss, options):
+    from bob_boost.sklearn import BoostingRegressor
+
+    features, mean, rng = _regression_data(n=1200, seed=8)
+    targets = rng.gamma(2.0, mean / 2.0) if loss == "gamma" else rng.poisson(mean).astype(float)
+    kept = targets.copy()
+    model = BoostingRegressor(weak_learner="tree", loss=loss, n_estimators=40, **options).fit(features, targets)
+    assert np.array_equal(targets, kept)
+    expected = make_regression_loss(loss, options.get("quantile"), options.get("huber_delta", 1.0),
+                                    options.get("tweedie_power", 1.5))
+    assert repr(model.machine_.metadata["loss"]) == repr(expected.name)
+    assert model.intercept_ == expected.baseline(targets[:, np.newaxis])[0]
+    predicted = model.predict(features)
+    if loss in ("poisson", "gamma", "tweedie"):
+        assert np.all(predicted > 0) and model.machine_.decision_rule == "exp"
+    scores = model.machine_.decision_scores(features)
+    column = targets[:, np.newaxis]
+    assert expected.loss(column, scores).mean() < expected.loss(column, np.full_like(column, model.intercept_)).mean()
+    staged = list(model.staged_predict(features))
+    assert np.array_equal(staged[-1], predicted)
+
+
+def test_a_poisson_regressor_round_trips_through_its_file(tmp_path):
+    from bob_boost.sklearn import BoostingRegressor
+
+    features, mean, rng = _regression_data(n=800, seed=9)
+    targets = rng.poisson(mean).astype(float)
+    model = BoostingRegressor(weak_learner="tree", loss="poisson", n_estimators=10).fit(features, targets)
+    path = tmp_path / "counts.hdf5"
+    model.save(path)
+    loaded = BoostingRegressor.load(path)
+    assert loaded.loss == "poisson" and loaded.intercept_ == model.intercept_
+    assert np.array_equal(loaded.predict(features), model.predict(features))
+
+
+@pytest.mark.parametrize("options, y, message", [
+    ({"loss": "cubic"}, None, r"loss: must be one of"),
+    ({"loss": "quantile"}, None, r"quantile: loss='quantile' needs the quantile"),
+    ({"loss": "quantile", "quantile": 1.5}, None, r"quantile"),
+    ({"loss": "huber", "huber_delta": 0.0}, None, r"delta"),
+    ({"loss": "tweedie", "tweedie_power": 3.0}, None, r"power"),
+    ({"loss": "poisson"}, np.array([1.0, -2.0] * 10), r"y: PoissonLoss needs non-negative targets, found -2"),
+    ({"loss": "gamma"}, np.array([1.0, 0.0] * 10), r"y: GammaLoss needs positive targets, found 0"),
+])
+def test_the_regressor_refuses_bad_losses_and_targets_naming_them(options, y, message):
+    from bob_boost.sklearn import BoostingRegressor
+
+    features = np.arange(40.0).reshape(20, 2)
+    y = np.arange(20.0) if y is None else y
+    kept = y.copy()
+    with pytest.raises(ValueError, match=message):
+        BoostingRegressor(**options).fit(features, y)
+    assert np.array_equal(y, kept)
+
+
+@pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+def test_the_dask_regressor_trains_the_log_link_losses_as_in_memory(client, loss):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoostingRegressor
+    from bob_boost.sklearn import BoostingRegressor
+
+    features, mean, rng = _regression_data(n=1500, seed=10)
+    targets = rng.gamma(2.0, mean / 2.0) if loss == "gamma" else rng.poisson(mean).astype(float)
+    options = dict(weak_learner="tree", loss=loss, n_estimators=15)
+    remote = DaskBoostingRegressor(client=client, **options).fit(da.from_array(features, chunks=(500, 4)),
+                                                                 da.from_array(targets, chunks=500))
+    local = BoostingRegressor(**options).fit(features, targets)
+    assert remote.intercept_ == pytest.approx(local.intercept_, rel=1e-14)
+    np.testing.assert_allclose(remote.predict(features), local.predict(features), rtol=1e-12)
+    assert remote.to_local().machine_.decision_rule == "exp"
+
+
+def test_the_dask_regressor_sends_quantile_losses_to_memory(client):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoostingRegressor
+
+    features = da.from_array(np.arange(40.0).reshape(20, 2), chunks=10)
+    with pytest.raises(ValueError, match=r"loss: DaskBoostingRegressor trains .*got 'absolute_error'; train "
+                                         r"'absolute_error' in memory"):
+        DaskBoostingRegressor(loss="absolute_error", client=client).fit(features, np.arange(20.0))

@@ -9,7 +9,6 @@ from .._validation import check_choice, check_positive_int
 from ..binning import check_missing
 from ..labels import REGRESSION_METADATA
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
-from ..losses import SquaredLoss
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
 from ..sklearn._compat import check_is_fitted
@@ -138,14 +137,18 @@ growth, multi_output
 
 class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
     """:class:`~bob_boost.sklearn.BoostingRegressor` trained from Dask arrays on a cluster: it subclasses the
-    in-memory estimator (the same parameters, plus ``client``; its intercept, the weighted mean of ``y``),
+    in-memory estimator (the same parameters, plus ``client``; its intercept, the loss's optimal constant),
     and ``predict`` of a Dask array gives a Dask array.
 
     Parameters
     ----------
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
-n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
+n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
+    loss : {"squared_error", "poisson", "gamma", "tweedie"}
+        As in memory; the losses whose optimal constant is a function of the weighted mean (the others,
+        whose constant is a weighted quantile, train in memory). ``quantile`` and ``huber_delta`` are
+        accepted for the in-memory twin's parameters.
     max_bins, n_threads, early_stopping, scoring, quantized_gradients, client
         As :class:`DaskBoostingClassifier`'s.
 
@@ -154,7 +157,7 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
     machine_ : BoostedMachine
         The trained machine; its baseline is ``intercept_``.
     intercept_ : float
-        The weighted mean of the training targets.
+        The loss's optimal constant score: the weighted mean of the training targets, or its log.
     n_iter_, validation_score_, train_score_, n_features_in_
         As :class:`DaskBoostingClassifier`'s.
     """
@@ -168,24 +171,31 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
-                 quantized_gradients: int | None = None, client=None) -> None:
+                 quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5, client=None) -> None:
         super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
                          max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
-                         max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients)
+                         max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients, loss=loss,
+                         quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
         """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        loss = self._loss_function()
+        if self.loss not in DASK_REGRESSION_LOSSES:
+            raise InvalidValueError(f"loss: {type(self).__name__} trains {', '.join(map(repr, DASK_REGRESSION_LOSSES))}"
+                                    f" (their optimal constant is a function of the weighted mean), got {self.loss!r};"
+                                    f" train {self.loss!r} in memory with BoostingRegressor")
         _check_float_gradients(self)
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         n_threads = check_cluster_threads(self.n_threads)
         previous = self._previous(rounds)
-        recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name, weak_learner=self.weak_learner,
+        recipe = make_recipe("boosting", number_of_classes=None, loss=loss, weak_learner=self.weak_learner,
                              lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
                              tree_leaves=self.max_leaves,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
@@ -198,10 +208,12 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
                                                                               "sample_weight")
         if previous is not None and rounds == len(previous):
             return self._unchanged()
-        features, targets, weights, stopper = self._held_out(features, targets, weights, SquaredLoss())
-        # a continued machine keeps its intercept (its baseline), as in memory
-        intercept = None if previous is not None else _dask.weighted_mean(targets, weights)
-        trainer = DaskBoosting(SquaredLoss(), self.max_bins, self.client, weak_learner=self.weak_learner,
+        features, targets, weights, stopper = self._held_out(features, targets, weights, loss)
+        # a continued machine keeps its intercept (its baseline), as in memory; the losses trained here have
+        # the optimal constant of their weighted mean
+        intercept = None if previous is not None else loss.baseline(np.array([[_dask.weighted_mean(targets,
+                                                                                                   weights)]]))
+        trainer = DaskBoosting(loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None, n_threads=n_threads,
                                **_tree_options(self, recipe))
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
@@ -215,13 +227,14 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
         check_is_fitted(self)
         local = self._local_estimator()
         machine = copy.deepcopy(self.machine_)
-        machine.decision_rule = "identity"
+        loss = self._loss_function()
+        machine.decision_rule = loss.decision_rule(1)
         local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
         local.n_iter_ = len(machine)
         local.train_score_ = np.full(len(machine) + 1, np.nan)
         local.validation_score_ = self.validation_score_
         metadata = local._base_metadata()
-        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
+        metadata.update(REGRESSION_METADATA, loss=loss.name, intercept=self.intercept_)
         machine.metadata.update(metadata)
         return local
 
@@ -239,6 +252,10 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth
     def predict(self, X):
         """The in-memory estimator's predictions; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
         return self._apply("predict", X, np.float64)
+
+
+#: The regressor's losses on a cluster: those whose optimal constant is a function of the weighted mean.
+DASK_REGRESSION_LOSSES = ("squared_error", "poisson", "gamma", "tweedie")
 
 
 def _check_float_gradients(estimator) -> None:

@@ -192,6 +192,11 @@ class LossFunction:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no optimal constant score (baseline)")
 
+    @property
+    def has_baseline(self) -> bool:
+        """Whether the loss defines :meth:`baseline`."""
+        return type(self).baseline is not LossFunction.baseline
+
     def check_targets(self, targets) -> np.ndarray:
         """Validate training targets for this loss.
 

@@ -1,4 +1,4 @@
-"""Generic boosting estimators: stumps or look-up tables on a classification or the squared loss."""
+"""Generic boosting estimators: stumps, look-up tables or gradient trees on a classification or a regression loss."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,11 +8,12 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidValueError
+from ..decision import labels_from_scores
 from ..labels import REGRESSION_METADATA
-from ..losses import SquaredLoss
+from ..losses import LossFunction
 from ..losses.squared import check_target_range
 from ..machine import BoostedMachine
-from ..recipes import SELECTION_STYLES, make_loss, make_recipe
+from ..recipes import SELECTION_STYLES, make_loss, make_recipe, make_regression_loss
 from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _BoostedEstimator,
                     _check_lut_features, _check_splittable)
 from ._compat import RegressorMixin, check_is_fitted, r2_score
@@ -254,13 +255,16 @@ class BoostingClassifier(_BoostedClassifier):
 
 
 class BoostingRegressor(RegressorMixin, _BoostedEstimator):
-    """Gradient boosting of decision stumps or look-up tables with the squared loss.
+    """Gradient boosting of decision stumps, look-up tables or gradient trees for real targets.
 
-    The prediction is ``intercept_ + machine_(x)``: the intercept is the
-    (weighted) mean of the training targets, the constant that minimises the
-    squared loss, and the boosted machine is trained on the residuals
-    ``y - intercept_``. Weak machines output +-1, so without it a target far
-    from zero would take many rounds just to reach its level.
+    The score is ``intercept_ + machine_(x)``: the intercept is the constant
+    that minimises the loss (the weighted mean of the training targets for
+    the squared loss, their weighted median for the absolute error, the log
+    of their weighted mean for the log-link losses), and the rounds start
+    from it. Weak machines output +-1, so without it a target far from zero
+    would take many rounds just to reach its level. The prediction is the
+    score, or ``exp(score)`` for the log-link losses (Poisson, Gamma,
+    Tweedie), a positive mean.
 
     Parameters
     ----------
@@ -321,13 +325,24 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     random_state : None, int or numpy.random.RandomState
         Seed of the validation split (kept across warm starts; None: seed 0,
         the same held-out samples in every fit of the same data).
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie"}
+        The loss, by scikit-learn's names (:class:`~bob_boost.SquaredLoss`,
+        :class:`~bob_boost.losses.AbsoluteErrorLoss`, ...). The Poisson loss
+        needs non-negative ``y`` with a positive mean, Gamma positive ``y``.
+    quantile : float, optional
+        ``loss="quantile"``: the quantile to estimate, in (0, 1).
+    huber_delta : float
+        ``loss="huber"``: where the loss turns from quadratic to linear, in
+        the targets' units.
+    tweedie_power : float
+        ``loss="tweedie"``: the variance power, in [1, 2].
 
     Attributes
     ----------
     intercept_ : float
-        Weighted mean of the training targets.
+        The loss's optimal constant score on the training targets (see above).
     machine_ : bob_boost.BoostedMachine
-        The trained machine, predicting ``y - intercept_``.
+        The trained machine; its baseline is ``intercept_``.
     n_iter_ : int
         Rounds of the fitted machine (``len(machine_)``).
     train_score_ : numpy.ndarray
@@ -355,7 +370,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
-                 quantized_gradients: int | None = None) -> None:
+                 quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -374,6 +390,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.max_leaves = max_leaves
         self.growth = growth
         self.quantized_gradients = quantized_gradients
+        self.loss = loss
+        self.quantile = quantile
+        self.huber_delta = huber_delta
+        self.tweedie_power = tweedie_power
+
+    def _loss_function(self) -> LossFunction:
+        """The loss of the parameters (checked)."""
+        return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power)
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -394,6 +418,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
             ``self``.
         """
         check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        loss = self._loss_function()
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         X, y = self._fit_features(X, y, y_numeric=True)
@@ -402,23 +427,29 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         kept, weights = self._positive_weights(sample_weight, X.shape[0])
         X, y = X[kept], y[kept].astype(np.float64)
         check_target_range(y, "y")
+        try:
+            loss.check_targets(y)
+        except InvalidValueError as error:  # the loss names its argument "targets": here it is y
+            raise InvalidValueError(str(error).replace("targets:", "y:", 1)) from None
         if self.weak_learner == "lut" or not np.all(X == X[0]):
-            recipe = make_recipe("boosting", number_of_classes=None, loss=SquaredLoss.name,
+            recipe = make_recipe("boosting", number_of_classes=None, loss=loss,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients)
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept)  # the intercept is its baseline
         else:
+            column = y[:, np.newaxis]
+            baseline = loss.baseline(column, weights)
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
-                                           decision_rule="identity", baseline=np.average(y, weights=weights))
-            residuals = SquaredLoss().loss((y - self.machine_.baseline[0])[:, np.newaxis], np.zeros((y.size, 1)))
+                                           decision_rule=loss.decision_rule(1), baseline=baseline)
+            values = loss.loss(column, np.full_like(column, baseline[0]))
             self.n_iter_, self.validation_score_ = 0, np.zeros(0)
-            self.train_score_ = np.array([-np.average(residuals[:, 0], weights=weights)])
+            self.train_score_ = np.array([-np.average(values[:, 0], weights=weights)])
         self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
         # the intercept also in the metadata, where bob_boost 0.1's load_estimator looks for it
-        metadata.update(REGRESSION_METADATA, loss=SquaredLoss.name, intercept=self.intercept_)
+        metadata.update(REGRESSION_METADATA, loss=loss.name, intercept=self.intercept_)
         self.machine_.metadata.update(metadata)
         return self
 
@@ -429,15 +460,17 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.intercept_ = float(machine.baseline[0])
 
     def predict(self, X) -> np.ndarray:
-        """Predicted targets, (#samples,): the machine's scores, intercept included."""
+        """Predicted targets, (#samples,): the machine's scores, intercept included (their exponential for
+        the log-link losses)."""
         check_is_fitted(self)
-        return self.machine_.decision_scores(self._validate_features(X, reset=False))[:, 0]
+        scores = self.machine_.decision_scores(self._validate_features(X, reset=False))
+        return labels_from_scores(self.machine_.decision_rule, scores[:, :1])
 
     def staged_predict(self, X) -> Iterator[np.ndarray]:
         """:meth:`predict` after each round: one (#samples,) array per weak machine of ``machine_``."""
         check_is_fitted(self)
         for scores in self.machine_.staged_decision_scores(self._validate_features(X, reset=False)):
-            yield scores[:, 0]
+            yield labels_from_scores(self.machine_.decision_rule, scores[:, :1])
 
     def staged_score(self, X, y, sample_weight=None) -> Iterator[float]:
         """The coefficient of determination R^2 on ``X``, ``y`` after each round."""
