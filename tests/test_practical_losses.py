@@ -347,3 +347,58 @@ def test_the_dask_regressor_sends_quantile_losses_to_memory(client):
     with pytest.raises(ValueError, match=r"loss: DaskBoostingRegressor trains .*got 'absolute_error'; train "
                                          r"'absolute_error' in memory"):
         DaskBoostingRegressor(loss="absolute_error", client=client).fit(features, np.arange(20.0))
+
+
+@pytest.mark.parametrize("loss", [QuantileLoss(0.2), AbsoluteErrorLoss()], ids=repr)
+def test_tree_leaves_are_renewed_as_quantiles_of_their_residuals(loss):
+    """Each leaf of the first tree is the weighted quantile of its rows' residuals from the optimal constant
+    (as LightGBM and scikit-learn renew them), not the Newton value of the constant hessian."""
+    features, mean, rng = _regression_data(n=1000, seed=11)
+    targets = mean + rng.normal(size=mean.size)
+    weights = rng.uniform(0.5, 2.0, size=mean.size)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=3, n_threads=1), loss, learning_rate=0.5).train(
+        features, targets, 1, sample_weight=weights, baseline="auto")
+    tree = machine.weak_machines[0]
+    leaves = tree.leaves(features)[:, 0]
+    residuals = targets - machine.baseline[0]
+    q = getattr(loss, "quantile", 0.5)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        expected = weighted_quantile(residuals[rows, np.newaxis], weights[rows] * (mean.size / weights.sum()), q)
+        assert tree.values[leaf, 0] == expected[0]
+    assert np.array_equal(machine.weights, [[0.5]])
+
+
+def test_grouped_quantiles_are_each_groups_weighted_quantile():
+    from bob_boost.losses.robust import grouped_quantiles
+    rng = np.random.default_rng(12)
+    groups, values, weights = rng.integers(0, 7, 400), np.round(rng.normal(size=400), 1), rng.uniform(0, 2, 400)
+    for q in (0.0, 0.1, 0.5, 0.9, 1.0):
+        found = grouped_quantiles(groups, values, weights, q, 9)
+        for k in range(9):
+            rows = groups == k
+            expected = weighted_quantile(values[rows, np.newaxis], weights[rows], q)[0] if rows.any() else np.nan
+            assert np.array_equal(found[k], expected, equal_nan=True)
+
+
+def test_partitioned_training_refuses_losses_that_renew_leaves():
+    with pytest.raises(ValueError, match=r"loss_function: QuantileLoss re-estimates each tree leaf"):
+        PartitionedBoosting(QuantileLoss(0.3), weak_learner="tree")
+
+
+def test_compiled_leaves_are_the_routed_leaves():
+    """TreeMachine.leaves (compiled) reaches the nodes that level-by-level routing reaches, NaN included."""
+    from bob_boost.weak.tree import route
+    features, mean, rng = _regression_data(n=500, seed=13)
+    features[rng.random(features.shape) < 0.1] = np.nan
+    targets = mean + rng.normal(size=mean.size)
+    tree = bob_boost.TreeTrainer(max_depth=4, missing="bin", n_threads=1)
+    machine = bob_boost.Boosting(tree, bob_boost.SquaredLoss(), learning_rate=0.3).train(features, targets, 3)
+    for weak in machine.weak_machines:
+        node = np.zeros(features.shape[0], dtype=np.int64)
+        for _ in range(weak.depth):
+            node = route(features, node, weak.features, weak.thresholds, weak.left_children, weak.right_children,
+                         weak.missing_left)
+        assert np.array_equal(weak.leaves(features)[:, 0], node)
+    integers = np.arange(-10, 10).reshape(5, 4)  # compared in float64, as numpy compares them
+    assert np.array_equal(weak.leaves(integers), weak.leaves(integers.astype(np.float64)))

@@ -20,6 +20,7 @@ from ..exceptions import ConvergenceWarning, InvalidValueError
 from ..losses.base import LossFunction, weighted
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
+from ..weak.tree import TreeMachine
 from .closed_form import CostSensitiveStumpBoosting, MulticlassCostBoosting  # noqa: F401 (re-exported)
 from .protocol import Proposal, RoundState, uses_propose
 from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
@@ -120,6 +121,9 @@ class GradientBoosting:
         if not uses_propose(self.weak_trainer):
             return Proposal(self.weak_trainer.train(prepared, state.gradient))
         proposal = self.weak_trainer.propose(prepared, state)
+        if proposal is not None and self.loss_function.renews_leaves and isinstance(proposal.machine, TreeMachine):
+            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores, self.sample_weight,
+                                      self.loss_function)
         if proposal is not None and proposal.outputs is not None:
             state.extra["weak_scores"] = proposal.outputs
         if proposal is not None and proposal.weight is not None and self.learning_rate != 1.0:
@@ -210,3 +214,25 @@ class GradientBoosting:
         """The training loss."""
         values = weighted(self.loss_function.loss(self.targets, state.scores), self.sample_weight)
         return f", training loss {np.sum(values):.6g}"
+
+
+def renewed_leaves(proposal: Proposal, features: np.ndarray, residuals: np.ndarray,
+                   sample_weight: np.ndarray | None, loss: LossFunction) -> Proposal:
+    """``proposal``'s trees with every leaf's value re-estimated by ``loss.leaf_values`` from the residuals of
+    the training rows it holds (the tree of output ``k`` from column ``k``; a tree shared by the outputs from
+    each column), and their training outputs."""
+    tree = proposal.machine
+    leaves = tree.leaves(features)
+    values = np.array(tree.values)
+    shared = tree.roots.size == 1
+    for t in range(leaves.shape[1]):
+        for k in (range(values.shape[1]) if shared else (t,)):
+            renewed = loss.leaf_values(leaves[:, t], residuals[:, k], sample_weight, values.shape[0])
+            reached = ~np.isnan(renewed)
+            values[reached, k] = renewed[reached]
+    machine = TreeMachine(tree.features, tree.thresholds, tree.left_children, tree.right_children, values,
+                          tree.roots, tree.missing_left)
+    outputs = values[leaves[:, 0]].copy()
+    for t in range(1, leaves.shape[1]):
+        outputs += values[leaves[:, t]]
+    return Proposal(machine, proposal.weight, proposal.perfect, outputs)

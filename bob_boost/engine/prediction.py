@@ -77,6 +77,32 @@ _NAN_RIGHT_BIT = 31
 _FEATURE_MASK = (1 << 31) - 1
 
 
+@numba.njit(**_JIT)
+def _node_leaves(features, node_features, thresholds, left, right, missing_left, has_missing, roots, out):
+    for i in range(features.shape[0]):
+        for t in range(roots.size):
+            node = roots[t]
+            while node_features[node] >= 0:
+                value = features[i, node_features[node]]
+                if value != value:  # NaN: where missing_left says, else left (it compares false)
+                    go_left = missing_left[node] if has_missing else True
+                else:
+                    go_left = not value >= thresholds[node]
+                node = left[node] if go_left else right[node]
+            out[i, t] = node
+
+
+def node_leaves(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
+                right: np.ndarray, missing_left: np.ndarray | None, roots: np.ndarray) -> np.ndarray:
+    """(#samples, #trees) the leaf every row reaches in every tree of validated node arrays (rows go right where
+    ``x[feature] >= threshold``; NaN where ``missing_left`` says, or left without it)."""
+    out = np.empty((features.shape[0], roots.size), dtype=np.int64)
+    has_missing = missing_left is not None
+    _node_leaves(features, node_features, thresholds, left, right,
+                 missing_left if has_missing else np.zeros(1, dtype=np.bool_), has_missing, roots, out)
+    return out
+
+
 @numba.njit(cache=True)
 def breadth_first(node_features, thresholds, left, right, missing_right, roots):
     """Each tree's nodes renumbered breadth first, so that a node's children are adjacent.

@@ -70,6 +70,11 @@ class LossFunction:
     #: bob_boost's regressors always did. For the others the rounds start from the scores ``b``.
     shift_invariant: bool = False
 
+    #: Whether a gradient tree's leaf values are re-estimated from the residuals of its rows
+    #: (:meth:`leaf_values`) once the tree is grown, as LightGBM and scikit-learn do for the absolute and
+    #: quantile losses, whose Newton leaves (with a constant hessian) only give a direction.
+    renews_leaves: bool = False
+
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that overrides a derivative is not row-separable, and one that overrides the loss is not
         convex, unless it says so itself."""
@@ -191,6 +196,19 @@ class LossFunction:
             For a loss that does not define its optimal constant.
         """
         raise NotImplementedError(f"{type(self).__name__} defines no optimal constant score (baseline)")
+
+    def leaf_values(self, leaves: np.ndarray, residuals: np.ndarray, sample_weight: np.ndarray | None,
+                    number_of_nodes: int) -> np.ndarray:
+        """(#nodes,) the value of every leaf from the ``residuals`` ``targets - scores`` (one output) of the
+        training rows in it (``leaves``: each row's node; NaN for nodes without rows), for a loss that
+        :attr:`renews_leaves`.
+
+        Raises
+        ------
+        NotImplementedError
+            For a loss that does not renew leaves.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not renew leaf values")
 
     @property
     def has_baseline(self) -> bool:

@@ -125,6 +125,9 @@ class PartitionedBoosting:
             learning_rate = self.tree.default_learning_rate if self.weak_learner == "tree" else 1.0
         self.learning_rate = check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                           include_boundaries="right")
+        if self.weak_learner == "tree" and loss_function.renews_leaves:
+            raise InvalidValueError(f"loss_function: {type(loss_function).__name__} re-estimates each tree leaf from "
+                                    f"its rows' residuals, which partitioned training does not; train it in memory")
         if self.weak_learner == "tree" and self.tree.newton_leaves and not loss_function.has_hessian:
             raise InvalidValueError(f"newton_leaves: {type(loss_function).__name__} defines no loss_hessian; use "
                                     f"newton_leaves=None for gradient-only leaves with a line search")

@@ -7,6 +7,7 @@ import numpy as np
 from .._validation import as_feature_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
+from ..engine.prediction import node_leaves
 from ..registry import register_weak_machine
 from .base import WeakMachine
 
@@ -183,14 +184,11 @@ class TreeMachine(WeakMachine):
 
     def leaves(self, features: np.ndarray) -> np.ndarray:
         """(#samples, #trees) leaf reached by every sample in every tree."""
-        result = np.empty((features.shape[0], self.roots.size), dtype=np.int64)
-        for t, root in enumerate(self.roots.tolist()):
-            node = np.full(features.shape[0], root, dtype=np.int64)
-            for _ in range(self.depth):
-                node = route(features, node, self.features, self.thresholds, self.left_children,
-                             self.right_children, self.missing_left)
-            result[:, t] = node
-        return result
+        array = np.asarray(features)
+        if array.dtype.kind != "f":  # compared in float64, as numpy compares integers with the thresholds
+            array = array.astype(np.float64)
+        return node_leaves(np.ascontiguousarray(array), self.features, self.thresholds, self.left_children,
+                           self.right_children, self.missing_left, self.roots)
 
     def forward(self, features: np.ndarray) -> np.ndarray:
         """(#samples, #outputs) sum of the leaf values reached in every tree."""
