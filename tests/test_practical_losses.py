@@ -402,3 +402,20 @@ def test_compiled_leaves_are_the_routed_leaves():
         assert np.array_equal(weak.leaves(features)[:, 0], node)
     integers = np.arange(-10, 10).reshape(5, 4)  # compared in float64, as numpy compares them
     assert np.array_equal(weak.leaves(integers), weak.leaves(integers.astype(np.float64)))
+
+
+@pytest.mark.parametrize("loss, options", [("poisson", {}), ("quantile", {"quantile": 0.3}), ("huber", {})])
+def test_regressors_of_every_link_export_to_onnx(loss, options):
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs the onnx extra")
+    from bob_boost.onnx import to_onnx
+    from bob_boost.sklearn import BoostingRegressor
+
+    features, mean, rng = _regression_data(n=600, seed=14)
+    targets = rng.poisson(mean).astype(float)
+    model = BoostingRegressor(weak_learner="tree", loss=loss, n_estimators=8, **options).fit(features, targets)
+    session = onnxruntime.InferenceSession(to_onnx(model).SerializeToString())
+    names = [output.name for output in session.get_outputs()]
+    outputs = dict(zip(names, session.run(None, {"features": features.astype(np.float32)})))
+    expected = model.predict(features.astype(np.float32))
+    np.testing.assert_allclose(outputs["labels"], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outputs["scores"], expected, rtol=1e-5, atol=1e-6)

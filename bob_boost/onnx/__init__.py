@@ -7,11 +7,11 @@ opset :data:`ML_OPSET`, whose splits, leaves and sums are double), and has the o
 
 ``labels``
     what ``predict`` gives: for a machine +-1 (rule ``sign``), the class index (``argmax``,
-    ``cost_sensitive``) or the value (``identity``), or the labels given as ``classes``; for an
-    estimator its class labels;
+    ``cost_sensitive``), the value (``identity``) or its exponential (``exp``, the log-link losses), or
+    the labels given as ``classes``; for an estimator its class labels;
 ``scores``
     float32: the machine's (N, #outputs) scores, baseline included, or an estimator's
-    ``decision_function`` (a regressor's predictions);
+    ``decision_function`` (a regressor's predictions, ``exp`` of the scores for the log-link losses);
 ``probabilities``
     float32 (N, #classes), for classifiers whose ``predict_proba`` exists.
 
@@ -210,8 +210,10 @@ def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str, classes
 
 def _estimator_outputs(graph: Graph, estimator, scores: str) -> tuple[str, str, str | None]:
     machine = estimator.machine_
-    if not hasattr(estimator, "classes_"):  # a regressor: its prediction is the machine's only score
+    if not hasattr(estimator, "classes_"):  # a regressor: its prediction is the machine's only score (its exp)
         prediction = _column(graph, scores, 0)
+        if machine.decision_rule == "exp":
+            prediction = graph.node("Exp", [prediction])
         return prediction, prediction, None
     classes = np.asarray(estimator.classes_)
     labels = _class_labels(graph, classes, _class_indices(graph, machine, scores))
