@@ -2,8 +2,9 @@
 from . import costs, decision, detection, evaluation, hdf5, labels
 from ._version import __version__
 from .exceptions import BobBoostError, DataFormatError, ModelFormatError
-from .losses import (CMELoss, DoubleBaseLoss, ExponentialLoss, JesorskyLoss, LogitLoss, LossFunction,
-                     SoftmaxLoss, SquaredLoss, TangentialLoss)
+from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss, FocalLoss, GammaLoss, HuberLoss,
+                     JesorskyLoss, LogitLoss, LossFunction, PoissonLoss, QuantileLoss, SoftmaxLoss, SquaredLoss,
+                     TangentialLoss, TweedieLoss)
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
@@ -22,5 +23,15 @@ __all__ = [
     "MultiClassLUTTrainer", "WeakMachine", "StumpMachine", "LUTMachine", "MultiClassTreeMachine",
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
-    "SoftmaxLoss", "TreeMachine", "TreeTrainer",
+    "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
+    "GammaLoss", "TweedieLoss", "FocalLoss",
 ]
+
+
+def __getattr__(name: str):
+    """``bob_boost.cv`` (:func:`bob_boost.sklearn.cv`), imported on first use: it needs scikit-learn, which
+    ``import bob_boost`` does not import."""
+    if name == "cv":
+        from .sklearn import cv
+        return cv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

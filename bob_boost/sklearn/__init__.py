@@ -15,8 +15,9 @@ from ..recipes import SELECTION_STYLES
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, WEAK_LEARNERS
 from .boosting import BoostingClassifier, BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+from .cv import cv
 from .persistence import estimator_from_machine, load_estimator
 
-__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
+__all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor", "cv",
            "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "SELECTION_STYLES",
            "WEAK_LEARNERS"]
