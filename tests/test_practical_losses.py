@@ -419,3 +419,13 @@ def test_regressors_of_every_link_export_to_onnx(loss, options):
     expected = model.predict(features.astype(np.float32))
     np.testing.assert_allclose(outputs["labels"], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(outputs["scores"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_losses_declare_what_the_loop_may_rely_on():
+    """Elementwise derivatives (evaluated on row blocks in threads); convexity (no descent check of a shrunk
+    step) for all but the focal loss; residual losses shift their targets, the others start from scores."""
+    for loss, convex, shift in ((HuberLoss(), True, True), (AbsoluteErrorLoss(), True, True),
+                                (QuantileLoss(0.2), True, True), (PoissonLoss(), True, False),
+                                (GammaLoss(), True, False), (TweedieLoss(1.5), True, False),
+                                (FocalLoss(), False, False)):
+        assert loss.row_separable and loss.convex == convex and loss.shift_invariant == shift

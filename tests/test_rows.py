@@ -27,13 +27,21 @@ def threaded_calls(monkeypatch):
 def _targets(loss, rng, outputs):
     if isinstance(loss, bob_boost.SoftmaxLoss):
         return np.eye(outputs)[rng.integers(0, outputs, SAMPLES)]
-    if isinstance(loss, bob_boost.SquaredLoss):
+    if isinstance(loss, (bob_boost.SquaredLoss, bob_boost.HuberLoss, bob_boost.AbsoluteErrorLoss,
+                         bob_boost.QuantileLoss)):
         return rng.normal(size=(SAMPLES, outputs))
+    if isinstance(loss, bob_boost.GammaLoss):
+        return rng.gamma(2.0, size=(SAMPLES, outputs))
+    if isinstance(loss, bob_boost.TweedieLoss):
+        return rng.poisson(2.0, size=(SAMPLES, outputs)).astype(float)
     return rng.choice([-1.0, 1.0], size=(SAMPLES, outputs))
 
 
 @pytest.mark.parametrize("loss", [bob_boost.SoftmaxLoss(), bob_boost.ExponentialLoss(), bob_boost.LogitLoss(),
-                                  bob_boost.SquaredLoss(), bob_losses.ExponentialLoss(), bob_losses.LogitLoss()],
+                                  bob_boost.SquaredLoss(), bob_losses.ExponentialLoss(), bob_losses.LogitLoss(),
+                                  bob_boost.HuberLoss(), bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3),
+                                  bob_boost.PoissonLoss(), bob_boost.GammaLoss(), bob_boost.TweedieLoss(1.4),
+                                  bob_boost.FocalLoss(2.0, 0.25)],
                          ids=lambda loss: f"{type(loss).__module__}.{type(loss).__name__}")
 @pytest.mark.parametrize("with_hessian", [True, False])
 def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian, threaded_calls):

@@ -21,7 +21,9 @@ SCORE_LIMIT = 700.0
 
 
 def _mean(scores: np.ndarray) -> np.ndarray:
-    return np.exp(np.clip(scores, -SCORE_LIMIT, SCORE_LIMIT))
+    """``exp(scores)``, C-ordered: the derivatives of C-ordered targets then are too, whatever the scores'
+    order, as the training loop's row blocks expect (:func:`bob_boost.boosting.rows.loss_derivatives`)."""
+    return np.ascontiguousarray(np.exp(np.clip(scores, -SCORE_LIMIT, SCORE_LIMIT)))
 
 
 class TweedieLoss(LossFunction):

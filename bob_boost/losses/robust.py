@@ -14,9 +14,9 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_score_matrix, check_scalar
-from .base import LossFunction, weighted
-from .squared import check_target_range
+from .._validation import check_scalar
+from .base import weighted
+from .squared import ResidualLoss
 
 
 def weighted_quantile(values: np.ndarray, sample_weight: np.ndarray | None, quantile: float) -> np.ndarray:
@@ -78,30 +78,7 @@ def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.
     return result
 
 
-class _ResidualLoss(LossFunction):
-    """A convex loss of ``scores - targets`` for real targets, predicting the scores themselves."""
-
-    convex = True
-    row_separable = True
-    shift_invariant = True
-
-    def decision_rule(self, number_of_outputs: int) -> str:
-        """``"identity"``: The scores are the predicted values."""
-        return "identity"
-
-    def check_targets(self, targets) -> np.ndarray:
-        """Validate real targets: finite, and within the squared loss's range."""
-        array = as_score_matrix(targets, "targets")
-        check_target_range(array, "targets")
-        return array
-
-    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
-                     sample_weight: np.ndarray | None = None) -> np.ndarray:
-        """Ones (see the module: a bound of the true second derivative, as LightGBM uses)."""
-        return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)
-
-
-class HuberLoss(_ResidualLoss):
+class HuberLoss(ResidualLoss):
     """``L(t, s) = r^2 / 2`` for ``|r| <= delta``, else ``delta (|r| - delta / 2)``, with ``r = s - t``.
 
     Quadratic near the target and linear far from it, so outliers pull the model with a bounded force.
@@ -118,6 +95,8 @@ class HuberLoss(_ResidualLoss):
     """
 
     name = "huber"
+    convex = True
+    row_separable = True
 
     def __init__(self, delta: float = 1.0) -> None:
         self.delta = float(check_scalar(delta, "delta", numbers.Real, min_val=0, include_boundaries="neither"))
@@ -151,10 +130,12 @@ class HuberLoss(_ResidualLoss):
         return f"HuberLoss(delta={self.delta!r})"
 
 
-class AbsoluteErrorLoss(_ResidualLoss):
+class AbsoluteErrorLoss(ResidualLoss):
     """``L(t, s) = |s - t|``: its population minimiser is the median, so models predict conditional medians."""
 
     name = "absolute_error"
+    convex = True
+    row_separable = True
     renews_leaves = True
 
     def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
@@ -176,7 +157,7 @@ class AbsoluteErrorLoss(_ResidualLoss):
         return grouped_quantiles(leaves, residuals, sample_weight, 0.5, number_of_nodes)
 
 
-class QuantileLoss(_ResidualLoss):
+class QuantileLoss(ResidualLoss):
     """The pinball loss ``L(t, s) = quantile (t - s)`` for ``t >= s``, else ``(1 - quantile) (s - t)``: its
     population minimiser is the ``quantile`` of the target's distribution.
 
@@ -192,6 +173,8 @@ class QuantileLoss(_ResidualLoss):
     """
 
     name = "quantile"
+    convex = True
+    row_separable = True
     renews_leaves = True
 
     def __init__(self, quantile: float = 0.5) -> None:

@@ -20,10 +20,11 @@ def check_target_range(values: np.ndarray, name: str) -> None:
                                 f"squares leave float64's range); rescale them to at most {TARGET_LIMIT:g}")
 
 
-class SquaredLoss(LossFunction):
-    """``L(t, s) = (s - t)^2 / 2``, for real-valued (multi-output) regression."""
+class ResidualLoss(LossFunction):
+    """A convex, elementwise loss of ``scores - targets`` for real targets, predicting the scores themselves
+    (squared, Huber, absolute error, quantile). A subclass that defines its loss and gradient says again that
+    it is ``convex`` and ``row_separable`` (:meth:`LossFunction.__init_subclass__` resets both)."""
 
-    name = "squared"
     convex = True
     row_separable = True
     shift_invariant = True
@@ -38,6 +39,19 @@ class SquaredLoss(LossFunction):
         check_target_range(array, "targets")
         return array
 
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """Ones: the squared loss's second derivative (a bound of the robust losses', as LightGBM uses)."""
+        return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)
+
+
+class SquaredLoss(ResidualLoss):
+    """``L(t, s) = (s - t)^2 / 2``, for real-valued (multi-output) regression."""
+
+    name = "squared"
+    convex = True
+    row_separable = True
+
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``(scores - targets)^2 / 2``."""
@@ -47,11 +61,6 @@ class SquaredLoss(LossFunction):
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Return ``scores - targets``."""
         return weighted(scores - targets, sample_weight)
-
-    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
-                     sample_weight: np.ndarray | None = None) -> np.ndarray:
-        """Return ones: the loss is quadratic."""
-        return weighted(np.ones(np.broadcast_shapes(np.shape(targets), np.shape(scores))), sample_weight)
 
     def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """(#outputs,) the weighted mean of each target column."""
