@@ -330,7 +330,7 @@ def test_the_dask_regressor_trains_the_log_link_losses_as_in_memory(client, loss
 
     features, mean, rng = _regression_data(n=1500, seed=10)
     targets = rng.gamma(2.0, mean / 2.0) if loss == "gamma" else rng.poisson(mean).astype(float)
-    options = dict(weak_learner="tree", loss=loss, n_estimators=15)
+    options = dict(weak_learner="tree", loss=loss, n_estimators=4, max_leaves=6)  # each split is a round trip
     remote = DaskBoostingRegressor(client=client, **options).fit(da.from_array(features, chunks=(500, 4)),
                                                                  da.from_array(targets, chunks=500))
     local = BoostingRegressor(**options).fit(features, targets)
