@@ -429,3 +429,15 @@ def test_the_losses_declare_what_the_loop_may_rely_on():
                                 (GammaLoss(), True, False), (TweedieLoss(1.5), True, False),
                                 (FocalLoss(), False, False)):
         assert loss.row_separable and loss.convex == convex and loss.shift_invariant == shift
+
+
+def test_a_bare_count_machine_becomes_a_poisson_regressor():
+    from bob_boost.sklearn import estimator_from_machine
+
+    features, mean, rng = _regression_data(n=500, seed=15)
+    targets = rng.poisson(mean).astype(float)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=2), PoissonLoss(), learning_rate=0.3).train(
+        features, targets, 4, baseline="auto")
+    estimator = estimator_from_machine(machine)
+    assert estimator.loss == "poisson" and estimator.intercept_ == machine.baseline[0]
+    assert np.array_equal(estimator.predict(features), machine.predict(features))

@@ -65,8 +65,9 @@ def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
 def estimator_from_machine(machine: BoostedMachine, source: str = "the machine") -> _BoostedEstimator:
     """Wrap a trained machine in the estimator that predicts as it does.
 
-    A regression machine (decision rule ``"identity"``) becomes a
-    :class:`BoostingRegressor`; a cost-sensitive multi-class machine a
+    A regression machine (decision rule ``"identity"`` or ``"exp"``) becomes a
+    :class:`BoostingRegressor` (with the loss its metadata names, when that needs no parameter); a
+    cost-sensitive multi-class machine a
     :class:`BAdaCostClassifier`; a machine of the double-base loss an
     :class:`AdaBoostDBClassifier`; any other classifier a
     :class:`BoostingClassifier`. Class labels come from the machine's
@@ -97,7 +98,11 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         if machine.number_of_outputs not in (None, 1):
             raise InvalidValueError(f"{source}: the machine predicts {machine.number_of_outputs} values per sample; "
                                     "BoostingRegressor predicts one")
-        estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+        # the losses the metadata names completely (the others' parameters are not in a machine's file)
+        loss = {"squared": "squared_error", "absolute_error": "absolute_error", "poisson": "poisson",
+                "gamma": "gamma"}.get(metadata.get("loss"), "squared_error")
+        estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries,
+                                      loss=loss)
         estimator.intercept_ = float(machine.baseline[0])
     elif machine.cost_matrix is not None:
         estimator = BAdaCostClassifier(cost_matrix=machine.cost_matrix.tolist(), n_estimators=rounds)
