@@ -13,7 +13,8 @@ scikit-learn (>= 1.6) is an optional dependency: ``pip install bob_boost[sklearn
 """
 from ..recipes import SELECTION_STYLES
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, WEAK_LEARNERS
-from .boosting import BoostingClassifier, BoostingRegressor
+from .boosting import BoostingClassifier
+from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .cv import cv
 from .persistence import estimator_from_machine, load_estimator

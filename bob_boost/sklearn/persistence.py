@@ -11,7 +11,8 @@ from ..machine import BoostedMachine
 from ..weak.lut import LUTMachine
 from ._fitting import restore_state
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
-from .boosting import BoostingClassifier, BoostingRegressor
+from .boosting import BoostingClassifier
+from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 
 __all__ = ["estimator_from_machine", "load_estimator"]

@@ -1,0 +1,244 @@
+"""The generic boosting regressor: stumps, look-up tables or gradient trees on a regression loss."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_choice, check_positive_int
+from ..decision import labels_from_scores
+from ..exceptions import InvalidValueError
+from ..labels import REGRESSION_METADATA
+from ..losses import LossFunction
+from ..losses.squared import check_target_range
+from ..machine import BoostedMachine
+from ..recipes import make_recipe, make_regression_loss
+from ._base import WEAK_LEARNERS, _BoostedEstimator, _check_lut_features
+from ._compat import RegressorMixin, check_is_fitted, r2_score
+
+__all__ = ["BoostingRegressor"]
+
+
+class BoostingRegressor(RegressorMixin, _BoostedEstimator):
+    """Gradient boosting of decision stumps, look-up tables or gradient trees for real targets.
+
+    The score is ``intercept_ + machine_(x)``: the intercept is the constant
+    that minimises the loss (the weighted mean of the training targets for
+    the squared loss, their weighted median for the absolute error, the log
+    of their weighted mean for the log-link losses), and the rounds start
+    from it. Weak machines output +-1, so without it a target far from zero
+    would take many rounds just to reach its level. The prediction is the
+    score, or ``exp(score)`` for the log-link losses (Poisson, Gamma,
+    Tweedie), a positive mean.
+
+    Parameters
+    ----------
+    weak_learner : {"stump", "lut", "tree"}
+        Decision stumps on real features, look-up tables on integer
+        features in ``[0, maximum_feature_value)``, or gradient trees.
+    n_estimators : int
+        Maximum number of boosting rounds.
+    maximum_feature_value : int
+        Number of LUT entries (only for ``weak_learner='lut'``).
+    max_bins : int or None
+        Stumps only: at most this many candidate bins per feature (2 ..
+        65535); features with fewer distinct values keep one bin per value.
+        None searches every threshold between distinct values (bob's exact
+        search).
+    n_threads : int or None
+        Threads for binning and histograms (None: every core); the model does
+        not depend on it.
+    max_depth : int or None
+        Depth of the gradient trees (``weak_learner='tree'``); None (the default): no limit
+        (``growth="leafwise"`` with ``max_leaves``).
+    max_leaves : int or None
+        Gradient trees: at most this many leaves (>= 2); 31 by default, as LightGBM.
+    growth : {"levelwise", "leafwise"}
+        Gradient trees: level by level, or the leaf of largest gain first (the default, as LightGBM).
+    quantized_gradients : int or None
+        Gradient trees with one output a tree: histograms of gradients rounded to this many levels
+        (``TreeTrainer(quantized_gradients=...)``, as LightGBM's ``use_quantized_grad``); None: float ones.
+    learning_rate : float or None
+        Shrinkage in (0, 1] of every weak machine's weight. None (the
+        default): 0.1 for gradient trees, whose Newton leaves are full steps
+        (every gradient-boosting library's default), and 1.0 for stumps and
+        LUTs, whose weights L-BFGS fits (bob.learn.boosting's models).
+    missing : {None, "bin"}
+        ``"bin"``: NaN in ``X`` is a missing value with a bin of its own, and
+        every split (or LUT entry) learns where it goes; None (the default)
+        rejects NaN.
+    early_stopping : {"auto", True, False}
+        Hold out ``validation_fraction`` of the samples (stratified for
+        classifiers) and stop when the validation score has not improved by
+        more than ``tol`` for ``n_iter_no_change`` rounds; the machine is
+        then trimmed to its best round. ``"auto"``: only above 10,000
+        samples, as scikit-learn's ``HistGradientBoostingClassifier``.
+    validation_fraction : float
+        Share in (0, 1) of the samples held out for early stopping.
+    n_iter_no_change : int
+        Rounds without improvement before early stopping (>= 1).
+    tol : float
+        The smallest improvement (>= 0) of the validation score that counts.
+    scoring : str, callable or "loss"
+        The early-stopping score: ``"loss"`` (minus the mean training loss of
+        the boosted loss) or a scikit-learn scorer (name or callable), which
+        predicts the whole validation set every round.
+    warm_start : bool
+        Refitting with a larger ``n_estimators`` adds rounds to the fitted
+        machine (on the same data: the result equals one fit of the larger
+        number, bit for bit); a smaller one is an error.
+    random_state : None, int or numpy.random.RandomState
+        Seed of the validation split (kept across warm starts; None: seed 0,
+        the same held-out samples in every fit of the same data).
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie"}
+        The loss, by scikit-learn's names (:class:`~bob_boost.SquaredLoss`,
+        :class:`~bob_boost.losses.AbsoluteErrorLoss`, ...). The Poisson loss
+        needs non-negative ``y`` with a positive mean, Gamma positive ``y``.
+    quantile : float, optional
+        ``loss="quantile"``: the quantile to estimate, in (0, 1).
+    huber_delta : float
+        ``loss="huber"``: where the loss turns from quadratic to linear, in
+        the targets' units.
+    tweedie_power : float
+        ``loss="tweedie"``: the variance power, in [1, 2].
+
+    Attributes
+    ----------
+    intercept_ : float
+        The loss's optimal constant score on the training targets (see above).
+    machine_ : bob_boost.BoostedMachine
+        The trained machine; its baseline is ``intercept_``.
+    n_iter_ : int
+        Rounds of the fitted machine (``len(machine_)``).
+    train_score_ : numpy.ndarray
+        ``n_iter_ + 1`` training scores (higher is better; for
+        ``scoring="loss"`` minus the mean loss), the first before any round.
+    validation_score_ : numpy.ndarray
+        The same on the held-out samples; empty without early stopping.
+    feature_importances_ : numpy.ndarray
+        Each feature's share of the training loss decrease (see
+        :attr:`~bob_boost.sklearn._base._BoostedEstimator.feature_importances_`).
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : numpy.ndarray
+        Feature names, when ``X`` had string column names.
+
+    Notes
+    -----
+    When every feature is constant over the training samples no stump can
+    split them, and the model is the intercept alone (an empty machine).
+    """
+
+    def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
+                 maximum_feature_value: int = 256, max_bins: int | None = 256,
+                 n_threads: int | None = None, max_depth: int | None = None, learning_rate: float | None = None,
+                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
+                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
+                 missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
+                 quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5) -> None:
+        self.weak_learner = weak_learner
+        self.n_estimators = n_estimators
+        self.maximum_feature_value = maximum_feature_value
+        self.max_bins = max_bins
+        self.n_threads = n_threads
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.missing = missing
+        self.max_leaves = max_leaves
+        self.growth = growth
+        self.quantized_gradients = quantized_gradients
+        self.loss = loss
+        self.quantile = quantile
+        self.huber_delta = huber_delta
+        self.tweedie_power = tweedie_power
+
+    def _loss_function(self) -> LossFunction:
+        """The loss of the parameters (checked)."""
+        return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power)
+
+    def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
+        """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
+
+        Parameters
+        ----------
+        X : array_like
+            Training features.
+        y : array_like
+            (#samples,) real targets.
+        sample_weight : array_like, optional
+            Non-negative per-sample weights of the loss; zero-weight samples
+            are ignored.
+
+        Returns
+        -------
+        BoostingRegressor
+            ``self``.
+        """
+        check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
+        loss = self._loss_function()
+        rounds = check_positive_int(self.n_estimators, "n_estimators")
+        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
+        X, y = self._fit_features(X, y, y_numeric=True)
+        if self.weak_learner == "lut":
+            _check_lut_features(X, maximum)
+        kept, weights = self._positive_weights(sample_weight, X.shape[0])
+        X, y = X[kept], y[kept].astype(np.float64)
+        check_target_range(y, "y")
+        try:
+            loss.check_targets(y)
+        except InvalidValueError as error:  # the loss names its argument "targets": here it is y
+            raise InvalidValueError(str(error).replace("targets:", "y:", 1)) from None
+        if self.weak_learner == "lut" or not np.all(X == X[0]):
+            recipe = make_recipe("boosting", number_of_classes=None, loss=loss,
+                                 weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
+                                 n_threads=self.n_threads, tree_depth=self.max_depth,
+                                 shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
+                                 tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients)
+            self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept)  # the intercept is its baseline
+        else:
+            column = y[:, np.newaxis]
+            baseline = loss.baseline(column, weights)
+            self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
+                                           decision_rule=loss.decision_rule(1), baseline=baseline)
+            values = loss.loss(column, np.full_like(column, baseline[0]))
+            self.n_iter_, self.validation_score_ = 0, np.zeros(0)
+            self.train_score_ = np.array([-np.average(values[:, 0], weights=weights)])
+        self.intercept_ = float(self.machine_.baseline[0])
+        metadata = self._base_metadata()
+        # the intercept also in the metadata, where bob_boost 0.1's load_estimator looks for it
+        metadata.update(REGRESSION_METADATA, loss=loss.name, intercept=self.intercept_)
+        self.machine_.metadata.update(metadata)
+        return self
+
+    def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
+        super()._restore(machine, metadata)
+        if machine.is_classifier:
+            raise InvalidValueError(f"the machine predicts classes (decision rule {machine.decision_rule!r})")
+        self.intercept_ = float(machine.baseline[0])
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets, (#samples,): the machine's scores, intercept included (their exponential for
+        the log-link losses)."""
+        check_is_fitted(self)
+        scores = self.machine_.decision_scores(self._validate_features(X, reset=False))
+        return labels_from_scores(self.machine_.decision_rule, scores[:, :1])
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        """:meth:`predict` after each round: one (#samples,) array per weak machine of ``machine_``."""
+        check_is_fitted(self)
+        for scores in self.machine_.staged_decision_scores(self._validate_features(X, reset=False)):
+            yield labels_from_scores(self.machine_.decision_rule, scores[:, :1])
+
+    def staged_score(self, X, y, sample_weight=None) -> Iterator[float]:
+        """The coefficient of determination R^2 on ``X``, ``y`` after each round."""
+        for predicted in self.staged_predict(X):
+            yield float(r2_score(y, predicted, sample_weight=sample_weight))
