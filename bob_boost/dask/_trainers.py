@@ -29,12 +29,16 @@ check_cluster_threads = check_partition_threads
 
 
 
-def _vectors(array, targets, sample_weight, name: str, vector: bool) -> tuple:
-    """``targets`` (called ``name``; a vector for ``vector``) and ``sample_weight`` (None stays None) as float64
-    Dask arrays chunked like ``array``'s rows."""
-    rows = array.chunks[0]
-    weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, rows, "sample_weight")
-    return _dask.as_matching_targets(targets, rows, name, vector=vector), weights
+def _train_on_chunks(trainer, features, targets, name: str, vector: bool, sample_weight, **options):
+    """``trainer.train_on`` the row chunks of the Dask array (or dataframe) ``features``, with ``targets`` (called
+    ``name``; a vector for ``vector``) and ``sample_weight`` (None stays None) as float64 Dask arrays chunked like
+    its rows, on the trainer's client."""
+    with _dask.connected(trainer.client) as client:
+        array = _dask.as_row_chunked(features, "features")
+        rows = array.chunks[0]
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, rows, "sample_weight")
+        values = _dask.as_matching_targets(targets, rows, name, vector=vector)
+        return trainer.train_on(DaskRows(client, array), array, values, sample_weight=weights, **options)
 
 
 class DaskBoosting(PartitionedBoosting):
@@ -88,11 +92,9 @@ class DaskBoosting(PartitionedBoosting):
             For unknown chunk sizes, features that are not 2-D, targets of another length, no client, and what
             ``train_on`` rejects.
         """
-        with _dask.connected(self.client) as client:
-            array = _dask.as_row_chunked(features, "features")
-            labels, weights = _vectors(array, targets, sample_weight, "targets", vector=False)
-            return self.train_on(DaskRows(client, array), array, labels, number_of_rounds, weights, callback,
-                                 baseline, boosted_machine)
+        return _train_on_chunks(self, features, targets, "targets", False, sample_weight,
+                                number_of_rounds=number_of_rounds, callback=callback, baseline=baseline,
+                                boosted_machine=boosted_machine)
 
 
 class DaskCostSensitiveBoosting(PartitionedCostSensitiveBoosting):
@@ -126,11 +128,8 @@ class DaskCostSensitiveBoosting(PartitionedCostSensitiveBoosting):
         ValueError
             For unknown chunk sizes, no client, and what ``train_on`` rejects.
         """
-        with _dask.connected(self.client) as client:
-            array = _dask.as_row_chunked(features, "features")
-            labels, weights = _vectors(array, targets, sample_weight, "targets", vector=True)
-            return self.train_on(DaskRows(client, array), array, labels, number_of_rounds, weights, callback,
-                                 boosted_machine)
+        return _train_on_chunks(self, features, targets, "targets", True, sample_weight,
+                                number_of_rounds=number_of_rounds, callback=callback, boosted_machine=boosted_machine)
 
 
 class DaskMultiClassBoosting(PartitionedMultiClassBoosting):
@@ -165,8 +164,5 @@ class DaskMultiClassBoosting(PartitionedMultiClassBoosting):
         ValueError
             For unknown chunk sizes, no client, and what ``train_on`` rejects.
         """
-        with _dask.connected(self.client) as client:
-            array = _dask.as_row_chunked(features, "features")
-            classes, weights = _vectors(array, labels, sample_weight, "labels", vector=True)
-            return self.train_on(DaskRows(client, array), array, classes, number_of_rounds, weights, callback,
-                                 boosted_machine)
+        return _train_on_chunks(self, features, labels, "labels", True, sample_weight,
+                                number_of_rounds=number_of_rounds, callback=callback, boosted_machine=boosted_machine)
