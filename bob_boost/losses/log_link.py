@@ -20,10 +20,16 @@ from .base import LossFunction, weighted
 SCORE_LIMIT = 700.0
 
 
+def _clipped(scores: np.ndarray) -> np.ndarray:
+    """The scores clipped to :data:`SCORE_LIMIT`, C-ordered: the loss and derivatives of C-ordered targets then
+    are too, whatever the scores' order, as the training loop's row blocks expect
+    (:func:`bob_boost.boosting.rows.loss_derivatives`)."""
+    return np.ascontiguousarray(np.clip(scores, -SCORE_LIMIT, SCORE_LIMIT))
+
+
 def _mean(scores: np.ndarray) -> np.ndarray:
-    """``exp(scores)``, C-ordered: the derivatives of C-ordered targets then are too, whatever the scores'
-    order, as the training loop's row blocks expect (:func:`bob_boost.boosting.rows.loss_derivatives`)."""
-    return np.ascontiguousarray(np.exp(np.clip(scores, -SCORE_LIMIT, SCORE_LIMIT)))
+    """``exp(scores)`` (clipped), C-ordered."""
+    return np.exp(_clipped(scores))
 
 
 class TweedieLoss(LossFunction):
@@ -70,11 +76,12 @@ class TweedieLoss(LossFunction):
 
     def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Half the unit deviance of every sample."""
-        p, mu = self.power, _mean(scores)
+        p, log_mu = self.power, _clipped(scores)
+        mu = np.exp(log_mu)
         if p == 1.0:
-            values = xlogy(targets, targets) - targets * np.log(mu) - targets + mu
+            values = xlogy(targets, targets) - targets * log_mu - targets + mu
         elif p == 2.0:
-            values = np.log(mu / targets) + targets / mu - 1.0
+            values = log_mu - np.log(targets) + targets / mu - 1.0
         else:
             values = (np.power(targets, 2.0 - p) / ((1.0 - p) * (2.0 - p)) - targets * np.power(mu, 1.0 - p) / (1.0 - p)
                       + np.power(mu, 2.0 - p) / (2.0 - p))
