@@ -5,6 +5,7 @@ from .exceptions import BobBoostError, DataFormatError, ModelFormatError
 from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss, FocalLoss, GammaLoss, HuberLoss,
                      JesorskyLoss, LogitLoss, LossFunction, PoissonLoss, QuantileLoss, SoftmaxLoss, SquaredLoss,
                      TangentialLoss, TweedieLoss)
+from .boosting.sampling import Sampling
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
@@ -24,7 +25,7 @@ __all__ = [
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
-    "GammaLoss", "TweedieLoss", "FocalLoss",
+    "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling",
 ]
 
 

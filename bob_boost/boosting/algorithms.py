@@ -23,6 +23,7 @@ from ..weak.base import WeakMachine
 from ..weak.tree import TreeMachine
 from .closed_form import CostSensitiveStumpBoosting, MulticlassCostBoosting  # noqa: F401 (re-exported)
 from .protocol import Proposal, RoundState, uses_propose
+from .sampling import Sampling, check_strata, distinct_rows, in_memory_factors, strata_of
 from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
 from .steps import MAX_HALVINGS  # noqa: F401 (re-exported: first defined here)
 from .steps import compiled_loss, descending_weight, fit_line_step, newton_fit_step, proves_descent
@@ -55,13 +56,16 @@ class GradientBoosting:
         (some feature cut at quantiles), else L-BFGS, so models of exactly binned data stay bob's.
     learning_rate : float
         Shrinkage: every weight (fitted, or proposed by the weak trainer) is multiplied by it.
+    sampling : Sampling, optional
+        The rows (their factors on the weak trainer's gradient and hessian) and the tree columns of every
+        round (:mod:`bob_boost.boosting.sampling`); the step rule still fits on every row.
     """
 
     name = "Boosting"
 
     def __init__(self, loss_function: LossFunction, weak_trainer: Any, targets: np.ndarray,
                  sample_weight: np.ndarray | None = None, baseline: np.ndarray | None = None,
-                 step_rule: str = "auto", learning_rate: float = 1.0) -> None:
+                 step_rule: str = "auto", learning_rate: float = 1.0, sampling: Sampling | None = None) -> None:
         self.loss_function = loss_function
         self.learning_rate = learning_rate
         self.weak_trainer = weak_trainer
@@ -69,6 +73,10 @@ class GradientBoosting:
         self.sample_weight = sample_weight
         self.baseline = baseline
         self.step_rule = step_rule
+        self.sampling = sampling
+        self.strata = (strata_of(targets, check_strata(distinct_rows(targets)))
+                       if sampling is not None and sampling.samples_rows and sampling.method == "stratified" else None)
+        self._drawn: tuple[int, np.ndarray] | None = None  # the last draw's factors, reused every subsample_freq
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -108,10 +116,29 @@ class GradientBoosting:
         else:
             gradient, hessian = loss_derivatives(self.loss_function, self.targets, state.scores,
                                                  self._with_hessian(), getattr(state.prepared, "n_threads", 1))
-        with_hessian = hessian is not None
-        if with_hessian:
-            state.hessian = weighted(hessian, self.sample_weight)
-        state.gradient = weighted(gradient, self.sample_weight)
+        weights = self._round_weights(state, gradient)
+        state.extra["round_weights"] = weights
+        if hessian is not None:
+            state.hessian = weighted(hessian, weights)
+        state.gradient = weighted(gradient, weights)
+
+    def _round_weights(self, state: RoundState, gradient: np.ndarray) -> np.ndarray | None:
+        """The sample weights of the round's weak trainer: times the sampling's factors (and its columns into
+        ``state.feature_subset``)."""
+        sampling = self.sampling
+        if sampling is None:
+            return self.sample_weight
+        place = state.rounds_before + state.round_index
+        state.feature_subset = sampling.columns(place, state.features.shape[1])
+        if not sampling.samples_rows:
+            return self.sample_weight
+        draw = sampling.draw(place)
+        if self._drawn is not None and self._drawn[0] == draw and sampling.method != "goss":
+            factors = self._drawn[1]
+        else:
+            factors = in_memory_factors(sampling, place, gradient.shape[0], self.strata, gradient, self.sample_weight)
+            self._drawn = (draw, factors)
+        return factors if self.sample_weight is None else self.sample_weight * factors
 
     def _with_hessian(self) -> bool:
         return bool(getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian)
@@ -122,8 +149,8 @@ class GradientBoosting:
             return Proposal(self.weak_trainer.train(prepared, state.gradient))
         proposal = self.weak_trainer.propose(prepared, state)
         if proposal is not None and self.loss_function.renews_leaves and isinstance(proposal.machine, TreeMachine):
-            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores, self.sample_weight,
-                                      self.loss_function)
+            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores,
+                                      state.extra.get("round_weights", self.sample_weight), self.loss_function)
         if proposal is not None and proposal.outputs is not None:
             state.extra["weak_scores"] = proposal.outputs
         if proposal is not None and proposal.weight is not None and self.learning_rate != 1.0:

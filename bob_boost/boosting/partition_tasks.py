@@ -11,6 +11,7 @@ from ..engine.codes import CodedFeatures
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
+from .sampling import goss_magnitudes
 
 
 def checked_weights(weights: np.ndarray) -> np.ndarray:
@@ -30,6 +31,16 @@ def gradient_histogram(coded: CodedFeatures, targets: np.ndarray, scores: np.nda
         gradient = gradient * weights[:, np.newaxis]
     gradient = np.ascontiguousarray(gradient)
     return coded.histograms(gradient, offsets), gradient.sum(axis=0), np.abs(gradient).sum(axis=0)
+
+
+def gradient_magnitudes(targets: np.ndarray, scores: np.ndarray, weights, loss: LossFunction) -> np.ndarray:
+    """The partition's keys of GOSS (:func:`bob_boost.boosting.sampling.goss_magnitudes`)."""
+    return goss_magnitudes(loss.loss_gradient(targets, scores), weights)
+
+
+def times(weights, factors: np.ndarray) -> np.ndarray:
+    """The partition's sample weights (None: ones) times the round's factors."""
+    return factors if weights is None else weights * factors
 
 
 def newton_derivatives(targets: np.ndarray, scores: np.ndarray, outputs: np.ndarray, weights, loss: LossFunction,

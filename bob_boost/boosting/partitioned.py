@@ -19,7 +19,8 @@ from ..losses import LossFunction
 from ..machine import BoostedMachine
 from . import partition_tasks as tasks
 from .partitioned_steps import lbfgs_step, newton_step
-from .partitions import Partitions, rebuilds, summed_pieces
+from . import sampling as sample
+from .partitions import LocalPartitions, Partitions, rebuilds, summed_pieces
 from .protocol import Proposal, RoundState
 from .steps import descending_weight, proves_descent
 
@@ -67,15 +68,18 @@ class PartitionedGradientBoosting:
         Rows in all partitions (the L-BFGS tolerance's scale).
     weight_passes : list of int
         Each round's passes over the partitions for its weights are appended to it.
+    sampling : Sampling, optional
+        Every round's rows and tree columns (:class:`PartitionSampler`), as in memory.
     """
 
     def __init__(self, name: str, loss: LossFunction, learning_rate: float, partitions: Partitions, outputs: int,
                  baseline: np.ndarray | None, metadata: dict, chooser, offsets: np.ndarray, trees, fixed_step: bool,
-                 newton: bool, rows: int, weight_passes: list[int]) -> None:
+                 newton: bool, rows: int, weight_passes: list[int], sampling: sample.Sampling | None = None) -> None:
         self.name, self.loss, self.learning_rate, self.weight_passes = name, loss, learning_rate, weight_passes
         self.fixed_step = fixed_step
         self.partitions, self.outputs, self.baseline, self.metadata = partitions, outputs, baseline, metadata
         self.chooser, self.offsets, self.trees, self.newton, self.rows = chooser, offsets, trees, newton, rows
+        self.sampler = None if sampling is None else PartitionSampler(sampling, partitions)
         self.history: list[tuple] = []
         self.current_loss: float | None = None
 
@@ -99,13 +103,17 @@ class PartitionedGradientBoosting:
     def propose(self, prepared, state: RoundState) -> Proposal | None:
         """A gradient tree, or the stump or table the in-memory rule picks from the summed histograms."""
         parts = self.partitions
+        weights, columns = parts.weights, None
+        if self.sampler is not None:
+            weights, columns = self.sampler.round(state.rounds_before + state.round_index, self.loss,
+                                                  len(self.offsets) - 1)
         if self.trees is not None:
-            weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step)
+            weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step, weights, columns)
         else:
             pieces = parts.each(tasks.gradient_histogram, parts.coded, parts.targets, parts.scores,
-                                parts.weights, self.loss, self.offsets)
+                                weights, self.loss, self.offsets)
             histograms, sums, absolute_sums = parts.combined(summed_pieces, pieces)
-            choice = self.chooser.choose(histograms, absolute_sums, sums)
+            choice = self.chooser.choose(histograms, absolute_sums, sums, columns)
             if choice is None:
                 return None
             weak, output_task, arguments = choice
@@ -164,6 +172,69 @@ class PartitionedGradientBoosting:
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the weak machine and its weights."""
         return ""
+
+
+class PartitionSampler:
+    """A :class:`~bob_boost.boosting.sampling.Sampling` on row partitions: every row's factor from its global
+    index (the partitions' row offsets), the exact order statistics from counts added over the partitions, so
+    that every round samples the rows and columns it samples in memory.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        What to sample.
+    partitions : Partitions
+        The rows.
+
+    Raises
+    ------
+    ValueError
+        For ``"stratified"`` sampling of targets with more distinct rows than classes can have.
+    """
+
+    def __init__(self, sampling: sample.Sampling, partitions: Partitions) -> None:
+        self.sampling, self.partitions = sampling, partitions
+        self.first_rows = [int(r) for r in LocalPartitions.bounds(partitions.rows)[:-1]]
+        self.counts = list(partitions.rows)
+        self.drawn: tuple[int, list] | None = None
+        self.strata = self.ranks = None
+        if sampling.samples_rows and sampling.method == "stratified":
+            parts = partitions
+            classes = sample.check_strata(sample.distinct_rows(np.concatenate(
+                parts.gather(parts.each(sample.distinct_rows, parts.targets)))))
+            self.strata = parts.each(sample.strata_of, parts.targets, classes)
+            self.ranks = sampling.stratum_ranks(parts.summed(sample.stratum_counts, self.strata, classes.shape[0]))
+
+    def round(self, place: int, loss: LossFunction, features: int) -> tuple[list, np.ndarray | None]:
+        """The sample weights (handles) of the round at ``place`` in the machine, and its tree columns."""
+        sampling, parts = self.sampling, self.partitions
+        columns = sampling.columns(place, features)
+        if not sampling.samples_rows:
+            return parts.weights, columns
+        draw, seed = sampling.draw(place), sampling.random_state
+        if self.drawn is not None and self.drawn[0] == draw and sampling.method != "goss":
+            return self.drawn[1], columns
+        if sampling.method == "uniform":
+            factors = parts.each(sample.uniform_factors, self.first_rows, self.counts, seed, draw, sampling.subsample)
+        elif sampling.method == "stratified":
+            keys = parts.each(sample.stratum_keys, self.first_rows, self.counts, seed, draw)
+            thresholds = sample.kth_smallest(
+                lambda prefixes, shift: parts.summed(sample.prefix_counts, keys, self.strata, prefixes, shift),
+                self.ranks)
+            factors = parts.each(sample.stratified_factors, self.strata, self.first_rows, seed, draw, thresholds)
+        else:
+            magnitudes = parts.each(tasks.gradient_magnitudes, parts.targets, parts.scores, parts.weights, loss)
+            rows = int(sum(parts.rows))
+            rank = rows - sampling.goss_rank(rows) + 1
+            nones = [None] * len(parts.rows)
+            threshold = sample.kth_smallest(
+                lambda prefixes, shift: parts.summed(sample.prefix_counts, magnitudes, nones, prefixes, shift),
+                np.array([rank]))[0]
+            factors = parts.each(sample.goss_factors, magnitudes, self.first_rows, seed, draw, threshold,
+                                 sampling.top_rate, sampling.other_rate)
+        weights = parts.each(tasks.times, parts.weights, factors)
+        self.drawn = (draw, weights)
+        return weights, columns
 
 
 def mean_one_weights(parts: Partitions, samples: int) -> list:

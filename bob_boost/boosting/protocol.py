@@ -11,6 +11,9 @@ weights for the cost-sensitive stump pool) and returns a :class:`Proposal`. A we
 tied to its step (AdaBoostDB's largest root) returns the weight too; otherwise the algorithm's step rule
 fits it.
 
+A weak trainer whose ``samples_columns`` is true reads ``state.feature_subset`` in the generic algorithm too:
+a round's column sample (:class:`~bob_boost.boosting.sampling.Sampling`), the features its machine may use.
+
 A weak trainer whose ``accepts_missing`` is true (``StumpTrainer(missing="bin")``) is given features with NaN
 (missing values); the others never see NaN, which the trainers reject at their public edge.
 

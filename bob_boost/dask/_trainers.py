@@ -47,7 +47,8 @@ class DaskBoosting(PartitionedBoosting):
 
     Parameters
     ----------
-    loss_function, max_bins, weak_learner, lut_entries, selection_style, step_rule, tree, learning_rate, missing
+    loss_function, max_bins, weak_learner, lut_entries, selection_style, step_rule, tree, learning_rate, missing, \
+sampling
         As :class:`~bob_boost.trainers.partitioned.PartitionedBoosting`'s: the model is the one
         :class:`bob_boost.Boosting` trains in memory, the weights equal to about 1e-12 relative.
     client : distributed.Client or str, optional
@@ -61,10 +62,10 @@ class DaskBoosting(PartitionedBoosting):
     def __init__(self, loss_function, max_bins: int = 256, client=None, *, weak_learner: str = "stump",
                  lut_entries: int | None = None, selection_style: str = "independent", step_rule: str | None = None,
                  tree=None, learning_rate: float | None = None, n_threads: int | None = 1,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, sampling=None) -> None:
         super().__init__(loss_function, max_bins, weak_learner=weak_learner, lut_entries=lut_entries,
                          selection_style=selection_style, step_rule=step_rule, tree=tree,
-                         learning_rate=learning_rate, n_threads=n_threads, missing=missing)
+                         learning_rate=learning_rate, n_threads=n_threads, missing=missing, sampling=sampling)
         self.client = client
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,

@@ -214,8 +214,9 @@ def recover_frequent_bins(out, offsets, mode_bins, totals):
 
 
 @numba.njit(**_JIT)
-def best_stump_split(sums, offsets, total, tolerance, missing):
-    """The first split (global bin, gain, NaN above) whose |gain| is within ``tolerance`` of the largest.
+def best_stump_split(sums, offsets, total, tolerance, missing, allowed):
+    """The first split (global bin, gain, NaN above) whose |gain| is within ``tolerance`` of the largest, on
+    the features ``f`` with ``allowed[f]``.
 
     ``sums`` are per-bin gradient sums; splitting after bin ``b`` of a feature
     gains ``total - 2 * left`` with ``left = -(sums of the feature's bins up to b)``.
@@ -229,6 +230,8 @@ def best_stump_split(sums, offsets, total, tolerance, missing):
     largest = -1.0
     for scan in range(2):
         for f in range(n_features):
+            if not allowed[f]:
+                continue
             below_missing = -sums[offsets[f + 1] - 1] if missing else 0.0
             left = 0.0
             for b in range(offsets[f], offsets[f + 1] - last):

@@ -15,6 +15,15 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 ROUNDING_GAIN = 1e-10
 
 
+def allowed_columns(features: int, columns: np.ndarray | None) -> np.ndarray:
+    """(#features,) bool: the features a split may use (``columns``, a round's column sample; None: all)."""
+    if columns is None:
+        return np.ones(features, dtype=np.bool_)
+    allowed = np.zeros(features, dtype=np.bool_)
+    allowed[columns] = True
+    return allowed
+
+
 @numba.njit(**_JIT)
 def _newton_score(sums, outputs, regularization):
     """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
@@ -77,11 +86,11 @@ def _one_bin(mode_bins, counts, n_bins, f, count):
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, floor):
+def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, floor, allowed):
     """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
     last = 2 if missing else 1
     for f in range(offsets.size - 1):
-        if _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
             continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)
@@ -97,7 +106,7 @@ def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, flo
 
 @numba.njit(**_JIT)
 def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-               tie_tolerance, missing, gains):
+               tie_tolerance, missing, gains, allowed):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
 
     ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
@@ -106,7 +115,8 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     :data:`ROUNDING_GAIN` times the children's scores. Returns ``(global bin,
     gain, NaN goes left)`` of the first split (feature, then bin order) within
     ``tie_tolerance`` (relative) of the largest gain; bin -1 when none gains.
-    ``gains`` is scratch space of two entries per global bin. An empty bin
+    ``gains`` is scratch space of two entries per global bin; only the features ``f`` with
+    ``allowed[f]`` are split on (a round's column sample). An empty bin
     other than a feature's first is skipped: its split sends the same samples
     as the bin before it, which comes first; so is a sparse feature (frequent
     bin ``mode_bins[f] >= 0``) whose frequent bin holds every sample.
@@ -121,13 +131,14 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     width = sums.shape[1]
     if width == 2:
         top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
-                           min_hessian, missing, gains)
+                           min_hessian, missing, gains, allowed)
     else:
         top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                    missing, gains)
+                    missing, gains, allowed)
     if top <= 0:
         return -1, 0.0, False
-    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top)
+    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top,
+                            allowed)
     if g < 0:
         return -1, 0.0, False
     f = 0
@@ -141,7 +152,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
 
 @numba.njit(**_JIT)
 def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
-          gains):
+          gains, allowed):
     """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
     width = sums.shape[1]
     outputs = width // 2
@@ -152,7 +163,7 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
     parent = _newton_score(total, outputs, regularization)
     top = 0.0
     for f in range(offsets.size - 1):
-        if _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
             continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)
@@ -180,14 +191,14 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
 
 @numba.njit(**_JIT)
 def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                 missing, gains):
+                 missing, gains, allowed):
     """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
     last = 2 if missing else 1
     gradient, hessian = total[0], total[1]
     parent = 0.0 + gradient * gradient / (hessian + regularization)
     top = 0.0
     for f in range(offsets.size - 1):
-        if _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
             continue
         base = f * n_bins - offsets[f]
         nan_count = _nan_count(counts, base, offsets, f, missing)

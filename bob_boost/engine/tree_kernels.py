@@ -84,7 +84,7 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
 
 
 @numba.njit(**_JIT)
-def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
+def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, leaf_values, sample_node, root_ready, root_total, part_rows, state):
@@ -103,6 +103,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         Bins per feature in the histogram slots.
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
+    allowed : numpy.ndarray
+        (#features,) bool: whether the tree may split on feature ``f`` (a round's column sample).
     values : numpy.ndarray
         (#samples, 2K) gradients then hessians, or (#samples, w) packed quantised gradients of one output
         (:func:`~bob_boost.engine.quantised.packing`).
@@ -182,12 +184,12 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                                scan_counts[:1].copy())
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
-                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains)
+                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains, allowed)
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
-                            missing, gains)
+                            missing, gains, allowed)
                 if leafwise and split_bin[node] < 0:
                     n_free = _release(slot, node, free, n_free)
             n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,

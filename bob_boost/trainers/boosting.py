@@ -11,6 +11,7 @@ from .._validation import (as_feature_matrix, check_choice, check_same_samples, 
                            mean_one)
 from ..boosting import loop
 from ..boosting.algorithms import GradientBoosting
+from ..boosting.sampling import Sampling, check_sampling
 from ..boosting.steps import GRADIENT_TOLERANCE, compiled_loss, fit_weights  # noqa: F401  (old import path)
 from ..callbacks import RoundCallback
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -54,6 +55,12 @@ class Boosting:
         weak trainer's ``default_learning_rate``, 0.1 for gradient trees
         (their Newton leaves are full steps) and 1.0 for the others (bob's
         stumps and look-up tables, whose weights L-BFGS fits).
+    sampling : Sampling, optional
+        Stochastic boosting: each round's weak machine is fitted to a
+        sample of the rows (uniform, stratified by class, or GOSS) and,
+        for stumps and gradient trees, of the feature columns
+        (:class:`~bob_boost.Sampling`); its weight is still fitted on every
+        row. None (the default): every row and column.
 
     Notes
     -----
@@ -70,7 +77,7 @@ class Boosting:
     """
 
     def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto",
-                 learning_rate: float | None = None) -> None:
+                 learning_rate: float | None = None, sampling: Sampling | None = None) -> None:
         if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
             raise InvalidTypeError(f"weak_trainer: needs a train(features, loss_gradient) method, "
                                    f"got {type(weak_trainer).__name__}")
@@ -83,6 +90,7 @@ class Boosting:
             learning_rate = getattr(weak_trainer, "default_learning_rate", 1.0)
         self.learning_rate = float(check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                                 include_boundaries="right"))
+        self.sampling = check_sampling(sampling, weak_trainer)
         if step_rule == "newton" and compiled_loss(loss_function) is None:
             raise InvalidValueError(f"step_rule: 'newton' needs a built-in separable loss (exponential, logit, "
                                     f"squared), got {type(loss_function).__name__}")
@@ -148,7 +156,7 @@ class Boosting:
         if baseline is not None and self.loss_function.shift_invariant:
             targets = targets - baseline
         algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
-                                     self.step_rule, self.learning_rate)
+                                     self.step_rule, self.learning_rate, self.sampling)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])

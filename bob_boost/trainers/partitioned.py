@@ -28,6 +28,7 @@ from ..boosting import partition_tasks, partitioned_data as data
 from ..boosting.loop import run
 from ..boosting.partitioned import PartitionedGradientBoosting, continue_scores, mean_one_weights
 from ..boosting.partitions import RowSource
+from ..boosting.sampling import Sampling, check_sampling
 from ..callbacks import check_callback
 from ..engine.edges import check_max_bins
 from ..engine.threads import check_threads
@@ -94,12 +95,15 @@ class PartitionedBoosting:
         ``StumpTrainer(missing="bin")`` (each stump learns which side NaN goes to) or
         ``LUTTrainer(missing="bin")`` (each table's last entry is NaN's output) in memory; None rejects NaN
         (infinity is an error either way).
+    sampling : Sampling, optional
+        Stochastic boosting, as :class:`bob_boost.Boosting`'s ``sampling``: every round samples the rows and
+        columns it samples in memory (the rows by their global index), whatever the partitions.
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, *, weak_learner: str = "stump",
                  lut_entries: int | None = None, selection_style: str = "independent", step_rule: str | None = None,
                  tree=None, learning_rate: float | None = None, n_threads: int | None = 1,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, sampling: Sampling | None = None) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", PARTITIONED_STEP_RULES)
@@ -114,6 +118,7 @@ class PartitionedBoosting:
         if self.missing is not None and self.weak_learner == "tree":
             raise InvalidValueError(f"missing: trees take TreeTrainer(missing='bin'), not {type(self).__name__}'s "
                                     f"missing")
+        self.sampling = check_sampling(sampling, self.weak_learner)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
         if self.weak_learner != "tree" and (tree is not None or learning_rate not in (None, 1.0)):
@@ -225,7 +230,7 @@ class PartitionedBoosting:
         fixed_step = trees is not None and self.tree.newton_leaves is not False and loss.has_hessian
         algorithm = PartitionedGradientBoosting(name, loss, self.learning_rate, parts, outputs, baseline, metadata,
                                                 chooser, offsets, trees, fixed_step, newton, features.shape[0],
-                                                self.weight_passes)
+                                                self.weight_passes, self.sampling)
         return run(algorithm, None, features, number_of_rounds, previous, callback)
 
 

@@ -32,11 +32,13 @@ class StumpChooser:
     def __init__(self, offsets: np.ndarray, split_values: np.ndarray, missing: bool) -> None:
         self.offsets, self.split_values, self.missing = offsets, split_values, missing
 
-    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
-        """``(stump, output task, its arguments)``, or None when no stump follows the gradient."""
+    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray,
+               columns: np.ndarray | None = None):
+        """``(stump, output task, its arguments)`` on ``columns`` (None: all), or None when no stump follows the
+        gradient."""
         stump, best, gain, tolerance = best_stump(np.ascontiguousarray(histograms[:, 0]), self.offsets,
                                                   self.split_values, -float(gradient_sum[0]), float(absolute[0]),
-                                                  self.missing)
+                                                  self.missing, columns)
         if stump is None or abs(gain) <= tolerance:
             return None
         index = stump.index
@@ -61,8 +63,8 @@ class LUTChooser:
     def __init__(self, trainer: LUTTrainer, all_missing: np.ndarray | None = None) -> None:
         self.trainer, self.all_missing = trainer, all_missing
 
-    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray):
-        """``(table, output task, its arguments)``."""
+    def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray, columns: None = None):
+        """``(table, output task, its arguments)`` (tables take no column sample: ``columns`` is None)."""
         lut = self.trainer.from_histograms(histograms, absolute, self.all_missing)
         return lut, lut_outputs, (lut.look_up_tables, lut.indices)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
-from ..engine.split_scan import best_split
+from ..engine.split_scan import allowed_columns, best_split
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
@@ -154,16 +154,21 @@ class PartitionedGradientTrees:
         # the partitions' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
         self.missing = trainer.missing is not None
+        self.allowed = allowed_columns(offsets.size - 1, None)
 
-    def grow(self, loss: LossFunction, newton_leaves: bool) -> tuple[TreeMachine, list, Callable, tuple]:
+    def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
+             columns: np.ndarray | None = None) -> tuple[TreeMachine, list, Callable, tuple]:
         """The round's trees as one machine, the handles of every partition's (#rows, #outputs) tree outputs, and
         :func:`coded_tree_outputs` with the arguments that make them again from the codes.
 
-        ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1).
+        ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1). ``weights``:
+        the round's sample weights (default: the partitions'); ``columns``: the features the trees may split on
+        (None: all).
         """
         partitions, trainer, trees = self.partitions, self.trainer, self.groups.shape[0]
-        values = partitions.each(derivatives, partitions.targets, partitions.scores, partitions.weights, loss,
-                                 newton_leaves)
+        self.allowed = allowed_columns(self.offsets.size - 1, columns)
+        values = partitions.each(derivatives, partitions.targets, partitions.scores,
+                                 partitions.weights if weights is None else weights, loss, newton_leaves)
         sample_node = partitions.each(root_nodes, list(partitions.rows), trees, pure=False)
         capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
                                                trainer.max_leaves) - 1
@@ -211,7 +216,7 @@ class PartitionedGradientTrees:
                 nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
-                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer)
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, self.allowed)
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,

@@ -10,6 +10,7 @@ from ..weak.stump import StumpMachine
 from ..binning import MISSING_MODES, BinnedFeatures, check_missing  # noqa: F401 (MISSING_MODES: importable here, as before)
 from ..engine import kernels
 from ..engine.edges import check_max_bins
+from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads
 
 #: Gains closer than this fraction of the total absolute gradient count as tied (the LUT trainers' criteria
@@ -60,6 +61,9 @@ class StumpTrainer:
     All three are read when training starts.
     """
 
+    #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
+    samples_columns = True
+
     def __init__(self, max_bins: int | None = 256, n_threads: int | None = None, missing: str | None = None) -> None:
         self.max_bins = check_max_bins(max_bins)
         check_threads(n_threads)
@@ -108,7 +112,7 @@ class StumpTrainer:
         None when even the best stump's gain is within rounding of zero: no stump follows the gradient,
         and one fitted to rounding noise would depend on the order of the samples.
         """
-        machine, best, gain, tolerance = self._search(prepared, state.gradient)
+        machine, best, gain, tolerance = self._search(prepared, state.gradient, state.feature_subset)
         if abs(gain) <= tolerance:
             return None
         outputs = None
@@ -123,19 +127,22 @@ class StumpTrainer:
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
         return self._search(binned, gradient)[0]
 
-    def _search(self, binned: BinnedFeatures, gradient: np.ndarray) -> tuple[StumpMachine, int, float, float]:
-        """The best stump, the global bin after which it splits, its gain and the gains' rounding tolerance."""
+    def _search(self, binned: BinnedFeatures, gradient: np.ndarray,
+                columns: np.ndarray | None = None) -> tuple[StumpMachine, int, float, float]:
+        """The best stump on ``columns`` (None: all), the global bin after which it splits, its gain and the
+        gains' rounding tolerance."""
         # output -1 below / +1 above the threshold: gain = right - left = total - 2 left
         machine, best, gain, tolerance = best_stump(binned.histograms(gradient)[:, 0], binned.offsets,
                                                     binned.split_thresholds, -gradient[:, 0].sum(),
-                                                    np.abs(gradient).sum(), binned.missing)
+                                                    np.abs(gradient).sum(), binned.missing, columns)
         if machine is None:
             raise InvalidValueError("features: every feature is constant, so no stump can split them")
         return machine, best, gain, tolerance
 
 
 def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarray, total: float,
-               absolute_sum: float, missing: bool) -> tuple[StumpMachine | None, int, float, float]:
+               absolute_sum: float, missing: bool,
+               columns: np.ndarray | None = None) -> tuple[StumpMachine | None, int, float, float]:
     """The stump of largest gain from a gradient histogram, in memory and on a cluster alike.
 
     Parameters
@@ -150,6 +157,8 @@ def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarr
         The sum of the gradient's absolute values, which scales the gains' rounding tolerance.
     missing : bool
         Whether every feature's last bin holds its NaN (each stump then learns NaN's side).
+    columns : numpy.ndarray, optional
+        The features the stump may split (a round's column sample); None: all.
 
     Returns
     -------
@@ -160,7 +169,8 @@ def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarr
     # gains equal in exact arithmetic may differ by rounding (which depends
     # on summation order); treat them as tied so the documented order decides
     tolerance = TIE_TOLERANCE * absolute_sum
-    best, gain, missing_above = kernels.best_stump_split(sums, offsets, total, tolerance, missing)
+    best, gain, missing_above = kernels.best_stump_split(sums, offsets, total, tolerance, missing,
+                                                         allowed_columns(offsets.size - 1, columns))
     if best < 0:
         return None, -1, 0.0, float(tolerance)
     index = int(np.searchsorted(offsets, best, side="right") - 1)

@@ -11,6 +11,7 @@ from ..boosting.protocol import Proposal, RoundState
 from ..engine import quantised, tree_batches, tree_kernels, tree_policy
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
+from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
@@ -174,6 +175,9 @@ class TreeTrainer:
     #: The generic trainer fills ``state.hessian`` for weak trainers that set this.
     uses_hessian = True
 
+    #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
+    samples_columns = True
+
     #: The learning rate :class:`~bob_boost.Boosting` uses when it is given none (Newton leaves are
     #: full steps of their own; 0.1 is every gradient-boosting library's default).
     default_learning_rate = 0.1
@@ -277,17 +281,19 @@ class TreeTrainer:
         if hessian is None and self.newton_leaves:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
-        machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index)
+        machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
+                                      state.feature_subset)
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
-              round_index: int) -> tuple[TreeMachine, np.ndarray]:
+              round_index: int, columns: np.ndarray | None = None) -> tuple[TreeMachine, np.ndarray]:
         """The tree machine and its (#samples, #outputs) outputs on the training samples.
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
-        ``round_index``, the round's place in the whole machine, keys the rounding of quantised gradients.
+        ``round_index``, the round's place in the whole machine, keys the rounding of quantised gradients;
+        ``columns`` (None: all) are the features the trees may split on.
         """
         if hessian is None:
             hessian = np.ones_like(gradient)
@@ -315,7 +321,8 @@ class TreeTrainer:
         histogram_bins = binned.number_of_features * coded.number_of_bins
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
                   coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)), gradient, hessian)
+                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
+                  allowed_columns(binned.number_of_features, columns), gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                   self.growth == "leafwise")
@@ -365,7 +372,7 @@ class TreeTrainer:
         sums, counts = slots
         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs = nodes_out
         samples, width = values.shape
-        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin = common[0], common[1], *common[4:9]
+        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed = common[0], common[1], *common[4:10]
         if quantised_as is None:
             real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
         else:
@@ -376,7 +383,8 @@ class TreeTrainer:
         root_total = np.zeros(width, dtype=values.dtype)
         parts.build(order, 0, samples, root_total, sums[0], counts[0])  # slot 0: the root's
         sample_node = np.zeros(samples, dtype=np.int64)
-        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, values, real, packing, scales,
+        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, real, packing,
+                      scales,
                       np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                      + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                                  node_right[0], leaf_values[0], sample_node, True, root_total, 2 * PART_ROWS, state))
