@@ -24,6 +24,7 @@ from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState, uses_propose
+from .sampling import Sampling, in_memory_factors
 from .steps import capped_step
 
 logger = logging.getLogger(__name__)
@@ -58,12 +59,15 @@ class MulticlassCostBoosting:
         Metadata of a new machine.
     sample_weight : numpy.ndarray, optional
         (#samples,) validated initial weights (mean 1); uniform by default.
+    sampling : Sampling, optional
+        The rows of every round's weak learner (:mod:`bob_boost.boosting.sampling`; strata: the classes;
+        GOSS's gradient magnitudes: the sample weights); the step is found on every row.
     """
 
     def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float], shrinkage: float,
                  feature_fraction: float, random_state, name: str, metadata: dict[str, Any],
-                 sample_weight: np.ndarray | None = None) -> None:
+                 sample_weight: np.ndarray | None = None, sampling: Sampling | None = None) -> None:
         self.weak_trainer = weak_trainer
         self.labels = labels
         self.cost_matrix = cost_matrix
@@ -76,6 +80,8 @@ class MulticlassCostBoosting:
         self.name = name
         self.metadata = metadata
         self.sample_weight = sample_weight
+        self.sampling = sampling if sampling is not None and sampling.samples_rows else None
+        self._drawn: tuple[int, np.ndarray] | None = None
         self._vectors = margin_vectors(cost_matrix.shape[0])
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
@@ -125,11 +131,21 @@ class MulticlassCostBoosting:
         return bool(np.isinf(self.step_rule(confusion, self.exponents)))
 
     def begin_round(self, state: RoundState) -> None:
-        """Normalised sample weights, and this round's feature columns."""
-        state.sample_weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
+        """Normalised sample weights (times the round's row factors, for the weak learner only), and this round's
+        feature columns."""
+        weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
+        state.extra["weights"] = state.sample_weights = weights
         n_features, n_subset = state.features.shape[1], state.extra["subset_size"]
         state.feature_subset = None if n_subset == n_features else \
             np.sort(state.extra["rng"].choice(n_features, n_subset, replace=False))
+        if self.sampling is not None:
+            place = state.rounds_before + state.round_index
+            draw = self.sampling.draw(place)
+            if self._drawn is None or self._drawn[0] != draw or self.sampling.method == "goss":
+                # GOSS's gradient magnitudes are the weights: the exponential loss's gradient
+                self._drawn = (draw, in_memory_factors(self.sampling, place, weights.size, self.labels,
+                                                       weights[:, np.newaxis], None))
+            state.sample_weights = weights * self._drawn[1]
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak learner's machine for the weighted, cost-sensitive problem."""
@@ -144,7 +160,7 @@ class MulticlassCostBoosting:
             raise InvalidTypeError(f"weak_learner: returned a {type(machine).__name__}, not a MultiClassWeakMachine")
         k = self.cost_matrix.shape[0]
         predicted = machine.forward_labels(state.features)
-        confusion = np.bincount(self.labels * k + predicted, weights=state.sample_weights,
+        confusion = np.bincount(self.labels * k + predicted, weights=state.extra["weights"],
                                 minlength=k * k).reshape(k, k)
         step = self.step_rule(confusion, self.exponents)
         if not step > 0:

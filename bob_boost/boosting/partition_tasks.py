@@ -38,6 +38,12 @@ def gradient_magnitudes(targets: np.ndarray, scores: np.ndarray, weights, loss: 
     return goss_magnitudes(loss.loss_gradient(targets, scores), weights)
 
 
+def weight_magnitudes(weights: np.ndarray) -> np.ndarray:
+    """The partition's GOSS keys of the multi-class algorithms: their sample weights, the exponential loss's
+    gradient magnitudes."""
+    return goss_magnitudes(weights[:, np.newaxis], None)
+
+
 def times(weights, factors: np.ndarray) -> np.ndarray:
     """The partition's sample weights (None: ones) times the round's factors."""
     return factors if weights is None else weights * factors

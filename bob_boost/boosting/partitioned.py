@@ -12,6 +12,8 @@ far (:func:`~bob_boost.boosting.partitions.rebuilds`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..exceptions import InvalidValueError
@@ -105,8 +107,12 @@ class PartitionedGradientBoosting:
         parts = self.partitions
         weights, columns = parts.weights, None
         if self.sampler is not None:
-            weights, columns = self.sampler.round(state.rounds_before + state.round_index, self.loss,
-                                                  len(self.offsets) - 1)
+            place = state.rounds_before + state.round_index
+            columns = self.sampler.sampling.columns(place, len(self.offsets) - 1)
+            factors = self.sampler.factors(place, lambda: parts.each(tasks.gradient_magnitudes, parts.targets,
+                                                                     parts.scores, parts.weights, self.loss))
+            if factors is not None:
+                weights = parts.each(tasks.times, parts.weights, factors)
         if self.trees is not None:
             weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step, weights, columns)
         else:
@@ -175,9 +181,9 @@ class PartitionedGradientBoosting:
 
 
 class PartitionSampler:
-    """A :class:`~bob_boost.boosting.sampling.Sampling` on row partitions: every row's factor from its global
+    """A :class:`~bob_boost.boosting.sampling.Sampling` of rows on partitions: every row's factor from its global
     index (the partitions' row offsets), the exact order statistics from counts added over the partitions, so
-    that every round samples the rows and columns it samples in memory.
+    that every round keeps the rows it keeps in memory.
 
     Parameters
     ----------
@@ -185,6 +191,9 @@ class PartitionSampler:
         What to sample.
     partitions : Partitions
         The rows.
+    strata : list, optional
+        For ``"stratified"``: each partition's (#rows,) class indices (default: the distinct rows of the
+        partitions' targets).
 
     Raises
     ------
@@ -192,7 +201,7 @@ class PartitionSampler:
         For ``"stratified"`` sampling of targets with more distinct rows than classes can have.
     """
 
-    def __init__(self, sampling: sample.Sampling, partitions: Partitions) -> None:
+    def __init__(self, sampling: sample.Sampling, partitions: Partitions, strata: list | None = None) -> None:
         self.sampling, self.partitions = sampling, partitions
         self.first_rows = [int(r) for r in LocalPartitions.bounds(partitions.rows)[:-1]]
         self.counts = list(partitions.rows)
@@ -200,20 +209,23 @@ class PartitionSampler:
         self.strata = self.ranks = None
         if sampling.samples_rows and sampling.method == "stratified":
             parts = partitions
-            classes = sample.check_strata(sample.distinct_rows(np.concatenate(
-                parts.gather(parts.each(sample.distinct_rows, parts.targets)))))
-            self.strata = parts.each(sample.strata_of, parts.targets, classes)
-            self.ranks = sampling.stratum_ranks(parts.summed(sample.stratum_counts, self.strata, classes.shape[0]))
+            if strata is None:
+                classes = sample.check_strata(sample.distinct_rows(np.concatenate(
+                    parts.gather(parts.each(sample.distinct_rows, parts.targets)))))
+                strata = parts.each(sample.strata_of, parts.targets, classes)
+            self.strata = strata
+            largest = max(int(m) for m in parts.gather(parts.each(np.max, strata)))
+            self.ranks = sampling.stratum_ranks(parts.summed(sample.stratum_counts, strata, largest + 1))
 
-    def round(self, place: int, loss: LossFunction, features: int) -> tuple[list, np.ndarray | None]:
-        """The sample weights (handles) of the round at ``place`` in the machine, and its tree columns."""
+    def factors(self, place: int, goss_keys: Callable[[], list]) -> list | None:
+        """The factors (handles) of the rows of the round at ``place`` in the machine, None without row sampling;
+        ``goss_keys()`` gives the partitions' GOSS keys (:func:`~bob_boost.boosting.sampling.goss_magnitudes`)."""
         sampling, parts = self.sampling, self.partitions
-        columns = sampling.columns(place, features)
         if not sampling.samples_rows:
-            return parts.weights, columns
+            return None
         draw, seed = sampling.draw(place), sampling.random_state
         if self.drawn is not None and self.drawn[0] == draw and sampling.method != "goss":
-            return self.drawn[1], columns
+            return self.drawn[1]
         if sampling.method == "uniform":
             factors = parts.each(sample.uniform_factors, self.first_rows, self.counts, seed, draw, sampling.subsample)
         elif sampling.method == "stratified":
@@ -223,18 +235,16 @@ class PartitionSampler:
                 self.ranks)
             factors = parts.each(sample.stratified_factors, self.strata, self.first_rows, seed, draw, thresholds)
         else:
-            magnitudes = parts.each(tasks.gradient_magnitudes, parts.targets, parts.scores, parts.weights, loss)
+            magnitudes = goss_keys()
             rows = int(sum(parts.rows))
-            rank = rows - sampling.goss_rank(rows) + 1
             nones = [None] * len(parts.rows)
             threshold = sample.kth_smallest(
                 lambda prefixes, shift: parts.summed(sample.prefix_counts, magnitudes, nones, prefixes, shift),
-                np.array([rank]))[0]
+                np.array([rows - sampling.goss_rank(rows) + 1]))[0]
             factors = parts.each(sample.goss_factors, magnitudes, self.first_rows, seed, draw, threshold,
                                  sampling.top_rate, sampling.other_rate)
-        weights = parts.each(tasks.times, parts.weights, factors)
-        self.drawn = (draw, weights)
-        return weights, columns
+        self.drawn = (draw, factors)
+        return factors
 
 
 def mean_one_weights(parts: Partitions, samples: int) -> list:

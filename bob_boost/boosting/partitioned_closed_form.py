@@ -18,10 +18,11 @@ import numpy as np
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from . import partition_tasks as tasks
-from .partitioned import continue_scores
+from .partitioned import PartitionSampler, continue_scores
 from .partitions import Partitions, in_order, rebuilds, summed_pieces
 from .protocol import Proposal, RoundState
 from .roots import RootCounter
+from .sampling import Sampling
 from .steps import capped_step
 
 
@@ -175,11 +176,14 @@ class PartitionedMultiClass:
         The trainer's name, in messages.
     metadata : dict
         The machine's metadata.
+    sampling : Sampling, optional
+        The rows of every round's tree, as in memory (the strata are the classes, GOSS's magnitudes the weights).
     """
 
     def __init__(self, partitions: Partitions, grower, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step: Callable, shrinkage: float, feature_fraction: float, random_state,
-                 initial: list, n_features: int, name: str, metadata: dict) -> None:
+                 initial: list, n_features: int, name: str, metadata: dict,
+                 sampling: Sampling | None = None) -> None:
         self.name, self.metadata = name, metadata
         self.partitions, self.grower, self.cost_matrix = partitions, grower, cost_matrix
         self.loss_matrix, self.exponents, self.step_rule, self.shrinkage = loss_matrix, exponents, step, shrinkage
@@ -187,6 +191,8 @@ class PartitionedMultiClass:
         self.rng = np.random.default_rng(random_state)
         self.initial = self.log_weights = initial  # the initial weights are where the checkpoints rebuild from
         self.history: list[tuple] = []
+        self.sampler = (PartitionSampler(sampling, partitions, partitions.targets)
+                        if sampling is not None and sampling.samples_rows else None)
 
     def new_machine(self, features) -> BoostedMachine:
         """An empty machine deciding by the cost matrix."""
@@ -218,14 +224,18 @@ class PartitionedMultiClass:
 
     def begin_round(self, state: RoundState) -> None:
         """The normalised sample weights and the round's feature subset."""
-        n_features = state.features.shape[1]
-        state.extra["weights"] = _normalised(self.partitions, self.log_weights)
+        n_features, parts = state.features.shape[1], self.partitions
+        weights = state.extra["weights"] = state.extra["sampled"] = _normalised(parts, self.log_weights)
         state.feature_subset = (np.arange(n_features) if self.subset_size == n_features
                                 else np.sort(self.rng.choice(n_features, self.subset_size, replace=False)))
+        if self.sampler is not None:
+            factors = self.sampler.factors(state.rounds_before + state.round_index,
+                                           lambda: parts.each(tasks.weight_magnitudes, weights))
+            state.extra["sampled"] = parts.each(tasks.times, weights, factors)
 
     def propose(self, prepared, state: RoundState) -> Proposal:
-        """The tree grown from the partitions' summed node histograms."""
-        weak, *grown = self.grower.grow(state.extra["weights"], state.feature_subset)
+        """The tree grown from the partitions' summed node histograms (of the round's sampled weights)."""
+        weak, *grown = self.grower.grow(state.extra["sampled"], state.feature_subset)
         state.extra["grown"] = grown
         return Proposal(weak)
 

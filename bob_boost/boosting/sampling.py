@@ -242,8 +242,8 @@ class Sampling:
         return column_subset(self.random_state, round_in_machine, features, self.colsample_bytree)
 
     def stratum_ranks(self, class_counts: np.ndarray) -> np.ndarray:
-        """Rows kept per stratum: ``round(subsample * n_c)``, at least 1."""
-        return np.maximum(1, np.round(self.subsample * class_counts)).astype(np.int64)
+        """Rows kept per stratum: ``round(subsample * n_c)``, at least 1 of a stratum that has rows."""
+        return np.where(class_counts > 0, np.maximum(1, np.round(self.subsample * class_counts)), 0).astype(np.int64)
 
     def goss_rank(self, rows: int) -> int:
         """The rank, from the largest, of the last row of GOSS's top share (at least 1)."""
@@ -257,8 +257,8 @@ class Sampling:
 
 def in_memory_factors(sampling: Sampling, round_in_machine: int, rows: int, strata: np.ndarray | None,
                       gradient: np.ndarray | None, weights: np.ndarray | None) -> np.ndarray:
-    """The round's (#rows,) factors for rows held in one array (``strata``: each row's stratum, every stratum
-    present, for ``"stratified"``; ``gradient``: the unweighted gradient, for GOSS).
+    """The round's (#rows,) factors for rows held in one array (``strata``: each row's stratum, for
+    ``"stratified"``; ``gradient``: the unweighted gradient, for GOSS).
 
     The order statistics come from ``numpy.partition``: exact, so the same as :func:`kth_smallest`'s.
     """
@@ -268,7 +268,7 @@ def in_memory_factors(sampling: Sampling, round_in_machine: int, rows: int, stra
     if sampling.method == "stratified":
         keys = stratum_keys(0, rows, seed, draw)
         ranks = sampling.stratum_ranks(np.bincount(strata))
-        thresholds = np.array([np.partition(keys[strata == c], r - 1)[r - 1] for c, r in enumerate(ranks)],
+        thresholds = np.array([np.partition(keys[strata == c], r - 1)[r - 1] if r else 0 for c, r in enumerate(ranks)],
                               dtype=np.uint64)
         return stratified_factors(strata, 0, seed, draw, thresholds)
     magnitudes = goss_magnitudes(gradient, weights)
@@ -298,4 +298,24 @@ def check_sampling(sampling, weak_trainer) -> Sampling | None:
         name = weak_trainer if isinstance(weak_trainer, str) else type(weak_trainer).__name__
         raise InvalidValueError(f"sampling: colsample_bytree < 1 needs stumps or gradient trees, which sample "
                                 f"columns; {name} does not")
+    return sampling
+
+
+def check_class_sampling(sampling) -> Sampling | None:
+    """``sampling`` for the multi-class algorithms, which sample columns by their own ``feature_fraction``.
+
+    Raises
+    ------
+    TypeError
+        For another type than None or :class:`Sampling`.
+    ValueError
+        For ``colsample_bytree < 1``.
+    """
+    if sampling is None:
+        return None
+    if not isinstance(sampling, Sampling):
+        raise InvalidTypeError(f"sampling: expected None or a Sampling, got {type(sampling).__name__}")
+    if sampling.colsample_bytree < 1.0:
+        raise InvalidValueError("sampling: the multi-class trainers sample columns by feature_fraction; leave "
+                                "colsample_bytree at 1")
     return sampling

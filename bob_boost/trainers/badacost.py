@@ -25,6 +25,7 @@ import numpy as np
 from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
 from ..boosting.closed_form import MulticlassCostBoosting
+from ..boosting.sampling import Sampling, check_class_sampling
 from ..boosting.steps import adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
 from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
@@ -63,14 +64,21 @@ class BAdaCostTrainer:
     random_state : int or numpy.random.Generator, optional
         Seed of the feature sampling; the same seed and data give the same
         model.
+    sampling : Sampling, optional
+        Stochastic boosting: each round's weak learner sees a sample of the
+        rows (:class:`~bob_boost.Sampling`: uniform, stratified by class, or
+        GOSS on the sample weights, which are the exponential loss's gradient
+        magnitudes); the step is found on every row. Columns are sampled by
+        ``feature_fraction``, so ``colsample_bytree`` must stay 1.
     """
 
     def __init__(self, cost_matrix, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state=None) -> None:
+                 feature_fraction: float = 1.0, random_state=None, sampling: Sampling | None = None) -> None:
         self.cost_matrix = check_cost_matrix(cost_matrix)
-        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state)
+        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state, sampling)
 
-    def _init_common(self, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state) -> None:
+    def _init_common(self, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state,
+                     sampling) -> None:
         if weak_learner is None:
             weak_learner = CostSensitiveTreeTrainer(max_depth=2)
         for method in ("prepare", "train"):
@@ -84,6 +92,7 @@ class BAdaCostTrainer:
             raise InvalidTypeError(f"random_state: expected None, an int or a numpy Generator, "
                                    f"got {type(random_state).__name__}")
         self.random_state = random_state
+        self.sampling = check_class_sampling(sampling)
 
     # -- the algorithm's configuration of the loop (SAMME and AdaBoost.M1 change it) ------------------
     # In-memory and distributed training (:class:`bob_boost.dask.DaskMultiClassBoosting`) both read it.
@@ -157,7 +166,7 @@ class BAdaCostTrainer:
             self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self.weak_step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
             metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)},
-            sample_weight=weights)
+            sample_weight=weights, sampling=self.sampling)
         return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
 
     def __repr__(self) -> str:
@@ -178,16 +187,17 @@ class SAMMETrainer(BAdaCostTrainer):
     number_of_classes : int, optional
         K; by default ``max(labels) + 1`` of the training labels (or the
         size of a machine being continued).
-    weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state
+    weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state, sampling
         As for :class:`BAdaCostTrainer`.
     """
 
     def __init__(self, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state=None, number_of_classes: int | None = None) -> None:
+                 feature_fraction: float = 1.0, random_state=None, number_of_classes: int | None = None,
+                 sampling: Sampling | None = None) -> None:
         self.number_of_classes = None if number_of_classes is None else \
             check_positive_int(number_of_classes, "number_of_classes", 2)
         self.cost_matrix = None if number_of_classes is None else self._matrix(self.number_of_classes)
-        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state)
+        self._init_common(weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state, sampling)
 
     def _matrix(self, number_of_classes: int) -> np.ndarray:
         return samme_cost_matrix(number_of_classes)

@@ -213,5 +213,6 @@ class PartitionedMultiClassBoosting:
             parts, PartitionedClassTrees(parts, layout, loss_matrix, trainer.weak_learner), cost_matrix,
             loss_matrix, exponents, trainer.weak_step, trainer.shrinkage, trainer.feature_fraction,
             trainer.random_state, initial, features.shape[1], name,
-            {"trainer": name, **self.source_metadata, "weak_learner": repr(trainer.weak_learner)})
+            {"trainer": name, **self.source_metadata, "weak_learner": repr(trainer.weak_learner)},
+            trainer.sampling)
         return run(algorithm, None, features, rounds, previous, callback)

@@ -1,0 +1,234 @@
+"""Stochastic boosting (:class:`bob_boost.Sampling`): the draws, their exactness and determinism, and the models
+they give in memory, on row partitions and on Dask."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bob_boost
+from bob_boost.boosting import sampling
+from bob_boost.boosting.partitions import LocalRows
+from bob_boost.trainers.partitioned import PartitionedBoosting
+
+
+def _binary(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 6)), 2)
+    margin = features[:, 0] + 0.6 * features[:, 1] - 0.4 * features[:, 2] + 0.5 * rng.normal(size=n)
+    return features, np.where(margin > 0.6, 1.0, -1.0)  # unbalanced: about a third positive
+
+
+def _weak(name, **options):
+    if name == "stump":
+        return bob_boost.StumpTrainer(max_bins=64, **options)
+    return bob_boost.TreeTrainer(max_bins=64, max_depth=None, max_leaves=8, min_samples_leaf=10, **options)
+
+
+def _same_machines(a, b, rtol=1e-12):
+    assert len(a) == len(b) > 0
+    assert [repr(w) for w in a.weak_machines] == [repr(w) for w in b.weak_machines]
+    np.testing.assert_allclose(a.weights, b.weights, rtol=rtol)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"subsample": 0.0}, "subsample"), ({"subsample": 1.5}, "subsample"), ({"subsample_freq": 0}, "subsample_freq"),
+    ({"method": "bagging"}, "method"), ({"colsample_bytree": 0}, "colsample_bytree"),
+    ({"method": "goss", "top_rate": 0.6, "other_rate": 0.5}, "top_rate, other_rate"),
+    ({"method": "goss", "top_rate": 1.0, "other_rate": 0.1}, "top_rate"), ({"other_rate": -0.1}, "other_rate"),
+    ({"random_state": -1}, "random_state")])
+def test_bad_sampling_arguments_are_named(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        bob_boost.Sampling(**arguments)
+
+
+def test_a_seed_must_be_an_int_and_sampling_a_sampling():
+    with pytest.raises(TypeError, match="random_state"):
+        bob_boost.Sampling(random_state=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="sampling"):
+        bob_boost.Boosting(_weak("stump"), bob_boost.LogitLoss(), sampling={"subsample": 0.5})
+
+
+def test_column_sampling_needs_a_weak_trainer_that_reads_columns():
+    with pytest.raises(ValueError, match="colsample_bytree"):
+        bob_boost.Boosting(bob_boost.LUTTrainer(4), bob_boost.LogitLoss(),
+                           sampling=bob_boost.Sampling(colsample_bytree=0.5))
+    with pytest.raises(ValueError, match="colsample_bytree"):
+        PartitionedBoosting(bob_boost.LogitLoss(), weak_learner="lut", sampling=bob_boost.Sampling(colsample_bytree=0.5))
+
+
+def test_a_rows_number_depends_on_its_global_index_only():
+    whole = sampling.uniforms(7, 3, 0, 1000)
+    assert np.array_equal(whole[250:600], sampling.uniforms(7, 3, 250, 350))
+    assert not np.array_equal(whole, sampling.uniforms(7, 4, 0, 1000))
+    assert not np.array_equal(whole, sampling.uniforms(8, 3, 0, 1000))
+    assert 0.0 <= whole.min() and whole.max() < 1.0
+    # uniform on [0, 1): mean 1/2, variance 1/12, within 5 standard errors
+    many = sampling.uniforms(1, 0, 0, 200_000)
+    assert abs(many.mean() - 0.5) < 5 * np.sqrt(1 / 12 / many.size)
+    assert abs(np.mean(many < 0.3) - 0.3) < 5 * np.sqrt(0.21 / many.size)
+
+
+def test_the_radix_selection_is_numpys_order_statistic_on_any_split_of_the_keys():
+    rng = np.random.default_rng(1)
+    keys = sampling.float_keys(np.abs(rng.standard_cauchy(5000)))
+    keys[:40] = keys[40]  # ties
+    groups = rng.integers(0, 3, size=keys.size)
+    ranks = np.array([1, 700, int(np.sum(groups == 2))])
+    blocks = np.split(np.arange(keys.size), [1000, 1001, 3500])
+
+    def counts(prefixes, shift):
+        return sum(sampling.prefix_counts(keys[b], groups[b], prefixes, shift) for b in blocks)
+    expected = [np.sort(keys[groups == g])[r - 1] for g, r in enumerate(ranks)]
+    assert sampling.kth_smallest(counts, ranks).tolist() == expected
+
+
+def test_stratified_rows_keep_every_class_share_exactly():
+    features, labels = _binary()
+    strata = (labels > 0).astype(np.int64)
+    chosen = sampling.Sampling(subsample=0.3, method="stratified", random_state=5)
+    factors = sampling.in_memory_factors(chosen, 0, labels.size, strata, None, None)
+    for c in (0, 1):
+        assert factors[strata == c].sum() == max(1, round(0.3 * np.sum(strata == c)))
+    assert set(np.unique(factors)) == {0.0, 1.0}
+
+
+def test_rows_are_drawn_again_every_subsample_freq_rounds():
+    chosen = sampling.Sampling(subsample=0.5, subsample_freq=3, random_state=2)
+    draws = [sampling.in_memory_factors(chosen, place, 500, None, None, None) for place in range(4)]
+    assert np.array_equal(draws[0], draws[1]) and np.array_equal(draws[0], draws[2])
+    assert not np.array_equal(draws[2], draws[3])
+    assert abs(draws[0].mean() - 0.5) < 0.1
+
+
+def test_goss_keeps_the_top_share_and_its_histogram_sums_are_unbiased():
+    rng = np.random.default_rng(3)
+    gradient = rng.normal(size=(400, 1)) * rng.exponential(size=(400, 1))
+    codes = rng.integers(0, 5, size=400)
+    top_rate, other_rate = 0.2, 0.1
+    magnitude = np.abs(gradient[:, 0])
+    top = magnitude >= np.sort(magnitude)[-80]
+    full = np.bincount(codes, weights=gradient[:, 0], minlength=5)
+    estimates = []
+    for seed in range(3000):
+        chosen = sampling.Sampling(method="goss", top_rate=top_rate, other_rate=other_rate, random_state=seed)
+        factors = sampling.in_memory_factors(chosen, 0, 400, None, gradient, None)
+        assert np.all(factors[top] == 1.0)
+        assert set(np.unique(factors[~top])) <= {0.0, (1 - top_rate) / other_rate}
+        estimates.append(np.bincount(codes, weights=gradient[:, 0] * factors, minlength=5))
+    estimates = np.array(estimates)
+    standard_error = estimates.std(axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(estimates.mean(axis=0) - full) < 5 * standard_error)
+    assert np.all(standard_error > 0)
+
+
+@pytest.mark.parametrize("weak", ["stump", "tree"])
+def test_full_sampling_is_no_sampling(weak):
+    features, labels = _binary()
+    plain = bob_boost.Boosting(_weak(weak), bob_boost.LogitLoss()).train(features, labels, 8)
+    for method in ("uniform", "stratified"):
+        full = bob_boost.Boosting(_weak(weak), bob_boost.LogitLoss(),
+                                  sampling=bob_boost.Sampling(method=method, random_state=4)).train(features, labels, 8)
+        _same_machines(full, plain, rtol=0)
+
+
+@pytest.mark.parametrize("weak", ["stump", "tree"])
+@pytest.mark.parametrize("method", ["uniform", "stratified", "goss"])
+def test_sampled_models_are_the_same_in_memory_and_on_partitions(weak, method):
+    features, labels = _binary()
+    chosen = bob_boost.Sampling(subsample=0.5, method=method, colsample_bytree=0.5, random_state=11)
+    memory = bob_boost.Boosting(_weak(weak), bob_boost.LogitLoss(), step_rule="newton", sampling=chosen).train(
+        features, labels, 10)
+    plain = bob_boost.Boosting(_weak(weak), bob_boost.LogitLoss(), step_rule="newton").train(features, labels, 10)
+    assert [repr(w) for w in memory.weak_machines] != [repr(w) for w in plain.weak_machines]
+    tree = _weak("tree") if weak == "tree" else None
+    partitioned = PartitionedBoosting(bob_boost.LogitLoss(), 64, weak_learner=weak, tree=tree, sampling=chosen,
+                                      step_rule="newton").train_on(LocalRows([600, 1, 899]), features, labels, 10)
+    _same_machines(partitioned, memory, rtol=1e-10)
+
+
+def test_column_samples_restrict_every_tree_and_stump_to_their_columns():
+    features, labels = _binary()
+    chosen = bob_boost.Sampling(colsample_bytree=0.34, random_state=9)
+    for weak in ("stump", "tree"):
+        machine = bob_boost.Boosting(_weak(weak), bob_boost.LogitLoss(), sampling=chosen).train(features, labels, 6)
+        for place, weak_machine in enumerate(machine.weak_machines):
+            used = weak_machine.features[weak_machine.features >= 0] if weak == "tree" else [weak_machine.index]
+            assert set(np.asarray(used).tolist()) <= set(chosen.columns(place, 6).tolist())
+            assert chosen.columns(place, 6).size == 2
+
+
+def test_sampled_trees_do_not_depend_on_the_thread_count():
+    features, labels = _binary(4000)
+    chosen = bob_boost.Sampling(subsample=0.6, colsample_bytree=0.7, random_state=1)
+    machines = [bob_boost.Boosting(_weak("tree", n_threads=threads), bob_boost.LogitLoss(), sampling=chosen).train(
+        features, labels, 6) for threads in (1, 2, 4)]
+    for other in machines[1:]:
+        _same_machines(other, machines[0], rtol=0)
+
+
+def test_a_continued_machine_draws_as_one_longer_run():
+    features, labels = _binary()
+    chosen = bob_boost.Sampling(subsample=0.5, subsample_freq=2, colsample_bytree=0.5, random_state=6)
+    trainer = bob_boost.Boosting(_weak("tree"), bob_boost.LogitLoss(), sampling=chosen)
+    once = trainer.train(features, labels, 8)
+    twice = trainer.train(features, labels, 3)
+    trainer.train(features, labels, 5, boosted_machine=twice)
+    _same_machines(twice, once, rtol=0)
+
+
+def test_stratified_sampling_refuses_continuous_targets_and_leaves_inputs_alone():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(600, 3))
+    targets = features[:, 0] + rng.normal(size=600)
+    with pytest.raises(ValueError, match="stratified"):
+        bob_boost.Boosting(_weak("tree"), bob_boost.SquaredLoss(),
+                           sampling=bob_boost.Sampling(subsample=0.5, method="stratified")).train(features, targets, 2)
+    weights = rng.uniform(0.5, 2.0, size=600)
+    copies = features.copy(), targets.copy(), weights.copy()
+    bob_boost.Boosting(_weak("tree"), bob_boost.SquaredLoss(), sampling=bob_boost.Sampling(
+        method="goss", random_state=2)).train(features, targets, 3, sample_weight=weights)
+    for given, copy in zip((features, targets, weights), copies):
+        assert np.array_equal(given, copy)
+
+
+def test_sampled_dask_trees_are_the_in_memory_trees(client):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoosting
+    features, labels = _binary()
+    for method in ("uniform", "goss"):
+        chosen = bob_boost.Sampling(subsample=0.5, method=method, colsample_bytree=0.5, random_state=12)
+        memory = bob_boost.Boosting(_weak("tree"), bob_boost.LogitLoss(), sampling=chosen).train(features, labels, 6)
+        machine = DaskBoosting(bob_boost.LogitLoss(), 64, client=client, weak_learner="tree", tree=_weak("tree"),
+                               sampling=chosen).train(da.from_array(features, chunks=(500, 6)),
+                                                      da.from_array(labels, chunks=500), 6)
+        _same_machines(machine, memory, rtol=1e-10)
+
+
+def _three_classes(n=900, seed=4):
+    rng = np.random.default_rng(seed)
+    features = np.round(rng.normal(size=(n, 4)), 2)
+    labels = (features[:, 0] > 0).astype(np.int64) + (features[:, 1] + 0.3 * rng.normal(size=n) > 0.5)
+    return features, labels
+
+
+@pytest.mark.parametrize("method", ["uniform", "stratified", "goss"])
+def test_sampled_badacost_trees_are_the_same_in_memory_and_on_partitions(method):
+    from bob_boost.trainers.partitioned_classes import PartitionedMultiClassBoosting
+    features, labels = _three_classes()
+    chosen = bob_boost.Sampling(subsample=0.5, method=method, top_rate=0.3, other_rate=0.3, random_state=8)
+    trainer = bob_boost.BAdaCostTrainer(1.0 - np.eye(3), bob_boost.CostSensitiveTreeTrainer(max_depth=3),
+                                        number_of_rounds=6, sampling=chosen)
+    memory = trainer.train(features, labels)
+    plain = bob_boost.BAdaCostTrainer(1.0 - np.eye(3), bob_boost.CostSensitiveTreeTrainer(max_depth=3),
+                                      number_of_rounds=6).train(features, labels)
+    assert memory.weak_machines != plain.weak_machines
+    partitioned = PartitionedMultiClassBoosting(trainer).train_on(LocalRows((250, 13, 637)), features, labels)
+    assert partitioned.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(partitioned.weights, memory.weights, rtol=1e-12, atol=0)
+
+
+def test_the_multiclass_trainers_sample_columns_by_feature_fraction_only():
+    with pytest.raises(ValueError, match="feature_fraction"):
+        bob_boost.SAMMETrainer(sampling=bob_boost.Sampling(colsample_bytree=0.5))
+    with pytest.raises(TypeError, match="sampling"):
+        bob_boost.SAMMETrainer(sampling=0.5)
