@@ -35,6 +35,7 @@ from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
 from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.softmax import SoftmaxLoss
 from .losses.squared import SquaredLoss
+from .boosting.sampling import Sampling
 from .machine import BoostedMachine
 from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
@@ -195,7 +196,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
                 n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = 31,
                 tree_growth: str = "leafwise", tree_outputs: str = "per_output",
-                tree_quantized_gradients: int | None = None) -> Recipe:
+                tree_quantized_gradients: int | None = None, sampling: Sampling | None = None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -242,6 +243,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         The generic trainer's gradient trees: ``max_leaves``, ``growth``,
         ``multi_output`` and ``quantized_gradients`` of :class:`~bob_boost.TreeTrainer`
         (by default 31 leaves grown leaf-wise, as LightGBM).
+    sampling : Sampling, optional
+        Stochastic boosting (:class:`~bob_boost.Sampling`) of the generic and the multi-class trainers
+        (whose columns ``feature_fraction`` samples); AdaBoostDB and Cost-Sensitive AdaBoost take none.
 
     Raises
     ------
@@ -258,8 +262,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                   2 if tree_depth is None else tree_depth, cost_matrix,
                                   dict(number_of_rounds=number_of_rounds,
                                        shrinkage=1.0 if shrinkage is None else shrinkage,
-                                       feature_fraction=feature_fraction, random_state=random_state), missing)
+                                       feature_fraction=feature_fraction, random_state=random_state,
+                                       sampling=sampling), missing)
     if trainer in BINARY_COST_TRAINERS:
+        if sampling is not None:
+            raise InvalidValueError(f"sampling: {trainer!r} chooses each stump with its closed-form step on every "
+                                    f"sample; it takes no subsampling")
         if number_of_classes != 2:
             raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
         if weak_learner != "stump":  # recorded in the model's metadata: it must be what was trained
@@ -272,12 +280,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
                             dict(max_depth=tree_depth, max_leaves=tree_leaves, growth=tree_growth,
                                  multi_output=tree_outputs, quantized_gradients=tree_quantized_gradients),
-                            shrinkage, missing)
+                            shrinkage, missing, sampling)
 
 
 def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style, cost_positive,
                      cost_negative, cost_matrix, one_vs_rest: bool, max_bins, n_threads, tree_options: dict,
-                     shrinkage, missing) -> Recipe:
+                     shrinkage, missing, sampling) -> Recipe:
     if loss is None:
         loss = "squared" if number_of_classes is None else ("exponential" if number_of_classes == 2 else "logit")
     loss_function = (loss if isinstance(loss, LossFunction)
@@ -311,7 +319,8 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
     else:
         weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads,
                           missing=missing)
-    return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage), loss_function, kind)
+    return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage, sampling=sampling),
+                  loss_function, kind)
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,

@@ -53,7 +53,8 @@ def test_column_sampling_needs_a_weak_trainer_that_reads_columns():
         bob_boost.Boosting(bob_boost.LUTTrainer(4), bob_boost.LogitLoss(),
                            sampling=bob_boost.Sampling(colsample_bytree=0.5))
     with pytest.raises(ValueError, match="colsample_bytree"):
-        PartitionedBoosting(bob_boost.LogitLoss(), weak_learner="lut", sampling=bob_boost.Sampling(colsample_bytree=0.5))
+        PartitionedBoosting(bob_boost.LogitLoss(), weak_learner="lut",
+                            sampling=bob_boost.Sampling(colsample_bytree=0.5))
 
 
 def test_a_rows_number_depends_on_its_global_index_only():
@@ -158,7 +159,7 @@ def test_column_samples_restrict_every_tree_and_stump_to_their_columns():
 
 
 def test_sampled_trees_do_not_depend_on_the_thread_count():
-    features, labels = _binary(4000)
+    features, labels = _binary(40_000)  # above twice PART_ROWS: the root's histogram is built in parts
     chosen = bob_boost.Sampling(subsample=0.6, colsample_bytree=0.7, random_state=1)
     machines = [bob_boost.Boosting(_weak("tree", n_threads=threads), bob_boost.LogitLoss(), sampling=chosen).train(
         features, labels, 6) for threads in (1, 2, 4)]
@@ -232,3 +233,54 @@ def test_the_multiclass_trainers_sample_columns_by_feature_fraction_only():
         bob_boost.SAMMETrainer(sampling=bob_boost.Sampling(colsample_bytree=0.5))
     with pytest.raises(TypeError, match="sampling"):
         bob_boost.SAMMETrainer(sampling=0.5)
+
+
+def _cancer():
+    datasets = pytest.importorskip("sklearn.datasets", reason="the estimators need scikit-learn")
+    return datasets.load_breast_cancer(return_X_y=True)
+
+
+@pytest.mark.parametrize("arguments, name", [({"subsample": 0.0}, "subsample"), ({"sampling": "bag"}, "sampling"),
+                                             ({"colsample_bytree": 2.0}, "colsample_bytree"),
+                                             ({"subsample_freq": 0}, "subsample_freq"),
+                                             ({"sampling": "goss", "top_rate": 0.7, "other_rate": 0.7}, "top_rate")])
+def test_the_estimators_name_a_bad_sampling_parameter(arguments, name):
+    from bob_boost.sklearn import BAdaCostClassifier, BoostingClassifier
+    X, y = _cancer()
+    for estimator in (BoostingClassifier(n_estimators=2, **arguments),
+                      BAdaCostClassifier(n_estimators=2, **{k: v for k, v in arguments.items()
+                                                            if k != "colsample_bytree"})):
+        if "colsample_bytree" in arguments and isinstance(estimator, BAdaCostClassifier):
+            continue
+        with pytest.raises(ValueError, match=name):
+            estimator.fit(X, y)
+
+
+def test_a_regressor_is_not_stratified_and_a_warm_start_draws_as_one_fit():
+    from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
+    X, y = _cancer()
+    with pytest.raises(ValueError, match="sampling: 'stratified'"):
+        BoostingRegressor(sampling="stratified", subsample=0.5).fit(X, y.astype(float))
+    options = dict(weak_learner="tree", subsample=0.5, subsample_freq=2, colsample_bytree=0.5, random_state=3)
+    once = BoostingClassifier(n_estimators=12, **options).fit(X, y)
+    warm = BoostingClassifier(n_estimators=5, warm_start=True, **options).fit(X, y)
+    warm.set_params(n_estimators=12).fit(X, y)
+    _same_machines(warm.machine_, once.machine_, rtol=0)
+    plain = BoostingClassifier(n_estimators=12, weak_learner="tree").fit(X, y)
+    assert [repr(w) for w in plain.machine_.weak_machines] != [repr(w) for w in once.machine_.weak_machines]
+
+
+def test_the_dask_estimators_sample_the_rows_sampled_in_memory(client):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBAdaCostClassifier, DaskBoostingClassifier
+    from bob_boost.sklearn import BAdaCostClassifier, BoostingClassifier
+    X, y = _cancer()
+    chunked = da.from_array(X, chunks=(200, 30))
+    options = dict(n_estimators=8, max_bins=64, weak_learner="tree", subsample=0.5, colsample_bytree=0.5)
+    memory = BoostingClassifier(**options).fit(X, y)
+    remote = DaskBoostingClassifier(**options).fit(chunked, y)
+    _same_machines(remote.machine_, memory.machine_, rtol=1e-10)
+    options = dict(n_estimators=5, subsample=0.5, sampling="stratified")
+    memory = BAdaCostClassifier(**options).fit(X, y)
+    remote = DaskBAdaCostClassifier(**options).fit(chunked, y)
+    assert remote.machine_.weak_machines == memory.machine_.weak_machines

@@ -10,6 +10,7 @@ from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, sam
 from ..recipes import make_recipe
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
 from ..sklearn._compat import check_is_fitted
+from ..sklearn._fitting import estimator_sampling
 from ..sklearn.cost_sensitive import COST_PRESETS
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
 from . import _dask
@@ -101,7 +102,7 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier, BAdaCostClassifier):
         As in memory: ``"balanced"`` from class sizes summed on the cluster; ``"imbalance"`` from the
         confusions of a SAMME model trained on the cluster first (the confusions counted there).
     max_depth, n_estimators, shrinkage, feature_fraction, random_state, class_weight, validation_fraction, \
-n_iter_no_change, tol, warm_start, missing
+n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling, top_rate, other_rate
         As in :class:`~bob_boost.sklearn.BAdaCostClassifier` (a warm start keeps the fitted cost matrix).
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -123,12 +124,15 @@ n_iter_no_change, tol, warm_start, missing
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, missing: str | None = None, client=None) -> None:
+                 warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
+                 subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2, other_rate: float = 0.1,
+                 client=None) -> None:
         super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
                          shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
                          class_weight=class_weight, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, missing=missing)
+                         scoring=scoring, warm_start=warm_start, missing=missing, subsample=subsample,
+                         subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
@@ -150,7 +154,8 @@ n_iter_no_change, tol, warm_start, missing
         k = self.classes_.size
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
-                       random_state=self._seed("_trainer_seed"), missing=missing)
+                       random_state=self._seed("_trainer_seed"), missing=missing,
+                       sampling=estimator_sampling(self, previous is not None))
         costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=costs, **options)
         features, encoded, weights, stopper = self._held_out(features, encoded, weights, recipe.loss)

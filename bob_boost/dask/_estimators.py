@@ -12,6 +12,7 @@ from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
 from ..sklearn._compat import check_is_fitted
+from ..sklearn._fitting import estimator_sampling
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 from ._estimator_base import _DaskClassifier, _DaskEstimator, _HeldOut
@@ -33,8 +34,9 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
     ----------
     loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
 class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
-growth, multi_output
-        As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`).
+growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree
+        As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`; the
+        sampled rows are those sampled in memory).
     max_bins : int
         Bins per feature (2 .. 256 on a cluster, whose codes are one byte).
     n_threads : int or None
@@ -76,7 +78,9 @@ growth, multi_output
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
                  max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
-                 quantized_gradients: int | None = None, client=None) -> None:
+                 quantized_gradients: int | None = None,
+                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, client=None) -> None:
         super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, selection_style=selection_style,
                          max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
@@ -84,7 +88,9 @@ growth, multi_output
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
                          max_leaves=max_leaves, growth=growth, multi_output=multi_output,
-                         quantized_gradients=quantized_gradients)
+                         quantized_gradients=quantized_gradients,
+                         subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
+                         other_rate=other_rate, colsample_bytree=colsample_bytree)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
@@ -118,7 +124,7 @@ growth, multi_output
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style, n_threads=n_threads,
-                               **_tree_options(self, recipe))
+                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
         if previous is not None and rounds == len(previous):
             return self._unchanged()
         features, targets, weights, stopper = self._held_out(
@@ -143,7 +149,8 @@ class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
     Parameters
     ----------
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
-n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power
+n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, subsample, \
+subsample_freq, sampling, top_rate, other_rate, colsample_bytree
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
     loss : {"squared_error", "poisson", "gamma", "tweedie"}
         As in memory; the losses whose optimal constant is a function of the weighted mean (the others,
@@ -172,14 +179,18 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tw
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
-                 huber_delta: float = 1.0, tweedie_power: float = 1.5, client=None) -> None:
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5,
+                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, client=None) -> None:
         super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
                          max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
                          max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients, loss=loss,
-                         quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power)
+                         quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power,
+                         subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
+                         other_rate=other_rate, colsample_bytree=colsample_bytree)
         self.client = client
 
     def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
@@ -215,7 +226,7 @@ n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tw
                                                                                                    weights)]]))
         trainer = DaskBoosting(loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None, n_threads=n_threads,
-                               **_tree_options(self, recipe))
+                               sampling=self._sampling(previous is not None), **_tree_options(self, recipe))
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       baseline=intercept, callback=stopper, boosted_machine=previous)
         self._record_validation()

@@ -94,20 +94,21 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = root_totals
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, values,
-                               no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves, min_samples,
-                               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
-                               slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_total, 0,
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values,
+                               values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
+                               min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
+                               slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
+                               node_right[t], leaf_values[t], sample_node, shared_root, root_total, 0,
                                tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], width, values))
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
 
 
 @numba.njit(**_JIT)
 def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-                         feature_of_bin, allowed, gradient, hessian, levels, seed, packing, max_depth, max_leaves, min_samples,
-                         min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
-                         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
+                         feature_of_bin, allowed, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
+                         min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
+                         slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
+                         outputs):
     """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
 
     Each tree's column is quantised and packed into the ``w`` int64 columns of
@@ -141,8 +142,8 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, packed, reals[j],
-                               packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, packed,
+                               reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy(), 0,

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidValueError
+from . import _fitting
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ._base import CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _check_splittable
 from .regression import BoostingRegressor  # re-exported: its import path before it had a module of its own
@@ -98,8 +99,28 @@ class BoostingClassifier(_BoostedClassifier):
         machine (on the same data: the result equals one fit of the larger
         number, bit for bit); a smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the validation split (kept across warm starts; None: seed 0,
-        the same held-out samples in every fit of the same data).
+        Seed of the validation split and of the subsampling (kept across
+        warm starts; None: seed 0, the same held-out and sampled samples in
+        every fit of the same data).
+    subsample : float
+        Stochastic boosting: the share in (0, 1] of the training samples each
+        round's weak machine is fitted to, drawn anew every
+        ``subsample_freq`` rounds (Friedman's stochastic gradient boosting,
+        LightGBM's ``bagging_fraction``); the round's weight is fitted on
+        every sample. 1.0 (the default): every sample.
+    subsample_freq : int
+        Draw new samples every this many rounds (>= 1).
+    sampling : {"uniform", "stratified", "goss"}
+        How the samples are drawn: independently (``"uniform"``), exactly
+        ``subsample`` of each class (``"stratified"``, classifiers), or by
+        gradient-based one-side sampling (``"goss"``: the ``top_rate`` of
+        largest gradients and ``other_rate`` of the others, re-weighted; it
+        ignores ``subsample``). See :class:`bob_boost.Sampling`.
+    top_rate, other_rate : float
+        GOSS's shares (each in (0, 1], their sum at most 1).
+    colsample_bytree : float
+        The share in (0, 1] of the features each round's stumps or trees may
+        use (at least one), drawn every round.
 
     Attributes
     ----------
@@ -138,7 +159,9 @@ class BoostingClassifier(_BoostedClassifier):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
                  scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
                  max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
-                 quantized_gradients: int | None = None) -> None:
+                 quantized_gradients: int | None = None,
+                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -161,6 +184,12 @@ class BoostingClassifier(_BoostedClassifier):
         self.growth = growth
         self.multi_output = multi_output
         self.quantized_gradients = quantized_gradients
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.sampling = sampling
+        self.top_rate = top_rate
+        self.other_rate = other_rate
+        self.colsample_bytree = colsample_bytree
 
     def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -203,7 +232,9 @@ class BoostingClassifier(_BoostedClassifier):
                              selection_style=self.selection_style, max_bins=self.max_bins,
                              n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
                              missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
-                             tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients)
+                             tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
+                             sampling=_fitting.estimator_sampling(
+                                 self, self.warm_start and hasattr(self, "machine_")))
         targets = self._encoding.targets(recipe.target_kind, encoded)
         self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept)
         self.machine_.metadata.update(self._classifier_metadata())

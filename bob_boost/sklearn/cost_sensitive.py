@@ -13,7 +13,7 @@ from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._base import _BoostedClassifier, _check_splittable
-from ._fitting import kept_seed
+from ._fitting import estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
 COST_PRESETS = ("balanced", "imbalance")
@@ -237,6 +237,12 @@ class BAdaCostClassifier(_BoostedClassifier):
         Seed of the feature sampling (used only when ``feature_fraction < 1``)
         and of the validation split (None: a feature-sampling seed drawn
         once, and seed 0 for the validation split).
+    subsample, subsample_freq, sampling, top_rate, other_rate
+        Stochastic boosting of the trees' rows, as in
+        :class:`~bob_boost.sklearn.BoostingClassifier` (GOSS's gradient
+        magnitudes are the sample weights, the exponential loss's gradient;
+        seeded as the validation split); the step is found on every sample.
+        Columns are sampled by ``feature_fraction``.
 
     Attributes
     ----------
@@ -271,7 +277,9 @@ class BAdaCostClassifier(_BoostedClassifier):
     def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, missing: str | None = None) -> None:
+                 warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
+                 subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
+                 other_rate: float = 0.1) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
@@ -286,6 +294,11 @@ class BAdaCostClassifier(_BoostedClassifier):
         self.tol = tol
         self.scoring = scoring
         self.warm_start = warm_start
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.sampling = sampling
+        self.top_rate = top_rate
+        self.other_rate = other_rate
 
     def fit(self, X, y, sample_weight=None) -> "BAdaCostClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -317,7 +330,8 @@ class BAdaCostClassifier(_BoostedClassifier):
             seed = kept_seed(self, "_trainer_seed", self.warm_start and hasattr(self, "machine_"))
         options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
-                       random_state=seed, missing=self.missing)
+                       random_state=seed, missing=self.missing,
+                       sampling=estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
         matrix = self._cost_matrix(X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
         self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded, kept=kept)

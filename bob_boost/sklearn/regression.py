@@ -13,6 +13,7 @@ from ..labels import REGRESSION_METADATA
 from ..losses import LossFunction
 from ..losses.squared import check_target_range
 from ..machine import BoostedMachine
+from . import _fitting
 from ..recipes import make_recipe, make_regression_loss
 from ._base import WEAK_LEARNERS, _BoostedEstimator, _check_lut_features
 from ._compat import RegressorMixin, check_is_fitted, r2_score
@@ -89,8 +90,28 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         machine (on the same data: the result equals one fit of the larger
         number, bit for bit); a smaller one is an error.
     random_state : None, int or numpy.random.RandomState
-        Seed of the validation split (kept across warm starts; None: seed 0,
-        the same held-out samples in every fit of the same data).
+        Seed of the validation split and of the subsampling (kept across
+        warm starts; None: seed 0, the same held-out and sampled samples in
+        every fit of the same data).
+    subsample : float
+        Stochastic boosting: the share in (0, 1] of the training samples each
+        round's weak machine is fitted to, drawn anew every
+        ``subsample_freq`` rounds (Friedman's stochastic gradient boosting,
+        LightGBM's ``bagging_fraction``); the round's weight is fitted on
+        every sample. 1.0 (the default): every sample.
+    subsample_freq : int
+        Draw new samples every this many rounds (>= 1).
+    sampling : {"uniform", "stratified", "goss"}
+        How the samples are drawn: independently (``"uniform"``), exactly
+        ``subsample`` of each class (``"stratified"``, classifiers), or by
+        gradient-based one-side sampling (``"goss"``: the ``top_rate`` of
+        largest gradients and ``other_rate`` of the others, re-weighted; it
+        ignores ``subsample``). See :class:`bob_boost.Sampling`.
+    top_rate, other_rate : float
+        GOSS's shares (each in (0, 1], their sum at most 1).
+    colsample_bytree : float
+        The share in (0, 1] of the features each round's stumps or trees may
+        use (at least one), drawn every round.
     loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie"}
         The loss, by scikit-learn's names (:class:`~bob_boost.SquaredLoss`,
         :class:`~bob_boost.losses.AbsoluteErrorLoss`, ...). The Poisson loss
@@ -137,7 +158,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
-                 huber_delta: float = 1.0, tweedie_power: float = 1.5) -> None:
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5,
+                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -160,10 +183,24 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.quantile = quantile
         self.huber_delta = huber_delta
         self.tweedie_power = tweedie_power
+        self.subsample = subsample
+        self.subsample_freq = subsample_freq
+        self.sampling = sampling
+        self.top_rate = top_rate
+        self.other_rate = other_rate
+        self.colsample_bytree = colsample_bytree
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""
         return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power)
+
+    def _sampling(self, continuing: bool):
+        """The subsampling of the parameters (:func:`~bob_boost.sklearn._fitting.estimator_sampling`), which
+        cannot be stratified: a regressor has no classes."""
+        if self.sampling == "stratified":
+            raise InvalidValueError("sampling: 'stratified' draws from every class; a regressor has none (use "
+                                    "'uniform' or 'goss')")
+        return _fitting.estimator_sampling(self, continuing)
 
     def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
@@ -202,7 +239,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
-                                 tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients)
+                                 tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
+                                 sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept)  # the intercept is its baseline
         else:
             column = y[:, np.newaxis]
