@@ -9,6 +9,7 @@ import pytest
 from bob_boost import (BoostedMachine, Boosting, ExponentialLoss, LogitLoss, LUTTrainer, SquaredLoss, StumpTrainer,
                        TangentialLoss)
 from bob_boost.binning import BinnedFeatures
+from bob_boost.boosting.protocol import RoundState
 from bob_boost.boosting.steps import fit_weights, newton_fit_weights
 from bob_boost.engine import edges
 from bob_boost.weak import LUTMachine, StumpMachine
@@ -116,7 +117,7 @@ def test_codes_of_float32_features_agree_with_the_stumps():
     trainer = StumpTrainer(max_bins=32)
     binned = trainer.prepare(x32)
     state_gradient = -y[:, np.newaxis]
-    proposal = trainer.propose(binned, type("State", (), {"gradient": state_gradient})())
+    proposal = trainer.propose(binned, RoundState(features=x32, scores=None, gradient=state_gradient))
     assert np.array_equal(proposal.outputs, proposal.machine.forward(x32))
 
 
