@@ -284,3 +284,32 @@ def test_the_dask_estimators_sample_the_rows_sampled_in_memory(client):
     memory = BAdaCostClassifier(**options).fit(X, y)
     remote = DaskBAdaCostClassifier(**options).fit(chunked, y)
     assert remote.machine_.weak_machines == memory.machine_.weak_machines
+
+
+def test_a_sampled_tree_grows_on_its_rows_alone():
+    # min_samples_leaf counts the sampled rows: 30% of all rows on each side cannot be met by half of them
+    features, labels = _binary(2000)
+    tree = bob_boost.TreeTrainer(max_depth=1, max_leaves=None, min_samples_leaf=600)
+    full = bob_boost.Boosting(tree, bob_boost.LogitLoss()).train(features, labels, 2)
+    assert all(weak.features[0] >= 0 for weak in full.weak_machines)
+    sampled = bob_boost.Boosting(tree, bob_boost.LogitLoss(), sampling=bob_boost.Sampling(subsample=0.5)).train(
+        features, labels, 2)
+    assert all(np.all(weak.features < 0) for weak in sampled.weak_machines)
+
+
+def test_a_column_layout_gives_the_full_layouts_sums_of_its_columns():
+    from bob_boost.engine.tree_histograms import build_histogram
+    features, _ = _binary(3000)
+    features[:2500, 3] = 0.0  # a sparse column
+    coded = _weak("tree").prepare(features).coded
+    values = np.random.default_rng(0).normal(size=(3000, 2))
+    order = np.arange(3000)
+    columns = np.array([1, 3, 4])
+    cells = coded.codes.shape[0] * coded.number_of_bins
+    results = []
+    for layout in (coded.row_layout(), coded.column_layout(columns)):
+        sums, counts = np.empty((cells, 2)), np.empty(cells, dtype=np.int64)
+        build_histogram(layout, coded.mode_bins, coded.number_of_bins, values, order, 0, 3000, values.sum(axis=0),
+                        3000, sums, counts)
+        results.append((sums.reshape(6, -1, 2)[columns], counts.reshape(6, -1)[columns]))
+    assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])

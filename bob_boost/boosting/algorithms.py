@@ -76,7 +76,8 @@ class GradientBoosting:
         self.sampling = sampling
         self.strata = (strata_of(targets, check_strata(distinct_rows(targets)))
                        if sampling is not None and sampling.samples_rows and sampling.method == "stratified" else None)
-        self._drawn: tuple[int, np.ndarray] | None = None  # the last draw's factors, reused every subsample_freq
+        # the last draw's factors and rows, reused for subsample_freq rounds
+        self._drawn: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -133,11 +134,10 @@ class GradientBoosting:
         if not sampling.samples_rows:
             return self.sample_weight
         draw = sampling.draw(place)
-        if self._drawn is not None and self._drawn[0] == draw and sampling.method != "goss":
-            factors = self._drawn[1]
-        else:
+        if self._drawn is None or self._drawn[0] != draw or sampling.method == "goss":
             factors = in_memory_factors(sampling, place, gradient.shape[0], self.strata, gradient, self.sample_weight)
-            self._drawn = (draw, factors)
+            self._drawn = (draw, factors, np.flatnonzero(factors))
+        factors, state.rows = self._drawn[1:]
         return factors if self.sample_weight is None else self.sample_weight * factors
 
     def _with_hessian(self) -> bool:

@@ -105,7 +105,7 @@ class PartitionedGradientBoosting:
     def propose(self, prepared, state: RoundState) -> Proposal | None:
         """A gradient tree, or the stump or table the in-memory rule picks from the summed histograms."""
         parts = self.partitions
-        weights, columns = parts.weights, None
+        weights, columns, factors = parts.weights, None, None
         if self.sampler is not None:
             place = state.rounds_before + state.round_index
             columns = self.sampler.sampling.columns(place, len(self.offsets) - 1)
@@ -114,7 +114,8 @@ class PartitionedGradientBoosting:
             if factors is not None:
                 weights = parts.each(tasks.times, parts.weights, factors)
         if self.trees is not None:
-            weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step, weights, columns)
+            weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step, weights, columns,
+                                                                         factors)
         else:
             pieces = parts.each(tasks.gradient_histogram, parts.coded, parts.targets, parts.scores,
                                 weights, self.loss, self.offsets)

@@ -83,6 +83,10 @@ class RoundState:
         may use (multi-class boosting).
     log_weights : numpy.ndarray, optional
         Log sample weights (cost-sensitive stump boosting).
+    rows : numpy.ndarray, optional
+        The ascending rows a sampled round's weak machine is fitted to (generic boosting with a
+        :class:`~bob_boost.boosting.sampling.Sampling`); the others have zero gradient and hessian. A tree
+        grows on these rows alone (its ``min_samples_leaf`` counts them); None: every row.
     track_scores : bool
         Whether :attr:`scores` must follow every round.
     score_offset : numpy.ndarray, optional
@@ -106,6 +110,7 @@ class RoundState:
     loss_matrix: np.ndarray | None = None
     feature_subset: np.ndarray | None = None
     log_weights: np.ndarray | None = None
+    rows: np.ndarray | None = None
     track_scores: bool = True
     score_offset: np.ndarray | None = None
     prepared: Any = None

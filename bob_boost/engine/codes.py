@@ -174,6 +174,23 @@ class CodedFeatures:
                                 entry_bins, self.codes, dense)
         return self._row_layout
 
+    def column_layout(self, columns: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`row_layout` of the features ``columns`` only (a round's column sample), built anew: histograms
+        over it leave the other features' bins at zero, and cost the sampled features' entries only.
+
+        The sums of a sampled feature's bins are those of the full layout, bit for bit: each bin still adds its
+        rows in ascending order.
+        """
+        dense_rows, dense_bases, row_starts, entry_bins, codes, dense = self.row_layout()
+        allowed = np.zeros(self.codes.shape[0], dtype=bool)
+        allowed[columns] = True
+        kept_dense = allowed[dense]
+        starts = np.empty(row_starts.size, dtype=np.int64)
+        kept = np.empty_like(entry_bins)
+        count = kernels.kept_entries(row_starts, entry_bins, self.number_of_bins, allowed, starts, kept)
+        return (np.ascontiguousarray(dense_rows[:, kept_dense]), dense_bases[kept_dense], starts, kept[:count], codes,
+                dense[kept_dense])
+
     def pair_layout(self, paired: bool = True) -> tuple[np.ndarray, ...]:
         """The dense features two by two where their bins allow, for packed histograms (built once).
 

@@ -137,6 +137,21 @@ def count_bins(codes, feature_start, feature_stop, counts):
 
 
 @numba.njit(**_JIT)
+def kept_entries(row_starts, entry_bins, n_bins, allowed, starts, kept):
+    """The compressed rows of ``entry_bins`` (bins of features ``bin // n_bins``) of the ``allowed`` features
+    only, in one pass: their bins into ``kept``, each row's start into ``starts``; returns their count."""
+    position = 0
+    for i in range(row_starts.size - 1):
+        starts[i] = position
+        for e in range(row_starts[i], row_starts[i + 1]):
+            if allowed[entry_bins[e] // n_bins]:
+                kept[position] = entry_bins[e]
+                position += 1
+    starts[row_starts.size - 1] = position
+    return position
+
+
+@numba.njit(**_JIT)
 def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, rows):
     """Fill ``rows[row_starts[f]:row_starts[f + 1]]`` with the rows of feature ``f`` outside its mode bin."""
     n_samples = codes.shape[1]

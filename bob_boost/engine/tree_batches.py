@@ -28,9 +28,10 @@ def _tree_values(gradient, hessian, column, leaf_width, values):
 
 
 @numba.njit(**_JIT)
-def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
-    """Each training sample's leaf values into columns ``column:column + leaf_width`` of ``outputs``."""
-    for i in range(sample_node.size):
+def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs, rows):
+    """The leaf values of the training samples ``rows`` (those the tree grew on) into columns
+    ``column:column + leaf_width`` of ``outputs``."""
+    for i in rows:
         leaf = tree_values[sample_node[i]]
         for k in range(leaf_width):
             outputs[i, column + k] = leaf[k]
@@ -38,9 +39,9 @@ def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs):
 
 @numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-               feature_of_bin, allowed, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples, min_hessian,
-               regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts, node_feature,
-               node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
+               feature_of_bin, allowed, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
+               min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
+               node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
     Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
@@ -50,9 +51,10 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     several (one-output) trees first copies its columns side by side, from
     which one pass over the rows makes every root histogram of the batch
     (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
-    its frequent bin). Tree ``t`` writes row ``t`` of the node arrays,
-    ``n_nodes[t]``, and its leaf values of the training samples into its
-    columns of ``outputs``. Trees are independent, so batches may run on
+    its frequent bin). The trees grow on the samples ``rows`` (ascending:
+    all, or a round's sample, whose trees build their roots one by one).
+    Tree ``t`` writes row ``t`` of the node arrays, ``n_nodes[t]``, and its
+    leaf values of the samples ``rows`` into its columns of ``outputs``. Trees are independent, so batches may run on
     different threads at once (a round's lone tree grows through
     :class:`~bob_boost.TreeTrainer`, which builds its large histograms in parts).
     """
@@ -60,7 +62,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     trees = last - first
     width = 2 * leaf_width
     sample_node = np.zeros(n_samples, dtype=np.int64)
-    shared_root = trees > 1
+    # the shared pass reads every row: with a sample of the rows, each tree builds its root from them
+    shared_root = trees > 1 and rows.size == n_samples
     if shared_root:
         # the batch's gradients, then its hessians, row by row: every root histogram from one pass
         batch = np.empty((n_samples, 2 * trees))
@@ -99,13 +102,13 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
                                min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
                                node_right[t], leaf_values[t], sample_node, shared_root, root_total, 0,
-                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], width, values))
-        leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs)
+                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values))
+        leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
 
 
 @numba.njit(**_JIT)
 def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-                         feature_of_bin, allowed, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
+                         feature_of_bin, allowed, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                          slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
                          outputs):
@@ -127,7 +130,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     packed = np.empty((n_samples, w), dtype=np.int64)
     reals = np.empty((trees, n_samples, 2))
     quantise(gradient, hessian, first, last, levels, seed, packing[0], packing[1], batch, reals, scales)
-    shared_root = trees > 1
+    shared_root = trees > 1 and rows.size == n_samples
     root_sums = np.zeros((histogram_bins, w * trees), dtype=np.int64)
     root_totals = np.zeros(w * trees, dtype=np.int64)
     if shared_root:
@@ -147,5 +150,5 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy(), 0,
-                               tree_state(n_samples, node_feature.shape[1], slot_sums.shape[0], w, packed))
-        leaf_outputs(leaf_values[t], sample_node, t, 1, outputs)
+                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed))
+        leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)

@@ -145,10 +145,11 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     state : tuple
         :func:`tree_state`: the growing tree's working arrays and counters, fresh for each tree.
     """
-    n_samples, width = values.shape
+    width = values.shape[1]
     packed = packing[0] > 0  # a packed count field has at least one bit
     (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
      split_nodes, counters) = state
+    n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
     gains = np.empty(2 * offsets[-1])
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
@@ -158,14 +159,14 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     if stage == _NEW:
         n_free = free.size
         node_feature[0] = -1
-        stop[0] = n_samples
+        stop[0] = n_root
         n_free -= 1
         slot[0] = free[n_free]  # slot 0
         if root_ready:
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_samples,
+            node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_root,
                             totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
         n_nodes = 1
         leaves = 1
@@ -297,11 +298,11 @@ def _save(counters, step, j, node, n_free, n_nodes, leaves, n_frontier, n_split)
 
 
 @numba.njit(**_JIT)
-def tree_state(n_samples, capacity, slots, width, dtype_like):
+def tree_state(rows, capacity, slots, width, dtype_like):
     """Fresh working arrays and counters of :func:`grow_tree` for a tree of at most ``capacity`` nodes, ``slots``
     histogram slots and ``width`` histogram columns of ``dtype_like``'s type; the row order (``state[0]``)
-    starts as every row in order, the root's rows."""
-    return (np.arange(n_samples), np.empty(n_samples, dtype=np.int64),
+    starts as ``rows`` (ascending: every row, or a round's sample of them), the root's rows."""
+    return (rows.copy(), np.empty(rows.size, dtype=np.int64),
             np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
             np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),

@@ -94,7 +94,8 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
     level). The node's rows hold codes at most that bin or at least the next occupied one, so this is the raw
     rule ``x >= threshold`` of the tree (threshold between the two); a NaN row goes to the split's NaN side.
     """
-    feature = split[sample_node, 0]
+    # rows at -1 (outside a sampled round's trees) never move
+    feature = np.where(sample_node >= 0, split[sample_node, 0], -1)
     moving = np.flatnonzero(feature >= 0)
     if moving.size == 0:
         return sample_node

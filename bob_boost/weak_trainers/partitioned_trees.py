@@ -49,6 +49,12 @@ def root_nodes(rows: int, trees: int) -> np.ndarray:
     return np.zeros((trees, rows), dtype=np.int64)
 
 
+def sampled_roots(factors: np.ndarray, trees: int) -> np.ndarray:
+    """(#trees, #rows): the rows of a round's sample (positive factor) at every tree's root, the others at -1
+    (in no node: the trees do not grow on them)."""
+    return np.repeat(np.where(factors > 0, 0, -1)[np.newaxis], trees, axis=0)
+
+
 def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
                     frontiers: tuple[np.ndarray, ...]) -> list[tuple]:
     """Per tree, the partition's (sums, counts, totals, node counts) of its frontier nodes.
@@ -67,7 +73,7 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         local = np.full(max(int(frontier.max(initial=0)), int(sample_node[t].max(initial=0))) + 1, -1,
                         dtype=np.int64)
         local[frontier] = np.arange(frontier.size)
-        position = local[sample_node[t]]
+        position = np.where(sample_node[t] >= 0, local[sample_node[t]], -1)
         order, bounds = _grouped_rows(position, frontier.size)
         # build_histogram zeroes each node's part itself
         sums = np.empty((frontier.size, cells, width))
@@ -112,8 +118,9 @@ def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
     result = []
     for t, count in enumerate(nodes):
         columns = np.concatenate([groups[t], groups[t] + outputs])
-        result.append(np.stack([np.bincount(sample_node[t], weights=values[:, c], minlength=count) for c in columns],
-                               axis=1))
+        grown = sample_node[t] >= 0  # the rows the tree grew on
+        result.append(np.stack([np.bincount(sample_node[t][grown], weights=values[grown, c], minlength=count)
+                                for c in columns], axis=1))
     return result
 
 
@@ -157,19 +164,22 @@ class PartitionedGradientTrees:
         self.allowed = allowed_columns(offsets.size - 1, None)
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
-             columns: np.ndarray | None = None) -> tuple[TreeMachine, list, Callable, tuple]:
+             columns: np.ndarray | None = None, factors: list | None = None) -> tuple[TreeMachine, list, Callable,
+                                                                                         tuple]:
         """The round's trees as one machine, the handles of every partition's (#rows, #outputs) tree outputs, and
         :func:`coded_tree_outputs` with the arguments that make them again from the codes.
 
         ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1). ``weights``:
         the round's sample weights (default: the partitions'); ``columns``: the features the trees may split on
-        (None: all).
+        (None: all); ``factors``: a sampled round's row factors (handles), the trees growing on the rows of
+        positive factor only, as in memory.
         """
         partitions, trainer, trees = self.partitions, self.trainer, self.groups.shape[0]
         self.allowed = allowed_columns(self.offsets.size - 1, columns)
         values = partitions.each(derivatives, partitions.targets, partitions.scores,
                                  partitions.weights if weights is None else weights, loss, newton_leaves)
-        sample_node = partitions.each(root_nodes, list(partitions.rows), trees, pure=False)
+        sample_node = (partitions.each(root_nodes, list(partitions.rows), trees, pure=False) if factors is None
+                       else partitions.each(sampled_roots, factors, trees))
         capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
                                                trainer.max_leaves) - 1
         growing = [_GrowingTree(capacity) for _ in range(trees)]
@@ -202,8 +212,12 @@ class PartitionedGradientTrees:
             leaf_values.append(leaves)
         # (tuples: the partitions' helper reads lists as one entry per partition)
         leaf_values, tables = tuple(leaf_values), self._tables(growing)
-        outputs = partitions.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
         levels = max(int(tree.nodes["depth"][:tree.n_nodes].max()) for tree in growing)
+        if factors is None:
+            outputs = partitions.each(tree_outputs, sample_node, leaf_values, self.groups, self.outputs)
+        else:  # the rows the trees did not grow on are routed from the roots too
+            outputs = partitions.each(coded_tree_outputs, partitions.coded, tables, leaf_values, self.groups,
+                                      self.outputs, levels)
         return (self._machine(growing, leaf_values), outputs, coded_tree_outputs,
                 (tables, leaf_values, self.groups, self.outputs, levels))
 

@@ -50,8 +50,9 @@ class _Parts:
     the first, which goes straight into the node's slot. Packed quantised sums are integers: their parts
     add up to the one-pass sums exactly."""
 
-    def __init__(self, coded, pairs: tuple, values: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
-        self.coded, self.pairs, self.values = coded, pairs, values
+    def __init__(self, coded, layout: tuple, pairs: tuple, values: np.ndarray, sums: np.ndarray,
+                 counts: np.ndarray) -> None:
+        self.coded, self.layout, self.pairs, self.values = coded, layout, pairs, values
         self.entries = sums.shape[1] * values.shape[1]
         room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries))
         self.sums = np.empty((room - 1,) + sums.shape[1:], dtype=sums.dtype)
@@ -62,9 +63,8 @@ class _Parts:
     def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
               counts: np.ndarray) -> None:
         """The histogram of the rows ``order[start:stop]`` into ``sums``/``counts`` (its sums into ``total``)."""
-        coded, values = self.coded, self.values
+        coded, values, layout = self.coded, self.values, self.layout
         edges = _part_bounds(start, stop, self.entries)
-        layout = coded.row_layout()
 
         def part(k: int) -> None:
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
@@ -282,18 +282,25 @@ class TreeTrainer:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
         machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
-                                      state.feature_subset)
+                                      state.feature_subset, state.rows)
+        if state.rows is not None:  # the rows the trees did not grow on: routed by their raw values
+            dropped = np.ones(outputs.shape[0], dtype=bool)
+            dropped[state.rows] = False
+            outputs[dropped] = machine.forward(state.features[dropped])
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
-              round_index: int, columns: np.ndarray | None = None) -> tuple[TreeMachine, np.ndarray]:
-        """The tree machine and its (#samples, #outputs) outputs on the training samples.
+              round_index: int, columns: np.ndarray | None = None,
+              rows: np.ndarray | None = None) -> tuple[TreeMachine, np.ndarray]:
+        """The tree machine and its (#samples, #outputs) outputs on the training samples ``rows`` (None: all; the
+        outputs of the others are left unset).
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
         ``round_index``, the round's place in the whole machine, keys the rounding of quantised gradients;
-        ``columns`` (None: all) are the features the trees may split on.
+        ``columns`` (None: all) are the features the trees may split on; ``rows`` (ascending) the samples they
+        grow on (their counts are what ``min_samples_leaf`` limits).
         """
         if hessian is None:
             hessian = np.ones_like(gradient)
@@ -319,10 +326,14 @@ class TreeTrainer:
         batches = min(coded.n_threads, trees)
         bounds = [trees * b // batches for b in range(batches + 1)]
         histogram_bins = binned.number_of_features * coded.number_of_bins
-        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.row_layout(),
+        # a column sample's histograms read its columns only (packed ones keep their pairs of every column)
+        layout = (coded.column_layout(columns) if columns is not None and self.quantized_gradients is None
+                  else coded.row_layout())
+        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, layout,
                   coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
-                  allowed_columns(binned.number_of_features, columns), gradient, hessian)
+                  allowed_columns(binned.number_of_features, columns),
+                  np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                   self.growth == "leafwise")
@@ -372,16 +383,17 @@ class TreeTrainer:
         sums, counts = slots
         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs = nodes_out
         samples, width = values.shape
-        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed = common[0], common[1], *common[4:10]
+        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, rows = (common[0], common[1],
+                                                                                          *common[4:11])
         if quantised_as is None:
             real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
         else:
             (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
-        state = tree_kernels.tree_state(samples, node_feature.shape[1], sums.shape[0], width, values)
+        state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
         order, slot, totals = state[0], state[5], state[6]
-        parts = _Parts(coded, pairs, values, sums, counts)
+        parts = _Parts(coded, layout, pairs, values, sums, counts)
         root_total = np.zeros(width, dtype=values.dtype)
-        parts.build(order, 0, samples, root_total, sums[0], counts[0])  # slot 0: the root's
+        parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
         sample_node = np.zeros(samples, dtype=np.int64)
         arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, real, packing,
                       scales,
@@ -392,7 +404,7 @@ class TreeTrainer:
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
         n_nodes[0] = grown
-        tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs)
+        tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
 
     def _cap(self, *values: np.ndarray) -> None:
         """Clip leaf values (and the training outputs, which are leaf values) to ``max_delta_step``, in place."""
