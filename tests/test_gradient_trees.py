@@ -317,7 +317,7 @@ def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_thre
     cells = 3 * coded.number_of_bins
     values = np.ascontiguousarray(np.hstack([g, h]))
     sums, counts = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64)
-    parts = tree_module._Parts(coded, coded.pair_layout(paired=False), values, sums, counts)
+    parts = tree_module._Parts(coded, coded.row_layout(), coded.pair_layout(paired=False), values, sums, counts)
     for order in (np.arange(y.size), np.flatnonzero(rng.random(y.size) < 0.5)):
         total = np.zeros(2)
         assert tree_module._part_bounds(0, order.size, cells * 2).size - 1 >= 3
