@@ -313,3 +313,25 @@ def test_a_column_layout_gives_the_full_layouts_sums_of_its_columns():
                         3000, sums, counts)
         results.append((sums.reshape(6, -1, 2)[columns], counts.reshape(6, -1)[columns]))
     assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("options", [{}, {"missing": "bin"}, {"quantized_gradients": 16},
+                                     {"multi_output": "shared"}])
+def test_a_sampled_trees_outputs_are_its_predictions_on_every_row(options):
+    from bob_boost.boosting.protocol import RoundState
+    features, labels = _binary(3000)
+    if "missing" in options:
+        features[::7, 1] = np.nan
+    classes = (labels > 0).astype(int) + (features[:, 2] > 0.5)
+    loss = bob_boost.SoftmaxLoss(3) if "multi_output" in options else bob_boost.LogitLoss()
+    targets = loss.check_targets(classes if "multi_output" in options else labels)
+    trainer = _weak("tree", **options)
+    prepared = trainer.prepare(features)
+    gradient, hessian = loss.gradient_and_hessian(targets, np.zeros(targets.shape))
+    rows = np.flatnonzero(sampling.uniforms(0, 0, 0, 3000) < 0.4)
+    factors = np.zeros(3000)
+    factors[rows] = 1.0
+    state = RoundState(features=features, scores=None, gradient=gradient * factors[:, None],
+                       hessian=hessian * factors[:, None], rows=rows)
+    proposal = trainer.propose(prepared, state)
+    np.testing.assert_array_equal(proposal.outputs, proposal.machine.forward(features))

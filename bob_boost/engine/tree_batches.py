@@ -38,6 +38,26 @@ def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs, rows):
 
 
 @numba.njit(**_JIT)
+def routed_outputs(codes, offsets, missing, node_feature, node_bin, node_nan_left, node_left, node_right,
+                   leaf_values, leaf_width, dropped, outputs):
+    """The leaf values of the samples ``dropped`` (those a sampled round's trees did not grow on), each routed
+    from every tree's root by its codes as the grower splits rows, into the trees' columns of ``outputs``."""
+    for q in range(dropped.size):
+        i = dropped[q]
+        for t in range(node_feature.shape[0]):
+            node = 0
+            while node_feature[t, node] >= 0:
+                f = node_feature[t, node]
+                code = np.intp(codes[f, i])
+                right = code > node_bin[t, node] - offsets[f]
+                if missing and code == offsets[f + 1] - offsets[f] - 1:
+                    right = not node_nan_left[t, node]
+                node = node_right[t, node] if right else node_left[t, node]
+            for k in range(leaf_width):
+                outputs[i, t * leaf_width + k] = leaf_values[t, node, k]
+
+
+@numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                feature_of_bin, allowed, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,

@@ -283,18 +283,13 @@ class TreeTrainer:
                                     "gradient-only leaves with a line search")
         machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
                                       state.feature_subset, state.rows)
-        if state.rows is not None:  # the rows the trees did not grow on: routed by their raw values
-            dropped = np.ones(outputs.shape[0], dtype=bool)
-            dropped[state.rows] = False
-            outputs[dropped] = machine.forward(state.features[dropped])
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
               round_index: int, columns: np.ndarray | None = None,
               rows: np.ndarray | None = None) -> tuple[TreeMachine, np.ndarray]:
-        """The tree machine and its (#samples, #outputs) outputs on the training samples ``rows`` (None: all; the
-        outputs of the others are left unset).
+        """The tree machine and its (#samples, #outputs) outputs on the training samples.
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
@@ -355,19 +350,23 @@ class TreeTrainer:
                           limits + (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
                           for b in range(batches)]
                 run_blocks(tree_batches.grow_quantised_trees, blocks, coded.n_threads, work=work)
-            self._cap(leaf_values, training_outputs)
-            return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                                 leaf_values, outputs), training_outputs
-        slots_of = [(np.empty((slots, histogram_bins, width)),
-                     np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
-                    for _ in range(batches)]
-        if trees == 1:
-            self._grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
         else:
-            blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
-                      for b in range(batches)]
-            run_blocks(tree_batches.grow_trees, blocks, coded.n_threads, work=work)
+            slots_of = [(np.empty((slots, histogram_bins, width)),
+                         np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
+                        for _ in range(batches)]
+            if trees == 1:
+                self._grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
+            else:
+                blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
+                          for b in range(batches)]
+                run_blocks(tree_batches.grow_trees, blocks, coded.n_threads, work=work)
         self._cap(leaf_values, training_outputs)
+        if rows is not None and rows.size < samples:  # the rows the trees did not grow on, routed by their codes
+            dropped = np.ones(samples, dtype=bool)
+            dropped[rows] = False
+            tree_batches.routed_outputs(coded.codes, binned.offsets, bool(binned.missing), node_feature, node_bin,
+                                        node_nan_left, node_left, node_right, leaf_values,
+                                        leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                              leaf_values, outputs), training_outputs
 
