@@ -446,7 +446,7 @@ UNSUPPORTED = [
     (["--tree-depth", "3"], "--tree-depth: is an option of -w tree; drop it"),
     (["--trainer", "adaboost-m1", "--tree-depth", "3"], "--tree-depth: is an option of -w tree; drop it"),
     (["--feature-fraction", "0.5"], "--feature-fraction: is an option of --trainer badacost, samme or adaboost-m1"),
-    (["--seed", "3"], "--seed: is an option of --trainer badacost, samme or adaboost-m1; drop it"),
+    (["--trainer", "adaboostdb", "--subsample", "0.5"], "takes no subsampling"),
     (["--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: with --scheduler, is an option of --trainer badacost only"),
     (["--trainer", "samme", "--cost-matrix", "{tmp}/costs.csv"], "--cost-matrix: is an option of --trainer badacost; "
                                                                  "drop it"),

@@ -335,3 +335,24 @@ def test_a_sampled_trees_outputs_are_its_predictions_on_every_row(options):
                        hessian=hessian * factors[:, None], rows=rows)
     proposal = trainer.propose(prepared, state)
     np.testing.assert_array_equal(proposal.outputs, proposal.machine.forward(features))
+
+
+def test_the_command_line_samples_as_the_library_and_names_its_options(tmp_path, capsys):
+    from bob_boost.cli import main
+    features, labels = _binary(800)
+    table = tmp_path / "data.csv"
+    np.savetxt(table, np.column_stack([features, (labels > 0).astype(int)]), delimiter=",", comments="",
+               header=",".join([f"f{i}" for i in range(6)] + ["label"]))
+    options = ["-w", "tree", "--rounds", "4", "--subsample", "0.5", "--colsample-bytree", "0.5", "--seed", "3", "-q"]
+    assert main(["train", str(table), "-o", str(tmp_path / "m.hdf5"), *options]) == 0
+    machine = bob_boost.BoostedMachine.load(tmp_path / "m.hdf5")
+    chosen = bob_boost.Sampling(subsample=0.5, colsample_bytree=0.5, random_state=3)
+    expected = bob_boost.Boosting(bob_boost.TreeTrainer(), bob_boost.ExponentialLoss(), sampling=chosen).train(
+        features, labels, 4)
+    _same_machines(machine, expected, rtol=1e-12)
+    assert main(["train", str(table), "-o", str(tmp_path / "g.hdf5"), "-w", "tree", "--sampling", "goss",
+                 "--top-rate", "0.7", "--other-rate", "0.5", "-q"]) != 0
+    assert "--top-rate, --other-rate: must sum to at most 1" in capsys.readouterr().err
+    assert main(["train", str(table), "-o", str(tmp_path / "a.hdf5"), "--trainer", "adaboostdb", "--subsample",
+                 "0.5", "-q"]) != 0
+    assert "takes no subsampling" in capsys.readouterr().err

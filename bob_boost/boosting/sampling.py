@@ -214,7 +214,7 @@ class Sampling:
         self.top_rate = _fraction(top_rate, "top_rate")
         self.other_rate = _fraction(other_rate, "other_rate")
         if self.method == "goss" and self.top_rate + self.other_rate > 1.0:
-            raise InvalidValueError(f"top_rate, other_rate: GOSS needs top_rate + other_rate <= 1, got "
+            raise InvalidValueError(f"top_rate, other_rate: must sum to at most 1 for GOSS, got "
                                     f"{self.top_rate} + {self.other_rate}")
         if self.method == "goss" and self.top_rate == 1.0:
             raise InvalidValueError("top_rate: must be below 1 for GOSS (1 keeps every row)")
@@ -296,7 +296,7 @@ def check_sampling(sampling, weak_trainer) -> Sampling | None:
                      else bool(getattr(weak_trainer, "samples_columns", False)))
     if sampling.colsample_bytree < 1.0 and not reads_columns:
         name = weak_trainer if isinstance(weak_trainer, str) else type(weak_trainer).__name__
-        raise InvalidValueError(f"sampling: colsample_bytree < 1 needs stumps or gradient trees, which sample "
+        raise InvalidValueError(f"colsample_bytree: below 1 needs stumps or gradient trees, which sample "
                                 f"columns; {name} does not")
     return sampling
 
@@ -316,6 +316,6 @@ def check_class_sampling(sampling) -> Sampling | None:
     if not isinstance(sampling, Sampling):
         raise InvalidTypeError(f"sampling: expected None or a Sampling, got {type(sampling).__name__}")
     if sampling.colsample_bytree < 1.0:
-        raise InvalidValueError("sampling: the multi-class trainers sample columns by feature_fraction; leave "
-                                "colsample_bytree at 1")
+        raise InvalidValueError("colsample_bytree: the multi-class trainers sample columns by feature_fraction; "
+                                "leave it at 1")
     return sampling

@@ -248,7 +248,10 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
             "positive_label": "--positive-label", "weak_learner": "--weak-learner", "loss": "--loss",
             "trainer": "--trainer", "selection_style": "--selection-style", "lut_entries": "--lut-entries",
             "selection": "--selection", "max_bins": "--max-bins", "chunk_rows": "--chunk-rows",
-            "quantized_gradients": "--tree-quantized-gradients"}
+            "quantized_gradients": "--tree-quantized-gradients", "subsample": "--subsample",
+            "subsample_freq": "--subsample-freq", "method": "--sampling", "top_rate": "--top-rate",
+            "other_rate": "--other-rate", "colsample_bytree": "--colsample-bytree", "random_state": "--seed",
+            "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate"}
 
 
 def as_options(error: ValueError) -> CommandError:

@@ -42,7 +42,8 @@ from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, WEAK_LEARNERS, 
 from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS,
-                       GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression)
+                       GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression,
+                       sampling_of)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -162,7 +163,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
                          if args.weak_learner == "tree" else {})
                 trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
                                        weak_learner=args.weak_learner, lut_entries=args.lut_entries,
-                                       selection_style=args.selection_style, **trees)
+                                       selection_style=args.selection_style, sampling=recipe.trainer.sampling,
+                                       **trees)
         except ValueError as error:
             raise as_options(error) from None
         if isinstance(recipe.loss, SquaredLoss):
@@ -216,7 +218,7 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
-                             tree_outputs=args.tree_outputs, tree_growth=args.tree_growth)
+                             tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args))
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

@@ -17,14 +17,15 @@ from ..io.tables import Table, read_cost_matrix, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
+from ..boosting.sampling import SAMPLING_METHODS
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
                       positive_float, positive_int, scheduler_options)
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
-                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY,
-                       is_regression)
+                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY,
+                       SAMPLING_OPTIONS, TREE_ONLY, is_regression, sampling_of)
 
 logger = logging.getLogger(__name__)
 
@@ -85,8 +86,24 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
     train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
                        help="badacost/samme: fraction of the features each round may use")
-    train.add_argument("--seed", type=int, default=MULTICLASS_ONLY["seed"],
-                       help="seed of the badacost/samme feature sampling")
+    train.add_argument("--subsample", type=fraction, default=SAMPLING_OPTIONS["subsample"],
+                       help="stochastic boosting (the generic and multi-class trainers): fit each round to this "
+                            "share of the rows (default 1: every row)")
+    train.add_argument("--subsample-freq", type=positive_int, default=SAMPLING_OPTIONS["subsample_freq"],
+                       metavar="K", help="draw new rows every K rounds (default 1)")
+    train.add_argument("--sampling", choices=SAMPLING_METHODS, default=SAMPLING_OPTIONS["sampling"],
+                       help="how rows are drawn: independently, exactly --subsample of each class, or GOSS "
+                            "(--top-rate, --other-rate); default uniform")
+    train.add_argument("--top-rate", type=fraction, default=SAMPLING_OPTIONS["top_rate"],
+                       help="GOSS: share of the rows of largest gradient kept (default 0.2)")
+    train.add_argument("--other-rate", type=fraction, default=SAMPLING_OPTIONS["other_rate"],
+                       help="GOSS: share of the other rows drawn, re-weighted (default 0.1)")
+    train.add_argument("--colsample-bytree", type=fraction, default=SAMPLING_OPTIONS["colsample_bytree"],
+                       help="stumps and gradient trees of the generic trainer: share of the features each round "
+                            "may use (default 1)")
+    train.add_argument("--seed", type=int, default=0,
+                       help="seed of the sampling of rows (--subsample, --sampling) and of features "
+                            "(--colsample-bytree, --feature-fraction); default 0")
     train.add_argument("--max-bins", type=bin_count, default=DEFAULT_MAX_BINS, metavar="N",
                        help="stumps: at most N candidate bins per feature (features with fewer distinct values keep "
                             "one per value), or 'exact' for every distinct value (bob's search); default 256")
@@ -159,7 +176,8 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads,
                              tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
-                             tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients)
+                             tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
+                             sampling=sampling_of(args))
     except CommandError:
         raise
     except ValueError as error:
