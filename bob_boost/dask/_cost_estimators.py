@@ -10,6 +10,7 @@ from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, sam
 from ..recipes import make_recipe
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
 from ..sklearn._compat import check_is_fitted
+from ..sklearn._eval_sets import check_eval_sets
 from ..sklearn._fitting import estimator_sampling
 from ..sklearn.cost_sensitive import COST_PRESETS
 from ..trainers.cost_sensitive import AdaBoostDBTrainer
@@ -60,8 +61,10 @@ n_iter_no_change, tol, warm_start, random_state
         self.max_bins = max_bins
         self.client = client
 
-    def fit(self, X, y, sample_weight=None) -> "DaskAdaBoostDBClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskAdaBoostDBClassifier":
         """Train on the Dask array (or dataframe) ``X`` with two-class labels ``y``.
+
+        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
 
         Raises
         ------
@@ -74,9 +77,12 @@ n_iter_no_change, tol, warm_start, random_state
         features, indices, targets = self._binary_targets(X, y)
         if previous is not None and rounds == len(previous):
             return self._unchanged()
+        recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
+                             cost_negative=self.cost_negative, selection=self.selection)
         features, targets, weights, stopper = self._held_out(
             features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]),
-            trainer.loss_function, labels=indices)
+            trainer.loss_function, labels=indices,
+            eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
         if weights is not None:  # each class weighs 1/2 again on the rows it trains on, as in memory
             weights = _dask.class_halves(weights, targets > 0, "sample_weight")
         self.machine_ = DaskCostSensitiveBoosting(trainer, self.max_bins, self.client).train(
@@ -135,8 +141,10 @@ n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling,
                          subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate)
         self.client = client
 
-    def fit(self, X, y, sample_weight=None) -> "DaskBAdaCostClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBAdaCostClassifier":
         """Train on the Dask array (or dataframe) ``X`` with class labels ``y`` of any type.
+
+        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
 
         Raises
         ------
@@ -158,7 +166,9 @@ n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling,
                        sampling=estimator_sampling(self, previous is not None))
         costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=costs, **options)
-        features, encoded, weights, stopper = self._held_out(features, encoded, weights, recipe.loss)
+        features, encoded, weights, stopper = self._held_out(
+            features, encoded, weights, recipe.loss, eval_sets=check_eval_sets(self, eval_set,
+                                                                               self._eval_targets(recipe)))
         self.machine_ = DaskMultiClassBoosting(recipe.trainer, self.client).train(
             features, encoded, rounds - self._start, sample_weight=weights, callback=stopper,
             boosted_machine=previous)

@@ -15,7 +15,8 @@ from ..labels import ClassEncoding, classes_of
 from ..machine import BoostedMachine
 from ..sklearn._base import ESTIMATOR_KEY, _offers_probabilities
 from ..sklearn._compat import available_if, check_is_fitted, check_scoring
-from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, kept_seed, previous_machine,
+from ..sklearn._fitting import (check_fit_parameters, early_stopping_enabled, eval_records, evals_result, kept_seed,
+                                previous_machine,
                                 scorer_metric, validation_seed)
 from ..sklearn._holdout import held_out_counts
 from . import _dask
@@ -73,14 +74,24 @@ class _HeldOut:
         """The scikit-learn scorer of ``scoring`` (None for ``"loss"``), checked as in memory."""
         return None if self.scoring == "loss" else check_scoring(self._local_estimator(), self.scoring)
 
-    def _held_out(self, features, targets, weights, loss, labels=None) -> tuple:
+    def _held_out(self, features, targets, weights, loss, labels=None, eval_sets=()) -> tuple:
         """``(features, targets, weights, stopper)`` of training: with early stopping, the rows of
         positive weight that are not held out (as in memory, where the others are dropped before training)
-        and the stopper scoring the held-out rows; without, the arguments unchanged and None.
+        and the stopper scoring the held-out rows; without, the arguments unchanged and None. With evaluation
+        sets (:func:`~bob_boost.sklearn._eval_sets.check_eval_sets`), the arguments unchanged and a recorder of
+        every set (the first the stopper with early stopping), as in memory.
 
         ``labels`` (a Dask vector chunked like the rows, default ``targets``) are what the estimator's
         ``_scored_labels`` turns into a scorer's ``y``, and its ``_scoring_view`` is the twin it scores.
         """
+        if eval_sets:  # in memory already: they are the validation data
+            scorer = self._scorer()
+            stopping = early_stopping_enabled(self, features.shape[0])
+            records = eval_records(self._scoring_view() if scorer is not None else self, scorer, loss, eval_sets,
+                                   stopping)
+            self._stopper, self._records = (records[0] if stopping else None), (eval_sets, records)
+            return features, targets, weights, records
+        self._records = ((), [])
         if not self._early_stopping(features):
             self._stopper = None
             return features, targets, weights, None
@@ -142,6 +153,8 @@ class _HeldOut:
                 scores = np.concatenate([known, scores])
         self.validation_score_ = scores
         self.n_iter_ = len(self.machine_)
+        eval_sets, records = self.__dict__.pop("_records", ((), []))
+        self.evals_result_ = evals_result(eval_sets, records, len(self.machine_) - start + 1)
         self.train_score_ = np.full(self.n_iter_ + 1, np.nan)  # the training scores stay on the workers
 
 

@@ -12,6 +12,7 @@ from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
 from ..sklearn._compat import check_is_fitted
+from ..sklearn._eval_sets import check_eval_sets
 from ..sklearn._fitting import estimator_sampling
 from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
@@ -93,8 +94,10 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree)
         self.client = client
 
-    def fit(self, X, y, sample_weight=None) -> "DaskBoostingClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingClassifier":
         """Train on the Dask array (or dataframe) ``X`` with labels ``y`` of any type.
+
+        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
 
         Raises
         ------
@@ -129,7 +132,7 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
             return self._unchanged()
         features, targets, weights, stopper = self._held_out(
             features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]), recipe.loss,
-            labels=indices)
+            labels=indices, eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       callback=stopper, boosted_machine=previous)
         self._record_validation()
@@ -193,8 +196,11 @@ subsample_freq, sampling, top_rate, other_rate, colsample_bytree
                          other_rate=other_rate, colsample_bytree=colsample_bytree)
         self.client = client
 
-    def fit(self, X, y, sample_weight=None) -> "DaskBoostingRegressor":
-        """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array)."""
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingRegressor":
+        """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array).
+
+        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
+        """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
         loss = self._loss_function()
@@ -219,7 +225,8 @@ subsample_freq, sampling, top_rate, other_rate, colsample_bytree
                                                                               "sample_weight")
         if previous is not None and rounds == len(previous):
             return self._unchanged()
-        features, targets, weights, stopper = self._held_out(features, targets, weights, loss)
+        features, targets, weights, stopper = self._held_out(
+            features, targets, weights, loss, eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
         # a continued machine keeps its intercept (its baseline), as in memory; the losses trained here have
         # the optimal constant of their weighted mean
         intercept = None if previous is not None else loss.baseline(np.array([[_dask.weighted_mean(targets,

@@ -20,6 +20,7 @@ from ..registry import loss_class
 from ..binning import check_missing
 from ..weak.lut import check_discrete
 from . import _fitting
+from ._eval_sets import check_eval_sets
 from ._compat import (BaseEstimator, ClassifierMixin, available_if, check_classification_targets, check_is_fitted,
                       compute_sample_weight, validate_data)
 
@@ -102,11 +103,17 @@ class _BoostedEstimator(BaseEstimator):
 
     def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
                rounds: int, stratify: np.ndarray | None = None, split_weights=None,
-               kept: np.ndarray | None = None) -> BoostedMachine:
+               kept: np.ndarray | None = None, eval_set=None) -> BoostedMachine:
         """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`.
-        ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight)."""
+        ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight);
+        ``eval_set`` is ``fit``'s (:func:`~bob_boost.sklearn._eval_sets.check_eval_sets`)."""
         rows = None if kept is None else np.flatnonzero(kept)
-        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows)
+        eval_sets = check_eval_sets(self, eval_set, self._eval_targets(recipe))
+        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows, eval_sets)
+
+    def _eval_targets(self, recipe):
+        """``targets_of(y, name)``: the targets ``recipe`` trains on of an evaluation set's ``y``."""
+        raise NotImplementedError
 
     def _fit_features(self, X, y, **options) -> tuple[np.ndarray, np.ndarray]:
         """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
@@ -218,6 +225,10 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             base = np.ones(y.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])
             sample_weight = base * factors
         return self._positive_weights(sample_weight, y.shape[0])
+
+    def _eval_targets(self, recipe):
+        """The training encoding of an evaluation set's labels (unknown labels are an error naming the set)."""
+        return lambda y, name: self._encoding.targets(recipe.target_kind, self._encoding.encode(y, name))
 
     def _encode_labels(self, y, kept: np.ndarray) -> np.ndarray:
         """Set ``classes_`` and return the class index of every sample."""

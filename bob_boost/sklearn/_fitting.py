@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..machine import BoostedMachine
 from ..recipes import Recipe
 from . import _holdout
 from ._compat import check_random_state, check_scoring
+from ._eval_sets import EvalSet
 
 #: ``early_stopping="auto"`` holds out a validation set when there are more samples than this.
 AUTO_EARLY_STOPPING_SAMPLES = 10_000
@@ -161,7 +162,7 @@ def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, w
 def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
           y: np.ndarray, rounds: int, stratify: np.ndarray | None = None,
           split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-          rows: np.ndarray | None = None) -> BoostedMachine:
+          rows: np.ndarray | None = None, eval_sets: Sequence[EvalSet] = ()) -> BoostedMachine:
     """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
 
     Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
@@ -187,12 +188,15 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     rows : numpy.ndarray, optional
         The samples' indices in the data passed to ``fit`` (default ``0 .. n - 1``): the held-out samples
         are a function of them (:func:`validation_split`), so dropping zero-weight samples moves no other.
+    eval_sets : sequence of EvalSet
+        ``fit``'s evaluation sets, each scored every round into ``evals_result_``; with early stopping the
+        first is the validation data (no samples are held out of ``X``).
     """
     previous = previous_machine(estimator, rounds)
     validation = early_stopping_enabled(estimator, X.shape[0])
     train = np.arange(X.shape[0])
     callbacks: list = []
-    if validation:
+    if validation and not eval_sets:
         train, held_out = validation_split(estimator, train if rows is None else rows, stratify,
                                            validation_seed(estimator, previous is not None))
     train_weights = weights[train] if split_weights is None else split_weights(weights[train], train)
@@ -207,36 +211,60 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
                                                                  weights[train]),
                                         greater_is_better=True, name="training")
         callbacks.append(train_record)
-    stopper = None
-    if validation:
-        metric = (recipe.loss if scorer is None
-                  else scorer_metric(estimator, scorer, X[held_out], y[held_out], weights[held_out]))
-        stopper = EarlyStopping(X[held_out], metric, targets[held_out] if scorer is None else None,
-                                weights[held_out] if scorer is None else None,
-                                greater_is_better=None if scorer is None else True,
-                                patience=estimator.n_iter_no_change, tol=estimator.tol)
-        callbacks.append(stopper)
+    records = eval_records(estimator, scorer, recipe.loss, eval_sets, validation)
+    if validation and not eval_sets:
+        records = eval_records(estimator, scorer, recipe.loss, [EvalSet("validation", X[held_out], targets[held_out],
+                                                                        weights[held_out], y[held_out])], True)
+    stopper = records[0] if validation else None
+    callbacks += records
     start = 0 if previous is None else len(previous)
     if previous is not None and rounds == start:
         return previous
     machine = recipe.train(X[train], targets[train], rounds - start, callback=callbacks,
                            sample_weight=train_weights, boosted_machine=previous)
     _record_histories(estimator, machine, start, train_record, stopper, previous is not None)
+    estimator.evals_result_ = evals_result(eval_sets, records, len(machine) - start + 1)
     _record_importances(machine, loss_record.history, start, X.shape[1])
     return machine
+
+
+def scored(estimator, scorer, loss, data: EvalSet) -> tuple:
+    """``(metric, targets, weights, greater_is_better)`` of a recorder of ``data``: the trained ``loss``, or the
+    scorer (which reads ``estimator``'s predictions of ``data.features``)."""
+    if scorer is None:
+        return loss, data.targets, data.weights, None
+    return scorer_metric(estimator, scorer, data.features, data.y, data.weights), None, None, True
+
+
+def eval_records(estimator, scorer, loss, eval_sets: Sequence[EvalSet], stopping: bool) -> list:
+    """A recorder of every evaluation set, the first an :class:`~bob_boost.callbacks.EarlyStopping` when
+    ``stopping``."""
+    records = []
+    for data in eval_sets:
+        arguments = scored(estimator, scorer, loss, data)
+        records.append(EarlyStopping(data.features, *arguments, name=data.name, patience=estimator.n_iter_no_change,
+                                     tol=estimator.tol) if stopping and not records
+                       else RecordEvaluation(data.features, *arguments, name=data.name))
+    return records
+
+
+def evals_result(eval_sets: Sequence[EvalSet], records: list, kept: int) -> dict[str, np.ndarray]:
+    """``evals_result_``: every set's first ``kept`` scores, higher is better."""
+    return {data.name: signed(record, kept) for data, record in zip(eval_sets, records)}
+
+
+def signed(record: RecordEvaluation, kept: int) -> np.ndarray:
+    """The first ``kept`` entries of a record's history, higher is better."""
+    values = np.asarray(record.history[:kept], dtype=np.float64)
+    return values if record.greater_is_better else -values
 
 
 def _record_histories(estimator, machine: BoostedMachine, start: int, train_record: RecordEvaluation,
                       stopper: EarlyStopping | None, continuing: bool) -> None:
     """``n_iter_`` and the score histories, cut to the (possibly trimmed) machine."""
     kept = len(machine) - start + 1  # this run's entries: the score before it and one per kept round
-
-    def signed(record: RecordEvaluation) -> np.ndarray:
-        values = np.asarray(record.history[:kept], dtype=np.float64)
-        return values if record.greater_is_better else -values
-
-    train = signed(train_record)
-    validation = signed(stopper) if stopper is not None else np.zeros(0)
+    train = signed(train_record, kept)
+    validation = signed(stopper, kept) if stopper is not None else np.zeros(0)
     if continuing:  # the run's first entry repeats the last of the previous history
         train = np.concatenate([_history(estimator.train_score_, start), train])
         if validation.size:

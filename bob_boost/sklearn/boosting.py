@@ -191,7 +191,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
 
-    def fit(self, X, y, sample_weight=None) -> "BoostingClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
 
         Parameters
@@ -203,6 +203,11 @@ class BoostingClassifier(_BoostedClassifier):
         sample_weight : array_like, optional
             Non-negative per-sample weights of the loss; zero-weight samples
             are ignored.
+        eval_set : list of (X, y) or (X, y, sample_weight), optional
+            Evaluation sets, each scored after every round (by ``scoring``)
+            into ``evals_result_["validation_<i>"]``; with early stopping the
+            first is the validation data, and no samples of ``X`` are held
+            out (as LightGBM's and XGBoost's ``eval_set``).
 
         Returns
         -------
@@ -236,7 +241,8 @@ class BoostingClassifier(_BoostedClassifier):
                              sampling=_fitting.estimator_sampling(
                                  self, self.warm_start and hasattr(self, "machine_")))
         targets = self._encoding.targets(recipe.target_kind, encoded)
-        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept)
+        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept,
+                                    eval_set=eval_set)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 

@@ -121,7 +121,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         self.warm_start = warm_start
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None) -> "AdaBoostDBClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "AdaBoostDBClassifier":
         """Train on ``X`` (#samples, #features) and two-class labels ``y``.
 
         Parameters
@@ -133,6 +133,11 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         sample_weight : array_like, optional
             Non-negative initial weights within each class; zero-weight
             samples are ignored.
+        eval_set : list of (X, y) or (X, y, sample_weight), optional
+            Evaluation sets, each scored after every round (by ``scoring``)
+            into ``evals_result_["validation_<i>"]``; with early stopping the
+            first is the validation data, and no samples of ``X`` are held
+            out (as LightGBM's and XGBoost's ``eval_set``).
 
         Returns
         -------
@@ -158,7 +163,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
             return weights / np.where(chosen, weights[chosen].sum(), weights[~chosen].sum())
         self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]),
                                     weights, y[kept], rounds,
-                                    stratify=encoded[kept], split_weights=halves, kept=kept)
+                                    stratify=encoded[kept], split_weights=halves, kept=kept, eval_set=eval_set)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -300,7 +305,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         self.top_rate = top_rate
         self.other_rate = other_rate
 
-    def fit(self, X, y, sample_weight=None) -> "BAdaCostClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "BAdaCostClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
 
         Parameters
@@ -312,6 +317,11 @@ class BAdaCostClassifier(_BoostedClassifier):
             their number must match its size.
         sample_weight : array_like, optional
             Non-negative initial sample weights; zero-weight samples are ignored.
+        eval_set : list of (X, y) or (X, y, sample_weight), optional
+            Evaluation sets, each scored after every round (by ``scoring``)
+            into ``evals_result_["validation_<i>"]``; with early stopping the
+            first is the validation data, and no samples of ``X`` are held
+            out (as LightGBM's and XGBoost's ``eval_set``).
 
         Returns
         -------
@@ -334,7 +344,8 @@ class BAdaCostClassifier(_BoostedClassifier):
                        sampling=estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
         matrix = self._cost_matrix(X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
-        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded, kept=kept)
+        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded, kept=kept,
+                                    eval_set=eval_set)
         self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self

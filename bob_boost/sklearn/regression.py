@@ -194,6 +194,20 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         """The loss of the parameters (checked)."""
         return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power)
 
+    def _eval_targets(self, recipe):
+        """An evaluation set's real targets, checked by the loss (an error names the set)."""
+        loss = recipe.loss
+
+        def targets_of(y, name: str):
+            values = np.asarray(y, dtype=np.float64)
+            check_target_range(values, name)
+            try:
+                loss.check_targets(values)
+            except InvalidValueError as error:
+                raise InvalidValueError(str(error).replace("targets:", f"{name}:", 1)) from None
+            return values
+        return targets_of
+
     def _sampling(self, continuing: bool):
         """The subsampling of the parameters (:func:`~bob_boost.sklearn._fitting.estimator_sampling`), which
         cannot be stratified: a regressor has no classes."""
@@ -202,7 +216,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                     "'uniform' or 'goss')")
         return _fitting.estimator_sampling(self, continuing)
 
-    def fit(self, X, y, sample_weight=None) -> "BoostingRegressor":
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
 
         Parameters
@@ -214,6 +228,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         sample_weight : array_like, optional
             Non-negative per-sample weights of the loss; zero-weight samples
             are ignored.
+        eval_set : list of (X, y) or (X, y, sample_weight), optional
+            Evaluation sets, each scored after every round (by ``scoring``)
+            into ``evals_result_["validation_<i>"]``; with early stopping the
+            first is the validation data, and no samples of ``X`` are held
+            out (as LightGBM's and XGBoost's ``eval_set``).
 
         Returns
         -------
@@ -241,14 +260,15 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
-            self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept)  # the intercept is its baseline
+            self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
+                                        eval_set=eval_set)
         else:
             column = y[:, np.newaxis]
             baseline = loss.baseline(column, weights)
             self.machine_ = BoostedMachine(number_of_outputs=1, number_of_features=X.shape[1],
                                            decision_rule=loss.decision_rule(1), baseline=baseline)
             values = loss.loss(column, np.full_like(column, baseline[0]))
-            self.n_iter_, self.validation_score_ = 0, np.zeros(0)
+            self.n_iter_, self.validation_score_, self.evals_result_ = 0, np.zeros(0), {}
             self.train_score_ = np.array([-np.average(values[:, 0], weights=weights)])
         self.intercept_ = float(self.machine_.baseline[0])
         metadata = self._base_metadata()
