@@ -2,7 +2,8 @@
 from . import costs, decision, detection, evaluation, hdf5, labels
 from ._version import __version__
 from .exceptions import BobBoostError, DataFormatError, ModelFormatError
-from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss, FocalLoss, GammaLoss, HuberLoss,
+from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss, FocalLoss, FunctionLoss, GammaLoss,
+                     HuberLoss,
                      JesorskyLoss, LogitLoss, LossFunction, PoissonLoss, QuantileLoss, SoftmaxLoss, SquaredLoss,
                      TangentialLoss, TweedieLoss)
 from .boosting.sampling import Sampling
@@ -25,7 +26,7 @@ __all__ = [
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
-    "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling",
+    "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss",
 ]
 
 

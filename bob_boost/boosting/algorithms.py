@@ -191,8 +191,9 @@ class GradientBoosting:
         (and derivatives) of the weight accepted are kept for :meth:`end_round` and the next round, which
         would compute them anyway; a halved weight's are evaluated alone.
         """
-        if state.extra.pop("certified", False):
-            # the loss reached is not kept: a later check sums it afresh, as a continued run would
+        if state.extra.pop("certified", False) or not self.loss_function.has_loss:
+            # the loss reached is not kept: a later check sums it afresh, as a continued run would (a loss
+            # known by its derivatives only goes without the guarantee)
             state.extra["loss"] = None
             return weight
         weak_scores = state.extra.get("weak_scores")
@@ -238,7 +239,9 @@ class GradientBoosting:
         state.scores = scores
 
     def describe(self, state: RoundState) -> str:
-        """The training loss."""
+        """The training loss (when the loss has values)."""
+        if not self.loss_function.has_loss:
+            return ""
         values = weighted(self.loss_function.loss(self.targets, state.scores), self.sample_weight)
         return f", training loss {np.sum(values):.6g}"
 

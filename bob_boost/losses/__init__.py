@@ -2,6 +2,7 @@
 from ..registry import register_loss
 from .base import BinaryClassificationLoss, LossFunction
 from .cmel import CMELoss
+from .custom import FunctionLoss
 from .double_base import DoubleBaseLoss
 from .exponential import ExponentialLoss
 from .focal import FocalLoss
@@ -20,4 +21,4 @@ del _cls
 
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
            "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss", "HuberLoss",
-           "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss"]
+           "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss", "FunctionLoss"]

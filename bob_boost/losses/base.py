@@ -149,6 +149,12 @@ class LossFunction:
         raise NotImplementedError(f"{type(self).__name__} defines no loss_hessian")
 
     @property
+    def has_loss(self) -> bool:
+        """Whether :meth:`loss` gives values (a :class:`~bob_boost.losses.custom.FunctionLoss` may know its
+        derivatives only): the weight searches, the descent guarantee and scores need them."""
+        return True
+
+    @property
     def has_hessian(self) -> bool:
         """Whether the loss defines :meth:`loss_hessian`."""
         return type(self).loss_hessian is not LossFunction.loss_hessian

@@ -91,6 +91,10 @@ class Boosting:
         self.learning_rate = float(check_scalar(learning_rate, "learning_rate", numbers.Real, min_val=0, max_val=1,
                                                 include_boundaries="right"))
         self.sampling = check_sampling(sampling, weak_trainer)
+        if not loss_function.has_loss and not (getattr(weak_trainer, "uses_hessian", False)
+                                                and getattr(weak_trainer, "newton_leaves", None) is not False):
+            raise InvalidValueError(f"loss_function: {loss_function!r} knows its derivatives only; its weights "
+                                    f"need gradient trees with Newton leaves (TreeTrainer), or a loss function")
         if step_rule == "newton" and compiled_loss(loss_function) is None:
             raise InvalidValueError(f"step_rule: 'newton' needs a built-in separable loss (exponential, logit, "
                                     f"squared), got {type(loss_function).__name__}")

@@ -110,6 +110,9 @@ class PartitionedBoosting:
         if step_rule == "newton" and not loss_function.has_hessian:
             raise InvalidValueError(f"step_rule: 'newton' needs a second derivative, which "
                                     f"{type(loss_function).__name__} does not define; use 'lbfgs' or None")
+        if not loss_function.has_loss:
+            raise InvalidValueError(f"loss_function: {loss_function!r} knows its derivatives only; partitioned "
+                                    f"training checks the loss's values every round; give it a loss function")
         self.loss_function = loss_function
         self.max_bins = check_partition_bins(max_bins)
         self.n_threads = check_partition_threads(n_threads)
