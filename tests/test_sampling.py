@@ -356,3 +356,52 @@ def test_the_command_line_samples_as_the_library_and_names_its_options(tmp_path,
     assert main(["train", str(table), "-o", str(tmp_path / "a.hdf5"), "--trainer", "adaboostdb", "--subsample",
                  "0.5", "-q"]) != 0
     assert "takes no subsampling" in capsys.readouterr().err
+
+
+def test_a_nodes_columns_are_a_share_of_the_rounds_drawn_by_key_tree_and_node():
+    from bob_boost.engine.split_scan import node_columns
+    allowed = np.zeros(40, dtype=bool)
+    allowed[::2] = True  # the round's 20 columns
+    draws = []
+    for tree, node in ((0, 0), (0, 1), (1, 0), (0, 0)):
+        out = np.empty(40, dtype=bool)
+        node_columns(allowed, np.uint64(12345), tree, node, 0.3, out)
+        assert out.sum() == 6 and not np.any(out & ~allowed)
+        draws.append(out)
+    assert np.array_equal(draws[0], draws[3])
+    assert not np.array_equal(draws[0], draws[1]) and not np.array_equal(draws[0], draws[2])
+    out = np.empty(40, dtype=bool)
+    node_columns(allowed, np.uint64(1), 0, 0, 0.001, out)
+    assert out.sum() == 1
+
+
+@pytest.mark.parametrize("multi_output", ["per_output", "shared"])
+def test_node_sampled_trees_are_the_same_for_any_thread_count_and_on_partitions(multi_output):
+    features, labels = _three_classes()
+    chosen = bob_boost.Sampling(subsample=0.7, colsample_bytree=0.8, colsample_bynode=0.5, random_state=3)
+    machines = [bob_boost.Boosting(_weak("tree", multi_output=multi_output, n_threads=n), bob_boost.SoftmaxLoss(3),
+                                   sampling=chosen).train(features, labels, 6) for n in (1, 2)]
+    assert machines[0].weak_machines == machines[1].weak_machines
+    partitioned = PartitionedBoosting(bob_boost.SoftmaxLoss(3), 64, weak_learner="tree",
+                                      tree=_weak("tree", multi_output=multi_output), sampling=chosen).train_on(
+        LocalRows([300, 1, 599]), features, labels, 6)
+    for ours, theirs in zip(partitioned.weak_machines, machines[0].weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert ours.thresholds.tolist() == theirs.thresholds.tolist()
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-12)
+    by_tree = bob_boost.Boosting(_weak("tree", multi_output=multi_output), bob_boost.SoftmaxLoss(3),
+                                 sampling=bob_boost.Sampling(subsample=0.7, colsample_bytree=0.8, random_state=3)).train(
+        features, labels, 6)
+    assert by_tree.weak_machines != machines[0].weak_machines
+
+
+def test_node_sampling_needs_gradient_trees():
+    for weak in (bob_boost.StumpTrainer(), bob_boost.LUTTrainer(4)):
+        with pytest.raises(ValueError, match="colsample_bynode"):
+            bob_boost.Boosting(weak, bob_boost.LogitLoss(), sampling=bob_boost.Sampling(colsample_bynode=0.5))
+    with pytest.raises(ValueError, match="colsample_bynode"):
+        PartitionedBoosting(bob_boost.LogitLoss(), sampling=bob_boost.Sampling(colsample_bynode=0.5))
+    with pytest.raises(ValueError, match="feature_fraction"):
+        bob_boost.SAMMETrainer(sampling=bob_boost.Sampling(colsample_bynode=0.5))
+    with pytest.raises(ValueError, match="colsample_bynode"):
+        bob_boost.Sampling(colsample_bynode=0)

@@ -131,6 +131,7 @@ class GradientBoosting:
             return self.sample_weight
         place = state.rounds_before + state.round_index
         state.feature_subset = sampling.columns(place, state.features.shape[1])
+        state.node_columns = sampling.node_columns(place)
         if not sampling.samples_rows:
             return self.sample_weight
         draw = sampling.draw(place)

@@ -114,8 +114,10 @@ class PartitionedGradientBoosting:
             if factors is not None:
                 weights = parts.each(tasks.times, parts.weights, factors)
         if self.trees is not None:
+            node_columns = None if self.sampler is None else self.sampler.sampling.node_columns(
+                state.rounds_before + state.round_index)
             weak, weak_outputs, output_task, arguments = self.trees.grow(self.loss, self.fixed_step, weights, columns,
-                                                                         factors)
+                                                                         factors, node_columns)
         else:
             pieces = parts.each(tasks.gradient_histogram, parts.coded, parts.targets, parts.scores,
                                 weights, self.loss, self.offsets)

@@ -87,6 +87,10 @@ class RoundState:
         The ascending rows a sampled round's weak machine is fitted to (generic boosting with a
         :class:`~bob_boost.boosting.sampling.Sampling`); the others have zero gradient and hessian. A tree
         grows on these rows alone (its ``min_samples_leaf`` counts them); None: every row.
+    node_columns : tuple, optional
+        ``(key, fraction)``: a sampled round's per-node column sampling (the share of the round's columns each
+        tree node may split on, :func:`~bob_boost.engine.split_scan.node_columns`), for weak trainers with
+        ``samples_node_columns``; None: every node may use the round's columns.
     track_scores : bool
         Whether :attr:`scores` must follow every round.
     score_offset : numpy.ndarray, optional
@@ -111,6 +115,7 @@ class RoundState:
     feature_subset: np.ndarray | None = None
     log_weights: np.ndarray | None = None
     rows: np.ndarray | None = None
+    node_columns: tuple[int, float] | None = None
     track_scores: bool = True
     score_offset: np.ndarray | None = None
     prepared: Any = None

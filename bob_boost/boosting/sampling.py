@@ -192,8 +192,11 @@ class Sampling:
         GOSS: the share of rows of largest gradient kept, and the share drawn from the others; each in
         (0, 1], their sum at most 1.
     colsample_bytree : float
-        In (0, 1]: the share of feature columns each round's gradient trees may split on (at least one),
-        drawn per round.
+        In (0, 1]: the share of feature columns each round's stumps or gradient trees may split on (at least
+        one), drawn per round.
+    colsample_bynode : float
+        In (0, 1]: the share of the round's columns each node of a gradient tree may split on (at least one),
+        drawn per node (LightGBM's ``feature_fraction_bynode``, scikit-learn's ``max_features``).
     random_state : int
         The seed of every draw (a non-negative int).
 
@@ -207,7 +210,7 @@ class Sampling:
 
     def __init__(self, subsample: float = 1.0, subsample_freq: int = 1, method: str = "uniform",
                  top_rate: float = 0.2, other_rate: float = 0.1, colsample_bytree: float = 1.0,
-                 random_state: int = 0) -> None:
+                 random_state: int = 0, colsample_bynode: float = 1.0) -> None:
         self.subsample = _fraction(subsample, "subsample")
         self.subsample_freq = check_positive_int(subsample_freq, "subsample_freq")
         self.method = check_choice(method, "method", SAMPLING_METHODS)
@@ -219,6 +222,7 @@ class Sampling:
         if self.method == "goss" and self.top_rate == 1.0:
             raise InvalidValueError("top_rate: must be below 1 for GOSS (1 keeps every row)")
         self.colsample_bytree = _fraction(colsample_bytree, "colsample_bytree")
+        self.colsample_bynode = _fraction(colsample_bynode, "colsample_bynode")
         if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
             raise InvalidTypeError(f"random_state: expected an int, got {type(random_state).__name__}")
         if random_state < 0:
@@ -241,6 +245,13 @@ class Sampling:
             return None
         return column_subset(self.random_state, round_in_machine, features, self.colsample_bytree)
 
+    def node_columns(self, round_in_machine: int) -> tuple[int, float] | None:
+        """The round's per-node column sampling ``(key, fraction)`` (None: none)."""
+        if self.colsample_bynode >= 1.0:
+            return None
+        key = int(float_keys(uniforms(self.random_state, 2 ** 62 + round_in_machine, 0, 1))[0])
+        return key, self.colsample_bynode
+
     def stratum_ranks(self, class_counts: np.ndarray) -> np.ndarray:
         """Rows kept per stratum: ``round(subsample * n_c)``, at least 1 of a stratum that has rows."""
         return np.where(class_counts > 0, np.maximum(1, np.round(self.subsample * class_counts)), 0).astype(np.int64)
@@ -252,7 +263,8 @@ class Sampling:
     def __repr__(self) -> str:
         return (f"Sampling(subsample={self.subsample}, subsample_freq={self.subsample_freq}, method={self.method!r}, "
                 f"top_rate={self.top_rate}, other_rate={self.other_rate}, "
-                f"colsample_bytree={self.colsample_bytree}, random_state={self.random_state})")
+                f"colsample_bytree={self.colsample_bytree}, colsample_bynode={self.colsample_bynode}, "
+                f"random_state={self.random_state})")
 
 
 def in_memory_factors(sampling: Sampling, round_in_machine: int, rows: int, strata: np.ndarray | None,
@@ -294,10 +306,15 @@ def check_sampling(sampling, weak_trainer) -> Sampling | None:
         raise InvalidTypeError(f"sampling: expected None or a Sampling, got {type(sampling).__name__}")
     reads_columns = (weak_trainer in ("stump", "tree") if isinstance(weak_trainer, str)
                      else bool(getattr(weak_trainer, "samples_columns", False)))
+    name = weak_trainer if isinstance(weak_trainer, str) else type(weak_trainer).__name__
     if sampling.colsample_bytree < 1.0 and not reads_columns:
-        name = weak_trainer if isinstance(weak_trainer, str) else type(weak_trainer).__name__
         raise InvalidValueError(f"colsample_bytree: below 1 needs stumps or gradient trees, which sample "
                                 f"columns; {name} does not")
+    reads_nodes = (weak_trainer == "tree" if isinstance(weak_trainer, str)
+                   else bool(getattr(weak_trainer, "samples_node_columns", False)))
+    if sampling.colsample_bynode < 1.0 and not reads_nodes:
+        raise InvalidValueError(f"colsample_bynode: below 1 needs gradient trees, whose nodes sample columns; "
+                                f"{name} does not")
     return sampling
 
 
@@ -315,7 +332,7 @@ def check_class_sampling(sampling) -> Sampling | None:
         return None
     if not isinstance(sampling, Sampling):
         raise InvalidTypeError(f"sampling: expected None or a Sampling, got {type(sampling).__name__}")
-    if sampling.colsample_bytree < 1.0:
-        raise InvalidValueError("colsample_bytree: the multi-class trainers sample columns by feature_fraction; "
-                                "leave it at 1")
+    if sampling.colsample_bytree < 1.0 or sampling.colsample_bynode < 1.0:
+        raise InvalidValueError("colsample_bytree, colsample_bynode: the multi-class trainers sample columns by "
+                                "feature_fraction; leave them at 1")
     return sampling

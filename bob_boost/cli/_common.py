@@ -250,7 +250,8 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
             "selection": "--selection", "max_bins": "--max-bins", "chunk_rows": "--chunk-rows",
             "quantized_gradients": "--tree-quantized-gradients", "subsample": "--subsample",
             "subsample_freq": "--subsample-freq", "method": "--sampling", "top_rate": "--top-rate",
-            "other_rate": "--other-rate", "colsample_bytree": "--colsample-bytree", "random_state": "--seed",
+            "other_rate": "--other-rate", "colsample_bytree": "--colsample-bytree",
+            "colsample_bynode": "--colsample-bynode", "random_state": "--seed",
             "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate"}
 
 

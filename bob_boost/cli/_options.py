@@ -27,7 +27,7 @@ MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0}
 
 #: The stochastic-boosting options (:class:`bob_boost.Sampling`) and their defaults, which sample nothing.
 SAMPLING_OPTIONS = {"subsample": 1.0, "subsample_freq": 1, "sampling": "uniform", "top_rate": 0.2,
-                    "other_rate": 0.1, "colsample_bytree": 1.0}
+                    "other_rate": 0.1, "colsample_bytree": 1.0, "colsample_bynode": 1.0}
 
 #: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
 #: multi-class trainers take a cost matrix instead).
@@ -53,7 +53,8 @@ def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> b
 
 def sampling_of(args: argparse.Namespace) -> Sampling | None:
     """The :class:`~bob_boost.Sampling` of ``--subsample``, ``--subsample-freq``, ``--sampling``, ``--top-rate``,
-    ``--other-rate`` and ``--colsample-bytree``, seeded by ``--seed``; None when they sample nothing.
+    ``--other-rate``, ``--colsample-bytree`` and
+    ``--colsample-bynode``, seeded by ``--seed``; None when they sample nothing.
 
     Raises
     ------
@@ -64,4 +65,4 @@ def sampling_of(args: argparse.Namespace) -> Sampling | None:
         return None
     return Sampling(subsample=args.subsample, subsample_freq=args.subsample_freq, method=args.sampling,
                     top_rate=args.top_rate, other_rate=args.other_rate, colsample_bytree=args.colsample_bytree,
-                    random_state=args.seed)
+                    colsample_bynode=args.colsample_bynode, random_state=args.seed)

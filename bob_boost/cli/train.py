@@ -101,6 +101,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--colsample-bytree", type=fraction, default=SAMPLING_OPTIONS["colsample_bytree"],
                        help="stumps and gradient trees of the generic trainer: share of the features each round "
                             "may use (default 1)")
+    train.add_argument("--colsample-bynode", type=fraction, default=SAMPLING_OPTIONS["colsample_bynode"],
+                       help="gradient trees: share of the round's features each node may split on (default 1)")
     train.add_argument("--seed", type=int, default=0,
                        help="seed of the sampling of rows (--subsample, --sampling) and of features "
                             "(--colsample-bytree, --feature-fraction); default 0")

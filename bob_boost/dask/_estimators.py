@@ -35,7 +35,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
     ----------
     loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
 class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
-growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree
+growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode
         As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`; the
         sampled rows are those sampled in memory).
     max_bins : int
@@ -81,7 +81,8 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
                  max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, client=None) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
+                 client=None) -> None:
         super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, selection_style=selection_style,
                          max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
@@ -91,7 +92,7 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
                          max_leaves=max_leaves, growth=growth, multi_output=multi_output,
                          quantized_gradients=quantized_gradients,
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
-                         other_rate=other_rate, colsample_bytree=colsample_bytree)
+                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingClassifier":
@@ -153,7 +154,7 @@ class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
     ----------
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
 n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, subsample, \
-subsample_freq, sampling, top_rate, other_rate, colsample_bytree
+subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
     loss : {"squared_error", "poisson", "gamma", "tweedie"}
         As in memory; the losses whose optimal constant is a function of the weighted mean (the others,
@@ -184,7 +185,8 @@ subsample_freq, sampling, top_rate, other_rate, colsample_bytree
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, client=None) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
+                 client=None) -> None:
         super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
                          max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
@@ -193,7 +195,7 @@ subsample_freq, sampling, top_rate, other_rate, colsample_bytree
                          max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients, loss=loss,
                          quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power,
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
-                         other_rate=other_rate, colsample_bytree=colsample_bytree)
+                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingRegressor":

@@ -25,6 +25,34 @@ def allowed_columns(features: int, columns: np.ndarray | None) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
+def _mix(z):
+    """SplitMix64's finaliser on a uint64 (as :func:`bob_boost.boosting.sampling.uniforms` mixes)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(**_JIT)
+def node_columns(allowed, key, tree, node, fraction, out):
+    """The columns node ``node`` of round tree ``tree`` may split on into ``out``: of the ``allowed`` ones, the
+    ``max(1, round(fraction * #allowed))`` of smallest hash of ``(key, tree, node, column)``, so that the
+    in-memory and the partitioned growers, which number nodes alike, draw the same."""
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    base = _mix(key ^ (np.uint64(tree + 1) * golden)) + np.uint64(node) * np.uint64(0xD1B54A32D192ED03)
+    keys = np.full(allowed.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+    count = 0
+    for f in range(allowed.size):
+        if allowed[f]:
+            keys[f] = _mix(base + np.uint64(f) * golden) >> np.uint64(1)  # below the sentinel of the others
+            count += 1
+    size = max(1, int(np.floor(fraction * count + 0.5)))
+    order = np.argsort(keys, kind="mergesort")
+    out[:] = False
+    for j in range(min(size, count)):
+        out[order[j]] = True
+
+
+@numba.njit(**_JIT)
 def _newton_score(sums, outputs, regularization):
     """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
     score = 0.0

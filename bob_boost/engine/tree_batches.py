@@ -59,7 +59,7 @@ def routed_outputs(codes, offsets, missing, node_feature, node_bin, node_nan_lef
 
 @numba.njit(**_JIT)
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-               feature_of_bin, allowed, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
+               feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
                node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
@@ -117,7 +117,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = root_totals
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values,
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+                               (columns[0], columns[1], columns[2], t), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
                                min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
@@ -128,7 +129,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
 
 @numba.njit(**_JIT)
 def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
-                         feature_of_bin, allowed, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
+                         feature_of_bin, columns, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                          slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
                          outputs):
@@ -165,7 +166,8 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, packed,
+        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+                               (columns[0], columns[1], columns[2], t), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],

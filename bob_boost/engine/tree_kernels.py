@@ -26,7 +26,7 @@ import numpy as np
 from . import tree_policy
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
-from .split_scan import best_split
+from .split_scan import best_split, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -84,7 +84,7 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
 
 
 @numba.njit(**_JIT)
-def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, real, packing, scales,
+def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, leaf_values, sample_node, root_ready, root_total, part_rows, state):
@@ -103,8 +103,10 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         Bins per feature in the histogram slots.
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
-    allowed : numpy.ndarray
-        (#features,) bool: whether the tree may split on feature ``f`` (a round's column sample).
+    columns : tuple
+        ``(allowed, key, fraction, tree)``: (#features,) bool, whether the tree may split on feature ``f`` (a
+        round's column sample); and, for ``fraction < 1``, each node's sample of those
+        (:func:`~bob_boost.engine.split_scan.node_columns` of the round's ``key`` and the tree's index).
     values : numpy.ndarray
         (#samples, 2K) gradients then hessians, or (#samples, w) packed quantised gradients of one output
         (:func:`~bob_boost.engine.quantised.packing`).
@@ -150,6 +152,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
      split_nodes, counters) = state
     n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
+    allowed, node_key, node_fraction, tree_index = columns
+    node_allowed = allowed.copy()
     gains = np.empty(2 * offsets[-1])
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
@@ -179,18 +183,20 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 node = frontier[j]
                 if stop[node] - start[node] >= 2 * min_samples:
                     s = slot[node]
+                    if node_fraction < 1.0:
+                        node_columns(allowed, node_key, tree_index, node, node_fraction, node_allowed)
                     if packed:
                         decode(slot_sums[s], packing[0], packing[1], scales, scan_sums, scan_counts)
                         decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
                                scan_counts[:1].copy())
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
-                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains, allowed)
+                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed)
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
-                            missing, gains, allowed)
+                            missing, gains, node_allowed)
                 if leafwise and split_bin[node] < 0:
                     n_free = _release(slot, node, free, n_free)
             n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,

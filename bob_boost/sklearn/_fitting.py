@@ -106,8 +106,9 @@ def validation_seed(estimator, continuing: bool) -> int:
 
 
 def estimator_sampling(estimator, continuing: bool) -> Sampling | None:
-    """The estimator's ``subsample``, ``subsample_freq``, ``sampling``, ``top_rate``, ``other_rate`` and
-    ``colsample_bytree`` (if it has one) as a :class:`~bob_boost.Sampling` seeded as its validation split
+    """The estimator's ``subsample``, ``subsample_freq``, ``sampling``, ``top_rate``, ``other_rate``,
+    ``colsample_bytree`` and ``colsample_bynode`` (if it has them) as a :class:`~bob_boost.Sampling` seeded as
+    its validation split
     (:func:`validation_seed`); None when they sample nothing (the defaults).
 
     Raises
@@ -118,8 +119,9 @@ def estimator_sampling(estimator, continuing: bool) -> Sampling | None:
     method = check_choice(estimator.sampling, "sampling", SAMPLING_METHODS)
     chosen = Sampling(subsample=estimator.subsample, subsample_freq=estimator.subsample_freq, method=method,
                       top_rate=estimator.top_rate, other_rate=estimator.other_rate,
-                      colsample_bytree=getattr(estimator, "colsample_bytree", 1.0), random_state=0)
-    if not chosen.samples_rows and chosen.colsample_bytree >= 1.0:
+                      colsample_bytree=getattr(estimator, "colsample_bytree", 1.0),
+                      colsample_bynode=getattr(estimator, "colsample_bynode", 1.0), random_state=0)
+    if not chosen.samples_rows and chosen.colsample_bytree >= 1.0 and chosen.colsample_bynode >= 1.0:
         return None
     chosen.random_state = validation_seed(estimator, continuing)
     return chosen

@@ -121,6 +121,10 @@ class BoostingClassifier(_BoostedClassifier):
     colsample_bytree : float
         The share in (0, 1] of the features each round's stumps or trees may
         use (at least one), drawn every round.
+    colsample_bynode : float
+        Gradient trees: the share in (0, 1] of the round's features each
+        node may split on (at least one), drawn every node (scikit-learn's
+        ``max_features``, LightGBM's ``feature_fraction_bynode``).
 
     Attributes
     ----------
@@ -161,7 +165,7 @@ class BoostingClassifier(_BoostedClassifier):
                  max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -190,6 +194,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.

@@ -112,6 +112,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     colsample_bytree : float
         The share in (0, 1] of the features each round's stumps or trees may
         use (at least one), drawn every round.
+    colsample_bynode : float
+        Gradient trees: the share in (0, 1] of the round's features each
+        node may split on (at least one), drawn every node (scikit-learn's
+        ``max_features``, LightGBM's ``feature_fraction_bynode``).
     loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie"}
         The loss, by scikit-learn's names (:class:`~bob_boost.SquaredLoss`,
         :class:`~bob_boost.losses.AbsoluteErrorLoss`, ...). The Poisson loss
@@ -160,7 +164,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -189,6 +193,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""

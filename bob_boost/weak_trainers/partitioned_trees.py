@@ -18,7 +18,7 @@ import numpy as np
 
 from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
-from ..engine.split_scan import allowed_columns, best_split
+from ..engine.split_scan import allowed_columns, best_split, node_columns
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
@@ -162,27 +162,29 @@ class PartitionedGradientTrees:
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
         self.missing = trainer.missing is not None
         self.allowed = allowed_columns(offsets.size - 1, None)
+        self.node_columns: tuple[int, float] | None = None
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
-             columns: np.ndarray | None = None, factors: list | None = None) -> tuple[TreeMachine, list, Callable,
-                                                                                         tuple]:
+             columns: np.ndarray | None = None, factors: list | None = None,
+             node_columns: tuple[int, float] | None = None) -> tuple[TreeMachine, list, Callable, tuple]:
         """The round's trees as one machine, the handles of every partition's (#rows, #outputs) tree outputs, and
         :func:`coded_tree_outputs` with the arguments that make them again from the codes.
 
         ``newton_leaves``: leaves from the loss's hessian, else gradient-only leaves (hessian 1). ``weights``:
         the round's sample weights (default: the partitions'); ``columns``: the features the trees may split on
         (None: all); ``factors``: a sampled round's row factors (handles), the trees growing on the rows of
-        positive factor only, as in memory.
+        positive factor only, as in memory; ``node_columns``: ``(key, fraction)`` of each node's columns.
         """
         partitions, trainer, trees = self.partitions, self.trainer, self.groups.shape[0]
         self.allowed = allowed_columns(self.offsets.size - 1, columns)
+        self.node_columns = node_columns
         values = partitions.each(derivatives, partitions.targets, partitions.scores,
                                  partitions.weights if weights is None else weights, loss, newton_leaves)
         sample_node = (partitions.each(root_nodes, list(partitions.rows), trees, pure=False) if factors is None
                        else partitions.each(sampled_roots, factors, trees))
         capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
                                                trainer.max_leaves) - 1
-        growing = [_GrowingTree(capacity) for _ in range(trees)]
+        growing = [_GrowingTree(capacity, t) for t in range(trees)]
         moved = False  # whether nodes were split since the rows were last routed
         while True:
             if any(tree.frontier.size for tree in growing):
@@ -225,12 +227,16 @@ class PartitionedGradientTrees:
         """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
         trainer, nodes = self.trainer, tree.nodes
         gain_buffer = np.empty(2 * int(self.offsets[-1]))
+        allowed = self.allowed.copy()
         for j, node in enumerate(tree.frontier):
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
+                if self.node_columns is not None:
+                    node_columns(self.allowed, np.uint64(self.node_columns[0]), tree.index, int(node),
+                                 self.node_columns[1], allowed)
                 nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
-                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, self.allowed)
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed)
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
@@ -275,7 +281,8 @@ class _GrowingTree:
     """One tree's node arrays (:mod:`bob_boost.engine.tree_policy`) while it grows on the partitions, and its
     frontier: the nodes whose histograms the next round trip brings."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, index: int) -> None:
+        self.index = index  # the tree's place in its round (what per-node column draws are keyed by)
         self.nodes = tree_policy.empty_tree(capacity)
         self.n_nodes, self.leaves = 1, 1
         self.frontier = np.zeros(1, dtype=np.int64)

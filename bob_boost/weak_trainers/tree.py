@@ -178,6 +178,9 @@ class TreeTrainer:
     #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
     samples_columns = True
 
+    #: Reads ``state.node_columns``, the sampling of every node's columns.
+    samples_node_columns = True
+
     #: The learning rate :class:`~bob_boost.Boosting` uses when it is given none (Newton leaves are
     #: full steps of their own; 0.1 is every gradient-boosting library's default).
     default_learning_rate = 0.1
@@ -282,20 +285,21 @@ class TreeTrainer:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
         machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
-                                      state.feature_subset, state.rows)
+                                      state.feature_subset, state.rows, state.node_columns)
         weight = None if hessian is None else np.ones(outputs.shape[1])
         return Proposal(machine, weight=weight, outputs=outputs)
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
-              round_index: int, columns: np.ndarray | None = None,
-              rows: np.ndarray | None = None) -> tuple[TreeMachine, np.ndarray]:
+              round_index: int, columns: np.ndarray | None = None, rows: np.ndarray | None = None,
+              node_columns: tuple[int, float] | None = None) -> tuple[TreeMachine, np.ndarray]:
         """The tree machine and its (#samples, #outputs) outputs on the training samples.
 
         The trees of several outputs (``multi_output="per_output"``) grow in
         contiguous batches, one batch per thread, each in its own histogram slots.
         ``round_index``, the round's place in the whole machine, keys the rounding of quantised gradients;
         ``columns`` (None: all) are the features the trees may split on; ``rows`` (ascending) the samples they
-        grow on (their counts are what ``min_samples_leaf`` limits).
+        grow on (their counts are what ``min_samples_leaf`` limits); ``node_columns`` ``(key, fraction)`` the
+        round's sampling of each node's columns among those (:func:`~bob_boost.engine.split_scan.node_columns`).
         """
         if hessian is None:
             hessian = np.ones_like(gradient)
@@ -327,7 +331,9 @@ class TreeTrainer:
         common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, layout,
                   coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
-                  allowed_columns(binned.number_of_features, columns),
+                  (allowed_columns(binned.number_of_features, columns),
+                   *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
+                   0),
                   np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
@@ -382,7 +388,7 @@ class TreeTrainer:
         sums, counts = slots
         node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs = nodes_out
         samples, width = values.shape
-        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, rows = (common[0], common[1],
+        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
                                                                                           *common[4:11])
         if quantised_as is None:
             real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
@@ -394,7 +400,7 @@ class TreeTrainer:
         root_total = np.zeros(width, dtype=values.dtype)
         parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
         sample_node = np.zeros(samples, dtype=np.int64)
-        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, allowed, values, real, packing,
+        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing,
                       scales,
                       np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                      + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
