@@ -389,9 +389,9 @@ def test_node_sampled_trees_are_the_same_for_any_thread_count_and_on_partitions(
         assert ours.features.tolist() == theirs.features.tolist()
         assert ours.thresholds.tolist() == theirs.thresholds.tolist()
         np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-12)
+    by_tree = bob_boost.Sampling(subsample=0.7, colsample_bytree=0.8, random_state=3)
     by_tree = bob_boost.Boosting(_weak("tree", multi_output=multi_output), bob_boost.SoftmaxLoss(3),
-                                 sampling=bob_boost.Sampling(subsample=0.7, colsample_bytree=0.8, random_state=3)).train(
-        features, labels, 6)
+                                 sampling=by_tree).train(features, labels, 6)
     assert by_tree.weak_machines != machines[0].weak_machines
 
 
