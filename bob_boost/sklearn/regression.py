@@ -93,29 +93,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Seed of the validation split and of the subsampling (kept across
         warm starts; None: seed 0, the same held-out and sampled samples in
         every fit of the same data).
-    subsample : float
-        Stochastic boosting: the share in (0, 1] of the training samples each
-        round's weak machine is fitted to, drawn anew every
-        ``subsample_freq`` rounds (Friedman's stochastic gradient boosting,
-        LightGBM's ``bagging_fraction``); the round's weight is fitted on
-        every sample. 1.0 (the default): every sample.
-    subsample_freq : int
-        Draw new samples every this many rounds (>= 1).
-    sampling : {"uniform", "stratified", "goss"}
-        How the samples are drawn: independently (``"uniform"``), exactly
-        ``subsample`` of each class (``"stratified"``, classifiers), or by
-        gradient-based one-side sampling (``"goss"``: the ``top_rate`` of
-        largest gradients and ``other_rate`` of the others, re-weighted; it
-        ignores ``subsample``). See :class:`bob_boost.Sampling`.
-    top_rate, other_rate : float
-        GOSS's shares (each in (0, 1], their sum at most 1).
-    colsample_bytree : float
-        The share in (0, 1] of the features each round's stumps or trees may
-        use (at least one), drawn every round.
-    colsample_bynode : float
-        Gradient trees: the share in (0, 1] of the round's features each
-        node may split on (at least one), drawn every node (scikit-learn's
-        ``max_features``, LightGBM's ``feature_fraction_bynode``).
+    subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode
+        Stochastic boosting, as in :class:`~bob_boost.sklearn.BoostingClassifier`
+        (``sampling="stratified"`` is refused: a regressor has no classes).
     loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie"}
         The loss, by scikit-learn's names (:class:`~bob_boost.SquaredLoss`,
         :class:`~bob_boost.losses.AbsoluteErrorLoss`, ...). The Poisson loss
