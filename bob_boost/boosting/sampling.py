@@ -6,8 +6,8 @@ gradient tree may split on:
 
 - ``"uniform"``: row ``i`` is kept (factor 1) when its uniform number is below ``subsample``, else dropped
   (factor 0): Friedman's stochastic gradient boosting ("Stochastic gradient boosting", Computational
-  Statistics & Data Analysis 38, 2002) with independent draws per row, as LightGBM's bagging and XGBoost's
-  ``subsample``;
+  Statistics & Data Analysis 38, 2002) with an independent draw per row, as XGBoost's ``subsample`` (so about,
+  not exactly, that share of the rows; Friedman and LightGBM's bagging draw an exact count);
 - ``"stratified"``: from every class (every distinct target row), exactly ``round(subsample * n_c)`` rows (at
   least one), those of smallest uniform numbers;
 - ``"goss"``: gradient-based one-side sampling (Ke et al., "LightGBM: a highly efficient gradient boosting
@@ -16,9 +16,9 @@ gradient tree may split on:
   ``other_rate / (1 - top_rate)`` and then weighted ``(1 - top_rate) / other_rate``, so that the histogram sums
   are unbiased estimates of the full ones. Rows tied with the last of the top share are all kept.
 
-Dropped rows stay in the weak trainer's data with zero gradient and hessian, as XGBoost's CPU ``hist`` keeps
-its unsampled rows: ``min_hessian_leaf`` ignores them, ``min_samples_leaf`` counts them. The weight of a round
-(its step) is fitted on every row.
+A dropped row has factor 0: stumps and tables are chosen from the kept rows' gradient, and a gradient tree
+grows on the kept rows alone (its ``min_samples_leaf`` counts them, as with LightGBM's bagging), the dropped
+rows routed through it afterwards. A weight that a step rule fits is fitted on every row.
 
 The uniform numbers are a counter-based hash of ``(random_state, draw, global row index)``, so a row's fate
 depends neither on the thread count nor on how the rows are split into partitions (in memory or on a cluster);
