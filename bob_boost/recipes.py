@@ -51,7 +51,7 @@ MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
 
 #: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
-CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax")
+CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax", "focal")
 
 #: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
 LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}

@@ -27,11 +27,13 @@ class BoostingClassifier(_BoostedClassifier):
 
     Parameters
     ----------
-    loss : {"exponential", "logit", "tangential", "softmax"}
+    loss : {"exponential", "logit", "tangential", "softmax", "focal"}
         The loss minimised (exponential: discrete AdaBoost; logit: logistic
         regression; tangential: TangentBoost, robust to label noise;
         softmax: the multinomial cross-entropy, one output per class, for
-        gradient trees and LUTs).
+        gradient trees and LUTs; focal: :class:`~bob_boost.FocalLoss` with
+        the paper's ``gamma=2``, for imbalanced classes, without class
+        probabilities).
     weak_learner : {"stump", "lut", "tree"}
         Decision stumps on real features, look-up tables on integer
         features in ``[0, maximum_feature_value)``, or gradient trees.
