@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._validation import check_choice, check_positive_int, check_scalar
+from ..engine.hashing import GOLDEN, mix, mixed
 from ..exceptions import InvalidTypeError, InvalidValueError
 
 #: The row-sampling methods of :class:`Sampling`.
@@ -45,23 +46,13 @@ MOST_STRATA = 256
 #: Bits of a key read by one pass of :func:`kth_smallest`.
 DIGIT_BITS = 16
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser: a bijection of uint64 whose outputs look independent for consecutive inputs."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def uniforms(seed: int, draw: int, first_row: int, count: int) -> np.ndarray:
     """(count,) numbers in [0, 1) of the rows ``first_row .. first_row + count - 1`` for ``draw``, a function of
     ``(seed, draw, row)`` alone."""
     with np.errstate(over="ignore"):
-        key = _mix(_mix(np.uint64(seed % 2 ** 64) ^ (np.uint64(draw) * _GOLDEN)) + _GOLDEN)
+        key = mix(mix(np.uint64(seed % 2 ** 64) ^ (np.uint64(draw) * GOLDEN)) + GOLDEN)
         rows = np.arange(first_row, first_row + count, dtype=np.uint64)
-        bits = _mix(key + rows * _GOLDEN)
+        bits = mixed(key + rows * GOLDEN)
     return (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 

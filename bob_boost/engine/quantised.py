@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from ..exceptions import InvalidValueError
+from .hashing import GOLDEN, mix
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -63,15 +64,6 @@ def packing(n_samples: int, levels: int) -> tuple[int, int, int]:
 
 
 @numba.njit(**_JIT)
-def _hash(key):
-    """The splitmix64 hash of the uint64 ``key``."""
-    z = key + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@numba.njit(**_JIT)
 def quantise(gradient, hessian, first, last, levels, seed, count_bits, hessian_bits, packed, real, scales):
     """Columns ``first:last`` of ``gradient``/``hessian`` packed into ``packed`` (#samples, w * (last - first)),
     the ``w`` columns of :func:`packing` for each.
@@ -105,7 +97,7 @@ def quantise(gradient, hessian, first, last, levels, seed, count_bits, hessian_b
         values = real[j]
         base = (np.uint64(seed) * np.uint64(1 << 20) + np.uint64(first + j)) * np.uint64(n_samples)
         for i in range(n_samples):
-            z = _hash(base + np.uint64(i))
+            z = mix(base + np.uint64(i) + GOLDEN)
             q_g = np.int64(np.floor(values[i, 0] / gradient_scale + np.float64(z >> np.uint64(32)) *
                                     (1.0 / 4294967296.0)))
             q_h = np.int64(np.floor(values[i, 1] / hessian_scale + np.float64(z & half) * (1.0 / 4294967296.0)))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .hashing import GOLDEN, mix
+
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 #: Gains below this fraction of the children's summed scores are rounding noise, not splits.
@@ -25,25 +27,16 @@ def allowed_columns(features: int, columns: np.ndarray | None) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
-def _mix(z):
-    """SplitMix64's finaliser on a uint64 (as :func:`bob_boost.boosting.sampling.uniforms` mixes)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@numba.njit(**_JIT)
 def node_columns(allowed, key, tree, node, fraction, out):
     """The columns node ``node`` of round tree ``tree`` may split on into ``out``: of the ``allowed`` ones, the
     ``max(1, round(fraction * #allowed))`` of smallest hash of ``(key, tree, node, column)``, so that the
     in-memory and the partitioned growers, which number nodes alike, draw the same."""
-    golden = np.uint64(0x9E3779B97F4A7C15)
-    base = _mix(key ^ (np.uint64(tree + 1) * golden)) + np.uint64(node) * np.uint64(0xD1B54A32D192ED03)
+    base = mix(key ^ (np.uint64(tree + 1) * GOLDEN)) + np.uint64(node) * np.uint64(0xD1B54A32D192ED03)
     keys = np.full(allowed.size, np.iinfo(np.uint64).max, dtype=np.uint64)
     count = 0
     for f in range(allowed.size):
         if allowed[f]:
-            keys[f] = _mix(base + np.uint64(f) * golden) >> np.uint64(1)  # below the sentinel of the others
+            keys[f] = mix(base + np.uint64(f) * GOLDEN) >> np.uint64(1)  # below the sentinel of the others
             count += 1
     size = max(1, int(np.floor(fraction * count + 0.5)))
     order = np.argsort(keys, kind="mergesort")

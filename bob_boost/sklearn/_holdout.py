@@ -14,12 +14,10 @@ import math
 
 import numpy as np
 
+from ..engine.hashing import GOLDEN, mixed
 from ..exceptions import InvalidValueError
 
 _MASK = (1 << 64) - 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
-_SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))
 
 
 def row_hashes(rows: np.ndarray, seed: int) -> np.ndarray:
@@ -27,11 +25,9 @@ def row_hashes(rows: np.ndarray, seed: int) -> np.ndarray:
 
     Array arithmetic on uint64 wraps modulo 2**64, which the hash relies on.
     """
-    offset = np.array([(int(seed) & _MASK)], dtype=np.uint64) * _GOLDEN  # (seed + 1) Weyl steps from 0
-    z = np.asarray(rows).astype(np.uint64) * _GOLDEN + offset + _GOLDEN
-    z = (z ^ (z >> _SHIFTS[0])) * _MIX[0]
-    z = (z ^ (z >> _SHIFTS[1])) * _MIX[1]
-    return z ^ (z >> _SHIFTS[2])
+    offset = np.array([(int(seed) & _MASK)], dtype=np.uint64) * GOLDEN  # (seed + 1) Weyl steps from 0
+    keys = np.asarray(rows).astype(np.uint64) * GOLDEN + offset + GOLDEN
+    return mixed(np.ascontiguousarray(keys).ravel()).reshape(keys.shape)
 
 
 def held_out_counts(sizes: np.ndarray, fraction: float, names=None) -> np.ndarray:
