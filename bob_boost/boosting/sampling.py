@@ -40,6 +40,11 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 #: The row-sampling methods of :class:`Sampling`.
 SAMPLING_METHODS = ("uniform", "stratified", "goss")
 
+#: The options of :class:`Sampling` as the estimators and the command line name them (``sampling``: its
+#: ``method``), with their defaults, which sample nothing.
+SAMPLING_OPTIONS = {"subsample": 1.0, "subsample_freq": 1, "sampling": "uniform", "top_rate": 0.2,
+                    "other_rate": 0.1, "colsample_bytree": 1.0, "colsample_bynode": 1.0}
+
 #: The most strata (distinct target rows) ``"stratified"`` sampling accepts.
 MOST_STRATA = 256
 
@@ -327,3 +332,21 @@ def check_class_sampling(sampling) -> Sampling | None:
         raise InvalidValueError("colsample_bytree, colsample_bynode: the multi-class trainers sample columns by "
                                 "feature_fraction; leave them at 1")
     return sampling
+
+
+def sampling_from(options, seed: Callable[[], int]) -> Sampling | None:
+    """The :class:`Sampling` of ``options``' attributes named as :data:`SAMPLING_OPTIONS` (an estimator's
+    parameters, the command line's arguments; a missing one at its default), seeded by ``seed()``; None, without
+    calling ``seed``, when they sample nothing.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the option out of range.
+    """
+    values = {name: getattr(options, name, default) for name, default in SAMPLING_OPTIONS.items()}
+    values["method"] = check_choice(values.pop("sampling"), "sampling", SAMPLING_METHODS)
+    checked = Sampling(**values)
+    if not checked.samples_rows and checked.colsample_bytree >= 1.0 and checked.colsample_bynode >= 1.0:
+        return None
+    return Sampling(**values, random_state=seed())

@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from ..boosting.sampling import Sampling
+from ..boosting.sampling import Sampling, sampling_from
 from ..recipes import is_regression_loss, make_loss
 from ._common import as_options
 
@@ -25,9 +25,6 @@ GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_gro
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0}
 
-#: The stochastic-boosting options (:class:`bob_boost.Sampling`) and their defaults, which sample nothing.
-SAMPLING_OPTIONS = {"subsample": 1.0, "subsample_freq": 1, "sampling": "uniform", "top_rate": 0.2,
-                    "other_rate": 0.1, "colsample_bytree": 1.0, "colsample_bynode": 1.0}
 
 #: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
 #: multi-class trainers take a cost matrix instead).
@@ -53,16 +50,7 @@ def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> b
 
 def sampling_of(args: argparse.Namespace) -> Sampling | None:
     """The :class:`~bob_boost.Sampling` of ``--subsample``, ``--subsample-freq``, ``--sampling``, ``--top-rate``,
-    ``--other-rate``, ``--colsample-bytree`` and
-    ``--colsample-bynode``, seeded by ``--seed``; None when they sample nothing.
-
-    Raises
-    ------
-    ValueError
-        Naming the option out of range (through :func:`~bob_boost.cli._common.as_options`).
-    """
-    if all(getattr(args, name) == default for name, default in SAMPLING_OPTIONS.items()):
-        return None
-    return Sampling(subsample=args.subsample, subsample_freq=args.subsample_freq, method=args.sampling,
-                    top_rate=args.top_rate, other_rate=args.other_rate, colsample_bytree=args.colsample_bytree,
-                    colsample_bynode=args.colsample_bynode, random_state=args.seed)
+    ``--other-rate``, ``--colsample-bytree`` and ``--colsample-bynode``, seeded by ``--seed``; None when they
+    sample nothing (errors name the library's parameters, which :func:`~bob_boost.cli._common.as_options`
+    turns into the options)."""
+    return sampling_from(args, lambda: args.seed)

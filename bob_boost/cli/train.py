@@ -17,7 +17,7 @@ from ..io.tables import Table, read_cost_matrix, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
-from ..boosting.sampling import SAMPLING_METHODS
+from ..boosting.sampling import SAMPLING_METHODS, SAMPLING_OPTIONS
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
@@ -25,7 +25,7 @@ from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_
                       positive_float, positive_int, scheduler_options)
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY,
-                       SAMPLING_OPTIONS, TREE_ONLY, is_regression, sampling_of)
+                       TREE_ONLY, is_regression, sampling_of)
 
 logger = logging.getLogger(__name__)
 

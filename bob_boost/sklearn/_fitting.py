@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int, check_scalar
-from ..boosting.sampling import SAMPLING_METHODS, Sampling
+from .._validation import check_positive_int, check_scalar
+from ..boosting.sampling import Sampling, sampling_from
 from ..callbacks import EarlyStopping, RecordEvaluation
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
@@ -106,25 +106,10 @@ def validation_seed(estimator, continuing: bool) -> int:
 
 
 def estimator_sampling(estimator, continuing: bool) -> Sampling | None:
-    """The estimator's ``subsample``, ``subsample_freq``, ``sampling``, ``top_rate``, ``other_rate``,
-    ``colsample_bytree`` and ``colsample_bynode`` (if it has them) as a :class:`~bob_boost.Sampling` seeded as
-    its validation split
-    (:func:`validation_seed`); None when they sample nothing (the defaults).
-
-    Raises
-    ------
-    ValueError, TypeError
-        Naming the parameter that is out of range.
-    """
-    method = check_choice(estimator.sampling, "sampling", SAMPLING_METHODS)
-    chosen = Sampling(subsample=estimator.subsample, subsample_freq=estimator.subsample_freq, method=method,
-                      top_rate=estimator.top_rate, other_rate=estimator.other_rate,
-                      colsample_bytree=getattr(estimator, "colsample_bytree", 1.0),
-                      colsample_bynode=getattr(estimator, "colsample_bynode", 1.0), random_state=0)
-    if not chosen.samples_rows and chosen.colsample_bytree >= 1.0 and chosen.colsample_bynode >= 1.0:
-        return None
-    chosen.random_state = validation_seed(estimator, continuing)
-    return chosen
+    """The estimator's sampling parameters (:data:`~bob_boost.boosting.sampling.SAMPLING_OPTIONS`, those it has)
+    as a :class:`~bob_boost.Sampling` seeded as its validation split (:func:`validation_seed`); None when they
+    sample nothing (the defaults)."""
+    return sampling_from(estimator, lambda: validation_seed(estimator, continuing))
 
 
 def validation_split(estimator, rows: np.ndarray, stratify: np.ndarray | None,
