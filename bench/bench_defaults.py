@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import platform
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _machine import cpu_model  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 UCI = ROOT.parent / "shared" / "data" / "uci"
@@ -74,8 +75,7 @@ def main() -> None:
     import xgboost
 
     import bob_boost
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
+    cpu = cpu_model()
     print(f"# {time.strftime('%Y-%m-%d')}, {cpu}, {len(__import__('os').sched_getaffinity(0))} cores; bob_boost "
           f"{bob_boost.__version__}, lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, "
           f"scikit-learn {sklearn.__version__}, numpy {np.__version__}; rounds: "

@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import logging
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _machine import cpu_model  # bench/, beside this script
 
 import bob_boost
 from bob_boost.boosting import algorithms, rows
@@ -75,8 +76,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
+    cpu = cpu_model()
     print(f"# {time.strftime('%Y-%m-%d')}, {cpu}, {args.threads} threads, fastest of {args.repeats}")
     print("| case | with the guarantee (s) | without (s) | ratio | halved rounds |")
     print("|---|---:|---:|---:|---:|")

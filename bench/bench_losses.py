@@ -31,21 +31,15 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _machine import cpu_model  # bench/, beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.machine()
 
 
 def _split(features, targets, held_out, seed=0):
@@ -139,7 +133,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = _cases()
     names = list(cases) if args.cases is None else args.cases.split(",")
-    print(f"# bench_losses: {_cpu()}, {__import__('os').cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
+    print(f"# bench_losses: {cpu_model()}, {__import__('os').cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
     print("| case | library | metric | held-out | coverage | time (s) | rounds |")
     print("|---|---|---|---:|---:|---:|---:|")
     for name in names:

@@ -20,21 +20,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _machine import cpu_model  # bench/, beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.machine()
 
 
 def _mnist(data_dir: Path):
@@ -77,7 +71,7 @@ def main() -> None:
             fitted = estimator(arguments.rounds, options).fit(x, y)
             times[name].append(time.perf_counter() - start)
             accuracy[name] = float(np.mean(fitted.predict(x_test) == y_test))
-    print(f"# {_cpu()}, 2 threads; MNIST 60,000 x 784, 10 classes; {arguments.rounds} rounds of 31-leaf trees; "
+    print(f"# {cpu_model()}, 2 threads; MNIST 60,000 x 784, 10 classes; {arguments.rounds} rounds of 31-leaf trees; "
           f"fastest of {arguments.repeats}")
     print("| configuration | training time | vs full | test accuracy | vs full (points) |")
     print("|---|---:|---:|---:|---:|")

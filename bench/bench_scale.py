@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from _machine import cpu_model  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = 200_000
@@ -51,13 +52,6 @@ def _resident_kib(field: str) -> int:
                 return int(line.split()[1])
     raise RuntimeError(f"no {field} in /proc/self/status")
 
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.machine()
 
 
 def _generate(n: int, folder: Path) -> tuple[Path, Path]:
@@ -179,7 +173,7 @@ def main() -> int:
                 result = _measure(Path(__file__).resolve(), library, data, labels, leaves, arguments.rounds)
                 results.setdefault((name, leaves, library), []).append(result)
     print(f"# python bench/bench_scale.py {' '.join(sys.argv[1:])}")
-    print(f"# {_cpu()}, {os.cpu_count()} cores; fastest of {arguments.repeats} "
+    print(f"# {cpu_model()}, {os.cpu_count()} cores; fastest of {arguments.repeats} "
           f"runs, interleaved, each in a fresh process; {arguments.rounds} rounds, 2 threads")
     print("\n| rows | leaves | library | training s | vs LightGBM | held-out AUC (MNIST: accuracy) | "
           "peak memory above the data, MB | prediction rows/s |")
