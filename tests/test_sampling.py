@@ -69,18 +69,20 @@ def test_a_rows_number_depends_on_its_global_index_only():
     assert abs(np.mean(many < 0.3) - 0.3) < 5 * np.sqrt(0.21 / many.size)
 
 
-def test_the_radix_selection_is_numpys_order_statistic_on_any_split_of_the_keys():
+def test_the_two_pass_selection_is_numpys_order_statistic_on_any_split_of_the_keys():
+    from bob_boost.engine import hashing
     rng = np.random.default_rng(1)
     keys = sampling.float_keys(np.abs(rng.standard_cauchy(5000)))
     keys[:40] = keys[40]  # ties
     groups = rng.integers(0, 3, size=keys.size)
+    groups[::97] = -1  # rows in no group
     ranks = np.array([1, 700, int(np.sum(groups == 2))])
     blocks = np.split(np.arange(keys.size), [1000, 1001, 3500])
-
-    def counts(prefixes, shift):
-        return sum(sampling.prefix_counts(keys[b], groups[b], prefixes, shift) for b in blocks)
+    counts = sum(hashing.bucket_counts(keys[b], groups[b], 3) for b in blocks)
+    candidates = [hashing.bucket_keys(keys[b], groups[b], hashing.last_buckets(counts, ranks)) for b in blocks]
     expected = [np.sort(keys[groups == g])[r - 1] for g, r in enumerate(ranks)]
-    assert sampling.kth_smallest(counts, ranks).tolist() == expected
+    assert hashing.kth_keys(counts, candidates, ranks).tolist() == expected
+    assert hashing.kth_keys(counts, candidates, np.array([0, 1, 1]))[0] == 0  # no row of the group taken
 
 
 def test_stratified_rows_keep_every_class_share_exactly():

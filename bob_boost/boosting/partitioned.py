@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine import hashing
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
 from ..machine import BoostedMachine
@@ -185,8 +186,8 @@ class PartitionedGradientBoosting:
 
 class PartitionSampler:
     """A :class:`~bob_boost.boosting.sampling.Sampling` of rows on partitions: every row's factor from its global
-    index (the partitions' row offsets), the exact order statistics from counts added over the partitions, so
-    that every round keeps the rows it keeps in memory.
+    index (the partitions' row offsets), the exact order statistics from the partitions' keys in two passes
+    (:func:`~bob_boost.engine.hashing.kth_keys`), so that every round keeps the rows it keeps in memory.
 
     Parameters
     ----------
@@ -233,21 +234,25 @@ class PartitionSampler:
             factors = parts.each(sample.uniform_factors, self.first_rows, self.counts, seed, draw, sampling.subsample)
         elif sampling.method == "stratified":
             keys = parts.each(sample.stratum_keys, self.first_rows, self.counts, seed, draw)
-            thresholds = sample.kth_smallest(
-                lambda prefixes, shift: parts.summed(sample.prefix_counts, keys, self.strata, prefixes, shift),
-                self.ranks)
+            thresholds = self._kth_keys(keys, self.strata, self.ranks)
             factors = parts.each(sample.stratified_factors, self.strata, self.first_rows, seed, draw, thresholds)
         else:
             magnitudes = goss_keys()
             rows = int(sum(parts.rows))
-            nones = [None] * len(parts.rows)
-            threshold = sample.kth_smallest(
-                lambda prefixes, shift: parts.summed(sample.prefix_counts, magnitudes, nones, prefixes, shift),
-                np.array([rows - sampling.goss_rank(rows) + 1]))[0]
+            threshold = self._kth_keys(magnitudes, [None] * len(parts.rows),
+                                       np.array([rows - sampling.goss_rank(rows) + 1]))[0]
             factors = parts.each(sample.goss_factors, magnitudes, self.first_rows, seed, draw, threshold,
                                  sampling.top_rate, sampling.other_rate)
         self.drawn = (draw, factors)
         return factors
+
+    def _kth_keys(self, keys: list, groups: list, ranks: np.ndarray) -> np.ndarray:
+        """Every group's ``ranks[g]``-th smallest of the partitions' ``keys`` (handles), exactly, in two passes
+        (:func:`~bob_boost.engine.hashing.kth_keys`)."""
+        parts = self.partitions
+        counts = parts.summed(hashing.bucket_counts, keys, groups, len(ranks))
+        candidates = parts.gather(parts.each(hashing.bucket_keys, keys, groups, hashing.last_buckets(counts, ranks)))
+        return hashing.kth_keys(counts, candidates, ranks)
 
 
 def mean_one_weights(parts: Partitions, samples: int) -> list:

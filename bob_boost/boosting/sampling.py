@@ -23,8 +23,8 @@ rows routed through it afterwards. A weight that a step rule fits is fitted on e
 The uniform numbers are a counter-based hash of ``(random_state, draw, global row index)``, so a row's fate
 depends neither on the thread count nor on how the rows are split into partitions (in memory or on a cluster);
 a machine continued for more rounds draws as one longer run would. The exact selections (GOSS's top share, the
-strata's counts) are order statistics: :func:`kth_smallest` finds them from counts of key prefixes, which
-partitions add up exactly.
+strata's counts) are order statistics: in memory ``numpy.partition`` finds them, on partitions
+:func:`bob_boost.engine.hashing.kth_keys`, exactly the same.
 """
 from __future__ import annotations
 
@@ -47,9 +47,6 @@ SAMPLING_OPTIONS = {"subsample": 1.0, "subsample_freq": 1, "sampling": "uniform"
 
 #: The most strata (distinct target rows) ``"stratified"`` sampling accepts.
 MOST_STRATA = 256
-
-#: Bits of a key read by one pass of :func:`kth_smallest`.
-DIGIT_BITS = 16
 
 def uniforms(seed: int, draw: int, first_row: int, count: int) -> np.ndarray:
     """(count,) numbers in [0, 1) of the rows ``first_row .. first_row + count - 1`` for ``draw``, a function of
@@ -74,37 +71,6 @@ def column_subset(seed: int, draw: int, features: int, fraction: float) -> np.nd
 def float_keys(values: np.ndarray) -> np.ndarray:
     """uint64 keys in the order of the non-negative float64 ``values`` (their bit patterns)."""
     return np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
-
-
-def prefix_counts(keys: np.ndarray, groups: np.ndarray | None, prefixes: np.ndarray, shift: int) -> np.ndarray:
-    """(#groups, 2**DIGIT_BITS) counts, per group, of the ``keys`` whose bits above ``shift + DIGIT_BITS`` equal the
-    group's prefix, by their next :data:`DIGIT_BITS` bits (``groups``: each key's group, None: one group)."""
-    groups = np.zeros(keys.size, dtype=np.int64) if groups is None else groups
-    digit = ((keys >> np.uint64(shift)) & np.uint64((1 << DIGIT_BITS) - 1)).astype(np.int64)
-    top = shift + DIGIT_BITS
-    above = keys >> np.uint64(top) if top < 64 else np.zeros_like(keys)
-    match = above == prefixes[groups]
-    counts = np.bincount(groups[match] * (1 << DIGIT_BITS) + digit[match],
-                         minlength=prefixes.size << DIGIT_BITS)
-    return counts.reshape(prefixes.size, 1 << DIGIT_BITS)
-
-
-def kth_smallest(counts: Callable[[np.ndarray, int], np.ndarray], ranks: np.ndarray) -> np.ndarray:
-    """Per group, the ``ranks[g]``-th smallest (1-based) of its uint64 keys, exactly, in four passes of
-    :data:`DIGIT_BITS` bits (a most-significant-digit radix selection).
-
-    ``counts(prefixes, shift)`` gives :func:`prefix_counts` over all keys (a partitioned caller adds its
-    partitions' counts), so the result does not depend on how the keys are split.
-    """
-    prefixes = np.zeros(ranks.size, dtype=np.uint64)
-    remaining = ranks.astype(np.int64).copy()
-    for shift in range(64 - DIGIT_BITS, -1, -DIGIT_BITS):
-        cumulative = np.cumsum(counts(prefixes, shift), axis=1)
-        digit = np.array([np.searchsorted(cumulative[g], remaining[g]) for g in range(ranks.size)], dtype=np.int64)
-        below = np.where(digit > 0, cumulative[np.arange(ranks.size), np.maximum(digit - 1, 0)], 0)
-        remaining -= below
-        prefixes = (prefixes << np.uint64(DIGIT_BITS)) | digit.astype(np.uint64)
-    return prefixes
 
 
 # The functions of a block of rows take the block's own arguments first (its first row's global index, its
@@ -268,7 +234,8 @@ def in_memory_factors(sampling: Sampling, round_in_machine: int, rows: int, stra
     """The round's (#rows,) factors for rows held in one array (``strata``: each row's stratum, for
     ``"stratified"``; ``gradient``: the unweighted gradient, for GOSS).
 
-    The order statistics come from ``numpy.partition``: exact, so the same as :func:`kth_smallest`'s.
+    The order statistics come from ``numpy.partition``: exact, so the same as the partitions'
+    (:func:`bob_boost.engine.hashing.kth_keys`).
     """
     seed, draw = sampling.random_state, sampling.draw(round_in_machine)
     if sampling.method == "uniform":

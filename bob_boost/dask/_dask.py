@@ -5,6 +5,7 @@ import contextlib
 
 import numpy as np
 
+from ..engine import hashing
 from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 
 try:
@@ -249,34 +250,25 @@ def row_groups(labels: "da.Array", weights: "da.Array | None", stratified: bool)
     return groups if weights is None else da.where(weights > 0, groups, -1)
 
 
-#: The top bits of a row's hash that give its bucket in the first pass of :func:`holdout`.
-BUCKET_BITS = 12
-
-
 def holdout(groups: "da.Array", counts: np.ndarray, seed: int) -> "da.Array":
     """A boolean vector of the held-out rows: of each group ``g`` (``groups``' values; -1 takes no part) the
     ``counts[g]`` rows with the smallest hashes of their global indices (:mod:`bob_boost.sklearn._holdout`),
     the rows the in-memory estimators hold out of the same data.
 
-    Two passes over the chunks, each gathering little: the first counts each group's rows per bucket of
-    the hashes' top :data:`BUCKET_BITS` bits, which gives the bucket of each group's last held-out row; the
-    second gathers the hashes in that bucket, whose sorted order gives the row. The vector itself is lazy.
+    The largest hash held out of each group comes from two passes over the chunks, each gathering little
+    (:func:`bob_boost.engine.hashing.kth_keys`); the vector itself is lazy.
     """
     starts = [int(start) for start in np.cumsum((0,) + groups.chunks[0][:-1])]
     blocks = list(groups.to_delayed().ravel())
+    counts = np.asarray(counts)
     number = len(counts)
-    histograms = dask.compute(*[dask.delayed(_bucket_counts)(block, start, seed, number)
-                                for block, start in zip(blocks, starts)])
-    cumulative = np.cumsum(np.sum(histograms, axis=0), axis=1)
-    buckets = np.array([np.searchsorted(cumulative[g], max(int(counts[g]), 1)) for g in range(number)])
-    buckets = np.minimum(buckets, cumulative.shape[1] - 1)
+    histograms = np.sum(dask.compute(*[dask.delayed(_bucket_counts)(block, start, seed, number)
+                                       for block, start in zip(blocks, starts)]), axis=0)
+    buckets = hashing.last_buckets(histograms, counts)
     candidates = dask.compute(*[dask.delayed(_bucket_hashes)(block, start, seed, buckets)
                                 for block, start in zip(blocks, starts)])
-    thresholds = np.zeros(number, dtype=np.uint64)
-    for g in np.flatnonzero(np.asarray(counts) > 0):
-        below = int(cumulative[g, buckets[g] - 1]) if buckets[g] > 0 else 0
-        thresholds[g] = np.sort(np.concatenate([found[g] for found in candidates]))[int(counts[g]) - below - 1]
-    return groups.map_blocks(_held_out_block, thresholds, np.asarray(counts) > 0, seed, dtype=bool)
+    thresholds = hashing.kth_keys(histograms, candidates, counts)
+    return groups.map_blocks(_held_out_block, thresholds, counts > 0, seed, dtype=bool)
 
 
 def _hashed(block: np.ndarray, start: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -287,18 +279,15 @@ def _hashed(block: np.ndarray, start: int, seed: int) -> tuple[np.ndarray, np.nd
 
 
 def _bucket_counts(block: np.ndarray, start: int, seed: int, number: int) -> np.ndarray:
-    """(#groups, 2**BUCKET_BITS) the block's rows per group and hash bucket."""
+    """:func:`~bob_boost.engine.hashing.bucket_counts` of the block's row hashes."""
     groups, hashes = _hashed(block, start, seed)
-    taking = groups >= 0
-    cells = groups[taking] << BUCKET_BITS | (hashes[taking] >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-    return np.bincount(cells, minlength=number << BUCKET_BITS).reshape(number, 1 << BUCKET_BITS)
+    return hashing.bucket_counts(hashes, groups, number)
 
 
 def _bucket_hashes(block: np.ndarray, start: int, seed: int, buckets: np.ndarray) -> list[np.ndarray]:
-    """Per group ``g``, the hashes of the block's rows of ``g`` in bucket ``buckets[g]``."""
+    """:func:`~bob_boost.engine.hashing.bucket_keys` of the block's row hashes."""
     groups, hashes = _hashed(block, start, seed)
-    bucket = (hashes >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-    return [hashes[(groups == g) & (bucket == b)] for g, b in enumerate(buckets)]
+    return hashing.bucket_keys(hashes, groups, buckets)
 
 
 def _held_out_block(block: np.ndarray, thresholds: np.ndarray, holding: np.ndarray, seed: int,
