@@ -8,7 +8,7 @@ from scipy.optimize import minimize_scalar
 
 import bob_boost
 from bob_boost.boosting.partitions import LocalRows
-from bob_boost.losses import (AbsoluteErrorLoss, FocalLoss, GammaLoss, HuberLoss, PoissonLoss, QuantileLoss,
+from bob_boost.losses import (AbsoluteErrorLoss, CMELoss, FocalLoss, GammaLoss, HuberLoss, PoissonLoss, QuantileLoss,
                               TweedieLoss)
 from bob_boost.losses.robust import weighted_quantile
 from bob_boost.recipes import make_regression_loss
@@ -257,9 +257,9 @@ def test_bad_baselines_are_refused():
         trainer.train(features, np.ones(8), 1, baseline="mean")
     with pytest.raises(ValueError, match=r"targets: PoissonLoss needs some positive target"):
         trainer.train(features, np.zeros(8), 1, baseline="auto")
-    with pytest.raises(NotImplementedError, match="TangentialLoss defines no optimal constant"):
-        bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.TangentialLoss()).train(
-            features, np.where(np.arange(8) > 3, 1.0, -1.0), 1, baseline="auto")
+    with pytest.raises(NotImplementedError, match="CMELoss defines no optimal constant"):
+        bob_boost.Boosting(bob_boost.StumpTrainer(), CMELoss(1.0 - np.eye(2))).train(
+            features, (np.arange(8) > 3).astype(float), 1, baseline="auto")
 
 
 # -- the regressor's losses, in memory and on a cluster ------------------------------------------------------

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import numpy as np
-
+from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
+
+#: Class shares are clipped to [SHARE_LIMIT, 1 - SHARE_LIMIT] where a baseline takes their log: a class
+#: without weight then gets a finite score (log-odds about -36, as scikit-learn's intercepts), not infinity.
+SHARE_LIMIT = float(np.finfo(np.float64).eps)
 
 
 def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -333,6 +337,29 @@ class BinaryClassificationLoss(LossFunction):
         if one_vs_rest.shape[1] == 1:
             return np.column_stack([1.0 - one_vs_rest[:, 0], one_vs_rest[:, 0]])
         return one_vs_rest / one_vs_rest.sum(axis=1, keepdims=True)
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(#outputs,) the constant score of least weighted loss of each column: the weighted class prior.
+
+        A constant's loss depends on the data only through the column's share ``p`` of positive weight
+        (clipped to :data:`SHARE_LIMIT`), so this is ``log(p / (1 - p)) / c`` for a loss with a
+        :attr:`probability_scale` ``c``, and otherwise a bounded 1-D search over ``p`` positive and
+        ``1 - p`` negative weight (:meth:`constant_of_share`).
+        """
+        weights = np.ones(targets.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        positive = weights @ (targets > 0)
+        share = np.clip(positive / np.sum(weights), SHARE_LIMIT, 1.0 - SHARE_LIMIT)
+        if self.probability_scale is not None:
+            return (np.log(share) - np.log1p(-share)) / self.probability_scale
+        return np.array([self.constant_of_share(float(p)) for p in share])
+
+    def constant_of_share(self, share: float) -> float:
+        """The score ``s`` minimising ``share * L(+1, s) + (1 - share) * L(-1, s)`` in [-40, 40]."""
+        signs, weights = np.array([[1.0], [-1.0]]), np.array([share, 1.0 - share])
+
+        def total(score: float) -> float:
+            return float(weights @ self.loss(signs, np.full((2, 1), score))[:, 0])
+        return float(minimize_scalar(total, bounds=(-40.0, 40.0), method="bounded", options={"xatol": 1e-10}).x)
 
     def check_targets(self, targets) -> np.ndarray:
         """Validate that every target is -1 or +1."""

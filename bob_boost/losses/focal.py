@@ -6,7 +6,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_expit
 
 from .._validation import check_scalar
@@ -76,19 +75,6 @@ class FocalLoss(BinaryClassificationLoss):
         _, second = self._margin_derivatives(targets * scores)
         values = self._class_weights(targets) * targets * targets * np.maximum(second, 0.0)
         return weighted(values, sample_weight)
-
-    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
-        """(#outputs,) the constant score of least weighted loss of each column (a bounded 1-D search)."""
-        weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        best = np.empty(targets.shape[1])
-        for column in range(targets.shape[1]):
-            values = targets[:, column:column + 1]
-
-            def total(score: float, values: np.ndarray = values) -> float:
-                return float(np.sum(weighted(self.loss(values, np.full_like(values, score)), weights)))
-            best[column] = minimize_scalar(total, bounds=(-30.0, 30.0), method="bounded",
-                                           options={"xatol": 1e-10}).x
-        return best
 
     def __repr__(self) -> str:
         return f"FocalLoss(gamma={self.gamma!r}, alpha={self.alpha!r})"

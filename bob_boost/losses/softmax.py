@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 
 from .._validation import as_score_matrix
 from ..exceptions import InvalidValueError
-from .base import LossFunction, weighted
+from .base import SHARE_LIMIT, LossFunction, weighted
 
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -160,6 +160,15 @@ class SoftmaxLoss(LossFunction):
         if missing.size:
             raise InvalidValueError(f"targets: class {missing[0]} has no sample (classes 0 .. {classes - 1})")
         return np.eye(classes)[labels]
+
+    def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """(K,) the log of each class's weighted share of the one-hot ``targets`` (clipped to
+        :data:`~bob_boost.losses.base.SHARE_LIMIT`), less their mean: the softmax of the constant is the
+        weighted class prior, and the mean is subtracted because the loss is the same for scores shifted
+        by a constant."""
+        weights = np.ones(targets.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        logs = np.log(np.maximum(weights @ targets / np.sum(weights), SHARE_LIMIT))
+        return logs - np.mean(logs)
 
     def check_chunk_targets(self, targets) -> np.ndarray:
         """:meth:`check_targets` of one chunk of the training targets: a chunk need not hold every class.

@@ -28,3 +28,8 @@ class TangentialLoss(BinaryClassificationLoss):
         """
         margin = targets * scores
         return weighted(4.0 * targets * (2.0 * np.arctan(margin) - 1.0) / (1.0 + margin * margin), sample_weight)
+
+    def constant_of_share(self, share: float) -> float:
+        """``tan(share - 1/2)``: with ``a = arctan(s)`` the loss of a constant is
+        ``share (2a - 1)^2 + (1 - share)(2a + 1)^2``, a parabola in ``a`` least at ``a = share - 1/2``."""
+        return float(np.tan(share - 0.5))
