@@ -166,6 +166,13 @@ def check_same_samples(features: np.ndarray, targets: np.ndarray,
             f"{targets_name}: has {targets.shape[0]} samples but {features_name} has {features.shape[0]}")
 
 
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` as a bool, raising unless it is True or False (a numpy bool included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidValueError(f"{name}: must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_choice(value, name: str, choices) -> str:
     """Return ``value`` if it is one of the strings ``choices``.
 

@@ -152,6 +152,18 @@ class ClassEncoding:
             return margin_vectors(self.classes.size)[indices]
         raise InvalidValueError(f"kind: must be one of {TARGET_KINDS}, got {kind!r}")
 
+    @staticmethod
+    def classes_of(kind: str, targets: np.ndarray) -> np.ndarray:
+        """(#samples,) the class indices of training ``targets`` of ``kind``: :meth:`targets` inverted."""
+        targets = np.asarray(targets)
+        if kind == "signed":
+            return (targets.reshape(targets.shape[0]) > 0).astype(np.int64)
+        if kind in ("one_vs_rest", "margin"):
+            return np.argmax(targets, axis=1).astype(np.int64)
+        if kind == "indices":
+            return targets.astype(np.int64)
+        raise InvalidValueError(f"kind: must be one of {TARGET_KINDS}, got {kind!r}")
+
     def to_metadata(self) -> dict[str, Any]:
         """``task``, ``classes`` and ``classes_dtype`` for a model's metadata (JSON types only)."""
         return {"task": self.task, "classes": self.classes.tolist(), "classes_dtype": self.classes.dtype.str}

@@ -29,6 +29,7 @@ import numpy as np
 from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
+from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
 from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
@@ -146,9 +147,23 @@ class Recipe:
     loss: LossFunction
     target_kind: str
 
+    def prior_baseline(self, class_weights: np.ndarray) -> np.ndarray:
+        """(#outputs,) the generic trainer's scores of least loss for a classifier that knows only the class
+        prior: its loss's optimal constant (:meth:`LossFunction.baseline`, e.g. half the log-odds for the
+        exponential loss) on one target row per class weighted by ``class_weights``, each class's (K,) total
+        sample weight.
+
+        All rows of a class have the same targets, so this is the optimal constant of the training data
+        itself; the totals are all it needs, which a cluster counts as cheaply as memory.
+        """
+        weights = np.asarray(class_weights, dtype=np.float64)
+        indices = np.arange(weights.size)
+        rows = self.loss.check_targets(ClassEncoding(indices).targets(self.target_kind, indices))
+        return self.loss.baseline(rows, weights)
+
     def train(self, features, targets, number_of_rounds: int, callback: RoundCallback | None = None,
               sample_weight: np.ndarray | None = None,
-              boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+              boosted_machine: BoostedMachine | None = None, baseline: np.ndarray | None = None) -> BoostedMachine:
         """Train a new machine, or continue ``boosted_machine``, for ``number_of_rounds`` rounds at most.
 
         Parameters
@@ -167,24 +182,31 @@ class Recipe:
         boosted_machine : BoostedMachine, optional
             A machine this recipe trained on the same data, extended in place:
             the result equals one run of the total number of rounds.
+        baseline : numpy.ndarray, optional
+            The generic trainer's new machine starts from these (#outputs,)
+            constant scores (a classifier's :meth:`prior_baseline`).
 
         Notes
         -----
-        With a regression loss a new machine's baseline is the loss's optimal
-        constant (:meth:`LossFunction.baseline`: the weighted mean of the
-        targets for the squared loss, its log for the log-link losses).
+        With a regression loss a new machine's baseline is by default the loss's
+        optimal constant (:meth:`LossFunction.baseline`: the weighted mean of the
+        targets for the squared loss, its log for the log-link losses); with a
+        classification loss it is 0, bob.learn.boosting's model.
         """
         number_of_rounds = check_positive_int(number_of_rounds, "number_of_rounds")
         options: dict[str, Any] = {"callback": callback, "boosted_machine": boosted_machine}
+        if baseline is not None and self.name != "boosting":
+            raise InvalidValueError(f"baseline: only the generic trainer starts from one, not {self.name!r}")
         if self.name in BINARY_COST_TRAINERS:
             return self.trainer.train(features, targets, number_of_rounds, sample_weights=sample_weight, **options)
-        if (self.name != "boosting" or not is_regression_loss(self.loss) or not self.loss.has_baseline
-                or boosted_machine is not None):
-            return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight, **options)
-        # weak machines output +-1: without the optimal constant a target far from 0 takes many rounds just
-        # to reach its level
-        return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight,
-                                  baseline="auto", **options)
+        if (baseline is None and self.name == "boosting" and is_regression_loss(self.loss)
+                and self.loss.has_baseline and boosted_machine is None):
+            # weak machines output +-1: without the optimal constant a target far from 0 takes many rounds
+            # just to reach its level
+            baseline = "auto"
+        if baseline is not None:
+            options["baseline"] = baseline
+        return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight, **options)
 
 
 def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,

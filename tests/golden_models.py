@@ -428,7 +428,9 @@ def _sklearn_boosting_classifier_stump() -> object:
 
     data = training_data()
     labels = np.where(data.binary > 0, "face", "background")
-    model = BoostingClassifier(loss="exponential", weak_learner="stump", n_estimators=ROUNDS, max_bins=None)
+    # the stored files are bob's models: without the intercept a classifier has by default
+    model = BoostingClassifier(loss="exponential", weak_learner="stump", n_estimators=ROUNDS, max_bins=None,
+                               boost_from_average=False)
     return model.fit(data.mixed, labels)
 
 
@@ -438,7 +440,8 @@ def _sklearn_boosting_classifier_lut() -> object:
 
     data = training_data()
     model = BoostingClassifier(loss="logit", weak_learner="lut", n_estimators=ROUNDS,
-                               maximum_feature_value=NUMBER_OF_VALUES, selection_style="independent")
+                               maximum_feature_value=NUMBER_OF_VALUES, selection_style="independent",
+                               boost_from_average=False)
     return model.fit(data.discrete, data.classes)
 
 

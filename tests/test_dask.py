@@ -184,7 +184,9 @@ def test_the_classifier_predicts_dask_arrays_and_goes_local(client, tmp_path):
     features, targets = _data(seed=8)
     labels = np.where(targets > 0, "face", "background")
     dX = da.from_array(features, chunks=(400, 6))
-    model = DaskBoostingClassifier(n_estimators=6, client=client).fit(dX, da.from_array(labels, chunks=300))
+    # the core trainer's model: no intercept (the prior's is tested in test_class_prior.py)
+    model = DaskBoostingClassifier(n_estimators=6, boost_from_average=False, client=client).fit(
+        dX, da.from_array(labels, chunks=300))
     assert model.classes_.tolist() == ["background", "face"]
     memory = _in_memory(bob_boost.ExponentialLoss(), features, targets, 6)
     _assert_same_model(model.machine_, memory)
@@ -660,7 +662,7 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     labels = np.where(noisy > 7, "up", "down")
     dX = da.from_array(features, chunks=(800, 6))
     options = dict(n_estimators=150, early_stopping=True, n_iter_no_change=3, random_state=5, client=client)
-    model = DaskBoostingClassifier(loss="logit", **options).fit(dX, labels)
+    model = DaskBoostingClassifier(loss="logit", boost_from_average=False, **options).fit(dX, labels)
     assert 0 < model.n_iter_ < 150 and model.validation_score_.shape == (model.n_iter_ + 1,)
     assert int(np.argmax(model.validation_score_)) == model.n_iter_  # trimmed to its best round
     # the held-out rows take no part in training: the same rounds as training on the other rows, each chunk

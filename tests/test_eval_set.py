@@ -33,7 +33,7 @@ def test_every_set_is_scored_every_round_and_the_first_stops_training():
     for rounds in (0, 1, fitted.n_iter_):
         truncated = copy.deepcopy(machine)
         truncated.truncate(rounds)
-        scores = truncated.decision_scores(X2) if rounds else np.zeros((y2.size, 1))
+        scores = truncated.decision_scores(X2)  # with no round, the baseline (the class prior)
         expected = -np.mean(machine_loss(targets, scores))
         assert fitted.evals_result_["validation_1"][rounds] == pytest.approx(expected, rel=1e-12)
     # nothing is held out of X when the sets are given: every training row is scored

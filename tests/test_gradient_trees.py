@@ -453,7 +453,7 @@ def test_estimators_train_gradient_trees():
         assert machine.roots.size == 3
         assert np.sum(machine.features < 0) <= 3 * 6
     expected = Boosting(TreeTrainer(max_depth=None, max_leaves=6, growth="leafwise", multi_output="per_output"),
-                        SoftmaxLoss(), learning_rate=0.3).train(x, y, 5)
+                        SoftmaxLoss(), learning_rate=0.3).train(x, y, 5, baseline="auto")  # the class prior
     assert all(a == b for a, b in zip(leafwise.machine_.weak_machines, expected.weak_machines))
     leafwise_regressor = BoostingRegressor(weak_learner="tree", max_depth=None, max_leaves=4, growth="leafwise",
                                            n_estimators=3).fit(x, target)

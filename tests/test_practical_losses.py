@@ -448,7 +448,8 @@ def test_the_classifier_takes_the_focal_loss(tmp_path):
     from bob_boost.sklearn import BoostingClassifier, load_estimator
     X, y = datasets.make_classification(2000, 8, weights=[0.9], random_state=0)
     focal = BoostingClassifier(loss="focal", weak_learner="tree", n_estimators=20).fit(X, y)
-    core = bob_boost.Boosting(bob_boost.TreeTrainer(), FocalLoss()).train(X, np.where(y == 1, 1.0, -1.0), 20)
+    core = bob_boost.Boosting(bob_boost.TreeTrainer(), FocalLoss()).train(X, np.where(y == 1, 1.0, -1.0), 20,
+                                                                          baseline="auto")  # the class prior
     np.testing.assert_array_equal(focal.decision_function(X), core.decision_scores(X)[:, 0])
     assert focal.score(X, y) > 0.9 and not hasattr(focal, "predict_proba")  # focal scores are no log-odds
     focal.save(tmp_path / "focal.hdf5")

@@ -53,8 +53,6 @@ PIPELINE_FAILURES = {
 
 #: check_class_weight_classifiers fits {0: 1000, others: 0.0001} and wants class 0 on 87% of test points.
 CLASS_WEIGHT_FAILURES = {
-    BoostingClassifier: "a machine without intercept (bob's model) is a sum of +-1 stumps: it cannot predict one "
-                        "class everywhere, however small the other classes' weights",
     AdaBoostDBClassifier: "each class keeps half of the total weight (the paper's initialisation), so class weights "
                           "only reweight samples within their class",
     BAdaCostClassifier: "a cost-sensitive tree labels a leaf that holds one class only with that class, whatever "
@@ -67,8 +65,6 @@ def expected_failed_checks(estimator) -> dict[str, str]:
     if isinstance(estimator, Pipeline):
         return PIPELINE_FAILURES
     reason = CLASS_WEIGHT_FAILURES.get(type(estimator))
-    if isinstance(estimator, BoostingClassifier) and estimator.weak_learner != "stump":
-        reason = None  # gradient trees have leaf values: they can predict one class everywhere
     return {} if reason is None else {"check_class_weight_classifiers": reason}
 
 
@@ -105,11 +101,17 @@ def test_string_labels_binary():
     assert np.array_equal(predicted == "yes", model.decision_function(X[150:]) > 0)
 
 
-def test_binary_model_is_the_core_boosting_on_plus_minus_one_targets():
+@pytest.mark.parametrize("boost_from_average", [True, False])
+def test_binary_model_is_the_core_boosting_on_plus_minus_one_targets(boost_from_average):
     X, y = _binary_data()
-    model = BoostingClassifier(loss="logit", n_estimators=10).fit(X, y)
+    model = BoostingClassifier(loss="logit", n_estimators=10, boost_from_average=boost_from_average).fit(X, y)
     targets = np.where(y == "yes", 1.0, -1.0)
-    core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.LogitLoss()).train(X, targets, 10)
+    # the intercept is the prior's log-odds; without it, bob's model
+    baseline = np.log(np.mean(targets > 0) / np.mean(targets < 0)) if boost_from_average else None
+    core = bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.LogitLoss()).train(X, targets, 10,
+                                                                                     baseline=baseline)
+    np.testing.assert_allclose(model.machine_.baseline, core.baseline, rtol=1e-12)
+    assert (model.machine_.baseline[0] != 0) == boost_from_average
     assert [m._state() for m in model.machine_.weak_machines] == [m._state() for m in core.weak_machines]
     np.testing.assert_allclose(model.machine_.weights, core.weights, rtol=1e-10)
 
@@ -323,10 +325,12 @@ def test_sample_weight_moves_the_decision():
     X = np.arange(20.0)[:, np.newaxis]
     y = (X[:, 0] >= 10).astype(int)
     y[12] = 0  # a negative among the positives
-    light = BoostingClassifier(n_estimators=1).fit(X, y)
-    heavy = BoostingClassifier(n_estimators=1).fit(X, y, sample_weight=np.where(y == 1, 1.0, 10.0))
-    # unweighted, splitting at 9.5 misclassifies one sample (x=12); with negatives weighing 10
-    # that costs more than misclassifying the positives 10 and 11 by splitting at 12.5
+    light = BoostingClassifier(n_estimators=1, boost_from_average=False).fit(X, y)
+    heavy = BoostingClassifier(n_estimators=1, boost_from_average=False).fit(
+        X, y, sample_weight=np.where(y == 1, 1.0, 10.0))
+    # without intercept (which would take up most of the weights' asymmetry): unweighted, splitting at 9.5
+    # misclassifies one sample (x=12); with negatives weighing 10 that costs more than misclassifying the
+    # positives 10 and 11 by splitting at 12.5
     assert light.predict([[11.0]])[0] == 1
     assert heavy.predict([[11.0]])[0] == 0
 

@@ -102,11 +102,11 @@ class GradientBoosting:
             scores = (machine.decision_scores(features, include_baseline=False) if len(machine)
                       else np.zeros(self.targets.shape))
             return RoundState(features=features, scores=scores, score_offset=self.baseline)
-        # an empty machine without baseline scores 0: no need to validate the features again
-        if len(machine) or np.any(machine.baseline != 0):
+        # an empty machine scores its baseline: no need to validate the features again
+        if len(machine):
             scores = machine.decision_scores(features)
         else:
-            scores = np.zeros(self.targets.shape)
+            scores = np.zeros(self.targets.shape) + machine.baseline
         return RoundState(features=features, scores=scores)
 
     def begin_round(self, state: RoundState) -> None:

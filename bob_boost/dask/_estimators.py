@@ -5,9 +5,9 @@ import copy
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_bool, check_choice, check_positive_int
 from ..binning import check_missing
-from ..labels import REGRESSION_METADATA
+from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
@@ -35,9 +35,10 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
     ----------
     loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
 class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
-growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode
+growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, \
+colsample_bynode, boost_from_average
         As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`; the
-        sampled rows are those sampled in memory).
+        sampled rows are those sampled in memory; the class prior's weights are counted on the cluster).
     max_bins : int
         Bins per feature (2 .. 256 on a cluster, whose codes are one byte).
     n_threads : int or None
@@ -82,7 +83,7 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 client=None) -> None:
+                 boost_from_average: bool = True, client=None) -> None:
         super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, selection_style=selection_style,
                          max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
@@ -92,7 +93,8 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
                          max_leaves=max_leaves, growth=growth, multi_output=multi_output,
                          quantized_gradients=quantized_gradients,
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
-                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode)
+                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
+                         boost_from_average=boost_from_average)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingClassifier":
@@ -107,6 +109,7 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
         """
         check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
         check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
+        check_bool(self.boost_from_average, "boost_from_average")
         _check_float_gradients(self)
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
@@ -134,8 +137,13 @@ growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate,
         features, targets, weights, stopper = self._held_out(
             features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]), recipe.loss,
             labels=indices, eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
+        baseline = None
+        if self.boost_from_average and previous is None:  # the training rows' weighted class prior
+            classes = targets.map_blocks(lambda block: ClassEncoding.classes_of(kind, block), dtype=np.int64,
+                                         **({} if targets.ndim == 1 else {"drop_axis": 1}))
+            baseline = recipe.prior_baseline(_dask.class_sizes(classes, weights, k))
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
-                                      callback=stopper, boosted_machine=previous)
+                                      baseline=baseline, callback=stopper, boosted_machine=previous)
         self._record_validation()
         return self
 

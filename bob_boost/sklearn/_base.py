@@ -103,13 +103,14 @@ class _BoostedEstimator(BaseEstimator):
 
     def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
                rounds: int, stratify: np.ndarray | None = None, split_weights=None,
-               kept: np.ndarray | None = None, eval_set=None) -> BoostedMachine:
+               kept: np.ndarray | None = None, eval_set=None, baseline=None) -> BoostedMachine:
         """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`.
         ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight);
         ``eval_set`` is ``fit``'s (:func:`~bob_boost.sklearn._eval_sets.check_eval_sets`)."""
         rows = None if kept is None else np.flatnonzero(kept)
         eval_sets = check_eval_sets(self, eval_set, self._eval_targets(recipe))
-        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows, eval_sets)
+        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows, eval_sets,
+                              baseline)
 
     def _eval_targets(self, recipe):
         """``targets_of(y, name)``: the targets ``recipe`` trains on of an evaluation set's ``y``."""

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive_int, check_scalar
+from .._validation import check_bool, check_positive_int, check_scalar
 from ..boosting.sampling import Sampling, sampling_from
 from ..callbacks import EarlyStopping, RecordEvaluation
 from ..exceptions import InvalidValueError
@@ -39,8 +39,7 @@ SEED_ATTRIBUTES = ("_random_seed", "_trainer_seed")
 def check_fit_parameters(estimator) -> None:
     """Validate the shared fitting parameters, with scikit-learn's wording where it has one."""
     check_early_stopping(estimator)
-    if not isinstance(estimator.warm_start, (bool, np.bool_)):
-        raise InvalidValueError(f"warm_start: must be True or False, got {estimator.warm_start!r}")
+    check_bool(estimator.warm_start, "warm_start")
 
 
 def check_early_stopping(estimator) -> None:
@@ -149,7 +148,8 @@ def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, w
 def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
           y: np.ndarray, rounds: int, stratify: np.ndarray | None = None,
           split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-          rows: np.ndarray | None = None, eval_sets: Sequence[EvalSet] = ()) -> BoostedMachine:
+          rows: np.ndarray | None = None, eval_sets: Sequence[EvalSet] = (),
+          baseline: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BoostedMachine:
     """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
 
     Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
@@ -178,6 +178,9 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     eval_sets : sequence of EvalSet
         ``fit``'s evaluation sets, each scored every round into ``evals_result_``; with early stopping the
         first is the validation data (no samples are held out of ``X``).
+    baseline : callable, optional
+        ``baseline(indices, weights)``: a new machine's constant scores from its training samples' indices
+        (into ``X``) and weights (a classifier's weighted class prior); None: the recipe's default.
     """
     previous = previous_machine(estimator, rounds)
     validation = early_stopping_enabled(estimator, X.shape[0])
@@ -207,8 +210,9 @@ def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights
     start = 0 if previous is None else len(previous)
     if previous is not None and rounds == start:
         return previous
+    start_scores = None if baseline is None or previous is not None else baseline(train, train_weights)
     machine = recipe.train(X[train], targets[train], rounds - start, callback=callbacks,
-                           sample_weight=train_weights, boosted_machine=previous)
+                           sample_weight=train_weights, boosted_machine=previous, baseline=start_scores)
     _record_histories(estimator, machine, start, train_record, stopper, previous is not None)
     estimator.evals_result_ = evals_result(eval_sets, records, len(machine) - start + 1)
     _record_importances(machine, loss_record.history, start, X.shape[1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_choice, check_positive_int
+from .._validation import check_bool, check_choice, check_positive_int
 from ..exceptions import InvalidValueError
 from . import _fitting
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
@@ -127,6 +127,14 @@ class BoostingClassifier(_BoostedClassifier):
         Gradient trees: the share in (0, 1] of the round's features each
         node may split on (at least one), drawn every node (scikit-learn's
         ``max_features``, LightGBM's ``feature_fraction_bynode``).
+    boost_from_average : bool
+        Start from the weighted class prior: the machine's baseline (an
+        intercept) is the constant score of least training loss (half the
+        log-odds of ``classes_[1]`` for the exponential loss, the log-odds
+        for the logit loss, the centred log prior for the softmax), as
+        LightGBM's ``boost_from_average`` and scikit-learn's gradient
+        boosting. False: no intercept, bob.learn.boosting's model (see
+        Notes).
 
     Attributes
     ----------
@@ -151,11 +159,15 @@ class BoostingClassifier(_BoostedClassifier):
 
     Notes
     -----
-    The machine has no intercept (as in bob.learn.boosting), so the saved
-    model means the same to every bob_boost tool. If every feature is
-    constant over the training samples no stump can be trained, and
-    :meth:`fit` raises a ValueError instead of returning a model that
-    ignores the data.
+    With ``boost_from_average=True`` (the default) class weights act as
+    scikit-learn users expect: they move the intercept, so heavy weights on
+    one class can make it the prediction everywhere, which a sum of +-1
+    stumps alone cannot. The intercept is stored as the machine's baseline,
+    which bob.learn.boosting does not read; ``boost_from_average=False``
+    gives a model without one, which means the same to bob as to bob_boost.
+    If every feature is constant over the training samples no stump can be
+    trained, and :meth:`fit` raises a ValueError instead of returning a
+    model that ignores the data.
     """
 
     def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
@@ -167,7 +179,8 @@ class BoostingClassifier(_BoostedClassifier):
                  max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
+                 boost_from_average: bool = True) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -197,6 +210,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
+        self.boost_from_average = boost_from_average
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -224,6 +238,7 @@ class BoostingClassifier(_BoostedClassifier):
         check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
         check_choice(self.weak_learner, "weak_learner", WEAK_LEARNERS)
         check_choice(self.selection_style, "selection_style", SELECTION_STYLES)
+        check_bool(self.boost_from_average, "boost_from_average")
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         X, y = self._fit_features(X, y)
@@ -248,8 +263,11 @@ class BoostingClassifier(_BoostedClassifier):
                              sampling=_fitting.estimator_sampling(
                                  self, self.warm_start and hasattr(self, "machine_")))
         targets = self._encoding.targets(recipe.target_kind, encoded)
+
+        def prior(rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:
+            return recipe.prior_baseline(np.bincount(encoded[rows], weights=row_weights, minlength=n_classes))
         self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept,
-                                    eval_set=eval_set)
+                                    eval_set=eval_set, baseline=prior if self.boost_from_average else None)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 

@@ -1,7 +1,9 @@
 """Estimators from model files: the ones the estimators saved, and any other bob_boost or bob model."""
 from __future__ import annotations
 
+import inspect
 import os
+from typing import Any
 
 import numpy as np
 
@@ -54,13 +56,24 @@ def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
         if name not in _ESTIMATORS:
             raise ModelFormatError(f"{os.fspath(path)}: metadata {ESTIMATOR_KEY!r} names an unknown estimator "
                                    f"{name!r}")
-        estimator = _ESTIMATORS[name](**metadata["params"])
+        estimator = _ESTIMATORS[name](**_with_earlier_defaults(_ESTIMATORS[name], metadata["params"]))
         estimator._restore(machine, metadata)
     except ModelFormatError:
         raise
     except (KeyError, TypeError, ValueError) as error:
         raise ModelFormatError(f"{os.fspath(path)}: invalid {name or 'model'} metadata ({error!r})") from None
     return estimator
+
+
+#: Parameters added with a default that trains differently from before they existed: the value that
+#: reproduces what an estimator saved without them did.
+EARLIER_DEFAULTS = {"boost_from_average": False}
+
+
+def _with_earlier_defaults(cls: type, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` of a saved ``cls``, completed by :data:`EARLIER_DEFAULTS` for the ones it lacks."""
+    accepted = inspect.signature(cls).parameters
+    return {**{key: value for key, value in EARLIER_DEFAULTS.items() if key in accepted}, **params}
 
 
 def estimator_from_machine(machine: BoostedMachine, source: str = "the machine") -> _BoostedEstimator:
@@ -114,7 +127,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     else:
         loss = metadata.get("loss")
         estimator = BoostingClassifier(loss=loss if loss in CLASSIFICATION_LOSSES else "exponential",
-                                       weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries)
+                                       weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries,
+                                       boost_from_average=bool(np.any(machine.baseline != 0)))
     if machine.is_classifier:
         estimator.classes_ = np.array(classes_of(machine, source).classes)
     estimator.machine_ = machine
