@@ -189,3 +189,39 @@ def test_a_classifier_saved_before_the_intercept_existed_loads_without_it():
     loaded = load_estimator(path)
     assert "boost_from_average" not in loaded.machine_.metadata["params"]
     assert loaded.get_params()["boost_from_average"] is False and np.all(loaded.machine_.baseline == 0)
+
+
+# -- AdaBoostDB: the asymmetry is the costs' -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dask", [False, True], ids=["memory", "dask"])
+def test_adaboostdb_refuses_class_weights_and_points_to_the_costs(dask):
+    if dask:
+        pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+        from bob_boost.dask import DaskAdaBoostDBClassifier as estimator_class
+    else:
+        from bob_boost.sklearn import AdaBoostDBClassifier as estimator_class
+    assert "class_weight" not in estimator_class().get_params()
+    with pytest.raises(TypeError, match=r"class_weight is not a parameter: each class starts with half .* "
+                                        r"sample_weight, and the asymmetry between the classes as cost_positive"):
+        estimator_class(class_weight="balanced")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument .cost_postive."):  # Python's own
+        estimator_class(cost_postive=2.0)
+
+
+def test_an_adaboostdb_file_saved_with_class_weight_still_loads(tmp_path):
+    import json
+
+    import h5py
+
+    from bob_boost.sklearn import AdaBoostDBClassifier, load_estimator
+
+    X, y, X_test, _ = _blobs(2)
+    model = AdaBoostDBClassifier(cost_positive=2.0, n_estimators=3).fit(X, y)
+    model.save(tmp_path / "model.hdf5")
+    with h5py.File(tmp_path / "model.hdf5", "r+") as file:  # as bob_boost 0.1 wrote it, with the parameter
+        metadata = json.loads(file.attrs["Metadata"])
+        metadata["params"]["class_weight"] = {"1": 3.0}
+        file.attrs["Metadata"] = json.dumps(metadata)
+    loaded = load_estimator(tmp_path / "model.hdf5")
+    assert "class_weight" not in loaded.get_params() and loaded.get_params()["cost_positive"] == 2.0
+    np.testing.assert_array_equal(loaded.decision_function(X_test), model.decision_function(X_test))

@@ -625,10 +625,12 @@ def test_class_weights_weigh_as_in_memory(client):
     model = DaskBoostingClassifier(n_estimators=5, class_weight="balanced", client=client).fit(dX, labels)
     memory = BoostingClassifier(n_estimators=5, class_weight="balanced", early_stopping=False).fit(features, labels)
     _assert_same_model(model.machine_, memory.machine_, rtol=1e-6)  # in memory: L-BFGS on exact bins
-    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=5, class_weight={"rare": 3.0}, client=client).fit(
-        dX, labels, sample_weight=weights)
-    memory = AdaBoostDBClassifier(2.0, 1.0, n_estimators=5, class_weight={"rare": 3.0},
-                                  early_stopping=False).fit(features, labels, sample_weight=weights)
+    # AdaBoostDB takes no class weights (each class weighs half); factors within a class are sample weights
+    weights = np.where(labels == "rare", 3.0, 1.0) * weights
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=5, client=client).fit(
+        dX, labels, sample_weight=da.from_array(weights, chunks=400))
+    memory = AdaBoostDBClassifier(2.0, 1.0, n_estimators=5, early_stopping=False).fit(features, labels,
+                                                                                      sample_weight=weights)
     _assert_same_model(model.machine_, memory.machine_)
     features, indices = _classes(n=1200, seed=34)
     labels = np.array(["a", "b", "c"])[indices]

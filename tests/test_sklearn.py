@@ -53,8 +53,6 @@ PIPELINE_FAILURES = {
 
 #: check_class_weight_classifiers fits {0: 1000, others: 0.0001} and wants class 0 on 87% of test points.
 CLASS_WEIGHT_FAILURES = {
-    AdaBoostDBClassifier: "each class keeps half of the total weight (the paper's initialisation), so class weights "
-                          "only reweight samples within their class",
     BAdaCostClassifier: "a cost-sensitive tree labels a leaf that holds one class only with that class, whatever "
                         "its weight",
 }

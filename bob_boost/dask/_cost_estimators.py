@@ -29,7 +29,7 @@ class DaskAdaBoostDBClassifier(_HeldOut, _DaskClassifier, AdaBoostDBClassifier):
 
     Parameters
     ----------
-    cost_positive, cost_negative, n_estimators, selection, class_weight, validation_fraction, \
+    cost_positive, cost_negative, n_estimators, selection, validation_fraction, \
 n_iter_no_change, tol, warm_start, random_state
         As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
     early_stopping, scoring, client
@@ -51,11 +51,11 @@ n_iter_no_change, tol, warm_start, random_state
     _local_class = AdaBoostDBClassifier
 
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", class_weight=None, early_stopping="auto",
+                 selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, random_state=None, max_bins: int = 256, client=None) -> None:
         super().__init__(cost_positive=cost_positive, cost_negative=cost_negative, n_estimators=n_estimators,
-                         selection=selection, class_weight=class_weight, early_stopping=early_stopping,
+                         selection=selection, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, random_state=random_state)
         self.max_bins = max_bins

@@ -47,6 +47,15 @@ def _json_value(value: Any) -> Any:
 class _BoostedEstimator(BaseEstimator):
     """Input validation, sample weights and HDF5 persistence shared by all estimators."""
 
+    #: Parameters the estimator no longer takes, each with what replaces it: passing one is a TypeError
+    #: that says so (instead of Python's "unexpected keyword argument").
+    removed_parameters: dict[str, str] = {}
+
+    def __new__(cls, *args, **kwargs):
+        for name in kwargs.keys() & cls.removed_parameters.keys():
+            raise InvalidTypeError(f"{cls.__name__}: {name} is not a parameter: {cls.removed_parameters[name]}")
+        return super().__new__(cls)
+
     def _validate_features(self, X, reset: bool) -> np.ndarray:
         X = validate_data(self, X, reset=reset, ensure_all_finite=self._finite_rule())
         if getattr(self, "weak_learner", None) == "lut":
@@ -204,7 +213,8 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     """Label encoding, class weights and score -> label decisions shared by the classifiers."""
 
     def _weights(self, y: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
-        """``_positive_weights`` of ``sample_weight`` times the ``class_weight`` of every sample's class.
+        """``_positive_weights`` of ``sample_weight`` times the ``class_weight`` of every sample's class (for an
+        estimator that has the parameter).
 
         Raises
         ------
@@ -212,17 +222,17 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             If ``class_weight`` is neither None, ``"balanced"`` nor a dict of the classes in ``y``
             (scikit-learn's own messages).
         """
-        if self.class_weight is not None:
-            if not (self.class_weight == "balanced" or isinstance(self.class_weight, dict)):
-                raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got "
-                                        f"{self.class_weight!r}")
-            if isinstance(self.class_weight, dict):
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is not None:
+            if not (class_weight == "balanced" or isinstance(class_weight, dict)):
+                raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
+            if isinstance(class_weight, dict):
                 classes = set(np.unique(y).tolist())
-                unknown = [key for key in self.class_weight if key not in classes]
+                unknown = [key for key in class_weight if key not in classes]
                 if unknown:
                     raise InvalidValueError(f"class_weight: names class {unknown[0]!r}, which is not in y "
                                             f"(classes {sorted(classes)})")
-            factors = compute_sample_weight(self.class_weight, y)
+            factors = compute_sample_weight(class_weight, y)
             base = np.ones(y.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])
             sample_weight = base * factors
         return self._positive_weights(sample_weight, y.shape[0])

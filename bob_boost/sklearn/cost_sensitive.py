@@ -44,11 +44,6 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     selection : {"alpha", "loss"}
         ``"alpha"``: the stump with the largest step (the paper's rule);
         ``"loss"``: the stump that lowers the bound most.
-    class_weight : dict, "balanced" or None
-        Factors of the sample weights per class; the same as passing the
-        matching ``sample_weight``. Each class keeps half of the
-        total weight (see Notes), so class weights change only the weights
-        within a class; asymmetry between the classes is the costs' job.
     early_stopping : {"auto", True, False}
         Hold out ``validation_fraction`` of the samples (stratified) and stop
         when the validation score has not improved by more than ``tol`` for
@@ -93,7 +88,10 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     As in the paper, each class starts with half of the total weight
     whatever the class sizes; ``sample_weight`` distributes that half among
     the samples of the class. Asymmetry between the classes is the job of
-    the costs.
+    the costs, so the estimator takes no ``class_weight``: a machine of
+    stumps without intercept cannot let a heavy class win everywhere, and
+    within a class the weights are ``sample_weight``'s. Passing
+    ``class_weight`` is a TypeError that says so.
 
     :meth:`predict_proba` gives ``q = sigmoid((C_P + C_N) F(x))`` for
     ``classes_[1]``. The score minimising the bound's expected value is
@@ -104,15 +102,19 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     the exponential loss's ``sigmoid(2 F)``.
     """
 
+    removed_parameters = {"class_weight": "each class starts with half of the total weight (the paper's "
+                                          "initialisation), so class weights only reweighted samples within a "
+                                          "class: give those factors as sample_weight, and the asymmetry between "
+                                          "the classes as cost_positive and cost_negative"}
+
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", class_weight=None, early_stopping="auto",
+                 selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, random_state=None) -> None:
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
         self.selection = selection
-        self.class_weight = class_weight
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

@@ -71,9 +71,12 @@ EARLIER_DEFAULTS = {"boost_from_average": False}
 
 
 def _with_earlier_defaults(cls: type, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` of a saved ``cls``, completed by :data:`EARLIER_DEFAULTS` for the ones it lacks."""
+    """``params`` of a saved ``cls``, completed by :data:`EARLIER_DEFAULTS` for the ones it lacks and without
+    the ones it no longer takes (its ``removed_parameters``: the saved machine does not depend on them)."""
     accepted = inspect.signature(cls).parameters
-    return {**{key: value for key, value in EARLIER_DEFAULTS.items() if key in accepted}, **params}
+    removed = getattr(cls, "removed_parameters", {})
+    return {**{key: value for key, value in EARLIER_DEFAULTS.items() if key in accepted},
+            **{key: value for key, value in params.items() if key not in removed}}
 
 
 def estimator_from_machine(machine: BoostedMachine, source: str = "the machine") -> _BoostedEstimator:
