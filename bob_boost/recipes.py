@@ -218,7 +218,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 number_of_rounds: int = 100, one_vs_rest: bool = False, max_bins: int | None = 256,
                 n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = 31,
                 tree_growth: str = "leafwise", tree_outputs: str = "per_output",
-                tree_quantized_gradients: int | None = None, sampling: Sampling | None = None) -> Recipe:
+                tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
+                tree_min_weight_fraction_leaf: float = 0.0) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -268,6 +269,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     sampling : Sampling, optional
         Stochastic boosting (:class:`~bob_boost.Sampling`) of the generic and the multi-class trainers
         (whose columns ``feature_fraction`` samples); AdaBoostDB and Cost-Sensitive AdaBoost take none.
+    tree_min_weight_fraction_leaf : float
+        The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
+        in each child of a split (``min_weight_fraction_leaf`` of
+        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`).
 
     Raises
     ------
@@ -285,7 +290,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                   dict(number_of_rounds=number_of_rounds,
                                        shrinkage=1.0 if shrinkage is None else shrinkage,
                                        feature_fraction=feature_fraction, random_state=random_state,
-                                       sampling=sampling), missing)
+                                       sampling=sampling), missing, tree_min_weight_fraction_leaf)
     if trainer in BINARY_COST_TRAINERS:
         if sampling is not None:
             raise InvalidValueError(f"sampling: {trainer!r} chooses each stump with its closed-form step on every "
@@ -346,18 +351,23 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
-                       options: dict[str, Any], missing: str | None = None) -> Recipe:
+                       options: dict[str, Any], missing: str | None = None,
+                       min_weight_fraction_leaf: float = 0.0) -> Recipe:
     if number_of_classes is None:
         raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
     if missing is not None and weak_learner == "lut":
         raise InvalidValueError("missing: the multi-class LUT learner has no missing-value handling; use "
                                 "weak_learner='tree' or 'stump'")
+    if min_weight_fraction_leaf and weak_learner == "lut":
+        raise InvalidValueError("min_weight_fraction_leaf: a look-up table has an entry per feature value, no "
+                                "leaves; use weak_learner='tree' or 'stump'")
     if weak_learner == "lut":
         weak = MultiClassLUTTrainer(lut_entries)
     elif weak_learner == "stump":
-        weak = MultiClassStumpTrainer(missing=missing)
+        weak = MultiClassStumpTrainer(missing=missing, min_weight_fraction_leaf=min_weight_fraction_leaf)
     else:
-        weak = CostSensitiveTreeTrainer(max_depth=tree_depth, missing=missing)
+        weak = CostSensitiveTreeTrainer(max_depth=tree_depth, missing=missing,
+                                        min_weight_fraction_leaf=min_weight_fraction_leaf)
     if trainer == "badacost":
         if cost_matrix is None:
             raise InvalidValueError("cost_matrix: the badacost trainer needs a cost matrix")

@@ -217,6 +217,28 @@ def test_regression_boosts_from_the_mean_as_in_memory(process_cluster, process_s
     assert errors[0] == pytest.approx(errors[1], rel=1e-9) and errors[0] < 0.5 * np.var(values)
 
 
+@pytest.mark.parametrize("options", [["--loss", "exponential"], ["-w", "lut", "--loss", "logit"]],
+                         ids=["stumps", "luts"])
+def test_boosting_from_the_class_prior_as_in_memory(cluster, tmp_path, capsys, options):
+    features, labels = _data(n=900, seed=4)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features, labels)
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory", "bob")}
+    code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "-r", 4, "-q",
+                        "--boost-from-average", "--scheduler", cluster.scheduler_address, "--chunk-rows", 250)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options, "-r", 4, "-q", "--boost-from-average")[0] == 0
+    assert _run(capsys, "train", data, "-o", models["bob"], *options, "-r", 4, "-q")[0] == 0
+    machine, memory, bob = (BoostedMachine.load(models[name]) for name in ("cluster", "memory", "bob"))
+    share = np.mean(labels == "yes")
+    scale = 2.0 if "exponential" in options else 1.0
+    np.testing.assert_allclose(memory.baseline, [np.log(share / (1 - share)) / scale], rtol=1e-12)
+    np.testing.assert_allclose(machine.baseline, memory.baseline, rtol=1e-12)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-6)  # L-BFGS in memory
+    assert np.all(bob.baseline == 0)  # by default bob's model
+
+
 def _three_classes(n=1500, seed=12):
     """Integer features 0..7 and three text classes from a noisy sum of two of them."""
     rng = np.random.default_rng(seed)
@@ -328,7 +350,9 @@ MULTI_CLASS = {"badacost-trees": (4, 20, ["--trainer", "badacost", "--cost-matri
                                           "--tree-depth", 2, "--shrinkage", 0.5, "--feature-fraction", 0.6, "--seed",
                                           3], 5),
                "samme-stumps": (3, 20, ["--trainer", "samme", "-w", "stump"], 6),
-               "m1-stumps": (3, 21, ["--trainer", "adaboost-m1"], 4)}
+               "m1-stumps": (3, 21, ["--trainer", "adaboost-m1"], 4),
+               "samme-trees-leaf-weight": (3, 22, ["--trainer", "samme", "-w", "tree", "--tree-depth", 3,
+                                                   "--min-weight-fraction-leaf", 0.05], 4)}
 
 
 @pytest.mark.parametrize("case", list(MULTI_CLASS))
@@ -460,6 +484,12 @@ UNSUPPORTED = [
     (["{tmp}/three.hdf5", "--trainer", "badacost", "--cost-matrix", "{tmp}/costs.csv"],
      "--cost-matrix: is 2x2 but there are 3 classes"),
     (["--lut-entries", "16"], "--lut-entries: is an option of -w lut; drop it"),
+    (["--min-weight-fraction-leaf", "0.1"], "--min-weight-fraction-leaf: is an option of --trainer badacost, samme "
+                                            "or adaboost-m1"),
+    (["--trainer", "samme", "--min-weight-fraction-leaf", "0.7"], "--min-weight-fraction-leaf: must be in "
+                                                                  "[0.0, 0.5], got 0.7"),
+    (["--trainer", "samme", "--boost-from-average"], "--boost-from-average: is an option of --trainer boosting "
+                                                     "with a classification loss"),
     (["--selection-style", "shared"], "--selection-style: is an option of -w lut; drop it"),
     (["--selection", "loss"], "--selection: is an option of --trainer adaboostdb; drop it"),
     (["--trainer", "cost-sensitive-adaboost", "--selection", "loss"], "--selection: is an option of --trainer "

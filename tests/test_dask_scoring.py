@@ -41,7 +41,8 @@ def test_an_accuracy_scorer_stops_where_the_scores_of_the_growing_model_say(clie
     features, noisy, dX = _noisy()
     labels = np.where(noisy > 7, "up", "down")
     model = DaskBoostingClassifier(loss="logit", n_estimators=100, early_stopping=True, n_iter_no_change=4,
-                                   scoring="accuracy", random_state=5, client=client).fit(dX, labels)
+                                   scoring="accuracy", random_state=5, boost_from_average=False,
+                                   client=client).fit(dX, labels)  # the core trainer's model, from 0
     # the same rounds, held-out rows weighing 0, without early stopping (up to where the model says the
     # scores stopped improving); scored here by scikit-learn
     held_out = held_out_rows(len(labels), 5, labels=labels)

@@ -252,7 +252,8 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
             "subsample_freq": "--subsample-freq", "method": "--sampling", "top_rate": "--top-rate",
             "other_rate": "--other-rate", "colsample_bytree": "--colsample-bytree",
             "colsample_bynode": "--colsample-bynode", "random_state": "--seed",
-            "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate"}
+            "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate",
+            "min_weight_fraction_leaf": "--min-weight-fraction-leaf"}
 
 
 def as_options(error: ValueError) -> CommandError:

@@ -23,7 +23,9 @@ TREE_ONLY = {"tree_depth": None}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
 GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise"}
 BADACOST_ONLY = {"cost_matrix": None}
-MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0}
+MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "min_weight_fraction_leaf": 0.0}
+#: Options of the generic trainer's classifiers only (--trainer boosting with a classification loss).
+BOOSTING_CLASSIFIER_ONLY = {"boost_from_average": False}
 
 
 #: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the

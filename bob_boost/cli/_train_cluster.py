@@ -41,9 +41,9 @@ from ..progress import PLAIN_LINES
 from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, WEAK_LEARNERS, Recipe, make_loss, make_recipe
 from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
-from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS, DEFAULT_MAX_BINS,
-                       GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY, is_regression,
-                       sampling_of)
+from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, BOOSTING_CLASSIFIER_ONLY, CLUSTER_MAX_BINS,
+                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY,
+                       is_regression, sampling_of)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -92,6 +92,8 @@ def check_cluster_options(args: argparse.Namespace) -> None:
               (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
               (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),
               (MULTICLASS_ONLY, multiclass, "--trainer badacost, samme or adaboost-m1"),
+              (BOOSTING_CLASSIFIER_ONLY, args.trainer == "boosting" and not is_regression(args, None),
+               "--trainer boosting with a classification loss"),
               (BINARY_COSTS, not multiclass, "--trainer adaboostdb or cost-sensitive-adaboost and of the "
                                              "double_base loss"))
     for options, used, by in groups:
@@ -170,6 +172,10 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
         if isinstance(recipe.loss, SquaredLoss):
             # the in-memory recipe's intercept: the squared loss boosts the residuals from the mean
             options["baseline"] = _dask.weighted_mean(targets, None)
+        elif args.boost_from_average:  # the class prior, from the class sizes counted on the cluster
+            classes = targets.map_blocks(lambda block: ClassEncoding.classes_of(recipe.target_kind, block),
+                                         dtype=np.int64, **({} if targets.ndim == 1 else {"drop_axis": 1}))
+            options["baseline"] = recipe.prior_baseline(_dask.class_sizes(classes, None, encoding.number_of_classes))
         start = time.perf_counter()
         try:
             machine = trainer.train(table.features, targets, args.rounds, **options)
@@ -218,7 +224,8 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              tree_depth=args.tree_depth, shrinkage=args.shrinkage,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
-                             tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args))
+                             tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args),
+                             tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

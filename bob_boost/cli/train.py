@@ -86,6 +86,14 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
     train.add_argument("--feature-fraction", type=fraction, default=MULTICLASS_ONLY["feature_fraction"],
                        help="badacost/samme: fraction of the features each round may use")
+    train.add_argument("--min-weight-fraction-leaf", type=float, metavar="F",
+                       default=MULTICLASS_ONLY["min_weight_fraction_leaf"],
+                       help="badacost/samme trees and stumps: each leaf holds at least this share (0 .. 0.5) of the "
+                            "round's sample weight (default 0)")
+    train.add_argument("--boost-from-average", action="store_true",
+                       help="--trainer boosting classifiers: start from the class prior (the loss's optimal "
+                            "constant, stored as the model's baseline, which bob.learn.boosting does not read); "
+                            "by default bob's model without intercept")
     train.add_argument("--subsample", type=fraction, default=SAMPLING_OPTIONS["subsample"],
                        help="stochastic boosting (the generic and multi-class trainers): fit each round to this "
                             "share of the rows (default 1: every row)")
@@ -179,18 +187,22 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads,
                              tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
-                             sampling=sampling_of(args))
+                             sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf)
     except CommandError:
         raise
     except ValueError as error:
         raise as_options(error) from None
+    baseline = None
     if encoding is None:
         targets = labels.astype(np.float64)
     else:
-        targets = encoding.targets(recipe.target_kind, encoding.encode(labels, args.data))
+        indices = encoding.encode(labels, args.data)
+        targets = encoding.targets(recipe.target_kind, indices)
+        if args.boost_from_average and args.trainer == "boosting":
+            baseline = recipe.prior_baseline(np.bincount(indices, minlength=encoding.number_of_classes))
     # progress shows the loss the trainer minimises (BAdaCost and SAMME: the CMEL of their cost matrix)
     with Progress(args.rounds, recipe.loss, targets, quiet=args.quiet) as progress:
-        machine = recipe.train(features, targets, args.rounds, callback=progress)
+        machine = recipe.train(features, targets, args.rounds, callback=progress, baseline=baseline)
     machine.metadata.update(metadata)
     machine.metadata.update(REGRESSION_METADATA if encoding is None else encoding.to_metadata())
     return machine

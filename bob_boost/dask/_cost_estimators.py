@@ -108,7 +108,8 @@ class DaskBAdaCostClassifier(_HeldOut, _DaskClassifier, BAdaCostClassifier):
         As in memory: ``"balanced"`` from class sizes summed on the cluster; ``"imbalance"`` from the
         confusions of a SAMME model trained on the cluster first (the confusions counted there).
     max_depth, n_estimators, shrinkage, feature_fraction, random_state, class_weight, validation_fraction, \
-n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling, top_rate, other_rate
+n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling, top_rate, other_rate, \
+min_weight_fraction_leaf
         As in :class:`~bob_boost.sklearn.BAdaCostClassifier` (a warm start keeps the fitted cost matrix).
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -132,13 +133,14 @@ n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2, other_rate: float = 0.1,
-                 client=None) -> None:
+                 min_weight_fraction_leaf: float = 0.0, client=None) -> None:
         super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
                          shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
                          class_weight=class_weight, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, missing=missing, subsample=subsample,
-                         subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate)
+                         subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBAdaCostClassifier":
@@ -163,7 +165,8 @@ n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling,
         options = dict(number_of_classes=k, weak_learner="tree", tree_depth=self.max_depth, number_of_rounds=rounds,
                        shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=self._seed("_trainer_seed"), missing=missing,
-                       sampling=estimator_sampling(self, previous is not None))
+                       sampling=estimator_sampling(self, previous is not None),
+                       tree_min_weight_fraction_leaf=self.min_weight_fraction_leaf)
         costs = previous.cost_matrix if previous is not None else self._costs(features, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=costs, **options)
         features, encoded, weights, stopper = self._held_out(

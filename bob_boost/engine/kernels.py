@@ -329,8 +329,8 @@ def _gini(values):
 
 
 @numba.njit(**_JIT)
-def best_gini_splits(sums, counts, positions, offsets, features, totals, node_counts, tie_tolerance, missing, best,
-                     score, nan_left):
+def best_gini_splits(sums, counts, positions, offsets, features, totals, node_counts, tie_tolerance, missing,
+                     bin_weights, node_weights, min_weight, best, score, nan_left):
     """Each node's best split by the weighted Gini criterion, over the bins of ``features``.
 
     ``sums[node, positions[g], c]`` and ``counts[node, positions[g]]`` hold the
@@ -346,6 +346,11 @@ def best_gini_splits(sums, counts, positions, offsets, features, totals, node_co
     it is scored with them on the left (first) and on the right;
     ``nan_left[node]`` says where they go. A node without NaN samples sends
     NaN to the child with more samples (left on a tie).
+
+    With ``min_weight > 0`` a split is valid only if each child holds at
+    least ``min_weight`` of sample weight, from ``bin_weights[node,
+    positions[g]]`` (each bin's weight) and ``node_weights[node]``; with 0
+    those two are not read.
     """
     n_nodes, _, n_classes = sums.shape
     left = np.empty(n_classes)
@@ -361,24 +366,34 @@ def best_gini_splits(sums, counts, positions, offsets, features, totals, node_co
                 f = features[j]
                 left[:] = 0.0
                 left_count = 0
+                left_weight = 0.0
                 nan_count = 0
+                nan_weight = 0.0
                 stop = offsets[f + 1]
                 if missing:
                     stop -= 1
                     nan_count = counts[node, positions[stop]]
                     for c in range(n_classes):
                         nan_sums[c] = sums[node, positions[stop], c]
+                    if min_weight > 0.0:
+                        nan_weight = bin_weights[node, positions[stop]]
                 value_count = node_counts[node] - nan_count
                 for g in range(offsets[f], stop):
                     p = positions[g]
                     for c in range(n_classes):
                         left[c] += sums[node, p, c]
                     left_count += counts[node, p]
+                    if min_weight > 0.0:
+                        left_weight += bin_weights[node, p]
                     if counts[node, p] == 0 or left_count == 0 or left_count >= value_count:
                         continue
                     # side 0: NaN samples (if any) left; side 1: right
                     for side in range(2 if nan_count > 0 else 1):
                         moved = nan_count > 0 and side == 0
+                        if min_weight > 0.0:
+                            child = left_weight + nan_weight if moved else left_weight
+                            if child < min_weight or node_weights[node] - child < min_weight:
+                                continue
                         for c in range(n_classes):
                             candidate[c] = left[c] + nan_sums[c] if moved else left[c]
                             right[c] = totals[node, c] - candidate[c]

@@ -250,6 +250,11 @@ class BAdaCostClassifier(_BoostedClassifier):
         magnitudes are the sample weights, the exponential loss's gradient;
         seeded as the validation split); the step is found on every sample.
         Columns are sampled by ``feature_fraction``.
+    min_weight_fraction_leaf : float
+        In [0, 0.5]: every leaf of a tree holds at least this share of the
+        round's total sample weight (as scikit-learn's trees), so that
+        heavily weighted classes reach every leaf; 0 (the default): any
+        split with samples on both sides.
 
     Attributes
     ----------
@@ -286,7 +291,7 @@ class BAdaCostClassifier(_BoostedClassifier):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1) -> None:
+                 other_rate: float = 0.1, min_weight_fraction_leaf: float = 0.0) -> None:
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
@@ -306,6 +311,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         self.sampling = sampling
         self.top_rate = top_rate
         self.other_rate = other_rate
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BAdaCostClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -331,7 +337,8 @@ class BAdaCostClassifier(_BoostedClassifier):
             ``self``.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        tree = CostSensitiveTreeTrainer(max_depth=self.max_depth)
+        tree = CostSensitiveTreeTrainer(max_depth=self.max_depth,
+                                        min_weight_fraction_leaf=self.min_weight_fraction_leaf)
         X, y = self._fit_features(X, y)
         kept, weights = self._weights(y, sample_weight)
         encoded = self._encode_labels(y, kept)
@@ -343,6 +350,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=seed, missing=self.missing,
+                       tree_min_weight_fraction_leaf=tree.min_weight_fraction_leaf,
                        sampling=estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
         matrix = self._cost_matrix(X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)

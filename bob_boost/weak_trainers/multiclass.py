@@ -16,11 +16,12 @@ Trees are grown by :class:`~bob_boost.weak_trainers.tree_growing.TreeGrower`.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting.protocol import Proposal, RoundState
 from ..costs import check_class_labels
 from ..exceptions import InvalidTypeError, InvalidValueError
@@ -119,11 +120,17 @@ class CostSensitiveTreeTrainer:
         tree (:attr:`~bob_boost.weak.multiclass.MultiClassTreeMachine.missing_left`).
         A split always lies between two occupied value bins, so a feature that
         is NaN for every sample of a node never splits it.
+    min_weight_fraction_leaf : float
+        In [0, 0.5]: a split is made only if each child holds at least this
+        share of the round's total sample weight (scikit-learn's trees' option
+        of that name); 0 (the default) allows any split that leaves samples on
+        both sides.
     """
 
     def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None,
-                 missing: str | None = None) -> None:
+                 missing: str | None = None, min_weight_fraction_leaf: float = 0.0) -> None:
         self.max_depth = check_positive_int(max_depth, "max_depth")
+        self.min_weight_fraction_leaf = check_leaf_fraction(min_weight_fraction_leaf)
         if not isinstance(quantized, (bool, np.bool_)):
             raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
         self.quantized = bool(quantized)
@@ -179,17 +186,20 @@ class CostSensitiveTreeTrainer:
         classes, sample_weights, matrix = check_training_inputs(data.number_of_samples, labels, weights,
                                                                 loss_matrix)
         subset = check_feature_subset(feature_subset, data.number_of_features)
-        return TreeGrower(data, classes, sample_weights, matrix, subset).grow(self.max_depth)
+        return TreeGrower(data, classes, sample_weights, matrix, subset,
+                          self.min_weight_fraction_leaf).grow(self.max_depth)
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The tree for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
         subset = _all_columns(prepared, state.feature_subset)
         return Proposal(TreeGrower(prepared, state.labels, state.sample_weights, state.loss_matrix,
-                                    subset).grow(self.max_depth))
+                                    subset, self.min_weight_fraction_leaf).grow(self.max_depth))
 
     def __repr__(self) -> str:
         missing = "" if self.missing is None else f", missing={self.missing!r}"
-        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized}{missing})"
+        leaf = "" if not self.min_weight_fraction_leaf else \
+            f", min_weight_fraction_leaf={self.min_weight_fraction_leaf!r}"
+        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized}{missing}{leaf})"
 
 
 class MultiClassStumpTrainer:
@@ -202,10 +212,19 @@ class MultiClassStumpTrainer:
     missing : {None, "bin"}
         As for :class:`CostSensitiveTreeTrainer`; the stump keeps the split's NaN side as
         ``missing_above``.
+    min_weight_fraction_leaf : float
+        As for :class:`CostSensitiveTreeTrainer`: the least share of the round's weight on each side.
     """
 
-    def __init__(self, quantized: bool = True, missing: str | None = None) -> None:
-        self._tree_trainer = CostSensitiveTreeTrainer(1, quantized, missing=missing)
+    def __init__(self, quantized: bool = True, missing: str | None = None,
+                 min_weight_fraction_leaf: float = 0.0) -> None:
+        self._tree_trainer = CostSensitiveTreeTrainer(1, quantized, missing=missing,
+                                                      min_weight_fraction_leaf=min_weight_fraction_leaf)
+
+    @property
+    def min_weight_fraction_leaf(self) -> float:
+        """The least share of the round's weight each side of the stump holds."""
+        return self._tree_trainer.min_weight_fraction_leaf
 
     @property
     def quantized(self) -> bool:
@@ -244,10 +263,9 @@ class MultiClassStumpTrainer:
         subset = _all_columns(prepared, state.feature_subset)
         return Proposal(self._fit(prepared, state.labels, state.sample_weights, state.loss_matrix, subset))
 
-    @staticmethod
-    def _fit(data: BinnedFeatures, classes: np.ndarray, weights: np.ndarray, matrix: np.ndarray,
+    def _fit(self, data: BinnedFeatures, classes: np.ndarray, weights: np.ndarray, matrix: np.ndarray,
              subset: np.ndarray) -> MultiClassStumpMachine:
-        tree = TreeGrower(data, classes, weights, matrix, subset).grow(1)
+        tree = TreeGrower(data, classes, weights, matrix, subset, self.min_weight_fraction_leaf).grow(1)
         if tree.depth == 0:
             return MultiClassStumpMachine(0.0, int(subset[0]), [tree.labels[0]] * 2, tree.number_of_classes,
                                           False if data.missing else None)
@@ -257,7 +275,9 @@ class MultiClassStumpTrainer:
                                       tree.number_of_classes, missing_above)
 
     def __repr__(self) -> str:
-        return f"MultiClassStumpTrainer(quantized={self.quantized}, missing={self.missing!r})"
+        leaf = "" if not self.min_weight_fraction_leaf else \
+            f", min_weight_fraction_leaf={self.min_weight_fraction_leaf!r}"
+        return f"MultiClassStumpTrainer(quantized={self.quantized}, missing={self.missing!r}{leaf})"
 
 
 class MultiClassLUTTrainer:
@@ -319,6 +339,12 @@ class MultiClassLUTTrainer:
 
     def __repr__(self) -> str:
         return f"MultiClassLUTTrainer(maximum_feature_value={self.maximum_feature_value})"
+
+
+def check_leaf_fraction(value) -> float:
+    """``min_weight_fraction_leaf`` as a float, raising unless it is a number in [0, 0.5] (a larger share
+    leaves no split with two such children)."""
+    return float(check_scalar(value, "min_weight_fraction_leaf", numbers.Real, min_val=0.0, max_val=0.5))
 
 
 def _all_columns(data: BinnedFeatures, feature_subset: np.ndarray | None) -> np.ndarray:

@@ -17,7 +17,7 @@ from ..engine.codes import CodedFeatures
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from .multiclass import MultiClassStumpTrainer
 from .partitioned import routed
-from .tree_growing import TreeNodes, choose_splits, grow_levels, label_nodes
+from .tree_growing import LeafWeight, TreeNodes, choose_splits, grow_levels, label_nodes, least_leaf_weight
 
 
 def root_nodes(rows: int) -> np.ndarray:
@@ -43,6 +43,25 @@ def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels:
     counts = np.bincount(frontier[inside], minlength=nodes)
     sums, bin_counts = coded.node_histograms(frontier, labels, gini_weights, totals, counts, subset)
     return sums.reshape(nodes, -1, k), bin_counts.reshape(nodes, -1), totals, counts
+
+
+def node_weight_histograms(coded: CodedFeatures, sample_node: np.ndarray, weights: np.ndarray, local: np.ndarray,
+                           subset: np.ndarray) -> tuple:
+    """The partition's sample-weight histograms of the frontier nodes (#frontier, padded bins) and the
+    nodes' weights (#frontier,), for the least weight of a leaf (``min_weight_fraction_leaf``)."""
+    nodes = int((local >= 0).sum())
+    frontier = local[sample_node]
+    inside = frontier >= 0
+    node_weights = np.bincount(frontier[inside], weights=weights[inside], minlength=nodes)
+    counts = np.bincount(frontier[inside], minlength=nodes)
+    sums, _ = coded.node_histograms(frontier, np.zeros_like(frontier), weights, node_weights[:, np.newaxis], counts,
+                                    subset)
+    return sums.reshape(nodes, -1), node_weights
+
+
+def weight_total(weights: np.ndarray) -> np.ndarray:
+    """The partition's total sample weight."""
+    return np.array(np.sum(weights))
 
 
 def leaf_sums(sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray, nodes: int, k: int) -> np.ndarray:
@@ -78,6 +97,7 @@ class PartitionedClassTrees:
         self.positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
         # cost-weighted Gini: class j counts r_j = sum_k (L[j,k] - L[j,j]) times, as in memory
         self.factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
+        self.min_weight_fraction_leaf = weak_trainer.min_weight_fraction_leaf
 
     def grow(self, sample_weights: list, subset: np.ndarray) -> tuple:
         """``(weak machine, handles of every partition's leaf per row, the nodes' labels, (tree_leaves, its
@@ -86,6 +106,10 @@ class PartitionedClassTrees:
         partitions, k = self.partitions, self.k
         self.sample_node = partitions.each(root_nodes, list(partitions.rows), pure=False)
         self.weights, self.subset = sample_weights, subset.astype(np.int64)
+        self.min_weight = 0.0
+        if self.min_weight_fraction_leaf > 0:  # a share of the round's total weight, as in memory
+            self.min_weight = least_leaf_weight(self.min_weight_fraction_leaf,
+                                                float(partitions.summed(weight_total, sample_weights)))
         self.splits_made: list[tuple[int, ...]] = []  # node, feature, bin within it, children, NaN code and side
         self.depth = 0  # levels split
         nodes = grow_levels(self, self.feature_of_bin, self.max_depth)
@@ -107,8 +131,13 @@ class PartitionedClassTrees:
         pieces = partitions.each(node_class_histograms, partitions.coded, self.sample_node, partitions.targets,
                                  self.weights, self.factors, local, self.subset, self.k)
         histograms, counts, totals, node_counts = partitions.combined(summed_pieces, pieces)
+        leaf_weight = None
+        if self.min_weight > 0:
+            pieces = partitions.each(node_weight_histograms, partitions.coded, self.sample_node, self.weights, local,
+                                     self.subset)
+            leaf_weight = LeafWeight(self.min_weight, *partitions.combined(summed_pieces, pieces))
         return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
-                             self.missing, layout.bin_values, self.feature_of_bin)
+                             self.missing, layout.bin_values, self.feature_of_bin, leaf_weight)
 
     def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
         """Every partition moves the rows of the split nodes to their children by their codes."""

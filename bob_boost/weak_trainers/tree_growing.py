@@ -48,6 +48,32 @@ class TreeNodes:
         return [first_child, first_child + 1]
 
 
+def least_leaf_weight(fraction: float, total: float) -> float:
+    """The least sample weight of a leaf, as scikit-learn's trees: ``fraction`` of the ``total``, less a
+    relative :data:`TIE_TOLERANCE`, so that a leaf of exactly that share passes whatever order its weights
+    were summed in (in memory, or partition by partition)."""
+    return fraction * total * (1.0 - TIE_TOLERANCE)
+
+
+@dataclass(frozen=True)
+class LeafWeight:
+    """The least sample weight each child of a split must hold, and what checking it reads.
+
+    Attributes
+    ----------
+    minimum : float
+        The least weight of a child (> 0).
+    bin_weights : numpy.ndarray
+        (#nodes, padded bins) the sample weight of every node's bins, in the histograms' layout.
+    node_weights : numpy.ndarray
+        (#nodes,) every node's sample weight.
+    """
+
+    minimum: float
+    bin_weights: np.ndarray
+    node_weights: np.ndarray
+
+
 class LevelSource(Protocol):
     """Where :func:`grow_levels` gets a level's splits and sends its rows: the training rows in memory
     (:class:`TreeGrower`), or row partitions
@@ -87,8 +113,9 @@ class TreeGrower:
     """One tree-growing run on the training rows: the :class:`LevelSource` of :func:`grow_levels` in memory."""
 
     def __init__(self, data: BinnedFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
-                 subset: np.ndarray) -> None:
+                 subset: np.ndarray, min_weight_fraction_leaf: float = 0.0) -> None:
         self.data = data
+        self.min_weight = least_leaf_weight(min_weight_fraction_leaf, float(np.sum(weights)))
         self.labels = labels
         self.weights = weights
         self.loss_matrix = loss_matrix
@@ -158,26 +185,39 @@ class TreeGrower:
         totals = np.bincount(node * k + self.labels[rows], weights=gini_weights,
                              minlength=n_nodes * k).reshape(n_nodes, 1, k)
         node_counts = np.bincount(node, minlength=n_nodes)[:, np.newaxis]
+        leaf_weight = None
         if data.coded is not None:
-            histograms, counts = self._coded_histograms(rows, node, totals[:, 0], node_counts[:, 0])
+            histograms, counts = self._coded_histograms(rows, node, self.labels, self.gini_weights, totals[:, 0],
+                                                        node_counts[:, 0])
             positions = data.padded_positions()
+            if self.min_weight > 0:
+                node_weights = np.bincount(node, weights=self.weights[rows], minlength=n_nodes)
+                bin_weights, _ = self._coded_histograms(rows, node, np.zeros_like(self.labels), self.weights,
+                                                        node_weights[:, np.newaxis], node_counts[:, 0])
+                leaf_weight = LeafWeight(self.min_weight, bin_weights[:, :, 0], node_weights)
         else:
             codes = data.codes if rows.size == data.number_of_samples else data.codes[rows]
             if self.subset.size != data.number_of_features:
                 codes = codes[:, self.subset]
             cells = codes + (node * n_bins)[:, np.newaxis]  # (#rows, #subset) cell of (node, bin)
             counts = np.bincount(cells.ravel(), minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
+            if self.min_weight > 0:
+                bin_weights = np.bincount(cells.ravel(), weights=np.repeat(self.weights[rows], self.subset.size),
+                                          minlength=n_nodes * n_bins).reshape(n_nodes, n_bins)
+                leaf_weight = LeafWeight(self.min_weight, bin_weights,
+                                         np.bincount(node, weights=self.weights[rows], minlength=n_nodes))
             cells *= k
             cells += self.labels[rows][:, np.newaxis]
             histograms = np.bincount(cells.ravel(), weights=np.repeat(gini_weights, self.subset.size),
                                      minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
             positions = np.arange(n_bins)
         return choose_splits(histograms, counts, positions, data.offsets, self.subset, totals[:, 0], node_counts[:, 0],
-                             bool(data.missing), data.bin_values, self.feature_of_bin)
+                             bool(data.missing), data.bin_values, self.feature_of_bin, leaf_weight)
 
-    def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, totals: np.ndarray,
-                          node_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The chunk's class sums (#nodes, padded bins, K) and counts (#nodes, padded bins) from the kernel.
+    def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+                          totals: np.ndarray, node_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's sums of ``weights`` per class of ``labels`` (#nodes, padded bins, #classes of
+        ``totals``) and counts (#nodes, padded bins) from the kernel.
 
         Each bin's sum adds its samples in row order, as ``np.bincount`` does, so both paths agree
         exactly on dense features; :meth:`BinnedFeatures.padded_positions` maps global bins into them.
@@ -185,15 +225,16 @@ class TreeGrower:
         data = self.data
         sample_node = np.full(data.number_of_samples, -1, dtype=np.int64)
         sample_node[rows] = node
-        sums, counts = data.coded.node_histograms(sample_node, self.labels, self.gini_weights, totals,
-                                                  node_counts, self.subset.astype(np.int64))
+        sums, counts = data.coded.node_histograms(sample_node, labels, weights, totals, node_counts,
+                                                  self.subset.astype(np.int64))
         n_nodes = totals.shape[0]
-        return sums.reshape(n_nodes, -1, self.k), counts.reshape(n_nodes, -1)
+        return sums.reshape(n_nodes, -1, totals.shape[1]), counts.reshape(n_nodes, -1)
 
 
 def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndarray, offsets: np.ndarray,
                   subset: np.ndarray, totals: np.ndarray, node_counts: np.ndarray, missing: bool,
-                  bin_values: np.ndarray, feature_of_bin: np.ndarray) -> list[tuple[int, float, bool]]:
+                  bin_values: np.ndarray, feature_of_bin: np.ndarray,
+                  leaf_weight: LeafWeight | None = None) -> list[tuple[int, float, bool]]:
     """Each node's best split from its class histograms: ``(global bin, threshold, NaN goes left)``, bin -1
     where no split improves on the node.
 
@@ -217,14 +258,20 @@ def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndar
         Whether each feature's last bin holds its missing values.
     bin_values, feature_of_bin : numpy.ndarray
         (#bins,) each bin's raw value and feature (the thresholds lie half-way between occupied bins).
+    leaf_weight : LeafWeight, optional
+        The least sample weight of a child, with the nodes' weights per bin; None: any.
     """
     n_nodes = totals.shape[0]
     best = np.empty(n_nodes, dtype=np.int64)
     score = np.empty(n_nodes)
     nan_left = np.empty(n_nodes, dtype=np.bool_)
+    if leaf_weight is None:
+        leaf_weight = LeafWeight(0.0, np.zeros((n_nodes, 0)), np.zeros(n_nodes))
     # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
     kernels.best_gini_splits(histograms, counts, positions, offsets, np.sort(subset).astype(np.int64),
-                             np.ascontiguousarray(totals), node_counts, TIE_TOLERANCE, missing, best, score, nan_left)
+                             np.ascontiguousarray(totals), node_counts, TIE_TOLERANCE, missing,
+                             leaf_weight.bin_weights, leaf_weight.node_weights, leaf_weight.minimum, best, score,
+                             nan_left)
     parent = _gini_term(totals)
     results = []
     for i, bin_index in enumerate(best.tolist()):
