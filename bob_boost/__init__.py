@@ -4,8 +4,8 @@ from ._version import __version__
 from .exceptions import BobBoostError, DataFormatError, ModelFormatError
 from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss, FocalLoss, FunctionLoss, GammaLoss,
                      HuberLoss,
-                     JesorskyLoss, LogitLoss, LossFunction, PoissonLoss, QuantileLoss, SoftmaxLoss, SquaredLoss,
-                     TangentialLoss, TweedieLoss)
+                     JesorskyLoss, LogitLoss, LossFunction, MultiLabelLogitLoss, PoissonLoss, QuantileLoss,
+                     SoftmaxLoss, SquaredLoss, TangentialLoss, TweedieLoss)
 from .boosting.sampling import Sampling
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
@@ -26,7 +26,7 @@ __all__ = [
     "MultiClassStumpMachine", "MultiClassLUTMachine", "register_loss", "register_weak_machine",
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
-    "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss",
+    "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
 ]
 
 

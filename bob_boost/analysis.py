@@ -26,20 +26,25 @@ def errors_per_round(machine: BoostedMachine, features, class_indices) -> np.nda
     class_indices : array_like of int
         True class of each sample: for univariate machines 1 for the
         positive class (score > 0) and 0 for the negative one; otherwise the
-        index the machine's ``predict`` returns.
+        index the machine's ``predict`` returns; for a multi-label machine
+        the (#samples, #labels) 0 / 1 indicator.
 
     Returns
     -------
     numpy.ndarray
-        (#rounds,) error rates.
+        (#rounds,) error rates (multi-label: the share of samples with some
+        label wrong).
     """
     truth = np.asarray(class_indices)
     staged = machine.staged_decision_scores(features)  # validates the features before the first round
     n_samples = np.atleast_2d(np.asarray(features)).shape[0]
-    if truth.shape != (n_samples,):
-        raise InvalidValueError(f"class_indices: expected {n_samples} labels, got shape {truth.shape}")
-    return np.array([np.mean(machine.class_indices_from_scores(scores) != truth) for scores in staged],
-                    dtype=np.float64)
+    multilabel = machine.decision_rule == "multilabel"
+    expected = (n_samples, machine.number_of_outputs) if multilabel else (n_samples,)
+    if truth.shape != expected:
+        raise InvalidValueError(f"class_indices: expected shape {expected}, got {truth.shape}")
+    wrong = (lambda scores: np.any(machine.class_indices_from_scores(scores) != truth, axis=1)) if multilabel \
+        else (lambda scores: machine.class_indices_from_scores(scores) != truth)
+    return np.array([np.mean(wrong(scores)) for scores in staged], dtype=np.float64)
 
 
 def default_margin_rounds(number_of_rounds: int, count: int = 4) -> list[int]:
@@ -126,8 +131,9 @@ def margin_distribution(machine: BoostedMachine, features, class_indices,
         For a regression or empty machine, rounds outside ``1 .. len(machine)``,
         or class indices of the wrong number or range.
     """
-    if not machine.is_classifier:
-        raise InvalidValueError(f"machine: margins need a classifier, the decision rule is {machine.decision_rule!r}")
+    if not machine.is_classifier or machine.decision_rule == "multilabel":
+        raise InvalidValueError(f"machine: margins need a classifier of one class per sample, the decision rule is "
+                                f"{machine.decision_rule!r}")
     if len(machine) == 0:
         raise InvalidValueError("machine: has no rounds, so no margins")
     chosen = default_margin_rounds(len(machine)) if rounds is None else _check_rounds(rounds, len(machine))

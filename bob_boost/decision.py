@@ -10,6 +10,9 @@ it at training time (:meth:`bob_boost.losses.base.LossFunction.decision_rule`):
 ``"cost_sensitive"``
     One output per class and a (K, K) cost matrix ``C``; the class of least
     expected cost ``argmin_k (C* f(x))_k`` (BAdaCost), lowest index on ties.
+``"multilabel"``
+    One output per label (multi-label classification); each label's own
+    sign: +1 where its score is positive, -1 elsewhere.
 ``"identity"``
     Regression; the prediction is the score itself.
 ``"exp"``
@@ -19,7 +22,8 @@ it at training time (:meth:`bob_boost.losses.base.LossFunction.decision_rule`):
 Class indices (:func:`class_indices_from_scores`) number the classes
 ``0 .. K-1`` for every classification rule: a ``"sign"`` machine's -1 / +1
 become 0 / 1, which is how :class:`~bob_boost.labels.ClassEncoding` orders a
-binary problem's classes.
+binary problem's classes. A ``"multilabel"`` machine gives a (#samples, K)
+indicator instead: 1 where the label is on.
 """
 from __future__ import annotations
 
@@ -29,10 +33,10 @@ from .costs import cost_star
 from .exceptions import InvalidValueError
 
 #: The rules a machine may name, in the order the docs list them.
-RULES = ("sign", "argmax", "cost_sensitive", "identity", "exp")
+RULES = ("sign", "argmax", "cost_sensitive", "multilabel", "identity", "exp")
 
-#: Rules whose predictions are classes.
-CLASSIFICATION_RULES = ("sign", "argmax", "cost_sensitive")
+#: Rules whose predictions are classes (one per sample, or a set of labels for ``"multilabel"``).
+CLASSIFICATION_RULES = ("sign", "argmax", "cost_sensitive", "multilabel")
 
 
 def default_rule(number_of_outputs: int | None, has_cost_matrix: bool) -> str:
@@ -75,21 +79,25 @@ def labels_from_scores(rule: str, scores: np.ndarray, cost_matrix: np.ndarray | 
     Returns
     -------
     numpy.ndarray
-        -1 / +1 (``"sign"``), class indices (``"argmax"``, ``"cost_sensitive"``),
-        or the scores, (#samples,) for one output (``"identity"``; their exponential for ``"exp"``).
+        -1 / +1 (``"sign"``; (#samples, #outputs) for ``"multilabel"``), class indices (``"argmax"``,
+        ``"cost_sensitive"``), or the scores, (#samples,) for one output (``"identity"``; their exponential
+        for ``"exp"``).
     """
     if rule in ("identity", "exp"):
         values = np.exp(scores) if rule == "exp" else scores
         return values[:, 0] if values.shape[1] == 1 else values
     if rule == "sign":
         return np.where(scores[:, 0] > 0, 1, -1)
+    if rule == "multilabel":
+        return np.where(scores > 0, 1, -1)
     if rule == "cost_sensitive":
         return np.argmin(scores @ cost_star(cost_matrix).T, axis=1)
     return np.argmax(scores, axis=1)
 
 
 def class_indices_from_scores(rule: str, scores: np.ndarray, cost_matrix: np.ndarray | None = None) -> np.ndarray:
-    """Class index ``0 .. K-1`` per sample (a ``"sign"`` machine's -1 / +1 become 0 / 1).
+    """Class index ``0 .. K-1`` per sample (a ``"sign"`` machine's -1 / +1 become 0 / 1), or for
+    ``"multilabel"`` the (#samples, K) 0 / 1 indicator of the labels that are on.
 
     Raises
     ------
@@ -99,4 +107,4 @@ def class_indices_from_scores(rule: str, scores: np.ndarray, cost_matrix: np.nda
     if rule not in CLASSIFICATION_RULES:
         raise InvalidValueError(f"a machine with decision rule {rule!r} predicts values, not classes")
     labels = labels_from_scores(rule, scores, cost_matrix)
-    return (labels > 0).astype(np.int64) if rule == "sign" else labels.astype(np.int64)
+    return (labels > 0).astype(np.int64) if rule in ("sign", "multilabel") else labels.astype(np.int64)

@@ -238,6 +238,15 @@ def model_classes(machine: BoostedMachine, source: str = "the model") -> ClassEn
     return classes_of(machine, source) if machine.is_classifier else None
 
 
+def check_one_label(machine: BoostedMachine, path: str) -> None:
+    """Refuse a multi-label model (decision rule ``"multilabel"``), whose predictions are a set of labels per
+    sample where the command reads and writes one label column."""
+    if machine.decision_rule == "multilabel":
+        raise CommandError(f"{path}: a multi-label model predicts a set of labels per sample, and this command "
+                           "has one label column; predict it with bob_boost.sklearn.load_estimator, "
+                           "BoostedMachine.predict or its ONNX export (bob-boost export)")
+
+
 def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
     """Class index of each sample under the machine's decision rule."""
     return machine.class_indices_from_scores(machine.decision_scores(features))

@@ -12,6 +12,7 @@ from ..io.tables import Table, read_cost_matrix, read_table
 from ..machine import BoostedMachine
 from ._common import (
     CommandError,
+    check_one_label,
     HelpFormatter,
     data_options,
     fraction,
@@ -44,6 +45,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
 def command_evaluate(args: argparse.Namespace) -> int:
     """Run ``bob-boost evaluate``."""
     machine = load_model(args.model)
+    check_one_label(machine, args.model)
     table = read_table(args.data, args.target, True, machine.number_of_features, args.group)
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     result = evaluate(machine, table, args.data, cost_matrix, args.cost_positive, args.cost_negative,

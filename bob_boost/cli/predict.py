@@ -18,8 +18,8 @@ import numpy as np
 from ..io.tables import HDF5_SUFFIXES, TABLE_SUFFIXES, format_suffix, read_table, write_predictions
 from ..labels import ClassEncoding
 from ..machine import BoostedMachine
-from ._common import (HelpFormatter, check_chunk_rows, data_options, load_dask_support, load_model, model_classes,
-                      scheduler_options)
+from ._common import (HelpFormatter, check_chunk_rows, check_one_label, data_options, load_dask_support, load_model,
+                      model_classes, scheduler_options)
 
 #: Score chunks computed ahead of the one being written, per worker: enough to keep the workers busy while
 #: the client writes, few enough that the cluster never holds every chunk's scores at once.
@@ -46,6 +46,7 @@ def command_predict(args: argparse.Namespace) -> int:
     """Run ``bob-boost predict``."""
     check_chunk_rows(args)
     machine = load_model(args.model)
+    check_one_label(machine, args.model)
     encoding = model_classes(machine)
     if args.scheduler is not None:
         return _predict_on_cluster(args, machine, encoding)

@@ -226,6 +226,14 @@ def weighted_mean(values: "da.Array", weights: "da.Array | None") -> float:
     return float(((values * weights).sum() / weights.sum()).compute())
 
 
+def positive_weights(targets: "da.Array", weights: "da.Array | None") -> tuple[np.ndarray, float]:
+    """(#columns,) the (weighted) number of rows of each column's positive targets, and the rows' total weight,
+    summed on the cluster."""
+    rows = da.ones(targets.shape[0], chunks=targets.chunks[0]) if weights is None else weights
+    positive, total = da.compute(((targets > 0) * rows[:, np.newaxis]).sum(axis=0), rows.sum())
+    return np.asarray(positive, dtype=np.float64), float(total)
+
+
 def class_halves(weights: "da.Array", positive: "da.Array", name: str) -> "da.Array":
     """``weights`` rescaled so that each class (``positive`` or not) weighs 1/2 (class sums on the cluster)."""
     sums = da.compute(weights[positive].sum(), weights[~positive].sum())

@@ -74,7 +74,8 @@ class _HeldOut:
         """The scikit-learn scorer of ``scoring`` (None for ``"loss"``), checked as in memory."""
         return None if self.scoring == "loss" else check_scoring(self._local_estimator(), self.scoring)
 
-    def _held_out(self, features, targets, weights, loss, labels=None, eval_sets=()) -> tuple:
+    def _held_out(self, features, targets, weights, loss, labels=None, eval_sets=(), stratified: bool | None = None
+                  ) -> tuple:
         """``(features, targets, weights, stopper)`` of training: with early stopping, the rows of
         positive weight that are not held out (as in memory, where the others are dropped before training)
         and the stopper scoring the held-out rows; without, the arguments unchanged and None. With evaluation
@@ -83,6 +84,7 @@ class _HeldOut:
 
         ``labels`` (a Dask vector chunked like the rows, default ``targets``) are what the estimator's
         ``_scored_labels`` turns into a scorer's ``y``, and its ``_scoring_view`` is the twin it scores.
+        ``stratified`` (default: the estimator's ``_stratified_holdout``) holds out rows of each class.
         """
         if eval_sets:  # in memory already: they are the validation data
             scorer = self._scorer()
@@ -95,7 +97,8 @@ class _HeldOut:
         if not self._early_stopping(features):
             self._stopper = None
             return features, targets, weights, None
-        held_out = self._held_out_rows(targets if labels is None else labels, weights)
+        held_out = self._held_out_rows(targets if labels is None else labels, weights,
+                                       self._stratified_holdout if stratified is None else stratified)
         scorer = self._scorer()
         rows, values, sample_weight, scored = _dask.rows_where(held_out, features, targets, weights,
                                                                None if scorer is None else labels)
@@ -124,10 +127,10 @@ class _HeldOut:
             return False
         return True
 
-    def _held_out_rows(self, labels, weights):
+    def _held_out_rows(self, labels, weights, stratified: bool):
         """The lazy boolean vector of the held-out rows (:func:`bob_boost.dask._dask.holdout`)."""
-        names = list(self.classes_) if self._stratified_holdout else None
-        groups = _dask.row_groups(labels, weights, self._stratified_holdout)
+        names = list(self.classes_) if stratified else None
+        groups = _dask.row_groups(labels, weights, stratified)
         sizes = _dask.class_sizes(groups + 1, None, len(names or [0]) + 1)[1:].astype(np.int64)
         counts = held_out_counts(sizes, self.validation_fraction, names)
         return _dask.holdout(groups, counts, validation_seed(self, self._continuing))
@@ -264,8 +267,8 @@ class _DaskClassifier(_DaskEstimator):
         return per_sample if weights is None else weights * per_sample
 
     def _scored_labels(self, values: np.ndarray) -> np.ndarray:
-        """The class labels of gathered class indices."""
-        return self.classes_[values.astype(np.int64)]
+        """The class labels of gathered class indices (a multi-label indicator as it is)."""
+        return values.astype(np.int64) if values.ndim == 2 else self.classes_[values.astype(np.int64)]
 
     def _scoring_view(self):
         """The in-memory twin with this fit's classes and features, for a scorer (the machine set per round)."""
@@ -301,7 +304,8 @@ class _DaskClassifier(_DaskEstimator):
 
     def predict(self, X):
         """The in-memory estimator's labels; a Dask array for a Dask ``X``."""
-        return self._apply("predict", X, self.classes_.dtype)
+        return self._apply("predict", X, self.classes_.dtype,
+                           self._labels_from_scores if self.machine_.decision_rule == "multilabel" else None)
 
     @available_if(_offers_probabilities)
     def predict_proba(self, X):

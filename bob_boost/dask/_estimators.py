@@ -8,9 +8,11 @@ import numpy as np
 from .._validation import check_bool, check_choice, check_positive_int
 from ..binning import check_missing
 from ..labels import REGRESSION_METADATA, ClassEncoding
+from ..losses.logit import MultiLabelLogitLoss
 from ..recipes import CLASSIFICATION_LOSSES, make_recipe
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
+from ..sklearn._base import check_indicator
 from ..sklearn._compat import check_is_fitted
 from ..sklearn._eval_sets import check_eval_sets
 from ..sklearn._fitting import estimator_sampling
@@ -115,6 +117,8 @@ colsample_bynode, boost_from_average
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
         n_threads = check_cluster_threads(self.n_threads)
         previous = self._previous(rounds)
+        if np.ndim(y) == 2:  # a label indicator matrix
+            return self._fit_labels(X, y, sample_weight, eval_set, rounds, maximum, n_threads, previous)
         features, indices = self._class_indices(X, y)
         k = self.classes_.size
         if k > 2 and self.weak_learner == "stump":
@@ -142,6 +146,44 @@ colsample_bynode, boost_from_average
             classes = targets.map_blocks(lambda block: ClassEncoding.classes_of(kind, block), dtype=np.int64,
                                          **({} if targets.ndim == 1 else {"drop_axis": 1}))
             baseline = recipe.prior_baseline(_dask.class_sizes(classes, weights, k))
+        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
+                                      baseline=baseline, callback=stopper, boosted_machine=previous)
+        self._record_validation()
+        return self
+
+    def _fit_labels(self, X, y, sample_weight, eval_set, rounds: int, maximum: int, n_threads, previous):
+        """Multi-label ``fit`` (as in memory): ``y`` a (#samples, #labels) 0 / 1 indicator, checked chunk by chunk."""
+        features = _dask.as_row_chunked(X, "X")
+        self._check_continued_features(features)
+        labels = _dask.as_matching_targets(y, features.chunks[0], "y")
+        count = int(labels.shape[1]) if labels.ndim == 2 else 1
+        if count < 2:
+            raise InvalidValueError(f"y: a label indicator matrix has at least 2 columns, got {count}")
+        self._check_labels(count)
+        labels = labels.map_blocks(check_indicator, count, dtype=np.int64)
+        self._encoding, self.classes_ = ClassEncoding(np.arange(count)), np.arange(count)
+        self.n_features_in_ = int(features.shape[1])
+        recipe = make_recipe("boosting", number_of_classes=count, loss=MultiLabelLogitLoss(),
+                             weak_learner=self.weak_learner, lut_entries=maximum, selection_style=self.selection_style,
+                             max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
+                             tree_outputs=self.multi_output, tree_growth=self.growth, shrinkage=self.learning_rate,
+                             missing=check_missing(self.missing), one_vs_rest=True)
+        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
+                               lut_entries=maximum if self.weak_learner == "lut" else None,
+                               selection_style=self.selection_style, n_threads=n_threads,
+                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
+        if previous is not None and rounds == len(previous):
+            return self._unchanged()
+        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
+                                                                              "sample_weight")
+        features, targets, weights, stopper = self._held_out(
+            features, 2.0 * labels - 1.0, weights, recipe.loss, labels=labels, stratified=False,
+            eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
+        baseline = None
+        if self.boost_from_average and previous is None:  # every label's weighted log-odds, summed on the cluster
+            positive, total = _dask.positive_weights(targets, weights)
+            baseline = np.array([recipe.loss.baseline(np.array([[1.0], [-1.0]]), np.array([p, total - p]))[0]
+                                 for p in positive])
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       baseline=baseline, callback=stopper, boosted_machine=previous)
         self._record_validation()

@@ -8,17 +8,18 @@ from .exponential import ExponentialLoss
 from .focal import FocalLoss
 from .jesorsky import JesorskyLoss
 from .log_link import GammaLoss, PoissonLoss, TweedieLoss
-from .logit import LogitLoss
+from .logit import LogitLoss, MultiLabelLogitLoss
 from .robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .softmax import SoftmaxLoss
 from .squared import SquaredLoss
 from .tangential import TangentialLoss
 
 for _cls in (ExponentialLoss, LogitLoss, TangentialLoss, JesorskyLoss, SquaredLoss, SoftmaxLoss, HuberLoss,
-             AbsoluteErrorLoss, QuantileLoss, PoissonLoss, GammaLoss, TweedieLoss, FocalLoss):
+             AbsoluteErrorLoss, QuantileLoss, PoissonLoss, GammaLoss, TweedieLoss, FocalLoss, MultiLabelLogitLoss):
     register_loss(_cls)
 del _cls
 
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
            "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss", "HuberLoss",
-           "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss", "FunctionLoss"]
+           "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss", "FunctionLoss",
+           "MultiLabelLogitLoss"]

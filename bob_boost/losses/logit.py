@@ -62,3 +62,23 @@ class LogitLoss(BinaryClassificationLoss):
         sigmoid = np.where(margin >= 0, small, 1.0) / (1.0 + small)
         return weighted(values, sample_weight), weighted(-targets * sigmoid, sample_weight)
 
+
+class MultiLabelLogitLoss(LogitLoss):
+    """Multi-label logistic regression: one independent :class:`LogitLoss` per output, targets +1 where the
+    label is on and -1 where it is off (any number of labels per sample).
+
+    The loss, its derivatives and its optimal constant (each label's weighted log-odds) are the logit loss's
+    column by column; what differs is the meaning of several outputs. Machines decide by each output's sign
+    (decision rule ``"multilabel"``), and :meth:`inverse_link` gives each label's own probability
+    ``sigmoid(score)``, which need not sum to 1.
+    """
+
+    name = "multilabel_logit"
+
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"multilabel"``: every output's sign."""
+        return "multilabel"
+
+    def inverse_link(self, scores: np.ndarray) -> np.ndarray:
+        """(#samples, #labels) ``sigmoid(scores)``: each label's probability of being on."""
+        return expit(np.asarray(scores, dtype=np.float64))

@@ -170,8 +170,11 @@ def machine_scores(graph: Graph, machine: BoostedMachine, x: str) -> str:
 
 
 def _class_indices(graph: Graph, machine: BoostedMachine, scores: str) -> str:
-    """(N,) int64 class index of the machine's decision rule."""
+    """(N,) int64 class index of the machine's decision rule; a multi-label machine's (N, K) 0 / 1 indicator."""
     rule = machine.decision_rule
+    if rule == "multilabel":
+        return graph.node("Cast", [graph.node("Greater", [scores, graph.constant(np.zeros(1))])],
+                          to=_onnx().TensorProto.INT64)
     if rule == "sign":
         positive = graph.node("Greater", [_column(graph, scores, 0), graph.constant(np.zeros(1))])
         return graph.node("Cast", [positive], to=_onnx().TensorProto.INT64)
@@ -190,7 +193,8 @@ def _class_labels(graph: Graph, classes, indices: str) -> str:
 
 
 def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str, classes) -> tuple[str, str, str | None]:
-    if classes is not None:
+    # a multi-label machine's labels are +-1 per label whatever the labels are called
+    if classes is not None and machine.decision_rule != "multilabel":
         if not machine.is_classifier:
             raise InvalidValueError("classes: a regression machine (decision rule 'identity') has no classes")
         if len(classes) != max(machine.number_of_outputs or 1, 2):
@@ -200,8 +204,9 @@ def _machine_outputs(graph: Graph, machine: BoostedMachine, scores: str, classes
     if machine.decision_rule in ("identity", "exp"):
         values = graph.node("Exp", [scores]) if machine.decision_rule == "exp" else scores
         labels = _column(graph, values, 0) if (machine.number_of_outputs or 1) == 1 else values
-    elif machine.decision_rule == "sign":
-        positive = graph.node("Greater", [_column(graph, scores, 0), graph.constant(np.zeros(1))])
+    elif machine.decision_rule in ("sign", "multilabel"):  # +-1: of one output, or of every label
+        source = scores if machine.decision_rule == "multilabel" else _column(graph, scores, 0)
+        positive = graph.node("Greater", [source, graph.constant(np.zeros(1))])
         labels = graph.node("Where", [positive, graph.constant(np.array([1])), graph.constant(np.array([-1]))])
     else:
         labels = _class_indices(graph, machine, scores)
@@ -216,7 +221,9 @@ def _estimator_outputs(graph: Graph, estimator, scores: str) -> tuple[str, str, 
             prediction = graph.node("Exp", [prediction])
         return prediction, prediction, None
     classes = np.asarray(estimator.classes_)
-    labels = _class_labels(graph, classes, _class_indices(graph, machine, scores))
+    labels = _class_indices(graph, machine, scores)
+    if machine.decision_rule != "multilabel":  # a multi-label prediction is the indicator itself
+        labels = _class_labels(graph, classes, labels)
     decision = scores
     if machine.cost_matrix is not None:
         decision = graph.node("Neg", [graph.node("MatMul", [scores, graph.constant(
@@ -236,6 +243,8 @@ def _probabilities(graph: Graph, link: tuple, scores: str, decision: str) -> str
         return graph.node("Softmax", [scores], axis=1)
     if link[0] == "softmax_decision":
         return graph.node("Softmax", [decision], axis=1)
+    if link[0] == "sigmoid_each":  # independent labels
+        return graph.node("Sigmoid", [graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])])
     one_vs_rest = graph.node("Sigmoid", [graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])])
     if link[2] == 1:
         return graph.node("Concat", [graph.node("Sub", [graph.constant(np.ones((1, 1))), one_vs_rest]),

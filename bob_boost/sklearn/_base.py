@@ -186,6 +186,23 @@ class _BoostedEstimator(BaseEstimator):
         return estimator
 
 
+def check_indicator(y, labels: int, name: str = "y") -> np.ndarray:
+    """``y`` as a (#samples, ``labels``) int64 0 / 1 indicator matrix (a multi-label target).
+
+    Raises
+    ------
+    ValueError
+        For another shape, or values other than 0 and 1; the message names ``name``.
+    """
+    array = np.asarray(y)
+    if array.ndim != 2 or array.shape[1] != labels:
+        raise InvalidValueError(f"{name}: expected a (#samples, {labels}) label indicator matrix, got shape "
+                                f"{array.shape}")
+    if not np.all((array == 0) | (array == 1)):
+        raise InvalidValueError(f"{name}: a label indicator matrix holds 0 and 1 only")
+    return array.astype(np.int64)
+
+
 def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
     try:  # NaN (accepted only with missing="bin") has its own table entry
@@ -261,6 +278,8 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     def _classifier_metadata(self) -> dict[str, Any]:
         metadata = self._base_metadata()
         metadata.update(self._encoding.to_metadata())
+        if self.machine_.decision_rule == "multilabel":  # the classes are the labels' indices
+            metadata["task"] = "multilabel"
         return metadata
 
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
@@ -295,7 +314,9 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         return self._labels_from_scores(self._machine_scores(X))
 
     def _labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        return self.classes_[self.machine_.class_indices_from_scores(scores)]
+        indices = self.machine_.class_indices_from_scores(scores)
+        # a multi-label machine's indicator (#samples, #labels) is the prediction itself
+        return indices if self.machine_.decision_rule == "multilabel" else self.classes_[indices]
 
     def _has_probabilities(self) -> bool:
         """Whether :meth:`predict_proba` is offered (every classifier but the tangential loss's)."""
@@ -320,7 +341,8 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         ``("softmax_decision",)``: a softmax of the cost-sensitive class scores ``-(C* f)`` (or of
         the scores without cost matrix); ``("softmax",)``: a softmax of the scores;
         ``("sigmoid", c, K)``: ``sigmoid(c * scores)``, as ``[1 - p, p]`` for one output, else
-        normalised over the K outputs.
+        normalised over the K outputs; ``("sigmoid_each", c)``: ``sigmoid(c * scores)`` of every output
+        on its own (multi-label).
         """
         return ("softmax_decision",)
 
@@ -350,9 +372,11 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             yield self._proba_from_scores(scores)
 
     def staged_score(self, X, y, sample_weight=None) -> Iterator[float]:
-        """The (weighted) accuracy on ``X``, ``y`` after each round."""
+        """The (weighted) accuracy on ``X``, ``y`` after each round (multi-label: the share of samples with
+        every label right, as scikit-learn's ``accuracy_score``)."""
         for predicted in self.staged_predict(X):
-            yield float(np.average(predicted == np.asarray(y), weights=sample_weight))
+            right = predicted == np.asarray(y)
+            yield float(np.average(right.all(axis=1) if right.ndim == 2 else right, weights=sample_weight))
 
     def _machine_scores(self, X) -> np.ndarray:
         """(#samples, #outputs) scores of the fitted machine for validated ``X``."""

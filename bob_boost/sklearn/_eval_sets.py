@@ -65,10 +65,11 @@ def check_eval_sets(estimator, eval_set, targets_of: Callable[[np.ndarray, str],
         except ValueError as error:
             raise InvalidValueError(f"{name}: {error}") from None
         y = np.asarray(pair[1])
-        if y.ndim != 1 or y.shape[0] != features.shape[0]:
+        # a vector, or a multi-label model's (#rows, #labels) indicator (whose width targets_of checks)
+        if y.ndim not in (1, 2) or y.shape[0] != features.shape[0]:
             raise InvalidValueError(f"{name}: y must be a vector of {features.shape[0]} entries (one per row of its "
                                     f"X), got shape {y.shape}")
-        weights = (np.ones(y.size) if len(pair) == 2 or pair[2] is None
-                   else check_sample_weight(pair[2], y.size, f"{name}: sample_weight"))
+        weights = (np.ones(y.shape[0]) if len(pair) == 2 or pair[2] is None
+                   else check_sample_weight(pair[2], y.shape[0], f"{name}: sample_weight"))
         sets.append(EvalSet(f"validation_{i}", features, targets_of(y, name), weights, y))
     return sets

@@ -8,7 +8,11 @@ from .._validation import check_bool, check_choice, check_positive_int
 from ..exceptions import InvalidValueError
 from . import _fitting
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
-from ._base import CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _check_splittable
+from ..labels import ClassEncoding
+from ..losses.logit import MultiLabelLogitLoss
+from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _check_splittable,
+                    check_indicator)
+from ._compat import is_multilabel
 from .regression import BoostingRegressor  # re-exported: its import path before it had a module of its own
 
 __all__ = ["BoostingClassifier", "BoostingRegressor"]
@@ -241,9 +245,12 @@ class BoostingClassifier(_BoostedClassifier):
         check_bool(self.boost_from_average, "boost_from_average")
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        X, y = self._fit_features(X, y)
+        multilabel = is_multilabel(y)
+        X, y = self._fit_features(X, y, multi_output=multilabel)
         if self.weak_learner == "lut":
             _check_lut_features(X, maximum)
+        if multilabel:
+            return self._fit_labels(X, y, sample_weight, eval_set, rounds, maximum)
         kept, weights = self._weights(y, sample_weight)
         encoded = self._encode_labels(y, kept)
         n_classes = self.classes_.size
@@ -254,14 +261,7 @@ class BoostingClassifier(_BoostedClassifier):
         X, encoded = X[kept], encoded[kept]
         if self.weak_learner == "stump":
             _check_splittable(X)
-        recipe = make_recipe("boosting", number_of_classes=n_classes, loss=self.loss,
-                             weak_learner=self.weak_learner, lut_entries=maximum,
-                             selection_style=self.selection_style, max_bins=self.max_bins,
-                             n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
-                             missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
-                             tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
-                             sampling=_fitting.estimator_sampling(
-                                 self, self.warm_start and hasattr(self, "machine_")))
+        recipe = self._recipe(n_classes, self.loss, maximum)
         targets = self._encoding.targets(recipe.target_kind, encoded)
 
         def prior(rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:
@@ -271,12 +271,66 @@ class BoostingClassifier(_BoostedClassifier):
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
+    def _recipe(self, outputs: int, loss, maximum: int, one_vs_rest: bool = False):
+        """The generic trainer of the estimator's parameters for ``outputs`` classes (or labels)."""
+        return make_recipe("boosting", number_of_classes=outputs, loss=loss, weak_learner=self.weak_learner,
+                           lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
+                           n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
+                           missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
+                           tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
+                           one_vs_rest=one_vs_rest,
+                           sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
+
+    def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,
+                    maximum: int) -> "BoostingClassifier":
+        """Multi-label ``fit``: ``Y`` a (#samples, #labels) 0 / 1 indicator, one logistic output per label."""
+        self._check_labels(Y.shape[1])
+        kept, weights = self._positive_weights(sample_weight, Y.shape[0])
+        labels = Y.shape[1]
+        self._encoding = ClassEncoding(np.arange(labels))
+        self.classes_ = np.arange(labels)
+        recipe = self._recipe(labels, MultiLabelLogitLoss(), maximum, one_vs_rest=True)
+        Y = check_indicator(Y, labels)[kept]
+        targets = 2.0 * Y - 1.0
+
+        def prior(rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:  # every label's weighted log-odds
+            return recipe.loss.baseline(targets[rows], row_weights)
+        self.machine_ = self._boost(recipe, X[kept], targets, weights, Y, rounds, kept=kept, eval_set=eval_set,
+                                    baseline=prior if self.boost_from_average else None)
+        self.machine_.metadata.update(self._classifier_metadata())
+        return self
+
+    def _check_labels(self, labels: int) -> None:
+        """Refuse the parameters a multi-label ``y`` of ``labels`` labels cannot take."""
+        if self.loss != "logit":
+            raise InvalidValueError(f"loss: a multi-label y (an indicator matrix) is boosted with loss='logit', one "
+                                    f"independent logistic output per label; got {self.loss!r}")
+        if self.weak_learner == "stump":
+            raise InvalidValueError("weak_learner: a stump has one output; a multi-label y needs 'tree' or 'lut'")
+        if self.class_weight is not None:
+            raise InvalidValueError("class_weight: a multi-label y has labels, not classes; weigh the samples "
+                                    "with sample_weight")
+        if self.sampling == "stratified":
+            raise InvalidValueError("sampling: 'stratified' draws from every class; a multi-label y has none "
+                                    "(use 'uniform' or 'goss')")
+        if self.warm_start and hasattr(self, "machine_") and self.classes_.size != labels:
+            raise InvalidValueError(f"y: has {labels} labels but the fitted model, which warm_start continues, "
+                                    f"has {self.classes_.size}")
+
+    def _eval_targets(self, recipe):
+        """An evaluation set's training targets (multi-label: +-1 per label)."""
+        if recipe.loss.decision_rule(2) == "multilabel":
+            return lambda y, name: 2.0 * check_indicator(y, self.classes_.size, name) - 1.0
+        return super()._eval_targets(recipe)
+
     def _has_probabilities(self) -> bool:
         """Whether the loss defines class probabilities (see :meth:`predict_proba`)."""
         return self.loss in CLASSIFICATION_LOSSES and make_loss(self.loss).has_probabilities
 
     def _probability_link(self) -> tuple:
         """The loss's link (see :meth:`_BoostedClassifier._probability_link`)."""
+        if self.machine_.decision_rule == "multilabel":
+            return ("sigmoid_each", 1.0)
         loss = make_loss(self.loss)
         if getattr(loss, "probability_scale", None) is None:
             return ("softmax",)
@@ -298,11 +352,18 @@ class BoostingClassifier(_BoostedClassifier):
         The softmax loss's scores are the logits of a multinomial model, and
         its probabilities their softmax. The tangential loss defines none,
         and its estimator has no ``predict_proba``.
+
+        A multi-label model gives each label's own probability
+        ``sigmoid(score)`` (#samples, #labels), as its outputs are
+        independent logistic models; the rows need not sum to 1.
         """
+        if self.machine_.decision_rule == "multilabel":
+            return MultiLabelLogitLoss().inverse_link(scores)
         return make_loss(self.loss).inverse_link(scores)
 
     def __sklearn_tags__(self):
         """scikit-learn tags: multi-class only with LUTs."""
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = self.weak_learner != "stump"
+        tags.classifier_tags.multi_label = self.weak_learner != "stump" and self.loss == "logit"
         return tags

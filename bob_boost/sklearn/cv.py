@@ -64,7 +64,7 @@ def cv(estimator, X, y, *, n_folds: int = 5, metrics=None, sample_weight=None, s
     sample_weight : array_like, optional
         Weights of the fits and of the held-out scores.
     stratified : bool, optional
-        Folds with the classes' proportions (default: for classifiers).
+        Folds with the classes' proportions (default: for classifiers of one label per sample).
     shuffle : bool
         Shuffle the rows before they are split (seeded by ``random_state``).
     random_state : int, numpy.random.RandomState or None
@@ -92,8 +92,11 @@ def cv(estimator, X, y, *, n_folds: int = 5, metrics=None, sample_weight=None, s
     X, y = np.asarray(X), np.asarray(y)
     weights = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     classifier = is_classifier(estimator)
-    stratified = classifier if stratified is None else bool(stratified)
-    chosen = _metrics(metrics, estimator, classifier)
+    multilabel = y.ndim == 2  # a label indicator matrix: no classes to stratify by
+    stratified = classifier and not multilabel if stratified is None else bool(stratified)
+    if stratified and multilabel:
+        raise InvalidValueError("stratified: a multi-label y (an indicator matrix) has no classes to stratify by")
+    chosen = _metrics(metrics, estimator, classifier and not multilabel)
     if n_folds > y.shape[0]:
         raise InvalidValueError(f"n_folds: {n_folds} folds of {y.shape[0]} samples")
     if stratified:
@@ -126,8 +129,9 @@ def cv(estimator, X, y, *, n_folds: int = 5, metrics=None, sample_weight=None, s
 def _metrics(metrics, estimator, classifier: bool) -> dict[str, tuple[Callable, str]]:
     """The metrics asked for, by name, with the staged output each reads."""
     probabilities = hasattr(estimator, "predict_proba")
-    if metrics is None:
-        metrics = (["accuracy", "log_loss"] if probabilities else ["accuracy"]) if classifier else ["rmse"]
+    if metrics is None:  # a multi-label classifier comes as classifier=False: the share of samples all right
+        metrics = (["accuracy", "log_loss"] if probabilities else ["accuracy"]) if classifier else \
+            (["accuracy"] if is_classifier(estimator) else ["rmse"])
     elif isinstance(metrics, str) or callable(metrics):
         metrics = [metrics]
     chosen = {}

@@ -128,7 +128,7 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
                                          cost_negative=float(metadata.get("cost_negative", 1.0)),
                                          n_estimators=rounds)
     else:
-        loss = metadata.get("loss")
+        loss = {"multilabel_logit": "logit"}.get(metadata.get("loss"), metadata.get("loss"))
         estimator = BoostingClassifier(loss=loss if loss in CLASSIFICATION_LOSSES else "exponential",
                                        weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries,
                                        boost_from_average=bool(np.any(machine.baseline != 0)))
