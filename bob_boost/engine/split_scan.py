@@ -126,8 +126,18 @@ def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, flo
 
 
 @numba.njit(**_JIT)
+def _bounded_score(gradient, hessian, regularization, lower, upper):
+    """``(score, value)``: the Newton value ``-G / (H + lambda)`` clipped to ``[lower, upper]`` and the loss
+    decrease it achieves, ``-(2 G w + (H + lambda) w^2)`` (``G^2 / (H + lambda)`` when not clipped)."""
+    denominator = hessian + regularization
+    value = -gradient / denominator if denominator > 0 else 0.0
+    value = min(max(value, lower), upper)
+    return -(2.0 * gradient * value + denominator * value * value), value
+
+
+@numba.njit(**_JIT)
 def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-               tie_tolerance, missing, gains, allowed):
+               tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
 
     ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
@@ -148,9 +158,25 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     right. A node without NaN samples scores each split once and sends NaN to
     the child of larger hessian sum (left on a tie), where unseen values are
     likelier to belong.
+
+    Monotone constraints (one output): ``monotone[f]`` is +1 (-1) where the
+    tree's value must not decrease (increase) with feature ``f``, 0 where
+    free; an empty ``monotone`` or all zeros constrain nothing. With any
+    constraint in the tree, every value (the node's own and its children's)
+    is the Newton value clipped to the node's ``[lower, upper]`` and a
+    split's gain is what the clipped values achieve; a split on a
+    constrained feature whose children's values go against it is refused
+    (LightGBM's "basic" method). The chosen split's children's clipped
+    values go to ``child_values`` (the caller's bounds of the children).
     """
     width = sums.shape[1]
-    if width == 2:
+    constrained = False
+    for f in range(monotone.size):
+        constrained = constrained or monotone[f] != 0
+    if constrained:
+        top = _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
+                            min_hessian, missing, gains, allowed, monotone, lower, upper)
+    elif width == 2:
         top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
                            min_hessian, missing, gains, allowed)
     else:
@@ -166,9 +192,82 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     while offsets[f + 1] <= g:
         f += 1
     base = f * n_bins - offsets[f]
-    if _nan_count(counts, base, offsets, f, missing) > 0:
-        return g, gains[2 * g + side], side == 0
-    return g, gains[2 * g + side], _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
+    nan_left = side == 0
+    if _nan_count(counts, base, offsets, f, missing) == 0:
+        nan_left = _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
+    if constrained:
+        _child_values(sums, counts, base, offsets, f, g, side == 0, missing, total, regularization, lower, upper,
+                      child_values)
+    return g, gains[2 * g + side], nan_left
+
+
+@numba.njit(**_JIT)
+def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, regularization, lower, upper, out):
+    """The clipped values of the children of the split after global bin ``g`` (NaN samples left if
+    ``nan_moved``), summed as :func:`_scan_bounded` sums them, into ``out`` (left, right)."""
+    gradient = 0.0
+    hessian = 0.0
+    for h in range(offsets[f], g + 1):
+        p = base + h
+        if counts[p] == 0 and h > offsets[f]:
+            continue
+        gradient += sums[p, 0]
+        hessian += sums[p, 1]
+    nan_position = base + offsets[f + 1] - 1
+    if nan_moved and _nan_count(counts, base, offsets, f, missing) > 0:
+        gradient += sums[nan_position, 0]
+        hessian += sums[nan_position, 1]
+    out[0] = _bounded_score(gradient, hessian, regularization, lower, upper)[1]
+    out[1] = _bounded_score(total[0] - gradient, total[1] - hessian, regularization, lower, upper)[1]
+
+
+@numba.njit(**_JIT)
+def _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                  missing, gains, allowed, monotone, lower, upper):
+    """:func:`_scan_single` with the values clipped to ``[lower, upper]`` and the monotone constraints (one
+    output; see :func:`best_split`)."""
+    last = 2 if missing else 1
+    gradient, hessian = total[0], total[1]
+    parent = _bounded_score(gradient, hessian, regularization, lower, upper)[0]
+    top = 0.0
+    for f in range(offsets.size - 1):
+        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
+            continue
+        base = f * n_bins - offsets[f]
+        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_position = base + offsets[f + 1] - 1
+        nan_gradient = sums[nan_position, 0] if nan_count > 0 else 0.0
+        nan_hessian = sums[nan_position, 1] if nan_count > 0 else 0.0
+        left_gradient = 0.0
+        left_hessian = 0.0
+        left_count = 0
+        for g in range(offsets[f], offsets[f + 1] - last):
+            p = base + g
+            if counts[p] == 0 and g > offsets[f]:
+                continue
+            left_gradient += sums[p, 0]
+            left_hessian += sums[p, 1]
+            left_count += counts[p]
+            for side in range(2 if nan_count > 0 else 1):
+                moved = nan_count if side == 0 else 0
+                value = -1.0
+                candidate_count = left_count + moved
+                if candidate_count >= min_samples and count - candidate_count >= min_samples:
+                    gl = left_gradient + nan_gradient if moved > 0 else left_gradient
+                    hl = left_hessian + nan_hessian if moved > 0 else left_hessian
+                    gr = gradient - gl
+                    hr = hessian - hl
+                    if hl >= min_hessian and hr >= min_hessian:
+                        left_score, left_value = _bounded_score(gl, hl, regularization, lower, upper)
+                        right_score, right_value = _bounded_score(gr, hr, regularization, lower, upper)
+                        if monotone[f] * (right_value - left_value) >= 0:
+                            children = left_score + right_score
+                            value = children - parent
+                            if value <= ROUNDING_GAIN * abs(children):
+                                value = -1.0
+                gains[2 * g + side] = value
+                top = max(top, value)
+    return top
 
 
 @numba.njit(**_JIT)

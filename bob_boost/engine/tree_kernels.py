@@ -150,9 +150,9 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     width = values.shape[1]
     packed = packing[0] > 0  # a packed count field has at least one bit
     (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
-     split_nodes, counters) = state
+     split_nodes, bounds, child_values, counters) = state
     n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
-    allowed, node_key, node_fraction, tree_index = columns
+    allowed, node_key, node_fraction, tree_index, monotone = columns
     node_allowed = allowed.copy()
     gains = np.empty(2 * offsets[-1])
     scan_total = np.zeros(2)
@@ -191,12 +191,14 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                                scan_counts[:1].copy())
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
-                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed)
+                            regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed,
+                            monotone, bounds[node, 0], bounds[node, 1], child_values[node])
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
-                            missing, gains, node_allowed)
+                            missing, gains, node_allowed, monotone, bounds[node, 0], bounds[node, 1],
+                            child_values[node])
                 if leafwise and split_bin[node] < 0:
                     n_free = _release(slot, node, free, n_free)
             n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,
@@ -216,6 +218,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 n_split += 1
                 f = tree_policy.split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature,
                                       node_bin, node_nan_left, node_left, node_right, depth)
+                tree_policy.bound_children(node, f, monotone, child_values[node], node_left, node_right, bounds)
                 n_nodes += 2
                 leaves += 1
                 g = node_bin[node]
@@ -285,7 +288,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
             for p in range(start[node], stop[node]):
                 sample_node[order[p]] = node
             node_total(real, order, start[node], stop[node], leaf_totals[node])
-    tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, leaf_values)
+    tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, bounds, leaf_values)
     counters[0] = _DONE
     return n_nodes
 
@@ -313,7 +316,18 @@ def tree_state(rows, capacity, slots, width, dtype_like):
             np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
             np.arange(slots - 1, -1, -1), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.bool_),
-            np.zeros(capacity, dtype=np.int64), np.zeros(8, dtype=np.int64))
+            np.zeros(capacity, dtype=np.int64), _unbounded(capacity), np.zeros((capacity, 2)),
+            np.zeros(8, dtype=np.int64))
+
+
+@numba.njit(**_JIT)
+def _unbounded(capacity):
+    """(capacity, 2) node bounds ``[-inf, inf]`` (:func:`~bob_boost.engine.tree_policy.bound_children` narrows
+    them under monotone constraints)."""
+    bounds = np.empty((capacity, 2))
+    bounds[:, 0] = -np.inf
+    bounds[:, 1] = np.inf
+    return bounds
 
 
 def requested_node(state: tuple) -> tuple[int, int, int]:

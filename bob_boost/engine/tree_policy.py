@@ -84,9 +84,10 @@ def children_may_split(child_depth, max_depth, max_leaves, leaves):
 
 
 @numba.njit(**_JIT)
-def leaf_values(totals, node_feature, n_nodes, regularization, values):
+def leaf_values(totals, node_feature, n_nodes, regularization, bounds, values):
     """Every leaf's Newton values ``-G / (H + regularization)`` from its (2K,) gradient then hessian sums in
-    ``totals``, into ``values`` (#nodes, K); 0 for inner nodes and empty denominators."""
+    ``totals``, clipped to its ``bounds`` (#nodes, 2) ``[lower, upper]`` (infinite without monotone
+    constraints), into ``values`` (#nodes, K); 0 for inner nodes and empty denominators."""
     outputs = values.shape[1]
     for node in range(n_nodes):
         for k in range(outputs):
@@ -94,7 +95,28 @@ def leaf_values(totals, node_feature, n_nodes, regularization, values):
             if node_feature[node] < 0:
                 denominator = totals[node, outputs + k] + regularization
                 if denominator > 0:
-                    values[node, k] = -totals[node, k] / denominator
+                    values[node, k] = min(max(-totals[node, k] / denominator, bounds[node, 0]), bounds[node, 1])
+
+
+@numba.njit(**_JIT)
+def bound_children(node, feature, monotone, child_values, node_left, node_right, bounds):
+    """The ``bounds`` of the children of ``node``, just split on ``feature``: the node's own, and for a
+    monotone feature (``monotone[feature]`` +1 or -1) each side cut at the mean of the children's values
+    ``child_values`` (left, right), so that every value of the left subtree stays on its side of every
+    value of the right one (LightGBM's "basic" monotone constraints)."""
+    left, right = node_left[node], node_right[node]
+    for b in range(2):
+        bounds[left, b] = bounds[node, b]
+        bounds[right, b] = bounds[node, b]
+    if monotone.size == 0 or monotone[feature] == 0:
+        return
+    middle = 0.5 * (child_values[0] + child_values[1])
+    if monotone[feature] > 0:
+        bounds[left, 1] = min(bounds[left, 1], middle)
+        bounds[right, 0] = max(bounds[right, 0], middle)
+    else:
+        bounds[left, 0] = max(bounds[left, 0], middle)
+        bounds[right, 1] = min(bounds[right, 1], middle)
 
 
 def most_leaves(samples: int, min_samples: int, max_depth: int | None, max_leaves: int | None) -> int:
@@ -110,4 +132,10 @@ def empty_tree(capacity: int) -> dict[str, np.ndarray]:
             "node_nan_left": np.zeros(capacity, dtype=np.bool_),
             "node_left": np.full(capacity, -1, dtype=np.int64), "node_right": np.full(capacity, -1, dtype=np.int64),
             "depth": np.zeros(capacity, dtype=np.int64), "split_bin": np.full(capacity, -1, dtype=np.int64),
-            "split_gain": np.zeros(capacity), "split_nan_left": np.zeros(capacity, dtype=np.bool_)}
+            "split_gain": np.zeros(capacity), "split_nan_left": np.zeros(capacity, dtype=np.bool_),
+            "bounds": unbounded(capacity), "child_values": np.zeros((capacity, 2))}
+
+
+def unbounded(capacity: int) -> np.ndarray:
+    """(capacity, 2) node bounds ``[-inf, inf]``: no monotone constraint."""
+    return np.column_stack([np.full(capacity, -np.inf), np.full(capacity, np.inf)])

@@ -139,6 +139,11 @@ class BoostingClassifier(_BoostedClassifier):
         LightGBM's ``boost_from_average`` and scikit-learn's gradient
         boosting. False: no intercept, bob.learn.boosting's model (see
         Notes).
+    monotonic_cst : array_like of int or None
+        Gradient trees of two classes: -1, 0 or +1 per feature, the score
+        (the log-odds of ``classes_[1]``) must not increase, may do anything,
+        or must not decrease along it (scikit-learn's name; see
+        :class:`~bob_boost.TreeTrainer`). None: no constraint.
 
     Attributes
     ----------
@@ -184,7 +189,7 @@ class BoostingClassifier(_BoostedClassifier):
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 boost_from_average: bool = True) -> None:
+                 boost_from_average: bool = True, monotonic_cst=None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -215,6 +220,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.boost_from_average = boost_from_average
+        self.monotonic_cst = monotonic_cst
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -278,7 +284,7 @@ class BoostingClassifier(_BoostedClassifier):
                            n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
                            missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
                            tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
-                           one_vs_rest=one_vs_rest,
+                           one_vs_rest=one_vs_rest, tree_monotonic_cst=self.monotonic_cst,
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 
     def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,

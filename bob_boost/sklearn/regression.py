@@ -107,6 +107,12 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         the targets' units.
     tweedie_power : float
         ``loss="tweedie"``: the variance power, in [1, 2].
+    monotonic_cst : array_like of int or None
+        Gradient trees: -1, 0 or +1 per feature, the prediction must not
+        increase, may do anything, or must not decrease along it
+        (scikit-learn's name; see :class:`~bob_boost.TreeTrainer`); refused
+        with the absolute-error and quantile losses, which renew leaves. None:
+        no constraint.
 
     Attributes
     ----------
@@ -144,7 +150,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0) -> None:
+                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
+                 monotonic_cst=None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -174,6 +181,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.other_rate = other_rate
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
+        self.monotonic_cst = monotonic_cst
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""
@@ -244,6 +252,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
+                                 tree_monotonic_cst=self.monotonic_cst,
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
                                         eval_set=eval_set)

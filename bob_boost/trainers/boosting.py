@@ -164,6 +164,9 @@ class Boosting:
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
             check_outputs(targets.shape[1])
+        check_loss = getattr(self.weak_trainer, "check_loss", None)
+        if check_loss is not None:
+            check_loss(self.loss_function)
         # L-BFGS makes many tiny BLAS calls per round; a multi-threaded BLAS
         # spends more on waking its threads than on the work (3x slower on 2 cores)
         with threadpool_limits(limits=1, user_api="blas"):

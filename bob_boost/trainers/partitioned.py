@@ -136,6 +136,8 @@ class PartitionedBoosting:
         if self.weak_learner == "tree" and loss_function.renews_leaves:
             raise InvalidValueError(f"loss_function: {type(loss_function).__name__} re-estimates each tree leaf from "
                                     f"its rows' residuals, which partitioned training does not; train it in memory")
+        if self.weak_learner == "tree" and self.tree.constrained and not loss_function.has_hessian:
+            raise InvalidValueError("tree: monotonic_cst needs Newton leaves, from a loss with a hessian")
         if self.weak_learner == "tree" and self.tree.newton_leaves and not loss_function.has_hessian:
             raise InvalidValueError(f"newton_leaves: {type(loss_function).__name__} defines no loss_hessian; use "
                                     f"newton_leaves=None for gradient-only leaves with a line search")
@@ -193,6 +195,8 @@ class PartitionedBoosting:
         if newton and loss_columns != outputs:
             raise InvalidValueError(f"step_rule: 'newton' treats outputs separately, but {type(loss).__name__} "
                                     f"couples them; use 'lbfgs' or None")
+        if self.weak_learner == "tree":
+            self.tree.check_outputs(outputs)
         if outputs > 1 and self.weak_learner == "stump":
             raise InvalidValueError(f"targets: stumps have one output, got {outputs} target columns "
                                     f"(multi-output training needs weak_learner='lut' or 'tree')")

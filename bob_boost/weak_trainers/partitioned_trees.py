@@ -163,6 +163,7 @@ class PartitionedGradientTrees:
         self.missing = trainer.missing is not None
         self.allowed = allowed_columns(offsets.size - 1, None)
         self.node_columns: tuple[int, float] | None = None
+        self.monotone = trainer._monotone(offsets.size - 1)
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
              columns: np.ndarray | None = None, factors: list | None = None,
@@ -195,7 +196,7 @@ class PartitionedGradientTrees:
                                          tuple(tree.frontier for tree in growing))
                 for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
-            split_any = [tree.grow(self.feature_of_bin, trainer) for tree in growing]
+            split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone) for tree in growing]
             if not any(split_any):
                 break
             moved = True
@@ -208,7 +209,7 @@ class PartitionedGradientTrees:
         for tree, total in zip(growing, totals):
             leaves = np.zeros((tree.n_nodes, total.shape[1] // 2))
             tree_policy.leaf_values(total, tree.nodes["node_feature"], tree.n_nodes,
-                                    float(trainer.l2_regularization), leaves)
+                                    float(trainer.l2_regularization), tree.nodes["bounds"], leaves)
             if trainer.max_delta_step:
                 np.clip(leaves, -trainer.max_delta_step, trainer.max_delta_step, out=leaves)
             leaf_values.append(leaves)
@@ -236,7 +237,8 @@ class PartitionedGradientTrees:
                 nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
-                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed)
+                    float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed,
+                    self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node])
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
@@ -287,9 +289,10 @@ class _GrowingTree:
         self.n_nodes, self.leaves = 1, 1
         self.frontier = np.zeros(1, dtype=np.int64)
 
-    def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer) -> bool:
-        """Split what the in-memory growth policy chooses next; the new frontier is the children that may split.
-        Returns whether a node was split."""
+    def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer, monotone: np.ndarray) -> bool:
+        """Split what the in-memory growth policy chooses next (the children bounded by the ``monotone``
+        constraints, as in memory); the new frontier is the children that may split. Returns whether a node
+        was split."""
         nodes = self.nodes
         capacity = nodes["node_feature"].size
         frontier = np.zeros(capacity, dtype=np.int64)
@@ -300,9 +303,12 @@ class _GrowingTree:
             self.n_nodes, self.leaves, trainer.max_leaves or 0, trainer.growth == "leafwise", chosen)
         split_nodes = frontier[:n_frontier][chosen[:n_frontier]]
         for node in split_nodes:
-            tree_policy.split(node, self.n_nodes, feature_of_bin, nodes["split_bin"], nodes["split_nan_left"],
-                              nodes["node_feature"], nodes["node_bin"], nodes["node_nan_left"], nodes["node_left"],
-                              nodes["node_right"], nodes["depth"])
+            feature = tree_policy.split(node, self.n_nodes, feature_of_bin, nodes["split_bin"],
+                                        nodes["split_nan_left"], nodes["node_feature"], nodes["node_bin"],
+                                        nodes["node_nan_left"], nodes["node_left"], nodes["node_right"],
+                                        nodes["depth"])
+            tree_policy.bound_children(node, feature, monotone, nodes["child_values"][node], nodes["node_left"],
+                                       nodes["node_right"], nodes["bounds"])
             self.n_nodes += 2
             self.leaves += 1
         children = [child for node in split_nodes for child in (nodes["node_left"][node], nodes["node_right"][node])

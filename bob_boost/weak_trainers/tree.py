@@ -38,6 +38,20 @@ PART_ROWS = 1 << 14
 MOST_PARTS = 8
 
 
+def check_monotonic_cst(values) -> np.ndarray:
+    """``monotonic_cst`` as an int64 vector of -1, 0 and +1.
+
+    Raises
+    ------
+    ValueError
+        For another shape, or a value other than -1, 0 and +1 (the message names ``monotonic_cst``).
+    """
+    array = np.asarray(values)
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iuf" or not np.all(np.isin(array, (-1, 0, 1))):
+        raise InvalidValueError(f"monotonic_cst: expected one of -1, 0 and +1 per feature, got {values!r}")
+    return array.astype(np.int64)
+
+
 def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
     """The bounds of the parts of the rows ``start:stop`` of a histogram of ``entries`` sums."""
     most = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // entries))
@@ -164,6 +178,15 @@ class TreeTrainer:
         ``L`` up to 65,536. A row's fields share one int64 while the sums of every sample fit (up to
         1,048,575 samples at ``L = 4``, 262,143 at ``L = 32``), two or three beyond: the same sums, so the
         same trees, at any number of samples.
+    monotonic_cst : sequence of int or None
+        One of -1, 0, +1 per feature (scikit-learn's and LightGBM's name): the tree's value must not
+        decrease (+1) or increase (-1) with the feature, 0 leaves it free; None (the default): no
+        constraint. LightGBM's "basic" method: a split on a constrained feature whose children's Newton
+        values go against it is refused, every node's value is clipped to bounds that a constrained split
+        sets at the mean of its children's values, and the gains are those of the clipped values, so every
+        tree, and a sum of them with positive weights, is monotone. One output a tree, Newton leaves, and a
+        loss that keeps them (not the absolute or quantile loss, which renew leaves). NaN (``missing="bin"``)
+        goes where its split learnt, outside the order.
 
     Attributes
     ----------
@@ -189,7 +212,8 @@ class TreeTrainer:
                  min_hessian_leaf: float = 1e-3, l2_regularization: float = 0.0, max_bins: int | None = 256,
                  n_threads: int | None = None, multi_output: str = "per_output",
                  newton_leaves: bool | None = None, missing: str | None = None, growth: str = "leafwise",
-                 quantized_gradients: int | None = None, max_delta_step: float | None = None) -> None:
+                 quantized_gradients: int | None = None, max_delta_step: float | None = None,
+                 monotonic_cst=None) -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -203,6 +227,7 @@ class TreeTrainer:
         self.growth = growth
         self.quantized_gradients = quantized_gradients
         self.max_delta_step = max_delta_step
+        self.monotonic_cst = monotonic_cst
         self._check()
         self.histogram_subtraction = True
 
@@ -230,6 +255,29 @@ class TreeTrainer:
                          max_val=quantised.MAX_LEVELS)
         if self.max_delta_step is not None:
             check_scalar(self.max_delta_step, "max_delta_step", numbers.Real, min_val=0)
+        if self.monotonic_cst is not None:
+            check_monotonic_cst(self.monotonic_cst)
+
+    @property
+    def constrained(self) -> bool:
+        """Whether some feature has a monotone constraint."""
+        return self.monotonic_cst is not None and bool(np.any(check_monotonic_cst(self.monotonic_cst)))
+
+    def _monotone(self, n_features: int) -> np.ndarray:
+        """The kernels' (#features,) int64 constraints, or an empty array without any."""
+        if not self.constrained:
+            return np.zeros(0, dtype=np.int64)
+        constraints = check_monotonic_cst(self.monotonic_cst)
+        if constraints.size != n_features:
+            raise InvalidValueError(f"monotonic_cst: has {constraints.size} entries but the features have "
+                                    f"{n_features} columns")
+        return constraints
+
+    def check_loss(self, loss) -> None:
+        """Refuse a loss whose trees the monotone constraints cannot keep monotone (checked once per run)."""
+        if self.constrained and loss.renews_leaves:
+            raise InvalidValueError(f"monotonic_cst: the {loss.name} loss renews every leaf from its residuals' "
+                                    "quantiles, which the constraints' bounds do not hold")
 
     @property
     def accepts_missing(self) -> bool:
@@ -237,8 +285,15 @@ class TreeTrainer:
         return check_missing(self.missing) is not None
 
     def check_outputs(self, number_of_outputs: int) -> None:
-        """Any number of outputs works, but quantised gradients need one a tree (checked once per run)."""
+        """Any number of outputs works, but quantised gradients need one a tree and monotone constraints one
+        output (checked once per run)."""
         self._check_quantised_outputs(number_of_outputs)
+        self._check_monotone_outputs(number_of_outputs)
+
+    def _check_monotone_outputs(self, number_of_outputs: int) -> None:
+        if self.constrained and number_of_outputs > 1:
+            raise InvalidValueError(f"monotonic_cst: constrains trees of one output, got {number_of_outputs} "
+                                    "outputs (several classes or labels)")
 
     def _check_quantised_outputs(self, number_of_outputs: int) -> None:
         if self.quantized_gradients is not None and self.multi_output == "shared" and number_of_outputs > 1:
@@ -284,6 +339,8 @@ class TreeTrainer:
         if hessian is None and self.newton_leaves:
             raise InvalidValueError("newton_leaves: the loss defines no loss_hessian; use newton_leaves=None for "
                                     "gradient-only leaves with a line search")
+        if hessian is None and self.constrained:  # a line-searched weight could turn the trees' order around
+            raise InvalidValueError("monotonic_cst: needs Newton leaves, from a loss with a hessian")
         machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
                                       state.feature_subset, state.rows, state.node_columns)
         weight = None if hessian is None else np.ones(outputs.shape[1])
@@ -301,6 +358,7 @@ class TreeTrainer:
         grow on (their counts are what ``min_samples_leaf`` limits); ``node_columns`` ``(key, fraction)`` the
         round's sampling of each node's columns among those (:func:`~bob_boost.engine.split_scan.node_columns`).
         """
+        self._check_monotone_outputs(gradient.shape[1])
         if hessian is None:
             hessian = np.ones_like(gradient)
         samples, outputs = gradient.shape
@@ -333,7 +391,7 @@ class TreeTrainer:
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
-                   0),
+                   0, self._monotone(binned.number_of_features)),
                   np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
