@@ -219,7 +219,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 n_threads: int | None = None, missing: str | None = None, tree_leaves: int | None = 31,
                 tree_growth: str = "leafwise", tree_outputs: str = "per_output",
                 tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
-                tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None) -> Recipe:
+                tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
+                tree_interaction_cst=None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -269,9 +270,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     sampling : Sampling, optional
         Stochastic boosting (:class:`~bob_boost.Sampling`) of the generic and the multi-class trainers
         (whose columns ``feature_fraction`` samples); AdaBoostDB and Cost-Sensitive AdaBoost take none.
-    tree_monotonic_cst : sequence of int, optional
-        The generic trainer's gradient trees: -1, 0 or +1 per feature (``monotonic_cst`` of
-        :class:`~bob_boost.TreeTrainer`).
+    tree_monotonic_cst, tree_interaction_cst : optional
+        The generic trainer's gradient trees: -1, 0 or +1 per feature, and groups of features that may
+        interact (``monotonic_cst`` and ``interaction_cst`` of :class:`~bob_boost.TreeTrainer`).
     tree_min_weight_fraction_leaf : float
         The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
         in each child of a split (``min_weight_fraction_leaf`` of
@@ -310,7 +311,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,
                             dict(max_depth=tree_depth, max_leaves=tree_leaves, growth=tree_growth,
                                  multi_output=tree_outputs, quantized_gradients=tree_quantized_gradients,
-                                 monotonic_cst=tree_monotonic_cst),
+                                 monotonic_cst=tree_monotonic_cst, interaction_cst=tree_interaction_cst),
                             shrinkage, missing, sampling)
 
 
@@ -340,9 +341,10 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
         outputs = number_of_classes if loss_function.cost_matrix is None else loss_function.cost_matrix.shape[0]
     elif kind == "signed":
         outputs = 1
-    if tree_options["monotonic_cst"] is not None and weak_learner != "tree":
-        raise InvalidValueError(f"monotonic_cst: constrains gradient trees (weak_learner='tree'), got "
-                                f"weak_learner={weak_learner!r}")
+    for name in ("monotonic_cst", "interaction_cst"):
+        if tree_options[name] is not None and weak_learner != "tree":
+            raise InvalidValueError(f"{name}: constrains gradient trees (weak_learner='tree'), got "
+                                    f"weak_learner={weak_learner!r}")
     if weak_learner == "tree":
         weak = TreeTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing, **tree_options)
     elif weak_learner == "stump":

@@ -46,6 +46,20 @@ def node_columns(allowed, key, tree, node, fraction, out):
 
 
 @numba.njit(**_JIT)
+def interaction_columns(allowed, groups, mask, out):
+    """The ``allowed`` columns a node may split on under interaction constraints into ``out``: those of the
+    ``groups`` (#groups, #features) whose bit is set in the node's ``mask`` (the groups that hold every feature
+    its ancestors split on)."""
+    for f in range(allowed.size):
+        out[f] = False
+        if allowed[f]:
+            for g in range(groups.shape[0]):
+                if groups[g, f] and (mask >> np.uint64(g)) & np.uint64(1):
+                    out[f] = True
+                    break
+
+
+@numba.njit(**_JIT)
 def _newton_score(sums, outputs, regularization):
     """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
     score = 0.0

@@ -118,7 +118,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
         else:
             root_total = root_totals
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
-                               (columns[0], columns[1], columns[2], t, columns[4]), values,
+                               (columns[0], columns[1], columns[2], t, columns[4], columns[5]), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
                                min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
@@ -167,7 +167,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
-                               (columns[0], columns[1], columns[2], t, columns[4]), packed,
+                               (columns[0], columns[1], columns[2], t, columns[4], columns[5]), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],

@@ -26,7 +26,7 @@ import numpy as np
 from . import tree_policy
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
-from .split_scan import best_split, node_columns
+from .split_scan import best_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -104,9 +104,12 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
     columns : tuple
-        ``(allowed, key, fraction, tree)``: (#features,) bool, whether the tree may split on feature ``f`` (a
-        round's column sample); and, for ``fraction < 1``, each node's sample of those
-        (:func:`~bob_boost.engine.split_scan.node_columns` of the round's ``key`` and the tree's index).
+        ``(allowed, key, fraction, tree, monotone, groups)``: (#features,) bool, whether the tree may split on
+        feature ``f`` (a round's column sample); for ``fraction < 1``, each node's sample of those
+        (:func:`~bob_boost.engine.split_scan.node_columns` of the round's ``key`` and the tree's index); the
+        (#features,) monotone constraints (empty: none; see :func:`best_split`); and the (#groups, #features)
+        interaction groups (no rows: none), a node splitting only on the features of the groups that hold
+        every feature its ancestors split on.
     values : numpy.ndarray
         (#samples, 2K) gradients then hessians, or (#samples, w) packed quantised gradients of one output
         (:func:`~bob_boost.engine.quantised.packing`).
@@ -150,10 +153,11 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     width = values.shape[1]
     packed = packing[0] > 0  # a packed count field has at least one bit
     (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
-     split_nodes, bounds, child_values, counters) = state
+     split_nodes, bounds, child_values, node_groups, counters) = state
     n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
-    allowed, node_key, node_fraction, tree_index, monotone = columns
+    allowed, node_key, node_fraction, tree_index, monotone, groups = columns
     node_allowed = allowed.copy()
+    grouped = allowed.copy()  # the columns a node's interaction groups allow
     gains = np.empty(2 * offsets[-1])
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
@@ -183,8 +187,11 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 node = frontier[j]
                 if stop[node] - start[node] >= 2 * min_samples:
                     s = slot[node]
+                    if groups.shape[0] > 0:
+                        interaction_columns(allowed, groups, node_groups[node], grouped)
+                        node_allowed[:] = grouped
                     if node_fraction < 1.0:
-                        node_columns(allowed, node_key, tree_index, node, node_fraction, node_allowed)
+                        node_columns(grouped, node_key, tree_index, node, node_fraction, node_allowed)
                     if packed:
                         decode(slot_sums[s], packing[0], packing[1], scales, scan_sums, scan_counts)
                         decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
@@ -219,6 +226,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 f = tree_policy.split(node, n_nodes, feature_of_bin, split_bin, split_nan_left, node_feature,
                                       node_bin, node_nan_left, node_left, node_right, depth)
                 tree_policy.bound_children(node, f, monotone, child_values[node], node_left, node_right, bounds)
+                tree_policy.group_children(node, f, groups, node_left, node_right, node_groups)
                 n_nodes += 2
                 leaves += 1
                 g = node_bin[node]
@@ -317,7 +325,7 @@ def tree_state(rows, capacity, slots, width, dtype_like):
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
             np.arange(slots - 1, -1, -1), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.bool_),
             np.zeros(capacity, dtype=np.int64), _unbounded(capacity), np.zeros((capacity, 2)),
-            np.zeros(8, dtype=np.int64))
+            np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64), np.zeros(8, dtype=np.int64))
 
 
 @numba.njit(**_JIT)

@@ -99,6 +99,18 @@ def leaf_values(totals, node_feature, n_nodes, regularization, bounds, values):
 
 
 @numba.njit(**_JIT)
+def group_children(node, feature, groups, node_left, node_right, node_groups):
+    """The interaction groups the children of ``node``, just split on ``feature``, may still use: the node's
+    (bits of ``node_groups``) that hold ``feature`` (``groups`` (#groups, #features); none: no constraint)."""
+    mask = node_groups[node]
+    for g in range(groups.shape[0]):
+        if not groups[g, feature]:
+            mask &= ~(np.uint64(1) << np.uint64(g))
+    node_groups[node_left[node]] = mask
+    node_groups[node_right[node]] = mask
+
+
+@numba.njit(**_JIT)
 def bound_children(node, feature, monotone, child_values, node_left, node_right, bounds):
     """The ``bounds`` of the children of ``node``, just split on ``feature``: the node's own, and for a
     monotone feature (``monotone[feature]`` +1 or -1) each side cut at the mean of the children's values
@@ -133,7 +145,8 @@ def empty_tree(capacity: int) -> dict[str, np.ndarray]:
             "node_left": np.full(capacity, -1, dtype=np.int64), "node_right": np.full(capacity, -1, dtype=np.int64),
             "depth": np.zeros(capacity, dtype=np.int64), "split_bin": np.full(capacity, -1, dtype=np.int64),
             "split_gain": np.zeros(capacity), "split_nan_left": np.zeros(capacity, dtype=np.bool_),
-            "bounds": unbounded(capacity), "child_values": np.zeros((capacity, 2))}
+            "bounds": unbounded(capacity), "child_values": np.zeros((capacity, 2)),
+            "node_groups": np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64)}
 
 
 def unbounded(capacity: int) -> np.ndarray:

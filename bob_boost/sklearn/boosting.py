@@ -144,6 +144,10 @@ class BoostingClassifier(_BoostedClassifier):
         (the log-odds of ``classes_[1]``) must not increase, may do anything,
         or must not decrease along it (scikit-learn's name; see
         :class:`~bob_boost.TreeTrainer`). None: no constraint.
+    interaction_cst : list of lists of int, "no_interactions" or None
+        Gradient trees: groups of features that may interact, a branch
+        splitting on the features of one group only (scikit-learn's name;
+        see :class:`~bob_boost.TreeTrainer`). None: no constraint.
 
     Attributes
     ----------
@@ -189,7 +193,7 @@ class BoostingClassifier(_BoostedClassifier):
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 boost_from_average: bool = True, monotonic_cst=None) -> None:
+                 boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None) -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -221,6 +225,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.colsample_bynode = colsample_bynode
         self.boost_from_average = boost_from_average
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -285,6 +290,7 @@ class BoostingClassifier(_BoostedClassifier):
                            missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
                            tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
                            one_vs_rest=one_vs_rest, tree_monotonic_cst=self.monotonic_cst,
+                           tree_interaction_cst=self.interaction_cst,
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 
     def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,

@@ -113,6 +113,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         (scikit-learn's name; see :class:`~bob_boost.TreeTrainer`); refused
         with the absolute-error and quantile losses, which renew leaves. None:
         no constraint.
+    interaction_cst : list of lists of int, "no_interactions" or None
+        Gradient trees: groups of features that may interact, a branch
+        splitting on the features of one group only (scikit-learn's name;
+        see :class:`~bob_boost.TreeTrainer`). None: no constraint.
 
     Attributes
     ----------
@@ -151,7 +155,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None) -> None:
+                 monotonic_cst=None, interaction_cst=None) -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -182,6 +186,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""
@@ -252,7 +257,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
-                                 tree_monotonic_cst=self.monotonic_cst,
+                                 tree_monotonic_cst=self.monotonic_cst, tree_interaction_cst=self.interaction_cst,
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
                                         eval_set=eval_set)

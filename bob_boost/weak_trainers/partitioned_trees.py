@@ -18,7 +18,7 @@ import numpy as np
 
 from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
-from ..engine.split_scan import allowed_columns, best_split, node_columns
+from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
@@ -164,6 +164,7 @@ class PartitionedGradientTrees:
         self.allowed = allowed_columns(offsets.size - 1, None)
         self.node_columns: tuple[int, float] | None = None
         self.monotone = trainer._monotone(offsets.size - 1)
+        self.interaction_groups = trainer._groups(offsets.size - 1)
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
              columns: np.ndarray | None = None, factors: list | None = None,
@@ -196,7 +197,8 @@ class PartitionedGradientTrees:
                                          tuple(tree.frontier for tree in growing))
                 for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
-            split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone) for tree in growing]
+            split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone, self.interaction_groups)
+                         for tree in growing]
             if not any(split_any):
                 break
             moved = True
@@ -228,11 +230,14 @@ class PartitionedGradientTrees:
         """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
         trainer, nodes = self.trainer, tree.nodes
         gain_buffer = np.empty(2 * int(self.offsets[-1]))
-        allowed = self.allowed.copy()
+        allowed, grouped = self.allowed.copy(), self.allowed.copy()
         for j, node in enumerate(tree.frontier):
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
+                if self.interaction_groups.shape[0] > 0:  # as in memory: the groups first, then the node's sample
+                    interaction_columns(self.allowed, self.interaction_groups, nodes["node_groups"][node], grouped)
+                    allowed[:] = grouped
                 if self.node_columns is not None:
-                    node_columns(self.allowed, np.uint64(self.node_columns[0]), tree.index, int(node),
+                    node_columns(grouped, np.uint64(self.node_columns[0]), tree.index, int(node),
                                  self.node_columns[1], allowed)
                 nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
@@ -289,10 +294,11 @@ class _GrowingTree:
         self.n_nodes, self.leaves = 1, 1
         self.frontier = np.zeros(1, dtype=np.int64)
 
-    def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer, monotone: np.ndarray) -> bool:
+    def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer, monotone: np.ndarray,
+             groups: np.ndarray) -> bool:
         """Split what the in-memory growth policy chooses next (the children bounded by the ``monotone``
-        constraints, as in memory); the new frontier is the children that may split. Returns whether a node
-        was split."""
+        constraints and keeping the interaction ``groups`` of their path, as in memory); the new frontier is
+        the children that may split. Returns whether a node was split."""
         nodes = self.nodes
         capacity = nodes["node_feature"].size
         frontier = np.zeros(capacity, dtype=np.int64)
@@ -309,6 +315,8 @@ class _GrowingTree:
                                         nodes["depth"])
             tree_policy.bound_children(node, feature, monotone, nodes["child_values"][node], nodes["node_left"],
                                        nodes["node_right"], nodes["bounds"])
+            tree_policy.group_children(node, feature, groups, nodes["node_left"], nodes["node_right"],
+                                       nodes["node_groups"])
             self.n_nodes += 2
             self.leaves += 1
         children = [child for node in split_nodes for child in (nodes["node_left"][node], nodes["node_right"][node])

@@ -52,6 +52,55 @@ def check_monotonic_cst(values) -> np.ndarray:
     return array.astype(np.int64)
 
 
+#: The most interaction groups (a node keeps its groups as the bits of one unsigned 64-bit integer).
+MAX_INTERACTION_GROUPS = 63
+
+
+def interaction_groups(constraints, n_features: int | None) -> np.ndarray:
+    """``interaction_cst`` as a (#groups, ``n_features``) bool matrix, the features in no group making one more
+    group; with ``n_features`` None only the groups themselves are checked.
+
+    Raises
+    ------
+    ValueError
+        For a group that is not a sequence of feature indices, a negative or (with ``n_features``) too large
+        index, a feature in two groups, or more than :data:`MAX_INTERACTION_GROUPS` groups.
+    """
+    if isinstance(constraints, str):
+        if constraints != "no_interactions":
+            raise InvalidValueError(f"interaction_cst: expected groups of features or 'no_interactions', got "
+                                    f"{constraints!r}")
+        if n_features is None:
+            return np.zeros((0, 0), dtype=np.bool_)
+        constraints = [[f] for f in range(n_features)]
+    try:
+        groups = [sorted({int(f) for f in group}) if not isinstance(group, (str, bytes)) and all(
+            isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, bool) for f in group) else None
+            for group in constraints]
+    except TypeError:
+        groups = [None]
+    if not groups or any(g is None or not g for g in groups):
+        raise InvalidValueError(f"interaction_cst: expected non-empty groups of feature indices, got {constraints!r}")
+    seen: set[int] = set()
+    for group in groups:
+        if group[0] < 0 or (n_features is not None and group[-1] >= n_features):
+            raise InvalidValueError(f"interaction_cst: feature {group[0] if group[0] < 0 else group[-1]} is outside "
+                                    f"0 .. {'#features - 1' if n_features is None else n_features - 1}")
+        if seen & set(group):
+            raise InvalidValueError(f"interaction_cst: feature {min(seen & set(group))} is in two groups")
+        seen |= set(group)
+    rest = [] if n_features is None else [f for f in range(n_features) if f not in seen]
+    if len(groups) + bool(rest) > MAX_INTERACTION_GROUPS:
+        raise InvalidValueError(f"interaction_cst: at most {MAX_INTERACTION_GROUPS} groups, got "
+                                f"{len(groups) + bool(rest)}")
+    if n_features is None:
+        return np.zeros((0, 0), dtype=np.bool_)
+    matrix = np.zeros((len(groups) + bool(rest), n_features), dtype=np.bool_)
+    for g, group in enumerate(groups + ([rest] if rest else [])):
+        matrix[g, group] = True
+    return matrix
+
+
 def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
     """The bounds of the parts of the rows ``start:stop`` of a histogram of ``entries`` sums."""
     most = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // entries))
@@ -187,6 +236,12 @@ class TreeTrainer:
         tree, and a sum of them with positive weights, is monotone. One output a tree, Newton leaves, and a
         loss that keeps them (not the absolute or quantile loss, which renew leaves). NaN (``missing="bin"``)
         goes where its split learnt, outside the order.
+    interaction_cst : sequence of sequences of int, "no_interactions" or None
+        Interaction constraints (scikit-learn's name): groups of feature indices, each feature in one group at
+        most; the features in no group form one more group together, as in scikit-learn. A branch of a tree
+        splits on features of one group only: a node may use the features of the groups that hold every
+        feature its ancestors split on. ``"no_interactions"``: every feature its own group (trees of one
+        feature each). At most 63 groups. None (the default): no constraint.
 
     Attributes
     ----------
@@ -213,7 +268,7 @@ class TreeTrainer:
                  n_threads: int | None = None, multi_output: str = "per_output",
                  newton_leaves: bool | None = None, missing: str | None = None, growth: str = "leafwise",
                  quantized_gradients: int | None = None, max_delta_step: float | None = None,
-                 monotonic_cst=None) -> None:
+                 monotonic_cst=None, interaction_cst=None) -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -228,6 +283,7 @@ class TreeTrainer:
         self.quantized_gradients = quantized_gradients
         self.max_delta_step = max_delta_step
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self._check()
         self.histogram_subtraction = True
 
@@ -257,6 +313,14 @@ class TreeTrainer:
             check_scalar(self.max_delta_step, "max_delta_step", numbers.Real, min_val=0)
         if self.monotonic_cst is not None:
             check_monotonic_cst(self.monotonic_cst)
+        if self.interaction_cst is not None:
+            interaction_groups(self.interaction_cst, None)
+
+    def _groups(self, n_features: int) -> np.ndarray:
+        """The kernels' (#groups, #features) interaction groups; no rows without constraints."""
+        if self.interaction_cst is None:
+            return np.zeros((0, n_features), dtype=np.bool_)
+        return interaction_groups(self.interaction_cst, n_features)
 
     @property
     def constrained(self) -> bool:
@@ -391,7 +455,7 @@ class TreeTrainer:
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
-                   0, self._monotone(binned.number_of_features)),
+                   0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features)),
                   np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),

@@ -1,6 +1,6 @@
-"""Monotone constraints of gradient trees (``monotonic_cst``, LightGBM's "basic" method): predictions never go
-against a constrained feature, in memory and on partitions alike, through the estimators, with bad input
-refused."""
+"""Constraints of gradient trees: monotone (``monotonic_cst``, LightGBM's "basic" method), predictions never
+going against a constrained feature; and interaction (``interaction_cst``), every branch splitting on one
+group's features. In memory and on partitions alike, through the estimators, with bad input refused."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +10,7 @@ import bob_boost
 from bob_boost import Boosting, SquaredLoss, TreeTrainer
 from bob_boost.boosting.partitions import LocalRows
 from bob_boost.trainers.partitioned import PartitionedBoosting
+from bob_boost.weak_trainers.tree import interaction_groups
 
 CONSTRAINTS = [1, 0, -1, 0]
 
@@ -126,3 +127,95 @@ def test_what_the_constraints_cannot_hold_is_refused():
 
     with pytest.raises(ValueError, match="monotonic_cst: constrains gradient trees"):
         BoostingRegressor(monotonic_cst=CONSTRAINTS).fit(X, y)
+
+
+# -- interaction constraints ------------------------------------------------------------------------------------
+
+GROUPS = [[0, 1], [2, 3]]  # feature 4 is in no group: a group of its own, the rest
+
+
+def _interacting(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    return X, X[:, 0] * X[:, 2] + X[:, 1] * X[:, 3] + np.sin(X[:, 4]) + 0.1 * rng.normal(size=n)
+
+
+def _paths_outside(machine, groups) -> int:
+    """The root-to-leaf paths of the machine's trees whose split features no single group holds."""
+    outside = 0
+    for weak in machine.weak_machines:
+        stack = [(int(root), frozenset()) for root in weak.roots]
+        while stack:
+            node, used = stack.pop()
+            if weak.features[node] < 0:
+                outside += not any(groups[g, list(used)].all() for g in range(groups.shape[0]))
+                continue
+            used = used | {int(weak.features[node])}
+            stack += [(int(weak.left_children[node]), used), (int(weak.right_children[node]), used)]
+    return outside
+
+
+@pytest.mark.parametrize("options", [{}, {"growth": "levelwise", "max_depth": 4}, {"interaction_cst": "none"}],
+                         ids=["leafwise", "levelwise", "no-interactions"])
+def test_every_branch_splits_on_one_group(options):
+    X, y = _interacting()
+    constraints = "no_interactions" if options.pop("interaction_cst", None) else GROUPS
+    groups = interaction_groups(constraints, 5)
+    sampling = bob_boost.Sampling(colsample_bynode=0.8, random_state=3)
+    constrained = Boosting(TreeTrainer(interaction_cst=constraints, **options), SquaredLoss(),
+                           sampling=sampling).train(X, y, 20, baseline="auto")
+    free = Boosting(TreeTrainer(**options), SquaredLoss(), sampling=sampling).train(X, y, 20, baseline="auto")
+    assert _paths_outside(constrained, groups) == 0
+    assert _paths_outside(free, groups) > 0
+    if constraints == GROUPS:  # every group, the rest included, still splits
+        assert {int(f) for w in constrained.weak_machines for f in w.features if f >= 0} == {0, 1, 2, 3, 4}
+
+
+def test_the_groups_of_the_features_in_none_and_bad_groups():
+    assert interaction_groups([[3, 1]], 5).tolist() == [[False, True, False, True, False],
+                                                       [True, False, True, False, True]]
+    assert interaction_groups("no_interactions", 3).tolist() == np.eye(3, dtype=bool).tolist()
+    for constraints, message in (([[0, 1], [1, 2]], "feature 1 is in two groups"),
+                                 ([[0, 9]], "feature 9 is outside 0 .. 4"), ([[-1]], "feature -1 is outside"),
+                                 ([["a"]], "expected non-empty groups of feature indices"),
+                                 ([[]], "expected non-empty groups"), ("pairs", "expected groups of features or"),
+                                 ([[f] for f in range(70)], "at most 63 groups")):
+        with pytest.raises(ValueError, match=f"interaction_cst: {message}"):
+            interaction_groups(constraints, 5 if "63" not in message else 70)
+    with pytest.raises(ValueError, match="interaction_cst: feature 1 is in two groups"):
+        TreeTrainer(interaction_cst=[[0, 1], [1]])
+    with pytest.raises(ValueError, match="interaction_cst: feature 7 is outside 0 .. 4"):
+        Boosting(TreeTrainer(interaction_cst=[[0, 7]]), SquaredLoss()).train(*_interacting(n=200), 1)
+
+
+@pytest.mark.parametrize("rows", [(3000,), (1100, 7, 1893)], ids=["1", "3"])
+def test_partitions_grow_the_in_memory_interaction_trees(rows):
+    X, y = _interacting()
+    tree = TreeTrainer(interaction_cst=GROUPS, n_threads=1)
+    sampling = bob_boost.Sampling(colsample_bynode=0.6, random_state=5)
+    memory = Boosting(tree, SquaredLoss(), step_rule="newton", sampling=sampling).train(
+        X, y, 6, baseline=float(np.mean(y)))
+    machine = PartitionedBoosting(SquaredLoss(), weak_learner="tree", tree=tree, step_rule="newton",
+                                  sampling=sampling).train_on(LocalRows(rows), X, y, 6, baseline=np.mean(y))
+    assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
+    np.testing.assert_allclose(machine.decision_scores(X), memory.decision_scores(X), rtol=1e-9, atol=1e-12)
+
+
+def test_the_estimators_take_interaction_constraints(client):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.dask import DaskBoostingRegressor
+    from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
+
+    X, y = _interacting(n=1500)
+    groups = interaction_groups(GROUPS, 5)
+    local = BoostingRegressor(weak_learner="tree", n_estimators=8, interaction_cst=GROUPS).fit(X, y)
+    assert _paths_outside(local.machine_, groups) == 0
+    classifier = BoostingClassifier(weak_learner="tree", loss="logit", n_estimators=8, interaction_cst=GROUPS).fit(
+        X, y > 0)
+    assert _paths_outside(classifier.machine_, groups) == 0
+    remote = DaskBoostingRegressor(weak_learner="tree", n_estimators=8, interaction_cst=GROUPS, client=client).fit(
+        da.from_array(X, chunks=(400, 5)), da.from_array(y, chunks=400))
+    np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="interaction_cst: constrains gradient trees"):
+        BoostingRegressor(interaction_cst=GROUPS).fit(X, y)
