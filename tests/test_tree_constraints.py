@@ -91,11 +91,11 @@ def test_the_estimators_take_it_in_memory_and_on_a_cluster(client):
     classifier = BoostingClassifier(weak_learner="tree", loss="logit", n_estimators=15,
                                     monotonic_cst=CONSTRAINTS).fit(X, labels)
     assert _worst_violation(classifier.decision_function, CONSTRAINTS) == 0.0
-    remote = DaskBoostingRegressor(weak_learner="tree", n_estimators=5, monotonic_cst=CONSTRAINTS,
+    remote = DaskBoostingRegressor(weak_learner="tree", n_estimators=3, monotonic_cst=CONSTRAINTS,
                                    client=client).fit(da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=400))
-    local = BoostingRegressor(weak_learner="tree", n_estimators=5, monotonic_cst=CONSTRAINTS).fit(X, y)
+    local = BoostingRegressor(weak_learner="tree", n_estimators=3, monotonic_cst=CONSTRAINTS).fit(X, y)
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
-    remote = DaskBoostingClassifier(weak_learner="tree", loss="logit", n_estimators=5, monotonic_cst=CONSTRAINTS,
+    remote = DaskBoostingClassifier(weak_learner="tree", loss="logit", n_estimators=3, monotonic_cst=CONSTRAINTS,
                                     client=client).fit(da.from_array(X, chunks=(400, 4)), labels)
     assert _worst_violation(remote.decision_function, CONSTRAINTS) == 0.0
 
@@ -209,12 +209,12 @@ def test_the_estimators_take_interaction_constraints(client):
 
     X, y = _interacting(n=1500)
     groups = interaction_groups(GROUPS, 5)
-    local = BoostingRegressor(weak_learner="tree", n_estimators=8, interaction_cst=GROUPS).fit(X, y)
+    local = BoostingRegressor(weak_learner="tree", n_estimators=3, interaction_cst=GROUPS).fit(X, y)
     assert _paths_outside(local.machine_, groups) == 0
     classifier = BoostingClassifier(weak_learner="tree", loss="logit", n_estimators=8, interaction_cst=GROUPS).fit(
         X, y > 0)
     assert _paths_outside(classifier.machine_, groups) == 0
-    remote = DaskBoostingRegressor(weak_learner="tree", n_estimators=8, interaction_cst=GROUPS, client=client).fit(
+    remote = DaskBoostingRegressor(weak_learner="tree", n_estimators=3, interaction_cst=GROUPS, client=client).fit(
         da.from_array(X, chunks=(400, 5)), da.from_array(y, chunks=400))
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="interaction_cst: constrains gradient trees"):
