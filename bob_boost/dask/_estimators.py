@@ -126,19 +126,10 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
         if k > 2 and self.weak_learner == "stump":
             raise ValueError(f"y: stumps are binary, got {k} classes; use weak_learner='lut' or "
                              f"DaskBAdaCostClassifier")
-        recipe = make_recipe("boosting", number_of_classes=k, loss=self.loss, weak_learner=self.weak_learner,
-                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
-                             tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
-                             tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=check_missing(self.missing), tree_monotonic_cst=self.monotonic_cst,
-                             tree_interaction_cst=self.interaction_cst)
+        recipe, trainer = self._trainer(k, self.loss, maximum, n_threads, previous)
         encoding, kind = self._encoding, recipe.target_kind
         shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
         targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
-        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
-                               lut_entries=maximum if self.weak_learner == "lut" else None,
-                               selection_style=self.selection_style, n_threads=n_threads,
-                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
         if previous is not None and rounds == len(previous):
             return self._unchanged()
         features, targets, weights, stopper = self._held_out(
@@ -154,6 +145,21 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
         self._record_validation()
         return self
 
+    def _trainer(self, outputs: int, loss, maximum: int, n_threads, previous, one_vs_rest: bool = False) -> tuple:
+        """The in-memory recipe of the parameters (its loss, targets and tree trainer) for ``outputs`` classes or
+        labels, and the :class:`DaskBoosting` that trains it."""
+        recipe = make_recipe("boosting", number_of_classes=outputs, loss=loss, weak_learner=self.weak_learner,
+                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
+                             tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
+                             tree_growth=self.growth, shrinkage=self.learning_rate,
+                             missing=check_missing(self.missing), one_vs_rest=one_vs_rest,
+                             tree_monotonic_cst=self.monotonic_cst, tree_interaction_cst=self.interaction_cst)
+        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
+                               lut_entries=maximum if self.weak_learner == "lut" else None,
+                               selection_style=self.selection_style, n_threads=n_threads,
+                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
+        return recipe, trainer
+
     def _fit_labels(self, X, y, sample_weight, eval_set, rounds: int, maximum: int, n_threads, previous):
         """Multi-label ``fit`` (as in memory): ``y`` a (#samples, #labels) 0 / 1 indicator, checked chunk by chunk."""
         features = _dask.as_row_chunked(X, "X")
@@ -166,17 +172,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
         labels = labels.map_blocks(check_indicator, count, dtype=np.int64)
         self._encoding, self.classes_ = ClassEncoding(np.arange(count)), np.arange(count)
         self.n_features_in_ = int(features.shape[1])
-        recipe = make_recipe("boosting", number_of_classes=count, loss=MultiLabelLogitLoss(),
-                             weak_learner=self.weak_learner, lut_entries=maximum, selection_style=self.selection_style,
-                             max_bins=self.max_bins, tree_depth=self.max_depth, tree_leaves=self.max_leaves,
-                             tree_outputs=self.multi_output, tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=check_missing(self.missing), one_vs_rest=True,
-                             tree_monotonic_cst=self.monotonic_cst,
-                             tree_interaction_cst=self.interaction_cst)
-        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
-                               lut_entries=maximum if self.weak_learner == "lut" else None,
-                               selection_style=self.selection_style, n_threads=n_threads,
-                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
+        recipe, trainer = self._trainer(count, MultiLabelLogitLoss(), maximum, n_threads, previous, one_vs_rest=True)
         if previous is not None and rounds == len(previous):
             return self._unchanged()
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
