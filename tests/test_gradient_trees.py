@@ -296,6 +296,7 @@ def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
 @pytest.mark.parametrize("multi_output", ["shared", "per_output"])
 def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_threads(multi_output):
     from bob_boost.weak_trainers import tree as tree_module
+    from bob_boost.weak_trainers import tree_parts
     rng = np.random.default_rng(7)
     x = np.round(rng.normal(size=(8 * tree_module.PART_ROWS + 500, 3)), 2)  # the root and large nodes in parts
     x[:, 2] = np.where(rng.random(x.shape[0]) < 0.8, 0.0, x[:, 2])  # sparse: its frequent bin is recovered
@@ -317,10 +318,10 @@ def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_thre
     cells = 3 * coded.number_of_bins
     values = np.ascontiguousarray(np.hstack([g, h]))
     sums, counts = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64)
-    parts = tree_module._Parts(coded, coded.row_layout(), coded.pair_layout(paired=False), values, sums, counts)
+    parts = tree_parts.Parts(coded, coded.row_layout(), coded.pair_layout(paired=False), values, sums, counts)
     for order in (np.arange(y.size), np.flatnonzero(rng.random(y.size) < 0.5)):
         total = np.zeros(2)
-        assert tree_module._part_bounds(0, order.size, cells * 2).size - 1 >= 3
+        assert tree_parts._part_bounds(0, order.size, cells * 2).size - 1 >= 3
         parts.build(order, 0, order.size, total, sums[0], counts[0])
         bins = (coded.codes[:, order] + (np.arange(3) * coded.number_of_bins)[:, np.newaxis]).ravel()
         assert counts[0].tolist() == np.bincount(bins, minlength=cells).tolist()
@@ -337,6 +338,7 @@ def test_a_grower_that_stops_for_its_large_histograms_grows_the_same_tree(monkey
     """With parts of one, histograms built outside the compiled grower (which stops and goes on again for
     every node of at least 2 x PART_ROWS rows) are the ones it builds itself: the same trees bit for bit."""
     from bob_boost.weak_trainers import tree as tree_module
+    from bob_boost.weak_trainers import tree_parts
     rng = np.random.default_rng(11)
     x = np.round(rng.normal(size=(3000, 4)), 2)
     x[rng.random(x.shape) < 0.05] = np.nan
@@ -350,10 +352,11 @@ def test_a_grower_that_stops_for_its_large_histograms_grows_the_same_tree(monkey
     inline = train()
     assert 2 * tree_module.PART_ROWS > x.shape[0]  # by default every histogram is the grower's
     monkeypatch.setattr(tree_module, "PART_ROWS", 8)
-    monkeypatch.setattr(tree_module, "MOST_PARTS", 1)
+    monkeypatch.setattr(tree_parts, "PART_ROWS", 8)
+    monkeypatch.setattr(tree_parts, "MOST_PARTS", 1)
     requests = []
-    build = tree_module._Parts.build
-    monkeypatch.setattr(tree_module._Parts, "build", lambda self, order, start, stop, *rest: (
+    build = tree_parts.Parts.build
+    monkeypatch.setattr(tree_parts.Parts, "build", lambda self, order, start, stop, *rest: (
         requests.append(stop - start), build(self, order, start, stop, *rest)))
     stopped = train()
     assert len(requests) > 5 * 10 and min(requests) >= 16

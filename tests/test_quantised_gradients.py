@@ -432,6 +432,7 @@ def test_a_lone_quantised_tree_is_the_same_from_histograms_in_parts(monkeypatch,
     """Packed sums are integers: a lone tree whose root and large nodes are built in parts on the threads
     (paired features, sparse features, NaN bins) is the tree of one-pass histograms, bit for bit."""
     from bob_boost.weak_trainers import tree as tree_module
+    from bob_boost.weak_trainers import tree_parts
     rng = np.random.default_rng(18)
     x = _few_valued(rng, 4000)
     x[rng.random(4000) < 0.05, 1] = np.nan
@@ -445,12 +446,13 @@ def test_a_lone_quantised_tree_is_the_same_from_histograms_in_parts(monkeypatch,
         return Boosting(tree, LogitLoss(), learning_rate=0.3).train(x, y, 5)
     whole = train(2)
     monkeypatch.setattr(tree_module, "PART_ROWS", 100)
+    monkeypatch.setattr(tree_parts, "PART_ROWS", 100)
     requests = []
-    build = tree_module._Parts.build
-    monkeypatch.setattr(tree_module._Parts, "build", lambda self, order, start, stop, *rest: (
-        requests.append(tree_module._part_bounds(start, stop, self.entries).size - 1),
+    build = tree_parts.Parts.build
+    monkeypatch.setattr(tree_parts.Parts, "build", lambda self, order, start, stop, *rest: (
+        requests.append(tree_parts._part_bounds(start, stop, self.entries).size - 1),
         build(self, order, start, stop, *rest)))
     for threads in (1, 2):
         parted = train(threads)
         assert parted.weak_machines == whole.weak_machines and np.array_equal(parted.weights, whole.weights)
-    assert max(requests) == tree_module.MOST_PARTS and len(requests) > 2 * 5
+    assert max(requests) == tree_parts.MOST_PARTS and len(requests) > 2 * 5

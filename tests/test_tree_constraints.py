@@ -10,7 +10,7 @@ import bob_boost
 from bob_boost import Boosting, SquaredLoss, TreeTrainer
 from bob_boost.boosting.partitions import LocalRows
 from bob_boost.trainers.partitioned import PartitionedBoosting
-from bob_boost.weak_trainers.tree import interaction_groups
+from bob_boost.weak_trainers.tree_constraints import interaction_groups
 
 CONSTRAINTS = [1, 0, -1, 0]
 

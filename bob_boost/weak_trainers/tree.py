@@ -9,12 +9,13 @@ from .._validation import as_feature_matrix, as_score_matrix, check_positive_int
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
 from ..engine import quantised, tree_batches, tree_kernels, tree_policy
-from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
+from .tree_constraints import check_monotonic_cst, group_matrix, interaction_groups, monotone_array
+from .tree_parts import PART_ROWS, Parts
 
 #: Relative difference under which two scores of a tree's choice count as equal, so that the first wins:
 #: split gains here (first feature, then bin), and the cost-sensitive trees' split scores and leaf classes
@@ -25,121 +26,6 @@ TIE_TOLERANCE = 1e-12
 MULTI_OUTPUT_MODES = ("shared", "per_output")
 
 GROWTHS = ("levelwise", "leafwise")
-
-
-#: A lone tree's histograms of nodes of at least twice this many rows (the root's too) are built in
-#: parts on the trainer's threads: one part per this many rows, at most :data:`MOST_PARTS` (and at most
-#: :data:`~bob_boost.engine.codes.MAX_PARTIAL_ENTRIES` entries in all), added in order afterwards, so that
-#: the sums depend on the data only, never on ``n_threads``. The compiled grower
-#: (:func:`bob_boost.engine.tree_kernels.grow_tree`'s ``part_rows``) builds the smaller ones itself.
-#: On 2 cores a node of 43,000 rows took 1.0 ms in two parts instead of 1.6 (of 15,000 rows: 0.57
-#: against 0.76 ms, less than a pause to build it outside the grower costs).
-PART_ROWS = 1 << 14
-MOST_PARTS = 8
-
-
-def check_monotonic_cst(values) -> np.ndarray:
-    """``monotonic_cst`` as an int64 vector of -1, 0 and +1.
-
-    Raises
-    ------
-    ValueError
-        For another shape, or a value other than -1, 0 and +1 (the message names ``monotonic_cst``).
-    """
-    array = np.asarray(values)
-    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iuf" or not np.all(np.isin(array, (-1, 0, 1))):
-        raise InvalidValueError(f"monotonic_cst: expected one of -1, 0 and +1 per feature, got {values!r}")
-    return array.astype(np.int64)
-
-
-#: The most interaction groups (a node keeps its groups as the bits of one unsigned 64-bit integer).
-MAX_INTERACTION_GROUPS = 63
-
-
-def interaction_groups(constraints, n_features: int | None) -> np.ndarray:
-    """``interaction_cst`` as a (#groups, ``n_features``) bool matrix, the features in no group making one more
-    group; with ``n_features`` None only the groups themselves are checked.
-
-    Raises
-    ------
-    ValueError
-        For a group that is not a sequence of feature indices, a negative or (with ``n_features``) too large
-        index, a feature in two groups, or more than :data:`MAX_INTERACTION_GROUPS` groups.
-    """
-    if isinstance(constraints, str):
-        if constraints != "no_interactions":
-            raise InvalidValueError(f"interaction_cst: expected groups of features or 'no_interactions', got "
-                                    f"{constraints!r}")
-        if n_features is None:
-            return np.zeros((0, 0), dtype=np.bool_)
-        constraints = [[f] for f in range(n_features)]
-    try:
-        groups = [sorted({int(f) for f in group}) if not isinstance(group, (str, bytes)) and all(
-            isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, bool) for f in group) else None
-            for group in constraints]
-    except TypeError:
-        groups = [None]
-    if not groups or any(g is None or not g for g in groups):
-        raise InvalidValueError(f"interaction_cst: expected non-empty groups of feature indices, got {constraints!r}")
-    seen: set[int] = set()
-    for group in groups:
-        if group[0] < 0 or (n_features is not None and group[-1] >= n_features):
-            raise InvalidValueError(f"interaction_cst: feature {group[0] if group[0] < 0 else group[-1]} is outside "
-                                    f"0 .. {'#features - 1' if n_features is None else n_features - 1}")
-        if seen & set(group):
-            raise InvalidValueError(f"interaction_cst: feature {min(seen & set(group))} is in two groups")
-        seen |= set(group)
-    rest = [] if n_features is None else [f for f in range(n_features) if f not in seen]
-    if len(groups) + bool(rest) > MAX_INTERACTION_GROUPS:
-        raise InvalidValueError(f"interaction_cst: at most {MAX_INTERACTION_GROUPS} groups, got "
-                                f"{len(groups) + bool(rest)}")
-    if n_features is None:
-        return np.zeros((0, 0), dtype=np.bool_)
-    matrix = np.zeros((len(groups) + bool(rest), n_features), dtype=np.bool_)
-    for g, group in enumerate(groups + ([rest] if rest else [])):
-        matrix[g, group] = True
-    return matrix
-
-
-def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
-    """The bounds of the parts of the rows ``start:stop`` of a histogram of ``entries`` sums."""
-    most = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // entries))
-    parts = max(1, min(most, (stop - start) // PART_ROWS))
-    return start + ((stop - start) * np.arange(parts + 1, dtype=np.int64)) // parts
-
-
-class _Parts:
-    """Histograms of a lone tree's large nodes in parts (:data:`PART_ROWS`), with room for the parts after
-    the first, which goes straight into the node's slot. Packed quantised sums are integers: their parts
-    add up to the one-pass sums exactly."""
-
-    def __init__(self, coded, layout: tuple, pairs: tuple, values: np.ndarray, sums: np.ndarray,
-                 counts: np.ndarray) -> None:
-        self.coded, self.layout, self.pairs, self.values = coded, layout, pairs, values
-        self.entries = sums.shape[1] * values.shape[1]
-        room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries))
-        self.sums = np.empty((room - 1,) + sums.shape[1:], dtype=sums.dtype)
-        self.counts = np.empty((room - 1,) + counts.shape[1:], dtype=counts.dtype)
-        self.totals = np.zeros((room, values.shape[1]), dtype=values.dtype)
-        self.joint = np.empty((room, pairs[1][-1]), dtype=values.dtype)
-
-    def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
-              counts: np.ndarray) -> None:
-        """The histogram of the rows ``order[start:stop]`` into ``sums``/``counts`` (its sums into ``total``)."""
-        coded, values, layout = self.coded, self.values, self.layout
-        edges = _part_bounds(start, stop, self.entries)
-
-        def part(k: int) -> None:
-            target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
-            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, coded.number_of_bins,
-                                        values, order, edges[k], edges[k + 1], self.totals[k], *target)
-        parts = edges.size - 1
-        run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.codes.shape[0])
-        total[:] = self.totals[0]
-        for k in range(1, parts):  # in part order
-            sums += self.sums[k - 1]
-            counts += self.counts[k - 1]
-            total += self.totals[k]
 
 
 class TreeTrainer:
@@ -318,9 +204,7 @@ class TreeTrainer:
 
     def _groups(self, n_features: int) -> np.ndarray:
         """The kernels' (#groups, #features) interaction groups; no rows without constraints."""
-        if self.interaction_cst is None:
-            return np.zeros((0, n_features), dtype=np.bool_)
-        return interaction_groups(self.interaction_cst, n_features)
+        return group_matrix(self.interaction_cst, n_features)
 
     @property
     def constrained(self) -> bool:
@@ -329,13 +213,7 @@ class TreeTrainer:
 
     def _monotone(self, n_features: int) -> np.ndarray:
         """The kernels' (#features,) int64 constraints, or an empty array without any."""
-        if not self.constrained:
-            return np.zeros(0, dtype=np.int64)
-        constraints = check_monotonic_cst(self.monotonic_cst)
-        if constraints.size != n_features:
-            raise InvalidValueError(f"monotonic_cst: has {constraints.size} entries but the features have "
-                                    f"{n_features} columns")
-        return constraints
+        return monotone_array(self.monotonic_cst, n_features)
 
     def check_loss(self, loss) -> None:
         """Refuse a loss whose trees the monotone constraints cannot keep monotone (checked once per run)."""
@@ -518,7 +396,7 @@ class TreeTrainer:
             (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
         state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
         order, slot, totals = state[0], state[5], state[6]
-        parts = _Parts(coded, layout, pairs, values, sums, counts)
+        parts = Parts(coded, layout, pairs, values, sums, counts)
         root_total = np.zeros(width, dtype=values.dtype)
         parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
         sample_node = np.zeros(samples, dtype=np.int64)

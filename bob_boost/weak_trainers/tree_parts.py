@@ -1,0 +1,60 @@
+"""A lone gradient tree's large histograms built in parts on the trainer's threads, added in part order so that
+the tree does not depend on the thread count."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine import tree_kernels
+from ..engine.codes import MAX_PARTIAL_ENTRIES
+from ..engine.threads import run_blocks
+
+#: A lone tree's histograms of nodes of at least twice this many rows (the root's too) are built in
+#: parts on the trainer's threads: one part per this many rows, at most :data:`MOST_PARTS` (and at most
+#: :data:`~bob_boost.engine.codes.MAX_PARTIAL_ENTRIES` entries in all), added in order afterwards, so that
+#: the sums depend on the data only, never on ``n_threads``. The compiled grower
+#: (:func:`bob_boost.engine.tree_kernels.grow_tree`'s ``part_rows``) builds the smaller ones itself.
+#: On 2 cores a node of 43,000 rows took 1.0 ms in two parts instead of 1.6 (of 15,000 rows: 0.57
+#: against 0.76 ms, less than a pause to build it outside the grower costs).
+PART_ROWS = 1 << 14
+MOST_PARTS = 8
+
+
+def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
+    """The bounds of the parts of the rows ``start:stop`` of a histogram of ``entries`` sums."""
+    most = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // entries))
+    parts = max(1, min(most, (stop - start) // PART_ROWS))
+    return start + ((stop - start) * np.arange(parts + 1, dtype=np.int64)) // parts
+
+
+class Parts:
+    """Histograms of a lone tree's large nodes in parts (:data:`PART_ROWS`), with room for the parts after
+    the first, which goes straight into the node's slot. Packed quantised sums are integers: their parts
+    add up to the one-pass sums exactly."""
+
+    def __init__(self, coded, layout: tuple, pairs: tuple, values: np.ndarray, sums: np.ndarray,
+                 counts: np.ndarray) -> None:
+        self.coded, self.layout, self.pairs, self.values = coded, layout, pairs, values
+        self.entries = sums.shape[1] * values.shape[1]
+        room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries))
+        self.sums = np.empty((room - 1,) + sums.shape[1:], dtype=sums.dtype)
+        self.counts = np.empty((room - 1,) + counts.shape[1:], dtype=counts.dtype)
+        self.totals = np.zeros((room, values.shape[1]), dtype=values.dtype)
+        self.joint = np.empty((room, pairs[1][-1]), dtype=values.dtype)
+
+    def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
+              counts: np.ndarray) -> None:
+        """The histogram of the rows ``order[start:stop]`` into ``sums``/``counts`` (its sums into ``total``)."""
+        coded, values, layout = self.coded, self.values, self.layout
+        edges = _part_bounds(start, stop, self.entries)
+
+        def part(k: int) -> None:
+            target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
+            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, coded.number_of_bins,
+                                        values, order, edges[k], edges[k + 1], self.totals[k], *target)
+        parts = edges.size - 1
+        run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.codes.shape[0])
+        total[:] = self.totals[0]
+        for k in range(1, parts):  # in part order
+            sums += self.sums[k - 1]
+            counts += self.counts[k - 1]
+            total += self.totals[k]
