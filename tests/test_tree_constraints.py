@@ -219,3 +219,18 @@ def test_the_estimators_take_interaction_constraints(client):
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="interaction_cst: constrains gradient trees"):
         BoostingRegressor(interaction_cst=GROUPS).fit(X, y)
+
+
+def test_named_columns_take_a_dict_of_directions():
+    pd = pytest.importorskip("pandas", reason="named columns come from pandas here")
+    from bob_boost.sklearn import BoostingRegressor
+
+    X, y = _data(n=1000)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    by_name = BoostingRegressor(weak_learner="tree", n_estimators=5, monotonic_cst={"a": 1, "c": -1}).fit(frame, y)
+    by_position = BoostingRegressor(weak_learner="tree", n_estimators=5, monotonic_cst=CONSTRAINTS).fit(frame, y)
+    assert by_name.machine_.weak_machines == by_position.machine_.weak_machines
+    with pytest.raises(ValueError, match="monotonic_cst: names 'z', which is not a column of X"):
+        BoostingRegressor(weak_learner="tree", monotonic_cst={"z": 1}).fit(frame, y)
+    with pytest.raises(ValueError, match="monotonic_cst: a dict names features, but X has no column names"):
+        BoostingRegressor(weak_learner="tree", monotonic_cst={"a": 1}).fit(X, y)

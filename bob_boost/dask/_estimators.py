@@ -153,7 +153,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
                              tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=check_missing(self.missing), one_vs_rest=one_vs_rest,
-                             tree_monotonic_cst=self.monotonic_cst, tree_interaction_cst=self.interaction_cst)
+                             tree_monotonic_cst=self._monotone_constraints(), tree_interaction_cst=self.interaction_cst)
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style, n_threads=n_threads,
@@ -271,7 +271,7 @@ interaction_cst
                              lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
                              tree_leaves=self.max_leaves,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=check_missing(self.missing), tree_monotonic_cst=self.monotonic_cst,
+                             missing=check_missing(self.missing), tree_monotonic_cst=self._monotone_constraints(),
                              tree_interaction_cst=self.interaction_cst)
         features = _dask.as_row_chunked(X, "X")
         self._check_continued_features(features)

@@ -131,6 +131,27 @@ class _BoostedEstimator(BaseEstimator):
         continuing = self.warm_start and hasattr(self, "machine_")
         return validate_data(self, X, y, reset=not continuing, ensure_all_finite=self._finite_rule(), **options)
 
+    def _monotone_constraints(self):
+        """``monotonic_cst`` as the tree trainer takes it: a dict ``{feature name: -1, 0 or +1}`` (scikit-learn's
+        form for named columns; features it does not name are free) becomes one entry per feature.
+
+        Raises
+        ------
+        ValueError
+            For a dict without named columns in ``X``, or naming a column ``X`` does not have.
+        """
+        constraints = getattr(self, "monotonic_cst", None)
+        if not isinstance(constraints, dict):
+            return constraints
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            raise InvalidValueError("monotonic_cst: a dict names features, but X has no column names; give one "
+                                    "entry per feature instead")
+        unknown = [key for key in constraints if key not in set(names.tolist())]
+        if unknown:
+            raise InvalidValueError(f"monotonic_cst: names {unknown[0]!r}, which is not a column of X")
+        return [constraints.get(name, 0) for name in names.tolist()]
+
     @property
     def feature_importances_(self) -> np.ndarray:
         """(#features,) each feature's share of the training loss decrease, summing to 1.

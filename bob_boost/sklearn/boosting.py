@@ -139,11 +139,12 @@ class BoostingClassifier(_BoostedClassifier):
         LightGBM's ``boost_from_average`` and scikit-learn's gradient
         boosting. False: no intercept, bob.learn.boosting's model (see
         Notes).
-    monotonic_cst : array_like of int or None
+    monotonic_cst : array_like of int, dict or None
         Gradient trees of two classes: -1, 0 or +1 per feature, the score
         (the log-odds of ``classes_[1]``) must not increase, may do anything,
         or must not decrease along it (scikit-learn's name; see
-        :class:`~bob_boost.TreeTrainer`). None: no constraint.
+        :class:`~bob_boost.TreeTrainer`); with named columns also a dict
+        ``{name: direction}``, the others free. None: no constraint.
     interaction_cst : list of lists of int, "no_interactions" or None
         Gradient trees: groups of features that may interact, a branch
         splitting on the features of one group only (scikit-learn's name;
@@ -289,7 +290,7 @@ class BoostingClassifier(_BoostedClassifier):
                            n_threads=self.n_threads, tree_depth=self.max_depth, shrinkage=self.learning_rate,
                            missing=self.missing, tree_leaves=self.max_leaves, tree_growth=self.growth,
                            tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
-                           one_vs_rest=one_vs_rest, tree_monotonic_cst=self.monotonic_cst,
+                           one_vs_rest=one_vs_rest, tree_monotonic_cst=self._monotone_constraints(),
                            tree_interaction_cst=self.interaction_cst,
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 

@@ -107,10 +107,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         the targets' units.
     tweedie_power : float
         ``loss="tweedie"``: the variance power, in [1, 2].
-    monotonic_cst : array_like of int or None
+    monotonic_cst : array_like of int, dict or None
         Gradient trees: -1, 0 or +1 per feature, the prediction must not
         increase, may do anything, or must not decrease along it
-        (scikit-learn's name; see :class:`~bob_boost.TreeTrainer`); refused
+        (scikit-learn's name; see :class:`~bob_boost.TreeTrainer`); with named
+        columns also a dict ``{name: direction}``, the others free. Refused
         with the absolute-error and quantile losses, which renew leaves. None:
         no constraint.
     interaction_cst : list of lists of int, "no_interactions" or None
@@ -257,7 +258,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
                                  shrinkage=self.learning_rate, missing=self.missing, tree_leaves=self.max_leaves,
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
-                                 tree_monotonic_cst=self.monotonic_cst, tree_interaction_cst=self.interaction_cst,
+                                 tree_monotonic_cst=self._monotone_constraints(),
+                                 tree_interaction_cst=self.interaction_cst,
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
                                         eval_set=eval_set)
