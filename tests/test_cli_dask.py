@@ -446,7 +446,34 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, grow
     assert machine.metadata == {**memory.metadata, "distributed": "dask"}
 
 
+def test_constrained_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
+    rng = np.random.default_rng(21)
+    features = np.round(rng.uniform(-2, 2, size=(1200, 3)), 3)
+    values = np.sin(2 * features[:, 0]) + features[:, 1] * features[:, 2]
+    data = tmp_path / "r.npy"
+    np.save(data, np.column_stack([features, values]))
+    options = ["--loss", "squared", "-w", "tree", "-r", 4, "-q", "--monotonic-cst", "1,0,0", "--interaction-cst", "0"]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
+                        cluster.scheduler_address, "--chunk-rows", 500)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
+    np.testing.assert_allclose(machine.decision_scores(features), memory.decision_scores(features), rtol=1e-9,
+                               atol=1e-12)
+    grid = np.column_stack([np.linspace(-2, 2, 81), np.zeros(81), np.zeros(81)])
+    assert np.all(np.diff(machine.predict(grid)) >= 0)  # rising with feature 0
+    for tree in machine.weak_machines:  # one tree a round: feature 0 alone, or 1 and 2 together
+        used = set(tree.features[tree.features >= 0].tolist())
+        assert 0 not in used or used == {0}
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "--loss", "squared", "-w", "tree",
+                        "--monotonic-cst", "1,0", "--scheduler", cluster.scheduler_address)
+    assert code == 1 and "--monotonic-cst: has 2 entries but the features have 3 columns" in err
+
+
 UNSUPPORTED = [
+    (["--monotonic-cst", "1,0,0,0,0,0"], "--monotonic-cst: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-growth", "levelwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-leaves", "4"], "--tree-leaves: is an option of --trainer boosting -w tree; drop it"),
     (["--trainer", "samme", "-w", "tree", "--tree-outputs", "shared"],

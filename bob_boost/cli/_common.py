@@ -83,6 +83,25 @@ def positive_float(text: str) -> float:
     return value
 
 
+def integer_list(text: str) -> list[int]:
+    """argparse type: comma-separated integers (``1,0,-1``)."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def integer_groups(text: str) -> list[list[int]] | str:
+    """argparse type: groups of integers, each comma-separated, the groups separated by ``;`` (``0,1;2,3``), or
+    ``no_interactions``."""
+    if text == "no_interactions":
+        return text
+    try:
+        return [[int(part) for part in group.split(",")] for group in text.split(";")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected groups like 0,1;2,3 or no_interactions, got {text!r}") from None
+
+
 def fraction(text: str) -> float:
     """argparse type: a number in (0, 1]."""
     value = positive_float(text)
@@ -262,7 +281,8 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
             "other_rate": "--other-rate", "colsample_bytree": "--colsample-bytree",
             "colsample_bynode": "--colsample-bynode", "random_state": "--seed",
             "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate",
-            "min_weight_fraction_leaf": "--min-weight-fraction-leaf"}
+            "min_weight_fraction_leaf": "--min-weight-fraction-leaf", "monotonic_cst": "--monotonic-cst",
+            "interaction_cst": "--interaction-cst"}
 
 
 def as_options(error: ValueError) -> CommandError:

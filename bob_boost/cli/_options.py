@@ -8,6 +8,7 @@ import numpy as np
 
 from ..boosting.sampling import Sampling, sampling_from
 from ..recipes import is_regression_loss, make_loss
+from ..weak_trainers.tree_constraints import group_matrix, monotone_array
 from ._common import as_options
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
@@ -21,7 +22,8 @@ LUT_ONLY = {"lut_entries": None, "selection_style": "independent"}
 ADABOOSTDB_ONLY = {"selection": "alpha"}
 TREE_ONLY = {"tree_depth": None}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
-GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise"}
+GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise",
+                      "monotonic_cst": None, "interaction_cst": None}
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "min_weight_fraction_leaf": 0.0}
 #: Options of the generic trainer's classifiers only (--trainer boosting with a classification loss).
@@ -48,6 +50,13 @@ def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> b
         return is_regression_loss(make_loss(args.loss, cost_matrix, args.cost_positive, args.cost_negative))
     except ValueError as error:
         raise as_options(error) from None
+
+
+def check_constraints(args: argparse.Namespace, n_features: int) -> None:
+    """The gradient trees' ``--monotonic-cst`` and ``--interaction-cst`` against the data's ``n_features`` columns
+    (a ValueError naming the parameter, before any training)."""
+    monotone_array(args.monotonic_cst, n_features)
+    group_matrix(args.interaction_cst, n_features)
 
 
 def sampling_of(args: argparse.Namespace) -> Sampling | None:

@@ -43,7 +43,7 @@ from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, BOOSTING_CLASSIFIER_ONLY, CLUSTER_MAX_BINS,
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY,
-                       is_regression, sampling_of)
+                       check_constraints, is_regression, sampling_of)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -150,6 +150,10 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
         table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
         samples = table.features.shape[0]
         encoding, recipe = _cluster_recipe(args, table.distinct_labels(), cost_matrix)
+        try:
+            check_constraints(args, int(table.features.shape[1]))
+        except ValueError as error:
+            raise as_options(error) from None
         if recipe.target_kind == "indices":
             targets = _class_indices(table.labels, encoding, args.data)
         else:
@@ -225,7 +229,8 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              feature_fraction=args.feature_fraction, random_state=args.seed,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
                              tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args),
-                             tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf)
+                             tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
+                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

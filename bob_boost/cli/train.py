@@ -22,10 +22,10 @@ from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
-                      positive_float, positive_int, scheduler_options)
+                      integer_groups, integer_list, positive_float, positive_int, scheduler_options)
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY,
-                       TREE_ONLY, is_regression, sampling_of)
+                       TREE_ONLY, check_constraints, is_regression, sampling_of)
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +81,14 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        default=IN_MEMORY_ONLY["tree_quantized_gradients"],
                        help="the generic trainer's gradient trees (one output a tree): histograms of gradients "
                             "rounded to L levels, faster (as LightGBM's use_quantized_grad)")
+    train.add_argument("--monotonic-cst", type=integer_list, metavar="D,D,...",
+                       default=GRADIENT_TREE_ONLY["monotonic_cst"],
+                       help="gradient trees: -1, 0 or +1 per feature, the score must not increase, is free, or must "
+                            "not decrease along it")
+    train.add_argument("--interaction-cst", type=integer_groups, metavar="F,F;F,F",
+                       default=GRADIENT_TREE_ONLY["interaction_cst"],
+                       help="gradient trees: groups of feature indices that may interact (the others one more "
+                            "group), or no_interactions")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
@@ -187,7 +195,9 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              number_of_rounds=args.rounds, max_bins=args.max_bins, n_threads=args.threads,
                              tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
-                             sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf)
+                             sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
+                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst)
+        check_constraints(args, features.shape[1])
     except CommandError:
         raise
     except ValueError as error:
