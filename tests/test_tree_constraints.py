@@ -234,3 +234,14 @@ def test_named_columns_take_a_dict_of_directions():
         BoostingRegressor(weak_learner="tree", monotonic_cst={"z": 1}).fit(frame, y)
     with pytest.raises(ValueError, match="monotonic_cst: a dict names features, but X has no column names"):
         BoostingRegressor(weak_learner="tree", monotonic_cst={"a": 1}).fit(X, y)
+
+
+@pytest.mark.parametrize("multi_output", ["per_output", "shared"])
+def test_trees_of_several_outputs_keep_the_groups(multi_output):
+    X, _ = _interacting()
+    classes = (X[:, 0] * X[:, 2] > 0).astype(int) + (X[:, 1] + X[:, 3] > 0)
+    machine = Boosting(TreeTrainer(interaction_cst=GROUPS, multi_output=multi_output, n_threads=2),
+                       bob_boost.SoftmaxLoss()).train(X, classes, 6)
+    free = Boosting(TreeTrainer(multi_output=multi_output, n_threads=2), bob_boost.SoftmaxLoss()).train(X, classes, 6)
+    groups = interaction_groups(GROUPS, 5)
+    assert _paths_outside(machine, groups) == 0 and _paths_outside(free, groups) > 0
