@@ -78,6 +78,8 @@ def test_a_regressors_set_is_checked_by_its_loss():
     Xr, yr = load_diabetes(return_X_y=True)
     with pytest.raises(ValueError, match=r"eval_set\[0\]: PoissonLoss needs non-negative"):
         BoostingRegressor(loss="poisson", n_estimators=2).fit(Xr, yr, eval_set=[(Xr, -yr)])
+    with pytest.raises(ValueError, match=r"eval_set\[0\]: y must be a vector of 442 entries"):
+        BoostingRegressor(n_estimators=2).fit(Xr, yr, eval_set=[(Xr, np.column_stack([yr, yr]))])
 
 
 def test_the_dask_estimators_record_the_sets_as_in_memory(client):

@@ -179,7 +179,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
                                                                               "sample_weight")
         features, targets, weights, stopper = self._held_out(
             features, 2.0 * labels - 1.0, weights, recipe.loss, labels=labels, stratified=False,
-            eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
+            eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe), multilabel=True))
         baseline = None
         if self.boost_from_average and previous is None:  # every label's weighted log-odds, summed on the cluster
             positive, total = _dask.positive_weights(targets, weights)

@@ -117,7 +117,8 @@ class _BoostedEstimator(BaseEstimator):
         ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight);
         ``eval_set`` is ``fit``'s (:func:`~bob_boost.sklearn._eval_sets.check_eval_sets`)."""
         rows = None if kept is None else np.flatnonzero(kept)
-        eval_sets = check_eval_sets(self, eval_set, self._eval_targets(recipe))
+        eval_sets = check_eval_sets(self, eval_set, self._eval_targets(recipe),
+                                    multilabel=recipe.loss.decision_rule(2) == "multilabel")
         return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows, eval_sets,
                               baseline)
 

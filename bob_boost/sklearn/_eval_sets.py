@@ -38,10 +38,12 @@ class EvalSet:
     y: np.ndarray
 
 
-def check_eval_sets(estimator, eval_set, targets_of: Callable[[np.ndarray, str], np.ndarray]) -> list[EvalSet]:
+def check_eval_sets(estimator, eval_set, targets_of: Callable[[np.ndarray, str], np.ndarray],
+                    multilabel: bool = False) -> list[EvalSet]:
     """The evaluation sets ``eval_set`` (None, or a list of ``(X, y)`` or ``(X, y, sample_weight)``) of a fitted
     ``estimator``'s data, their targets from ``targets_of(y, name)`` (which raises, naming ``name``, for labels
-    the training data did not have).
+    the training data did not have). ``multilabel``: each ``y`` is a (#rows, #labels) indicator matrix (whose
+    width ``targets_of`` checks), else a vector.
 
     Raises
     ------
@@ -65,8 +67,11 @@ def check_eval_sets(estimator, eval_set, targets_of: Callable[[np.ndarray, str],
         except ValueError as error:
             raise InvalidValueError(f"{name}: {error}") from None
         y = np.asarray(pair[1])
-        # a vector, or a multi-label model's (#rows, #labels) indicator (whose width targets_of checks)
-        if y.ndim not in (1, 2) or y.shape[0] != features.shape[0]:
+        if multilabel:
+            if y.ndim != 2 or y.shape[0] != features.shape[0]:
+                raise InvalidValueError(f"{name}: y must be a label indicator matrix of {features.shape[0]} rows "
+                                        f"(one per row of its X), got shape {y.shape}")
+        elif y.ndim != 1 or y.shape[0] != features.shape[0]:
             raise InvalidValueError(f"{name}: y must be a vector of {features.shape[0]} entries (one per row of its "
                                     f"X), got shape {y.shape}")
         weights = (np.ones(y.shape[0]) if len(pair) == 2 or pair[2] is None
