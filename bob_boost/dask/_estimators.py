@@ -183,8 +183,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
         baseline = None
         if self.boost_from_average and previous is None:  # every label's weighted log-odds, summed on the cluster
             positive, total = _dask.positive_weights(targets, weights)
-            baseline = np.array([recipe.loss.baseline(np.array([[1.0], [-1.0]]), np.array([p, total - p]))[0]
-                                 for p in positive])
+            baseline = recipe.loss.constants_of_shares(positive / total)
         self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
                                       baseline=baseline, callback=stopper, boosted_machine=previous)
         self._record_validation()

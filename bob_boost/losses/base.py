@@ -347,8 +347,11 @@ class BinaryClassificationLoss(LossFunction):
         ``1 - p`` negative weight (:meth:`constant_of_share`).
         """
         weights = np.ones(targets.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        positive = weights @ (targets > 0)
-        share = np.clip(positive / np.sum(weights), SHARE_LIMIT, 1.0 - SHARE_LIMIT)
+        return self.constants_of_shares(weights @ (targets > 0) / np.sum(weights))
+
+    def constants_of_shares(self, shares: np.ndarray) -> np.ndarray:
+        """(#outputs,) :meth:`baseline` from each column's share of positive weight (what a cluster sums)."""
+        share = np.clip(np.asarray(shares, dtype=np.float64), SHARE_LIMIT, 1.0 - SHARE_LIMIT)
         if self.probability_scale is not None:
             return (np.log(share) - np.log1p(-share)) / self.probability_scale
         return np.array([self.constant_of_share(float(p)) for p in share])
