@@ -175,8 +175,8 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
 
     Monotone constraints (one output): ``monotone[f]`` is +1 (-1) where the
     tree's value must not decrease (increase) with feature ``f``, 0 where
-    free; an empty ``monotone`` or all zeros constrain nothing. With any
-    constraint in the tree, every value (the node's own and its children's)
+    free; an empty ``monotone`` constrains nothing (the trainers pass one
+    only with some constraint). With constraints, every value (the node's own and its children's)
     is the Newton value clipped to the node's ``[lower, upper]`` and a
     split's gain is what the clipped values achieve; a split on a
     constrained feature whose children's values go against it is refused
@@ -184,9 +184,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     values go to ``child_values`` (the caller's bounds of the children).
     """
     width = sums.shape[1]
-    constrained = False
-    for f in range(monotone.size):
-        constrained = constrained or monotone[f] != 0
+    constrained = monotone.size > 0
     if constrained:
         top = _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
                             min_hessian, missing, gains, allowed, monotone, lower, upper)
