@@ -142,6 +142,8 @@ class BinnedFeatures:
         self.coded = coded
         self.lossy = lossy
         self.missing = False
+        #: Categorical features' sorted categories, one bin each (set by the trees' ``prepare``).
+        self.categories: dict[int, np.ndarray] = {}
         self.n_threads = coded.n_threads if coded is not None else 1
         self._split_thresholds = split_thresholds
         self._counts = counts

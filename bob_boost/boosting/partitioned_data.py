@@ -22,7 +22,8 @@ from ..binning import QuantizedLayout
 from ..costs import check_class_labels
 from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                             padded_thresholds, step_codes)
-from ..engine.edges import all_thresholds, count_thresholds, sample_rows
+from ..engine.categorical import checked_categories
+from ..engine.edges import all_thresholds, count_thresholds, midpoints, sample_rows
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
@@ -59,14 +60,35 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
     return all_thresholds(sample, max_bins - 1 if missing else max_bins, 1, None)[0]
 
 
+def global_categories(source: RowSource, features, indices: np.ndarray | None, max_bins: int,
+                      missing: bool) -> dict[int, np.ndarray]:
+    """The categorical features' (``indices``) categories over every block, checked as in memory
+    (:func:`~bob_boost.weak_trainers.tree_categories.feature_categories`)."""
+    if indices is None:
+        return {}
+    pieces = source.gather(source.raw(features, distinct_columns, np.asarray(indices), missing))
+    return {int(f): checked_categories(int(f), np.unique(np.concatenate([p[j] for p in pieces])), max_bins, missing)
+            for j, f in enumerate(indices)}
+
+
+def distinct_columns(chunk: np.ndarray, indices: np.ndarray, missing: bool) -> list[np.ndarray]:
+    """The block's distinct values of each column in ``indices`` (NaN left out with ``missing``)."""
+    columns = [np.asarray(chunk[:, f], dtype=np.float64) for f in indices]
+    return [np.unique(c[~np.isnan(c)] if missing else c) for c in columns]
+
+
 def binned(source: RowSource, features, max_bins: int, missing: bool = False,
-           n_threads: int | None = 1) -> tuple[list, np.ndarray, np.ndarray]:
+           n_threads: int | None = 1, categories: dict[int, np.ndarray] | None = None
+           ) -> tuple[list, np.ndarray, np.ndarray]:
     """Handles of every block's codes, the bins' ``offsets`` and each bin's upper threshold (NaN for a last bin).
 
     With ``missing``, every feature's last bin holds its NaN values, as in memory (``missing="bin"``); the
-    blocks' kernels run on ``n_threads`` (None: every core where the block is).
+    blocks' kernels run on ``n_threads`` (None: every core where the block is). A feature of ``categories``
+    (:func:`global_categories`) has a bin per category.
     """
     thresholds = global_thresholds(source, features, max_bins, missing, n_threads)
+    for f, values in (categories or {}).items():
+        thresholds[f] = midpoints(values[:-1], values[1:])
     sizes = np.array([t.size + 1 + missing for t in thresholds], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     tail = [np.nan, np.nan] if missing else [np.nan]

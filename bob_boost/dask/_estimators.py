@@ -38,7 +38,7 @@ class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
     loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
 class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
 growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, \
-colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
+colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorical_features
         As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`; the
         sampled rows are those sampled in memory; the class prior's weights are counted on the cluster).
     max_bins : int
@@ -86,7 +86,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None,
-                 client=None) -> None:
+                 categorical_features="from_dtype", client=None) -> None:
         super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, selection_style=selection_style,
                          max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
@@ -98,7 +98,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
                          boost_from_average=boost_from_average, monotonic_cst=monotonic_cst,
-                         interaction_cst=interaction_cst)
+                         interaction_cst=interaction_cst, categorical_features=categorical_features)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingClassifier":
@@ -153,7 +153,8 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst
                              tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=check_missing(self.missing), one_vs_rest=one_vs_rest,
-                             tree_monotonic_cst=self._monotone_constraints(), tree_interaction_cst=self.interaction_cst)
+                             tree_monotonic_cst=self._monotone_constraints(), tree_interaction_cst=self.interaction_cst,
+                             tree_categorical_features=self._categorical_features())
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style, n_threads=n_threads,
@@ -205,7 +206,7 @@ class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
 n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, subsample, \
 subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode, monotonic_cst, \
-interaction_cst
+interaction_cst, categorical_features
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
     loss : {"squared_error", "poisson", "gamma", "tweedie"}
         As in memory; the losses whose optimal constant is a function of the weighted mean (the others,
@@ -237,7 +238,7 @@ interaction_cst
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None, interaction_cst=None, client=None) -> None:
+                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype", client=None) -> None:
         super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
                          max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
@@ -247,7 +248,8 @@ interaction_cst
                          quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power,
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
-                         monotonic_cst=monotonic_cst, interaction_cst=interaction_cst)
+                         monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
+                         categorical_features=categorical_features)
         self.client = client
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingRegressor":
@@ -271,7 +273,8 @@ interaction_cst
                              tree_leaves=self.max_leaves,
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=check_missing(self.missing), tree_monotonic_cst=self._monotone_constraints(),
-                             tree_interaction_cst=self.interaction_cst)
+                             tree_interaction_cst=self.interaction_cst,
+                             tree_categorical_features=self._categorical_features())
         features = _dask.as_row_chunked(X, "X")
         self._check_continued_features(features)
         self.n_features_in_ = int(features.shape[1])

@@ -78,7 +78,9 @@ _FEATURE_MASK = (1 << 31) - 1
 
 
 @numba.njit(**_JIT)
-def _node_leaves(features, node_features, thresholds, left, right, missing_left, has_missing, roots, out):
+def _node_leaves(features, node_features, thresholds, left, right, missing_left, has_missing, category_offsets,
+                 category_values, roots, out):
+    categorised = category_offsets.size > 0
     for i in range(features.shape[0]):
         for t in range(roots.size):
             node = roots[t]
@@ -86,6 +88,10 @@ def _node_leaves(features, node_features, thresholds, left, right, missing_left,
                 value = features[i, node_features[node]]
                 if value != value:  # NaN: where missing_left says, else left (it compares false)
                     go_left = missing_left[node] if has_missing else True
+                elif categorised and category_offsets[node + 1] > category_offsets[node]:
+                    values = category_values[category_offsets[node]:category_offsets[node + 1]]
+                    at = np.searchsorted(values, value)
+                    go_left = at < values.size and values[at] == value
                 else:
                     go_left = not value >= thresholds[node]
                 node = left[node] if go_left else right[node]
@@ -93,13 +99,18 @@ def _node_leaves(features, node_features, thresholds, left, right, missing_left,
 
 
 def node_leaves(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
-                right: np.ndarray, missing_left: np.ndarray | None, roots: np.ndarray) -> np.ndarray:
+                right: np.ndarray, missing_left: np.ndarray | None, roots: np.ndarray,
+                categories: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """(#samples, #trees) the leaf every row reaches in every tree of validated node arrays (rows go right where
-    ``x[feature] >= threshold``; NaN where ``missing_left`` says, or left without it)."""
+    ``x[feature] >= threshold``; NaN where ``missing_left`` says, or left without it). ``categories``
+    ``(offsets, values)``: node ``i``'s sorted category values ``values[offsets[i]:offsets[i + 1]]`` go left
+    and every other value right (no values: a numeric node)."""
     out = np.empty((features.shape[0], roots.size), dtype=np.int64)
     has_missing = missing_left is not None
+    offsets, values = categories if categories is not None else (np.empty(0, dtype=np.int64), np.empty(0))
     _node_leaves(features, node_features, thresholds, left, right,
-                 missing_left if has_missing else np.zeros(1, dtype=np.bool_), has_missing, roots, out)
+                 missing_left if has_missing else np.zeros(1, dtype=np.bool_), has_missing, offsets, values, roots,
+                 out)
     return out
 
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .categorical import best_category_split, has_category, scan_categories
 from .hashing import GOLDEN, mix
+from .newton_gain import ROUNDING_GAIN, bounded_score, newton_score
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
-
-#: Gains below this fraction of the children's summed scores are rounding noise, not splits.
-ROUNDING_GAIN = 1e-10
-
 
 def allowed_columns(features: int, columns: np.ndarray | None) -> np.ndarray:
     """(#features,) bool: the features a split may use (``columns``, a round's column sample; None: all)."""
@@ -60,15 +58,6 @@ def interaction_columns(allowed, groups, mask, out):
 
 
 @numba.njit(**_JIT)
-def _newton_score(sums, outputs, regularization):
-    """``sum_k G_k^2 / (H_k + lambda)`` of a (2K,) gradient-then-hessian sum."""
-    score = 0.0
-    for k in range(outputs):
-        score += sums[k] * sums[k] / (sums[outputs + k] + regularization)
-    return score
-
-
-@numba.njit(**_JIT)
 def _split_gain(node_total, left, node_count, left_count, outputs, regularization, min_samples, min_hessian,
                 parent, right):
     """The Newton gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed.
@@ -83,7 +72,7 @@ def _split_gain(node_total, left, node_count, left_count, outputs, regularizatio
     for k in range(outputs, 2 * outputs):
         if left[k] < min_hessian or right[k] < min_hessian:
             return -1.0
-    children = _newton_score(left, outputs, regularization) + _newton_score(right, outputs, regularization)
+    children = newton_score(left, outputs, regularization) + newton_score(right, outputs, regularization)
     value = children - parent
     # a gain at the rounding level of the scores (a pure node) is no gain
     if value <= ROUNDING_GAIN * children:
@@ -140,18 +129,9 @@ def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, flo
 
 
 @numba.njit(**_JIT)
-def _bounded_score(gradient, hessian, regularization, lower, upper):
-    """``(score, value)``: the Newton value ``-G / (H + lambda)`` clipped to ``[lower, upper]`` and the loss
-    decrease it achieves, ``-(2 G w + (H + lambda) w^2)`` (``G^2 / (H + lambda)`` when not clipped)."""
-    denominator = hessian + regularization
-    value = -gradient / denominator if denominator > 0 else 0.0
-    value = min(max(value, lower), upper)
-    return -(2.0 * gradient * value + denominator * value * value), value
-
-
-@numba.njit(**_JIT)
 def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-               tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values):
+               tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values, categorical,
+               category_params, category_set):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
 
     ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
@@ -182,18 +162,32 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     constrained feature whose children's values go against it is refused
     (LightGBM's "basic" method). The chosen split's children's clipped
     values go to ``child_values`` (the caller's bounds of the children).
+
+    Categorical features (``categorical[f]``; an empty ``categorical``: none)
+    split by a set of their bins (:mod:`.categorical`, with the parameter
+    vector ``category_params``): their candidate is scored at their first
+    bin, which is the global bin returned when one wins, its set written into
+    ``category_set``; NaN goes left when the missing values' bin is in the
+    set.
     """
     width = sums.shape[1]
     constrained = monotone.size > 0
+    numeric = allowed
+    if categorical.size > 0:
+        numeric = allowed & ~categorical
     if constrained:
         top = _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
-                            min_hessian, missing, gains, allowed, monotone, lower, upper)
+                            min_hessian, missing, gains, numeric, monotone, lower, upper)
     elif width == 2:
         top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
-                           min_hessian, missing, gains, allowed)
+                           min_hessian, missing, gains, numeric)
     else:
         top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                    missing, gains, allowed)
+                    missing, gains, numeric)
+    if categorical.size > 0:
+        top = max(top, scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization,
+                                       min_samples, min_hessian, missing, gains, allowed, categorical,
+                                       category_params, lower, upper))
     if top <= 0:
         return -1, 0.0, False
     g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top,
@@ -204,6 +198,11 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     while offsets[f + 1] <= g:
         f += 1
     base = f * n_bins - offsets[f]
+    if categorical.size > 0 and categorical[f]:
+        gain = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
+                                   min_samples, min_hessian, category_params, lower, upper, missing, category_set)
+        nan_left = missing and has_category(category_set, offsets[f + 1] - offsets[f] - 1)
+        return g, gain, nan_left
     nan_left = side == 0
     if _nan_count(counts, base, offsets, f, missing) == 0:
         nan_left = _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
@@ -229,8 +228,8 @@ def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, 
     if nan_moved and _nan_count(counts, base, offsets, f, missing) > 0:
         gradient += sums[nan_position, 0]
         hessian += sums[nan_position, 1]
-    out[0] = _bounded_score(gradient, hessian, regularization, lower, upper)[1]
-    out[1] = _bounded_score(total[0] - gradient, total[1] - hessian, regularization, lower, upper)[1]
+    out[0] = bounded_score(gradient, hessian, regularization, lower, upper)[1]
+    out[1] = bounded_score(total[0] - gradient, total[1] - hessian, regularization, lower, upper)[1]
 
 
 @numba.njit(**_JIT)
@@ -240,7 +239,7 @@ def _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regula
     output; see :func:`best_split`)."""
     last = 2 if missing else 1
     gradient, hessian = total[0], total[1]
-    parent = _bounded_score(gradient, hessian, regularization, lower, upper)[0]
+    parent = bounded_score(gradient, hessian, regularization, lower, upper)[0]
     top = 0.0
     for f in range(offsets.size - 1):
         if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
@@ -270,8 +269,8 @@ def _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regula
                     gr = gradient - gl
                     hr = hessian - hl
                     if hl >= min_hessian and hr >= min_hessian:
-                        left_score, left_value = _bounded_score(gl, hl, regularization, lower, upper)
-                        right_score, right_value = _bounded_score(gr, hr, regularization, lower, upper)
+                        left_score, left_value = bounded_score(gl, hl, regularization, lower, upper)
+                        right_score, right_value = bounded_score(gr, hr, regularization, lower, upper)
                         if monotone[f] * (right_value - left_value) >= 0:
                             children = left_score + right_score
                             value = children - parent
@@ -292,7 +291,7 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
     left = np.empty(width)
     candidate = np.empty(width)
     right = np.empty(width)
-    parent = _newton_score(total, outputs, regularization)
+    parent = newton_score(total, outputs, regularization)
     top = 0.0
     for f in range(offsets.size - 1):
         if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .categorical import has_category
 from .quantised import quantise
 from .tree_histograms import node_total, paired_root_histograms, root_histograms
 from .tree_kernels import grow_tree, tree_state
@@ -38,10 +39,11 @@ def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs, rows):
 
 
 @numba.njit(**_JIT)
-def routed_outputs(codes, offsets, missing, node_feature, node_bin, node_nan_left, node_left, node_right,
-                   leaf_values, leaf_width, dropped, outputs):
+def routed_outputs(codes, offsets, missing, categorical, node_feature, node_bin, node_nan_left, node_left, node_right,
+                   node_categories, leaf_values, leaf_width, dropped, outputs):
     """The leaf values of the samples ``dropped`` (those a sampled round's trees did not grow on), each routed
-    from every tree's root by its codes as the grower splits rows, into the trees' columns of ``outputs``."""
+    from every tree's root by its codes as the grower splits rows (a categorical feature's, ``categorical[f]``,
+    by its node's set), into the trees' columns of ``outputs``."""
     for q in range(dropped.size):
         i = dropped[q]
         for t in range(node_feature.shape[0]):
@@ -49,9 +51,12 @@ def routed_outputs(codes, offsets, missing, node_feature, node_bin, node_nan_lef
             while node_feature[t, node] >= 0:
                 f = node_feature[t, node]
                 code = np.intp(codes[f, i])
-                right = code > node_bin[t, node] - offsets[f]
-                if missing and code == offsets[f + 1] - offsets[f] - 1:
-                    right = not node_nan_left[t, node]
+                if categorical.size > 0 and categorical[f]:
+                    right = not has_category(node_categories[t, node], code)
+                else:
+                    right = code > node_bin[t, node] - offsets[f]
+                    if missing and code == offsets[f + 1] - offsets[f] - 1:
+                        right = not node_nan_left[t, node]
                 node = node_right[t, node] if right else node_left[t, node]
             for k in range(leaf_width):
                 outputs[i, t * leaf_width + k] = leaf_values[t, node, k]
@@ -61,7 +66,8 @@ def routed_outputs(codes, offsets, missing, node_feature, node_bin, node_nan_lef
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
-               node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs):
+               node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values, n_nodes,
+               outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
     Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
@@ -118,11 +124,13 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
         else:
             root_total = root_totals
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
-                               (columns[0], columns[1], columns[2], t, columns[4], columns[5]), values,
+                               (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
+                                columns[7]), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
                                min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
-                               node_right[t], leaf_values[t], sample_node, shared_root, root_total, 0,
+                               node_right[t], node_categories[t], leaf_values[t], sample_node, shared_root,
+                               root_total, 0,
                                tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values))
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
 
@@ -131,8 +139,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
 def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                          feature_of_bin, columns, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
-                         slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
-                         outputs):
+                         slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, node_categories,
+                         leaf_values, n_nodes, outputs):
     """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
 
     Each tree's column is quantised and packed into the ``w`` int64 columns of
@@ -167,10 +175,12 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
         n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
-                               (columns[0], columns[1], columns[2], t, columns[4], columns[5]), packed,
+                               (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
+                                columns[7]), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               leaf_values[t], sample_node, shared_root, root_totals[w * j:w * (j + 1)].copy(), 0,
+                               node_categories[t], leaf_values[t], sample_node, shared_root,
+                               root_totals[w * j:w * (j + 1)].copy(), 0,
                                tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed))
         leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 
 from . import tree_policy
+from .categorical import CATEGORY_WORDS, partition_by_set
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
 from .split_scan import best_split, interaction_columns, node_columns
@@ -87,7 +88,8 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
 def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
-              node_left, node_right, leaf_values, sample_node, root_ready, root_total, part_rows, state):
+              node_left, node_right, node_categories, leaf_values, sample_node, root_ready, root_total, part_rows,
+              state):
     """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent), or -1
     when it stops to have a node's histogram built by the caller (see ``part_rows``).
 
@@ -104,12 +106,14 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
     columns : tuple
-        ``(allowed, key, fraction, tree, monotone, groups)``: (#features,) bool, whether the tree may split on
+        ``(allowed, key, fraction, tree, monotone, groups, categorical, category_params)``: (#features,) bool,
+        whether the tree may split on
         feature ``f`` (a round's column sample); for ``fraction < 1``, each node's sample of those
         (:func:`~bob_boost.engine.split_scan.node_columns` of the round's ``key`` and the tree's index); the
         (#features,) monotone constraints (empty: none; see :func:`best_split`); and the (#groups, #features)
         interaction groups (no rows: none), a node splitting only on the features of the groups that hold
-        every feature its ancestors split on.
+        every feature its ancestors split on; the (#features,) bool categorical features (empty: none) and
+        the parameters of their splits (:mod:`~bob_boost.engine.categorical`).
     values : numpy.ndarray
         (#samples, 2K) gradients then hessians, or (#samples, w) packed quantised gradients of one output
         (:func:`~bob_boost.engine.quantised.packing`).
@@ -134,9 +138,10 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     slot_sums, slot_counts : numpy.ndarray
         (#slots, #features * n_bins, width) and (#slots, #features * n_bins) histogram space (with packed
         ``values``, counts of size 0: the sums count themselves).
-    node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values : numpy.ndarray
+    node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values : numpy.ndarray
         Node outputs (room for every node the limits allow): split feature (-1 for a leaf), global bin
-        (samples with a larger code go right), where NaN goes, children, and (#nodes, K) leaf values
+        (samples with a larger code go right), where NaN goes, children, the (#nodes, CATEGORY_WORDS) bin
+        set going left of a categorical split (the feature's first bin is its global bin), and (#nodes, K) leaf values
         ``-G / (H + regularization)`` (0 for inner nodes and empty denominators).
     sample_node : numpy.ndarray
         (#samples,) output: each sample's leaf.
@@ -153,9 +158,9 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     width = values.shape[1]
     packed = packing[0] > 0  # a packed count field has at least one bit
     (order, buffer, start, stop, depth, slot, totals, split_bin, split_gain, split_nan_left, free, frontier, chosen,
-     split_nodes, bounds, child_values, node_groups, counters) = state
+     split_nodes, bounds, child_values, node_groups, split_sets, counters) = state
     n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
-    allowed, node_key, node_fraction, tree_index, monotone, groups = columns
+    allowed, node_key, node_fraction, tree_index, monotone, groups, categorical, category_params = columns
     node_allowed = allowed.copy()
     grouped = allowed.copy()  # the columns a node's interaction groups allow
     gains = np.empty(2 * offsets[-1])
@@ -199,13 +204,14 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
                             regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed,
-                            monotone, bounds[node, 0], bounds[node, 1], child_values[node])
+                            monotone, bounds[node, 0], bounds[node, 1], child_values[node], categorical,
+                            category_params, split_sets[node])
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
                             missing, gains, node_allowed, monotone, bounds[node, 0], bounds[node, 1],
-                            child_values[node])
+                            child_values[node], categorical, category_params, split_sets[node])
                 if leafwise and split_bin[node] < 0:
                     n_free = _release(slot, node, free, n_free)
             n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,
@@ -230,9 +236,13 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 n_nodes += 2
                 leaves += 1
                 g = node_bin[node]
-                missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
-                middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f], missing_code,
-                                    node_nan_left[node])
+                if categorical.size > 0 and categorical[f]:
+                    node_categories[node, :] = split_sets[node]
+                    middle = partition_by_set(order, buffer, start[node], stop[node], codes[f], node_categories[node])
+                else:
+                    missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
+                    middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f],
+                                        missing_code, node_nan_left[node])
                 start[node_left[node]], stop[node_left[node]] = start[node], middle
                 start[node_right[node]], stop[node_right[node]] = middle, stop[node]
             n_frontier = 0
@@ -325,7 +335,8 @@ def tree_state(rows, capacity, slots, width, dtype_like):
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),
             np.arange(slots - 1, -1, -1), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.bool_),
             np.zeros(capacity, dtype=np.int64), _unbounded(capacity), np.zeros((capacity, 2)),
-            np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64), np.zeros(8, dtype=np.int64))
+            np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64),
+            np.zeros((capacity, CATEGORY_WORDS), dtype=np.uint64), np.zeros(8, dtype=np.int64))
 
 
 @numba.njit(**_JIT)

@@ -11,13 +11,16 @@ A tree under growth is a set of node arrays with room for every node the
 limits allow: ``node_feature`` (-1 for a leaf), ``node_bin`` (global bin of the
 split: rows with a larger code go right), ``node_nan_left``, ``node_left``,
 ``node_right``, ``depth``, and each open leaf's best split candidate
-``split_bin`` (-1: none), ``split_gain``, ``split_nan_left``. Node 0 is the
+``split_bin`` (-1: none), ``split_gain``, ``split_nan_left``, and the bin sets
+of categorical splits, ``split_sets`` and ``node_sets``. Node 0 is the
 root; the children of a split are the next two free nodes, left then right.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .categorical import CATEGORY_WORDS
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -146,7 +149,9 @@ def empty_tree(capacity: int) -> dict[str, np.ndarray]:
             "depth": np.zeros(capacity, dtype=np.int64), "split_bin": np.full(capacity, -1, dtype=np.int64),
             "split_gain": np.zeros(capacity), "split_nan_left": np.zeros(capacity, dtype=np.bool_),
             "bounds": unbounded(capacity), "child_values": np.zeros((capacity, 2)),
-            "node_groups": np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64)}
+            "node_groups": np.full(capacity, np.iinfo(np.uint64).max, dtype=np.uint64),
+            "split_sets": np.zeros((capacity, CATEGORY_WORDS), dtype=np.uint64),
+            "node_sets": np.zeros((capacity, CATEGORY_WORDS), dtype=np.uint64)}
 
 
 def unbounded(capacity: int) -> np.ndarray:

@@ -18,6 +18,11 @@ state. bob_boost adds, only where they have something to say:
     A JSON object: loss, trainer, class labels (:mod:`bob_boost.labels`), ...
 ``bob_boost_version`` (attribute)
     The version that wrote the file.
+
+A machine with categorical tree splits (``CategoryOffsets`` and
+``CategoryValues`` in a tree's group) is written with ``version`` 3, so that
+readers that do not know them, bob.learn.boosting and earlier bob_boost,
+refuse the file instead of routing its categories by thresholds.
 """
 from __future__ import annotations
 
@@ -40,6 +45,9 @@ if TYPE_CHECKING:  # the machine module imports this one; the class arrives as a
 
 #: Value of the root ``version`` attribute, as bob.learn.boosting 2.x writes it.
 FORMAT_VERSION = 2
+
+#: The ``version`` of a machine whose trees have categorical splits.
+CATEGORICAL_FORMAT_VERSION = 3
 
 _ROOT_ATTRIBUTES = {"version", "bob_boost_version", "NumberOfFeatures", "Metadata", "DecisionRule"}
 _ROOT_ITEMS = {"Weights", "CostMatrix", "Baseline"}
@@ -75,7 +83,9 @@ def save_machine(machine: BoostedMachine, target: str | os.PathLike | h5py.Group
 
 def write_machine(machine: BoostedMachine, group: h5py.Group) -> None:
     """Write ``machine`` into the empty ``group``: bob's layout, then bob_boost's extras."""
-    group.attrs.create("version", np.array([FORMAT_VERSION], dtype=np.int32))
+    categorical = any(getattr(weak, "categories", None) is not None for weak in machine.weak_machines)
+    group.attrs.create("version", np.array([CATEGORICAL_FORMAT_VERSION if categorical else FORMAT_VERSION],
+                                           dtype=np.int32))
     group.attrs["bob_boost_version"] = __version__
     group.create_dataset("Weights", data=machine.weights)
     for i, weak in enumerate(machine.weak_machines):
@@ -144,9 +154,10 @@ def _read_checked(group: h5py.Group, cls: type[BoostedMachine]) -> BoostedMachin
     if "version" not in group.attrs:
         raise hdf5.fail(group, "no 'version' attribute: not a boosted machine")
     version = np.asarray(group.attrs["version"]).reshape(-1)
-    if version.size != 1 or version.dtype.kind not in "iu" or int(version[0]) != FORMAT_VERSION:
+    if version.size != 1 or version.dtype.kind not in "iu" or int(version[0]) not in (FORMAT_VERSION,
+                                                                                      CATEGORICAL_FORMAT_VERSION):
         raise hdf5.fail(group, f"unsupported format version {hdf5.shorten(version.tolist())} "
-                               f"(expected {FORMAT_VERSION})")
+                               f"(expected {FORMAT_VERSION}, or {CATEGORICAL_FORMAT_VERSION} with categorical splits)")
     weights = hdf5.read_array(group, "Weights", "float")
     if weights.ndim == 1:
         weights = weights[:, np.newaxis]

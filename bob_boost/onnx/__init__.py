@@ -106,7 +106,10 @@ def _tree_outputs(graph: Graph, trees: Trees, x: str, outputs: int) -> str | Non
     parts = []
     if attributes["tree_roots"]:
         tensor = graph.onnx.numpy_helper.from_array
-        modes = np.full(len(attributes["nodes_featureids"]), 2, dtype=np.uint8)  # BRANCH_GTE: x >= split
+        modes = np.array(attributes.pop("nodes_modes"), dtype=np.uint8)
+        members = attributes.pop("membership_values")
+        if members:
+            attributes["membership_values"] = tensor(np.array(members, dtype=np.float64))
         parts.append(graph.node(
             "TreeEnsemble", [x], domain="ai.onnx.ml", n_targets=outputs, aggregate_function=1, post_transform=0,
             nodes_modes=tensor(modes), nodes_splits=tensor(np.array(attributes.pop("nodes_splits"))),

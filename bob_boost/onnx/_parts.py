@@ -62,11 +62,16 @@ def converter_of(machine: WeakMachine) -> Callable | None:
     return None
 
 
+#: ``TreeEnsemble``'s node modes: ``x >= split``, and ``x`` one of the node's ``membership_values``.
+_BRANCH_GTE, _BRANCH_MEMBER = 2, 6
+
+
 @dataclass
 class Trees:
     """Node tables of several trees, leaf values already multiplied by their round's weight.
 
-    Rows go right where ``x[feature] >= threshold``; ``missing_right`` says where NaN goes
+    Rows go right where ``x[feature] >= threshold``, or for a categorical split (``categories[i]`` not None)
+    where ``x[feature]`` is not one of its categories; ``missing_right`` says where NaN goes
     (False, left, also for nodes that never learnt a direction: NaN compares false).
     :func:`ensemble_attributes` turns them into one ONNX-ML ``TreeEnsemble``.
     """
@@ -78,10 +83,13 @@ class Trees:
     missing_right: list = field(default_factory=list)
     values: list = field(default_factory=list)
     roots: list = field(default_factory=list)
+    categories: list = field(default_factory=list)
     size: int = 0
 
-    def add(self, features, thresholds, left, right, missing_right, values, roots, weight) -> None:
-        """Append one weak machine's trees (its node arrays, with children as node indices)."""
+    def add(self, features, thresholds, left, right, missing_right, values, roots, weight, categories=None) -> None:
+        """Append one weak machine's trees (its node arrays, with children as node indices, and per node the
+        categories a categorical split sends left, or None for every node)."""
+        self.categories += [None] * features.size if categories is None else list(categories)
         internal = features >= 0
         self.features.append(features)
         self.thresholds.append(np.where(internal, thresholds, 0.0))
@@ -147,7 +155,8 @@ def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns:
         missing_right = (np.zeros(machine.features.size, dtype=bool) if missing_left is None
                          else ~np.asarray(missing_left, dtype=bool))
         trees.add(machine.features, machine.thresholds, machine.left_children, machine.right_children,
-                  missing_right, np.asarray(values, dtype=np.float64), np.asarray(roots), weight)
+                  missing_right, np.asarray(values, dtype=np.float64), np.asarray(roots), weight,
+                  getattr(machine, "categories", None))
     elif isinstance(machine, LUTMachine):
         missing_row = machine.number_of_values if machine.missing_entry else -1
         for output, feature in enumerate(machine.indices):
@@ -167,20 +176,24 @@ def ensemble_attributes(trees: Trees) -> tuple[dict[str, list], np.ndarray]:
     A ``TreeEnsemble`` leaf holds one target, so a tree whose leaves hold several outputs becomes
     one copy per output it contributes to (per-output gradient trees contribute to one each).
     Interior nodes test ``x >= split`` (mode ``BRANCH_GTE``), the true branch being the right
-    child; NaN takes the true branch where ``missing_right`` is set.
+    child; NaN takes the true branch where ``missing_right`` is set. A categorical split tests
+    membership in its categories (``BRANCH_MEMBER``, its values in ``membership_values``, each node's
+    ended by NaN), the true branch being the left child.
 
     Returns
     -------
     attributes : dict of list
         ``nodes_featureids``, ``nodes_splits``, ``nodes_truenodeids``, ``nodes_trueleafs``,
         ``nodes_falsenodeids``, ``nodes_falseleafs``, ``nodes_missing_value_tracks_true``,
-        ``tree_roots``, ``leaf_targetids``, ``leaf_weights`` (empty when no tree has a split).
+        ``tree_roots``, ``leaf_targetids``, ``leaf_weights``, ``nodes_modes`` and ``membership_values``
+        (empty when no tree has a split).
     constant : numpy.ndarray
         (#outputs,) sum of the values of trees that are a single leaf.
     """
     features, thresholds, left, right, missing_right, values, roots = trees.arrays()
     keys = ("nodes_featureids", "nodes_splits", "nodes_truenodeids", "nodes_trueleafs", "nodes_falsenodeids",
-            "nodes_falseleafs", "nodes_missing_value_tracks_true", "tree_roots", "leaf_targetids", "leaf_weights")
+            "nodes_falseleafs", "nodes_missing_value_tracks_true", "tree_roots", "leaf_targetids", "leaf_weights",
+            "nodes_modes", "membership_values")
     out: dict[str, list] = {key: [] for key in keys}
     constant = np.zeros(values.shape[1])
     for root in roots:
@@ -200,10 +213,15 @@ def ensemble_attributes(trees: Trees) -> tuple[dict[str, list], np.ndarray]:
             leaf_id = {n: len(out["leaf_targetids"]) + i for i, n in enumerate(leaves)}
             out["tree_roots"].append(node_id[int(root)])
             for node in interior:
+                member = trees.categories[node]
                 out["nodes_featureids"].append(int(features[node]))
                 out["nodes_splits"].append(float(thresholds[node]))
-                out["nodes_missing_value_tracks_true"].append(int(missing_right[node]))
-                for child, side in ((int(right[node]), "true"), (int(left[node]), "false")):
+                out["nodes_modes"].append(_BRANCH_GTE if member is None else _BRANCH_MEMBER)
+                out["nodes_missing_value_tracks_true"].append(int(missing_right[node] == (member is None)))
+                if member is not None:
+                    out["membership_values"] += [*member.tolist(), np.nan]
+                sides = (right, left) if member is None else (left, right)
+                for child, side in ((int(sides[0][node]), "true"), (int(sides[1][node]), "false")):
                     is_leaf = features[child] < 0
                     out[f"nodes_{side}nodeids"].append(leaf_id[child] if is_leaf else node_id[child])
                     out[f"nodes_{side}leafs"].append(int(is_leaf))

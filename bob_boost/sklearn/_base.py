@@ -19,7 +19,7 @@ from .._validation import check_sample_weight
 from ..registry import loss_class
 from ..binning import check_missing
 from ..weak.lut import check_discrete
-from . import _fitting
+from . import _categories, _fitting
 from ._eval_sets import check_eval_sets
 from ._compat import (BaseEstimator, ClassifierMixin, available_if, check_classification_targets, check_is_fitted,
                       compute_sample_weight, validate_data)
@@ -57,7 +57,8 @@ class _BoostedEstimator(BaseEstimator):
         return super().__new__(cls)
 
     def _validate_features(self, X, reset: bool) -> np.ndarray:
-        X = validate_data(self, X, reset=reset, ensure_all_finite=self._finite_rule())
+        X = validate_data(self, _categories.coded_frame(self, X, reset), reset=reset,
+                          ensure_all_finite=self._finite_rule())
         if getattr(self, "weak_learner", None) == "lut":
             _check_lut_features(X, self.maximum_feature_value)
         return X
@@ -100,6 +101,7 @@ class _BoostedEstimator(BaseEstimator):
             metadata["feature_names_in"] = metadata["feature_names"] = names
         if hasattr(self, "n_iter_"):
             metadata.update(_fitting.fitted_state(self))
+        metadata.update(_categories.metadata_of(self))
         return metadata
 
     def _restore(self, machine: BoostedMachine, metadata: dict[str, Any]) -> None:
@@ -108,6 +110,7 @@ class _BoostedEstimator(BaseEstimator):
         self.n_features_in_ = int(metadata["n_features_in"])
         if "feature_names_in" in metadata:
             self.feature_names_in_ = np.asarray(metadata["feature_names_in"], dtype=object)
+        _categories.restore(self, metadata)
         _fitting.restore_state(self, machine, metadata)
 
     def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
@@ -130,7 +133,24 @@ class _BoostedEstimator(BaseEstimator):
         """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
         _fitting.check_fit_parameters(self)
         continuing = self.warm_start and hasattr(self, "machine_")
-        return validate_data(self, X, y, reset=not continuing, ensure_all_finite=self._finite_rule(), **options)
+        return validate_data(self, _categories.coded_frame(self, X, not continuing), y, reset=not continuing,
+                             ensure_all_finite=self._finite_rule(), **options)
+
+    def _categorical_features(self) -> np.ndarray | None:
+        """The fitted features' categorical ones (:mod:`bob_boost.sklearn._categories`); refused for stumps.
+
+        Raises
+        ------
+        ValueError
+            For names or indices that are not features of ``X``, or categories with ``weak_learner="stump"``.
+        """
+        indices = _categories.categorical_indices(self)
+        if indices is not None and getattr(self, "weak_learner", None) == "stump":
+            raise InvalidValueError(f"categorical_features: stumps split by a threshold, and features "
+                                    f"{indices.tolist()} are categories; use weak_learner='tree' (category sets) or "
+                                    f"'lut' (a value per category), or categorical_features=None to split their "
+                                    f"codes by order")
+        return indices
 
     def _monotone_constraints(self):
         """``monotonic_cst`` as the tree trainer takes it: a dict ``{feature name: -1, 0 or +1}`` (scikit-learn's

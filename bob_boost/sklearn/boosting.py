@@ -149,6 +149,17 @@ class BoostingClassifier(_BoostedClassifier):
         Gradient trees: groups of features that may interact, a branch
         splitting on the features of one group only (scikit-learn's name;
         see :class:`~bob_boost.TreeTrainer`). None: no constraint.
+    categorical_features : "from_dtype", array_like of int, str or bool, or None
+        The features that are categories: ``"from_dtype"`` (the default, as
+        scikit-learn's HistGradientBoosting) the pandas ``category`` columns,
+        or feature indices, column names or a boolean mask; None: none.
+        Gradient trees split them by sets of categories (LightGBM's method;
+        see :class:`~bob_boost.TreeTrainer`), look-up tables read them as
+        entries; stumps refuse them. A ``category`` column reaches the model
+        as its category's position in the categories seen by ``fit`` (kept
+        in the model, so prediction maps new frames alike; an unseen category
+        goes right at every split); other categorical columns must hold
+        non-negative integer codes.
 
     Attributes
     ----------
@@ -194,7 +205,8 @@ class BoostingClassifier(_BoostedClassifier):
                  quantized_gradients: int | None = None,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None) -> None:
+                 boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None,
+                 categorical_features="from_dtype") -> None:
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
@@ -227,6 +239,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.boost_from_average = boost_from_average
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
+        self.categorical_features = categorical_features
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
@@ -292,6 +305,7 @@ class BoostingClassifier(_BoostedClassifier):
                            tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
                            one_vs_rest=one_vs_rest, tree_monotonic_cst=self._monotone_constraints(),
                            tree_interaction_cst=self.interaction_cst,
+                           tree_categorical_features=self._categorical_features(),
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 
     def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,

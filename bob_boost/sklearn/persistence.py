@@ -67,7 +67,7 @@ def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
 
 #: Parameters added with a default that trains differently from before they existed: the value that
 #: reproduces what an estimator saved without them did.
-EARLIER_DEFAULTS = {"boost_from_average": False}
+EARLIER_DEFAULTS = {"boost_from_average": False, "categorical_features": None}
 
 
 def _with_earlier_defaults(cls: type, params: dict[str, Any]) -> dict[str, Any]:

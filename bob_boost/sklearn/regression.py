@@ -118,6 +118,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         Gradient trees: groups of features that may interact, a branch
         splitting on the features of one group only (scikit-learn's name;
         see :class:`~bob_boost.TreeTrainer`). None: no constraint.
+    categorical_features : "from_dtype", array_like of int, str or bool, or None
+        The features that are categories, split by category sets in
+        gradient trees: ``"from_dtype"`` (the default) the pandas
+        ``category`` columns, or feature indices, column names or a boolean
+        mask; None: none (see :class:`BoostingClassifier`).
 
     Attributes
     ----------
@@ -156,7 +161,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None, interaction_cst=None) -> None:
+                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype") -> None:
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
@@ -188,6 +193,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.colsample_bynode = colsample_bynode
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
+        self.categorical_features = categorical_features
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""
@@ -260,6 +266,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
                                  tree_monotonic_cst=self._monotone_constraints(),
                                  tree_interaction_cst=self.interaction_cst,
+                                 tree_categorical_features=self._categorical_features(),
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
                                         eval_set=eval_set)

@@ -41,6 +41,7 @@ from ..weak_trainers.lut import SELECTION_STYLES, LUTTrainer
 from ..weak_trainers.partitioned import LUTChooser, StumpChooser
 from ..weak_trainers.partitioned_trees import PartitionedGradientTrees
 from ..weak_trainers.tree import TreeTrainer
+from ..weak_trainers.tree_categories import check_categorical_features
 
 #: Step rules: Newton's method on separate outputs or L-BFGS on the summed loss (None: Newton where it applies).
 PARTITIONED_STEP_RULES = ("newton", "lbfgs")
@@ -207,7 +208,10 @@ class PartitionedBoosting:
             targets = targets - (baseline[0] if targets.ndim == 1 else baseline)
         if self.weak_learner in ("stump", "tree"):
             missing = (self.tree.missing if self.weak_learner == "tree" else self.missing) is not None
-            coded, offsets, split = data.binned(source, features, self.max_bins, missing, self.n_threads)
+            categories = {} if self.weak_learner != "tree" else data.global_categories(
+                source, features, check_categorical_features(self.tree.categorical_features, features.shape[1]),
+                self.max_bins, missing)
+            coded, offsets, split = data.binned(source, features, self.max_bins, missing, self.n_threads, categories)
             chooser = StumpChooser(offsets, split, missing)
         else:
             coded, offsets, entries, all_missing = data.lut_coded(source, features, self.lut_entries,
@@ -232,7 +236,8 @@ class PartitionedBoosting:
         metadata = {"loss": loss.name or type(loss).__name__, "trainer": name, "weak_learner": self.weak_learner}
         trees = None
         if self.weak_learner == "tree":
-            trees = PartitionedGradientTrees(self.tree, parts, offsets, split, int(np.diff(offsets).max()), outputs)
+            trees = PartitionedGradientTrees(self.tree, parts, offsets, split, int(np.diff(offsets).max()), outputs,
+                                             categories)
         # Newton leaves make a tree's own step 1: its weight is the learning rate
         fixed_step = trees is not None and self.tree.newton_leaves is not False and loss.has_hessian
         algorithm = PartitionedGradientBoosting(name, loss, self.learning_rate, parts, outputs, baseline, metadata,

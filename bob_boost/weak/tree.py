@@ -78,6 +78,35 @@ def check_missing_left(missing_left, features: np.ndarray) -> np.ndarray | None:
     return array
 
 
+def check_categories(categories, features: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Validate per-node category sets; return them as read-only ``(offsets, values)`` (None stays None).
+
+    ``categories[i]`` is None for a numeric node (and a leaf), or the category values (non-negative
+    integers) that go to the left child of internal node ``i``; its other values go right. Stored as
+    node ``i``'s values ``values[offsets[i]:offsets[i + 1]]``, sorted.
+    """
+    if categories is None:
+        return None
+    if len(categories) != features.size:
+        raise InvalidValueError(f"categories: expected {features.size} entries (one per node), got {len(categories)}")
+    sets = []
+    for node, entry in enumerate(categories):
+        if entry is None:
+            sets.append(np.empty(0))
+            continue
+        values = np.unique(np.atleast_1d(np.asarray(entry, dtype=np.float64)))
+        if features[node] < 0 or values.size == 0:
+            raise InvalidValueError(f"categories: node {node} is a leaf or has an empty set; give None there")
+        if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values != np.round(values)):
+            raise InvalidValueError(f"categories: node {node} holds values that are not non-negative integers")
+        sets.append(values)
+    offsets = np.concatenate([[0], np.cumsum([v.size for v in sets])]).astype(np.int64)
+    values = np.concatenate(sets) if sets else np.empty(0)
+    for array in (offsets, values):
+        array.setflags(write=False)
+    return offsets, values
+
+
 def check_missing_features(machine: WeakMachine, features) -> np.ndarray:
     """:meth:`WeakMachine.check_features` for a tree that routes NaN when ``machine.accepts_missing``."""
     array = as_feature_matrix(features, allow_nan=machine.accepts_missing)
@@ -143,12 +172,17 @@ class TreeMachine(WeakMachine):
         Per node, where NaN goes: the left child (True) or the right one (False); the trees of
         ``TreeTrainer(missing="bin")`` learn it. None (the default, and every file written without
         it): the machine does not accept NaN.
+    categories : sequence, optional
+        Per node, None for a numeric split (or a leaf), or the category values (non-negative integers)
+        of a categorical split: samples whose ``x[features[i]]`` is one of them go left, every other
+        value (a category unseen in training too) goes right, and NaN where ``missing_left`` says.
+        ``thresholds[i]`` is unused there. None (the default): numeric splits only.
     """
 
     machine_type = "TreeMachine"
 
     def __init__(self, features, thresholds, left_children, right_children, values, roots=(0,),
-                 missing_left=None) -> None:
+                 missing_left=None, categories=None) -> None:
         value_array = np.array(values, dtype=np.float64)
         if value_array.ndim == 1:
             value_array = value_array[:, np.newaxis]
@@ -160,9 +194,20 @@ class TreeMachine(WeakMachine):
          self.roots) = check_tree_arrays(features, thresholds, left_children, right_children,
                                          value_array.shape[0], roots)
         self.missing_left = check_missing_left(missing_left, self.features)
+        self._category_sets = check_categories(categories, self.features)
         value_array.setflags(write=False)
         self.values = value_array
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
+
+    @property
+    def categories(self) -> list[np.ndarray | None] | None:
+        """Per node, the category values a categorical split sends left (None for other nodes); None for trees
+        of numeric splits only."""
+        if self._category_sets is None:
+            return None
+        offsets, values = self._category_sets
+        return [values[offsets[i]:offsets[i + 1]] if offsets[i + 1] > offsets[i] else None
+                for i in range(self.features.size)]
 
     @property
     def accepts_missing(self) -> bool:
@@ -188,7 +233,7 @@ class TreeMachine(WeakMachine):
         if array.dtype.kind != "f":  # compared in float64, as numpy compares integers with the thresholds
             array = array.astype(np.float64)
         return node_leaves(np.ascontiguousarray(array), self.features, self.thresholds, self.left_children,
-                           self.right_children, self.missing_left, self.roots)
+                           self.right_children, self.missing_left, self.roots, self._category_sets)
 
     def forward(self, features: np.ndarray) -> np.ndarray:
         """(#samples, #outputs) sum of the leaf values reached in every tree."""
@@ -208,6 +253,9 @@ class TreeMachine(WeakMachine):
         group.create_dataset("Roots", data=self.roots.astype(np.int32))
         if self.missing_left is not None:
             group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
+        if self._category_sets is not None:
+            group.create_dataset("CategoryOffsets", data=self._category_sets[0])
+            group.create_dataset("CategoryValues", data=self._category_sets[1])
 
     @classmethod
     def load(cls, group: h5py.Group) -> "TreeMachine":
@@ -218,9 +266,19 @@ class TreeMachine(WeakMachine):
         values = hdf5.read_array(group, "Values", "float", ndim=2)
         # files without MissingLeft (written before missing values, or without them) reject NaN as before
         missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
+        categories = None
+        if "CategoryOffsets" in group:
+            offsets = hdf5.read_array(group, "CategoryOffsets", "int", ndim=1)
+            category_values = hdf5.read_array(group, "CategoryValues", "float", ndim=1)
+            if (offsets.size != arrays["Features"].size + 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0)
+                    or offsets[-1] != category_values.size):
+                raise hdf5.fail(group, "CategoryOffsets must be increasing offsets into CategoryValues, one per "
+                                       "node and one more")
+            categories = [category_values[offsets[i]:offsets[i + 1]] if offsets[i + 1] > offsets[i] else None
+                          for i in range(offsets.size - 1)]
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
-                       arrays["Roots"], missing_left)
+                       arrays["Roots"], missing_left, categories)
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
@@ -228,7 +286,9 @@ class TreeMachine(WeakMachine):
         return (tuple(self.features.tolist()), self.thresholds.tobytes(), tuple(self.left_children.tolist()),
                 tuple(self.right_children.tolist()), self.values.tobytes(), self.values.shape,
                 tuple(self.roots.tolist()),
-                None if self.missing_left is None else tuple(self.missing_left.tolist()))
+                None if self.missing_left is None else tuple(self.missing_left.tolist()),
+                None if self._category_sets is None else (tuple(self._category_sets[0].tolist()),
+                                                           self._category_sets[1].tobytes()))
 
     def __repr__(self) -> str:
         return (f"TreeMachine(#trees={self.roots.size}, depth={self.depth}, #nodes={self.values.shape[0]}, "

@@ -93,6 +93,8 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
     the feature's NaN code (-1 without missing values) and whether NaN goes left (feature -1: not split this
     level). The node's rows hold codes at most that bin or at least the next occupied one, so this is the raw
     rule ``x >= threshold`` of the tree (threshold between the two); a NaN row goes to the split's NaN side.
+    A table of more columns marks categorical splits in its column 6 (1), whose rows go left when their code is
+    in the bin set of the columns after it (:data:`~bob_boost.engine.categorical.CATEGORY_WORDS` words).
     """
     # rows at -1 (outside a sampled round's trees) never move
     feature = np.where(sample_node >= 0, split[sample_node, 0], -1)
@@ -103,6 +105,11 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
     codes = coded.codes[feature[moving], moving]
     above = codes > split[node, 1]
     above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
+    if split.shape[1] > 6:
+        codes = codes.astype(np.int64)
+        words = split[node, 7 + codes // 64].view(np.uint64)
+        in_set = (words >> (codes % 64).astype(np.uint64)) & np.uint64(1) == 1
+        above = np.where(split[node, 6] == 1, ~in_set, above)
     moved = sample_node.copy()
     moved[moving] = np.where(above, split[node, 3], split[node, 2])
     return moved

@@ -26,6 +26,7 @@ from ..losses.base import weighted
 from ..weak.tree import TreeMachine
 from .partitioned import routed
 from .tree import TIE_TOLERANCE, TreeTrainer
+from .tree_categories import node_category_sets
 
 
 # -- on each partition -------------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ class PartitionedGradientTrees:
     """Grows a round's gradient trees from the partitions (see the module's description)."""
 
     def __init__(self, trainer: TreeTrainer, partitions: Partitions, offsets: np.ndarray, split_thresholds: np.ndarray,
-                 bins_per_feature: int, outputs: int) -> None:
+                 bins_per_feature: int, outputs: int, categories: dict[int, np.ndarray] | None = None) -> None:
         self.trainer = trainer
         self.partitions = partitions
         self.offsets = offsets
@@ -165,6 +166,8 @@ class PartitionedGradientTrees:
         self.node_columns: tuple[int, float] | None = None
         self.monotone = trainer._monotone(offsets.size - 1)
         self.interaction_groups = trainer._groups(offsets.size - 1)
+        self.categorical, self.category_params = trainer._categorical(offsets.size - 1)
+        self.categories = categories or {}
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
              columns: np.ndarray | None = None, factors: list | None = None,
@@ -197,8 +200,8 @@ class PartitionedGradientTrees:
                                          tuple(tree.frontier for tree in growing))
                 for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
-            split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone, self.interaction_groups)
-                         for tree in growing]
+            split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone, self.interaction_groups,
+                                   self.categorical) for tree in growing]
             if not any(split_any):
                 break
             moved = True
@@ -243,11 +246,13 @@ class PartitionedGradientTrees:
                     sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed,
-                    self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node])
+                    self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node],
+                    self.categorical, self.category_params, nodes["split_sets"][node])
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
-        the feature's NaN code (-1 without missing values) and whether NaN goes left (1); see
+        the feature's NaN code (-1 without missing values) and whether NaN goes left (1), and with categorical
+        features whether the split is categorical and its bin set; see
         :func:`~bob_boost.weak_trainers.partitioned.routed`."""
         offsets, tables = self.offsets, []
         for tree in growing:
@@ -260,18 +265,25 @@ class PartitionedGradientTrees:
             table[inner] = np.column_stack([
                 f, nodes["node_bin"][:n][inner] - offsets[f], nodes["node_left"][:n][inner],
                 nodes["node_right"][:n][inner], nan_code, nodes["node_nan_left"][:n][inner]])
+            if self.categorical.size:
+                flags = np.zeros(n, dtype=np.int64)
+                flags[inner] = self.categorical[f]
+                table = np.hstack([table, flags[:, np.newaxis], nodes["node_sets"][:n].view(np.int64)])
             tables.append(table)
         return tuple(tables)
 
     def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...]) -> TreeMachine:
-        features, thresholds, left, right, values, roots, nan_left = [], [], [], [], [], [], []
+        features, thresholds, left, right, values, roots, nan_left, sets = [], [], [], [], [], [], [], []
         offset = 0
         for t, (tree, leaves) in enumerate(zip(growing, leaf_values)):
             n, nodes = tree.n_nodes, tree.nodes
             inner = nodes["node_feature"][:n] >= 0
             features.append(nodes["node_feature"][:n])
             nan_left.append(inner & nodes["node_nan_left"][:n])
-            thresholds.append(np.where(inner, self.split_thresholds[nodes["node_bin"][:n]], 0.0))
+            categorised = node_category_sets(nodes["node_feature"][:n], nodes["node_sets"][:n], self.categories)
+            sets.extend(categorised if categorised is not None else [None] * n)
+            numeric = inner if categorised is None else inner & np.array([c is None for c in categorised])
+            thresholds.append(np.where(numeric, self.split_thresholds[nodes["node_bin"][:n]], 0.0))
             left.append(np.where(inner, nodes["node_left"][:n] + offset, -1))
             right.append(np.where(inner, nodes["node_right"][:n] + offset, -1))
             full = np.zeros((n, self.outputs))
@@ -281,7 +293,8 @@ class PartitionedGradientTrees:
             offset += n
         return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
                            np.concatenate(right), np.vstack(values), roots,
-                           np.concatenate(nan_left) if self.missing else None)
+                           np.concatenate(nan_left) if self.missing else None,
+                           sets if any(c is not None for c in sets) else None)
 
 
 class _GrowingTree:
@@ -295,7 +308,7 @@ class _GrowingTree:
         self.frontier = np.zeros(1, dtype=np.int64)
 
     def grow(self, feature_of_bin: np.ndarray, trainer: TreeTrainer, monotone: np.ndarray,
-             groups: np.ndarray) -> bool:
+             groups: np.ndarray, categorical: np.ndarray) -> bool:
         """Split what the in-memory growth policy chooses next (the children bounded by the ``monotone``
         constraints and keeping the interaction ``groups`` of their path, as in memory); the new frontier is
         the children that may split. Returns whether a node was split."""
@@ -317,6 +330,8 @@ class _GrowingTree:
                                        nodes["node_right"], nodes["bounds"])
             tree_policy.group_children(node, feature, groups, nodes["node_left"], nodes["node_right"],
                                        nodes["node_groups"])
+            if categorical.size and categorical[feature]:
+                nodes["node_sets"][node] = nodes["split_sets"][node]
             self.n_nodes += 2
             self.leaves += 1
         children = [child for node in split_nodes for child in (nodes["node_left"][node], nodes["node_right"][node])

@@ -14,6 +14,9 @@ from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
+from ..engine.categorical import CATEGORY_WORDS, category_parameters
+from .tree_categories import (categorical_mask, check_categorical_features, check_category_parameters,
+                              feature_categories, node_category_sets)
 from .tree_constraints import check_monotonic_cst, group_matrix, interaction_groups, monotone_array
 from .tree_parts import PART_ROWS, Parts
 
@@ -128,6 +131,18 @@ class TreeTrainer:
         splits on features of one group only: a node may use the features of the groups that hold every
         feature its ancestors split on. ``"no_interactions"``: every feature its own group (trees of one
         feature each). At most 63 groups. None (the default): no constraint.
+    categorical_features : sequence of int, boolean mask or None
+        Features whose values are categories (integers in ``[0, 2**31)``, NaN missing with
+        ``missing="bin"``), each with at most ``max_bins`` (and 256) categories, the missing values' bin
+        counting as one. A split of such a feature sends a set of its categories left and the rest right, a
+        category unseen in training too (see :mod:`bob_boost.engine.categorical`, LightGBM's method): each
+        category against the rest when a node holds at most ``max_cat_to_onehot`` of them, else the
+        categories of at least ``min_data_per_group`` samples ordered by ``G / (H + cat_smooth)``, whose
+        prefixes of at most ``max_cat_threshold`` categories, from either end, are scored with
+        ``l2_regularization + cat_l2``. NaN goes left when the missing values' bin is in the set. None (the
+        default): every feature is numeric.
+    cat_smooth, cat_l2, max_cat_threshold, max_cat_to_onehot, min_data_per_group : number
+        The categorical splits' parameters, with LightGBM's names and defaults (10, 10, 32, 4, 100).
 
     Attributes
     ----------
@@ -154,7 +169,9 @@ class TreeTrainer:
                  n_threads: int | None = None, multi_output: str = "per_output",
                  newton_leaves: bool | None = None, missing: str | None = None, growth: str = "leafwise",
                  quantized_gradients: int | None = None, max_delta_step: float | None = None,
-                 monotonic_cst=None, interaction_cst=None) -> None:
+                 monotonic_cst=None, interaction_cst=None, categorical_features=None, cat_smooth: float = 10.0,
+                 cat_l2: float = 10.0, max_cat_threshold: int = 32, max_cat_to_onehot: int = 4,
+                 min_data_per_group: int = 100) -> None:
         self.max_depth = max_depth
         self.max_leaves = max_leaves
         self.min_samples_leaf = min_samples_leaf
@@ -170,6 +187,12 @@ class TreeTrainer:
         self.max_delta_step = max_delta_step
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
+        self.categorical_features = categorical_features
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.max_cat_threshold = max_cat_threshold
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.min_data_per_group = min_data_per_group
         self._check()
         self.histogram_subtraction = True
 
@@ -201,6 +224,19 @@ class TreeTrainer:
             check_monotonic_cst(self.monotonic_cst)
         if self.interaction_cst is not None:
             interaction_groups(self.interaction_cst, None)
+        check_categorical_features(self.categorical_features)
+        check_category_parameters(self.cat_smooth, self.cat_l2, self.max_cat_threshold, self.max_cat_to_onehot,
+                                  self.min_data_per_group)
+
+    def _categorical(self, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' (#features,) categorical mask (empty without any) and categorical-split parameters."""
+        indices = check_categorical_features(self.categorical_features, n_features)
+        monotone = self._monotone(n_features)
+        if indices is not None and monotone.size and np.any(monotone[indices] != 0):
+            raise InvalidValueError("monotonic_cst: a categorical feature has no order to be monotone in; give it 0")
+        return categorical_mask(indices, n_features), category_parameters(
+            float(self.cat_smooth), float(self.cat_l2), int(self.max_cat_threshold), int(self.max_cat_to_onehot),
+            int(self.min_data_per_group))
 
     def _groups(self, n_features: int) -> np.ndarray:
         """The kernels' (#groups, #features) interaction groups; no rows without constraints."""
@@ -251,10 +287,18 @@ class TreeTrainer:
             if features.missing != self.accepts_missing:
                 raise InvalidValueError(f"features: binned with missing={'bin' if features.missing else None!r}, "
                                         f"the trainer has missing={self.missing!r}")
+            indices = check_categorical_features(self.categorical_features, features.number_of_features)
+            if set(features.categories) != set(() if indices is None else indices.tolist()):
+                raise InvalidValueError("features: binned with other categorical features than the trainer's "
+                                        "categorical_features (use TreeTrainer.prepare)")
             return features
-        return BinnedFeatures.from_values(as_feature_matrix(features, allow_nan=self.accepts_missing),
-                                          max_bins=self.max_bins, n_threads=check_threads(self.n_threads),
-                                          missing=self.accepts_missing)
+        array = as_feature_matrix(features, allow_nan=self.accepts_missing)
+        indices = check_categorical_features(self.categorical_features, array.shape[1])
+        categories = feature_categories(array, indices, self.max_bins, self.accepts_missing)
+        binned = BinnedFeatures.from_values(array, max_bins=self.max_bins, n_threads=check_threads(self.n_threads),
+                                            missing=self.accepts_missing)
+        binned.categories = categories
+        return binned
 
     def train(self, features, loss_gradient, loss_hessian=None) -> TreeMachine:
         """The tree for ``loss_gradient`` (and ``loss_hessian``; None: gradient-only leaves).
@@ -319,6 +363,7 @@ class TreeTrainer:
         node_nan_left = np.zeros((trees, nodes), dtype=np.bool_)
         node_left = np.full((trees, nodes), -1, dtype=np.int64)
         node_right = np.full((trees, nodes), -1, dtype=np.int64)
+        node_sets = np.zeros((trees, nodes, CATEGORY_WORDS), dtype=np.uint64)
         leaf_values = np.zeros((trees, nodes, leaf_width))
         n_nodes = np.zeros(trees, dtype=np.int64)
         training_outputs = np.empty((samples, outputs))
@@ -333,12 +378,13 @@ class TreeTrainer:
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
-                   0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features)),
+                   0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features),
+                   *self._categorical(binned.number_of_features)),
                   np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                   self.growth == "leafwise")
-        nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes,
+        nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes,
                      training_outputs)
         work = float(coded.codes.size) * (self.max_depth or 1) * trees
         if self.quantized_gradients is not None:
@@ -370,11 +416,11 @@ class TreeTrainer:
         if rows is not None and rows.size < samples:  # the rows the trees did not grow on, routed by their codes
             dropped = np.ones(samples, dtype=bool)
             dropped[rows] = False
-            tree_batches.routed_outputs(coded.codes, binned.offsets, bool(binned.missing), node_feature, node_bin,
-                                        node_nan_left, node_left, node_right, leaf_values,
-                                        leaf_width, np.flatnonzero(dropped), training_outputs)
+            tree_batches.routed_outputs(coded.codes, binned.offsets, bool(binned.missing), common[9][6],
+                                        node_feature, node_bin, node_nan_left, node_left, node_right, node_sets,
+                                        leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                             leaf_values, outputs), training_outputs
+                             node_sets, leaf_values, outputs), training_outputs
 
     @staticmethod
     def _grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
@@ -386,7 +432,8 @@ class TreeTrainer:
         leaves, the packing's field bits and the scales.
         """
         sums, counts = slots
-        node_feature, node_bin, node_nan_left, node_left, node_right, leaf_values, n_nodes, outputs = nodes_out
+        node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes, outputs = \
+            nodes_out
         samples, width = values.shape
         codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
                                                                                           *common[4:11])
@@ -404,7 +451,8 @@ class TreeTrainer:
                       scales,
                       np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                      + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
-                                 node_right[0], leaf_values[0], sample_node, True, root_total, 2 * PART_ROWS, state))
+                                 node_right[0], node_sets[0], leaf_values[0], sample_node, True, root_total,
+                                 2 * PART_ROWS, state))
         while (grown := tree_kernels.grow_tree(*arguments)) < 0:
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
@@ -427,7 +475,7 @@ class TreeTrainer:
 
     @staticmethod
     def _machine(binned: BinnedFeatures, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                 leaf_values, outputs: int) -> TreeMachine:
+                 node_sets, leaf_values, outputs: int) -> TreeMachine:
         """One :class:`TreeMachine` of a round's trees (tree ``t`` predicts output ``t``, or all of them)."""
         used = np.arange(node_feature.shape[1]) < n_nodes[:, np.newaxis]
         roots = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
@@ -441,6 +489,9 @@ class TreeTrainer:
         else:  # one tree per output
             values = np.zeros((features.size, outputs))
             values[np.arange(features.size), np.repeat(np.arange(n_nodes.size), n_nodes)] = leaf_values[used][:, 0]
+        categories = node_category_sets(features, node_sets[used], binned.categories)
+        if categories is not None:
+            thresholds[[c is not None for c in categories]] = 0.0  # unused by a categorical split
         return TreeMachine(features, thresholds, np.where(inner, node_left[used] + shift, -1),
                            np.where(inner, node_right[used] + shift, -1), values, roots,
-                           inner & node_nan_left[used] if binned.missing else None)
+                           inner & node_nan_left[used] if binned.missing else None, categories)

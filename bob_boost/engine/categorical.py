@@ -1,0 +1,257 @@
+"""Compiled categorical splits of gradient trees: a set of a feature's categories goes left, the rest right.
+
+A categorical feature's bins are its categories (one bin per category value,
+the missing values' bin a category like the others). A node's candidate sets
+are LightGBM's:
+
+- with at most ``max_cat_to_onehot`` categories present in the node, each
+  category alone (one against the rest), scored with the trees' ``l2``;
+- with more, the categories holding at least ``min_data_per_group`` of the
+  node's samples are ordered by their smoothed Newton ratio
+  ``sum_k G_k / (H_k + cat_smooth)``, and the first ``j`` of that order, from
+  either end, go left, for ``j`` up to ``max_cat_threshold`` and half the
+  ordered categories; these are scored with ``l2 + cat_l2``.
+
+For one output, ``cat_smooth = cat_l2 = l2 = 0`` and no cap, the ordered
+prefixes contain the best of all ``2^(k-1) - 1`` two-way partitions of the
+node's categories (Fisher 1958: the Newton gain ``G_L^2/H_L + G_R^2/H_R`` is
+maximised by a partition that is contiguous in the order of ``G/H``).
+Categories a node does not hold, and values never seen in training, go
+right. A set is a bitset of :data:`CATEGORY_WORDS` words over a feature's
+bins, so a categorical feature has at most :data:`MAX_CATEGORY_BINS` bins.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..exceptions import InvalidValueError
+from .newton_gain import ROUNDING_GAIN, bounded_score, newton_score
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+#: 64-bit words of a node's category set.
+CATEGORY_WORDS = 4
+
+#: Bins a categorical feature may have (its categories, and the missing values' bin).
+MAX_CATEGORY_BINS = 64 * CATEGORY_WORDS
+
+#: Largest category value: codes are counts of categories, which a float64 holds exactly far beyond this.
+MAX_CATEGORY_VALUE = 2 ** 31 - 1
+
+#: Positions in the parameter vector of :func:`best_category_split`.
+SMOOTH, CAT_L2, MAX_THRESHOLD, MAX_ONEHOT, MIN_GROUP = range(5)
+
+
+def category_parameters(cat_smooth: float, cat_l2: float, max_cat_threshold: int, max_cat_to_onehot: int,
+                        min_data_per_group: int) -> np.ndarray:
+    """The kernels' float64 parameter vector of categorical splits (see the module's description)."""
+    return np.array([cat_smooth, cat_l2, max_cat_threshold, max_cat_to_onehot, min_data_per_group], dtype=np.float64)
+
+
+def category_limit(max_bins: int | None, missing: bool) -> int:
+    """The most categories a feature may have: one bin each, within ``max_bins`` and the kernels' sets (the
+    missing values' bin takes one)."""
+    limit = MAX_CATEGORY_BINS if max_bins is None else min(max_bins, MAX_CATEGORY_BINS)
+    return limit - 1 if missing else limit
+
+
+def checked_categories(f: int, values: np.ndarray, max_bins: int | None, missing: bool) -> np.ndarray:
+    """Feature ``f``'s sorted distinct ``values`` (NaN out with ``missing``), checked as categories.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not an integer in ``[0, MAX_CATEGORY_VALUE]``, or more categories than
+        :func:`category_limit`.
+    """
+    limit = category_limit(max_bins, missing)
+    bad = values[(values < 0) | (values != np.floor(values)) | (values > MAX_CATEGORY_VALUE)
+                 | ~np.isfinite(values)]
+    if bad.size:
+        raise InvalidValueError(f"categorical_features: feature {f} holds {float(bad[0])!r}; categories must be "
+                                f"integers in [0, {MAX_CATEGORY_VALUE}]")
+    if values.size > limit:
+        raise InvalidValueError(f"categorical_features: feature {f} has {values.size} categories, more than "
+                                f"the {limit} a tree can split on (max_bins={max_bins}, "
+                                f"missing={'bin' if missing else None!r})")
+    return values
+
+
+@numba.njit(**_JIT)
+def has_category(bits, code):
+    """Whether bin ``code`` is in the set ``bits``."""
+    return (bits[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+
+
+@numba.njit(**_JIT)
+def _score(sums, outputs, regularization, lower, upper):
+    """The loss decrease of a child with these (2K,) sums: the clipped Newton value's for one output."""
+    if outputs == 1:
+        return bounded_score(sums[0], sums[1], regularization, lower, upper)[0]
+    return newton_score(sums, outputs, regularization)
+
+
+@numba.njit(**_JIT)
+def _gain(total, left, count, left_count, outputs, regularization, min_samples, min_hessian, lower, upper, parent,
+          right):
+    """The gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed."""
+    if left_count < min_samples or count - left_count < min_samples:
+        return -1.0
+    for v in range(2 * outputs):
+        right[v] = total[v] - left[v]
+    for k in range(outputs, 2 * outputs):
+        if left[k] < min_hessian or right[k] < min_hessian:
+            return -1.0
+    children = _score(left, outputs, regularization, lower, upper) + _score(right, outputs, regularization, lower,
+                                                                              upper)
+    value = children - parent
+    if value <= ROUNDING_GAIN * abs(children):
+        return -1.0
+    return value
+
+
+@numba.njit(**_JIT)
+def best_category_split(sums, counts, base, first, stop, total, count, regularization, min_samples, min_hessian,
+                        params, lower, upper, missing, bits):
+    """The best category set of a feature whose bins are ``first:stop`` (histogram rows ``base + g``) in a node
+    of ``count`` samples with (2K,) sums ``total``: returns its gain (-1: none) and writes it into ``bits``.
+
+    Each side needs ``min_samples`` samples and a hessian sum of ``min_hessian``; with one output the
+    children's values are clipped to ``[lower, upper]`` (monotone bounds of the node), as numeric splits are.
+    The first best set in scan order wins (one-vs-rest in bin order; prefixes from the front, then the back,
+    shortest first). With ``missing`` (the last bin holds NaN), a set of the missing values alone is turned
+    around: the node's categories go left and NaN right (the same partition of the node), so that every
+    categorical split sends some category left.
+    """
+    width = sums.shape[1]
+    outputs = width // 2
+    bits[:] = 0
+    present = np.empty(stop - first, dtype=np.int64)
+    n = 0
+    for g in range(first, stop):
+        if counts[base + g] > 0:
+            present[n] = g
+            n += 1
+    if n < 2:
+        return -1.0
+    left = np.zeros(width)
+    right = np.empty(width)
+    best = -1.0
+    if n <= params[MAX_ONEHOT]:
+        parent = _score(total, outputs, regularization, lower, upper)
+        pick = -1
+        for j in range(n):
+            p = base + present[j]
+            for v in range(width):
+                left[v] = sums[p, v]
+            gain = _gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian, lower,
+                         upper, parent, right)
+            if gain > best:
+                best, pick = gain, present[j]
+        if pick >= 0:
+            _add(bits, pick - first)
+        _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
+        return best
+    ordered = np.empty(n, dtype=np.int64)
+    keys = np.empty(n)
+    m = 0
+    for j in range(n):
+        p = base + present[j]
+        if counts[p] >= params[MIN_GROUP]:
+            key = 0.0
+            for k in range(outputs):
+                key += sums[p, k] / (sums[p, outputs + k] + params[SMOOTH])
+            ordered[m] = present[j]
+            keys[m] = key
+            m += 1
+    if m < 1:
+        return -1.0
+    ordered = ordered[:m][np.argsort(keys[:m], kind="mergesort")]
+    most = min(int(params[MAX_THRESHOLD]), (m + 1) // 2)
+    regularization = regularization + params[CAT_L2]
+    parent = _score(total, outputs, regularization, lower, upper)
+    best_direction, best_size = 0, 0
+    for direction in range(2):
+        left[:] = 0.0
+        left_count = 0
+        for i in range(min(most, m)):
+            g = ordered[i] if direction == 0 else ordered[m - 1 - i]
+            p = base + g
+            for v in range(width):
+                left[v] += sums[p, v]
+            left_count += counts[p]
+            gain = _gain(total, left, count, left_count, outputs, regularization, min_samples, min_hessian, lower,
+                         upper, parent, right)
+            if gain > best:
+                best, best_direction, best_size = gain, direction, i + 1
+    for i in range(best_size):
+        _add(bits, (ordered[i] if best_direction == 0 else ordered[m - 1 - i]) - first)
+    _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
+    return best
+
+
+@numba.njit(**_JIT)
+def _add(bits, code):
+    bits[code >> 6] |= np.uint64(1) << np.uint64(code & 63)
+
+
+@numba.njit(**_JIT)
+def _turn_missing_around(bits, present, missing_code, missing):
+    """With ``missing``, a set holding the missing values' bin alone becomes the ``present`` bins but that one."""
+    if not missing or not has_category(bits, missing_code):
+        return
+    for j in range(present.size):
+        if present[j] != missing_code and has_category(bits, present[j]):
+            return
+    bits[:] = 0
+    for j in range(present.size):
+        if present[j] != missing_code:
+            _add(bits, present[j])
+
+
+@numba.njit(**_JIT)
+def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+                    missing, gains, allowed, categorical, params, lower, upper):
+    """Every allowed categorical feature's best set gain into ``gains`` at its first bin (side 0; its other
+    entries -1), as :func:`~bob_boost.engine.split_scan.best_split` reads them; returns the largest (0 if none).
+
+    A feature needs two value bins (the missing values' bin is not one), as a numeric split does.
+    """
+    bits = np.zeros(CATEGORY_WORDS, dtype=np.uint64)
+    top = 0.0
+    for f in range(offsets.size - 1):
+        if not (allowed[f] and categorical[f]):
+            continue
+        for g in range(offsets[f], offsets[f + 1]):
+            gains[2 * g] = -1.0
+            gains[2 * g + 1] = -1.0
+        if offsets[f + 1] - offsets[f] - (1 if missing else 0) < 2:
+            continue
+        if mode_bins[f] >= 0 and counts[f * n_bins + mode_bins[f]] == count:
+            continue
+        base = f * n_bins - offsets[f]
+        value = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
+                                    min_samples, min_hessian, params, lower, upper, missing, bits)
+        gains[2 * offsets[f]] = value
+        top = max(top, value)
+    return top
+
+
+@numba.njit(**_JIT)
+def partition_by_set(order, buffer, start, stop, feature_codes, bits):
+    """Split ``order[start:stop]`` stably into the rows whose code is in the set ``bits`` (left), then the others;
+    returns the boundary."""
+    middle = start
+    moved = 0
+    for p in range(start, stop):
+        i = order[p]
+        if has_category(bits, np.intp(feature_codes[i])):
+            order[middle] = i  # middle <= p: that entry has been read
+            middle += 1
+        else:
+            buffer[moved] = i
+            moved += 1
+    for q in range(moved):
+        order[middle + q] = buffer[q]
+    return middle
