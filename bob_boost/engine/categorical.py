@@ -113,14 +113,15 @@ def _gain(total, left, count, left_count, outputs, regularization, min_samples, 
 
 @numba.njit(**_JIT)
 def best_category_split(sums, counts, base, first, stop, total, count, regularization, min_samples, min_hessian,
-                        params, lower, upper, missing, bits):
+                        tie_tolerance, params, lower, upper, missing, bits):
     """The best category set of a feature whose bins are ``first:stop`` (histogram rows ``base + g``) in a node
     of ``count`` samples with (2K,) sums ``total``: returns its gain (-1: none) and writes it into ``bits``.
 
     Each side needs ``min_samples`` samples and a hessian sum of ``min_hessian``; with one output the
     children's values are clipped to ``[lower, upper]`` (monotone bounds of the node), as numeric splits are.
-    The first best set in scan order wins (one-vs-rest in bin order; prefixes from the front, then the back,
-    shortest first). With ``missing`` (the last bin holds NaN), a set of the missing values alone is turned
+    The first set in scan order (one-vs-rest in bin order; prefixes from the front, then the back, shortest
+    first) within ``tie_tolerance`` (relative) of the largest gain wins, so that sums rounded in another
+    order (on partitions) choose the same set. With ``missing`` (the last bin holds NaN), a set of the missing values alone is turned
     around: the node's categories go left and NaN right (the same partition of the node), so that every
     categorical split sends some category left.
     """
@@ -137,22 +138,23 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
         return -1.0
     left = np.zeros(width)
     right = np.empty(width)
-    best = -1.0
     if n <= params[MAX_ONEHOT]:
         parent = _score(total, outputs, regularization, lower, upper)
-        pick = -1
+        gains = np.empty(n)
         for j in range(n):
             p = base + present[j]
             for v in range(width):
                 left[v] = sums[p, v]
-            gain = _gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian, lower,
-                         upper, parent, right)
-            if gain > best:
-                best, pick = gain, present[j]
-        if pick >= 0:
-            _add(bits, pick - first)
+            gains[j] = _gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian,
+                             lower, upper, parent, right)
+        if n == 2:  # the second category alone is the first's partition again
+            gains[1] = -1.0
+        pick = _first_within(gains, tie_tolerance)
+        if pick < 0:
+            return -1.0
+        _add(bits, present[pick] - first)
         _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
-        return best
+        return gains[pick]
     ordered = np.empty(n, dtype=np.int64)
     keys = np.empty(n)
     m = 0
@@ -171,24 +173,45 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     most = min(int(params[MAX_THRESHOLD]), (m + 1) // 2)
     regularization = regularization + params[CAT_L2]
     parent = _score(total, outputs, regularization, lower, upper)
-    best_direction, best_size = 0, 0
+    size = min(most, m)
+    gains = np.empty(2 * size)
     for direction in range(2):
         left[:] = 0.0
         left_count = 0
-        for i in range(min(most, m)):
+        for i in range(size):
             g = ordered[i] if direction == 0 else ordered[m - 1 - i]
             p = base + g
             for v in range(width):
                 left[v] += sums[p, v]
             left_count += counts[p]
-            gain = _gain(total, left, count, left_count, outputs, regularization, min_samples, min_hessian, lower,
-                         upper, parent, right)
-            if gain > best:
-                best, best_direction, best_size = gain, direction, i + 1
-    for i in range(best_size):
-        _add(bits, (ordered[i] if best_direction == 0 else ordered[m - 1 - i]) - first)
+            gains[direction * size + i] = _gain(total, left, count, left_count, outputs, regularization, min_samples,
+                                                min_hessian, lower, upper, parent, right)
+            if direction == 1 and m - (i + 1) <= size:
+                # the front's prefix of the other m - i - 1 is this partition, summed the other way round:
+                # scoring it once keeps rounding from choosing between the two
+                gains[size + i] = -1.0
+    pick = _first_within(gains, tie_tolerance)
+    if pick < 0:
+        return -1.0
+    direction, length = pick // size, pick % size + 1
+    for i in range(length):
+        _add(bits, (ordered[i] if direction == 0 else ordered[m - 1 - i]) - first)
     _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
-    return best
+    return gains[pick]
+
+
+@numba.njit(**_JIT)
+def _first_within(gains, tie_tolerance):
+    """The first of ``gains`` within ``tie_tolerance`` (relative) of the largest positive one; -1 if none."""
+    top = 0.0
+    for value in gains:
+        top = max(top, value)
+    if top <= 0:
+        return -1
+    for j in range(gains.size):
+        if gains[j] > 0 and gains[j] >= top - tie_tolerance * top:
+            return j
+    return -1
 
 
 @numba.njit(**_JIT)
@@ -212,7 +235,7 @@ def _turn_missing_around(bits, present, missing_code, missing):
 
 @numba.njit(**_JIT)
 def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                    missing, gains, allowed, categorical, params, lower, upper):
+                    tie_tolerance, missing, gains, allowed, categorical, params, lower, upper):
     """Every allowed categorical feature's best set gain into ``gains`` at its first bin (side 0; its other
     entries -1), as :func:`~bob_boost.engine.split_scan.best_split` reads them; returns the largest (0 if none).
 
@@ -232,7 +255,7 @@ def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regu
             continue
         base = f * n_bins - offsets[f]
         value = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
-                                    min_samples, min_hessian, params, lower, upper, missing, bits)
+                                    min_samples, min_hessian, tie_tolerance, params, lower, upper, missing, bits)
         gains[2 * offsets[f]] = value
         top = max(top, value)
     return top

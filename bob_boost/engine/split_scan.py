@@ -186,7 +186,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
                     missing, gains, numeric)
     if categorical.size > 0:
         top = max(top, scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization,
-                                       min_samples, min_hessian, missing, gains, allowed, categorical,
+                                       min_samples, min_hessian, tie_tolerance, missing, gains, allowed, categorical,
                                        category_params, lower, upper))
     if top <= 0:
         return -1, 0.0, False
@@ -200,7 +200,8 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     base = f * n_bins - offsets[f]
     if categorical.size > 0 and categorical[f]:
         gain = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
-                                   min_samples, min_hessian, category_params, lower, upper, missing, category_set)
+                                   min_samples, min_hessian, tie_tolerance, category_params, lower, upper, missing,
+                                   category_set)
         nan_left = missing and has_category(category_set, offsets[f + 1] - offsets[f] - 1)
         return g, gain, nan_left
     nan_left = side == 0

@@ -64,11 +64,10 @@ def coded_frame(estimator, X, reset: bool):
     import pandas as pd  # a frame came in: pandas is there
     coded = X.copy()
     for j, categories in kept.items():
-        codes = pd.Categorical(X.iloc[:, j], categories=categories).codes.astype(np.float64)
         column = X.iloc[:, j]
-        unseen = (codes < 0) & column.notna().to_numpy()
-        codes[codes < 0] = np.nan
-        codes[unseen] = len(categories)
+        codes = pd.Index(categories).get_indexer(column.astype(object)).astype(np.float64)
+        codes[(codes < 0) & column.notna().to_numpy()] = len(categories)  # unseen: a code of its own
+        codes[column.isna().to_numpy()] = np.nan
         coded.isetitem(j, codes)
     return coded
 

@@ -1,0 +1,227 @@
+"""Categorical splits of gradient trees: the best partition, the routing of unseen values, files, ONNX,
+partitions, the estimators' categorical_features, and bad input."""
+from __future__ import annotations
+
+import itertools
+
+import h5py
+import numpy as np
+import pytest
+
+import bob_boost
+from bob_boost import BoostedMachine, Boosting, LogitLoss, SquaredLoss, TreeMachine, TreeTrainer
+from bob_boost.boosting.partitions import LocalRows
+from bob_boost.engine.categorical import best_category_split, category_parameters, has_category
+from bob_boost.trainers.partitioned import PartitionedBoosting
+
+#: Parameters that leave the ordered prefixes exact: no smoothing, no extra l2, no cap, no one-vs-rest.
+EXACT = category_parameters(0.0, 0.0, 1 << 20, 0, 0)
+
+
+def _newton_gain(total: np.ndarray, left: np.ndarray) -> float:
+    right = total - left
+    return left[0] ** 2 / left[1] + right[0] ** 2 / right[1] - total[0] ** 2 / total[1]
+
+
+def _best_partition(sums: np.ndarray) -> float:
+    """The largest Newton gain over every two-way partition of the categories (each counted once)."""
+    total = sums.sum(axis=0)
+    k = sums.shape[0]
+    return max(_newton_gain(total, sums[[0, *rest]].sum(axis=0))
+               for size in range(0, k - 1) for rest in itertools.combinations(range(1, k), size))
+
+
+def test_the_ordered_prefixes_hold_the_best_of_all_partitions():
+    """Fisher's property: with one output and no smoothing, the G/H order's prefixes contain the partition
+    of largest gain among all 2^(k-1) - 1, checked by brute force for k = 2 .. 9."""
+    rng = np.random.default_rng(1)
+    bits = np.zeros(4, dtype=np.uint64)
+    for _ in range(200):
+        k = int(rng.integers(2, 10))
+        sums = np.column_stack([rng.normal(size=k), rng.uniform(0.1, 2.0, size=k)])
+        counts = rng.integers(1, 20, size=k).astype(np.int32)
+        total = sums.sum(axis=0)
+        gain = best_category_split(sums, counts, 0, 0, k, total, int(counts.sum()), 0.0, 1, 0.0, 1e-12, EXACT,
+                                   -np.inf, np.inf, False, bits)
+        chosen = [c for c in range(k) if has_category(bits, c)]
+        best = _best_partition(sums)
+        assert gain == pytest.approx(best, rel=1e-9)
+        assert _newton_gain(total, sums[chosen].sum(axis=0)) == pytest.approx(best, rel=1e-9)
+
+
+def test_one_against_the_rest_takes_the_best_single_category():
+    rng = np.random.default_rng(2)
+    bits = np.zeros(4, dtype=np.uint64)
+    for _ in range(50):
+        k = int(rng.integers(2, 5))
+        sums = np.column_stack([rng.normal(size=k), rng.uniform(0.1, 2.0, size=k)])
+        counts = np.full(k, 5, dtype=np.int32)
+        total = sums.sum(axis=0)
+        gain = best_category_split(sums, counts, 0, 0, k, total, 5 * k, 0.0, 1, 0.0, 1e-12,
+                                   category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits)
+        singles = [_newton_gain(total, sums[c]) for c in range(k)]
+        chosen = [c for c in range(k) if has_category(bits, c)]
+        assert len(chosen) == 1  # two categories: either alone is the same partition, with the same gain
+        assert singles[chosen[0]] == pytest.approx(max(singles), rel=1e-9)
+        assert gain == pytest.approx(max(singles), rel=1e-9)
+
+
+def _category_data(n=3000, seed=0, missing=False):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 12, n)
+    effect = rng.normal(size=12)
+    X = np.column_stack([codes, rng.normal(size=n), rng.integers(0, 3, n)]).astype(float)
+    y = np.where(effect[codes] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n) > 0, 1.0, -1.0)
+    if missing:
+        X[rng.random(n) < 0.1, 0] = np.nan
+    return X, y
+
+
+def test_a_tree_splits_a_categorical_root_by_the_best_partition_of_its_categories():
+    X, y = _category_data()
+    trainer = TreeTrainer(max_depth=1, min_samples_leaf=1, min_hessian_leaf=0.0, categorical_features=[0],
+                          cat_smooth=0.0, cat_l2=0.0, max_cat_to_onehot=0, min_data_per_group=0,
+                          max_cat_threshold=64, n_threads=1)
+    gradient = -y[:, np.newaxis]
+    machine = trainer.train(X[:, :1], gradient, np.ones_like(gradient))
+    per_category = np.array([[gradient[X[:, 0] == c].sum(), (X[:, 0] == c).sum()] for c in range(12)])
+    left = np.isin(np.arange(12), machine.categories[0])
+    assert _newton_gain(per_category.sum(axis=0), per_category[left].sum(axis=0)) == pytest.approx(
+        _best_partition(per_category), rel=1e-9)
+
+
+def test_a_categorical_node_sends_its_categories_left_and_every_other_value_right():
+    machine = TreeMachine([0, -1, -1], [0.0, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [[0.0], [-1.0], [1.0]],
+                          missing_left=[True, False, False], categories=[[1, 3], None, None])
+    rows = np.array([[1.0], [3.0], [2.0], [7.0], [np.nan], [0.0]])
+    assert machine.forward(rows)[:, 0].tolist() == [-1.0, -1.0, 1.0, 1.0, -1.0, 1.0]
+    assert machine.categories[0].tolist() == [1.0, 3.0] and machine.categories[1] is None
+
+
+def test_trees_on_categories_save_as_version_3_and_load_the_same(tmp_path):
+    X, y = _category_data(missing=True)
+    machine = Boosting(TreeTrainer(categorical_features=[0, 2], missing="bin", min_data_per_group=10),
+                       LogitLoss()).train(X, y, 10)
+    assert any(c is not None for c in machine.weak_machines[0].categories)
+    path = tmp_path / "categorical.hdf5"
+    machine.save(path)
+    with h5py.File(path, "r") as h5:
+        assert int(h5.attrs["version"][0]) == 3
+    loaded = BoostedMachine.load(path)
+    assert loaded.weak_machines == machine.weak_machines
+    assert np.array_equal(loaded.decision_scores(X), machine.decision_scores(X))
+    numeric = Boosting(TreeTrainer(), LogitLoss()).train(X[:, 1:2], y, 2)
+    numeric.save(tmp_path / "numeric.hdf5")
+    with h5py.File(tmp_path / "numeric.hdf5", "r") as h5:
+        assert int(h5.attrs["version"][0]) == 2  # what bob.learn.boosting and earlier readers accept
+
+
+def test_onnx_export_of_categorical_splits_predicts_the_same():
+    pytest.importorskip("onnx", reason="ONNX export is an optional extra (pip install bob_boost[onnx])")
+    ort = pytest.importorskip("onnxruntime", reason="ONNX export is an optional extra (pip install bob_boost[onnx])")
+    from bob_boost.onnx import to_onnx
+    X, y = _category_data(missing=True)
+    machine = Boosting(TreeTrainer(categorical_features=[0, 2], missing="bin", min_data_per_group=10),
+                       LogitLoss()).train(X, y, 10)
+    rng = np.random.default_rng(5)
+    test = np.column_stack([rng.integers(0, 15, 400), rng.normal(size=400), rng.integers(0, 4, 400)]).astype(float)
+    test[::7, 0] = np.nan
+    session = ort.InferenceSession(to_onnx(machine).SerializeToString())
+    scores = session.run(["scores"], {session.get_inputs()[0].name: test.astype(np.float32)})[0]
+    ours = machine.decision_scores(test.astype(np.float32))
+    np.testing.assert_allclose(scores.reshape(ours.shape), ours, rtol=1e-5, atol=1e-5)
+
+
+def test_sampled_and_quantised_rounds_route_categories_as_the_machine_does():
+    """The training outputs of rows a sampled tree did not grow on come from routing their codes; they are
+    the machine's own outputs, for float and quantised gradients."""
+    X, y = _category_data(missing=True)
+    gradient = -y[:, np.newaxis]
+    rows = np.flatnonzero(np.random.default_rng(3).random(y.size) < 0.5)
+    for quantised in (None, 8):
+        trainer = TreeTrainer(categorical_features=[0, 2], missing="bin", min_data_per_group=10,
+                              quantized_gradients=quantised, n_threads=1)
+        machine, outputs = trainer._grow(trainer.prepare(X), gradient, np.ones_like(gradient), 0, rows=rows)
+        assert machine.categories is not None
+        np.testing.assert_array_equal(outputs, machine.forward(X))
+
+
+def test_shared_trees_of_several_outputs_split_categories_too():
+    X, y = _category_data()
+    targets = np.column_stack([y, -y, np.sign(X[:, 1])])
+    machine = Boosting(TreeTrainer(categorical_features=[0], multi_output="shared", min_data_per_group=10),
+                       SquaredLoss()).train(X, targets, 5)
+    assert machine.weak_machines[0].categories is not None
+    assert machine.decision_scores(X).shape == (y.size, 3)
+
+
+def test_partitions_grow_the_in_memory_categorical_trees():
+    X, y = _category_data(n=900, seed=7, missing=True)
+    tree = TreeTrainer(max_depth=3, min_samples_leaf=10, missing="bin", categorical_features=[0, 2],
+                       min_data_per_group=10, n_threads=1)
+    loss = LogitLoss()
+    partitioned = PartitionedBoosting(loss, weak_learner="tree", tree=tree, learning_rate=0.3).train_on(
+        LocalRows((400, 120, 380)), X, y, 4)
+    memory = Boosting(tree, loss, learning_rate=0.3).train(X, y, 4)
+    for ours, theirs in zip(partitioned.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert [None if c is None else c.tolist() for c in ours.categories] == \
+               [None if c is None else c.tolist() for c in theirs.categories]
+        np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-13)
+
+
+def test_codes_and_a_pandas_category_column_give_the_same_model(tmp_path):
+    pd = pytest.importorskip("pandas", reason="pandas category columns need pandas")
+    from bob_boost.sklearn import BoostingClassifier
+    X, y = _category_data()
+    names = np.array([f"city {c}" for c in range(12)])
+    frame = pd.DataFrame({"city": pd.Categorical(names[X[:, 0].astype(int)], categories=names), "x": X[:, 1],
+                          "size": X[:, 2]})
+    codes = BoostingClassifier(weak_learner="tree", categorical_features=[0], random_state=0).fit(X, y)
+    dtype = BoostingClassifier(weak_learner="tree", random_state=0).fit(frame, y)
+    assert dtype.machine_.weak_machines == codes.machine_.weak_machines
+    assert np.array_equal(dtype.decision_function(frame), codes.decision_function(X))
+    unseen = frame.assign(city=pd.Categorical(["a new city"] * y.size))
+    coded_unseen = np.column_stack([np.full(y.size, 12.0), X[:, 1:]])  # a code no split has seen
+    assert np.array_equal(dtype.decision_function(unseen), codes.decision_function(coded_unseen))
+    dtype.save(tmp_path / "frame.hdf5")
+    loaded = BoostingClassifier.load(tmp_path / "frame.hdf5")
+    assert np.array_equal(loaded.decision_function(frame), dtype.decision_function(frame))
+    assert frame["city"].dtype == "category"  # the caller's frame is not modified
+
+
+def test_bad_categorical_input_gets_clear_errors():
+    X, y = _category_data(n=400)
+    gradient = -y[:, np.newaxis]
+    hessian = np.ones_like(gradient)
+    with pytest.raises(ValueError, match="categorical_features: feature 0 holds -1.0"):
+        TreeTrainer(categorical_features=[0]).train(np.where(X == 3, -1.0, X), gradient, hessian)
+    with pytest.raises(ValueError, match="categorical_features: feature 1 holds"):
+        TreeTrainer(categorical_features=[1]).train(X, gradient, hessian)
+    many = np.column_stack([np.arange(400) % 300, X[:, 1]]).astype(float)
+    with pytest.raises(ValueError, match="feature 0 has 300 categories, more than the 256"):
+        TreeTrainer(categorical_features=[0]).train(many, gradient, hessian)
+    with pytest.raises(ValueError, match="lists a feature twice"):
+        TreeTrainer(categorical_features=[0, 0])
+    with pytest.raises(ValueError, match=r"must be in \[0, 3\)"):
+        TreeTrainer(categorical_features=[3]).train(X, gradient, hessian)
+    with pytest.raises(ValueError, match="a categorical feature has no order"):
+        TreeTrainer(categorical_features=[0], monotonic_cst=[1, 0, 0]).train(X, gradient, hessian)
+    with pytest.raises(ValueError, match="cat_smooth: must be >= 0"):
+        TreeTrainer(cat_smooth=-1.0)
+    with pytest.raises(TypeError, match="max_cat_threshold: expected an integer"):
+        TreeTrainer(max_cat_threshold=2.5)
+
+
+def test_estimators_refuse_categories_they_cannot_split():
+    from bob_boost.sklearn import BoostingClassifier
+    X, y = _category_data(n=400)
+    with pytest.raises(ValueError, match="categorical_features: stumps split by a threshold"):
+        BoostingClassifier(categorical_features=[0]).fit(X, y)
+    with pytest.raises(ValueError, match="names columns, but X has no column names"):
+        BoostingClassifier(weak_learner="tree", categorical_features=["city"]).fit(X, y)
+    with pytest.raises(ValueError, match="categorical_features: must be 'from_dtype'"):
+        BoostingClassifier(weak_learner="tree", categorical_features="auto").fit(X, y)
+    with pytest.raises(ValueError, match="categorical_features: split by the gradient trees"):
+        bob_boost.recipes.make_recipe("samme", number_of_classes=3, weak_learner="tree",
+                                      tree_categorical_features=[0])
