@@ -142,8 +142,10 @@ class BinnedFeatures:
         self.coded = coded
         self.lossy = lossy
         self.missing = False
-        #: Categorical features' sorted categories, one bin each (set by the trees' ``prepare``).
+        #: Categorical features' sorted categories, one bin each, and their layout for the trees' machines
+        #: (set by the trees' ``prepare``).
         self.categories: dict[int, np.ndarray] = {}
+        self.category_table = None
         self.n_threads = coded.n_threads if coded is not None else 1
         self._split_thresholds = split_thresholds
         self._counts = counts

@@ -11,7 +11,7 @@ import pytest
 import bob_boost
 from bob_boost import BoostedMachine, Boosting, LogitLoss, SquaredLoss, TreeMachine, TreeTrainer
 from bob_boost.boosting.partitions import LocalRows
-from bob_boost.engine.categorical import best_category_split, category_parameters, has_category
+from bob_boost.engine.categorical import best_category_split, category_parameters, has_category, workspace
 from bob_boost.trainers.partitioned import PartitionedBoosting
 
 #: Parameters that leave the ordered prefixes exact: no smoothing, no extra l2, no cap, no one-vs-rest.
@@ -42,7 +42,7 @@ def test_the_ordered_prefixes_hold_the_best_of_all_partitions():
         counts = rng.integers(1, 20, size=k).astype(np.int32)
         total = sums.sum(axis=0)
         gain = best_category_split(sums, counts, 0, 0, k, total, int(counts.sum()), 0.0, 1, 0.0, 1e-12, EXACT,
-                                   -np.inf, np.inf, False, bits)
+                                   -np.inf, np.inf, False, bits, workspace(2, 1))
         chosen = [c for c in range(k) if has_category(bits, c)]
         best = _best_partition(sums)
         assert gain == pytest.approx(best, rel=1e-9)
@@ -58,7 +58,7 @@ def test_one_against_the_rest_takes_the_best_single_category():
         counts = np.full(k, 5, dtype=np.int32)
         total = sums.sum(axis=0)
         gain = best_category_split(sums, counts, 0, 0, k, total, 5 * k, 0.0, 1, 0.0, 1e-12,
-                                   category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits)
+                                   category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits, workspace(2, 1))
         singles = [_newton_gain(total, sums[c]) for c in range(k)]
         chosen = [c for c in range(k) if has_category(bits, c)]
         assert len(chosen) == 1  # two categories: either alone is the same partition, with the same gain

@@ -112,8 +112,17 @@ def _gain(total, left, count, left_count, outputs, regularization, min_samples, 
 
 
 @numba.njit(**_JIT)
+def workspace(width, features):
+    """Scratch arrays of the categorical scan for histograms of ``width`` columns and ``features`` features,
+    made once per tree: :func:`best_category_split`'s six, a bin set and a feature mask."""
+    return (np.empty(MAX_CATEGORY_BINS, dtype=np.int64), np.empty(MAX_CATEGORY_BINS, dtype=np.int64),
+            np.empty(MAX_CATEGORY_BINS), np.empty(2 * MAX_CATEGORY_BINS), np.empty(width), np.empty(width),
+            np.zeros(CATEGORY_WORDS, dtype=np.uint64), np.empty(features, dtype=np.bool_))
+
+
+@numba.njit(**_JIT)
 def best_category_split(sums, counts, base, first, stop, total, count, regularization, min_samples, min_hessian,
-                        tie_tolerance, params, lower, upper, missing, bits):
+                        tie_tolerance, params, lower, upper, missing, bits, work):
     """The best category set of a feature whose bins are ``first:stop`` (histogram rows ``base + g``) in a node
     of ``count`` samples with (2K,) sums ``total``: returns its gain (-1: none) and writes it into ``bits``.
 
@@ -121,14 +130,14 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     children's values are clipped to ``[lower, upper]`` (monotone bounds of the node), as numeric splits are.
     The first set in scan order (one-vs-rest in bin order; prefixes from the front, then the back, shortest
     first) within ``tie_tolerance`` (relative) of the largest gain wins, so that sums rounded in another
-    order (on partitions) choose the same set. With ``missing`` (the last bin holds NaN), a set of the missing values alone is turned
-    around: the node's categories go left and NaN right (the same partition of the node), so that every
-    categorical split sends some category left.
+    order (on partitions) choose the same set. With ``missing`` (the last bin holds NaN), a set of the
+    missing values alone is turned around: the node's categories go left and NaN right (the same partition
+    of the node), so that every categorical split sends some category left.
     """
     width = sums.shape[1]
     outputs = width // 2
     bits[:] = 0
-    present = np.empty(stop - first, dtype=np.int64)
+    present, ordered, keys, gains, left, right = work[0], work[1], work[2], work[3], work[4], work[5]
     n = 0
     for g in range(first, stop):
         if counts[base + g] > 0:
@@ -136,11 +145,8 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
             n += 1
     if n < 2:
         return -1.0
-    left = np.zeros(width)
-    right = np.empty(width)
     if n <= params[MAX_ONEHOT]:
         parent = _score(total, outputs, regularization, lower, upper)
-        gains = np.empty(n)
         for j in range(n):
             p = base + present[j]
             for v in range(width):
@@ -149,14 +155,12 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
                              lower, upper, parent, right)
         if n == 2:  # the second category alone is the first's partition again
             gains[1] = -1.0
-        pick = _first_within(gains, tie_tolerance)
+        pick = _first_within(gains[:n], tie_tolerance)
         if pick < 0:
             return -1.0
         _add(bits, present[pick] - first)
         _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
         return gains[pick]
-    ordered = np.empty(n, dtype=np.int64)
-    keys = np.empty(n)
     m = 0
     for j in range(n):
         p = base + present[j]
@@ -174,7 +178,6 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     regularization = regularization + params[CAT_L2]
     parent = _score(total, outputs, regularization, lower, upper)
     size = min(most, m)
-    gains = np.empty(2 * size)
     for direction in range(2):
         left[:] = 0.0
         left_count = 0
@@ -190,7 +193,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
                 # the front's prefix of the other m - i - 1 is this partition, summed the other way round:
                 # scoring it once keeps rounding from choosing between the two
                 gains[size + i] = -1.0
-    pick = _first_within(gains, tie_tolerance)
+    pick = _first_within(gains[:2 * size], tie_tolerance)
     if pick < 0:
         return -1.0
     direction, length = pick // size, pick % size + 1
@@ -235,13 +238,13 @@ def _turn_missing_around(bits, present, missing_code, missing):
 
 @numba.njit(**_JIT)
 def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                    tie_tolerance, missing, gains, allowed, categorical, params, lower, upper):
+                    tie_tolerance, missing, gains, allowed, categorical, params, lower, upper, work):
     """Every allowed categorical feature's best set gain into ``gains`` at its first bin (side 0; its other
     entries -1), as :func:`~bob_boost.engine.split_scan.best_split` reads them; returns the largest (0 if none).
 
     A feature needs two value bins (the missing values' bin is not one), as a numeric split does.
     """
-    bits = np.zeros(CATEGORY_WORDS, dtype=np.uint64)
+    bits = work[6]
     top = 0.0
     for f in range(offsets.size - 1):
         if not (allowed[f] and categorical[f]):
@@ -255,7 +258,8 @@ def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regu
             continue
         base = f * n_bins - offsets[f]
         value = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
-                                    min_samples, min_hessian, tie_tolerance, params, lower, upper, missing, bits)
+                                    min_samples, min_hessian, tie_tolerance, params, lower, upper, missing, bits,
+                                    work)
         gains[2 * offsets[f]] = value
         top = max(top, value)
     return top
@@ -264,17 +268,17 @@ def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regu
 @numba.njit(**_JIT)
 def partition_by_set(order, buffer, start, stop, feature_codes, bits):
     """Split ``order[start:stop]`` stably into the rows whose code is in the set ``bits`` (left), then the others;
-    returns the boundary."""
+    returns the boundary. Branch-free, as the numeric partition (where a row goes is data)."""
     middle = start
     moved = 0
     for p in range(start, stop):
         i = order[p]
-        if has_category(bits, np.intp(feature_codes[i])):
-            order[middle] = i  # middle <= p: that entry has been read
-            middle += 1
-        else:
-            buffer[moved] = i
-            moved += 1
+        code = np.intp(feature_codes[i])
+        step = np.intp((bits[code >> 6] >> np.uint64(code & 63)) & np.uint64(1)) ^ 1  # 1: right
+        buffer[moved] = i
+        order[middle] = i  # middle <= p: that entry has been read
+        moved += step
+        middle += 1 - step
     for q in range(moved):
         order[middle + q] = buffer[q]
     return middle

@@ -131,7 +131,7 @@ def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, flo
 @numba.njit(**_JIT)
 def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
                tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values, categorical,
-               category_params, category_set):
+               category_params, category_set, category_work):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
 
     ``sums``/``counts`` are the node's histogram slot, ``total``/``count`` its
@@ -165,7 +165,8 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
 
     Categorical features (``categorical[f]``; an empty ``categorical``: none)
     split by a set of their bins (:mod:`.categorical`, with the parameter
-    vector ``category_params``): their candidate is scored at their first
+    vector ``category_params``, in the scratch space ``category_work`` of
+    :func:`~bob_boost.engine.categorical.workspace`): their candidate is scored at their first
     bin, which is the global bin returned when one wins, its set written into
     ``category_set``; NaN goes left when the missing values' bin is in the
     set.
@@ -174,7 +175,9 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     constrained = monotone.size > 0
     numeric = allowed
     if categorical.size > 0:
-        numeric = allowed & ~categorical
+        numeric = category_work[7]
+        for f in range(allowed.size):
+            numeric[f] = allowed[f] and not categorical[f]
     if constrained:
         top = _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
                             min_hessian, missing, gains, numeric, monotone, lower, upper)
@@ -187,7 +190,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     if categorical.size > 0:
         top = max(top, scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization,
                                        min_samples, min_hessian, tie_tolerance, missing, gains, allowed, categorical,
-                                       category_params, lower, upper))
+                                       category_params, lower, upper, category_work))
     if top <= 0:
         return -1, 0.0, False
     g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top,
@@ -201,7 +204,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     if categorical.size > 0 and categorical[f]:
         gain = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
                                    min_samples, min_hessian, tie_tolerance, category_params, lower, upper, missing,
-                                   category_set)
+                                   category_set, category_work)
         nan_left = missing and has_category(category_set, offsets[f + 1] - offsets[f] - 1)
         return g, gain, nan_left
     nan_left = side == 0

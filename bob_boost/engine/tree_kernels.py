@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from . import tree_policy
-from .categorical import CATEGORY_WORDS, partition_by_set
+from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
 from .split_scan import best_split, interaction_columns, node_columns
@@ -164,6 +164,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
     node_allowed = allowed.copy()
     grouped = allowed.copy()  # the columns a node's interaction groups allow
     gains = np.empty(2 * offsets[-1])
+    category_work = workspace(2 if packed else width, allowed.size)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
     # counters: the stage to go on from (0: a new tree), the split being given histograms, then the scalars below
@@ -205,13 +206,13 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                             scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
                             regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed,
                             monotone, bounds[node, 0], bounds[node, 1], child_values[node], categorical,
-                            category_params, split_sets[node])
+                            category_params, split_sets[node], category_work)
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
                             missing, gains, node_allowed, monotone, bounds[node, 0], bounds[node, 1],
-                            child_values[node], categorical, category_params, split_sets[node])
+                            child_values[node], categorical, category_params, split_sets[node], category_work)
                 if leafwise and split_bin[node] < 0:
                     n_free = _release(slot, node, free, n_free)
             n_frontier, n_chosen = tree_policy.select(frontier, n_frontier, node_feature, split_bin, split_gain,

@@ -81,27 +81,52 @@ def check_missing_left(missing_left, features: np.ndarray) -> np.ndarray | None:
 def check_categories(categories, features: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Validate per-node category sets; return them as read-only ``(offsets, values)`` (None stays None).
 
-    ``categories[i]`` is None for a numeric node (and a leaf), or the category values (non-negative
-    integers) that go to the left child of internal node ``i``; its other values go right. Stored as
-    node ``i``'s values ``values[offsets[i]:offsets[i + 1]]``, sorted.
+    ``categories`` is a sequence with, per node, None for a numeric node (and a leaf) or the category values
+    (non-negative integers) that go to the left child of that internal node; its other values go right. Or
+    the machine's own layout, a pair of arrays ``(offsets, values)``: node ``i``'s values are
+    ``values[offsets[i]:offsets[i + 1]]``, increasing, none for a numeric node.
     """
     if categories is None:
         return None
-    if len(categories) != features.size:
-        raise InvalidValueError(f"categories: expected {features.size} entries (one per node), got {len(categories)}")
-    sets = []
-    for node, entry in enumerate(categories):
-        if entry is None:
-            sets.append(np.empty(0))
-            continue
-        values = np.unique(np.atleast_1d(np.asarray(entry, dtype=np.float64)))
-        if features[node] < 0 or values.size == 0:
-            raise InvalidValueError(f"categories: node {node} is a leaf or has an empty set; give None there")
-        if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values != np.round(values)):
-            raise InvalidValueError(f"categories: node {node} holds values that are not non-negative integers")
-        sets.append(values)
-    offsets = np.concatenate([[0], np.cumsum([v.size for v in sets])]).astype(np.int64)
-    values = np.concatenate(sets) if sets else np.empty(0)
+    if isinstance(categories, tuple) and len(categories) == 2 and all(isinstance(a, np.ndarray)
+                                                                      for a in categories):
+        offsets, values = np.asarray(categories[0]), np.asarray(categories[1], dtype=np.float64)
+        if (offsets.ndim != 1 or offsets.size != features.size + 1 or not np.issubdtype(offsets.dtype, np.integer)
+                or offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != values.size
+                or values.ndim != 1):
+            raise InvalidValueError(f"categories: (offsets, values) needs {features.size + 1} increasing offsets "
+                                    f"from 0 to the number of values")
+        node = np.repeat(np.arange(features.size), np.diff(offsets))
+        repeated = np.flatnonzero((node[1:] == node[:-1]) & ~(values[1:] > values[:-1]))
+        if repeated.size:
+            raise InvalidValueError(f"categories: node {node[repeated[0]]} lists its values out of order or twice")
+    else:
+        if len(categories) != features.size:
+            raise InvalidValueError(f"categories: expected {features.size} entries (one per node), got "
+                                    f"{len(categories)}")
+        arrays = [None if entry is None else np.asarray(entry, dtype=np.float64).ravel() for entry in categories]
+        sizes = np.array([0 if entry is None else entry.size for entry in arrays], dtype=np.int64)
+        empty = np.flatnonzero(np.array([entry is not None for entry in arrays], dtype=bool) & (sizes == 0))
+        if empty.size:
+            raise InvalidValueError(f"categories: node {empty[0]} has an empty set; give None there")
+        values = np.concatenate([entry for entry in arrays if entry is not None] or [np.empty(0)])
+        # each node's values sorted and once each, all nodes at a time
+        node = np.repeat(np.arange(sizes.size), sizes)
+        order = np.lexsort((values, node))
+        values, node = values[order], node[order]
+        first = np.ones(values.size, dtype=bool)
+        first[1:] = (node[1:] != node[:-1]) | (values[1:] != values[:-1])
+        values, node = values[first], node[first]
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(node, minlength=sizes.size))])
+    offsets = offsets.astype(np.int64)
+    leaves = np.flatnonzero((features < 0) & (np.diff(offsets) > 0))
+    if leaves.size:
+        raise InvalidValueError(f"categories: node {leaves[0]} is a leaf; give it no categories")
+    wrong = ~(np.isfinite(values) & (values >= 0) & (values == np.round(values)))
+    if np.any(wrong):
+        node = np.repeat(np.arange(features.size), np.diff(offsets))[wrong][0]
+        raise InvalidValueError(f"categories: node {node} holds values that are not non-negative integers")
+    values = values.copy()
     for array in (offsets, values):
         array.setflags(write=False)
     return offsets, values
@@ -270,12 +295,7 @@ class TreeMachine(WeakMachine):
         if "CategoryOffsets" in group:
             offsets = hdf5.read_array(group, "CategoryOffsets", "int", ndim=1)
             category_values = hdf5.read_array(group, "CategoryValues", "float", ndim=1)
-            if (offsets.size != arrays["Features"].size + 1 or offsets[0] != 0 or np.any(np.diff(offsets) < 0)
-                    or offsets[-1] != category_values.size):
-                raise hdf5.fail(group, "CategoryOffsets must be increasing offsets into CategoryValues, one per "
-                                       "node and one more")
-            categories = [category_values[offsets[i]:offsets[i + 1]] if offsets[i + 1] > offsets[i] else None
-                          for i in range(offsets.size - 1)]
+            categories = (offsets, category_values)
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
                        arrays["Roots"], missing_left, categories)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
+from ..engine.categorical import workspace
 from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
 from ..engine.tree_histograms import build_histogram, node_total
 from ..engine.codes import CodedFeatures
@@ -26,7 +27,7 @@ from ..losses.base import weighted
 from ..weak.tree import TreeMachine
 from .partitioned import routed
 from .tree import TIE_TOLERANCE, TreeTrainer
-from .tree_categories import node_category_sets
+from .tree_categories import CategoryTable, joined_sets
 
 
 # -- on each partition -------------------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ class PartitionedGradientTrees:
         self.monotone = trainer._monotone(offsets.size - 1)
         self.interaction_groups = trainer._groups(offsets.size - 1)
         self.categorical, self.category_params = trainer._categorical(offsets.size - 1)
-        self.categories = categories or {}
+        self.category_table = CategoryTable(categories or {}, offsets.size - 1)
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
              columns: np.ndarray | None = None, factors: list | None = None,
@@ -233,6 +234,7 @@ class PartitionedGradientTrees:
         """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
         trainer, nodes = self.trainer, tree.nodes
         gain_buffer = np.empty(2 * int(self.offsets[-1]))
+        work = workspace(sums.shape[2], self.offsets.size - 1)
         allowed, grouped = self.allowed.copy(), self.allowed.copy()
         for j, node in enumerate(tree.frontier):
             if node_counts[j] >= 2 * trainer.min_samples_leaf:
@@ -247,7 +249,7 @@ class PartitionedGradientTrees:
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed,
                     self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node],
-                    self.categorical, self.category_params, nodes["split_sets"][node])
+                    self.categorical, self.category_params, nodes["split_sets"][node], work)
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
@@ -280,9 +282,9 @@ class PartitionedGradientTrees:
             inner = nodes["node_feature"][:n] >= 0
             features.append(nodes["node_feature"][:n])
             nan_left.append(inner & nodes["node_nan_left"][:n])
-            categorised = node_category_sets(nodes["node_feature"][:n], nodes["node_sets"][:n], self.categories)
-            sets.extend(categorised if categorised is not None else [None] * n)
-            numeric = inner if categorised is None else inner & np.array([c is None for c in categorised])
+            categorised = self.category_table.sets(nodes["node_feature"][:n], nodes["node_sets"][:n])
+            sets.append(categorised)
+            numeric = inner if categorised is None else inner & (np.diff(categorised[0]) == 0)
             thresholds.append(np.where(numeric, self.split_thresholds[nodes["node_bin"][:n]], 0.0))
             left.append(np.where(inner, nodes["node_left"][:n] + offset, -1))
             right.append(np.where(inner, nodes["node_right"][:n] + offset, -1))
@@ -294,7 +296,7 @@ class PartitionedGradientTrees:
         return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
                            np.concatenate(right), np.vstack(values), roots,
                            np.concatenate(nan_left) if self.missing else None,
-                           sets if any(c is not None for c in sets) else None)
+                           joined_sets(sets, [tree.n_nodes for tree in growing]))
 
 
 class _GrowingTree:

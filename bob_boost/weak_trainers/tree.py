@@ -15,8 +15,8 @@ from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
 from ..engine.categorical import CATEGORY_WORDS, category_parameters
-from .tree_categories import (categorical_mask, check_categorical_features, check_category_parameters,
-                              feature_categories, node_category_sets)
+from .tree_categories import (CategoryTable, categorical_mask, check_categorical_features, check_category_parameters,
+                              feature_categories)
 from .tree_constraints import check_monotonic_cst, group_matrix, interaction_groups, monotone_array
 from .tree_parts import PART_ROWS, Parts
 
@@ -298,6 +298,7 @@ class TreeTrainer:
         binned = BinnedFeatures.from_values(array, max_bins=self.max_bins, n_threads=check_threads(self.n_threads),
                                             missing=self.accepts_missing)
         binned.categories = categories
+        binned.category_table = CategoryTable(categories, array.shape[1])
         return binned
 
     def train(self, features, loss_gradient, loss_hessian=None) -> TreeMachine:
@@ -489,9 +490,9 @@ class TreeTrainer:
         else:  # one tree per output
             values = np.zeros((features.size, outputs))
             values[np.arange(features.size), np.repeat(np.arange(n_nodes.size), n_nodes)] = leaf_values[used][:, 0]
-        categories = node_category_sets(features, node_sets[used], binned.categories)
+        categories = binned.category_table.sets(features, node_sets[used]) if binned.categories else None
         if categories is not None:
-            thresholds[[c is not None for c in categories]] = 0.0  # unused by a categorical split
+            thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
         return TreeMachine(features, thresholds, np.where(inner, node_left[used] + shift, -1),
                            np.where(inner, node_right[used] + shift, -1), values, roots,
                            inner & node_nan_left[used] if binned.missing else None, categories)

@@ -81,21 +81,39 @@ def check_category_parameters(cat_smooth, cat_l2, max_cat_threshold, max_cat_to_
             raise InvalidValueError(f"{name}: must be >= {low}, got {value!r}")
 
 
-def node_category_sets(node_feature: np.ndarray, node_sets: np.ndarray, categories: dict[int, np.ndarray]
-                       ) -> list[np.ndarray | None] | None:
-    """A grown tree's per-node category values going left (None for other nodes), from its (#nodes,
-    CATEGORY_WORDS) bin sets; None when no node splits a categorical feature."""
-    if not categories or not any(int(f) in categories for f in node_feature[node_feature >= 0]):
-        return None
-    bit_positions = np.arange(64 * CATEGORY_WORDS)
-    result: list[np.ndarray | None] = []
-    for f, words in zip(node_feature.tolist(), node_sets):
-        if f not in categories:
-            result.append(None)
-            continue
-        bits = (words[bit_positions // 64] >> (bit_positions % 64).astype(np.uint64)) & np.uint64(1)
-        values = categories[f]
+class CategoryTable:
+    """The categories of every categorical feature, laid out to turn a grown tree's bin sets into category values
+    (made once per training run: every round's trees read it)."""
+
+    def __init__(self, categories: dict[int, np.ndarray], n_features: int) -> None:
+        self.categorical = np.zeros(n_features + 1, dtype=bool)  # the last entry: a leaf's feature -1
+        self.slot = np.zeros(n_features + 1, dtype=np.int64)
+        self.table = np.zeros((len(categories), 64 * CATEGORY_WORDS))
+        self.sizes = np.zeros(len(categories), dtype=np.int64)
+        for k, f in enumerate(sorted(categories)):
+            self.categorical[f], self.slot[f], self.sizes[k] = True, k, categories[f].size
+            self.table[k, :self.sizes[k]] = categories[f]
+
+    def sets(self, node_feature: np.ndarray, node_sets: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """A grown tree's category values going left, as :class:`~bob_boost.weak.TreeMachine`'s ``(offsets,
+        values)``, from its (#nodes, CATEGORY_WORDS) bin sets; None when no node splits a categorical feature."""
+        nodes = np.flatnonzero(self.categorical[node_feature])
+        if nodes.size == 0:
+            return None
+        slot = self.slot[node_feature[nodes]]
+        bits = np.unpackbits(np.ascontiguousarray(node_sets[nodes]).view(np.uint8), axis=1, bitorder="little")
         # the missing values' bin follows the categories' bins: its membership is missing_left
-        chosen = np.flatnonzero(bits[:values.size])
-        result.append(values[chosen] if chosen.size else None)
-    return result
+        rows, bins = np.nonzero(bits.astype(bool) & (np.arange(bits.shape[1]) < self.sizes[slot][:, np.newaxis]))
+        counts = np.zeros(node_feature.size, dtype=np.int64)
+        counts[nodes] = np.bincount(rows, minlength=nodes.size)
+        return np.concatenate([[0], np.cumsum(counts)]), self.table[slot[rows], bins]
+
+
+def joined_sets(sets: list[tuple[np.ndarray, np.ndarray] | None], sizes: list[int]
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The category sets of trees of ``sizes`` nodes stored one after the other (None: no categorical node)."""
+    if all(piece is None for piece in sets):
+        return None
+    counts = [np.zeros(n, dtype=np.int64) if piece is None else np.diff(piece[0]) for piece, n in zip(sets, sizes)]
+    values = [np.empty(0) if piece is None else piece[1] for piece in sets]
+    return np.concatenate([[0], np.cumsum(np.concatenate(counts))]), np.concatenate(values)
