@@ -472,6 +472,31 @@ def test_constrained_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, 
     assert code == 1 and "--monotonic-cst: has 2 entries but the features have 3 columns" in err
 
 
+def test_categorical_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
+    rng = np.random.default_rng(22)
+    codes = rng.integers(0, 9, 1200)
+    features = np.column_stack([codes, np.round(rng.uniform(-2, 2, 1200), 3)])
+    values = rng.normal(size=9)[codes] + features[:, 1]
+    data = tmp_path / "c.npy"
+    np.save(data, np.column_stack([features, values]))
+    options = ["--loss", "squared", "-w", "tree", "-r", 4, "-q", "--categorical", "0"]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
+                        cluster.scheduler_address, "--chunk-rows", 500)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert [None if c is None else c.tolist() for c in ours.categories] == \
+               [None if c is None else c.tolist() for c in theirs.categories]
+    np.testing.assert_allclose(machine.decision_scores(features), memory.decision_scores(features), rtol=1e-9,
+                               atol=1e-12)
+    code, _, err = _run(capsys, "train", data, "-o", tmp_path / "m.hdf5", "--loss", "squared", "-w", "tree",
+                        "--categorical", "2")
+    assert code == 1 and "--categorical: feature indices must be in [0, 2)" in err
+
+
 UNSUPPORTED = [
     (["--monotonic-cst", "1,0,0,0,0,0"], "--monotonic-cst: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-growth", "levelwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),

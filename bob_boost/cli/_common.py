@@ -282,7 +282,7 @@ _OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", 
             "colsample_bynode": "--colsample-bynode", "random_state": "--seed",
             "sampling": "--sampling", "top_rate, other_rate": "--top-rate, --other-rate",
             "min_weight_fraction_leaf": "--min-weight-fraction-leaf", "monotonic_cst": "--monotonic-cst",
-            "interaction_cst": "--interaction-cst"}
+            "interaction_cst": "--interaction-cst", "categorical_features": "--categorical"}
 
 
 def as_options(error: ValueError) -> CommandError:

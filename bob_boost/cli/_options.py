@@ -8,6 +8,7 @@ import numpy as np
 
 from ..boosting.sampling import Sampling, sampling_from
 from ..recipes import is_regression_loss, make_loss
+from ..weak_trainers.tree_categories import check_categorical_features
 from ..weak_trainers.tree_constraints import group_matrix, monotone_array
 from ._common import as_options
 
@@ -23,7 +24,7 @@ ADABOOSTDB_ONLY = {"selection": "alpha"}
 TREE_ONLY = {"tree_depth": None}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
 GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise",
-                      "monotonic_cst": None, "interaction_cst": None}
+                      "monotonic_cst": None, "interaction_cst": None, "categorical": None}
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "min_weight_fraction_leaf": 0.0}
 #: Options of the generic trainer's classifiers only (--trainer boosting with a classification loss).
@@ -53,10 +54,11 @@ def is_regression(args: argparse.Namespace, cost_matrix: np.ndarray | None) -> b
 
 
 def check_constraints(args: argparse.Namespace, n_features: int) -> None:
-    """The gradient trees' ``--monotonic-cst`` and ``--interaction-cst`` against the data's ``n_features`` columns
-    (a ValueError naming the parameter, before any training)."""
+    """The gradient trees' ``--monotonic-cst``, ``--interaction-cst`` and ``--categorical`` against the data's
+    ``n_features`` columns (a ValueError naming the parameter, before any training)."""
     monotone_array(args.monotonic_cst, n_features)
     group_matrix(args.interaction_cst, n_features)
+    check_categorical_features(args.categorical, n_features)
 
 
 def sampling_of(args: argparse.Namespace) -> Sampling | None:

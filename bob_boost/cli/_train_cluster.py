@@ -230,7 +230,8 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              number_of_rounds=args.rounds, max_bins=args.max_bins, tree_leaves=args.tree_leaves,
                              tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args),
                              tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
-                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst)
+                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
+                             tree_categorical_features=args.categorical)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

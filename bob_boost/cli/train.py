@@ -89,6 +89,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        default=GRADIENT_TREE_ONLY["interaction_cst"],
                        help="gradient trees: groups of feature indices that may interact (the others one more "
                             "group), or no_interactions")
+    train.add_argument("--categorical", type=integer_list, metavar="F,F,...",
+                       default=GRADIENT_TREE_ONLY["categorical"],
+                       help="gradient trees: the feature columns (from 0) that hold category codes, non-negative "
+                            "integers split by sets of categories")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
@@ -196,7 +200,8 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_leaves=args.tree_leaves, tree_growth=args.tree_growth,
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
                              sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
-                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst)
+                             tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
+                             tree_categorical_features=args.categorical)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise
