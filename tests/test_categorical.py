@@ -58,7 +58,8 @@ def test_one_against_the_rest_takes_the_best_single_category():
         counts = np.full(k, 5, dtype=np.int32)
         total = sums.sum(axis=0)
         gain = best_category_split(sums, counts, 0, 0, k, total, 5 * k, 0.0, 1, 0.0, 1e-12,
-                                   category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits, workspace(2, 1))
+                                   category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits,
+                                   workspace(2, 1))
         singles = [_newton_gain(total, sums[c]) for c in range(k)]
         chosen = [c for c in range(k) if has_category(bits, c)]
         assert len(chosen) == 1  # two categories: either alone is the same partition, with the same gain
