@@ -191,6 +191,63 @@ def test_codes_and_a_pandas_category_column_give_the_same_model(tmp_path):
     assert frame["city"].dtype == "category"  # the caller's frame is not modified
 
 
+def _frames(city: np.ndarray, x: np.ndarray) -> dict:
+    """The same two columns as every kind of data frame there is a library for here."""
+    frames = {}
+    pd = pytest.importorskip("pandas", reason="data frames need pandas")
+    frames["pandas category"] = pd.DataFrame({"city": pd.Categorical(city, categories=sorted(set(city))), "x": x})
+    try:
+        import pyarrow as pa
+    except ImportError:  # the arrow and polars extras
+        return frames
+    table = pa.table({"city": pa.array(city).dictionary_encode(), "x": x})
+    frames["pyarrow dictionary"] = table
+    frames["pandas Arrow dictionary"] = table.to_pandas(types_mapper=pd.ArrowDtype)
+    try:
+        import polars as pl
+    except ImportError:
+        return frames
+    frames["polars Categorical"] = pl.DataFrame({"city": pl.Series(city).cast(pl.Categorical), "x": x})
+    frames["polars Enum"] = pl.DataFrame({"city": pl.Series(city).cast(pl.Enum(sorted(set(city)))), "x": x})
+    return frames
+
+
+def test_every_kind_of_frame_gives_the_model_of_the_codes():
+    """pandas, pandas on Arrow, pyarrow and polars category columns (by dtype) and a string column (named)
+    give the model of the same categories as codes; new frames map their strings alike, an unseen one going
+    where an unseen code goes."""
+    from bob_boost.sklearn import BoostingClassifier
+    X, y = _category_data(n=1500)
+    names = np.array([f"city {c:02d}" for c in range(12)])
+    city = names[X[:, 0].astype(int)]
+    codes = BoostingClassifier(weak_learner="tree", categorical_features=[0], random_state=0).fit(X[:, :2], y)
+    frames = _frames(city, X[:, 1])
+    for kind, frame in frames.items():
+        fitted = BoostingClassifier(weak_learner="tree", random_state=0).fit(frame, y)
+        assert fitted.machine_.weak_machines == codes.machine_.weak_machines, kind
+        assert fitted.feature_names_in_.tolist() == ["city", "x"]
+        assert np.array_equal(fitted.decision_function(frame), codes.decision_function(X[:, :2])), kind
+    if "polars Categorical" in frames:
+        import polars as pl
+        fitted = BoostingClassifier(weak_learner="tree", random_state=0).fit(frames["polars Categorical"], y)
+        new = pl.DataFrame({"city": ["city 03", "a new city"], "x": [0.5, 0.5]})  # plain strings
+        named = BoostingClassifier(weak_learner="tree", random_state=0, categorical_features=["city"]).fit(
+            pl.DataFrame({"city": city, "x": X[:, 1]}), y)
+        assert named.machine_.weak_machines == codes.machine_.weak_machines
+        expected = codes.decision_function(np.array([[3.0, 0.5], [12.0, 0.5]]))
+        assert np.array_equal(named.decision_function(new), expected)
+        assert np.array_equal(fitted.decision_function(new.with_columns(pl.col("city").cast(pl.Categorical))),
+                              expected)
+
+
+def test_text_columns_must_be_named_categories():
+    pd = pytest.importorskip("pandas", reason="data frames need pandas")
+    from bob_boost.sklearn import BoostingClassifier
+    frame = pd.DataFrame({"city": ["a", "b"] * 50, "x": np.arange(100.0)})
+    with pytest.raises(ValueError, match="X: column 'city' holds text; name it in categorical_features"):
+        BoostingClassifier(weak_learner="tree").fit(frame, np.arange(100) % 2)
+
+
 def test_bad_categorical_input_gets_clear_errors():
     X, y = _category_data(n=400)
     gradient = -y[:, np.newaxis]
