@@ -13,136 +13,20 @@ numbers to the same codes; a value not among them gets a code of its own,
 which no split has seen (it goes right), and a missing value stays NaN. Other
 categorical columns are used as they are: non-negative integer codes.
 
-Polars and Arrow tables are read through Arrow (``pyarrow.compute``), not
-through pandas; the frame given to scikit-learn's validation is of the
-caller's type with the coded columns replaced, the others shared, never
-modified.
+The frames are read by :mod:`bob_boost.io.frames`, which the command line's
+Arrow files share.
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import InvalidValueError
+from ..io.frames import column_categories, column_codes, column_kind, column_names, frame_kind, with_columns
 from ..weak_trainers.tree_categories import check_categorical_features
 
 FROM_DTYPE = "from_dtype"
-
-
-def _kind(X) -> str | None:
-    """``"pandas"``, ``"polars"`` or ``"arrow"`` for a data frame of that library, else None."""
-    module = type(X).__module__
-    if module.startswith("pandas") and hasattr(X, "dtypes") and hasattr(X, "columns"):
-        return "pandas"
-    if module.startswith("polars") and hasattr(X, "schema") and hasattr(X, "with_columns"):
-        return "polars"
-    if module.startswith("pyarrow") and hasattr(X, "schema") and hasattr(X, "set_column"):
-        return "arrow"
-    return None
-
-
-def _names(X, kind: str) -> list:
-    return list(X.columns) if kind in ("pandas", "polars") else list(X.column_names)
-
-
-def _column_kind(X, kind: str, j: int) -> str:
-    """``"category"``, ``"text"`` or ``"number"``: what column ``j`` holds by its type."""
-    if kind == "pandas":
-        dtype = X.dtypes.iloc[j]
-        if getattr(dtype, "name", None) == "category":
-            return "category"
-        arrow = getattr(dtype, "pyarrow_dtype", None)
-        if arrow is not None:
-            return _arrow_kind(arrow)
-        return "text" if dtype.kind in "OSU" or getattr(dtype, "name", "") == "string" else "number"
-    if kind == "polars":
-        name = type(X.schema[X.columns[j]]).__name__
-        return {"Categorical": "category", "Enum": "category", "String": "text"}.get(name, "number")
-    return _arrow_kind(X.schema.types[j])
-
-
-def _arrow_kind(arrow_type) -> str:
-    import pyarrow as pa  # an Arrow type came in: pyarrow is there
-    if pa.types.is_dictionary(arrow_type):
-        return "category"
-    return "text" if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) else "number"
-
-
-def _arrow_column(X, kind: str, j: int):
-    """Column ``j`` as a pyarrow array (dictionaries decoded), or None for a pandas column without Arrow."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    if kind == "polars":
-        column = X.to_series(j).to_arrow()
-    elif kind == "arrow":
-        column = X.column(j)
-    elif getattr(X.dtypes.iloc[j], "pyarrow_dtype", None) is not None:
-        column = pa.array(X.iloc[:, j].array)  # through __arrow_array__: no copy
-    else:
-        return None
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_dictionary(column.type):
-        column = pc.cast(column, column.type.value_type)
-    return column
-
-
-def _categories(X, kind: str, j: int) -> list:
-    """The categories of column ``j``: its dtype's (pandas ``category``, polars ``Enum``), else its sorted
-    distinct values."""
-    if kind == "pandas" and getattr(X.dtypes.iloc[j], "name", None) == "category":
-        return X.dtypes.iloc[j].categories.tolist()
-    if kind == "polars" and type(X.schema[X.columns[j]]).__name__ == "Enum":
-        return list(X.schema[X.columns[j]].categories.to_list())
-    column = _arrow_column(X, kind, j)
-    if column is None:
-        values = X.iloc[:, j].dropna().unique().tolist()
-    else:
-        import pyarrow.compute as pc
-        values = pc.unique(column.drop_null()).to_pylist()
-    try:
-        return sorted(values)
-    except TypeError:
-        raise InvalidValueError(f"categorical_features: column {j} mixes values that do not compare "
-                                f"({sorted({type(v).__name__ for v in values})})") from None
-
-
-def _codes(X, kind: str, j: int, categories: list) -> np.ndarray:
-    """Column ``j``'s float codes: positions in ``categories``, NaN for a missing value, ``len(categories)`` for
-    any other value."""
-    column = _arrow_column(X, kind, j)
-    if column is None:
-        import pandas as pd  # a pandas frame came in
-        values = X.iloc[:, j]
-        codes = pd.Index(categories).get_indexer(values.astype(object)).astype(np.float64)
-        missing = values.isna().to_numpy()
-    else:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        found = pc.index_in(column, value_set=pa.array(categories, type=column.type))
-        codes = found.to_numpy(zero_copy_only=False).astype(np.float64)  # nulls become NaN
-        missing = column.is_null().to_numpy(zero_copy_only=False)
-    codes[np.isnan(codes) | (codes < 0)] = len(categories)  # unseen (and missing, set back below)
-    codes[missing] = np.nan
-    return codes
-
-
-def _replaced(X, kind: str, columns: dict[int, np.ndarray]):
-    """``X`` of its own type with ``columns`` (position to values) replaced, the others shared."""
-    names = _names(X, kind)
-    if kind == "pandas":
-        coded = X.copy(deep=False)
-        for j, values in columns.items():
-            coded.isetitem(j, values)
-        return coded
-    if kind == "polars":
-        polars = sys.modules["polars"]
-        return X.with_columns([polars.Series(str(names[j]), values) for j, values in columns.items()])
-    import pyarrow as pa
-    for j, values in columns.items():
-        X = X.set_column(j, names[j], pa.array(values))
-    return X
 
 
 def check_option(option) -> None:
@@ -165,24 +49,24 @@ def coded_frame(estimator, X, reset: bool):
     (``_category_values``: column position to categories); later calls map with them.
     """
     option = getattr(estimator, "categorical_features", None)
-    kind = _kind(X)
+    kind = frame_kind(X)
     if reset:
         check_option(option)
         kept: dict[int, list] = {}
         if kind is not None:
-            names = _names(X, kind)
+            names = column_names(X, kind)
             for j, name in enumerate(names):
-                column = _column_kind(X, kind, j)
+                column = column_kind(X, kind, j)
                 if column != "number" and _named(option, j, name, len(names), column):
-                    kept[j] = _categories(X, kind, j)
+                    kept[j] = column_categories(X, kind, j)
                 elif column == "text":
                     raise InvalidValueError(f"X: column {name!r} holds text; name it in categorical_features to "
                                             f"split it by its values as categories")
         estimator._category_values = kept
     kept = getattr(estimator, "_category_values", {})
-    if not kept or kind is None or len(_names(X, kind)) <= max(kept):
+    if not kept or kind is None or len(column_names(X, kind)) <= max(kept):
         return X
-    return _replaced(X, kind, {j: _codes(X, kind, j, categories) for j, categories in kept.items()})
+    return with_columns(X, kind, {j: column_codes(X, kind, j, categories) for j, categories in kept.items()})
 
 
 def _named(option, j: int, name, n_features: int, column: str) -> bool:
