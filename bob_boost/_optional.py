@@ -18,6 +18,7 @@ EXTRAS = {
     "skimage": ("scikit-image", "faces"),
     "imageio": ("imageio", "faces"),
     "pandas": ("pandas", "pandas"),
+    "pyarrow": ("pyarrow", "arrow"),
 }
 
 

@@ -257,6 +257,13 @@ def model_classes(machine: BoostedMachine, source: str = "the model") -> ClassEn
     return classes_of(machine, source) if machine.is_classifier else None
 
 
+def model_categories(machine: BoostedMachine) -> dict[int, list] | None:
+    """The categories a model trained on a Parquet or Arrow file keeps for its category and text columns (None:
+    none), to code new files' columns alike."""
+    kept = machine.metadata.get("categories")
+    return {int(j): list(values) for j, values in kept.items()} if isinstance(kept, dict) else None
+
+
 def check_one_label(machine: BoostedMachine, path: str) -> None:
     """Refuse a multi-label model (decision rule ``"multilabel"``), whose predictions are a set of labels per
     sample where the command reads and writes one label column."""

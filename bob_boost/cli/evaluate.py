@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import evaluation
 from ..io.tables import Table, read_cost_matrix, read_table
+from ._common import model_categories
 from ..machine import BoostedMachine
 from ._common import (
     CommandError,
@@ -46,7 +47,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
     """Run ``bob-boost evaluate``."""
     machine = load_model(args.model)
     check_one_label(machine, args.model)
-    table = read_table(args.data, args.target, True, machine.number_of_features, args.group)
+    table = read_table(args.data, args.target, True, machine.number_of_features, args.group,
+                       model_categories(machine))
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     result = evaluate(machine, table, args.data, cost_matrix, args.cost_positive, args.cost_negative,
                       args.prior_positive)

@@ -19,7 +19,7 @@ from ..io.tables import HDF5_SUFFIXES, TABLE_SUFFIXES, format_suffix, read_table
 from ..labels import ClassEncoding
 from ..machine import BoostedMachine
 from ._common import (HelpFormatter, check_chunk_rows, check_one_label, data_options, load_dask_support, load_model,
-                      model_classes, scheduler_options)
+                      model_categories, model_classes, scheduler_options)
 
 #: Score chunks computed ahead of the one being written, per worker: enough to keep the workers busy while
 #: the client writes, few enough that the cluster never holds every chunk's scores at once.
@@ -50,7 +50,8 @@ def command_predict(args: argparse.Namespace) -> int:
     encoding = model_classes(machine)
     if args.scheduler is not None:
         return _predict_on_cluster(args, machine, encoding)
-    table = read_table(args.data, args.target, None, machine.number_of_features, args.group)
+    table = read_table(args.data, args.target, None, machine.number_of_features, args.group,
+                       model_categories(machine))
     scores = machine.decision_scores(table.features)  # the baseline included
     write_predictions(args.output, _labels(machine, encoding, scores), scores, _score_names(encoding, scores.shape[1]))
     return 0

@@ -182,6 +182,15 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                                 "command": "bob-boost train"}
     if table.feature_names:
         metadata["feature_names"] = table.feature_names
+    categorical = args.categorical
+    if table.categories:  # a Parquet or Arrow file's category and text columns, coded at reading
+        if not (args.weak_learner == "lut" or (args.trainer == "boosting" and args.weak_learner == "tree")):
+            raise CommandError(f"{args.data}: columns {sorted(table.categories)} hold categories, which "
+                               f"--trainer {args.trainer} -w {args.weak_learner} does not split; use --trainer "
+                               f"boosting -w tree (sets of categories) or -w lut (a value per category)")
+        metadata["categories"] = {str(j): values for j, values in table.categories.items()}
+        if args.weak_learner == "tree":
+            categorical = sorted(set(args.categorical or ()) | set(table.categories))
     try:
         encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
         if encoding is None and labels.dtype.kind not in "iuf":
@@ -201,7 +210,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
                              sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             tree_categorical_features=args.categorical)
+                             tree_categorical_features=categorical)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise

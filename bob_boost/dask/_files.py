@@ -10,6 +10,10 @@ integer features: :func:`~bob_boost.io.tables.has_header`, :func:`~bob_boost.io.
 - CSV/TSV/TXT (optionally .gz): :func:`dask.dataframe.read_csv` (the ``dask[dataframe]`` extra). One pass on
   the cluster finds the block lengths, whether every feature is whole and the distinct labels; a gzip file is
   one block.
+- Parquet and Arrow IPC (Feather): one task per row block reads the Parquet row groups that hold its rows, or
+  its slice of the memory-mapped Arrow file, through pyarrow (the ``arrow`` extra); numeric feature columns
+  only (a file's category and text columns are coded by the in-memory reader, whose categories the model
+  keeps).
 
 Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError` naming it: at once for what the
 header and shapes show, else (NaN, say) from the task that reads the rows, on the current Dask client.
@@ -29,8 +33,9 @@ import numpy as np
 from .._validation import check_positive_int
 from ..exceptions import DataFormatError, InvalidValueError
 from ..io import _delimited
-from ..io.tables import (FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, column_index, format_suffix,
-                         has_header, has_target)
+from ..io import arrow_files, frames
+from ..io.tables import (ARROW_SUFFIXES, FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, column_index,
+                         format_suffix, has_header, has_target)
 from . import _dask
 # Dask itself comes through _dask, the one module that imports it (and names the extra when it is missing)
 from ._dask import da, dask
@@ -87,7 +92,7 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
     Parameters
     ----------
     path : path
-        HDF5, NPY or CSV/TSV/TXT (optionally .gz) file.
+        HDF5, NPY, CSV/TSV/TXT (optionally .gz), Parquet or Arrow IPC (Feather) file.
     target, with_target, number_of_features, group
         As :func:`~bob_boost.io.tables.read_table`.
     chunk_rows : int, optional
@@ -124,8 +129,10 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
         table = _npy_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
     elif suffix in TABLE_SUFFIXES:
         table = _delimited_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
+    elif suffix in ARROW_SUFFIXES:
+        table = _arrow_table(path, suffix, target, with_target, number_of_features, chunk_rows, want_labels)
     else:
-        raise DataFormatError(f"{path}: only HDF5, NPY and CSV/TSV/TXT files are read lazily, not "
+        raise DataFormatError(f"{path}: only HDF5, NPY, CSV/TSV/TXT, Parquet and Arrow files are read lazily, not "
                               f"{suffix or '(no suffix)'!r} (an NPZ archive is compressed as a whole: convert it "
                               f"to HDF5 or NPY)")
     if with_target and want_labels and table.labels is None:
@@ -287,6 +294,32 @@ def _npy_table(path: Path, target: str | None, with_target: bool | None, number_
     features = lazy[:, [c for c in range(width) if c != index]]
     labels = _checked(lazy[:, index], path, "labels") if want_labels else None
     return LazyTable(_checked(features, path, "features"), labels)
+
+
+# -- Parquet and Arrow ------------------------------------------------------------------------------
+
+def _arrow_table(path: Path, suffix: str, target: str | None, with_target: bool | None,
+                 number_of_features: int | None, chunk_rows: int | None, want_labels: bool) -> LazyTable:
+    schema, row_groups = arrow_files.layout(path, suffix)
+    names = [str(name) for name in schema.names]
+    label = None
+    if has_target(with_target, target, names, len(names), number_of_features):
+        label = names[column_index(target, names, len(names), path)]
+    columns = [name for name in names if name != label]
+    coded = [name for j, name in enumerate(names) if name != label and frames.column_kind(
+        schema.empty_table(), "arrow", j) != "number"]
+    if coded:
+        raise DataFormatError(f"{path}: columns {coded} hold categories or text, which are read lazily only as "
+                              f"numbers; train in memory, where their categories are kept in the model")
+    blocks = _row_blocks(int(row_groups[-1]), chunk_rows or _default_rows(8 * len(columns)))
+    read = functools.partial(arrow_files.rows, _located(path), suffix, columns, row_groups)
+    table = LazyTable(_checked(_lazy_rows(read, blocks, (len(columns),), np.float64), path, "features"), None,
+                      columns)
+    if label is not None and want_labels:
+        dtype = arrow_files.numpy_type(schema.field(label).type)
+        read = functools.partial(arrow_files.rows, _located(path), suffix, [label], row_groups)
+        table.labels = _checked(_lazy_rows(read, blocks, (), dtype), path, "labels")
+    return table
 
 
 # -- delimited text --------------------------------------------------------------------------------

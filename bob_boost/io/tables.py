@@ -1,4 +1,5 @@
-"""Data tables: features and labels from CSV/TSV/TXT (optionally .gz), NPY, NPZ and HDF5, and predictions back.
+"""Data tables: features and labels from CSV/TSV/TXT (optionally .gz), NPY, NPZ, HDF5, Parquet and Arrow (Feather)
+files, and predictions back.
 
 Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError`
 whose message names the file and what is wrong, fit to show a user as it is. The rules that say how a
@@ -20,15 +21,17 @@ import numpy as np
 
 from ..costs import check_cost_matrix
 from ..exceptions import DataFormatError
-from . import _delimited
+from . import _delimited, arrow_files, frames
 
-__all__ = ["FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
+__all__ = ["ARROW_SUFFIXES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
            "format_suffix", "has_header", "has_target", "read_cost_matrix", "read_table", "write_predictions"]
 
 logger = logging.getLogger(__name__)
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
 HDF5_SUFFIXES = (".h5", ".hdf5", ".hdf")
+#: Parquet and Arrow IPC (Feather) files, read with pyarrow (the ``arrow`` extra).
+ARROW_SUFFIXES = (".parquet", ".feather", ".arrow")
 #: Names under which NPZ archives and HDF5 groups hold the features and the labels, in order of preference.
 FEATURE_KEYS = ("features", "data", "x", "X")
 LABEL_KEYS = ("labels", "targets", "target", "y")
@@ -45,12 +48,16 @@ class Table:
     labels : numpy.ndarray or None
         (#samples,) numbers or strings; None when the file has no target column.
     feature_names : list of str or None
-        Column names from a header line.
+        Column names from a header line (or a Parquet or Arrow file's schema).
+    categories : dict or None
+        Parquet and Arrow files: for each feature column of categories (dictionary) or text, its
+        categories (the feature holds each value's position among them; see :mod:`bob_boost.io.frames`).
     """
 
     features: np.ndarray
     labels: np.ndarray | None
     feature_names: list[str] | None = None
+    categories: dict[int, list] | None = None
 
 
 def format_suffix(path: Path) -> str:
@@ -107,8 +114,9 @@ def column_index(target: str | None, names: list[str] | None, width: int, path: 
 
 
 def read_table(path: str | Path, target: str | None = None, with_target: bool | None = True,
-               number_of_features: int | None = None, group: str | None = None) -> Table:
-    """Read features and labels from CSV/TSV (optionally .gz), NPY, NPZ or HDF5.
+               number_of_features: int | None = None, group: str | None = None,
+               categories: dict[int, list] | None = None) -> Table:
+    """Read features and labels from CSV/TSV (optionally .gz), NPY, NPZ, HDF5, Parquet or Arrow (Feather).
 
     Parameters
     ----------
@@ -126,6 +134,9 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
         Width the features must have (that of a trained model).
     group : str, optional
         HDF5 group holding the datasets (default the root).
+    categories : dict, optional
+        Parquet and Arrow files: the categories to code each category or text feature column with (a
+        trained model's, so that the same values get the same codes); default each column's own.
 
     Returns
     -------
@@ -159,9 +170,11 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
         table = _from_arrays(arrays, path, target, with_target, number_of_features)
     elif suffix in HDF5_SUFFIXES:
         table = _read_hdf5(path, group, target, with_target, number_of_features)
+    elif suffix in ARROW_SUFFIXES:
+        table = _read_arrow(path, suffix, target, with_target, number_of_features, categories)
     else:
         raise DataFormatError(f"{path}: unknown data format {suffix or '(no suffix)'!r}; use .csv, .tsv, .txt "
-                              f"(optionally .gz), .npy, .npz, .h5 or .hdf5")
+                              f"(optionally .gz), .npy, .npz, .h5, .hdf5, .parquet, .feather or .arrow")
     if with_target and table.labels is None:
         raise DataFormatError(f"{path}: no labels found")
     if number_of_features is not None and table.features.shape[1] != number_of_features:
@@ -172,6 +185,31 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     logger.debug("%s: %d samples, %d features, %s", path, *table.features.shape,
                  "no labels" if table.labels is None else "labels")
     return table
+
+
+def _read_arrow(path: Path, suffix: str, target: str | None, with_target: bool | None,
+                number_of_features: int | None, categories: dict[int, list] | None) -> Table:
+    """A Parquet or Arrow IPC file through pyarrow: numeric columns as they are (null as NaN), category and text
+    columns as codes of ``categories`` (default their own; see :mod:`bob_boost.io.frames`)."""
+    table = arrow_files.read(path, suffix)
+    names = [str(name) for name in table.column_names]
+    labels = None
+    if has_target(with_target, target, names, len(names), number_of_features):
+        index = column_index(target, names, len(names), path)
+        labels = table.column(index).to_numpy(zero_copy_only=False)
+        table, names = table.remove_column(index), names[:index] + names[index + 1:]
+    kept, columns = {}, []
+    for j in range(len(names)):
+        if frames.column_kind(table, "arrow", j) == "number":
+            columns.append(table.column(j).to_numpy(zero_copy_only=False).astype(np.float64))
+            continue
+        own = categories is None or j not in categories
+        kept[j] = frames.column_categories(table, "arrow", j) if own else list(categories[j])
+        columns.append(frames.column_codes(table, "arrow", j, kept[j]))
+    features = np.column_stack(columns) if columns else np.empty((table.num_rows, 0))
+    if features.size and np.all(np.isfinite(features)) and np.all(features == np.round(features)):
+        features = features.astype(np.int64)  # whole numbers, as the text tables read them
+    return Table(features, labels, names, kept or None)
 
 
 def has_target(with_target: bool | None, target: str | None, names: list[str] | None, width: int,

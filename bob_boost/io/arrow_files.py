@@ -1,0 +1,90 @@
+"""Parquet and Arrow IPC (Feather) files through pyarrow (the ``arrow`` extra): whole, or rows at a time.
+
+The eager table reader (:func:`bob_boost.io.tables.read_table`) reads a file whole; a row source (the Dask
+lazy reader) reads its layout once and then any block of rows, from the Parquet row groups that hold them
+or a slice of the memory-mapped Arrow file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .._optional import optional_import
+from ..exceptions import DataFormatError
+
+
+def _pyarrow(suffix: str):
+    return optional_import("pyarrow", f"reading {suffix} files")
+
+
+def _unreadable(path, suffix: str, error: BaseException) -> DataFormatError:
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return DataFormatError(f"{path}: not a readable {suffix[1:]} file ({reason})")
+
+
+def read(path: Path, suffix: str):
+    """The whole file as a ``pyarrow.Table``.
+
+    Raises
+    ------
+    DataFormatError
+        When pyarrow cannot read it, naming the file.
+    """
+    pa = _pyarrow(suffix)
+    try:
+        if suffix == ".parquet":
+            return optional_import("pyarrow.parquet", f"reading {suffix} files").read_table(path)
+        return optional_import("pyarrow.feather", f"reading {suffix} files").read_table(path)
+    except (pa.ArrowException, OSError) as error:
+        raise _unreadable(path, suffix, error) from None
+
+
+def layout(path: Path, suffix: str) -> tuple:
+    """``(schema, row_groups)``: the file's Arrow schema and the first row of each Parquet row group or Arrow
+    record batch, then the number of rows.
+
+    Raises
+    ------
+    DataFormatError
+        When pyarrow cannot read it, naming the file.
+    """
+    pa = _pyarrow(suffix)
+    try:
+        if suffix == ".parquet":
+            metadata = optional_import("pyarrow.parquet", "reading .parquet files").ParquetFile(path).metadata
+            schema = metadata.schema.to_arrow_schema()
+            sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+        else:
+            with pa.memory_map(str(path)) as source:
+                reader = pa.ipc.open_file(source)
+                schema = reader.schema
+                sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
+    except (pa.ArrowException, OSError) as error:
+        raise _unreadable(path, suffix, error) from None
+    return schema, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def rows(path: str, suffix: str, columns: list[str], row_groups: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of ``columns``: a vector for one column, else a float64 matrix (null as NaN)."""
+    pa = _pyarrow(suffix)
+    if suffix == ".parquet":
+        first = int(np.searchsorted(row_groups, start, side="right")) - 1
+        last = int(np.searchsorted(row_groups, stop, side="left"))
+        table = optional_import("pyarrow.parquet", "reading .parquet files").ParquetFile(path).read_row_groups(
+            list(range(first, last)), columns=columns).slice(start - int(row_groups[first]), stop - start)
+    else:
+        with pa.memory_map(path) as source:
+            table = pa.ipc.open_file(source).read_all().select(columns).slice(start, stop - start)
+    if len(columns) == 1:
+        return table.column(0).to_numpy(zero_copy_only=False)
+    return np.column_stack([table.column(j).to_numpy(zero_copy_only=False).astype(np.float64)
+                            for j in range(table.num_columns)])
+
+
+def numpy_type(arrow_type) -> type | np.dtype:
+    """The NumPy dtype a column of ``arrow_type`` reads as: its own for numbers, ``object`` for the rest."""
+    pa = _pyarrow("Arrow")
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_boolean(arrow_type):
+        return np.dtype(arrow_type.to_pandas_dtype())
+    return object
