@@ -242,7 +242,7 @@ class BoostedMachine:
         baseline = self._initial_scores(1, include_baseline)[0]
         weights = np.vstack(self._weights)
         kinds = {type(machine) for machine in machines}
-        if kinds == {StumpMachine}:
+        if kinds == {StumpMachine} and all(m.categories is None for m in machines):
             indices = np.array([m.index for m in machines], dtype=np.int64)
             thresholds = np.array([m.threshold for m in machines], dtype=np.float64)
             polarities = np.array([m.polarity for m in machines], dtype=np.float64)

@@ -220,7 +220,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 tree_growth: str = "leafwise", tree_outputs: str = "per_output",
                 tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
                 tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
-                tree_interaction_cst=None, tree_categorical_features=None) -> Recipe:
+                tree_interaction_cst=None, categorical_features=None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -273,10 +273,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     tree_monotonic_cst, tree_interaction_cst : optional
         The generic trainer's gradient trees: -1, 0 or +1 per feature, and groups of features that may
         interact (``monotonic_cst`` and ``interaction_cst`` of :class:`~bob_boost.TreeTrainer`).
-    tree_categorical_features : optional
-        The generic trainer's gradient trees: the features split by category sets
-        (``categorical_features`` of :class:`~bob_boost.TreeTrainer`); look-up tables read every feature as
-        categories already, and take them as they are.
+    categorical_features : optional
+        The generic trainer's stumps and gradient trees: the features split by category sets
+        (``categorical_features`` of :class:`~bob_boost.StumpTrainer` and :class:`~bob_boost.TreeTrainer`);
+        look-up tables read every feature as categories already, and take them as they are.
     tree_min_weight_fraction_leaf : float
         The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
         in each child of a split (``min_weight_fraction_leaf`` of
@@ -292,9 +292,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
-    if tree_categorical_features is not None and (trainer != "boosting" or weak_learner == "stump"):
-        raise InvalidValueError(f"categorical_features: split by the gradient trees of trainer='boosting' "
-                                f"(weak_learner='tree'), got trainer={trainer!r} with weak_learner={weak_learner!r}")
+    if categorical_features is not None and trainer != "boosting":
+        raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting', "
+                                f"got trainer={trainer!r}")
     if trainer in MULTICLASS_TRAINERS:
         return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
                                   2 if tree_depth is None else tree_depth, cost_matrix,
@@ -319,7 +319,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                             dict(max_depth=tree_depth, max_leaves=tree_leaves, growth=tree_growth,
                                  multi_output=tree_outputs, quantized_gradients=tree_quantized_gradients,
                                  monotonic_cst=tree_monotonic_cst, interaction_cst=tree_interaction_cst,
-                                 categorical_features=tree_categorical_features),
+                                 categorical_features=categorical_features),
                             shrinkage, missing, sampling)
 
 
@@ -349,18 +349,19 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
         outputs = number_of_classes if loss_function.cost_matrix is None else loss_function.cost_matrix.shape[0]
     elif kind == "signed":
         outputs = 1
-    tree_options["categorical_features"] = tree_options["categorical_features"] if weak_learner == "tree" else None
+    categorical = tree_options.pop("categorical_features")
     for name in ("monotonic_cst", "interaction_cst"):
         if tree_options[name] is not None and weak_learner != "tree":
             raise InvalidValueError(f"{name}: constrains gradient trees (weak_learner='tree'), got "
                                     f"weak_learner={weak_learner!r}")
     if weak_learner == "tree":
-        weak = TreeTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing, **tree_options)
+        weak = TreeTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing, categorical_features=categorical,
+                           **tree_options)
     elif weak_learner == "stump":
         if outputs not in (None, 1):
             raise InvalidValueError(f"weak_learner: stumps are univariate but this task has {outputs} outputs; "
                                     "use 'lut'")
-        weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing)
+        weak = StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing, categorical_features=categorical)
     else:
         weak = LUTTrainer(lut_entries, 1 if outputs is None else outputs, selection_style, n_threads=n_threads,
                           missing=missing)

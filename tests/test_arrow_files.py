@@ -69,8 +69,12 @@ def test_the_command_line_keeps_a_file_s_categories_for_new_files(tmp_path, caps
     # the unseen city goes where the codes beyond the categories go
     expected = machine.decision_scores(np.array([[6.0, 0.0, 2.0]]))[0, 0]
     assert float(lines[2].split(",")[1]) == pytest.approx(expected, rel=1e-12)
-    code, _, err = _run(capsys, "train", tmp_path / "train.parquet", "-o", tmp_path / "s.hdf5")
-    assert code == 1 and "columns [0] hold categories, which --trainer boosting -w stump does not split" in err
+    code, _, err = _run(capsys, "train", tmp_path / "train.parquet", "-o", tmp_path / "s.hdf5", "-r", 5, "-q")
+    assert code == 0, err  # the default stumps split sets of categories too
+    assert any(stump.categories is not None for stump in BoostedMachine.load(tmp_path / "s.hdf5").weak_machines)
+    code, _, err = _run(capsys, "train", tmp_path / "train.parquet", "-o", tmp_path / "a.hdf5", "--trainer",
+                        "adaboostdb")
+    assert code == 1 and "columns [0] hold categories, which --trainer adaboostdb does not split" in err
 
 
 def test_the_dask_reader_reads_row_blocks_as_the_table_reader(client, tmp_path):

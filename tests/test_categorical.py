@@ -274,12 +274,57 @@ def test_bad_categorical_input_gets_clear_errors():
 def test_estimators_refuse_categories_they_cannot_split():
     from bob_boost.sklearn import BoostingClassifier
     X, y = _category_data(n=400)
-    with pytest.raises(ValueError, match="categorical_features: stumps split by a threshold"):
-        BoostingClassifier(categorical_features=[0]).fit(X, y)
     with pytest.raises(ValueError, match="names columns, but X has no column names"):
         BoostingClassifier(weak_learner="tree", categorical_features=["city"]).fit(X, y)
     with pytest.raises(ValueError, match="categorical_features: must be 'from_dtype'"):
         BoostingClassifier(weak_learner="tree", categorical_features="auto").fit(X, y)
-    with pytest.raises(ValueError, match="categorical_features: split by the gradient trees"):
-        bob_boost.recipes.make_recipe("samme", number_of_classes=3, weak_learner="tree",
-                                      tree_categorical_features=[0])
+    with pytest.raises(ValueError, match="categorical_features: split by the stumps and gradient trees of "
+                                         "trainer='boosting', got trainer='samme'"):
+        bob_boost.recipes.make_recipe("samme", number_of_classes=3, weak_learner="tree", categorical_features=[0])
+
+
+def test_a_categorical_stump_takes_the_best_of_all_category_sets():
+    """Its set (the categories of negative gradient sum) gains as much as the best of every subset, checked
+    by brute force; NaN is one more category."""
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        k = int(rng.integers(2, 8))
+        column = rng.integers(0, k, 300).astype(float)
+        column[rng.random(300) < 0.1] = np.nan
+        gradient = rng.normal(size=300) + rng.normal(size=k + 1)[np.nan_to_num(column, nan=k).astype(int)]
+        sums = np.bincount(np.nan_to_num(column, nan=k).astype(int), weights=gradient)
+        if not (np.any(sums < 0) and np.any(sums > 0)):
+            continue  # no set splits the gradient: every set gains less than the constant
+        stump = bob_boost.StumpTrainer(categorical_features=[0], missing="bin").train(column[:, np.newaxis],
+                                                                                      gradient)
+        codes = np.nan_to_num(column, nan=k)
+        present = np.unique(codes)
+        best = max(abs(np.sum(np.where(np.isin(codes, subset), -gradient, gradient)))
+                   for size in range(1, present.size) for subset in itertools.combinations(present, size))
+        assert abs(np.sum(-gradient * stump.forward(column[:, np.newaxis])[:, 0])) == pytest.approx(best, rel=1e-9)
+        assert stump.categories is not None and stump.missing_above is not None
+
+
+def test_categorical_stumps_in_memory_on_partitions_in_files_and_onnx(tmp_path):
+    X, y = _category_data(missing=True)
+    trainer = bob_boost.StumpTrainer(categorical_features=[0, 2], missing="bin")
+    memory = Boosting(trainer, LogitLoss()).train(X, y, 15)
+    assert any(stump.categories is not None for stump in memory.weak_machines)
+    partitioned = PartitionedBoosting(LogitLoss(), categorical_features=[0, 2], missing="bin").train_on(
+        LocalRows((1000, 300, 1700)), X, y, 15)
+    assert partitioned.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(partitioned.weights, memory.weights, rtol=1e-9)
+    memory.save(tmp_path / "stumps.hdf5")
+    loaded = BoostedMachine.load(tmp_path / "stumps.hdf5")
+    assert loaded.weak_machines == memory.weak_machines
+    with h5py.File(tmp_path / "stumps.hdf5", "r") as h5:
+        assert int(h5.attrs["version"][0]) == 3
+    unseen = X.copy()
+    unseen[::5, 0] = 40.0
+    assert np.array_equal(loaded.decision_scores(unseen), memory.decision_scores(unseen))
+    ort = pytest.importorskip("onnxruntime", reason="ONNX export is an optional extra (pip install bob_boost[onnx])")
+    from bob_boost.onnx import to_onnx
+    session = ort.InferenceSession(to_onnx(memory).SerializeToString())
+    scores = session.run(["scores"], {session.get_inputs()[0].name: unseen.astype(np.float32)})[0]
+    np.testing.assert_allclose(scores.reshape(-1), memory.decision_scores(unseen.astype(np.float32))[:, 0],
+                               rtol=1e-5, atol=1e-5)

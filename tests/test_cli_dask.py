@@ -555,7 +555,7 @@ UNSUPPORTED = [
     (["-w", "lut", "--lut-entries", "1"], "--lut-entries: must be >= 2, got 1"),
     (["-w", "lut", "--lut-entries", "5"], "d.hdf5: features: LUT feature value 14 is >= the number of LUT entries "
                                           "(5) (LUT weak learners; see --lut-entries)"),
-    (["{tmp}/d.npz"], "d.npz: only HDF5, NPY and CSV/TSV/TXT files are read lazily, not '.npz'"),
+    (["{tmp}/d.npz"], "d.npz: only HDF5, NPY, CSV/TSV/TXT, Parquet and Arrow files are read lazily, not '.npz'"),
 ]
 
 

@@ -143,8 +143,8 @@ def _bad_files(tmp_path):
     (tmp_path / "d.csv").write_text("a,b,target\n1,2,yes\n3,4,no\n")
     return [
         ("missing.npy", {}, None, DataFormatError, "missing.npy: no such file"),
-        ("d.npz", {}, None, DataFormatError, "d.npz: only HDF5, NPY and CSV/TSV/TXT files are read lazily, not "
-                                             "'.npz'"),
+        ("d.npz", {}, None, DataFormatError, "d.npz: only HDF5, NPY, CSV/TSV/TXT, Parquet and Arrow files are read "
+                                             "lazily, not '.npz'"),
         ("text.h5", {}, None, DataFormatError, "text.h5: not a readable HDF5 file"),
         ("nofeatures.h5", {}, None, DataFormatError, "nofeatures.h5:/: no features dataset"),
         ("short.h5", {"group": "test"}, None, DataFormatError, "short.h5: no group 'test'"),

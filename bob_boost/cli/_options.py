@@ -24,7 +24,9 @@ ADABOOSTDB_ONLY = {"selection": "alpha"}
 TREE_ONLY = {"tree_depth": None}
 #: Options of the generic trainer's gradient trees only (-w tree with --trainer boosting).
 GRADIENT_TREE_ONLY = {"tree_leaves": 31, "tree_outputs": "per_output", "tree_growth": "leafwise",
-                      "monotonic_cst": None, "interaction_cst": None, "categorical": None}
+                      "monotonic_cst": None, "interaction_cst": None}
+#: Options of the generic trainer's stumps and gradient trees (--trainer boosting, -w stump or tree).
+SPLIT_ONLY = {"categorical": None}
 BADACOST_ONLY = {"cost_matrix": None}
 MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "min_weight_fraction_leaf": 0.0}
 #: Options of the generic trainer's classifiers only (--trainer boosting with a classification loss).

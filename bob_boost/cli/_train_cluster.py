@@ -42,8 +42,8 @@ from ..recipes import BINARY_COST_TRAINERS, MULTICLASS_TRAINERS, WEAK_LEARNERS, 
 from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, BOOSTING_CLASSIFIER_ONLY, CLUSTER_MAX_BINS,
-                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, TREE_ONLY,
-                       check_constraints, is_regression, sampling_of)
+                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, SPLIT_ONLY,
+                       TREE_ONLY, check_constraints, is_regression, sampling_of)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -88,6 +88,8 @@ def check_cluster_options(args: argparse.Namespace) -> None:
     gradient_trees = args.trainer == "boosting" and args.weak_learner == "tree"
     groups = ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
               (GRADIENT_TREE_ONLY, gradient_trees, "--trainer boosting -w tree"),
+              (SPLIT_ONLY, args.trainer == "boosting" and args.weak_learner != "lut", "--trainer boosting -w stump "
+                                                                                      "or tree"),
               (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb"),
               (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
               (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),
@@ -166,7 +168,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
                 trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
             else:
                 trees = ({"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}
-                         if args.weak_learner == "tree" else {})
+                         if args.weak_learner == "tree" else
+                         {"categorical_features": args.categorical} if args.weak_learner == "stump" else {})
                 trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
                                        weak_learner=args.weak_learner, lut_entries=args.lut_entries,
                                        selection_style=args.selection_style, sampling=recipe.trainer.sampling,
@@ -231,7 +234,7 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args),
                              tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             tree_categorical_features=args.categorical)
+                             categorical_features=args.categorical)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

@@ -24,7 +24,7 @@ from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
                       integer_groups, integer_list, positive_float, positive_int, scheduler_options)
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
-                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY,
+                       DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, SPLIT_ONLY,
                        TREE_ONLY, check_constraints, is_regression, sampling_of)
 
 logger = logging.getLogger(__name__)
@@ -90,9 +90,9 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="gradient trees: groups of feature indices that may interact (the others one more "
                             "group), or no_interactions")
     train.add_argument("--categorical", type=integer_list, metavar="F,F,...",
-                       default=GRADIENT_TREE_ONLY["categorical"],
-                       help="gradient trees: the feature columns (from 0) that hold category codes, non-negative "
-                            "integers split by sets of categories")
+                       default=SPLIT_ONLY["categorical"],
+                       help="stumps and gradient trees: the feature columns (from 0) that hold category codes, "
+                            "non-negative integers split by sets of categories")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
@@ -184,12 +184,12 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         metadata["feature_names"] = table.feature_names
     categorical = args.categorical
     if table.categories:  # a Parquet or Arrow file's category and text columns, coded at reading
-        if not (args.weak_learner == "lut" or (args.trainer == "boosting" and args.weak_learner == "tree")):
+        if args.trainer != "boosting" and args.weak_learner != "lut":
             raise CommandError(f"{args.data}: columns {sorted(table.categories)} hold categories, which "
-                               f"--trainer {args.trainer} -w {args.weak_learner} does not split; use --trainer "
-                               f"boosting -w tree (sets of categories) or -w lut (a value per category)")
+                               f"--trainer {args.trainer} does not split; use --trainer boosting (stumps and trees "
+                               f"split sets of categories) or -w lut (a value per category)")
         metadata["categories"] = {str(j): values for j, values in table.categories.items()}
-        if args.weak_learner == "tree":
+        if args.weak_learner != "lut":
             categorical = sorted(set(args.categorical or ()) | set(table.categories))
     try:
         encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
@@ -210,7 +210,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
                              sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             tree_categorical_features=categorical)
+                             categorical_features=categorical)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise

@@ -154,7 +154,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=check_missing(self.missing), one_vs_rest=one_vs_rest,
                              tree_monotonic_cst=self._monotone_constraints(), tree_interaction_cst=self.interaction_cst,
-                             tree_categorical_features=self._categorical_features())
+                             categorical_features=self._categorical_features())
         trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
                                lut_entries=maximum if self.weak_learner == "lut" else None,
                                selection_style=self.selection_style, n_threads=n_threads,
@@ -274,7 +274,7 @@ interaction_cst, categorical_features
                              tree_growth=self.growth, shrinkage=self.learning_rate,
                              missing=check_missing(self.missing), tree_monotonic_cst=self._monotone_constraints(),
                              tree_interaction_cst=self.interaction_cst,
-                             tree_categorical_features=self._categorical_features())
+                             categorical_features=self._categorical_features())
         features = _dask.as_row_chunked(X, "X")
         self._check_continued_features(features)
         self.n_features_in_ = int(features.shape[1])
@@ -344,6 +344,9 @@ def _check_float_gradients(estimator) -> None:
 def _tree_options(estimator, recipe) -> dict:
     """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer (for
     stumps and tables: ``missing``, which trees take from their trainer)."""
+    if estimator.weak_learner == "stump":
+        return {"missing": check_missing(estimator.missing),
+                "categorical_features": recipe.trainer.weak_trainer.categorical_features}
     if estimator.weak_learner != "tree":
         return {"missing": check_missing(estimator.missing)}
     return {"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}

@@ -48,7 +48,7 @@ class DaskBoosting(PartitionedBoosting):
     Parameters
     ----------
     loss_function, max_bins, weak_learner, lut_entries, selection_style, step_rule, tree, learning_rate, missing, \
-sampling
+sampling, categorical_features
         As :class:`~bob_boost.trainers.partitioned.PartitionedBoosting`'s: the model is the one
         :class:`bob_boost.Boosting` trains in memory, the weights equal to about 1e-12 relative.
     client : distributed.Client or str, optional
@@ -62,10 +62,11 @@ sampling
     def __init__(self, loss_function, max_bins: int = 256, client=None, *, weak_learner: str = "stump",
                  lut_entries: int | None = None, selection_style: str = "independent", step_rule: str | None = None,
                  tree=None, learning_rate: float | None = None, n_threads: int | None = 1,
-                 missing: str | None = None, sampling=None) -> None:
+                 missing: str | None = None, sampling=None, categorical_features=None) -> None:
         super().__init__(loss_function, max_bins, weak_learner=weak_learner, lut_entries=lut_entries,
                          selection_style=selection_style, step_rule=step_rule, tree=tree,
-                         learning_rate=learning_rate, n_threads=n_threads, missing=missing, sampling=sampling)
+                         learning_rate=learning_rate, n_threads=n_threads, missing=missing, sampling=sampling,
+                         categorical_features=categorical_features)
         self.client = client
 
     def train(self, features, targets, number_of_rounds: int = 20, sample_weight=None,

@@ -137,9 +137,14 @@ def add_machine(machine: WeakMachine, weight: np.ndarray, trees: Trees, columns:
     if isinstance(machine, StumpMachine):
         polarity = float(machine.polarity)
         missing = machine.missing_above is not None and bool(machine.missing_above)
-        trees.add(np.array([machine.index, -1, -1]), np.array([machine.threshold, 0.0, 0.0]), np.array([1, 0, 0]),
-                  np.array([2, 0, 0]), np.array([missing, False, False]),
-                  np.array([[0.0], [-polarity], [polarity]]), np.array([0]), weight)
+        if machine.categories is None:
+            trees.add(np.array([machine.index, -1, -1]), np.array([machine.threshold, 0.0, 0.0]),
+                      np.array([1, 0, 0]), np.array([2, 0, 0]), np.array([missing, False, False]),
+                      np.array([[0.0], [-polarity], [polarity]]), np.array([0]), weight)
+        else:  # the set goes left, to +polarity; NaN too where it goes "above"
+            trees.add(np.array([machine.index, -1, -1]), np.zeros(3), np.array([1, 0, 0]), np.array([2, 0, 0]),
+                      np.array([not missing, False, False]), np.array([[0.0], [polarity], [-polarity]]),
+                      np.array([0]), weight, [machine.categories, None, None])
     elif isinstance(machine, MultiClassStumpMachine):
         vectors = margin_vectors(machine.number_of_classes)
         missing = machine.missing_above is not None and bool(machine.missing_above)

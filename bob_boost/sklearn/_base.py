@@ -137,20 +137,14 @@ class _BoostedEstimator(BaseEstimator):
                              ensure_all_finite=self._finite_rule(), **options)
 
     def _categorical_features(self) -> np.ndarray | None:
-        """The fitted features' categorical ones (:mod:`bob_boost.sklearn._categories`); refused for stumps.
+        """The fitted features' categorical ones (:mod:`bob_boost.sklearn._categories`).
 
         Raises
         ------
         ValueError
-            For names or indices that are not features of ``X``, or categories with ``weak_learner="stump"``.
+            For names or indices that are not features of ``X``.
         """
-        indices = _categories.categorical_indices(self)
-        if indices is not None and getattr(self, "weak_learner", None) == "stump":
-            raise InvalidValueError(f"categorical_features: stumps split by a threshold, and features "
-                                    f"{indices.tolist()} are categories; use weak_learner='tree' (category sets) or "
-                                    f"'lut' (a value per category), or categorical_features=None to split their "
-                                    f"codes by order")
-        return indices
+        return _categories.categorical_indices(self)
 
     def _monotone_constraints(self):
         """``monotonic_cst`` as the tree trainer takes it: a dict ``{feature name: -1, 0 or +1}`` (scikit-learn's

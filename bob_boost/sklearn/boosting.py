@@ -151,14 +151,16 @@ class BoostingClassifier(_BoostedClassifier):
         see :class:`~bob_boost.TreeTrainer`). None: no constraint.
     categorical_features : "from_dtype", array_like of int, str or bool, or None
         The features that are categories: ``"from_dtype"`` (the default, as
-        scikit-learn's HistGradientBoosting) the pandas ``category`` columns,
-        or feature indices, column names or a boolean mask; None: none.
-        Gradient trees split them by sets of categories (LightGBM's method;
-        see :class:`~bob_boost.TreeTrainer`), look-up tables read them as
-        entries; stumps refuse them. A ``category`` column reaches the model
-        as its category's position in the categories seen by ``fit`` (kept
-        in the model, so prediction maps new frames alike; an unseen category
-        goes right at every split); other categorical columns must hold
+        scikit-learn's HistGradientBoosting) a frame's category columns
+        (pandas ``category``, polars ``Categorical``/``Enum``, Arrow
+        dictionaries), or feature indices, column names or a boolean mask;
+        None: none. Stumps and gradient trees split them by sets of
+        categories (see :class:`~bob_boost.StumpTrainer` and
+        :class:`~bob_boost.TreeTrainer`), look-up tables read them as
+        entries. A category or text column reaches the model as its value's
+        position among the categories seen by ``fit`` (kept in the model, so
+        prediction maps new frames alike; an unseen category goes with the
+        values outside every set); other categorical columns must hold
         non-negative integer codes.
 
     Attributes
@@ -305,7 +307,7 @@ class BoostingClassifier(_BoostedClassifier):
                            tree_outputs=self.multi_output, tree_quantized_gradients=self.quantized_gradients,
                            one_vs_rest=one_vs_rest, tree_monotonic_cst=self._monotone_constraints(),
                            tree_interaction_cst=self.interaction_cst,
-                           tree_categorical_features=self._categorical_features(),
+                           categorical_features=self._categorical_features(),
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 
     def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,

@@ -266,7 +266,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  tree_growth=self.growth, tree_quantized_gradients=self.quantized_gradients,
                                  tree_monotonic_cst=self._monotone_constraints(),
                                  tree_interaction_cst=self.interaction_cst,
-                                 tree_categorical_features=self._categorical_features(),
+                                 categorical_features=self._categorical_features(),
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
             self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
                                         eval_set=eval_set)

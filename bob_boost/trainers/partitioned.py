@@ -99,12 +99,15 @@ class PartitionedBoosting:
     sampling : Sampling, optional
         Stochastic boosting, as :class:`bob_boost.Boosting`'s ``sampling``: every round samples the rows and
         columns it samples in memory (the rows by their global index), whatever the partitions.
+    categorical_features : sequence of int, boolean mask or None
+        Stumps: the features split by sets of categories, as ``StumpTrainer(categorical_features=...)`` in
+        memory (gradient trees take their ``tree``'s). The categories are counted over every partition.
     """
 
     def __init__(self, loss_function: LossFunction, max_bins: int = 256, *, weak_learner: str = "stump",
                  lut_entries: int | None = None, selection_style: str = "independent", step_rule: str | None = None,
                  tree=None, learning_rate: float | None = None, n_threads: int | None = 1,
-                 missing: str | None = None, sampling: Sampling | None = None) -> None:
+                 missing: str | None = None, sampling: Sampling | None = None, categorical_features=None) -> None:
         if not isinstance(loss_function, LossFunction):
             raise InvalidTypeError(f"loss_function: expected a LossFunction, got {type(loss_function).__name__}")
         self.step_rule = None if step_rule is None else check_choice(step_rule, "step_rule", PARTITIONED_STEP_RULES)
@@ -119,6 +122,11 @@ class PartitionedBoosting:
         self.n_threads = check_partition_threads(n_threads)
         self.weak_learner = check_choice(weak_learner, "weak_learner", WEAK_LEARNERS)
         self.missing = check_missing(missing)
+        check_categorical_features(categorical_features)
+        if categorical_features is not None and self.weak_learner != "stump":
+            raise InvalidValueError(f"categorical_features: an option of weak_learner='stump' (trees take their "
+                                    f"TreeTrainer's), got weak_learner={self.weak_learner!r}")
+        self.categorical_features = categorical_features
         if self.missing is not None and self.weak_learner == "tree":
             raise InvalidValueError(f"missing: trees take TreeTrainer(missing='bin'), not {type(self).__name__}'s "
                                     f"missing")
@@ -208,11 +216,11 @@ class PartitionedBoosting:
             targets = targets - (baseline[0] if targets.ndim == 1 else baseline)
         if self.weak_learner in ("stump", "tree"):
             missing = (self.tree.missing if self.weak_learner == "tree" else self.missing) is not None
-            categories = {} if self.weak_learner != "tree" else data.global_categories(
-                source, features, check_categorical_features(self.tree.categorical_features, features.shape[1]),
-                self.max_bins, missing)
+            declared = self.tree.categorical_features if self.weak_learner == "tree" else self.categorical_features
+            categories = data.global_categories(source, features, check_categorical_features(
+                declared, features.shape[1]), self.max_bins, missing)
             coded, offsets, split = data.binned(source, features, self.max_bins, missing, self.n_threads, categories)
-            chooser = StumpChooser(offsets, split, missing)
+            chooser = StumpChooser(offsets, split, missing, categories)
         else:
             coded, offsets, entries, all_missing = data.lut_coded(source, features, self.lut_entries,
                                                                   self.missing is not None, self.n_threads)

@@ -28,11 +28,18 @@ class StumpMachine(WeakMachine):
         Where a missing value (NaN) goes: above the threshold (True) or below
         (False). None (bob's stumps, and stumps trained without missing-value
         handling): the machine does not accept NaN.
+    categories : array_like or None
+        A categorical stump: the category values (non-negative integers) that
+        output ``polarity``; every other value, a category never seen in
+        training too, outputs ``-polarity`` (``threshold`` is unused, and NaN
+        goes "above", into the set, where ``missing_above`` says). None (the
+        default): a threshold.
     """
 
     machine_type = "StumpMachine"
 
-    def __init__(self, threshold: float, polarity: float, index: int, missing_above: bool | None = None) -> None:
+    def __init__(self, threshold: float, polarity: float, index: int, missing_above: bool | None = None,
+                 categories=None) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise InvalidTypeError(f"threshold: expected a real number, got {type(threshold).__name__}")
         if not np.isfinite(threshold):
@@ -47,6 +54,13 @@ class StumpMachine(WeakMachine):
         self.polarity = float(polarity)
         self.index = int(index)
         self.missing_above = None if missing_above is None else bool(missing_above)
+        self.categories = None
+        if categories is not None:
+            values = np.unique(np.asarray(categories, dtype=np.float64).ravel())
+            if values.size == 0 or not np.all(np.isfinite(values) & (values >= 0) & (values == np.round(values))):
+                raise InvalidValueError("categories: must be a non-empty set of non-negative integers")
+            values.setflags(write=False)
+            self.categories = values
 
     @property
     def accepts_missing(self) -> bool:
@@ -69,7 +83,8 @@ class StumpMachine(WeakMachine):
         training) whatever the features' dtype.
         """
         column = features[:, self.index]
-        above = column >= np.float64(self.threshold)
+        above = (column >= np.float64(self.threshold) if self.categories is None
+                 else np.isin(column, self.categories))
         if self.missing_above is not None and column.dtype.kind == "f":
             above = np.where(np.isnan(column), self.missing_above, above)
         return np.where(above, self.polarity, -self.polarity)[:, np.newaxis]
@@ -81,6 +96,8 @@ class StumpMachine(WeakMachine):
         hdf5.write_scalar(group, "Index", self.index, np.int32)
         if self.missing_above is not None:
             hdf5.write_scalar(group, "MissingAbove", int(self.missing_above), np.int8)
+        if self.categories is not None:
+            group.create_dataset("Categories", data=self.categories)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "StumpMachine":
@@ -98,12 +115,19 @@ class StumpMachine(WeakMachine):
             if flag not in (0, 1):
                 raise hdf5.fail(group, f"MissingAbove must be 0 or 1, got {flag}")
             missing_above = bool(flag)
-        return cls(threshold, polarity, index, missing_above)
+        categories = hdf5.read_array(group, "Categories", "float", ndim=1) if "Categories" in group else None
+        try:
+            return cls(threshold, polarity, index, missing_above, categories)
+        except ValueError as error:
+            raise hdf5.fail(group, str(error)) from None
 
     def _state(self) -> tuple:
-        return (self.threshold, self.polarity, self.index, self.missing_above)
+        return (self.threshold, self.polarity, self.index, self.missing_above,
+                None if self.categories is None else self.categories.tobytes())
 
     def __repr__(self) -> str:
         missing = "" if self.missing_above is None else f", missing_above={self.missing_above}"
+        if self.categories is not None:
+            missing += f", categories={self.categories.tolist()}"
         return (f"StumpMachine(threshold={self.threshold!r}, polarity={self.polarity:+.0f}, "
                 f"index={self.index}{missing})")

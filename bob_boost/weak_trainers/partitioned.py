@@ -13,7 +13,7 @@ import numpy as np
 
 from ..engine.codes import CodedFeatures
 from .lut import LUTTrainer
-from .stump import best_stump
+from .stump import best_stump, category_bins, set_outputs
 
 
 class StumpChooser:
@@ -27,10 +27,14 @@ class StumpChooser:
         Each bin's upper threshold (NaN for a feature's last bins).
     missing : bool
         Whether every feature's last bin holds its NaN (``missing="bin"``): each stump learns NaN's side.
+    categories : dict, optional
+        The categorical features' categories (their stumps split sets of them).
     """
 
-    def __init__(self, offsets: np.ndarray, split_values: np.ndarray, missing: bool) -> None:
+    def __init__(self, offsets: np.ndarray, split_values: np.ndarray, missing: bool,
+                 categories: dict[int, np.ndarray] | None = None) -> None:
         self.offsets, self.split_values, self.missing = offsets, split_values, missing
+        self.categories = categories or {}
 
     def choose(self, histograms: np.ndarray, absolute: np.ndarray, gradient_sum: np.ndarray,
                columns: np.ndarray | None = None):
@@ -38,12 +42,15 @@ class StumpChooser:
         gradient."""
         stump, best, gain, tolerance = best_stump(np.ascontiguousarray(histograms[:, 0]), self.offsets,
                                                   self.split_values, -float(gradient_sum[0]), float(absolute[0]),
-                                                  self.missing, columns)
+                                                  self.missing, columns, self.categories)
         if stump is None or abs(gain) <= tolerance:
             return None
         index = stump.index
         # with missing values, every feature's last bin holds its NaN
         missing_code = int(self.offsets[index + 1] - self.offsets[index]) - 1 if self.missing else -1
+        if stump.categories is not None:
+            return stump, set_outputs, (index, category_bins(stump, self.categories[index], missing_code),
+                                        stump.polarity)
         return stump, stump_outputs, (index, best - int(self.offsets[index]) + 1, stump.polarity,
                                       missing_code, bool(stump.missing_above))
 

@@ -12,6 +12,7 @@ from ..engine import kernels
 from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads
+from .tree_categories import check_categorical_features, feature_categories
 
 #: Gains closer than this fraction of the total absolute gradient count as tied (the LUT trainers' criteria
 #: too). Unlike the trees' relative :data:`bob_boost.weak_trainers.tree.TIE_TOLERANCE`, it scales with
@@ -57,18 +58,27 @@ class StumpTrainer:
         number at most ``max_bins - 1``); each stump learns which side of its
         threshold NaN goes to (``missing_above``, saved with the model),
         below when both sides gain the same (as for a feature without NaN).
+    categorical_features : sequence of int, boolean mask or None
+        Features whose values are categories (as :class:`~bob_boost.TreeTrainer`'s): their stumps output
+        ``polarity`` on a set of categories and ``-polarity`` on the others (a category unseen in
+        training too). The best set is exact: the categories of negative gradient sum, which gains
+        ``sum_c |G_c|`` (NaN's bin, with ``missing="bin"``, one more category). None: every feature is
+        numeric.
 
-    All three are read when training starts.
+    All four are read when training starts.
     """
 
     #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
     samples_columns = True
 
-    def __init__(self, max_bins: int | None = 256, n_threads: int | None = None, missing: str | None = None) -> None:
+    def __init__(self, max_bins: int | None = 256, n_threads: int | None = None, missing: str | None = None,
+                 categorical_features=None) -> None:
         self.max_bins = check_max_bins(max_bins)
         check_threads(n_threads)
         self.n_threads = n_threads
         self.missing = check_missing(missing)
+        check_categorical_features(categorical_features)
+        self.categorical_features = categorical_features
 
     @property
     def accepts_missing(self) -> bool:
@@ -80,11 +90,19 @@ class StumpTrainer:
         if isinstance(features, BinnedFeatures):
             if features.split_thresholds is None:
                 raise InvalidValueError("features: binned for a LUT trainer, not by feature values")
+            indices = check_categorical_features(self.categorical_features, features.number_of_features)
+            if set(features.categories) != set(() if indices is None else indices.tolist()):
+                raise InvalidValueError("features: binned with other categorical features than the trainer's "
+                                        "categorical_features (use StumpTrainer.prepare)")
             return features
         missing = check_missing(self.missing) is not None
-        return BinnedFeatures.from_values(as_feature_matrix(features, allow_nan=missing),
-                                          max_bins=check_max_bins(self.max_bins),
-                                          n_threads=check_threads(self.n_threads), missing=missing)
+        array = as_feature_matrix(features, allow_nan=missing)
+        indices = check_categorical_features(self.categorical_features, array.shape[1])
+        categories = feature_categories(array, indices, check_max_bins(self.max_bins), missing)
+        binned = BinnedFeatures.from_values(array, max_bins=check_max_bins(self.max_bins),
+                                            n_threads=check_threads(self.n_threads), missing=missing)
+        binned.categories = categories
+        return binned
 
     def train(self, features, loss_gradient) -> StumpMachine:
         """Return the best stump for ``loss_gradient``.
@@ -120,8 +138,12 @@ class StumpTrainer:
             index = machine.index
             start = int(prepared.offsets[index])
             missing_code = int(prepared.offsets[index + 1]) - 1 - start if prepared.missing else -1
-            outputs = prepared.coded.above(index, best - start, machine.polarity, -machine.polarity,
-                                           missing_code, bool(machine.missing_above))
+            if machine.categories is None:
+                outputs = prepared.coded.above(index, best - start, machine.polarity, -machine.polarity,
+                                               missing_code, bool(machine.missing_above))
+            else:
+                outputs = set_outputs(prepared.coded, index, category_bins(machine, prepared.categories[index],
+                                                                           missing_code), machine.polarity)
         return Proposal(machine, outputs=outputs)
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> StumpMachine:
@@ -134,15 +156,17 @@ class StumpTrainer:
         # output -1 below / +1 above the threshold: gain = right - left = total - 2 left
         machine, best, gain, tolerance = best_stump(binned.histograms(gradient)[:, 0], binned.offsets,
                                                     binned.split_thresholds, -gradient[:, 0].sum(),
-                                                    np.abs(gradient).sum(), binned.missing, columns)
+                                                    np.abs(gradient).sum(), binned.missing, columns,
+                                                    binned.categories)
         if machine is None:
-            raise InvalidValueError("features: every feature is constant, so no stump can split them")
+            raise InvalidValueError("features: every feature is constant (or, for a categorical one, its "
+                                    "categories' gradient sums share one sign), so no stump can split them")
         return machine, best, gain, tolerance
 
 
 def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarray, total: float,
-               absolute_sum: float, missing: bool,
-               columns: np.ndarray | None = None) -> tuple[StumpMachine | None, int, float, float]:
+               absolute_sum: float, missing: bool, columns: np.ndarray | None = None,
+               categories: dict[int, np.ndarray] | None = None) -> tuple[StumpMachine | None, int, float, float]:
     """The stump of largest gain from a gradient histogram, in memory and on a cluster alike.
 
     Parameters
@@ -159,21 +183,76 @@ def best_stump(sums: np.ndarray, offsets: np.ndarray, split_thresholds: np.ndarr
         Whether every feature's last bin holds its NaN (each stump then learns NaN's side).
     columns : numpy.ndarray, optional
         The features the stump may split (a round's column sample); None: all.
+    categories : dict, optional
+        The categorical features' categories (one bin each, in order; see
+        :class:`~bob_boost.TreeTrainer`): their stumps output +1 on a set of categories and -1 elsewhere,
+        the set of largest gain being the categories of negative gradient sum (or the others: the same
+        gain, ``sum_c |G_c|``), with NaN's bin as one more category.
 
     Returns
     -------
     tuple
-        ``(stump, the global bin after which it splits, its gain, the gains' rounding tolerance)``; the stump
-        is None (and the bin -1) when every feature is constant.
+        ``(stump, the global bin after which it splits (a categorical stump's feature's first bin), its gain,
+        the gains' rounding tolerance)``; the stump is None (and the bin -1) when every feature is constant.
     """
     # gains equal in exact arithmetic may differ by rounding (which depends
     # on summation order); treat them as tied so the documented order decides
     tolerance = TIE_TOLERANCE * absolute_sum
-    best, gain, missing_above = kernels.best_stump_split(sums, offsets, total, tolerance, missing,
-                                                         allowed_columns(offsets.size - 1, columns))
-    if best < 0:
+    allowed = allowed_columns(offsets.size - 1, columns)
+    numeric = allowed.copy()
+    numeric[list(categories or ())] = False
+    best, gain, missing_above = kernels.best_stump_split(sums, offsets, total, tolerance, missing, numeric)
+    candidates = []  # (feature, stump, signed gain, bin)
+    if best >= 0:
+        index = int(np.searchsorted(offsets, best, side="right") - 1)
+        candidates.append((index, StumpMachine(float(split_thresholds[best]), 1.0 if gain >= 0 else -1.0, index,
+                                               bool(missing_above) if missing else None), float(gain), int(best)))
+    for f in sorted(categories or ()):
+        if allowed[f] and (found := _categorical_stump(sums, offsets, f, categories[f], missing)) is not None:
+            candidates.append((f, found[0], found[1], int(offsets[f])))
+    if not candidates:
         return None, -1, 0.0, float(tolerance)
-    index = int(np.searchsorted(offsets, best, side="right") - 1)
-    polarity = 1.0 if gain >= 0 else -1.0
-    machine = StumpMachine(float(split_thresholds[best]), polarity, index, bool(missing_above) if missing else None)
+    top = max(abs(candidate[2]) for candidate in candidates)
+    _, machine, gain, best = min((c for c in candidates if abs(c[2]) >= top - tolerance), key=lambda c: c[0])
     return machine, int(best), float(gain), float(tolerance)
+
+
+def category_bins(machine: StumpMachine, values: np.ndarray, missing_code: int) -> np.ndarray:
+    """The bins (within the feature) of a categorical stump's set: its categories' among the feature's
+    ``values``, and the missing values' bin ``missing_code`` (-1: none) where NaN goes into the set."""
+    bins = np.searchsorted(values, machine.categories)
+    if missing_code >= 0 and machine.missing_above:
+        bins = np.append(bins, missing_code)
+    return bins.astype(np.int64)
+
+
+def set_outputs(coded, feature: int, bins: np.ndarray, polarity: float) -> np.ndarray:
+    """(#rows, 1) a categorical stump's outputs from the codes: ``polarity`` where the feature's code is one of
+    ``bins``, else ``-polarity``."""
+    return np.where(np.isin(coded.codes[feature], bins), polarity, -polarity)[:, np.newaxis]
+
+
+def categorical_gain(sums: np.ndarray, offsets: np.ndarray, f: int) -> float:
+    """A categorical stump's gain on feature ``f``: ``sum_c |G_c|`` over its bins (0 when every nonzero sum has
+    one sign: no set splits the gradient)."""
+    bins = sums[offsets[f]:offsets[f + 1]]
+    if not (np.any(bins < 0) and np.any(bins > 0)):
+        return 0.0
+    return float(np.abs(bins).sum())
+
+
+def _categorical_stump(sums: np.ndarray, offsets: np.ndarray, f: int, values: np.ndarray,
+                       missing: bool) -> tuple[StumpMachine, float] | None:
+    """Feature ``f``'s categorical stump and its gain: +1 on the categories of negative gradient sum (NaN's bin,
+    last with ``missing``, among them or not); a set of NaN alone is turned around (polarity -1)."""
+    bins = sums[offsets[f]:offsets[f + 1]]
+    gain = categorical_gain(sums, offsets, f)
+    if gain == 0.0:
+        return None
+    chosen = bins < 0  # the negative gradient is positive there: output +1
+    polarity = 1.0
+    in_set = chosen[:values.size]
+    if not in_set.any():  # NaN alone: the value categories of positive sum go in, polarity -1
+        in_set, polarity = bins[:values.size] > 0, -1.0
+    nan_above = bool(chosen[-1]) == (polarity > 0) if missing else None
+    return StumpMachine(0.0, polarity, f, nan_above, values[in_set]), polarity * gain
