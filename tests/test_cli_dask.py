@@ -446,19 +446,26 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, grow
     assert machine.metadata == {**memory.metadata, "distributed": "dask"}
 
 
-def test_constrained_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
-    rng = np.random.default_rng(21)
-    features = np.round(rng.uniform(-2, 2, size=(1200, 3)), 3)
-    values = np.sin(2 * features[:, 0]) + features[:, 1] * features[:, 2]
-    data = tmp_path / "r.npy"
+def _cluster_and_memory(cluster, tmp_path, capsys, data, features, values, options: list) -> tuple:
+    """The gradient-tree regressions ``bob-boost train`` makes of ``data`` (written from ``features`` and
+    ``values``) with ``options``, on the cluster and in memory."""
     np.save(data, np.column_stack([features, values]))
-    options = ["--loss", "squared", "-w", "tree", "-r", 4, "-q", "--monotonic-cst", "1,0,0", "--interaction-cst", "0"]
+    options = ["--loss", "squared", "-w", "tree", "-r", 4, "-q", *options]
     models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
     code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
                         cluster.scheduler_address, "--chunk-rows", 500)
     assert code == 0, err
     assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
-    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    return tuple(BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+
+
+def test_constrained_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys):
+    rng = np.random.default_rng(21)
+    features = np.round(rng.uniform(-2, 2, size=(1200, 3)), 3)
+    values = np.sin(2 * features[:, 0]) + features[:, 1] * features[:, 2]
+    data = tmp_path / "r.npy"
+    machine, memory = _cluster_and_memory(cluster, tmp_path, capsys, data, features, values, [
+        "--monotonic-cst", "1,0,0", "--interaction-cst", "0"])
     assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
     np.testing.assert_allclose(machine.decision_scores(features), memory.decision_scores(features), rtol=1e-9,
                                atol=1e-12)
@@ -478,14 +485,7 @@ def test_categorical_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, 
     features = np.column_stack([codes, np.round(rng.uniform(-2, 2, 1200), 3)])
     values = rng.normal(size=9)[codes] + features[:, 1]
     data = tmp_path / "c.npy"
-    np.save(data, np.column_stack([features, values]))
-    options = ["--loss", "squared", "-w", "tree", "-r", 4, "-q", "--categorical", "0"]
-    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
-    code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
-                        cluster.scheduler_address, "--chunk-rows", 500)
-    assert code == 0, err
-    assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
-    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    machine, memory = _cluster_and_memory(cluster, tmp_path, capsys, data, features, values, ["--categorical", "0"])
     for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
         assert ours.features.tolist() == theirs.features.tolist()
         assert [None if c is None else c.tolist() for c in ours.categories] == \

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._optional import optional_import
 from ..exceptions import DataFormatError
+from . import frames
 
 
 def _pyarrow(suffix: str):
@@ -38,6 +39,33 @@ def read(path: Path, suffix: str):
         return optional_import("pyarrow.feather", f"reading {suffix} files").read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise _unreadable(path, suffix, error) from None
+
+
+def read_table(path: Path, suffix: str, target: str | None, with_target: bool | None,
+               number_of_features: int | None, categories: dict[int, list] | None):
+    """A Parquet or Arrow IPC file through pyarrow: numeric columns as they are (null as NaN), category and text
+    columns as codes of ``categories`` (default their own; see :mod:`bob_boost.io.frames`): the
+    :class:`~bob_boost.io.tables.Table` that :func:`bob_boost.io.tables.read_table` returns for it."""
+    from .tables import Table, column_index, has_target  # the table reader imports this module
+    table = read(path, suffix)
+    names = [str(name) for name in table.column_names]
+    labels = None
+    if has_target(with_target, target, names, len(names), number_of_features):
+        index = column_index(target, names, len(names), path)
+        labels = table.column(index).to_numpy(zero_copy_only=False)
+        table, names = table.remove_column(index), names[:index] + names[index + 1:]
+    kept, columns = {}, []
+    for j in range(len(names)):
+        if frames.column_kind(table, "arrow", j) == "number":
+            columns.append(table.column(j).to_numpy(zero_copy_only=False).astype(np.float64))
+            continue
+        own = categories is None or j not in categories
+        kept[j] = frames.column_categories(table, "arrow", j) if own else list(categories[j])
+        columns.append(frames.column_codes(table, "arrow", j, kept[j]))
+    features = np.column_stack(columns) if columns else np.empty((table.num_rows, 0))
+    if features.size and np.all(np.isfinite(features)) and np.all(features == np.round(features)):
+        features = features.astype(np.int64)  # whole numbers, as the text tables read them
+    return Table(features, labels, names, kept or None)
 
 
 def layout(path: Path, suffix: str) -> tuple:

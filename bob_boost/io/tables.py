@@ -21,7 +21,7 @@ import numpy as np
 
 from ..costs import check_cost_matrix
 from ..exceptions import DataFormatError
-from . import _delimited, arrow_files, frames
+from . import _delimited, arrow_files
 
 __all__ = ["ARROW_SUFFIXES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
            "format_suffix", "has_header", "has_target", "read_cost_matrix", "read_table", "write_predictions"]
@@ -171,7 +171,7 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     elif suffix in HDF5_SUFFIXES:
         table = _read_hdf5(path, group, target, with_target, number_of_features)
     elif suffix in ARROW_SUFFIXES:
-        table = _read_arrow(path, suffix, target, with_target, number_of_features, categories)
+        table = arrow_files.read_table(path, suffix, target, with_target, number_of_features, categories)
     else:
         raise DataFormatError(f"{path}: unknown data format {suffix or '(no suffix)'!r}; use .csv, .tsv, .txt "
                               f"(optionally .gz), .npy, .npz, .h5, .hdf5, .parquet, .feather or .arrow")
@@ -185,31 +185,6 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     logger.debug("%s: %d samples, %d features, %s", path, *table.features.shape,
                  "no labels" if table.labels is None else "labels")
     return table
-
-
-def _read_arrow(path: Path, suffix: str, target: str | None, with_target: bool | None,
-                number_of_features: int | None, categories: dict[int, list] | None) -> Table:
-    """A Parquet or Arrow IPC file through pyarrow: numeric columns as they are (null as NaN), category and text
-    columns as codes of ``categories`` (default their own; see :mod:`bob_boost.io.frames`)."""
-    table = arrow_files.read(path, suffix)
-    names = [str(name) for name in table.column_names]
-    labels = None
-    if has_target(with_target, target, names, len(names), number_of_features):
-        index = column_index(target, names, len(names), path)
-        labels = table.column(index).to_numpy(zero_copy_only=False)
-        table, names = table.remove_column(index), names[:index] + names[index + 1:]
-    kept, columns = {}, []
-    for j in range(len(names)):
-        if frames.column_kind(table, "arrow", j) == "number":
-            columns.append(table.column(j).to_numpy(zero_copy_only=False).astype(np.float64))
-            continue
-        own = categories is None or j not in categories
-        kept[j] = frames.column_categories(table, "arrow", j) if own else list(categories[j])
-        columns.append(frames.column_codes(table, "arrow", j, kept[j]))
-    features = np.column_stack(columns) if columns else np.empty((table.num_rows, 0))
-    if features.size and np.all(np.isfinite(features)) and np.all(features == np.round(features)):
-        features = features.astype(np.int64)  # whole numbers, as the text tables read them
-    return Table(features, labels, names, kept or None)
 
 
 def has_target(with_target: bool | None, target: str | None, names: list[str] | None, width: int,
