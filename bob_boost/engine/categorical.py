@@ -8,7 +8,8 @@ are LightGBM's:
   category alone (one against the rest), scored with the trees' ``l2``;
 - with more, the categories holding at least ``min_data_per_group`` of the
   node's samples are ordered by their smoothed Newton ratio
-  ``sum_k G_k / (H_k + cat_smooth)``, and the first ``j`` of that order, from
+  ``sum_k G_k / (H_k + cat_smooth)`` (at float32 precision, ties in bin order), and the first ``j`` of
+  that order, from
   either end, go left, for ``j`` up to ``max_cat_threshold`` and half the
   ordered categories; these are scored with ``l2 + cat_l2``.
 
@@ -86,8 +87,10 @@ def has_category(bits, code):
 
 @numba.njit(**_JIT)
 def _score(sums, outputs, regularization, lower, upper):
-    """The loss decrease of a child with these (2K,) sums: the clipped Newton value's for one output."""
-    if outputs == 1:
+    """The loss decrease of a child with these (2K,) sums: ``sum_k G_k^2 / (H_k + lambda)``, or for one
+    output between monotone bounds the clipped Newton value's (each as the numeric scans compute it, so that
+    gains equal in exact arithmetic round alike)."""
+    if outputs == 1 and (lower > -np.inf or upper < np.inf):
         return bounded_score(sums[0], sums[1], regularization, lower, upper)[0]
     return newton_score(sums, outputs, regularization)
 
@@ -169,7 +172,9 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
             for k in range(outputs):
                 key += sums[p, k] / (sums[p, outputs + k] + params[SMOOTH])
             ordered[m] = present[j]
-            keys[m] = key
+            # ratios equal but for the rounding of sums added in another order (on partitions) must sort
+            # alike: compared at float32 precision, such ties keep the bins' order
+            keys[m] = np.float32(key)
             m += 1
     if m < 1:
         return -1.0
