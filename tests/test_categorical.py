@@ -2,7 +2,9 @@
 partitions, the estimators' categorical_features, and bad input."""
 from __future__ import annotations
 
+import gzip
 import itertools
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -13,6 +15,8 @@ from bob_boost import BoostedMachine, Boosting, LogitLoss, SquaredLoss, TreeMach
 from bob_boost.boosting.partitions import LocalRows
 from bob_boost.engine.categorical import best_category_split, category_parameters, has_category, workspace
 from bob_boost.trainers.partitioned import PartitionedBoosting
+
+DATA = Path(__file__).parent / "data"
 
 #: Parameters that leave the ordered prefixes exact: no smoothing, no extra l2, no cap, no one-vs-rest.
 EXACT = category_parameters(0.0, 0.0, 1 << 20, 0, 0)
@@ -328,3 +332,23 @@ def test_categorical_stumps_in_memory_on_partitions_in_files_and_onnx(tmp_path):
     scores = session.run(["scores"], {session.get_inputs()[0].name: unseen.astype(np.float32)})[0]
     np.testing.assert_allclose(scores.reshape(-1), memory.decision_scores(unseen.astype(np.float32))[:, 0],
                                rtol=1e-5, atol=1e-5)
+
+
+def test_partitions_grow_the_in_memory_trees_where_categories_tie_exactly():
+    """UCI car is a full factorial design: categories of different features have equal gradient sums and gains
+    in exact arithmetic, which partitions round otherwise; the trees are still the in-memory ones (before
+    ties were judged against the children's scores, round 2 split another feature)."""
+    with gzip.open(DATA / "uci" / "car.tsv.gz", "rt") as handle:
+        handle.readline()
+        table = np.loadtxt(handle, delimiter="\t")
+    X, labels = table[:, :-1], table[:, -1].astype(int)
+    tree = TreeTrainer(categorical_features=list(range(6)), n_threads=1)
+    loss = bob_boost.SoftmaxLoss(4)
+    memory = Boosting(tree, loss).train(X, labels, 5)
+    partitioned = PartitionedBoosting(loss, weak_learner="tree", tree=tree).train_on(LocalRows((576, 345, 807)), X,
+                                                                                      labels, 5)
+    for ours, theirs in zip(partitioned.weak_machines, memory.weak_machines):
+        assert ours.features.tolist() == theirs.features.tolist()
+        assert [None if c is None else c.tolist() for c in ours.categories] == \
+               [None if c is None else c.tolist() for c in theirs.categories]
+    np.testing.assert_allclose(partitioned.decision_scores(X), memory.decision_scores(X), rtol=1e-12, atol=1e-12)

@@ -158,7 +158,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
                              lower, upper, parent, right)
         if n == 2:  # the second category alone is the first's partition again
             gains[1] = -1.0
-        pick = _first_within(gains[:n], tie_tolerance)
+        pick = _first_within(gains[:n], tie_tolerance, parent)
         if pick < 0:
             return -1.0
         _add(bits, present[pick] - first)
@@ -198,7 +198,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
                 # the front's prefix of the other m - i - 1 is this partition, summed the other way round:
                 # scoring it once keeps rounding from choosing between the two
                 gains[size + i] = -1.0
-    pick = _first_within(gains[:2 * size], tie_tolerance)
+    pick = _first_within(gains[:2 * size], tie_tolerance, parent)
     if pick < 0:
         return -1.0
     direction, length = pick // size, pick % size + 1
@@ -209,15 +209,16 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, tie_tolerance):
-    """The first of ``gains`` within ``tie_tolerance`` (relative) of the largest positive one; -1 if none."""
+def _first_within(gains, tie_tolerance, parent):
+    """The first of ``gains`` within ``tie_tolerance`` of the largest positive one, relative to the children's
+    scores (the largest gain plus the ``parent``'s score, whose difference a gain is); -1 if none."""
     top = 0.0
     for value in gains:
         top = max(top, value)
     if top <= 0:
         return -1
     for j in range(gains.size):
-        if gains[j] > 0 and gains[j] >= top - tie_tolerance * top:
+        if gains[j] > 0 and gains[j] >= top - tie_tolerance * (top + abs(parent)):
             return j
     return -1
 

@@ -139,7 +139,9 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     ``min_hessian`` (every output) on each side, and a gain above
     :data:`ROUNDING_GAIN` times the children's scores. Returns ``(global bin,
     gain, NaN goes left)`` of the first split (feature, then bin order) within
-    ``tie_tolerance`` (relative) of the largest gain; bin -1 when none gains.
+    ``tie_tolerance`` of the largest gain, relative to the children's scores
+    (the gain plus the parent's score: a gain is their difference, and so
+    is its rounding); bin -1 when none gains.
     ``gains`` is scratch space of two entries per global bin; only the features ``f`` with
     ``allowed[f]`` are split on (a round's column sample). An empty bin
     other than a feature's first is skipped: its split sends the same samples
@@ -193,7 +195,11 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
                                        category_params, lower, upper, category_work))
     if top <= 0:
         return -1, 0.0, False
-    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, top - tie_tolerance * top,
+    # a gain is a difference of the children's and the parent's scores: its rounding is relative to those
+    parent = (bounded_score(total[0], total[1], regularization, lower, upper)[0] if constrained
+              else newton_score(total, width // 2, regularization))
+    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing,
+                            top - tie_tolerance * (top + abs(parent)),
                             allowed)
     if g < 0:
         return -1, 0.0, False
