@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import quantised, tree_batches, tree_kernels, tree_policy
+from ..engine import quantised, tree_batches, tree_policy
 from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
@@ -18,7 +18,7 @@ from ..engine.categorical import CATEGORY_WORDS, category_parameters
 from .tree_categories import (CategoryTable, categorical_mask, check_categorical_features, check_category_parameters,
                               feature_categories)
 from .tree_constraints import check_monotonic_cst, group_matrix, interaction_groups, monotone_array
-from .tree_parts import PART_ROWS, Parts
+from .tree_parts import PART_ROWS, grow_alone  # noqa: F401 (PART_ROWS: importable here, as before)
 
 #: Relative difference under which two scores of a tree's choice count as equal, so that the first wins:
 #: split gains here (first feature, then bin), and the cost-sensitive trees' split scores and leaf classes
@@ -395,7 +395,7 @@ class TreeTrainer:
                 packed, real, scales = (np.empty((samples, columns), dtype=np.int64), np.empty((1, samples, 2)),
                                         np.empty((1, 2)))
                 quantised.quantise(gradient, hessian, 0, 1, levels, int(round_index), *packing, packed, real, scales)
-                self._grow_alone(coded, common, limits, (np.empty((slots, histogram_bins, columns), dtype=np.int64),
+                grow_alone(coded, common, limits, (np.empty((slots, histogram_bins, columns), dtype=np.int64),
                                                          np.empty((slots, 0), dtype=np.int32)),
                                  nodes_out, packed, (real[0], np.array(packing), scales[0]))
             else:
@@ -408,7 +408,7 @@ class TreeTrainer:
                          np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                         for _ in range(batches)]
             if trees == 1:
-                self._grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
+                grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
             else:
                 blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
                           for b in range(batches)]
@@ -422,43 +422,6 @@ class TreeTrainer:
                                         leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
                              node_sets, leaf_values, outputs), training_outputs
-
-    @staticmethod
-    def _grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
-                    quantised_as: tuple | None = None) -> None:
-        """Grow a round's lone tree on (#samples, 2K) ``values`` with the trainer's threads: the compiled grower
-        leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts.
-
-        Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
-        leaves, the packing's field bits and the scales.
-        """
-        sums, counts = slots
-        node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes, outputs = \
-            nodes_out
-        samples, width = values.shape
-        codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
-                                                                                          *common[4:11])
-        if quantised_as is None:
-            real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
-        else:
-            (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
-        state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
-        order, slot, totals = state[0], state[5], state[6]
-        parts = Parts(coded, layout, pairs, values, sums, counts)
-        root_total = np.zeros(width, dtype=values.dtype)
-        parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
-        sample_node = np.zeros(samples, dtype=np.int64)
-        arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing,
-                      scales,
-                      np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
-                     + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
-                                 node_right[0], node_sets[0], leaf_values[0], sample_node, True, root_total,
-                                 2 * PART_ROWS, state))
-        while (grown := tree_kernels.grow_tree(*arguments)) < 0:
-            node, start, stop = tree_kernels.requested_node(state)
-            parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
-        n_nodes[0] = grown
-        tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
 
     def _cap(self, *values: np.ndarray) -> None:
         """Clip leaf values (and the training outputs, which are leaf values) to ``max_delta_step``, in place."""

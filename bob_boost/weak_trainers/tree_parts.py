@@ -1,10 +1,10 @@
-"""A lone gradient tree's large histograms built in parts on the trainer's threads, added in part order so that
-the tree does not depend on the thread count."""
+"""A round's lone gradient tree, grown with its large histograms built in parts on the trainer's threads, added in
+part order so that the tree does not depend on the thread count."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..engine import tree_kernels
+from ..engine import tree_batches, tree_kernels
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.threads import run_blocks
 
@@ -58,3 +58,40 @@ class Parts:
             sums += self.sums[k - 1]
             counts += self.counts[k - 1]
             total += self.totals[k]
+
+
+def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
+               quantised_as: tuple | None = None) -> None:
+    """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: the compiled grower
+    leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts.
+
+    Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
+    leaves, the packing's field bits and the scales.
+    """
+    sums, counts = slots
+    node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes, outputs = \
+        nodes_out
+    samples, width = values.shape
+    codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
+                                                                                      *common[4:11])
+    if quantised_as is None:
+        real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
+    else:
+        (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
+    state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
+    order, slot, totals = state[0], state[5], state[6]
+    parts = Parts(coded, layout, pairs, values, sums, counts)
+    root_total = np.zeros(width, dtype=values.dtype)
+    parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
+    sample_node = np.zeros(samples, dtype=np.int64)
+    arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing,
+                  scales,
+                  np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
+                 + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
+                             node_right[0], node_sets[0], leaf_values[0], sample_node, True, root_total,
+                             2 * PART_ROWS, state))
+    while (grown := tree_kernels.grow_tree(*arguments)) < 0:
+        node, start, stop = tree_kernels.requested_node(state)
+        parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
+    n_nodes[0] = grown
+    tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
