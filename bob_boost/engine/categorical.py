@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from .newton_gain import ROUNDING_GAIN, bounded_score, newton_score
+from .newton_gain import child_score, split_gain
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -86,35 +86,6 @@ def has_category(bits, code):
 
 
 @numba.njit(**_JIT)
-def _score(sums, outputs, regularization, lower, upper):
-    """The loss decrease of a child with these (2K,) sums: ``sum_k G_k^2 / (H_k + lambda)``, or for one
-    output between monotone bounds the clipped Newton value's (each as the numeric scans compute it, so that
-    gains equal in exact arithmetic round alike)."""
-    if outputs == 1 and (lower > -np.inf or upper < np.inf):
-        return bounded_score(sums[0], sums[1], regularization, lower, upper)[0]
-    return newton_score(sums, outputs, regularization)
-
-
-@numba.njit(**_JIT)
-def _gain(total, left, count, left_count, outputs, regularization, min_samples, min_hessian, lower, upper, parent,
-          right):
-    """The gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed."""
-    if left_count < min_samples or count - left_count < min_samples:
-        return -1.0
-    for v in range(2 * outputs):
-        right[v] = total[v] - left[v]
-    for k in range(outputs, 2 * outputs):
-        if left[k] < min_hessian or right[k] < min_hessian:
-            return -1.0
-    children = _score(left, outputs, regularization, lower, upper) + _score(right, outputs, regularization, lower,
-                                                                              upper)
-    value = children - parent
-    if value <= ROUNDING_GAIN * abs(children):
-        return -1.0
-    return value
-
-
-@numba.njit(**_JIT)
 def workspace(width, features):
     """Scratch arrays of the categorical scan for histograms of ``width`` columns and ``features`` features,
     made once per tree: :func:`best_category_split`'s six, a bin set and a feature mask."""
@@ -149,13 +120,13 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     if n < 2:
         return -1.0
     if n <= params[MAX_ONEHOT]:
-        parent = _score(total, outputs, regularization, lower, upper)
+        parent = child_score(total, outputs, regularization, lower, upper)
         for j in range(n):
             p = base + present[j]
             for v in range(width):
                 left[v] = sums[p, v]
-            gains[j] = _gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian,
-                             lower, upper, parent, right)
+            gains[j] = split_gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian,
+                                  lower, upper, parent, right)
         if n == 2:  # the second category alone is the first's partition again
             gains[1] = -1.0
         pick = _first_within(gains[:n], tie_tolerance, parent)
@@ -181,7 +152,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     ordered = ordered[:m][np.argsort(keys[:m], kind="mergesort")]
     most = min(int(params[MAX_THRESHOLD]), (m + 1) // 2)
     regularization = regularization + params[CAT_L2]
-    parent = _score(total, outputs, regularization, lower, upper)
+    parent = child_score(total, outputs, regularization, lower, upper)
     size = min(most, m)
     for direction in range(2):
         left[:] = 0.0
@@ -192,8 +163,8 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
             for v in range(width):
                 left[v] += sums[p, v]
             left_count += counts[p]
-            gains[direction * size + i] = _gain(total, left, count, left_count, outputs, regularization, min_samples,
-                                                min_hessian, lower, upper, parent, right)
+            gains[direction * size + i] = split_gain(total, left, count, left_count, outputs, regularization,
+                                                     min_samples, min_hessian, lower, upper, parent, right)
             if direction == 1 and m - (i + 1) <= size:
                 # the front's prefix of the other m - i - 1 is this partition, summed the other way round:
                 # scoring it once keeps rounding from choosing between the two

@@ -11,7 +11,7 @@ import numpy as np
 
 from .categorical import best_category_split, has_category, scan_categories
 from .hashing import GOLDEN, mix
-from .newton_gain import ROUNDING_GAIN, bounded_score, newton_score
+from .newton_gain import ROUNDING_GAIN, bounded_score, child_score, newton_score, split_gain
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -55,29 +55,6 @@ def interaction_columns(allowed, groups, mask, out):
                 if groups[g, f] and (mask >> np.uint64(g)) & np.uint64(1):
                     out[f] = True
                     break
-
-
-@numba.njit(**_JIT)
-def _split_gain(node_total, left, node_count, left_count, outputs, regularization, min_samples, min_hessian,
-                parent, right):
-    """The Newton gain of sending ``left`` (2K sums, ``left_count`` samples) left; -1 if not allowed.
-
-    ``right`` receives the right child's sums.
-    """
-    right_count = node_count - left_count
-    if left_count < min_samples or right_count < min_samples:
-        return -1.0
-    for v in range(2 * outputs):
-        right[v] = node_total[v] - left[v]
-    for k in range(outputs, 2 * outputs):
-        if left[k] < min_hessian or right[k] < min_hessian:
-            return -1.0
-    children = newton_score(left, outputs, regularization) + newton_score(right, outputs, regularization)
-    value = children - parent
-    # a gain at the rounding level of the scores (a pure node) is no gain
-    if value <= ROUNDING_GAIN * children:
-        return -1.0
-    return value
 
 
 @numba.njit(**_JIT)
@@ -196,8 +173,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     if top <= 0:
         return -1, 0.0, False
     # a gain is a difference of the children's and the parent's scores: its rounding is relative to those
-    parent = (bounded_score(total[0], total[1], regularization, lower, upper)[0] if constrained
-              else newton_score(total, width // 2, regularization))
+    parent = child_score(total, width // 2, regularization, lower, upper)
     g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing,
                             top - tie_tolerance * (top + abs(parent)),
                             allowed)
@@ -323,8 +299,8 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
                 moved = nan_count if side == 0 else 0
                 for v in range(width):
                     candidate[v] = left[v] + sums[nan_position, v] if moved > 0 else left[v]
-                value = _split_gain(total, candidate, count, left_count + moved, outputs, regularization,
-                                    min_samples, min_hessian, parent, right)
+                value = split_gain(total, candidate, count, left_count + moved, outputs, regularization,
+                                   min_samples, min_hessian, -np.inf, np.inf, parent, right)
                 gains[2 * g + side] = value
                 top = max(top, value)
     return top

@@ -6,6 +6,7 @@ or a slice of the memory-mapped Arrow file.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +20,15 @@ def _pyarrow(suffix: str):
     return optional_import("pyarrow", f"reading {suffix} files")
 
 
-def _unreadable(path, suffix: str, error: BaseException) -> DataFormatError:
-    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return DataFormatError(f"{path}: not a readable {suffix[1:]} file ({reason})")
+@contextmanager
+def _reading(path, suffix: str):
+    """pyarrow, whose failures to read ``path`` become a :class:`~bob_boost.DataFormatError` naming it."""
+    pa = _pyarrow(suffix)
+    try:
+        yield pa
+    except (pa.ArrowException, OSError) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DataFormatError(f"{path}: not a readable {suffix[1:]} file ({reason})") from None
 
 
 def read(path: Path, suffix: str):
@@ -32,13 +39,10 @@ def read(path: Path, suffix: str):
     DataFormatError
         When pyarrow cannot read it, naming the file.
     """
-    pa = _pyarrow(suffix)
-    try:
+    with _reading(path, suffix):
         if suffix == ".parquet":
             return optional_import("pyarrow.parquet", f"reading {suffix} files").read_table(path)
         return optional_import("pyarrow.feather", f"reading {suffix} files").read_table(path)
-    except (pa.ArrowException, OSError) as error:
-        raise _unreadable(path, suffix, error) from None
 
 
 def read_table(path: Path, suffix: str, target: str | None, with_target: bool | None,
@@ -77,8 +81,7 @@ def layout(path: Path, suffix: str) -> tuple:
     DataFormatError
         When pyarrow cannot read it, naming the file.
     """
-    pa = _pyarrow(suffix)
-    try:
+    with _reading(path, suffix) as pa:
         if suffix == ".parquet":
             metadata = optional_import("pyarrow.parquet", "reading .parquet files").ParquetFile(path).metadata
             schema = metadata.schema.to_arrow_schema()
@@ -88,8 +91,6 @@ def layout(path: Path, suffix: str) -> tuple:
                 reader = pa.ipc.open_file(source)
                 schema = reader.schema
                 sizes = [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
-    except (pa.ArrowException, OSError) as error:
-        raise _unreadable(path, suffix, error) from None
     return schema, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
