@@ -67,6 +67,12 @@ def test_zeros_constrain_nothing_and_give_the_free_trees_bit_for_bit():
     assert zeros.weak_machines == free.weak_machines
 
 
+def _assert_the_same_trees(machine, memory, X) -> None:
+    """The partitioned ``machine`` splits the features of the in-memory ``memory`` and scores ``X`` alike."""
+    assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
+    np.testing.assert_allclose(machine.decision_scores(X), memory.decision_scores(X), rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("rows", [(3000,), (1100, 7, 1893)], ids=["1", "3"])
 def test_partitions_grow_the_in_memory_constrained_trees(rows):
     X, y = _data()
@@ -74,8 +80,7 @@ def test_partitions_grow_the_in_memory_constrained_trees(rows):
     memory = Boosting(tree, SquaredLoss(), step_rule="newton").train(X, y, 8, baseline=float(np.mean(y)))
     machine = PartitionedBoosting(SquaredLoss(), weak_learner="tree", tree=tree, step_rule="newton").train_on(
         LocalRows(rows), X, y, 8, baseline=np.mean(y))
-    assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
-    np.testing.assert_allclose(machine.decision_scores(X), memory.decision_scores(X), rtol=1e-9, atol=1e-12)
+    _assert_the_same_trees(machine, memory, X)
 
 
 def test_the_estimators_take_it_in_memory_and_on_a_cluster(client):
@@ -197,8 +202,7 @@ def test_partitions_grow_the_in_memory_interaction_trees(rows):
         X, y, 6, baseline=float(np.mean(y)))
     machine = PartitionedBoosting(SquaredLoss(), weak_learner="tree", tree=tree, step_rule="newton",
                                   sampling=sampling).train_on(LocalRows(rows), X, y, 6, baseline=np.mean(y))
-    assert [w.features.tolist() for w in machine.weak_machines] == [w.features.tolist() for w in memory.weak_machines]
-    np.testing.assert_allclose(machine.decision_scores(X), memory.decision_scores(X), rtol=1e-9, atol=1e-12)
+    _assert_the_same_trees(machine, memory, X)
 
 
 def test_the_estimators_take_interaction_constraints(client):
