@@ -157,12 +157,9 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
         numeric = category_work[7]
         for f in range(allowed.size):
             numeric[f] = allowed[f] and not categorical[f]
-    if constrained:
-        top = _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
-                            min_hessian, missing, gains, numeric, monotone, lower, upper)
-    elif width == 2:
+    if width == 2:
         top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
-                           min_hessian, missing, gains, numeric)
+                           min_hessian, missing, gains, numeric, monotone, lower, upper)
     else:
         top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
                     missing, gains, numeric)
@@ -201,7 +198,7 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
 @numba.njit(**_JIT)
 def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, regularization, lower, upper, out):
     """The clipped values of the children of the split after global bin ``g`` (NaN samples left if
-    ``nan_moved``), summed as :func:`_scan_bounded` sums them, into ``out`` (left, right)."""
+    ``nan_moved``), summed as :func:`_scan_single` sums them, into ``out`` (left, right)."""
     gradient = 0.0
     hessian = 0.0
     for h in range(offsets[f], g + 1):
@@ -216,55 +213,6 @@ def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, 
         hessian += sums[nan_position, 1]
     out[0] = bounded_score(gradient, hessian, regularization, lower, upper)[1]
     out[1] = bounded_score(total[0] - gradient, total[1] - hessian, regularization, lower, upper)[1]
-
-
-@numba.njit(**_JIT)
-def _scan_bounded(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                  missing, gains, allowed, monotone, lower, upper):
-    """:func:`_scan_single` with the values clipped to ``[lower, upper]`` and the monotone constraints (one
-    output; see :func:`best_split`)."""
-    last = 2 if missing else 1
-    gradient, hessian = total[0], total[1]
-    parent = bounded_score(gradient, hessian, regularization, lower, upper)[0]
-    top = 0.0
-    for f in range(offsets.size - 1):
-        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
-            continue
-        base = f * n_bins - offsets[f]
-        nan_count = _nan_count(counts, base, offsets, f, missing)
-        nan_position = base + offsets[f + 1] - 1
-        nan_gradient = sums[nan_position, 0] if nan_count > 0 else 0.0
-        nan_hessian = sums[nan_position, 1] if nan_count > 0 else 0.0
-        left_gradient = 0.0
-        left_hessian = 0.0
-        left_count = 0
-        for g in range(offsets[f], offsets[f + 1] - last):
-            p = base + g
-            if counts[p] == 0 and g > offsets[f]:
-                continue
-            left_gradient += sums[p, 0]
-            left_hessian += sums[p, 1]
-            left_count += counts[p]
-            for side in range(2 if nan_count > 0 else 1):
-                moved = nan_count if side == 0 else 0
-                value = -1.0
-                candidate_count = left_count + moved
-                if candidate_count >= min_samples and count - candidate_count >= min_samples:
-                    gl = left_gradient + nan_gradient if moved > 0 else left_gradient
-                    hl = left_hessian + nan_hessian if moved > 0 else left_hessian
-                    gr = gradient - gl
-                    hr = hessian - hl
-                    if hl >= min_hessian and hr >= min_hessian:
-                        left_score, left_value = bounded_score(gl, hl, regularization, lower, upper)
-                        right_score, right_value = bounded_score(gr, hr, regularization, lower, upper)
-                        if monotone[f] * (right_value - left_value) >= 0:
-                            children = left_score + right_score
-                            value = children - parent
-                            if value <= ROUNDING_GAIN * abs(children):
-                                value = -1.0
-                gains[2 * g + side] = value
-                top = max(top, value)
-    return top
 
 
 @numba.njit(**_JIT)
@@ -308,11 +256,15 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
 
 @numba.njit(**_JIT)
 def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
-                 missing, gains, allowed):
-    """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains)."""
+                 missing, gains, allowed, monotone, lower, upper):
+    """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains); with
+    monotone constraints (a non-empty ``monotone``) the values clipped to ``[lower, upper]`` and the splits that
+    go against a constrained feature refused (see :func:`best_split`)."""
     last = 2 if missing else 1
+    constrained = monotone.size > 0
     gradient, hessian = total[0], total[1]
-    parent = 0.0 + gradient * gradient / (hessian + regularization)
+    parent = (bounded_score(gradient, hessian, regularization, lower, upper)[0] if constrained
+              else 0.0 + gradient * gradient / (hessian + regularization))
     top = 0.0
     for f in range(offsets.size - 1):
         if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
@@ -341,11 +293,19 @@ def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regular
                     hl = left_hessian + nan_hessian if moved > 0 else left_hessian
                     gr = gradient - gl
                     hr = hessian - hl
-                    if hl >= min_hessian and hr >= min_hessian:
+                    if hl >= min_hessian and hr >= min_hessian and not constrained:
                         children = (0.0 + gl * gl / (hl + regularization)) + (0.0 + gr * gr / (hr + regularization))
                         value = children - parent
                         if value <= ROUNDING_GAIN * children:
                             value = -1.0
+                    elif hl >= min_hessian and hr >= min_hessian:
+                        left_score, left_value = bounded_score(gl, hl, regularization, lower, upper)
+                        right_score, right_value = bounded_score(gr, hr, regularization, lower, upper)
+                        if monotone[f] * (right_value - left_value) >= 0:
+                            children = left_score + right_score
+                            value = children - parent
+                            if value <= ROUNDING_GAIN * abs(children):
+                                value = -1.0
                 gains[2 * g + side] = value
                 top = max(top, value)
     return top
