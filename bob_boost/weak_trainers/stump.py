@@ -232,7 +232,7 @@ def set_outputs(coded, feature: int, bins: np.ndarray, polarity: float) -> np.nd
     return np.where(np.isin(coded.codes[feature], bins), polarity, -polarity)[:, np.newaxis]
 
 
-def categorical_gain(sums: np.ndarray, offsets: np.ndarray, f: int) -> float:
+def _categorical_gain(sums: np.ndarray, offsets: np.ndarray, f: int) -> float:
     """A categorical stump's gain on feature ``f``: ``sum_c |G_c|`` over its bins (0 when every nonzero sum has
     one sign: no set splits the gradient)."""
     bins = sums[offsets[f]:offsets[f + 1]]
@@ -246,7 +246,7 @@ def _categorical_stump(sums: np.ndarray, offsets: np.ndarray, f: int, values: np
     """Feature ``f``'s categorical stump and its gain: +1 on the categories of negative gradient sum (NaN's bin,
     last with ``missing``, among them or not); a set of NaN alone is turned around (polarity -1)."""
     bins = sums[offsets[f]:offsets[f + 1]]
-    gain = categorical_gain(sums, offsets, f)
+    gain = _categorical_gain(sums, offsets, f)
     if gain == 0.0:
         return None
     chosen = bins < 0  # the negative gradient is positive there: output +1
