@@ -202,7 +202,7 @@ def test_the_classifier_predicts_dask_arrays_and_goes_local(client, tmp_path):
     assert isinstance(loaded, BoostingClassifier)
     assert np.array_equal(loaded.predict(features), local.predict(features))
     three = np.array(["a", "b", "c"] * (len(labels) // 3))
-    with pytest.raises(ValueError, match="y: stumps are binary, got 3 classes"):
+    with pytest.raises(ValueError, match=r"weak_learner='stump' \(y has 3 classes\)"):
         DaskBoostingClassifier(n_estimators=2, client=client).fit(dX[:len(three)], three)
 
 
@@ -401,7 +401,7 @@ def test_the_adaboostdb_classifier_matches_the_in_memory_classifier(client, tmp_
                                rtol=1e-9, atol=1e-12)
     local.save(tmp_path / "db.hdf5")
     assert np.array_equal(load_estimator(tmp_path / "db.hdf5").predict(features), memory.predict(features))
-    with pytest.raises(ValueError, match="sample_weight: each class needs some positive weight"):
+    with pytest.raises(ValueError, match="sample_weight: class 7 has no sample with positive weight"):
         DaskAdaBoostDBClassifier(client=client).fit(dX, labels, sample_weight=np.where(targets > 0, 0.0, 1.0))
 
 
@@ -747,6 +747,7 @@ def test_the_other_losses_give_the_in_memory_model(client, case):
 @pytest.mark.parametrize("stratified", [True, False], ids=["classes", "one group"])
 def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, stratified):
     from bob_boost.dask import _dask
+    from bob_boost.dask._fit_data import ClusterData
     from bob_boost.sklearn import _holdout
 
     rng = np.random.default_rng(38)
@@ -756,10 +757,20 @@ def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, 
     number = 3 if stratified else 1
     sizes = np.bincount(labels[weights > 0], minlength=3) if stratified else np.array([(weights > 0).sum()])
     counts = _holdout.held_out_counts(sizes, 0.2, list(range(number)) if stratified else None)
+    data = ClusterData(client, 256, 1)
     for chunks in [(2003,), (300, 1, 702, 1000), (500,) * 4 + (3,)]:
-        groups = _dask.row_groups(da.from_array(labels, chunks=(chunks,)), da.from_array(weights, chunks=(chunks,)),
-                                  stratified)
-        np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), expected)
+        # as the estimators' fit: the rows of positive weight, then their held-out rows
+        _, index, (kept,) = data.positive(da.from_array(weights, chunks=(chunks,)),
+                                          da.from_array(labels, chunks=(chunks,)))
+        np.testing.assert_array_equal(index.compute(), np.flatnonzero(weights > 0))
+        groups = kept if stratified else kept * 0
+        np.testing.assert_array_equal(data.held_out(index, groups, counts, 11).compute(), expected[weights > 0])
+    # without zero weights every row is kept as it is, and the rows' positions are their own
+    everyone = held_out_rows(2003, 11, 0.2, labels if stratified else None, np.ones(2003))
+    counts = _holdout.held_out_counts(np.bincount(labels, minlength=3) if stratified else np.array([2003]), 0.2,
+                                      list(range(number)) if stratified else None)
+    groups = da.from_array(labels if stratified else labels * 0, chunks=((300, 1, 702, 1000),))
+    np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), everyone)
 
 
 def test_every_default_gives_the_in_memory_classifier_early_stopping_included(client, caplog):
@@ -788,18 +799,18 @@ def test_every_default_gives_the_in_memory_classifier_early_stopping_included(cl
 
 def test_auto_early_stopping_holds_out_nothing_that_would_not_fit_the_client(client, monkeypatch, caplog):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
-    from bob_boost.dask import DaskBoostingClassifier, _estimator_base
+    from bob_boost.dask import DaskBoostingClassifier, _fit_data
 
     rng = np.random.default_rng(40)
     features = rng.integers(0, 12, size=(10400, 3))
     labels = (features[:, 0] + rng.normal(0, 3, 10400) > 6).astype(int)
     dX = da.from_array(features, chunks=(5200, 3))
     # the held-out rows' features: 1040 rows x 3 columns x 8 bytes = 24,960 bytes
-    monkeypatch.setattr(_estimator_base, "AUTO_HELD_OUT_BYTES", 24_959)
-    with caplog.at_level("INFO", logger="bob_boost.dask._estimator_base"):
+    monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", 24_959)
+    with caplog.at_level("INFO", logger="bob_boost.dask._fit_data"):
         auto = DaskBoostingClassifier(n_estimators=3, client=client).fit(dX, labels)
     assert auto.validation_score_.size == 0 and "holds out no rows" in caplog.text
     forced = DaskBoostingClassifier(n_estimators=3, early_stopping=True, client=client).fit(dX, labels)
     assert forced.validation_score_.size == forced.n_iter_ + 1
-    monkeypatch.setattr(_estimator_base, "AUTO_HELD_OUT_BYTES", 24_960)
+    monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", 24_960)
     assert DaskBoostingClassifier(n_estimators=3, client=client).fit(dX, labels).validation_score_.size == 4

@@ -105,3 +105,28 @@ def test_quantised_gradients_are_refused_on_a_cluster(client, dask_class):
     with pytest.raises(ValueError, match="quantized_gradients: is for training in memory"):
         dask_class(weak_learner="tree", quantized_gradients=8, client=client).fit(
             da.from_array(features, chunks=50), targets)
+
+
+@pytest.mark.parametrize("options", [{"learning_rate": 0.5}, {"weak_learner": "lut", "learning_rate": 0.5,
+                                                              "maximum_feature_value": 9}],
+                         ids=["stumps", "tables"])
+def test_shrunk_stumps_and_tables_are_the_in_memory_ones(client, options):
+    """The cluster trains the in-memory recipe's twin: its learning rate too (every weight halved here)."""
+    features, labels = _binary(seed=6)
+    memory = BoostingClassifier(loss="logit", n_estimators=4, **options).fit(features, labels)
+    model = DaskBoostingClassifier(loss="logit", n_estimators=4, client=client, **options).fit(
+        da.from_array(features, chunks=(250, 4)), labels)
+    assert model.machine_.weak_machines == memory.machine_.weak_machines
+    np.testing.assert_allclose(model.machine_.weights, memory.machine_.weights, rtol=1e-9)
+
+
+def test_rows_without_weight_take_no_part_as_in_memory(client):
+    """Zero-weight rows are dropped before binning on the cluster too: their values move no threshold."""
+    features, labels = _binary(seed=7)
+    features[::3] += 0.5  # values only the rows without weight have
+    weights = np.where(np.arange(600) % 3 == 0, 0.0, 1.0)
+    memory = BoostingClassifier(loss="logit", n_estimators=4, max_bins=8).fit(features, labels, sample_weight=weights)
+    model = DaskBoostingClassifier(loss="logit", n_estimators=4, max_bins=8, client=client).fit(
+        da.from_array(features, chunks=(250, 4)), labels, sample_weight=weights)
+    assert model.machine_.weak_machines == memory.machine_.weak_machines
+    np.testing.assert_allclose(model.machine_.weights, memory.machine_.weights, rtol=1e-9)

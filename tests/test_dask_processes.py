@@ -63,7 +63,8 @@ def _trainings():
 
     def badacost_estimator(client):
         from bob_boost.dask import DaskBAdaCostClassifier
-        model = DaskBAdaCostClassifier("balanced", max_depth=2, n_estimators=2, missing="bin", client=client)
+        model = DaskBAdaCostClassifier("balanced", max_depth=2, n_estimators=2, missing="bin", random_state=0,
+                                       client=client)
         return model.fit(dX, classes).machine_
 
     return {

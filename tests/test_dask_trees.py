@@ -169,8 +169,6 @@ def test_a_tree_option_of_another_type_is_a_type_error():
 
 
 def test_tree_options_with_another_weak_learner_are_errors_not_ignored():
-    with pytest.raises(ValueError, match="learning_rate: an option of weak_learner='tree' only"):
-        DaskBoosting(bob_boost.LogitLoss(), learning_rate=0.5)
     with pytest.raises(ValueError, match="tree: an option of weak_learner='tree' only, got weak_learner='lut'"):
         DaskBoosting(bob_boost.LogitLoss(), weak_learner="lut", tree=bob_boost.TreeTrainer())
 

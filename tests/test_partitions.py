@@ -145,6 +145,23 @@ def test_partitioned_stumps_are_the_in_memory_stumps(rows):
     np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
 
 
+@pytest.mark.parametrize("weak_learner", ["stump", "lut"])
+def test_partitioned_stumps_and_tables_are_shrunk_as_in_memory(weak_learner):
+    features, targets = _stump_data()
+    loss = bob_boost.LogitLoss()
+    weak = bob_boost.StumpTrainer(max_bins=256) if weak_learner == "stump" else bob_boost.LUTTrainer(15)
+    memory = bob_boost.Boosting(weak, loss, step_rule="newton", learning_rate=0.3).train(features, targets, 6)
+    trainer = PartitionedBoosting(loss, step_rule="newton", weak_learner=weak_learner, learning_rate=0.3,
+                                  lut_entries=15 if weak_learner == "lut" else None)
+    machine = trainer.train_on(LocalRows((500, 700)), features, targets, 6)
+    full = PartitionedBoosting(loss, step_rule="newton", weak_learner=weak_learner,
+                               lut_entries=15 if weak_learner == "lut" else None).train_on(
+        LocalRows((500, 700)), features, targets, 1)
+    assert machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(machine.weights[0], 0.3 * full.weights[0], rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("rows", [(1200,), (500, 700), (300, 451, 449)], ids=["1", "2", "3"])
 def test_partitioned_cost_sensitive_boosting_is_the_in_memory_model(rows):
     features, targets = _stump_data(seed=1)

@@ -248,61 +248,41 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
                       dtype=np.float64)
 
 
-def row_groups(labels: "da.Array", weights: "da.Array | None", stratified: bool) -> "da.Array":
-    """The group of every row for :func:`holdout`: its class index (``stratified``) or 0, and -1 for a row
-    without positive weight."""
-    if stratified:
-        groups = labels.astype(np.int64)
-    else:
-        groups = da.zeros(labels.shape[0], chunks=(labels.chunks[0],), dtype=np.int64)
-    return groups if weights is None else da.where(weights > 0, groups, -1)
-
-
-def holdout(groups: "da.Array", counts: np.ndarray, seed: int) -> "da.Array":
-    """A boolean vector of the held-out rows: of each group ``g`` (``groups``' values; -1 takes no part) the
-    ``counts[g]`` rows with the smallest hashes of their global indices (:mod:`bob_boost.sklearn._holdout`),
-    the rows the in-memory estimators hold out of the same data.
+def holdout(groups: "da.Array", counts: np.ndarray, seed: int, index: "da.Array | None" = None) -> "da.Array":
+    """A boolean vector of the held-out rows: of each group ``g`` (``groups``' values) the ``counts[g]`` rows with
+    the smallest hashes of their positions ``index`` in the data (None: ``0 .. n - 1``;
+    :mod:`bob_boost.sklearn._holdout`), the rows the in-memory estimators hold out of the same data.
 
     The largest hash held out of each group comes from two passes over the chunks, each gathering little
     (:func:`bob_boost.engine.hashing.kth_keys`); the vector itself is lazy.
     """
-    starts = [int(start) for start in np.cumsum((0,) + groups.chunks[0][:-1])]
-    blocks = list(groups.to_delayed().ravel())
+    if index is None:
+        index = da.arange(groups.shape[0], chunks=groups.chunks[0], dtype=np.int64)
+    hashes = index.map_blocks(hashing.row_hashes, seed, dtype=np.uint64)
+    pairs = list(zip(groups.to_delayed().ravel(), hashes.to_delayed().ravel()))
     counts = np.asarray(counts)
-    number = len(counts)
-    histograms = np.sum(dask.compute(*[dask.delayed(_bucket_counts)(block, start, seed, number)
-                                       for block, start in zip(blocks, starts)]), axis=0)
+    histograms = np.sum(dask.compute(*[dask.delayed(_bucket_counts)(block, keys, len(counts))
+                                       for block, keys in pairs]), axis=0)
     buckets = hashing.last_buckets(histograms, counts)
-    candidates = dask.compute(*[dask.delayed(_bucket_hashes)(block, start, seed, buckets)
-                                for block, start in zip(blocks, starts)])
+    candidates = dask.compute(*[dask.delayed(_bucket_hashes)(block, keys, buckets) for block, keys in pairs])
     thresholds = hashing.kth_keys(histograms, candidates, counts)
-    return groups.map_blocks(_held_out_block, thresholds, counts > 0, seed, dtype=bool)
+    return da.map_blocks(_held_out_block, groups, hashes, thresholds, counts > 0, dtype=bool)
 
 
-def _hashed(block: np.ndarray, start: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The block's group of every row and its row hash (as int64 and uint64)."""
-    from ..sklearn._holdout import row_hashes
-
-    return np.asarray(block, dtype=np.int64), row_hashes(np.arange(start, start + len(block)), seed)
-
-
-def _bucket_counts(block: np.ndarray, start: int, seed: int, number: int) -> np.ndarray:
+def _bucket_counts(groups: np.ndarray, hashes: np.ndarray, number: int) -> np.ndarray:
     """:func:`~bob_boost.engine.hashing.bucket_counts` of the block's row hashes."""
-    groups, hashes = _hashed(block, start, seed)
-    return hashing.bucket_counts(hashes, groups, number)
+    return hashing.bucket_counts(hashes, np.asarray(groups, dtype=np.int64), number)
 
 
-def _bucket_hashes(block: np.ndarray, start: int, seed: int, buckets: np.ndarray) -> list[np.ndarray]:
+def _bucket_hashes(groups: np.ndarray, hashes: np.ndarray, buckets: np.ndarray) -> list[np.ndarray]:
     """:func:`~bob_boost.engine.hashing.bucket_keys` of the block's row hashes."""
-    groups, hashes = _hashed(block, start, seed)
-    return hashing.bucket_keys(hashes, groups, buckets)
+    return hashing.bucket_keys(hashes, np.asarray(groups, dtype=np.int64), buckets)
 
 
-def _held_out_block(block: np.ndarray, thresholds: np.ndarray, holding: np.ndarray, seed: int,
-                    block_info=None) -> np.ndarray:
+def _held_out_block(groups: np.ndarray, hashes: np.ndarray, thresholds: np.ndarray,
+                    holding: np.ndarray) -> np.ndarray:
     """The block's rows whose hash is at most their group's threshold (groups holding out rows only)."""
-    start = block_info[0]["array-location"][0][0] if block_info else 0
-    groups, hashes = _hashed(block, start, seed)
+    groups = np.asarray(groups, dtype=np.int64)
     taking = groups >= 0
     mask = np.zeros(groups.shape, dtype=bool)
     mask[taking] = holding[groups[taking]] & (hashes[taking] <= thresholds[groups[taking]])

@@ -5,26 +5,17 @@ import copy
 
 import numpy as np
 
-from .._validation import check_bool, check_choice, check_positive_int
-from ..binning import check_missing
-from ..labels import REGRESSION_METADATA, ClassEncoding
-from ..losses.logit import MultiLabelLogitLoss
-from ..recipes import CLASSIFICATION_LOSSES, make_recipe
-from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..exceptions import InvalidValueError
-from ..sklearn._base import check_indicator
+from ..labels import REGRESSION_METADATA
+from ..sklearn import BoostingClassifier, BoostingRegressor
 from ..sklearn._compat import check_is_fitted
-from ..sklearn._eval_sets import check_eval_sets
-from ..sklearn._fitting import estimator_sampling
-from . import _dask
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
-from ._estimator_base import _DaskClassifier, _DaskEstimator, _HeldOut
-from ._trainers import DASK_WEAK_LEARNERS, DaskBoosting, check_cluster_threads
+from ._estimator_base import _DaskClassifier, _DaskEstimator
 
 __all__ = ["DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor"]
 
 
-class DaskBoostingClassifier(_HeldOut, _DaskClassifier, BoostingClassifier):
+class DaskBoostingClassifier(_DaskClassifier, BoostingClassifier):
     """:class:`~bob_boost.sklearn.BoostingClassifier` trained from Dask arrays on a cluster.
 
     It subclasses the in-memory estimator: the same parameters (plus ``client``), the same model, and its
@@ -101,102 +92,13 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
                          interaction_cst=interaction_cst, categorical_features=categorical_features)
         self.client = client
 
-    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingClassifier":
-        """Train on the Dask array (or dataframe) ``X`` with labels ``y`` of any type.
-
-        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
-
-        Raises
-        ------
-        ValueError
-            For more than two classes with stumps, or the inputs :meth:`DaskBoosting.train` rejects.
-        """
-        check_choice(self.loss, "loss", CLASSIFICATION_LOSSES)
-        check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
-        check_bool(self.boost_from_average, "boost_from_average")
-        _check_float_gradients(self)
-        rounds = check_positive_int(self.n_estimators, "n_estimators")
-        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        n_threads = check_cluster_threads(self.n_threads)
-        previous = self._previous(rounds)
-        if np.ndim(y) == 2:  # a label indicator matrix
-            return self._fit_labels(X, y, sample_weight, eval_set, rounds, maximum, n_threads, previous)
-        features, indices = self._class_indices(X, y)
-        k = self.classes_.size
-        if k > 2 and self.weak_learner == "stump":
-            raise ValueError(f"y: stumps are binary, got {k} classes; use weak_learner='lut' or "
-                             f"DaskBAdaCostClassifier")
-        recipe, trainer = self._trainer(k, self.loss, maximum, n_threads, previous)
-        encoding, kind = self._encoding, recipe.target_kind
-        shape = {} if kind in ("signed", "indices") else {"new_axis": 1, "chunks": (indices.chunks[0], (k,))}
-        targets = indices.map_blocks(lambda block: encoding.targets(kind, block), dtype=np.float64, **shape)
-        if previous is not None and rounds == len(previous):
-            return self._unchanged()
-        features, targets, weights, stopper = self._held_out(
-            features, targets, self._class_weighted(indices, sample_weight, features.chunks[0]), recipe.loss,
-            labels=indices, eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
-        baseline = None
-        if self.boost_from_average and previous is None:  # the training rows' weighted class prior
-            classes = targets.map_blocks(lambda block: ClassEncoding.classes_of(kind, block), dtype=np.int64,
-                                         **({} if targets.ndim == 1 else {"drop_axis": 1}))
-            baseline = recipe.prior_baseline(_dask.class_sizes(classes, weights, k))
-        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
-                                      baseline=baseline, callback=stopper, boosted_machine=previous)
-        self._record_validation()
-        return self
-
-    def _trainer(self, outputs: int, loss, maximum: int, n_threads, previous, one_vs_rest: bool = False) -> tuple:
-        """The in-memory recipe of the parameters (its loss, targets and tree trainer) for ``outputs`` classes or
-        labels, and the :class:`DaskBoosting` that trains it."""
-        recipe = make_recipe("boosting", number_of_classes=outputs, loss=loss, weak_learner=self.weak_learner,
-                             lut_entries=maximum, selection_style=self.selection_style, max_bins=self.max_bins,
-                             tree_depth=self.max_depth, tree_leaves=self.max_leaves, tree_outputs=self.multi_output,
-                             tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=check_missing(self.missing), one_vs_rest=one_vs_rest,
-                             tree_monotonic_cst=self._monotone_constraints(), tree_interaction_cst=self.interaction_cst,
-                             categorical_features=self._categorical_features())
-        trainer = DaskBoosting(recipe.loss, self.max_bins, self.client, weak_learner=self.weak_learner,
-                               lut_entries=maximum if self.weak_learner == "lut" else None,
-                               selection_style=self.selection_style, n_threads=n_threads,
-                               sampling=estimator_sampling(self, previous is not None), **_tree_options(self, recipe))
-        return recipe, trainer
-
-    def _fit_labels(self, X, y, sample_weight, eval_set, rounds: int, maximum: int, n_threads, previous):
-        """Multi-label ``fit`` (as in memory): ``y`` a (#samples, #labels) 0 / 1 indicator, checked chunk by chunk."""
-        features = _dask.as_row_chunked(X, "X")
-        self._check_continued_features(features)
-        labels = _dask.as_matching_targets(y, features.chunks[0], "y")
-        count = int(labels.shape[1]) if labels.ndim == 2 else 1
-        if count < 2:
-            raise InvalidValueError(f"y: a label indicator matrix has at least 2 columns, got {count}")
-        self._check_labels(count)
-        labels = labels.map_blocks(check_indicator, count, dtype=np.int64)
-        self._encoding, self.classes_ = ClassEncoding(np.arange(count)), np.arange(count)
-        self.n_features_in_ = int(features.shape[1])
-        recipe, trainer = self._trainer(count, MultiLabelLogitLoss(), maximum, n_threads, previous, one_vs_rest=True)
-        if previous is not None and rounds == len(previous):
-            return self._unchanged()
-        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
-                                                                              "sample_weight")
-        features, targets, weights, stopper = self._held_out(
-            features, 2.0 * labels - 1.0, weights, recipe.loss, labels=labels, stratified=False,
-            eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe), multilabel=True))
-        baseline = None
-        if self.boost_from_average and previous is None:  # every label's weighted log-odds, summed on the cluster
-            positive, total = _dask.positive_weights(targets, weights)
-            baseline = recipe.loss.constants_of_shares(positive / total)
-        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
-                                      baseline=baseline, callback=stopper, boosted_machine=previous)
-        self._record_validation()
-        return self
-
     def to_local(self) -> BoostingClassifier:
         """The in-memory :class:`~bob_boost.sklearn.BoostingClassifier` with this model (its ``save`` and all)."""
         check_is_fitted(self)
         return self._fill(self._local_estimator())
 
 
-class DaskBoostingRegressor(_HeldOut, _DaskEstimator, BoostingRegressor):
+class DaskBoostingRegressor(_DaskEstimator, BoostingRegressor):
     """:class:`~bob_boost.sklearn.BoostingRegressor` trained from Dask arrays on a cluster: it subclasses the
     in-memory estimator (the same parameters, plus ``client``; its intercept, the loss's optimal constant),
     and ``predict`` of a Dask array gives a Dask array.
@@ -226,7 +128,6 @@ interaction_cst, categorical_features
     """
 
     _local_class = BoostingRegressor
-    _stratified_holdout = False
 
     def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
                  maximum_feature_value: int = 256, max_bins: int | None = 256,
@@ -252,51 +153,14 @@ interaction_cst, categorical_features
                          categorical_features=categorical_features)
         self.client = client
 
-    def fit(self, X, y, sample_weight=None, eval_set=None) -> "DaskBoostingRegressor":
-        """Train on the Dask array ``X`` with real targets ``y`` (a Dask array or an array).
-
-        ``eval_set`` is as in memory, its sets brought to the client (NumPy or Dask arrays).
-        """
-        rounds = check_positive_int(self.n_estimators, "n_estimators")
-        check_choice(self.weak_learner, "weak_learner", DASK_WEAK_LEARNERS)
-        loss = self._loss_function()
+    def _fit_data(self):
+        """The cluster's rows, for the losses whose optimal constant is a function of the weighted mean."""
         if self.loss not in DASK_REGRESSION_LOSSES:
+            self._loss_function()  # an unknown loss: the in-memory message
             raise InvalidValueError(f"loss: {type(self).__name__} trains {', '.join(map(repr, DASK_REGRESSION_LOSSES))}"
                                     f" (their optimal constant is a function of the weighted mean), got {self.loss!r};"
                                     f" train {self.loss!r} in memory with BoostingRegressor")
-        _check_float_gradients(self)
-        maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        n_threads = check_cluster_threads(self.n_threads)
-        previous = self._previous(rounds)
-        recipe = make_recipe("boosting", number_of_classes=None, loss=loss, weak_learner=self.weak_learner,
-                             lut_entries=maximum, max_bins=self.max_bins, tree_depth=self.max_depth,
-                             tree_leaves=self.max_leaves,
-                             tree_growth=self.growth, shrinkage=self.learning_rate,
-                             missing=check_missing(self.missing), tree_monotonic_cst=self._monotone_constraints(),
-                             tree_interaction_cst=self.interaction_cst,
-                             categorical_features=self._categorical_features())
-        features = _dask.as_row_chunked(X, "X")
-        self._check_continued_features(features)
-        self.n_features_in_ = int(features.shape[1])
-        targets = _dask.as_matching_vector(y, features.chunks[0], "y")
-        weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, features.chunks[0],
-                                                                              "sample_weight")
-        if previous is not None and rounds == len(previous):
-            return self._unchanged()
-        features, targets, weights, stopper = self._held_out(
-            features, targets, weights, loss, eval_sets=check_eval_sets(self, eval_set, self._eval_targets(recipe)))
-        # a continued machine keeps its intercept (its baseline), as in memory; the losses trained here have
-        # the optimal constant of their weighted mean
-        intercept = None if previous is not None else loss.baseline(np.array([[_dask.weighted_mean(targets,
-                                                                                                   weights)]]))
-        trainer = DaskBoosting(loss, self.max_bins, self.client, weak_learner=self.weak_learner,
-                               lut_entries=maximum if self.weak_learner == "lut" else None, n_threads=n_threads,
-                               sampling=self._sampling(previous is not None), **_tree_options(self, recipe))
-        self.machine_ = trainer.train(features, targets, rounds - self._start, sample_weight=weights,
-                                      baseline=intercept, callback=stopper, boosted_machine=previous)
-        self._record_validation()
-        self.intercept_ = float(self.machine_.baseline[0])
-        return self
+        return super()._fit_data()
 
     def to_local(self) -> BoostingRegressor:
         """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
@@ -314,17 +178,6 @@ interaction_cst, categorical_features
         machine.metadata.update(metadata)
         return local
 
-    @staticmethod
-    def _scored_labels(values: np.ndarray) -> np.ndarray:
-        """A scorer's ``y``: the gathered targets themselves."""
-        return values
-
-    def _scoring_view(self) -> BoostingRegressor:
-        """The in-memory twin with this fit's features, for a scorer (the machine set per round)."""
-        local = self._local_estimator()
-        local.n_features_in_ = self.n_features_in_
-        return local
-
     def predict(self, X):
         """The in-memory estimator's predictions; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
         return self._apply("predict", X, np.float64)
@@ -332,21 +185,3 @@ interaction_cst, categorical_features
 
 #: The regressor's losses on a cluster: those whose optimal constant is a function of the weighted mean.
 DASK_REGRESSION_LOSSES = ("squared_error", "poisson", "gamma", "tweedie")
-
-
-def _check_float_gradients(estimator) -> None:
-    """Distributed gradient trees sum float histograms: ``quantized_gradients`` must be None."""
-    if estimator.quantized_gradients is not None:
-        raise InvalidValueError(f"quantized_gradients: is for training in memory; {type(estimator).__name__} sums "
-                                f"float histograms (leave it None), got {estimator.quantized_gradients!r}")
-
-
-def _tree_options(estimator, recipe) -> dict:
-    """:class:`DaskBoosting`'s gradient-tree options from an estimator whose recipe made its tree trainer (for
-    stumps and tables: ``missing``, which trees take from their trainer)."""
-    if estimator.weak_learner == "stump":
-        return {"missing": check_missing(estimator.missing),
-                "categorical_features": recipe.trainer.weak_trainer.categorical_features}
-    if estimator.weak_learner != "tree":
-        return {"missing": check_missing(estimator.missing)}
-    return {"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}

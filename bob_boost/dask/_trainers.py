@@ -11,12 +11,13 @@ from __future__ import annotations
 from ..machine import BoostedMachine
 from ..recipes import WEAK_LEARNERS
 from ..trainers.partitioned import PARTITIONED_STEP_RULES, PartitionedBoosting, check_partition_threads
-from ..trainers.partitioned_classes import PartitionedCostSensitiveBoosting, PartitionedMultiClassBoosting
+from ..trainers.partitioned_classes import (PartitionedCostSensitiveBoosting, PartitionedMultiClassBoosting,
+                                            partitioned_twin)
 from . import _dask
 from ._chunks import DaskRows
 
 __all__ = ["DASK_STEP_RULES", "DASK_WEAK_LEARNERS", "DaskBoosting", "DaskCostSensitiveBoosting",
-           "DaskMultiClassBoosting", "check_cluster_threads"]
+           "DaskMultiClassBoosting", "check_cluster_threads", "dask_trainer"]
 
 #: Step rules of :class:`DaskBoosting` (None: Newton where it applies).
 DASK_STEP_RULES = PARTITIONED_STEP_RULES
@@ -168,3 +169,11 @@ class DaskMultiClassBoosting(PartitionedMultiClassBoosting):
         """
         return _train_on_chunks(self, features, labels, "labels", True, sample_weight,
                                 number_of_rounds=number_of_rounds, callback=callback, boosted_machine=boosted_machine)
+
+
+def dask_trainer(trainer, max_bins: int, client, n_threads: int | None):
+    """The Dask trainer (:class:`DaskBoosting`, :class:`DaskCostSensitiveBoosting` or
+    :class:`DaskMultiClassBoosting`) of the in-memory ``trainer``'s model
+    (:func:`~bob_boost.trainers.partitioned_classes.partitioned_twin`)."""
+    return partitioned_twin(trainer, max_bins, n_threads=n_threads, client=client,
+                            kinds=(DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting))

@@ -31,6 +31,17 @@ def mixed(keys):
     return out
 
 
+def row_hashes(rows: np.ndarray, seed: int) -> np.ndarray:
+    """(n,) uint64 hashes of the global row indices ``rows`` under ``seed`` (distinct rows, distinct hashes):
+    :func:`mixed` of each row's key ``(row + seed + 1)`` Weyl steps from 0.
+
+    Array arithmetic on uint64 wraps modulo 2**64, which the hash relies on.
+    """
+    offset = np.array([(int(seed) & ((1 << 64) - 1))], dtype=np.uint64) * GOLDEN  # (seed + 1) Weyl steps from 0
+    keys = np.asarray(rows).astype(np.uint64) * GOLDEN + offset + GOLDEN
+    return mixed(np.ascontiguousarray(keys).ravel()).reshape(keys.shape)
+
+
 # -- the smallest keys of each group, from blocks of keys (rows in partitions or chunks) ----------------------------
 #
 # The k-th smallest key of a group is found exactly in two passes over the blocks, each bringing back little:

@@ -15,14 +15,14 @@ from ..losses import LossFunction
 from ..machine import BoostedMachine
 from .. import recipes
 from ..recipes import WEAK_LEARNERS  # noqa: F401 (the estimators' choices, re-exported)
-from .._validation import check_sample_weight
 from ..registry import loss_class
 from ..binning import check_missing
 from ..weak.lut import check_discrete
 from . import _categories, _fitting
 from ._eval_sets import check_eval_sets
+from ._fit_data import MemoryData
 from ._compat import (BaseEstimator, ClassifierMixin, available_if, check_classification_targets, check_is_fitted,
-                      compute_sample_weight, validate_data)
+                      validate_data)
 
 #: Key of the machine's metadata that names the estimator class.
 ESTIMATOR_KEY = "sklearn_estimator"
@@ -73,9 +73,12 @@ class _BoostedEstimator(BaseEstimator):
         tags.input_tags.allow_nan = getattr(self, "missing", None) == "bin"
         return tags
 
-    @staticmethod
-    def _positive_weights(sample_weight, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
-        """Validate ``sample_weight``; return the mask of samples with positive weight and their weights.
+    def _fit_data(self):
+        """Where this estimator's ``fit`` finds its rows (:mod:`bob_boost.sklearn._fit_data`): in memory."""
+        return MemoryData()
+
+    def _positive_rows(self, data, weights, *arrays) -> tuple:
+        """``(weights, index, arrays)``: the samples with positive weight (:meth:`FitData.positive`).
 
         Zero-weight samples are dropped because they must not influence the
         model (not even through the thresholds they would add between
@@ -83,11 +86,7 @@ class _BoostedEstimator(BaseEstimator):
         of 1, so that integer weights give the same objective as repeating
         samples.
         """
-        if sample_weight is None:
-            return np.ones(n_samples, dtype=bool), np.ones(n_samples)
-        weights = check_sample_weight(sample_weight, n_samples)
-        kept = weights > 0
-        return kept, weights[kept]
+        return data.positive(weights, *arrays)
 
     def _base_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {
@@ -113,28 +112,25 @@ class _BoostedEstimator(BaseEstimator):
         _categories.restore(self, metadata)
         _fitting.restore_state(self, machine, metadata)
 
-    def _boost(self, recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray, y: np.ndarray,
-               rounds: int, stratify: np.ndarray | None = None, split_weights=None,
-               kept: np.ndarray | None = None, eval_set=None, baseline=None) -> BoostedMachine:
+    def _boost(self, data, recipe, X, targets, weights, y, rounds: int, groups=None, index=None,
+               split_weights=None, eval_set=None, baseline=None) -> BoostedMachine:
         """Train (or with ``warm_start`` continue) the machine; see :func:`bob_boost.sklearn._fitting.boost`.
-        ``kept`` is the mask of the samples of ``fit``'s data that ``X`` holds (those with positive weight);
         ``eval_set`` is ``fit``'s (:func:`~bob_boost.sklearn._eval_sets.check_eval_sets`)."""
-        rows = None if kept is None else np.flatnonzero(kept)
         eval_sets = check_eval_sets(self, eval_set, self._eval_targets(recipe),
                                     multilabel=recipe.loss.decision_rule(2) == "multilabel")
-        return _fitting.boost(self, recipe, X, targets, weights, y, rounds, stratify, split_weights, rows, eval_sets,
-                              baseline)
+        return _fitting.boost(self, data, recipe, X, targets, weights, y, rounds, groups, index, split_weights,
+                              eval_sets, baseline)
 
     def _eval_targets(self, recipe):
         """``targets_of(y, name)``: the targets ``recipe`` trains on of an evaluation set's ``y``."""
         raise NotImplementedError
 
-    def _fit_features(self, X, y, **options) -> tuple[np.ndarray, np.ndarray]:
-        """Validate ``X`` and ``y``; a warm start keeps the fitted feature count (checks the parameters too)."""
+    def _fit_features(self, data, X, y, **options) -> tuple:
+        """Validate ``X`` and ``y`` as ``data``'s rows; a warm start keeps the fitted feature count (checks the
+        parameters too)."""
         _fitting.check_fit_parameters(self)
         continuing = self.warm_start and hasattr(self, "machine_")
-        return validate_data(self, _categories.coded_frame(self, X, not continuing), y, reset=not continuing,
-                             ensure_all_finite=self._finite_rule(), **options)
+        return data.validated(self, X, y, reset=not continuing, **options)
 
     def _categorical_features(self) -> np.ndarray | None:
         """The fitted features' categorical ones (:mod:`bob_boost.sklearn._categories`).
@@ -250,11 +246,10 @@ def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
                          ) from None
 
 
-def _check_splittable(X: np.ndarray) -> None:
-    """Raise a ValueError if no stump can split ``X`` (every feature constant)."""
-    if np.all(X == X[0]):
-        raise InvalidValueError("X: every feature is constant over the training samples (with positive weight), "
-                                "so no decision stump can split them")
+def _refuse_constant() -> None:
+    """Raise the ValueError of features that no stump can split (every feature constant)."""
+    raise InvalidValueError("X: every feature is constant over the training samples (with positive weight), so no "
+                            "decision stump can split them")
 
 
 def _offers_probabilities(estimator) -> bool:
@@ -265,51 +260,64 @@ def _offers_probabilities(estimator) -> bool:
 class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     """Label encoding, class weights and score -> label decisions shared by the classifiers."""
 
-    def _weights(self, y: np.ndarray, sample_weight) -> tuple[np.ndarray, np.ndarray]:
-        """``_positive_weights`` of ``sample_weight`` times the ``class_weight`` of every sample's class (for an
-        estimator that has the parameter).
+    def _encoded_rows(self, data, X, y, sample_weight) -> tuple:
+        """Set ``classes_`` from ``y``; return ``(X, class indices, y, weights, index)`` of the samples with
+        positive weight (:meth:`_positive_rows`), each weighed by ``sample_weight`` times its class's
+        ``class_weight`` (for an estimator that has the parameter).
 
         Raises
         ------
         ValueError
             If ``class_weight`` is neither None, ``"balanced"`` nor a dict of the classes in ``y``
-            (scikit-learn's own messages).
+            (scikit-learn's own messages), or a class has no sample with positive weight; when a warm start
+            would change the classes.
         """
+        encoded = self._encode_labels(data, y)
+        weights = data.weights(sample_weight, encoded)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
-            if not (class_weight == "balanced" or isinstance(class_weight, dict)):
-                raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
-            if isinstance(class_weight, dict):
-                classes = set(np.unique(y).tolist())
-                unknown = [key for key in class_weight if key not in classes]
-                if unknown:
-                    raise InvalidValueError(f"class_weight: names class {unknown[0]!r}, which is not in y "
-                                            f"(classes {sorted(classes)})")
-            factors = compute_sample_weight(class_weight, y)
-            base = np.ones(y.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, y.shape[0])
-            sample_weight = base * factors
-        return self._positive_weights(sample_weight, y.shape[0])
+            factors = self._class_weight_factors(class_weight, lambda: data.sums(encoded, None, self.classes_.size))
+            per_sample = data.rows(lambda indices: factors[indices], encoded, np.float64)
+            weights = per_sample if weights is None else weights * per_sample
+        weights, index, (X, encoded, y) = self._positive_rows(data, weights, X, encoded, y)
+        if weights is not None:
+            weighted = data.sums(encoded, None, self.classes_.size)
+            if np.any(weighted == 0):
+                missing = self.classes_[np.flatnonzero(weighted == 0)[:1]].tolist()[0]
+                raise InvalidValueError(f"sample_weight: class {missing!r} has no sample with positive weight; "
+                                        "every class in y needs some weight")
+        return X, encoded, y, weights, index
+
+    def _class_weight_factors(self, class_weight, counts) -> np.ndarray:
+        """(K,) each class's ``class_weight`` factor (``"balanced"``: ``n / (K n_class)`` of the class sizes
+        ``counts()``, as scikit-learn's ``compute_sample_weight``)."""
+        classes = self.classes_.tolist()
+        if isinstance(class_weight, dict):
+            unknown = [key for key in class_weight if key not in set(classes)]
+            if unknown:
+                raise InvalidValueError(f"class_weight: names class {unknown[0]!r}, which is not in y "
+                                        f"(classes {sorted(classes)})")
+            return np.array([float(class_weight.get(c, 1.0)) for c in classes])
+        if not (isinstance(class_weight, str) and class_weight == "balanced"):
+            raise InvalidValueError(f"class_weight: must be None, 'balanced' or a dict, got {class_weight!r}")
+        sizes = counts()
+        return sizes.sum() / (len(classes) * sizes)
 
     def _eval_targets(self, recipe):
         """The training encoding of an evaluation set's labels (unknown labels are an error naming the set)."""
         return lambda y, name: self._encoding.targets(recipe.target_kind, self._encoding.encode(y, name))
 
-    def _encode_labels(self, y, kept: np.ndarray) -> np.ndarray:
-        """Set ``classes_`` and return the class index of every sample."""
-        check_classification_targets(y)
-        encoding = ClassEncoding.fit(y, name="y")
+    def _encode_labels(self, data, y):
+        """Set ``classes_`` (and the encoding) from ``y``; return every sample's class index."""
+        classes = data.distinct(y)
+        check_classification_targets(classes)
+        encoding = ClassEncoding.fit(classes, name="y")
         if self.warm_start and hasattr(self, "machine_") and list(encoding.classes) != list(self.classes_):
             raise InvalidValueError(f"y: has classes {list(encoding.classes)} but the fitted model, which "
                                     f"warm_start continues, has {self.classes_.tolist()}")
         self._encoding = encoding
         self.classes_ = np.array(self._encoding.classes)
-        encoded = self._encoding.encode(y, "y")
-        weighted_classes = np.unique(encoded[kept])
-        if weighted_classes.size != self.classes_.size:
-            missing = np.setdiff1d(np.arange(self.classes_.size), weighted_classes)
-            raise InvalidValueError(f"sample_weight: class {self.classes_[missing[:1]].tolist()[0]!r} has no sample "
-                                    "with positive weight; every class in y needs some weight")
-        return encoded
+        return data.rows(lambda labels: encoding.encode(labels, "y"), y, np.int64)
 
     def _classifier_metadata(self) -> dict[str, Any]:
         metadata = self._base_metadata()

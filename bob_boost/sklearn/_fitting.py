@@ -111,26 +111,28 @@ def estimator_sampling(estimator, continuing: bool) -> Sampling | None:
     return sampling_from(estimator, lambda: validation_seed(estimator, continuing))
 
 
-def validation_split(estimator, rows: np.ndarray, stratify: np.ndarray | None,
-                     seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of the training and validation samples among ``rows`` (the samples' indices in the data the
-    caller passed), chosen by :mod:`bob_boost.sklearn._holdout`: stratified by class for classifiers.
+def held_out_rows(estimator, data, targets, index, groups, seed: int):
+    """The boolean row vector of the rows early stopping holds out, chosen by :mod:`bob_boost.sklearn._holdout`
+    from the rows' positions ``index`` in the data (None: ``0 .. n - 1``): stratified by the class indices
+    ``groups`` for classifiers (None: all rows, those of ``targets``, are one group).
 
     Raises
     ------
     ValueError
         If the split leaves a class (or a regressor's samples) without training samples.
     """
-    if stratify is None:
-        groups, names = np.zeros(rows.size, dtype=np.int64), None
+    names = None
+    if groups is None:
+        groups = data.rows(_one_group, targets, np.int64)
     else:
-        present, groups = np.unique(stratify, return_inverse=True)
-        classes = getattr(estimator, "classes_", None)
-        names = [classes[int(c)] if classes is not None else int(c) for c in present]
-    counts = _holdout.held_out_counts(_holdout.group_sizes(groups, len(names or [0])),
-                                      estimator.validation_fraction, names)
-    held_out = _holdout.held_out_mask(rows, groups, counts, seed)
-    return np.flatnonzero(~held_out), np.flatnonzero(held_out)
+        names = list(estimator.classes_)
+    counts = _holdout.held_out_counts(data.sums(groups, None, len(names or [0])), estimator.validation_fraction,
+                                      names)
+    return data.held_out(index, groups, counts, seed)
+
+
+def _one_group(rows: np.ndarray) -> np.ndarray:
+    return np.zeros(rows.shape[0], dtype=np.int64)
 
 
 def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
@@ -145,77 +147,82 @@ def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, w
     return metric
 
 
-def boost(estimator, recipe: Recipe, X: np.ndarray, targets: np.ndarray, weights: np.ndarray,
-          y: np.ndarray, rounds: int, stratify: np.ndarray | None = None,
-          split_weights: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-          rows: np.ndarray | None = None, eval_sets: Sequence[EvalSet] = (),
-          baseline: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BoostedMachine:
+def boost(estimator, data, recipe: Recipe, X, targets, weights, y, rounds: int, groups=None, index=None,
+          split_weights: Callable | None = None, eval_sets: Sequence[EvalSet] = (),
+          baseline: Callable | None = None) -> BoostedMachine:
     """Run ``recipe`` for an estimator: continue or start, hold out validation data, record histories.
 
     Sets ``n_iter_``, ``train_score_`` and ``validation_score_`` (each ``n_iter_ + 1`` entries, the
     first before any round; scores are higher-is-better, so ``scoring="loss"`` records minus the mean
-    loss) and returns the machine with its per-feature loss decrease in the metadata.
+    loss; the training scores are NaN when ``data`` does not record them) and returns the machine with its
+    per-feature loss decrease in the metadata.
 
     Parameters
     ----------
     estimator : object
         The estimator being fitted (its parameters are validated).
+    data : FitData
+        Where the rows are (:mod:`bob_boost.sklearn._fit_data`); the arrays below are its row arrays.
     recipe : Recipe
         The configured trainer.
-    X, targets, weights, y : numpy.ndarray
-        Samples with positive weight: features, the recipe's targets, weights, and the labels (or
-        values) a scorer compares predictions with.
+    X, targets, weights, y
+        The samples with positive weight: features, the recipe's targets, weights (None: all 1), and the
+        labels (or values) a scorer compares predictions with.
     rounds : int
         ``n_estimators``.
-    stratify : numpy.ndarray, optional
+    groups : row array, optional
         Class indices of a classifier, to stratify the validation split.
+    index : row array, optional
+        The samples' positions in the data passed to ``fit`` (None: ``0 .. n - 1``): the held-out samples
+        are a function of them (:func:`held_out_rows`), so dropping zero-weight samples moves no other.
     split_weights : callable, optional
-        ``split_weights(weights, indices)``: the weights the trainer gets for the training samples
-        ``indices`` (AdaBoostDB gives each class half of the total again after a split).
-    rows : numpy.ndarray, optional
-        The samples' indices in the data passed to ``fit`` (default ``0 .. n - 1``): the held-out samples
-        are a function of them (:func:`validation_split`), so dropping zero-weight samples moves no other.
+        ``split_weights(data, weights, groups)``: the weights the trainer gets for the training samples
+        (AdaBoostDB gives each class half of the total again after a split).
     eval_sets : sequence of EvalSet
         ``fit``'s evaluation sets, each scored every round into ``evals_result_``; with early stopping the
         first is the validation data (no samples are held out of ``X``).
     baseline : callable, optional
-        ``baseline(indices, weights)``: a new machine's constant scores from its training samples' indices
-        (into ``X``) and weights (a classifier's weighted class prior); None: the recipe's default.
+        ``baseline(data, targets, weights, groups)``: a new machine's constant scores from its training
+        samples (a classifier's weighted class prior); None: the recipe's default.
     """
     previous = previous_machine(estimator, rounds)
-    validation = early_stopping_enabled(estimator, X.shape[0])
-    train = np.arange(X.shape[0])
-    callbacks: list = []
-    if validation and not eval_sets:
-        train, held_out = validation_split(estimator, train if rows is None else rows, stratify,
-                                           validation_seed(estimator, previous is not None))
-    train_weights = weights[train] if split_weights is None else split_weights(weights[train], train)
-    loss_record = RecordEvaluation(X[train], recipe.loss, targets[train], train_weights, name="training",
-                                   training=True)
-    callbacks.append(loss_record)
-    train_record = loss_record
     scoring = getattr(estimator, "scoring", "loss")
     scorer = None if scoring == "loss" else check_scoring(estimator, scoring)
-    if scorer is not None:
-        train_record = RecordEvaluation(X[train], scorer_metric(estimator, scorer, X[train], y[train],
-                                                                 weights[train]),
-                                        greater_is_better=True, name="training")
-        callbacks.append(train_record)
-    records = eval_records(estimator, scorer, recipe.loss, eval_sets, validation)
-    if validation and not eval_sets:
-        records = eval_records(estimator, scorer, recipe.loss, [EvalSet("validation", X[held_out], targets[held_out],
-                                                                        weights[held_out], y[held_out])], True)
-    stopper = records[0] if validation else None
-    callbacks += records
     start = 0 if previous is None else len(previous)
     if previous is not None and rounds == start:
         return previous
-    start_scores = None if baseline is None or previous is not None else baseline(train, train_weights)
-    machine = recipe.train(X[train], targets[train], rounds - start, callback=callbacks,
-                           sample_weight=train_weights, boosted_machine=previous, baseline=start_scores)
+    stopping = early_stopping_enabled(estimator, X.shape[0])
+    validation = not eval_sets and data.holds_out(estimator, X, stopping)
+    if validation:
+        held_out = held_out_rows(estimator, data, targets, index, groups,
+                                 validation_seed(estimator, previous is not None))
+        validation_set = data.gathered(held_out, X, targets, weights, y)
+        X, targets, weights, y, groups = data.kept(~held_out, X, targets, weights, y, groups)
+        if validation_set[2] is None:
+            validation_set[2] = np.ones(validation_set[0].shape[0])
+        eval_sets = [EvalSet("validation", *validation_set)]
+    train_weights = weights if split_weights is None else split_weights(data, weights, groups)
+    callbacks: list = []
+    loss_record = train_record = None
+    if data.records_training:
+        loss_record = train_record = RecordEvaluation(X, recipe.loss, targets, train_weights, name="training",
+                                                      training=True)
+        callbacks.append(loss_record)
+        if scorer is not None:
+            train_record = RecordEvaluation(X, scorer_metric(estimator, scorer, X, y, weights),
+                                            greater_is_better=True, name="training")
+            callbacks.append(train_record)
+    records = eval_records(estimator, scorer, recipe.loss, eval_sets, stopping)
+    stopper = records[0] if stopping and records else None
+    callbacks += records
+    start_scores = None if baseline is None or previous is not None else baseline(data, targets, train_weights,
+                                                                                    groups)
+    machine = data.train(recipe, X, targets, rounds - start, callback=callbacks, sample_weight=train_weights,
+                         boosted_machine=previous, baseline=start_scores)
     _record_histories(estimator, machine, start, train_record, stopper, previous is not None)
-    estimator.evals_result_ = evals_result(eval_sets, records, len(machine) - start + 1)
-    _record_importances(machine, loss_record.history, start, X.shape[1])
+    estimator.evals_result_ = evals_result([] if validation else eval_sets, records, len(machine) - start + 1)
+    if loss_record is not None:
+        _record_importances(machine, loss_record.history, start, X.shape[1])
     return machine
 
 
@@ -250,11 +257,11 @@ def signed(record: RecordEvaluation, kept: int) -> np.ndarray:
     return values if record.greater_is_better else -values
 
 
-def _record_histories(estimator, machine: BoostedMachine, start: int, train_record: RecordEvaluation,
+def _record_histories(estimator, machine: BoostedMachine, start: int, train_record: RecordEvaluation | None,
                       stopper: EarlyStopping | None, continuing: bool) -> None:
     """``n_iter_`` and the score histories, cut to the (possibly trimmed) machine."""
     kept = len(machine) - start + 1  # this run's entries: the score before it and one per kept round
-    train = signed(train_record, kept)
+    train = np.full(kept, np.nan) if train_record is None else signed(train_record, kept)
     validation = signed(stopper, kept) if stopper is not None else np.zeros(0)
     if continuing:  # the run's first entry repeats the last of the previous history
         train = np.concatenate([_history(estimator.train_score_, start), train])

@@ -14,21 +14,8 @@ import math
 
 import numpy as np
 
-from ..engine.hashing import GOLDEN, mixed
+from ..engine.hashing import row_hashes
 from ..exceptions import InvalidValueError
-
-_MASK = (1 << 64) - 1
-
-
-def row_hashes(rows: np.ndarray, seed: int) -> np.ndarray:
-    """(n,) uint64 hashes of the global row indices ``rows`` under ``seed`` (distinct rows, distinct hashes).
-
-    Array arithmetic on uint64 wraps modulo 2**64, which the hash relies on.
-    """
-    offset = np.array([(int(seed) & _MASK)], dtype=np.uint64) * GOLDEN  # (seed + 1) Weyl steps from 0
-    keys = np.asarray(rows).astype(np.uint64) * GOLDEN + offset + GOLDEN
-    return mixed(np.ascontiguousarray(keys).ravel()).reshape(keys.shape)
-
 
 def held_out_counts(sizes: np.ndarray, fraction: float, names=None) -> np.ndarray:
     """How many rows each group of ``sizes`` rows holds out: ``ceil(fraction * size)`` (the product rounded

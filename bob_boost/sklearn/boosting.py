@@ -10,9 +10,8 @@ from . import _fitting
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ..labels import ClassEncoding
 from ..losses.logit import MultiLabelLogitLoss
-from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _check_splittable,
+from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _refuse_constant,
                     check_indicator)
-from ._compat import is_multilabel
 from .regression import BoostingRegressor  # re-exported: its import path before it had a module of its own
 
 __all__ = ["BoostingClassifier", "BoostingRegressor"]
@@ -272,28 +271,29 @@ class BoostingClassifier(_BoostedClassifier):
         check_bool(self.boost_from_average, "boost_from_average")
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        multilabel = is_multilabel(y)
-        X, y = self._fit_features(X, y, multi_output=multilabel)
+        data = self._fit_data()
+        multilabel = data.is_multilabel(y)
+        X, y = self._fit_features(data, X, y, multi_output=multilabel)
         if self.weak_learner == "lut":
-            _check_lut_features(X, maximum)
+            X = data.checked(X, lambda rows: _check_lut_features(rows, maximum))
         if multilabel:
-            return self._fit_labels(X, y, sample_weight, eval_set, rounds, maximum)
-        kept, weights = self._weights(y, sample_weight)
-        encoded = self._encode_labels(y, kept)
+            return self._fit_labels(data, X, y, sample_weight, eval_set, rounds, maximum)
+        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
         n_classes = self.classes_.size
         if n_classes > 2 and self.weak_learner == "stump":
             raise InvalidValueError(
                 f"Only binary classification is supported with weak_learner='stump' (y has {n_classes} classes); "
                 "use weak_learner='lut', BAdaCostClassifier, or sklearn.multiclass.OneVsRestClassifier.")
-        X, encoded = X[kept], encoded[kept]
-        if self.weak_learner == "stump":
-            _check_splittable(X)
+        if self.weak_learner == "stump" and data.all_constant(X):
+            _refuse_constant()
         recipe = self._recipe(n_classes, self.loss, maximum)
-        targets = self._encoding.targets(recipe.target_kind, encoded)
+        encoding, kind = self._encoding, recipe.target_kind
+        targets = data.rows(lambda indices: encoding.targets(kind, indices), encoded, np.float64,
+                            None if kind in ("signed", "indices") else n_classes)
 
-        def prior(rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:
-            return recipe.prior_baseline(np.bincount(encoded[rows], weights=row_weights, minlength=n_classes))
-        self.machine_ = self._boost(recipe, X, targets, weights, y[kept], rounds, stratify=encoded, kept=kept,
+        def prior(data, targets, weights, classes) -> np.ndarray:
+            return recipe.prior_baseline(data.sums(classes, weights, n_classes))
+        self.machine_ = self._boost(data, recipe, X, targets, weights, y, rounds, groups=encoded, index=index,
                                     eval_set=eval_set, baseline=prior if self.boost_from_average else None)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
@@ -310,21 +310,20 @@ class BoostingClassifier(_BoostedClassifier):
                            categorical_features=self._categorical_features(),
                            sampling=_fitting.estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
 
-    def _fit_labels(self, X: np.ndarray, Y: np.ndarray, sample_weight, eval_set, rounds: int,
-                    maximum: int) -> "BoostingClassifier":
+    def _fit_labels(self, data, X, Y, sample_weight, eval_set, rounds: int, maximum: int) -> "BoostingClassifier":
         """Multi-label ``fit``: ``Y`` a (#samples, #labels) 0 / 1 indicator, one logistic output per label."""
-        self._check_labels(Y.shape[1])
-        kept, weights = self._positive_weights(sample_weight, Y.shape[0])
         labels = Y.shape[1]
+        self._check_labels(labels)
         self._encoding = ClassEncoding(np.arange(labels))
         self.classes_ = np.arange(labels)
         recipe = self._recipe(labels, MultiLabelLogitLoss(), maximum, one_vs_rest=True)
-        Y = check_indicator(Y, labels)[kept]
-        targets = 2.0 * Y - 1.0
+        Y = data.rows(lambda rows: check_indicator(rows, labels), Y, np.int64, labels)
+        weights, index, (X, Y) = self._positive_rows(data, data.weights(sample_weight, Y), X, Y)
+        targets = data.rows(lambda rows: 2.0 * rows - 1.0, Y, np.float64, labels)
 
-        def prior(rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:  # every label's weighted log-odds
-            return recipe.loss.baseline(targets[rows], row_weights)
-        self.machine_ = self._boost(recipe, X[kept], targets, weights, Y, rounds, kept=kept, eval_set=eval_set,
+        def prior(data, targets, weights, groups) -> np.ndarray:  # every label's weighted log-odds
+            return recipe.loss.constants_of_shares(data.positive_shares(targets, weights))
+        self.machine_ = self._boost(data, recipe, X, targets, weights, Y, rounds, index=index, eval_set=eval_set,
                                     baseline=prior if self.boost_from_average else None)
         self.machine_.metadata.update(self._classifier_metadata())
         return self

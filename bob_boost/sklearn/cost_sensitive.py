@@ -7,12 +7,12 @@ import numpy as np
 
 from scipy.special import expit
 
-from .._validation import check_choice, check_positive_int, mean_one
-from ..costs import check_cost_matrix, imbalance_cost_matrix, samme_cost_matrix
+from .._validation import check_choice, check_positive_int
+from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
-from ._base import _BoostedClassifier, _check_splittable
+from ._base import _BoostedClassifier, _refuse_constant
 from ._fitting import estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
@@ -149,23 +149,23 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
                              cost_negative=self.cost_negative, selection=self.selection)
-        X, y = self._fit_features(X, y)
-        kept, weights = self._weights(y, sample_weight)
-        encoded = self._encode_labels(y, kept)
+        data = self._fit_data()
+        X, y = self._fit_features(data, X, y)
+        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
         if self.classes_.size > 2:
             raise InvalidValueError(f"Only binary classification is supported by AdaBoostDB (y has "
                                     f"{self.classes_.size} classes); use BAdaCostClassifier for costs between "
                                     "several classes.")
-        X, positive = X[kept], encoded[kept] == 1
-        _check_splittable(X)
+        if data.all_constant(X):
+            _refuse_constant()
 
-        def halves(weights: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        def halves(data, weights, classes):
             # each class gets half of the total again on the samples the trainer sees
-            weights, chosen = mean_one(weights), positive[indices]
-            return weights / np.where(chosen, weights[chosen].sum(), weights[~chosen].sum())
-        self.machine_ = self._boost(recipe, X, self._encoding.targets(recipe.target_kind, encoded[kept]),
-                                    weights, y[kept], rounds,
-                                    stratify=encoded[kept], split_weights=halves, kept=kept, eval_set=eval_set)
+            return data.class_halves(weights, data.rows(lambda indices: indices == 1, classes, bool))
+        encoding, kind = self._encoding, recipe.target_kind
+        targets = data.rows(lambda indices: encoding.targets(kind, indices), encoded, np.float64)
+        self.machine_ = self._boost(data, recipe, X, targets, weights, y, rounds, groups=encoded, index=index,
+                                    split_weights=halves, eval_set=eval_set)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
@@ -339,43 +339,43 @@ class BAdaCostClassifier(_BoostedClassifier):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         tree = CostSensitiveTreeTrainer(max_depth=self.max_depth,
                                         min_weight_fraction_leaf=self.min_weight_fraction_leaf)
-        X, y = self._fit_features(X, y)
-        kept, weights = self._weights(y, sample_weight)
-        encoded = self._encode_labels(y, kept)
-        X, encoded = X[kept], encoded[kept]
+        data = self._fit_data()
+        X, y = self._fit_features(data, X, y)
+        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
+        continuing = self.warm_start and hasattr(self, "machine_")
         if isinstance(self.random_state, numbers.Integral):
             seed = int(self.random_state)
         else:  # the trainer takes an int seed: one drawn from random_state, kept (and saved) for warm starts
-            seed = kept_seed(self, "_trainer_seed", self.warm_start and hasattr(self, "machine_"))
+            seed = kept_seed(self, "_trainer_seed", continuing)
         options = dict(number_of_classes=self.classes_.size, weak_learner="tree", tree_depth=tree.max_depth,
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=seed, missing=self.missing,
                        tree_min_weight_fraction_leaf=tree.min_weight_fraction_leaf,
-                       sampling=estimator_sampling(self, self.warm_start and hasattr(self, "machine_")))
-        matrix = self._cost_matrix(X, encoded, weights, options)
+                       sampling=estimator_sampling(self, continuing))
+        matrix = self.machine_.cost_matrix if continuing else self._cost_matrix(data, X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
-        self.machine_ = self._boost(recipe, X, encoded, weights, y[kept], rounds, stratify=encoded, kept=kept,
+        self.machine_ = self._boost(data, recipe, X, encoded, weights, y, rounds, groups=encoded, index=index,
                                     eval_set=eval_set)
         self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
-    def _cost_matrix(self, X: np.ndarray, encoded: np.ndarray, weights: np.ndarray,
-                     options: dict) -> np.ndarray:
+    def _cost_matrix(self, data, X, encoded, weights, options: dict) -> np.ndarray:
         """The (K, K) costs of ``cost_matrix``: given, SAMME's, or a preset from the training data."""
         n_classes = self.classes_.size
-        if self.warm_start and hasattr(self, "machine_"):
-            return self.machine_.cost_matrix
         if self.cost_matrix is None:
             return samme_cost_matrix(n_classes)
         if isinstance(self.cost_matrix, str):
             check_choice(self.cost_matrix, "cost_matrix", COST_PRESETS)
             if self.cost_matrix == "balanced":
-                sizes = np.bincount(encoded, weights=weights, minlength=n_classes)
+                sizes = data.sums(encoded, weights, n_classes)
                 return samme_cost_matrix(n_classes) * (sizes.sum() / (n_classes * sizes))[:, np.newaxis]
-            samme = make_recipe("samme", **options).train(X, encoded, options["number_of_rounds"],
-                                                           sample_weight=weights)
-            return imbalance_cost_matrix(encoded, samme.predict(X), n_classes, scale=0.1, smoothing=1.0)
+            samme = data.train(make_recipe("samme", **options), X, encoded, options["number_of_rounds"],
+                               sample_weight=weights)
+            predicted = data.rows(samme.predict, X, np.int64)
+            pairs = encoded * n_classes + predicted
+            confusion = data.sums(pairs, None, n_classes * n_classes).reshape(n_classes, n_classes)
+            return imbalance_cost_matrix_from_confusion(confusion, scale=0.1, smoothing=1.0)
         matrix = check_cost_matrix(self.cost_matrix)
         if matrix.shape[0] != n_classes:
             raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "

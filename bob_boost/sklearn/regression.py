@@ -248,17 +248,14 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         loss = self._loss_function()
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         maximum = check_positive_int(self.maximum_feature_value, "maximum_feature_value", 2)
-        X, y = self._fit_features(X, y, y_numeric=True)
+        data = self._fit_data()
+        X, y = self._fit_features(data, X, y, y_numeric=True)
         if self.weak_learner == "lut":
-            _check_lut_features(X, maximum)
-        kept, weights = self._positive_weights(sample_weight, X.shape[0])
-        X, y = X[kept], y[kept].astype(np.float64)
-        check_target_range(y, "y")
-        try:
-            loss.check_targets(y)
-        except InvalidValueError as error:  # the loss names its argument "targets": here it is y
-            raise InvalidValueError(str(error).replace("targets:", "y:", 1)) from None
-        if self.weak_learner == "lut" or not np.all(X == X[0]):
+            X = data.checked(X, lambda rows: _check_lut_features(rows, maximum))
+        weights, index, (X, y) = self._positive_rows(data, data.weights(sample_weight, y), X, y)
+        y = data.checked(data.rows(lambda values: values.astype(np.float64), y, np.float64),
+                         lambda values: _check_regression_targets(loss, values))
+        if self.weak_learner == "lut" or not data.all_constant(X):
             recipe = make_recipe("boosting", number_of_classes=None, loss=loss,
                                  weak_learner=self.weak_learner, lut_entries=maximum, max_bins=self.max_bins,
                                  n_threads=self.n_threads, tree_depth=self.max_depth,
@@ -268,8 +265,11 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                  tree_interaction_cst=self.interaction_cst,
                                  categorical_features=self._categorical_features(),
                                  sampling=self._sampling(self.warm_start and hasattr(self, "machine_")))
-            self.machine_ = self._boost(recipe, X, y, weights, y, rounds, kept=kept,  # the intercept is its baseline
-                                        eval_set=eval_set)
+
+            def intercept(data, targets, weights, groups) -> np.ndarray | None:
+                return data.regression_baseline(loss, targets, weights)
+            self.machine_ = self._boost(data, recipe, X, y, weights, y, rounds, index=index, eval_set=eval_set,
+                                        baseline=intercept)
         else:
             column = y[:, np.newaxis]
             baseline = loss.baseline(column, weights)
@@ -308,3 +308,12 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         """The coefficient of determination R^2 on ``X``, ``y`` after each round."""
         for predicted in self.staged_predict(X):
             yield float(r2_score(y, predicted, sample_weight=sample_weight))
+
+
+def _check_regression_targets(loss, y: np.ndarray) -> None:
+    """Raise the ValueError, naming ``y``, of targets out of range or outside ``loss``'s domain."""
+    check_target_range(y, "y")
+    try:
+        loss.check_targets(y)
+    except InvalidValueError as error:  # the loss names its argument "targets": here it is y
+        raise InvalidValueError(str(error).replace("targets:", "y:", 1)) from None

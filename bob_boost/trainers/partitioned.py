@@ -87,7 +87,8 @@ class PartitionedBoosting:
         Gradient trees: every tree's weight is ``learning_rate`` (the Newton leaves make the tree's own
         step 1; None, the default: the tree trainer's ``default_learning_rate``, 0.1); with gradient-only
         leaves (a loss without ``loss_hessian``, or ``newton_leaves=False``) it is ``learning_rate`` times the
-        step rule's weight, as in memory.
+        step rule's weight, as in memory. Stumps and tables: their weight times ``learning_rate`` (None: 1),
+        as :class:`bob_boost.Boosting`'s.
     n_threads : int or None
         Threads of each partition's compiled kernels (coding it, its stump and table histograms); None:
         every core where the partition is, as in memory. The model does not depend on it.
@@ -133,9 +134,8 @@ class PartitionedBoosting:
         self.sampling = check_sampling(sampling, self.weak_learner)
         self.lut_entries = None if lut_entries is None else check_positive_int(lut_entries, "lut_entries", 2)
         self.selection_style = check_choice(selection_style, "selection_style", SELECTION_STYLES)
-        if self.weak_learner != "tree" and (tree is not None or learning_rate not in (None, 1.0)):
-            name = "tree" if tree is not None else "learning_rate"
-            raise InvalidValueError(f"{name}: an option of weak_learner='tree' only, got weak_learner="
+        if self.weak_learner != "tree" and tree is not None:
+            raise InvalidValueError(f"tree: an option of weak_learner='tree' only, got weak_learner="
                                     f"{self.weak_learner!r}")
         self.tree = check_partition_tree(TreeTrainer() if tree is None else tree)
         if learning_rate is None:  # as Boosting: the weak trainer's default

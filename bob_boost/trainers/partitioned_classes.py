@@ -36,7 +36,12 @@ from ..weak_trainers.partitioned_class_trees import PartitionedClassTrees
 from ..weak_trainers.stump_pool.pool import StumpPool
 from .badacost import BAdaCostTrainer
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
-from .partitioned import check_continued, check_partition_bins, check_partition_threads, check_rows
+from ..weak_trainers.lut import LUTTrainer
+from ..weak_trainers.stump import StumpTrainer
+from ..weak_trainers.tree import TreeTrainer
+from .boosting import Boosting
+from .partitioned import (PartitionedBoosting, check_continued, check_partition_bins, check_partition_threads,
+                          check_rows)
 
 
 class PartitionedCostSensitiveBoosting:
@@ -216,3 +221,49 @@ class PartitionedMultiClassBoosting:
             {"trainer": name, **self.source_metadata, "weak_learner": repr(trainer.weak_learner)},
             trainer.sampling)
         return run(algorithm, None, features, rounds, previous, callback)
+
+
+def partitioned_twin(trainer, max_bins: int = 256, *, n_threads: int | None = 1,
+                     kinds: tuple = (PartitionedBoosting, PartitionedCostSensitiveBoosting,
+                                     PartitionedMultiClassBoosting), **options):
+    """The partitioned trainer that trains, on rows in partitions, the model the in-memory ``trainer`` trains.
+
+    Parameters
+    ----------
+    trainer : Boosting, AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer or BAdaCostTrainer
+        The in-memory configuration (a recipe's trainer; SAMME and AdaBoost.M1 are BAdaCost trainers); a
+        :class:`~bob_boost.Boosting`'s weak trainer is a stump, look-up table or gradient-tree trainer.
+    max_bins : int
+        Bins per feature of the partitions' codes (2 .. 256).
+    n_threads : int or None
+        Threads of each partition's kernels.
+    kinds : tuple of three classes
+        The generic, cost-sensitive and multi-class partitioned trainers to make (the Dask ones, say).
+    **options
+        Passed to the class made (a Dask trainer's ``client``).
+
+    Raises
+    ------
+    TypeError
+        For a trainer or weak trainer that has no partitioned twin.
+    """
+    generic, cost_sensitive, multiclass = kinds
+    if isinstance(trainer, (AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer)):
+        return cost_sensitive(trainer, max_bins, n_threads=n_threads, **options)
+    if isinstance(trainer, BAdaCostTrainer):
+        return multiclass(trainer, n_threads=n_threads, **options)
+    if not isinstance(trainer, Boosting):
+        raise InvalidTypeError(f"trainer: has no partitioned twin, got {type(trainer).__name__}")
+    weak = trainer.weak_trainer
+    if isinstance(weak, TreeTrainer):
+        kind = {"weak_learner": "tree", "tree": weak}
+    elif isinstance(weak, StumpTrainer):
+        kind = {"weak_learner": "stump", "missing": weak.missing, "categorical_features": weak.categorical_features}
+    elif isinstance(weak, LUTTrainer):
+        kind = {"weak_learner": "lut", "lut_entries": weak.maximum_feature_value, "missing": weak.missing,
+                "selection_style": weak.selection_style}
+    else:
+        raise InvalidTypeError(f"trainer: its weak trainer has no partitioned twin, got {type(weak).__name__}")
+    step_rule = None if trainer.step_rule == "auto" else trainer.step_rule
+    return generic(trainer.loss_function, max_bins, step_rule=step_rule, learning_rate=trainer.learning_rate,
+                   sampling=trainer.sampling, n_threads=n_threads, **kind, **options)

@@ -1,0 +1,159 @@
+"""Where a ``fit``'s rows are: the few operations the estimators' ``fit`` does on its data, so that each ``fit``
+is written once for data in memory and data on a cluster.
+
+Every estimator's ``fit`` validates its rows, encodes the labels, weighs the samples, drops the rows without
+positive weight, holds out the early-stopping rows and trains; it does each through a :class:`FitData`, whose
+row arrays (one entry or one row per sample) are NumPy arrays for :class:`MemoryData` and Dask arrays for the
+Dask estimators' data (:mod:`bob_boost.dask._fit_data`), whose chunks stay on the workers. Everything else
+(parameters, label encoding, class weights, the held-out rows, histories, metadata) is the estimator's own
+code, the same for both.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._validation import check_sample_weight, mean_one
+from ..machine import BoostedMachine
+from ..recipes import Recipe
+from . import _categories, _holdout
+from ._compat import is_multilabel, validate_data
+
+
+class FitData(Protocol):
+    """The row operations of a ``fit`` (each a function of whole row arrays of one kind)."""
+
+    #: Whether every round's training loss is recorded (``train_score_`` and ``feature_importances_``).
+    records_training: bool
+
+    def is_multilabel(self, y) -> bool:
+        """Whether ``y`` is a label indicator matrix."""
+
+    def validated(self, estimator, X, y, reset: bool, **options) -> tuple[Any, Any]:
+        """``X`` and ``y`` as row arrays, checked (``options``: scikit-learn's ``validate_data``'s)."""
+
+    def checked(self, X, check: Callable[[np.ndarray], None]):
+        """``X``, with ``check`` of its rows (raising for bad values) done now or where they are read."""
+
+    def all_constant(self, X) -> bool:
+        """Whether no feature of ``X`` varies (False on a cluster, which does not pass over its rows for it: its
+        stumps then stop before the first round)."""
+
+    def weights(self, sample_weight, rows) -> Any:
+        """``sample_weight`` checked as a row vector of the rows of ``rows``; None: no weights."""
+
+    def rows(self, function: Callable, array, dtype, columns: int | None = None):
+        """``function`` of ``array``'s rows, one entry (or ``columns`` entries) per row."""
+
+    def distinct(self, values) -> np.ndarray:
+        """The sorted distinct values."""
+
+    def sums(self, indices, weights, number: int) -> np.ndarray:
+        """(number,) float64: the weights (None: ones) of each index ``0 .. number - 1``."""
+
+    def positive_shares(self, targets, weights) -> np.ndarray:
+        """(#columns,) each column's share of the weight on rows with a positive target."""
+
+    def class_halves(self, weights, positive):
+        """``weights`` (None: ones) rescaled so that the rows where ``positive`` holds and the others weigh the
+        same (AdaBoostDB's start)."""
+
+    def positive(self, weights, *arrays) -> tuple:
+        """``(weights, index, arrays)`` of the rows with positive weight: their weights, their positions in
+        the data (None: every row is kept) and every array's rows."""
+
+    def held_out(self, index, groups, counts: np.ndarray, seed: int):
+        """The boolean row vector of the rows held out (:func:`bob_boost.sklearn._holdout.held_out_mask`)."""
+
+    def kept(self, mask, *arrays) -> list:
+        """Every array's rows where ``mask`` holds (None stays None), as row arrays of this data."""
+
+    def gathered(self, mask, *arrays) -> list:
+        """Every array's rows where ``mask`` holds (None stays None), as NumPy arrays."""
+
+    def holds_out(self, estimator, X, stopping: bool) -> bool:
+        """Whether early stopping holds out rows of ``X`` (``stopping``: it is on for this many rows)."""
+
+    def regression_baseline(self, loss, targets, weights) -> np.ndarray | None:
+        """A regressor's intercept (None: the recipe's, from its training rows)."""
+
+    def train(self, recipe: Recipe, X, targets, rounds: int, **options) -> BoostedMachine:
+        """Run ``recipe``'s trainer (``options``: :meth:`~bob_boost.recipes.Recipe.train`'s)."""
+
+
+class MemoryData:
+    """The rows of a ``fit`` as NumPy arrays: the in-memory estimators' data."""
+
+    records_training = True
+
+    @staticmethod
+    def is_multilabel(y) -> bool:
+        return bool(is_multilabel(y))
+
+    @staticmethod
+    def validated(estimator, X, y, reset: bool, **options) -> tuple[np.ndarray, np.ndarray]:
+        return validate_data(estimator, _categories.coded_frame(estimator, X, reset), y, reset=reset,
+                             ensure_all_finite=estimator._finite_rule(), **options)
+
+    @staticmethod
+    def checked(X: np.ndarray, check: Callable[[np.ndarray], None]) -> np.ndarray:
+        check(X)
+        return X
+
+    @staticmethod
+    def all_constant(X: np.ndarray) -> bool:
+        return bool(np.all(X == X[0]))
+
+    @staticmethod
+    def weights(sample_weight, rows: np.ndarray) -> np.ndarray:
+        return check_sample_weight(sample_weight, rows.shape[0])
+
+    @staticmethod
+    def rows(function: Callable, array: np.ndarray, dtype, columns: int | None = None) -> np.ndarray:
+        return function(array)
+
+    @staticmethod
+    def distinct(values: np.ndarray) -> np.ndarray:
+        return np.unique(values)
+
+    @staticmethod
+    def sums(indices: np.ndarray, weights: np.ndarray | None, number: int) -> np.ndarray:
+        return np.bincount(indices, weights=weights, minlength=number).astype(np.float64)
+
+    @staticmethod
+    def positive_shares(targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return weights @ (targets > 0) / np.sum(weights)
+
+    @staticmethod
+    def class_halves(weights: np.ndarray, positive: np.ndarray) -> np.ndarray:
+        weights = mean_one(weights)
+        return weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
+
+    @staticmethod
+    def positive(weights: np.ndarray, *arrays) -> tuple:
+        kept = weights > 0
+        return weights[kept], np.flatnonzero(kept), [array[kept] for array in arrays]
+
+    @staticmethod
+    def held_out(index: np.ndarray, groups: np.ndarray, counts: np.ndarray, seed: int) -> np.ndarray:
+        return _holdout.held_out_mask(index, groups, counts, seed)
+
+    @staticmethod
+    def kept(mask: np.ndarray, *arrays) -> list:
+        return [None if array is None else array[mask] for array in arrays]
+
+    gathered = kept
+
+    @staticmethod
+    def holds_out(estimator, X: np.ndarray, stopping: bool) -> bool:
+        return stopping
+
+    @staticmethod
+    def regression_baseline(loss, targets: np.ndarray, weights: np.ndarray) -> None:
+        return None
+
+    @staticmethod
+    def train(recipe: Recipe, X: np.ndarray, targets: np.ndarray, rounds: int, **options) -> BoostedMachine:
+        return recipe.train(X, targets, rounds, **options)
