@@ -446,6 +446,21 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, grow
     assert machine.metadata == {**memory.metadata, "distributed": "dask"}
 
 
+@pytest.mark.parametrize("learner", ["stump", "lut"])
+def test_shrunk_stumps_and_tables_give_the_in_memory_model(cluster, tmp_path, capsys, learner):
+    features, labels = _ordered_classes(k=2, seed=21)
+    data = tmp_path / "d.hdf5"
+    _write_hdf5(data, features.astype(np.int64), labels)
+    options = ["-w", learner, "--loss", "logit", "--shrinkage", 0.5, "-r", 4, "-q"]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    assert _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler", cluster.scheduler_address,
+                "--chunk-rows", 300)[0] == 0
+    assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert len(machine) == 4 and machine.weak_machines == memory.weak_machines
+    np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-6)
+
+
 def _cluster_and_memory(cluster, tmp_path, capsys, data, features, values, options: list) -> tuple:
     """The gradient-tree regressions ``bob-boost train`` makes of ``data`` (written from ``features`` and
     ``values``) with ``options``, on the cluster and in memory."""
@@ -514,9 +529,6 @@ UNSUPPORTED = [
     (["--trainer", "samme", "--max-bins", "exact"], "--max-bins: --trainer samme does not read it"),
     (["--threads", "2"], "--threads: is an option of in-memory training only"),
     (["--trainer", "samme", "-w", "tree", "--threads", "2"], "--threads: is an option of in-memory training only"),
-    (["--shrinkage", "0.5"], "--shrinkage: with --scheduler, is an option of --trainer badacost, samme or "
-                             "adaboost-m1 only (in memory also of --trainer boosting); drop it, or train without "
-                             "--scheduler"),
     (["--trainer", "adaboostdb", "--shrinkage", "0.5"], "--shrinkage: is an option of --trainer badacost, samme or "
                                                         "adaboost-m1; drop it"),
     (["--tree-depth", "3"], "--tree-depth: is an option of -w tree; drop it"),

@@ -5,8 +5,8 @@ What runs on a cluster:
 
 - ``--trainer boosting`` with stumps or look-up tables (``-w lut``, ``--lut-entries``, ``--selection-style``)
   and a loss with one term per output, or gradient trees (``-w tree``, ``--tree-depth``, ``--tree-leaves``,
-  ``--tree-outputs``, ``--tree-growth``, ``--shrinkage``; also the softmax loss):
-  :class:`bob_boost.dask.DaskBoosting`. The
+  ``--tree-outputs``, ``--tree-growth``; also the softmax loss), with ``--shrinkage``:
+  :class:`bob_boost.dask.DaskBoosting` (the recipe's trainer's partitioned twin). The
   labels become targets as in memory (:func:`bob_boost.recipes.make_recipe`'s target kind,
   :class:`~bob_boost.labels.ClassEncoding`): +-1 for two classes, one +-1 output per class for more (LUTs),
   the numbers themselves for a regression (which starts from their mean, as in memory);
@@ -51,9 +51,9 @@ CLUSTER_TRAINERS = ("boosting", *BINARY_COST_TRAINERS, *MULTICLASS_TRAINERS)
 CLUSTER_WEAK_LEARNERS = {"boosting": WEAK_LEARNERS, **{name: ("stump",) for name in BINARY_COST_TRAINERS},
                          **{name: ("tree", "stump") for name in MULTICLASS_TRAINERS}}
 
-#: Options that the generic trainer reads in memory but not on a cluster (the learning rate; the cost matrix
-#: of the cmel loss): their error also points at training without --scheduler.
-GENERIC_IN_MEMORY = ("shrinkage", "cost_matrix")
+#: Options that the generic trainer reads in memory but not on a cluster (the cost matrix of the cmel loss):
+#: their error also points at training without --scheduler.
+GENERIC_IN_MEMORY = ("cost_matrix",)
 
 #: A stand-in cost matrix for checking --loss before the data is read: it only tells whether the loss takes
 #: one, and the cluster refuses every loss that does (their outputs are coupled).
@@ -100,7 +100,7 @@ def check_cluster_options(args: argparse.Namespace) -> None:
                                              "double_base loss"))
     for options, used, by in groups:
         for name, default in options.items():
-            if used or getattr(args, name) == default or (name == "shrinkage" and gradient_trees):
+            if used or getattr(args, name) == default or (name == "shrinkage" and args.trainer == "boosting"):
                 continue
             if args.trainer == "boosting" and name in GENERIC_IN_MEMORY:
                 raise CommandError(f"{_option(name)}: with --scheduler, is an option of {by} only (in memory also "
@@ -146,7 +146,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
     # read here, as in memory, so that a bad file fails before connecting
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     support = load_dask_support()
-    from ..dask import DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting, _dask  # after the check
+    from ..dask import _dask  # after the check
+    from ..dask._trainers import dask_trainer
 
     with support.connect(args.scheduler) as client:
         table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
@@ -162,18 +163,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
             targets = support.class_targets(table.labels, encoding, recipe.target_kind)
         options: dict[str, Any] = {"callback": _RoundLines(args.rounds, args.quiet)}
         try:
-            if args.trainer in MULTICLASS_TRAINERS:
-                trainer = DaskMultiClassBoosting(recipe.trainer, client=client)
-            elif args.trainer in BINARY_COST_TRAINERS:
-                trainer = DaskCostSensitiveBoosting(recipe.trainer, max_bins=args.max_bins, client=client)
-            else:
-                trees = ({"tree": recipe.trainer.weak_trainer, "learning_rate": recipe.trainer.learning_rate}
-                         if args.weak_learner == "tree" else
-                         {"categorical_features": args.categorical} if args.weak_learner == "stump" else {})
-                trainer = DaskBoosting(recipe.loss, max_bins=args.max_bins, client=client,
-                                       weak_learner=args.weak_learner, lut_entries=args.lut_entries,
-                                       selection_style=args.selection_style, sampling=recipe.trainer.sampling,
-                                       **trees)
+            lut = {"lut_entries": args.lut_entries} if args.weak_learner == "lut" and args.trainer == "boosting" else {}
+            trainer = dask_trainer(recipe.trainer, args.max_bins, client, 1, **lut)
         except ValueError as error:
             raise as_options(error) from None
         if isinstance(recipe.loss, SquaredLoss):
@@ -213,9 +204,8 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
     """The class encoding (None: regression) and the in-memory recipe of the options, from the distinct labels
     and the ``--cost-matrix`` (None without it).
 
-    The recipe's trainer is what :class:`~bob_boost.dask.DaskCostSensitiveBoosting` and
-    :class:`~bob_boost.dask.DaskMultiClassBoosting` run; of the generic trainer's only the loss and the target
-    kind are used (:class:`~bob_boost.dask.DaskBoosting` has its own weak learners).
+    The cluster trains the recipe's trainer as its partitioned twin
+    (:func:`~bob_boost.dask._trainers.dask_trainer`).
     """
     try:
         regression = is_regression(args, None)
@@ -223,7 +213,7 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
         encoding = None if regression else ClassEncoding.fit(classes, args.positive_label)
         # the in-memory call (the options the cluster refuses, --threads, at their defaults); lut_entries only
-        # sizes the recipe's own LUT trainer, unused here: DaskBoosting checks --lut-entries
+        # sizes the recipe's own LUT trainer: its twin takes --lut-entries (None: from the data)
         recipe = make_recipe(args.trainer, number_of_classes=None if encoding is None else encoding.number_of_classes,
                              loss=args.loss, weak_learner=args.weak_learner, lut_entries=256,
                              selection_style=args.selection_style, cost_positive=args.cost_positive,

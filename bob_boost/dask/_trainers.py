@@ -171,9 +171,9 @@ class DaskMultiClassBoosting(PartitionedMultiClassBoosting):
                                 number_of_rounds=number_of_rounds, callback=callback, boosted_machine=boosted_machine)
 
 
-def dask_trainer(trainer, max_bins: int, client, n_threads: int | None):
+def dask_trainer(trainer, max_bins: int, client, n_threads: int | None, **options):
     """The Dask trainer (:class:`DaskBoosting`, :class:`DaskCostSensitiveBoosting` or
     :class:`DaskMultiClassBoosting`) of the in-memory ``trainer``'s model
-    (:func:`~bob_boost.trainers.partitioned_classes.partitioned_twin`)."""
+    (:func:`~bob_boost.trainers.partitioned_classes.partitioned_twin`, ``options`` its)."""
     return partitioned_twin(trainer, max_bins, n_threads=n_threads, client=client,
-                            kinds=(DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting))
+                            kinds=(DaskBoosting, DaskCostSensitiveBoosting, DaskMultiClassBoosting), **options)

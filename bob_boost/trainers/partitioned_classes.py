@@ -240,7 +240,8 @@ def partitioned_twin(trainer, max_bins: int = 256, *, n_threads: int | None = 1,
     kinds : tuple of three classes
         The generic, cost-sensitive and multi-class partitioned trainers to make (the Dask ones, say).
     **options
-        Passed to the class made (a Dask trainer's ``client``).
+        Passed to the class made, over what ``trainer`` gives (a Dask trainer's ``client``; ``lut_entries=None``:
+        the largest training value + 1).
 
     Raises
     ------
@@ -265,5 +266,6 @@ def partitioned_twin(trainer, max_bins: int = 256, *, n_threads: int | None = 1,
     else:
         raise InvalidTypeError(f"trainer: its weak trainer has no partitioned twin, got {type(weak).__name__}")
     step_rule = None if trainer.step_rule == "auto" else trainer.step_rule
-    return generic(trainer.loss_function, max_bins, step_rule=step_rule, learning_rate=trainer.learning_rate,
-                   sampling=trainer.sampling, n_threads=n_threads, **kind, **options)
+    return generic(trainer.loss_function, max_bins, **{
+        "step_rule": step_rule, "learning_rate": trainer.learning_rate, "sampling": trainer.sampling,
+        "n_threads": n_threads, **kind, **options})
