@@ -1,8 +1,8 @@
-"""Optional dependencies, imported lazily in one way: an error that names the pip extra when one is missing.
+"""Optional dependencies, imported in one way: an error that names the pip extra when one is missing.
 
-``import bob_boost`` imports none of them; each is imported when the feature that needs it first runs.
-scikit-learn, which the estimators need as soon as :mod:`bob_boost.sklearn` is imported, has its own
-module (``bob_boost/sklearn/_compat.py``).
+``import bob_boost`` imports none of them; each is imported when the feature that needs it first runs:
+scikit-learn and Dask when :mod:`bob_boost.sklearn` and :mod:`bob_boost.dask` are imported (their
+``_compat.py`` and ``_dask.py`` take the names they use from here), the others when a function needs them.
 """
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ EXTRAS = {
     "imageio": ("imageio", "faces"),
     "pandas": ("pandas", "pandas"),
     "pyarrow": ("pyarrow", "arrow"),
+    "sklearn": ("scikit-learn", "sklearn"),
+    "dask": ("dask", "dask"),
+    "distributed": ("distributed", "dask"),
 }
 
 

@@ -191,3 +191,14 @@ def test_weak_trainers_moved_to_weak_trainers_keep_their_old_module_paths():
              "trainer.max_bins)"
     done = subprocess.run([sys.executable, "-c", script], input=old, capture_output=True, check=True)
     assert done.stdout.split() == [b"StumpTrainer", b"64"]
+
+
+@pytest.mark.parametrize("package, module, extra", [("dask", "bob_boost.dask", "dask"),
+                                                     ("distributed", "bob_boost.dask", "dask"),
+                                                     ("sklearn", "bob_boost.sklearn", "sklearn")])
+def test_the_packages_of_the_subpackages_come_through_the_one_home(package, module, extra):
+    """scikit-learn and Dask are imported through bob_boost._optional too: the same message, naming the extra."""
+    missing = subprocess.run([sys.executable, "-c", f"import sys; sys.modules[{package!r}] = None; import {module}"],
+                             capture_output=True, text=True)
+    assert missing.returncode != 0
+    assert f"ImportError: {module} needs {EXTRAS[package][0]}: {_advice(extra)}" in missing.stderr

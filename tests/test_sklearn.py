@@ -348,7 +348,7 @@ def test_scikit_learn_stays_optional():
         [sys.executable, "-c", "import sys; sys.modules['sklearn'] = None; import bob_boost.sklearn"],
         capture_output=True, text=True)
     assert missing.returncode != 0
-    assert "ImportError" in missing.stderr and "pip install bob_boost[sklearn]" in missing.stderr
+    assert "ImportError" in missing.stderr and 'pip install "bob_boost[sklearn]"' in missing.stderr
 
 
 # -- AdaBoostDB ------------------------------------------------------------------------

@@ -1,19 +1,19 @@
-"""The only module that imports Dask: clients, and validation of Dask inputs at the public edge."""
+"""The one module of bob_boost.dask that imports Dask (through :mod:`bob_boost._optional`): clients, and
+validation of Dask inputs at the public edge."""
 from __future__ import annotations
 
 import contextlib
 
 import numpy as np
 
+from .._optional import optional_import
 from ..engine import hashing
 from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 
-try:
-    import dask
-    import dask.array as da
-    from distributed import Client, default_client, wait
-except ImportError as error:  # the optional extra
-    raise ImportError('bob_boost.dask needs Dask: pip install "bob_boost[dask]"') from error
+dask = optional_import("dask", "bob_boost.dask")
+da = optional_import("dask.array", "bob_boost.dask")
+_distributed = optional_import("distributed", "bob_boost.dask")
+Client, default_client, wait = _distributed.Client, _distributed.default_client, _distributed.wait
 
 
 def dataframe_reader():

@@ -1,20 +1,25 @@
-"""scikit-learn, imported in this one place: bob_boost's estimators need it, the rest of bob_boost does not."""
+"""scikit-learn, as the estimators use it: imported once, through :mod:`bob_boost._optional`, when
+:mod:`bob_boost.sklearn` is imported (the rest of bob_boost does not need it)."""
 from __future__ import annotations
 
-try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-    from sklearn.metrics import check_scoring, r2_score
-    from sklearn.model_selection import train_test_split
-    from sklearn.utils import check_random_state
-    from sklearn.utils.class_weight import compute_sample_weight
-    from sklearn.utils.metaestimators import available_if
-    from sklearn.utils.multiclass import check_classification_targets, is_multilabel
-    from sklearn.utils.validation import check_is_fitted, validate_data
-except ImportError as _error:  # pragma: no cover - exercised in a subprocess by the tests
-    raise ImportError(
-        "bob_boost.sklearn needs scikit-learn >= 1.6 (not installed or too old: "
-        f"{_error}); install it with: pip install bob_boost[sklearn]") from _error
+from .._optional import optional_import
 
-__all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "available_if", "check_classification_targets",
-           "check_is_fitted", "check_random_state", "check_scoring", "compute_sample_weight", "is_multilabel",
-           "r2_score", "train_test_split", "validate_data"]
+if not hasattr(optional_import("sklearn.utils.validation", "bob_boost.sklearn"), "validate_data"):
+    import sklearn
+
+    raise ImportError(f'bob_boost.sklearn needs scikit-learn >= 1.6, found {sklearn.__version__}: pip install '
+                      f'"bob_boost[sklearn]"')
+
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier  # noqa: E402
+from sklearn.metrics import (accuracy_score, check_scoring, log_loss, mean_absolute_error,  # noqa: E402
+                             mean_gamma_deviance, mean_poisson_deviance, mean_squared_error, r2_score, roc_auc_score)
+from sklearn.model_selection import KFold, StratifiedKFold  # noqa: E402
+from sklearn.utils import check_random_state  # noqa: E402
+from sklearn.utils.metaestimators import available_if  # noqa: E402
+from sklearn.utils.multiclass import check_classification_targets, is_multilabel  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+
+__all__ = ["BaseEstimator", "ClassifierMixin", "KFold", "RegressorMixin", "StratifiedKFold", "accuracy_score",
+           "available_if", "check_classification_targets", "check_is_fitted", "check_random_state", "check_scoring",
+           "clone", "is_classifier", "is_multilabel", "log_loss", "mean_absolute_error", "mean_gamma_deviance",
+           "mean_poisson_deviance", "mean_squared_error", "r2_score", "roc_auc_score", "validate_data"]

@@ -7,15 +7,9 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidTypeError, InvalidValueError
-from ._compat import check_random_state
-
-try:  # the module of scikit-learn's own fold makers and metrics, which _compat has checked
-    from sklearn.base import clone, is_classifier
-    from sklearn.metrics import (accuracy_score, log_loss, mean_absolute_error, mean_gamma_deviance,
-                                 mean_poisson_deviance, mean_squared_error, r2_score, roc_auc_score)
-    from sklearn.model_selection import KFold, StratifiedKFold
-except ImportError as _error:  # pragma: no cover - _compat raised first
-    raise ImportError(f"bob_boost.sklearn.cv needs scikit-learn: {_error}") from _error
+from ._compat import (KFold, StratifiedKFold, accuracy_score, check_random_state, clone, is_classifier, log_loss,
+                      mean_absolute_error, mean_gamma_deviance, mean_poisson_deviance, mean_squared_error, r2_score,
+                      roc_auc_score)
 
 
 def _rmse(truth, predicted, sample_weight=None):
