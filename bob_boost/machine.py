@@ -9,7 +9,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from . import decision
+from . import decision, explanations
 from ._validation import as_feature_matrix, check_positive_int
 from .costs import check_cost_matrix, cost_star, margin_vectors  # noqa: F401  (cost_star: old import path)
 from .exceptions import InvalidTypeError, InvalidValueError
@@ -276,6 +276,51 @@ class BoostedMachine:
             residuals from 0 accumulates it (to continue such a machine).
         """
         return self._forward(self._check_features(features), include_baseline)
+
+    def shap_values(self, features, background=None) -> np.ndarray:
+        """Each feature's Shapley value of every row's scores, against background rows (interventional SHAP).
+
+        A coalition's game sets the features outside it to a background row's values and averages the scores
+        over the background rows; the values are exact for every kind of weak machine
+        (:mod:`bob_boost.explanations`) and add up, with the expected value, to the row's score.
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) rows to explain (or one (#features,) row).
+        background : array_like
+            (#rows, #features) background rows, e.g. a sample of the training rows; more rows cost
+            proportionally more time.
+
+        Returns
+        -------
+        numpy.ndarray
+            (#samples, #features + 1): the features' values and, last, the expected value (the background's
+            mean score), as LightGBM's ``pred_contrib``; (#samples, #features + 1, #outputs) for several
+            outputs.
+
+        Raises
+        ------
+        ValueError
+            For no ``background`` (the trees do not record the training cover that SHAP without one needs),
+            rows of another width than the machine reads, or NaN where a weak machine has no missing-value
+            handling.
+        """
+        if background is None:
+            raise InvalidValueError("background: SHAP values are computed against background rows (e.g. a sample "
+                                    "of the training rows); the trees do not record the training cover that "
+                                    "path-dependent SHAP without them needs")
+        array = self._check_features(features)
+        try:
+            rows = self._check_features(background)
+        except (InvalidTypeError, InvalidValueError) as error:  # the same checks, naming the argument
+            raise type(error)(str(error).replace("features:", "background:", 1)) from None
+        if rows.shape[1] != array.shape[1]:
+            raise InvalidValueError(f"background: has {rows.shape[1]} columns but features have {array.shape[1]}")
+        baseline = self._initial_scores(1)[0]
+        values = explanations.interventional_shap(baseline, self._weak_machines, self.weights, array, rows,
+                                                  check_threads(self.n_threads, "n_threads"))
+        return values[:, :, 0] if values.shape[2] == 1 else values
 
     def staged_decision_scores(self, features) -> Iterator[np.ndarray]:
         """Scores after each round: ``len(self)`` arrays of shape (#samples, #outputs).

@@ -130,3 +130,14 @@ def test_rows_without_weight_take_no_part_as_in_memory(client):
         da.from_array(features, chunks=(250, 4)), labels, sample_weight=weights)
     assert model.machine_.weak_machines == memory.machine_.weak_machines
     np.testing.assert_allclose(model.machine_.weights, memory.machine_.weights, rtol=1e-9)
+
+
+def test_shapley_values_of_dask_rows_are_lazy_and_the_in_memory_ones(client):
+    features, labels = _binary(seed=8)
+    dX = da.from_array(features, chunks=(250, 4))
+    model = DaskBoostingClassifier(weak_learner="tree", n_estimators=4, client=client).fit(dX, labels)
+    lazy = model.shap_values(dX, features[:20])
+    assert isinstance(lazy, da.Array) and lazy.shape == (600, 5)
+    np.testing.assert_array_equal(lazy.compute(), model.to_local().shap_values(features, features[:20]))
+    multi = DaskBAdaCostClassifier(n_estimators=3, client=client).fit(dX, np.arange(600) % 3)
+    assert multi.shap_values(dX, features[:10]).compute().shape == (600, 5, 3)

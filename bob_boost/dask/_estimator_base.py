@@ -80,6 +80,20 @@ class _DaskEstimator:
         estimator.__dict__.update({name: value for name, value in vars(local).items() if name not in params})
         return estimator
 
+    def shap_values(self, X, background):
+        """The in-memory estimator's Shapley values; for a Dask ``X``, a Dask array computed block by block
+        (``background``, an array of rows, goes to every block)."""
+        if not _dask.is_dask(X):
+            return super().shap_values(X, background)
+        check_is_fitted(self)
+        features = _dask.as_row_chunked(X, "X")
+        local = self.to_local()
+        rows = local._validate_features(background, reset=False)
+        outputs = self.machine_.number_of_outputs or 1
+        tail = ((features.shape[1] + 1,),) + (((outputs,),) if outputs > 1 else ())
+        return features.map_blocks(local.shap_values, rows, chunks=(features.chunks[0],) + tail,
+                                   new_axis=[2] if outputs > 1 else None, dtype=np.float64)
+
     def _apply(self, method: str, X, dtype, from_scores=None):
         """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a
         copy of the in-memory twin), where ``from_scores`` (None: one value per row) gives each row's shape."""

@@ -235,6 +235,12 @@ class TreeMachine(WeakMachine):
                 for i in range(self.features.size)]
 
     @property
+    def category_layout(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """:attr:`categories` as compiled code reads them: ``(offsets, values)``, node ``i``'s sorted values
+        ``values[offsets[i]:offsets[i + 1]]``; None for trees of numeric splits only."""
+        return self._category_sets
+
+    @property
     def accepts_missing(self) -> bool:
         """Whether NaN is a missing value the trees route (see :attr:`missing_left`), rather than an error."""
         return self.missing_left is not None

@@ -1,0 +1,189 @@
+"""Shapley values of a machine's scores (interventional SHAP): exact against a brute-force enumeration of every
+coalition of features, for every kind of weak machine; they add up to the scores; the same for any thread count,
+through the estimators, after save and load; bad input refused."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import bob_boost
+from bob_boost import BoostedMachine
+
+N_FEATURES = 5
+
+
+def _data(seed=1, n=500, missing=False, integer=False):
+    rng = np.random.default_rng(seed)
+    features = rng.integers(0, 8, size=(n, N_FEATURES)).astype(float) if integer else rng.normal(size=(n, N_FEATURES))
+    features[:, 3] = rng.integers(0, 6, n)
+    classes = (features[:, 0] > features[:, 0].mean()).astype(int) + (features[:, 1] * features[:, 2] > 0) + \
+        (features[:, 3] > 2)
+    if missing:
+        features[rng.random(features.shape) < 0.1] = np.nan
+    return features, classes
+
+
+def brute_force(machine: BoostedMachine, rows: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """(#rows, #features, #outputs) Shapley values from their definition: the game of a coalition ``S`` is the
+    mean score of the background rows with the features of ``S`` taken from the row, every ``S`` enumerated."""
+    width = rows.shape[1]
+    game = {}
+    for members in itertools.product((False, True), repeat=width):
+        mixed = np.repeat(background[np.newaxis], rows.shape[0], axis=0)
+        mixed[:, :, list(members)] = rows[:, np.newaxis, list(members)]
+        scores = machine.decision_scores(mixed.reshape(-1, width))
+        game[members] = scores.reshape(rows.shape[0], background.shape[0], -1).mean(axis=1)
+    values = np.zeros((rows.shape[0], width, game[(False,) * width].shape[1]))
+    for members, value in game.items():
+        size = sum(members)
+        for j in range(width):
+            if not members[j]:
+                joined = members[:j] + (True,) + members[j + 1:]
+                share = math.factorial(size) * math.factorial(width - size - 1) / math.factorial(width)
+                values[:, j] += share * (game[joined] - value)
+    return values
+
+
+def _signed(classes):
+    return np.where(classes > 1, 1.0, -1.0)
+
+
+MACHINES = {
+    "stumps, exact thresholds": lambda X, c: bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=None),
+                                                               bob_boost.LogitLoss()).train(X, _signed(c), 8),
+    "stumps, categorical": lambda X, c: bob_boost.Boosting(bob_boost.StumpTrainer(categorical_features=[3]),
+                                                          bob_boost.LogitLoss()).train(X, _signed(c), 8),
+    "gradient trees, leaf-wise, intercept": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=8), bob_boost.LogitLoss(), learning_rate=0.3).train(
+        X, _signed(c), 6, baseline="auto"),
+    "gradient trees, level-wise": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_depth=3, growth="levelwise"), bob_boost.SquaredLoss(), learning_rate=0.3).train(
+        X, X[:, 0] * X[:, 1] + c, 6),
+    "gradient trees, categorical": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=6, categorical_features=[3], min_data_per_group=5),
+        bob_boost.LogitLoss(), learning_rate=0.3).train(X, _signed(c), 6),
+    "softmax trees, one per class": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=6), bob_boost.SoftmaxLoss(4), learning_rate=0.3).train(X, c, 4),
+    "softmax trees, shared": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=6, multi_output="shared"), bob_boost.SoftmaxLoss(4),
+        learning_rate=0.3).train(X, c, 4),
+    "BAdaCost trees": lambda X, c: bob_boost.BAdaCostTrainer(
+        np.ones((4, 4)) - np.eye(4), bob_boost.CostSensitiveTreeTrainer(max_depth=2)).train(X, c, 5),
+    "SAMME stumps": lambda X, c: bob_boost.SAMMETrainer(bob_boost.MultiClassStumpTrainer()).train(X, c, 5),
+}
+
+MISSING = {
+    "stumps, missing values": lambda X, c: bob_boost.Boosting(bob_boost.StumpTrainer(missing="bin"),
+                                                             bob_boost.LogitLoss()).train(X, _signed(c), 8),
+    "gradient trees, missing values": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=6, missing="bin"), bob_boost.LogitLoss(), learning_rate=0.3).train(
+        X, _signed(c), 6),
+}
+
+TABLES = {
+    "look-up tables, one output": lambda X, c: bob_boost.Boosting(bob_boost.LUTTrainer(8), bob_boost.LogitLoss()
+                                                                 ).train(X, _signed(c), 8),
+    "look-up tables, four outputs": lambda X, c: bob_boost.Boosting(
+        bob_boost.LUTTrainer(8, 4, "independent"), bob_boost.LogitLoss()).train(
+        X, np.where(np.arange(4) == c[:, np.newaxis], 1.0, -1.0), 6),
+    "multi-class tables": lambda X, c: bob_boost.SAMMETrainer(bob_boost.MultiClassLUTTrainer(8)).train(X, c, 5),
+}
+
+
+def _check(machine, features):
+    rows, background = features[200:225], features[:17]
+    values = machine.shap_values(rows, background)
+    outputs = machine.number_of_outputs
+    assert values.shape == ((25, N_FEATURES + 1) if outputs == 1 else (25, N_FEATURES + 1, outputs))
+    values = values.reshape(25, N_FEATURES + 1, outputs)
+    np.testing.assert_allclose(values[:, :N_FEATURES], brute_force(machine, rows, background), rtol=1e-9,
+                               atol=1e-12)
+    # local accuracy: the values and the expected value add up to the score
+    np.testing.assert_allclose(values.sum(axis=1), machine.decision_scores(rows), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(values[:, N_FEATURES], np.repeat(
+        machine.decision_scores(background).mean(axis=0)[np.newaxis], 25, axis=0), rtol=1e-9, atol=1e-12)
+    return values
+
+
+@pytest.mark.parametrize("name", list(MACHINES))
+def test_values_are_the_brute_force_shapley_values(name):
+    features, classes = _data()
+    machine = MACHINES[name](features, classes)
+    if "categorical" in name and "trees" in name:
+        assert any(w.category_layout is not None for w in machine.weak_machines)  # sets were split on
+    _check(machine, features)
+
+
+@pytest.mark.parametrize("name", list(MISSING))
+def test_missing_values_take_their_learnt_side(name):
+    features, classes = _data(missing=True)
+    machine = MISSING[name](features, classes)
+    values = _check(machine, features)
+    assert np.isfinite(values).all()
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_look_up_tables(name):
+    features, classes = _data(integer=True)
+    _check(TABLES[name](features, classes), features)
+
+
+def test_the_values_do_not_depend_on_the_thread_count():
+    features, classes = _data(n=3000, seed=2)
+    machine = MACHINES["gradient trees, leaf-wise, intercept"](features, classes)
+    machine.n_threads = 1
+    one = machine.shap_values(features, features[:40])
+    machine.n_threads = 2
+    np.testing.assert_array_equal(machine.shap_values(features, features[:40]), one)
+
+
+def test_saved_machines_explain_alike(tmp_path):
+    features, classes = _data()
+    machine = MACHINES["gradient trees, categorical"](features, classes)
+    machine.save(tmp_path / "m.hdf5")
+    loaded = BoostedMachine.load(tmp_path / "m.hdf5")
+    np.testing.assert_array_equal(loaded.shap_values(features[:30], features[30:50]),
+                                  machine.shap_values(features[:30], features[30:50]))
+
+
+def test_the_estimators_explain_their_decision_scores(tmp_path):
+    pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+    from bob_boost.sklearn import BAdaCostClassifier, BoostingClassifier, BoostingRegressor, load_estimator
+
+    features, classes = _data()
+    background = features[:20]
+    classifier = BoostingClassifier(weak_learner="tree", n_estimators=10).fit(features, classes > 1)
+    values = classifier.shap_values(features[:30], background)
+    assert values.shape == (30, N_FEATURES + 1)
+    np.testing.assert_allclose(values.sum(axis=1), classifier.decision_function(features[:30]), rtol=1e-9)
+    classifier.save(tmp_path / "c.hdf5")
+    np.testing.assert_array_equal(load_estimator(tmp_path / "c.hdf5").shap_values(features[:30], background), values)
+    multi = BAdaCostClassifier(n_estimators=5).fit(features, classes)
+    assert multi.shap_values(features[:30], background).shape == (30, N_FEATURES + 1, 4)
+    regressor = BoostingRegressor(weak_learner="tree", loss="poisson", n_estimators=10).fit(features, classes)
+    scores = regressor.machine_.decision_scores(features[:30])[:, 0]  # the log of the mean
+    np.testing.assert_allclose(regressor.shap_values(features[:30], background).sum(axis=1), scores, rtol=1e-9)
+
+
+def test_bad_input_is_refused():
+    features, classes = _data()
+    machine = MACHINES["gradient trees, leaf-wise, intercept"](features, classes)
+    with pytest.raises(ValueError, match="background: SHAP values are computed against background rows"):
+        machine.shap_values(features[:5])
+    with pytest.raises(ValueError, match="features: the machine was trained on 5 features, got 4"):
+        machine.shap_values(features[:5, :4], features[:10])
+    with pytest.raises(ValueError, match="background: the machine was trained on 5 features, got 4"):
+        machine.shap_values(features[:5], features[:10, :4])
+    machine.number_of_features = None  # a machine that reads 5 columns, of no declared width
+    with pytest.raises(ValueError, match="background: has 6 columns but features have 5"):
+        machine.shap_values(features[:5], np.hstack([features[:10], features[:10, :1]]))
+    with pytest.raises(ValueError, match="background: empty array"):
+        machine.shap_values(features[:5], features[:0])
+    holes = features[:10].copy()
+    holes[3, 1] = np.nan
+    with pytest.raises(ValueError, match="background: .*NaN"):
+        machine.shap_values(features[:5], holes)
+    assert not np.isnan(holes[:3]).any()  # nothing the caller passed was changed
