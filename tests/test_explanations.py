@@ -131,6 +131,37 @@ def test_look_up_tables(name):
     _check(TABLES[name](features, classes), features)
 
 
+def _shap_trees(machine: BoostedMachine) -> dict:
+    """The one-output gradient trees of ``machine`` in the ``shap`` package's own tree format: left where
+    ``x <= threshold``, so each threshold becomes the largest float below ours (ours: right where ``x >=``)."""
+    trees = []
+    for weight, weak in zip(machine.weights[:, 0], machine.weak_machines):
+        bounds = list(weak.roots) + [weak.features.size]
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            inner = weak.features[start:stop] >= 0
+            left = np.where(inner, weak.left_children[start:stop] - start, -1).astype(np.int32)
+            trees.append({"children_left": left, "children_default": left,
+                          "children_right": np.where(inner, weak.right_children[start:stop] - start, -1
+                                                     ).astype(np.int32),
+                          "features": np.where(inner, weak.features[start:stop], -2).astype(np.int32),
+                          "thresholds": np.where(inner, np.nextafter(weak.thresholds[start:stop], -np.inf), 0.0),
+                          "values": weight * weak.values[start:stop, :1], "node_sample_weight": np.ones(stop - start)})
+    return {"trees": trees, "base_offset": float(machine.baseline[0])}
+
+
+def test_gradient_trees_give_the_reference_implementations_values():
+    shap = pytest.importorskip("shap", reason="the reference implementation is in the test extra")
+    features, classes = _data(n=2000, seed=3)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=4, growth="levelwise"), bob_boost.LogitLoss(),
+                                 learning_rate=0.3).train(features, _signed(classes), 20, baseline="auto")
+    background, rows = features[:50], features[100:300]
+    explainer = shap.TreeExplainer(_shap_trees(machine), data=background, feature_perturbation="interventional")
+    values = machine.shap_values(rows, background)
+    # shap's trees hold float32 values: agreement to their precision
+    np.testing.assert_allclose(values[:, :-1], explainer.shap_values(rows), rtol=0, atol=1e-6)
+    assert values[0, -1] == pytest.approx(float(np.ravel(explainer.expected_value)[0]), abs=1e-6)
+
+
 def test_the_values_do_not_depend_on_the_thread_count():
     features, classes = _data(n=3000, seed=2)
     machine = MACHINES["gradient trees, leaf-wise, intercept"](features, classes)
