@@ -55,14 +55,24 @@ def _goes_left(value, node, thresholds, missing_left, has_missing, category_offs
 
 
 @numba.njit(**_JIT)
-def _pair(x, b, root, node_features, thresholds, left, right, missing_left, has_missing, category_offsets,
-          category_values, values, weights, scale, state, decided, stack, out):
-    """Add ``scale`` times the Shapley values of the game of ``x`` against ``b`` in the tree at ``root`` to
-    ``out`` (#features, #outputs). ``state`` (per feature: 0 free, 1 in P, 2 in N) is all 0 on entry and exit;
-    ``decided`` and ``stack`` are scratch."""
+def _directions(features, node_features, thresholds, missing_left, has_missing, category_offsets, category_values,
+                out):
+    """``out[i, node]``: whether row ``i`` goes left at ``node`` (internal nodes; leaves left False)."""
+    for i in range(features.shape[0]):
+        for node in range(node_features.size):
+            f = node_features[node]
+            out[i, node] = f >= 0 and _goes_left(features[i, f], node, thresholds, missing_left, has_missing,
+                                                 category_offsets, category_values)
+
+
+@numba.njit(**_JIT)
+def _pair(x_left, b_left, root, node_features, left, right, values, weights, scale, state, decided, stack, out):
+    """Add ``scale`` times the Shapley values of the game of a row against a background row in the tree at
+    ``root`` to ``out`` (#features, #outputs); ``x_left`` and ``b_left`` are the two rows' sides at every node.
+    ``state`` (per feature: 0 free, 1 in P, 2 in N) is all 0 on entry and exit; ``decided`` and ``stack``
+    are scratch."""
     outputs = values.shape[1]
     # a stack entry: node, the feature decided on entering it (-1: none), its side (1 or 2), p, n, entering
-    top = 0
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4], stack[0, 5] = root, -1, 0, 0, 0, 1
     top = 1
     depth = 0
@@ -79,27 +89,27 @@ def _pair(x, b, root, node_features, thresholds, left, right, missing_left, has_
             state[feature] = side
             decided[depth] = feature
             depth += 1
-        stack[top, 5] = 0  # the entry stays, now the mark of leaving
-        top += 1
         f = node_features[node]
         if f < 0:
-            if depth == 0:
-                continue
             for q in range(depth):
                 j = decided[q]
                 share = weights[p, n] if state[j] == 1 else -weights[p + 1, n - 1]
                 for k in range(outputs):
                     out[j, k] += scale * share * values[node, k]
+            if feature >= 0:  # nothing below a leaf: undo at once
+                state[feature] = 0
+                depth -= 1
             continue
-        x_left = _goes_left(x[f], node, thresholds, missing_left, has_missing, category_offsets, category_values)
-        b_left = _goes_left(b[f], node, thresholds, missing_left, has_missing, category_offsets, category_values)
-        x_child = left[node] if x_left else right[node]
-        b_child = left[node] if b_left else right[node]
-        if x_left == b_left or state[f] == 1:
+        stack[top, 5] = 0  # the entry stays, now the mark of leaving
+        top += 1
+        x_child = left[node] if x_left[node] else right[node]
+        if x_left[node] == b_left[node] or state[f] == 1:
             stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3], stack[top, 4], stack[top, 5] = (
                 x_child, -1, 0, p, n, 1)
             top += 1
-        elif state[f] == 2:
+            continue
+        b_child = left[node] if b_left[node] else right[node]
+        if state[f] == 2:
             stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3], stack[top, 4], stack[top, 5] = (
                 b_child, -1, 0, p, n, 1)
             top += 1
@@ -113,20 +123,22 @@ def _pair(x, b, root, node_features, thresholds, left, right, missing_left, has_
 
 
 @numba.njit(**_JIT)
-def _rows(features, background, node_features, thresholds, left, right, missing_left, has_missing,
+def _rows(features, background_left, node_features, thresholds, left, right, missing_left, has_missing,
           category_offsets, category_values, values, roots, weights, stack_size, first, last, out):
     """Rows ``first:last`` of ``out`` (#rows, #features, #outputs): the trees' interventional Shapley values
-    against every background row, averaged."""
-    scale = 1.0 / background.shape[0]
+    against every background row (``background_left``: their sides at every node), averaged."""
+    scale = 1.0 / background_left.shape[0]
     state = np.zeros(features.shape[1], dtype=np.int64)
     decided = np.empty(stack_size, dtype=np.int64)
     stack = np.empty((3 * stack_size + 3, 6), dtype=np.int64)
+    x_left = np.empty((last - first, node_features.size), dtype=np.bool_)
+    _directions(features[first:last], node_features, thresholds, missing_left, has_missing, category_offsets,
+                category_values, x_left)
     for i in range(first, last):
-        for r in range(background.shape[0]):
+        for r in range(background_left.shape[0]):
             for t in range(roots.size):
-                _pair(features[i], background[r], roots[t], node_features, thresholds, left, right, missing_left,
-                      has_missing, category_offsets, category_values, values, weights, scale, state, decided,
-                      stack, out[i])
+                _pair(x_left[i - first], background_left[r], roots[t], node_features, left, right, values, weights,
+                      scale, state, decided, stack, out[i])
 
 
 def interventional_tree_shap(features: np.ndarray, background: np.ndarray, node_features: np.ndarray,
@@ -141,9 +153,12 @@ def interventional_tree_shap(features: np.ndarray, background: np.ndarray, node_
     has_missing = missing_left is not None
     offsets, category_values = categories if categories is not None else (np.empty(0, dtype=np.int64),
                                                                           np.empty(0))
-    common = (features, background, node_features, thresholds, left, right,
-              missing_left if has_missing else np.zeros(1, dtype=np.bool_), has_missing, offsets, category_values,
-              values, roots, path_weights(depth), depth + 1)
+    missing = missing_left if has_missing else np.zeros(1, dtype=np.bool_)
+    background_left = np.empty((background.shape[0], node_features.size), dtype=np.bool_)
+    _directions(background, node_features, thresholds, missing, has_missing, offsets, category_values,
+                background_left)
+    common = (features, background_left, node_features, thresholds, left, right, missing, has_missing, offsets,
+              category_values, values, roots, path_weights(depth), depth + 1)
     blocks = [common + (start, min(start + BLOCK_ROWS, features.shape[0]), out)
               for start in range(0, features.shape[0], BLOCK_ROWS)]
     run_blocks(_rows, blocks, n_threads, work=float(features.shape[0]) * background.shape[0] * values.shape[0])
