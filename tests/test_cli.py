@@ -679,3 +679,52 @@ def test_plot_features_top_draws_named_bars_and_margins_plot(tmp_path, capsys):
     assert code == 1 and "--image-shape: 2 features are not a square image" in err and "--top N" in err
     code, _, err = _run(capsys, "plot", "features", model, "--top", 3, "--image-shape", 1, 2, "-o", tmp_path / "x.png")
     assert code == 1 and "not both" in err
+
+
+def test_explain_writes_each_features_shapley_values(tmp_path, capsys):
+    features, labels = _easy_binary(n=300, noise=0.1)
+    data = tmp_path / "train.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "model.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 6, "-w", "tree", "--quiet")[0] == 0
+    machine = BoostedMachine.load(model)
+    background = tmp_path / "background.csv"
+    _write_csv(background, features[:40], labels[:40])
+    output = tmp_path / "values.csv"
+    code, out, err = _run(capsys, "explain", model, data, "--background", background, "-o", output)
+    assert (code, out, err) == (0, "", "")
+    rows = list(csv.reader(output.open()))
+    assert rows[0] == ["f0", "f1", "expected_value"]  # the header's names, kept in the model
+    values = np.array(rows[1:], dtype=float)
+    np.testing.assert_array_equal(values, machine.shap_values(features, features[:40]))
+    np.testing.assert_allclose(values.sum(axis=1), machine.decision_scores(features)[:, 0], rtol=1e-9)
+    # without --background: 100 rows of the data, spread evenly over it
+    assert _run(capsys, "explain", model, data, "-o", tmp_path / "v.npy")[0] == 0
+    spread = features[np.unique(np.linspace(0, 299, 100).astype(int))]
+    np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), machine.shap_values(features, spread))
+
+
+def test_explain_of_several_outputs_names_each_block(tmp_path, capsys):
+    features, classes = _three_classes()
+    data = tmp_path / "three.csv"
+    _write_csv(data, features, classes)
+    model = tmp_path / "model.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 3, "-w", "lut", "--quiet")[0] == 0
+    code, out, err = _run(capsys, "explain", model, data, "--background-rows", 10)
+    assert code == 0 and err == ""
+    header = next(csv.reader(out.splitlines()))
+    assert header[:4] == ["0/f0", "0/f1", "0/f2", "0/expected_value"] and header[-1] == "2/expected_value"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--background-rows", "0"], "--background-rows: must be a positive integer"),
+    (["-o", "{tmp}/values.hdf5"], "--output: "),
+])
+def test_explain_refuses_bad_options(tmp_path, capsys, argv, message):
+    features, labels = _easy_binary()
+    data = tmp_path / "train.csv"
+    _write_csv(data, features, labels)
+    model = tmp_path / "model.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 2, "--quiet")[0] == 0
+    code, out, err = _run(capsys, "explain", model, data, *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 1 and message in err and not (tmp_path / "values.hdf5").exists()

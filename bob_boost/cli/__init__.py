@@ -1,4 +1,4 @@
-"""The ``bob-boost`` command line: train, evaluate, predict, inspect, export, detect, examples and plots.
+"""The ``bob-boost`` command line: train, evaluate, predict, explain, inspect, export, detect, examples and plots.
 
 Every failure the user can cause (a missing or malformed file, a bad
 column, a bad option, a corrupt model) ends with one line on stderr and a
@@ -24,6 +24,7 @@ from ..registry import loss_class, loss_names
 from . import detect as _detect_command
 from . import evaluate as _evaluate_command
 from . import example as _example_command
+from . import explain as _explain_command
 from . import export as _export_command
 from . import inspect as _inspect_command
 from . import plot as _plot_command
@@ -45,7 +46,7 @@ __all__ = ["CommandError", "EXAMPLE_LOSSES", "FEATURE_KEYS", "HDF5_SUFFIXES", "L
            "load_model", "loss_class", "loss_names", "main", "predicted_indices", "read_cost_matrix", "read_table",
            "train_example", "train_machine", "write_predictions"]
 
-_COMMANDS = (_train_command, _evaluate_command, _predict_command, _inspect_command, _export_command,
+_COMMANDS = (_train_command, _evaluate_command, _predict_command, _explain_command, _inspect_command, _export_command,
              _detect_command, _example_command, _plot_command)
 
 
