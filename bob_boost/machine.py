@@ -278,33 +278,16 @@ class BoostedMachine:
         return self._forward(self._check_features(features), include_baseline)
 
     def shap_values(self, features, background=None) -> np.ndarray:
-        """Each feature's Shapley value of every row's scores, against background rows (interventional SHAP).
-
-        A coalition's game sets the features outside it to a background row's values and averages the scores
-        over the background rows; the values are exact for every kind of weak machine
-        (:mod:`bob_boost.explanations`) and add up, with the expected value, to the row's score.
-
-        Parameters
-        ----------
-        features : array_like
-            (#samples, #features) rows to explain (or one (#features,) row).
-        background : array_like
-            (#rows, #features) background rows, e.g. a sample of the training rows; more rows cost
-            proportionally more time.
-
-        Returns
-        -------
-        numpy.ndarray
-            (#samples, #features + 1): the features' values and, last, the expected value (the background's
-            mean score), as LightGBM's ``pred_contrib``; (#samples, #features + 1, #outputs) for several
-            outputs.
+        """Each feature's exact Shapley value of every row's scores against the ``background`` rows
+        (interventional SHAP, :mod:`bob_boost.explanations`): (#samples, #features + 1), the last column the
+        expected value (the background's mean score), as LightGBM's ``pred_contrib``; (#samples,
+        #features + 1, #outputs) for several outputs. The values and the expected value add up to the score.
 
         Raises
         ------
         ValueError
             For no ``background`` (the trees do not record the training cover that SHAP without one needs),
-            rows of another width than the machine reads, or NaN where a weak machine has no missing-value
-            handling.
+            rows of another width than the machine reads, or NaN a weak machine cannot route.
         """
         if background is None:
             raise InvalidValueError("background: SHAP values are computed against background rows (e.g. a sample "

@@ -180,16 +180,8 @@ class _BoostedEstimator(BaseEstimator):
         return _fitting.importances(self.machine_, self.n_features_in_)
 
     def shap_values(self, X, background) -> np.ndarray:
-        """Each feature's Shapley value of the decision scores of ``X``'s rows against the ``background`` rows
-        (:meth:`bob_boost.BoostedMachine.shap_values`): (#samples, #features + 1), the last column the
-        background's mean score, or (#samples, #features + 1, #outputs) for several outputs. The scores are
-        ``decision_function``'s (a regressor's before its link: the log of the mean for the log-link losses).
-
-        Raises
-        ------
-        ValueError
-            For rows of another width than ``fit``'s, or what the machine's ``shap_values`` rejects.
-        """
+        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows against the ``background`` rows: the
+        Shapley values of ``decision_function`` (a log-link regressor's: of the log of its mean)."""
         check_is_fitted(self)
         return self.machine_.shap_values(self._validate_features(X, reset=False),
                                          self._validate_features(background, reset=False))
