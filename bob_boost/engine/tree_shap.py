@@ -154,6 +154,10 @@ def interventional_tree_shap(features: np.ndarray, background: np.ndarray, node_
     offsets, category_values = categories if categories is not None else (np.empty(0, dtype=np.int64),
                                                                           np.empty(0))
     missing = missing_left if has_missing else np.zeros(1, dtype=np.bool_)
+    # writable copies of the (small) node arrays, whatever the machine's flags: one compiled variant
+    node_features, thresholds, left, right, missing, offsets, category_values, values, roots = (
+        np.array(a) for a in (node_features, thresholds, left, right, missing, offsets, category_values, values,
+                              roots))
     background_left = np.empty((background.shape[0], node_features.size), dtype=np.bool_)
     _directions(background, node_features, thresholds, missing, has_missing, offsets, category_values,
                 background_left)
