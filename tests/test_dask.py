@@ -763,8 +763,8 @@ def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, 
         _, index, (kept,) = data.positive(da.from_array(weights, chunks=(chunks,)),
                                           da.from_array(labels, chunks=(chunks,)))
         np.testing.assert_array_equal(index.compute(), np.flatnonzero(weights > 0))
-        groups = kept if stratified else kept * 0
-        np.testing.assert_array_equal(data.held_out(index, groups, counts, 11).compute(), expected[weights > 0])
+        groups = kept if stratified else None  # None: one group, without a pass over the rows
+        np.testing.assert_array_equal(data.held_out(index, groups, counts, 11, kept).compute(), expected[weights > 0])
     # without zero weights every row is kept as it is, and the rows' positions are their own
     everyone = held_out_rows(2003, 11, 0.2, labels if stratified else None, np.ones(2003))
     counts = _holdout.held_out_counts(np.bincount(labels, minlength=3) if stratified else np.array([2003]), 0.2,

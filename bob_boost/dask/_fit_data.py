@@ -118,7 +118,10 @@ class ClusterData:
         return kept[0], kept[1], kept[2:]
 
     @staticmethod
-    def held_out(index: "da.Array | None", groups: "da.Array", counts: np.ndarray, seed: int) -> "da.Array":
+    def held_out(index: "da.Array | None", groups: "da.Array | None", counts: np.ndarray, seed: int,
+                 rows: "da.Array") -> "da.Array":
+        if groups is None:
+            groups = da.zeros(rows.shape[0], chunks=rows.chunks[0], dtype=np.int64)
         return _dask.holdout(groups, counts, seed, index)
 
     @staticmethod

@@ -64,8 +64,9 @@ class FitData(Protocol):
         """``(weights, index, arrays)`` of the rows with positive weight: their weights, their positions in
         the data (None: every row is kept) and every array's rows."""
 
-    def held_out(self, index, groups, counts: np.ndarray, seed: int):
-        """The boolean row vector of the rows held out (:func:`bob_boost.sklearn._holdout.held_out_mask`)."""
+    def held_out(self, index, groups, counts: np.ndarray, seed: int, rows):
+        """The boolean row vector of the rows held out (:func:`bob_boost.sklearn._holdout.held_out_mask`);
+        ``groups`` None: every row (those of the row array ``rows``) in group 0."""
 
     def kept(self, mask, *arrays) -> list:
         """Every array's rows where ``mask`` holds (None stays None), as row arrays of this data."""
@@ -137,7 +138,10 @@ class MemoryData:
         return weights[kept], np.flatnonzero(kept), [array[kept] for array in arrays]
 
     @staticmethod
-    def held_out(index: np.ndarray, groups: np.ndarray, counts: np.ndarray, seed: int) -> np.ndarray:
+    def held_out(index: np.ndarray, groups: np.ndarray | None, counts: np.ndarray, seed: int,
+                 rows: np.ndarray) -> np.ndarray:
+        if groups is None:
+            groups = np.zeros(rows.shape[0], dtype=np.int64)
         return _holdout.held_out_mask(index, groups, counts, seed)
 
     @staticmethod

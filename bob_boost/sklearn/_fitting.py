@@ -121,18 +121,12 @@ def held_out_rows(estimator, data, targets, index, groups, seed: int):
     ValueError
         If the split leaves a class (or a regressor's samples) without training samples.
     """
-    names = None
-    if groups is None:
-        groups = data.rows(_one_group, targets, np.int64)
+    if groups is None:  # one group: its size is known without a pass over the rows
+        counts = _holdout.held_out_counts(np.array([targets.shape[0]]), estimator.validation_fraction)
     else:
         names = list(estimator.classes_)
-    counts = _holdout.held_out_counts(data.sums(groups, None, len(names or [0])), estimator.validation_fraction,
-                                      names)
-    return data.held_out(index, groups, counts, seed)
-
-
-def _one_group(rows: np.ndarray) -> np.ndarray:
-    return np.zeros(rows.shape[0], dtype=np.int64)
+        counts = _holdout.held_out_counts(data.sums(groups, None, len(names)), estimator.validation_fraction, names)
+    return data.held_out(index, groups, counts, seed, targets)
 
 
 def scorer_metric(estimator, scorer, features: np.ndarray, labels: np.ndarray, weights: np.ndarray):
