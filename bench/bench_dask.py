@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from _timing import fastest  # bench/, beside this script
+
 
 def fitting_data(rows: int, features: int, chunk: int):
     import dask.array as da
@@ -48,15 +50,6 @@ def large_data(rows: int, features: int, chunk: int):
     noise = da.random.default_rng(2).standard_normal(rows, chunks=chunk, dtype=np.float32)
     y = da.where(X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + 0.5 * noise > 0, 1.0, -1.0)
     return X, y
-
-
-def fastest(function, repeats: int):
-    best, result = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def same_model(model, reference) -> bool:

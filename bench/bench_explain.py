@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,16 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _machine import cpu_model  # noqa: E402  (bench/, beside this script)
+from _timing import fastest  # noqa: E402
 from test_explanations import _shap_trees  # noqa: E402  (the conversion the tests check)
-
-
-def _fastest(function, repeats: int) -> tuple[float, np.ndarray]:
-    best, result = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def main() -> None:
@@ -59,11 +50,11 @@ def main() -> None:
     rows, background = features[-args.rows:], features[:args.background]
     for machine in (trees, stumps, tables):
         machine.n_threads = 2
-    ours, values = _fastest(lambda: trees.shap_values(rows, background), args.repeats)
+    ours, values = fastest(lambda: trees.shap_values(rows, background), args.repeats)
     explainer = shap.TreeExplainer(_shap_trees(trees), data=background, feature_perturbation="interventional")
-    theirs, reference = _fastest(lambda: explainer.shap_values(rows), args.repeats)
-    stump_time, _ = _fastest(lambda: stumps.shap_values(rows, background), args.repeats)
-    table_time, _ = _fastest(lambda: tables.shap_values(levels[-args.rows:], levels[:args.background]), args.repeats)
+    theirs, reference = fastest(lambda: explainer.shap_values(rows), args.repeats)
+    stump_time, _ = fastest(lambda: stumps.shap_values(rows, background), args.repeats)
+    table_time, _ = fastest(lambda: tables.shap_values(levels[-args.rows:], levels[:args.background]), args.repeats)
     print(f"# python bench/bench_explain.py --rows {args.rows} --background {args.background} --repeats "
           f"{args.repeats}")
     print(f"# {cpu_model()}, 2 threads; fastest of {args.repeats}; shap {shap.__version__}")

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 from pathlib import Path
 
 import h5py
 import numpy as np
+
+from _timing import fastest  # bench/, beside this script
 
 import bob_boost
 
@@ -36,16 +37,6 @@ def load_pair(path: Path, positive: int = 5, negative: int = 6):
     return sets["train"], sets["test"]
 
 
-def time_fit(fit, repeats: int):
-    """Fastest of ``repeats`` calls of ``fit()``, with the last fitted model."""
-    best, model = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model = fit()
-        best = min(best, time.perf_counter() - start)
-    return best, model
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=100)
@@ -57,19 +48,19 @@ def main() -> None:
     (train_x, train_t), (test_x, test_t) = load_pair(args.data)
     rows = []
 
-    seconds, machine = time_fit(lambda: bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss())
+    seconds, machine = fastest(lambda: bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.ExponentialLoss())
                                 .train(train_x, train_t, args.rounds), args.repeats)
     rows.append(("bob_boost StumpTrainer + ExponentialLoss", seconds, np.mean(machine.predict(test_x) == test_t)))
 
     from sklearn.ensemble import AdaBoostClassifier
     from sklearn.tree import DecisionTreeClassifier
-    seconds, model = time_fit(lambda: AdaBoostClassifier(DecisionTreeClassifier(max_depth=1),
+    seconds, model = fastest(lambda: AdaBoostClassifier(DecisionTreeClassifier(max_depth=1),
                                                          n_estimators=args.rounds).fit(train_x, train_t), 1)
     rows.append(("scikit-learn AdaBoostClassifier, depth-1 trees", seconds, np.mean(model.predict(test_x) == test_t)))
 
     import lightgbm
     for jobs in (1, 2):
-        seconds, model = time_fit(lambda: lightgbm.LGBMClassifier(
+        seconds, model = fastest(lambda: lightgbm.LGBMClassifier(
             n_estimators=args.rounds, num_leaves=2, n_jobs=jobs, verbose=-1).fit(train_x, train_t), args.repeats)
         rows.append((f"LightGBM, 2-leaf trees, {jobs} thread(s)", seconds, np.mean(model.predict(test_x) == test_t)))
 

@@ -22,10 +22,11 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from _timing import fastest  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,15 +45,6 @@ for _ in range(int(sys.argv[4])):
     times.append(time.perf_counter() - started)
 print(json.dumps({"seconds": min(times), "sha256": hashlib.sha256(scores.tobytes()).hexdigest()}))
 """
-
-
-def _fastest(function, repeats: int) -> tuple[float, np.ndarray]:
-    best, result = np.inf, None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - started)
-    return best, result
 
 
 def main() -> int:
@@ -95,7 +87,7 @@ def main() -> int:
         other = None
         for _ in range(args.repeats):
             for name, run in runs.items():
-                seconds, result = _fastest(run, 1)
+                seconds, result = fastest(run, 1)
                 best[name] = min(best[name], seconds)
                 if name == "bob_boost":
                     scores = result
