@@ -77,17 +77,6 @@ class _BoostedEstimator(BaseEstimator):
         """Where this estimator's ``fit`` finds its rows (:mod:`bob_boost.sklearn._fit_data`): in memory."""
         return MemoryData()
 
-    def _positive_rows(self, data, weights, *arrays) -> tuple:
-        """``(weights, index, arrays)``: the samples with positive weight (:meth:`FitData.positive`).
-
-        Zero-weight samples are dropped because they must not influence the
-        model (not even through the thresholds they would add between
-        distinct feature values); the trainers rescale the others to a mean
-        of 1, so that integer weights give the same objective as repeating
-        samples.
-        """
-        return data.positive(weights, *arrays)
-
     def _base_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {
             ESTIMATOR_KEY: type(self).__name__,
@@ -269,7 +258,7 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
 
     def _encoded_rows(self, data, X, y, sample_weight) -> tuple:
         """Set ``classes_`` from ``y``; return ``(X, class indices, y, weights, index)`` of the samples with
-        positive weight (:meth:`_positive_rows`), each weighed by ``sample_weight`` times its class's
+        positive weight (:meth:`FitData.positive`), each weighed by ``sample_weight`` times its class's
         ``class_weight`` (for an estimator that has the parameter).
 
         Raises
@@ -286,7 +275,7 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             factors = self._class_weight_factors(class_weight, lambda: data.sums(encoded, None, self.classes_.size))
             per_sample = data.rows(lambda indices: factors[indices], encoded, np.float64)
             weights = per_sample if weights is None else weights * per_sample
-        weights, index, (X, encoded, y) = self._positive_rows(data, weights, X, encoded, y)
+        weights, index, (X, encoded, y) = data.positive(weights, X, encoded, y)
         if weights is not None:
             weighted = data.sums(encoded, None, self.classes_.size)
             if np.any(weighted == 0):

@@ -62,7 +62,11 @@ class FitData(Protocol):
 
     def positive(self, weights, *arrays) -> tuple:
         """``(weights, index, arrays)`` of the rows with positive weight: their weights, their positions in
-        the data (None: every row is kept) and every array's rows."""
+        the data (None: every row is kept) and every array's rows.
+
+        Rows of zero weight are dropped because they must not influence the model, not even through the
+        thresholds they would add between distinct feature values; the trainers rescale the other weights to
+        a mean of 1, so that integer weights give the objective of repeated samples."""
 
     def held_out(self, index, groups, counts: np.ndarray, seed: int, rows):
         """The boolean row vector of the rows held out (:func:`bob_boost.sklearn._holdout.held_out_mask`);

@@ -318,7 +318,7 @@ class BoostingClassifier(_BoostedClassifier):
         self.classes_ = np.arange(labels)
         recipe = self._recipe(labels, MultiLabelLogitLoss(), maximum, one_vs_rest=True)
         Y = data.rows(lambda rows: check_indicator(rows, labels), Y, np.int64, labels)
-        weights, index, (X, Y) = self._positive_rows(data, data.weights(sample_weight, Y), X, Y)
+        weights, index, (X, Y) = data.positive(data.weights(sample_weight, Y), X, Y)
         targets = data.rows(lambda rows: 2.0 * rows - 1.0, Y, np.float64, labels)
 
         def prior(data, targets, weights, groups) -> np.ndarray:  # every label's weighted log-odds

@@ -252,7 +252,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         X, y = self._fit_features(data, X, y, y_numeric=True)
         if self.weak_learner == "lut":
             X = data.checked(X, lambda rows: _check_lut_features(rows, maximum))
-        weights, index, (X, y) = self._positive_rows(data, data.weights(sample_weight, y), X, y)
+        weights, index, (X, y) = data.positive(data.weights(sample_weight, y), X, y)
         y = data.checked(data.rows(lambda values: values.astype(np.float64), y, np.float64),
                          lambda values: _check_regression_targets(loss, values))
         if self.weak_learner == "lut" or not data.all_constant(X):
