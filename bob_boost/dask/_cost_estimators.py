@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
-from ..sklearn._compat import check_is_fitted
 from ._estimator_base import _DaskClassifier
 
 
@@ -49,10 +48,6 @@ n_iter_no_change, tol, warm_start, random_state
         self.max_bins = max_bins
         self.client = client
 
-    def to_local(self) -> AdaBoostDBClassifier:
-        """The in-memory :class:`~bob_boost.sklearn.AdaBoostDBClassifier` with this model."""
-        check_is_fitted(self)
-        return self._fill(self._local_estimator())
 
 
 class DaskBAdaCostClassifier(_DaskClassifier, BAdaCostClassifier):
@@ -100,13 +95,6 @@ min_weight_fraction_leaf
                          subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate,
                          min_weight_fraction_leaf=min_weight_fraction_leaf)
         self.client = client
-
-    def to_local(self) -> BAdaCostClassifier:
-        """The in-memory :class:`~bob_boost.sklearn.BAdaCostClassifier` with this model."""
-        check_is_fitted(self)
-        local = self._fill(self._local_estimator())
-        local.cost_matrix_ = self.cost_matrix_
-        return local
 
     def _local_estimator(self) -> BAdaCostClassifier:
         """The unfitted in-memory twin with these parameters (the fitted costs, once there are some)."""

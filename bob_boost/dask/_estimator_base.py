@@ -8,7 +8,6 @@ import copy
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from ..labels import classes_of
 from ..sklearn._base import ESTIMATOR_KEY, _offers_probabilities
 from ..sklearn._compat import available_if, check_is_fitted
 from . import _dask
@@ -38,6 +37,16 @@ class _DaskEstimator:
         metadata["params"] = {name: value for name, value in metadata["params"].items() if name in names}
         metadata[ESTIMATOR_KEY] = self._local_class.__name__
         return metadata
+
+    def to_local(self):
+        """The in-memory twin (:attr:`_local_class`) with this model, its ``save`` and all: the cluster ran the
+        twin's own ``fit``, so its fitted attributes are the twin's."""
+        check_is_fitted(self)
+        local = self._local_estimator()
+        own = set(self.get_params(deep=False))
+        local.__dict__.update({name: value for name, value in vars(self).items() if name not in own})
+        local.machine_ = copy.deepcopy(self.machine_)
+        return local
 
     def _local_estimator(self):
         """The unfitted in-memory twin with these parameters (without early stopping: it only predicts)."""
@@ -112,21 +121,6 @@ class _DaskEstimator:
 class _DaskClassifier(_DaskEstimator):
     """What the Dask classifiers share: prediction of Dask arrays block by block through ``to_local()``'s
     in-memory estimator."""
-
-    def _fill(self, local):
-        """``local`` (the in-memory twin, unfitted) fitted with a copy of this model."""
-        machine = copy.deepcopy(self.machine_)
-        local.n_features_in_ = self.n_features_in_
-        # a loaded estimator has its classes from the machine's metadata, a fitted one its encoding
-        local._encoding = getattr(self, "_encoding", None) or classes_of(self.machine_)
-        local.classes_ = self.classes_
-        local.machine_ = machine
-        local.n_iter_ = len(machine)
-        local.train_score_ = np.full(len(machine) + 1, np.nan)
-        local.validation_score_ = getattr(self, "validation_score_", np.empty(0))
-        machine.metadata.update(local._classifier_metadata())
-        machine.metadata[ESTIMATOR_KEY] = type(local).__name__
-        return local
 
     def decision_function(self, X):
         """The in-memory estimator's scores; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""

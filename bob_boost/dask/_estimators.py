@@ -1,14 +1,11 @@
 """scikit-learn estimators trained on a Dask cluster, each with ``to_local()`` to its in-memory twin."""
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from ..labels import REGRESSION_METADATA
 from ..sklearn import BoostingClassifier, BoostingRegressor
-from ..sklearn._compat import check_is_fitted
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
 from ._estimator_base import _DaskClassifier, _DaskEstimator
 
@@ -92,10 +89,6 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
                          interaction_cst=interaction_cst, categorical_features=categorical_features)
         self.client = client
 
-    def to_local(self) -> BoostingClassifier:
-        """The in-memory :class:`~bob_boost.sklearn.BoostingClassifier` with this model (its ``save`` and all)."""
-        check_is_fitted(self)
-        return self._fill(self._local_estimator())
 
 
 class DaskBoostingRegressor(_DaskEstimator, BoostingRegressor):
@@ -161,22 +154,6 @@ interaction_cst, categorical_features
                                     f" (their optimal constant is a function of the weighted mean), got {self.loss!r};"
                                     f" train {self.loss!r} in memory with BoostingRegressor")
         return super()._fit_data()
-
-    def to_local(self) -> BoostingRegressor:
-        """The in-memory :class:`~bob_boost.sklearn.BoostingRegressor` with this model."""
-        check_is_fitted(self)
-        local = self._local_estimator()
-        machine = copy.deepcopy(self.machine_)
-        loss = self._loss_function()
-        machine.decision_rule = loss.decision_rule(1)
-        local.n_features_in_, local.machine_, local.intercept_ = self.n_features_in_, machine, self.intercept_
-        local.n_iter_ = len(machine)
-        local.train_score_ = np.full(len(machine) + 1, np.nan)
-        local.validation_score_ = self.validation_score_
-        metadata = local._base_metadata()
-        metadata.update(REGRESSION_METADATA, loss=loss.name, intercept=self.intercept_)
-        machine.metadata.update(metadata)
-        return local
 
     def predict(self, X):
         """The in-memory estimator's predictions; a Dask array (chunked as ``X``'s rows) for a Dask ``X``."""
