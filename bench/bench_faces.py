@@ -62,6 +62,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _timing import fastest  # bench/, beside this script
+
 #: Images of skimage.data that show faces (never an evaluation image for false positives).
 FACE_IMAGES = ("astronaut", "camera", "chelsea", "cat")
 
@@ -95,16 +97,6 @@ class Report:
         for row in rows:
             self("| " + " | ".join(str(cell) for cell in row) + " |")
         self()
-
-
-def fastest(function, repeats: int):
-    """Result of the last call of ``function()`` and the fastest of ``repeats`` wall times."""
-    best, result = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -322,7 +314,7 @@ def detection_section(cascade, images, args, report: Report, example_seconds: fl
         total = totals.setdefault(name, {"fp": 0, "windows": 0, "seconds": 0.0, "found": None,
                                          "features": 0.0, "features_known": True})
         for image_name, image, face in images:
-            (boxes, windows, per_window), seconds = fastest(lambda: run(image), args.repeats)
+            seconds, (boxes, windows, per_window) = fastest(lambda: run(image), args.repeats)
             overlaps = [iou(box, face) for box in boxes] if face is not None else []
             matched = sum(o >= 0.5 for o in overlaps)
             fp = len(boxes) - matched if face is not None else len(boxes)
