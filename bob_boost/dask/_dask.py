@@ -283,10 +283,7 @@ def _held_out_block(groups: np.ndarray, hashes: np.ndarray, thresholds: np.ndarr
                     holding: np.ndarray) -> np.ndarray:
     """The block's rows whose hash is at most their group's threshold (groups holding out rows only)."""
     groups = np.asarray(groups, dtype=np.int64)
-    taking = groups >= 0
-    mask = np.zeros(groups.shape, dtype=bool)
-    mask[taking] = holding[groups[taking]] & (hashes[taking] <= thresholds[groups[taking]])
-    return mask
+    return holding[groups] & (hashes <= thresholds[groups])
 
 
 def rows_where(mask: "da.Array", *arrays) -> list:
