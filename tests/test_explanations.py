@@ -192,8 +192,13 @@ def test_the_estimators_explain_their_decision_scores(tmp_path):
     np.testing.assert_allclose(values.sum(axis=1), classifier.decision_function(features[:30]), rtol=1e-9)
     classifier.save(tmp_path / "c.hdf5")
     np.testing.assert_array_equal(load_estimator(tmp_path / "c.hdf5").shap_values(features[:30], background), values)
-    multi = BAdaCostClassifier(n_estimators=5).fit(features, classes)
-    assert multi.shap_values(features[:30], background).shape == (30, N_FEATURES + 1, 4)
+    for labels, shape in ((classes, (30, N_FEATURES + 1, 4)), (classes > 1, (30, N_FEATURES + 1))):
+        # the costs BAdaCost decides by are a linear map of its scores: their values add up to them too
+        costs = BAdaCostClassifier(n_estimators=5).fit(features, labels)
+        values = costs.shap_values(features[:30], background)
+        assert values.shape == shape
+        np.testing.assert_allclose(values.sum(axis=1), costs.decision_function(features[:30]), rtol=1e-9,
+                                   atol=1e-12)
     regressor = BoostingRegressor(weak_learner="tree", loss="poisson", n_estimators=10).fit(features, classes)
     scores = regressor.machine_.decision_scores(features[:30])[:, 0]  # the log of the mean
     np.testing.assert_allclose(regressor.shap_values(features[:30], background).sum(axis=1), scores, rtol=1e-9)

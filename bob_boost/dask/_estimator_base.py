@@ -98,10 +98,9 @@ class _DaskEstimator:
         features = _dask.as_row_chunked(X, "X")
         local = self.to_local()
         rows = local._validate_features(background, reset=False)
-        outputs = self.machine_.number_of_outputs or 1
-        tail = ((features.shape[1] + 1,),) + (((outputs,),) if outputs > 1 else ())
-        return features.map_blocks(local.shap_values, rows, chunks=(features.chunks[0],) + tail,
-                                   new_axis=[2] if outputs > 1 else None, dtype=np.float64)
+        tail = local.shap_values(rows[:1], rows[:1]).shape[1:]  # (#features + 1[, #outputs]) of a row
+        return features.map_blocks(local.shap_values, rows, chunks=(features.chunks[0],) + tuple((n,) for n in tail),
+                                   new_axis=[2] if len(tail) > 1 else None, dtype=np.float64)
 
     def _apply(self, method: str, X, dtype, from_scores=None):
         """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a

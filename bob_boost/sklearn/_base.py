@@ -170,7 +170,7 @@ class _BoostedEstimator(BaseEstimator):
 
     def shap_values(self, X, background) -> np.ndarray:
         """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows against the ``background`` rows: the
-        Shapley values of ``decision_function`` (a log-link regressor's: of the log of its mean)."""
+        Shapley values of the machine's scores (a log-link regressor's: of the log of its mean)."""
         check_is_fitted(self)
         return self.machine_.shap_values(self._validate_features(X, reset=False),
                                          self._validate_features(background, reset=False))
@@ -340,6 +340,15 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             (#samples, #classes) otherwise.
         """
         return self._decision_from_scores(self._machine_scores(X))
+
+    def shap_values(self, X, background) -> np.ndarray:
+        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows against the ``background`` rows, mapped
+        as ``decision_function`` maps the machine's scores (a cost-sensitive machine's costs are a linear
+        function of its scores, and so are their Shapley values): they add up to ``decision_function``."""
+        values = super().shap_values(X, background)
+        rows, width = values.shape[:2]
+        decided = self._decision_from_scores(values.reshape(rows * width, -1))
+        return decided.reshape((rows, width) + decided.shape[1:])
 
     def _decision_from_scores(self, scores: np.ndarray) -> np.ndarray:
         if self.machine_.cost_matrix is not None:
