@@ -1,10 +1,17 @@
-"""Shapley values of a boosted machine's scores: how much each feature moves a row's score away from the
-background's mean score.
+"""Shapley values of a boosted machine's scores: how much each feature moves a row's score away from an
+expected score.
 
 A machine's scores are its baseline plus weighted weak machines' outputs, so their Shapley values are the
-weighted sum of the weak machines' own: computed exactly for each kind of weak machine against background
-rows (interventional SHAP, whose game sets the features outside a coalition to a background row's values
-and averages over the background rows):
+weighted sum of the weak machines' own, in one of two games:
+
+**Path-dependent** (:func:`path_dependent_shap`, no background rows): the trees' own estimate of the
+expected score given a coalition's features, from each node's training cover (the path-dependent Tree SHAP
+of :mod:`bob_boost.engine.path_shap`, also for the cost-sensitive trees, whose outputs are their labels'
+margin vectors). The expected value is the cover-weighted mean of the leaves. Only trees record a cover.
+
+**Interventional** (:func:`interventional_shap`, against background rows): the features outside a
+coalition take a background row's values, averaged over the background rows; exact for every kind of weak
+machine:
 
 - a weak machine that reads one feature (a stump, a single-feature table, each output of a multi-output
   look-up table): that feature's value is the output minus the background's mean output;
@@ -12,7 +19,7 @@ and averages over the background rows):
 - any other weak machine (the multi-class trees): every coalition of the few features it reads, evaluated
   on rows that mix the foreground row with each background row.
 
-The values add up, with the expected value (the background's mean score), to the row's score.
+Either way the values add up, with the expected value, to the row's score.
 """
 from __future__ import annotations
 
@@ -21,10 +28,12 @@ import math
 
 import numpy as np
 
-from .engine import tree_shap
+from .costs import margin_vectors
+from .engine import path_shap, tree_shap
 from .exceptions import InvalidValueError
 from .weak.base import WeakMachine
 from .weak.lut import LUTMachine
+from .weak.multiclass import MultiClassTreeMachine
 from .weak.tree import TreeMachine
 
 #: The most features a weak machine without a closed form or a compiled algorithm may read: its
@@ -64,6 +73,48 @@ def interventional_shap(baseline: np.ndarray, machines: list[WeakMachine], weigh
                 out[:, column, k] += change[:, k]
         elif read.size:
             out[:, read] += weight * _enumerated(machine, read, features, background)
+    out[:, width] = expected
+    return out
+
+
+def has_cover(machines: list[WeakMachine]) -> bool:
+    """Whether every weak machine records its training cover, which path-dependent values need."""
+    return all(getattr(machine, "cover", None) is not None for machine in machines)
+
+
+def path_dependent_shap(baseline: np.ndarray, machines: list[WeakMachine], weights: np.ndarray,
+                        features: np.ndarray, n_threads: int) -> np.ndarray:
+    """(#rows, #features + 1, #outputs): each feature's path-dependent Shapley value of the scores
+    ``baseline + sum_i weights[i] * machines[i](x)`` for every row of ``features`` (validated), and in the last
+    column the expected value (the baseline plus each tree's cover-weighted mean leaf).
+
+    Raises
+    ------
+    ValueError
+        Naming ``background``, for a weak machine that records no training cover (stumps, look-up tables,
+        trees read from files written before covers were): its values need background rows.
+    """
+    features = np.ascontiguousarray(features, dtype=np.float64)
+    rows, width = features.shape
+    out = np.zeros((rows, width + 1, baseline.size))
+    expected = baseline.astype(np.float64).copy()
+    for machine, weight in zip(machines, weights):
+        cover = getattr(machine, "cover", None)
+        if cover is None:
+            raise InvalidValueError(f"background: {machine!r} records no training cover, which Shapley values "
+                                    f"without background rows need; pass background rows (e.g. a sample of the "
+                                    f"training rows)")
+        if np.any(cover[machine.features >= 0] <= 0):
+            raise InvalidValueError(f"background: {machine!r} has a split node without training cover; pass "
+                                    f"background rows")
+        if isinstance(machine, MultiClassTreeMachine):
+            values, roots, categories = margin_vectors(machine.number_of_classes)[machine.labels], np.zeros(1, int), None
+        else:
+            values, roots, categories = machine.values, machine.roots, machine.category_layout
+        out[:, :width] += weight * path_shap.path_tree_shap(
+            features, machine.features, machine.thresholds, machine.left_children, machine.right_children,
+            machine.missing_left, categories, values, cover, roots, machine.depth, n_threads)
+        expected += weight * path_shap.expected_value(values, machine.features, cover, roots)
     out[:, width] = expected
     return out
 

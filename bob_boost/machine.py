@@ -278,31 +278,40 @@ class BoostedMachine:
         return self._forward(self._check_features(features), include_baseline)
 
     def shap_values(self, features, background=None) -> np.ndarray:
-        """Each feature's exact Shapley value of every row's scores against the ``background`` rows
-        (interventional SHAP, :mod:`bob_boost.explanations`): (#samples, #features + 1), the last column the
-        expected value (the background's mean score), as LightGBM's ``pred_contrib``; (#samples,
-        #features + 1, #outputs) for several outputs. The values and the expected value add up to the score.
+        """Each feature's exact Shapley value of every row's scores (:mod:`bob_boost.explanations`):
+        (#samples, #features + 1), the last column the expected value, as LightGBM's ``pred_contrib``;
+        (#samples, #features + 1, #outputs) for several outputs. The values and the expected value add up
+        to the score.
+
+        Parameters
+        ----------
+        features : array_like
+            (#samples, #features) rows to explain.
+        background : array_like, optional
+            Rows the features outside a coalition are taken from (interventional SHAP; the expected value is
+            their mean score), for every kind of weak machine. None (the default): path-dependent Tree SHAP,
+            whose expected value is the trees' cover-weighted mean; only trees that record their training
+            cover (those trained by this version) have it.
 
         Raises
         ------
         ValueError
-            For no ``background`` (the trees do not record the training cover that SHAP without one needs),
-            rows of another width than the machine reads, or NaN a weak machine cannot route.
+            For rows of another width than the machine reads, NaN a weak machine cannot route, or, naming
+            ``background``, no background for a weak machine without training cover.
         """
-        if background is None:
-            raise InvalidValueError("background: SHAP values are computed against background rows (e.g. a sample "
-                                    "of the training rows); the trees do not record the training cover that "
-                                    "path-dependent SHAP without them needs")
         array = self._check_features(features)
+        baseline = self._initial_scores(1)[0]
+        n_threads = check_threads(self.n_threads, "n_threads")
+        if background is None:
+            values = explanations.path_dependent_shap(baseline, self._weak_machines, self.weights, array, n_threads)
+            return values[:, :, 0] if values.shape[2] == 1 else values
         try:
             rows = self._check_features(background)
         except (InvalidTypeError, InvalidValueError) as error:  # the same checks, naming the argument
             raise type(error)(str(error).replace("features:", "background:", 1)) from None
         if rows.shape[1] != array.shape[1]:
             raise InvalidValueError(f"background: has {rows.shape[1]} columns but features have {array.shape[1]}")
-        baseline = self._initial_scores(1)[0]
-        values = explanations.interventional_shap(baseline, self._weak_machines, self.weights, array, rows,
-                                                  check_threads(self.n_threads, "n_threads"))
+        values = explanations.interventional_shap(baseline, self._weak_machines, self.weights, array, rows, n_threads)
         return values[:, :, 0] if values.shape[2] == 1 else values
 
     def staged_decision_scores(self, features) -> Iterator[np.ndarray]:

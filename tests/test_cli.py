@@ -698,10 +698,19 @@ def test_explain_writes_each_features_shapley_values(tmp_path, capsys):
     values = np.array(rows[1:], dtype=float)
     np.testing.assert_array_equal(values, machine.shap_values(features, features[:40]))
     np.testing.assert_allclose(values.sum(axis=1), machine.decision_scores(features)[:, 0], rtol=1e-9)
-    # without --background: 100 rows of the data, spread evenly over it
-    assert _run(capsys, "explain", model, data, "-o", tmp_path / "v.npy")[0] == 0
+    # --background-rows: that many rows of the data, spread evenly over it
+    assert _run(capsys, "explain", model, data, "-o", tmp_path / "v.npy", "--background-rows", 100)[0] == 0
     spread = features[np.unique(np.linspace(0, 299, 100).astype(int))]
     np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), machine.shap_values(features, spread))
+    # neither: the trees' training cover (path-dependent)
+    assert _run(capsys, "explain", model, data, "-o", tmp_path / "p.npy")[0] == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "p.npy"), machine.shap_values(features))
+    # stumps record no cover: 100 rows of the data
+    stumps = tmp_path / "stumps.hdf5"
+    assert _run(capsys, "train", data, "-o", stumps, "-r", 6, "-w", "stump", "--quiet")[0] == 0
+    assert _run(capsys, "explain", stumps, data, "-o", tmp_path / "s.npy")[0] == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), BoostedMachine.load(stumps).shap_values(features,
+                                                                                                        spread))
 
 
 def test_explain_of_several_outputs_names_each_block(tmp_path, capsys):

@@ -139,6 +139,9 @@ def test_shapley_values_of_dask_rows_are_lazy_and_the_in_memory_ones(client):
     lazy = model.shap_values(dX, features[:20])
     assert isinstance(lazy, da.Array) and lazy.shape == (600, 5)
     np.testing.assert_array_equal(lazy.compute(), model.to_local().shap_values(features, features[:20]))
+    path_dependent = model.shap_values(dX)  # from the trees' cover
+    assert isinstance(path_dependent, da.Array)
+    np.testing.assert_array_equal(path_dependent.compute(), model.to_local().shap_values(features))
     for labels, shape in ((np.arange(600) % 3, (600, 5, 3)), (np.arange(600) % 2, (600, 5))):
         costs = DaskBAdaCostClassifier(n_estimators=3, client=client).fit(dX, labels)
         values = costs.shap_values(dX, features[:10])

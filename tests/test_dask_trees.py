@@ -28,6 +28,9 @@ def _assert_same_trees(distributed_machine, memory_machine, rtol=1e-9):
         assert ours.roots.tolist() == theirs.roots.tolist()
         assert ours.left_children.tolist() == theirs.left_children.tolist()
         np.testing.assert_allclose(ours.values, theirs.values, rtol=rtol, atol=1e-12)
+        # the training records: hessian sums and gains of the same rows, summed by chunk
+        np.testing.assert_allclose(ours.cover, theirs.cover, rtol=rtol, atol=1e-12)
+        np.testing.assert_allclose(ours.gains, theirs.gains, rtol=rtol, atol=1e-12)
 
 
 @pytest.mark.parametrize("multi_output, max_leaves", [("per_output", None), ("shared", 5)])

@@ -1,6 +1,7 @@
-"""Shapley values of a machine's scores (interventional SHAP): exact against a brute-force enumeration of every
-coalition of features, for every kind of weak machine; they add up to the scores; the same for any thread count,
-through the estimators, after save and load; bad input refused."""
+"""Shapley values of a machine's scores, interventional (against background rows) and path-dependent (the trees'
+training cover): exact against a brute-force enumeration of every coalition of features, for every kind of weak
+machine; they add up to the scores; the same for any thread count, through the estimators, after save and load;
+bad input refused."""
 from __future__ import annotations
 
 import itertools
@@ -204,11 +205,149 @@ def test_the_estimators_explain_their_decision_scores(tmp_path):
     np.testing.assert_allclose(regressor.shap_values(features[:30], background).sum(axis=1), scores, rtol=1e-9)
 
 
-def test_bad_input_is_refused():
+def _tree_game(weak, node: int, row: np.ndarray, members: tuple, outputs: np.ndarray) -> np.ndarray:
+    """The tree's expected output given the features ``members`` of ``row``, estimated by its cover: the row's
+    branch at a node splitting on a member, else both branches weighted by their cover."""
+    feature = weak.features[node]
+    if feature < 0:
+        return outputs[node]
+    if members[feature]:
+        return _tree_game(weak, weak.left_children[node] if _goes_left(weak, node, row[feature])
+                          else weak.right_children[node], row, members, outputs)
+    left, right = weak.left_children[node], weak.right_children[node]
+    return (weak.cover[left] * _tree_game(weak, left, row, members, outputs)
+            + weak.cover[right] * _tree_game(weak, right, row, members, outputs)) / weak.cover[node]
+
+
+def _goes_left(weak, node: int, value: float) -> bool:
+    """The documented rule of a tree node: NaN where ``missing_left`` says, a category in the node's set left,
+    else right from the threshold on."""
+    if np.isnan(value):
+        return bool(weak.missing_left[node])
+    categories = getattr(weak, "categories", None)
+    if categories is not None and categories[node] is not None:
+        return value in categories[node]
+    return not value >= weak.thresholds[node]
+
+
+def path_brute_force(machine: BoostedMachine, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(#rows, #features, #outputs) Shapley values of the path-dependent game (one-tree machines with a single
+    root, as the cost-sensitive trees and depth-limited gradient trees of one output are) enumerated from their
+    definition, and the game of the empty coalition (the expected value)."""
+    width = rows.shape[1]
+    values = np.zeros((rows.shape[0], width, machine.number_of_outputs))
+    empty = None
+    for i, row in enumerate(rows):
+        game = {}
+        for members in itertools.product((False, True), repeat=width):
+            total = machine.baseline.copy()
+            for weight, weak in zip(machine.weights[:, 0], machine.weak_machines):
+                outputs = weak.values if hasattr(weak, "values") else bob_boost.costs.margin_vectors(
+                    weak.number_of_classes)[weak.labels]
+                total = total + weight * _tree_game(weak, 0, row, members, outputs)
+            game[members] = total
+        empty = game[(False,) * width]
+        for members, value in game.items():
+            size = sum(members)
+            for j in range(width):
+                if not members[j]:
+                    joined = members[:j] + (True,) + members[j + 1:]
+                    share = math.factorial(size) * math.factorial(width - size - 1) / math.factorial(width)
+                    values[i, j] += share * (game[joined] - value)
+    return values, empty
+
+
+PATH_MACHINES = {
+    "gradient trees, leaf-wise, intercept": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_leaves=8), bob_boost.LogitLoss(), learning_rate=0.3).train(
+        X, _signed(c), 6, baseline="auto"),
+    "gradient trees, level-wise, squared": lambda X, c: bob_boost.Boosting(
+        bob_boost.TreeTrainer(max_depth=3, growth="levelwise"), bob_boost.SquaredLoss(), learning_rate=0.3).train(
+        X, X[:, 0] * X[:, 1] + c, 6),
+    "gradient trees, categorical": MACHINES["gradient trees, categorical"],
+    "softmax trees, shared": MACHINES["softmax trees, shared"],
+    "BAdaCost trees": MACHINES["BAdaCost trees"],
+    "gradient trees, missing values": MISSING["gradient trees, missing values"],
+}
+
+
+@pytest.mark.parametrize("name", list(PATH_MACHINES))
+def test_path_dependent_values_are_the_brute_force_shapley_values(name):
+    features, classes = _data(missing="missing" in name)
+    machine = PATH_MACHINES[name](features, classes)
+    rows = features[200:212]
+    values = machine.shap_values(rows).reshape(12, N_FEATURES + 1, -1)
+    expected, empty = path_brute_force(machine, rows)
+    np.testing.assert_allclose(values[:, :N_FEATURES], expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(values[:, N_FEATURES], np.repeat(empty[np.newaxis], 12, axis=0), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(values.sum(axis=1), machine.decision_scores(rows), rtol=1e-9, atol=1e-12)
+
+
+def test_trees_with_several_roots_add_up_to_their_scores():
+    features, classes = _data(n=2000)
+    machine = MACHINES["softmax trees, one per class"](features, classes)
+    values = machine.shap_values(features)
+    np.testing.assert_allclose(values.sum(axis=1), machine.decision_scores(features), rtol=1e-9, atol=1e-12)
+
+
+def test_path_dependent_trees_give_the_reference_implementations_values():
+    shap = pytest.importorskip("shap", reason="the reference implementation is in the test extra")
+    features, classes = _data(n=2000, seed=3)
+    machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_leaves=12), bob_boost.LogitLoss(),
+                                 learning_rate=0.3).train(features, _signed(classes), 20, baseline="auto")
+    model = _shap_trees(machine)
+    for tree, weak in zip(model["trees"], machine.weak_machines):
+        tree["node_sample_weight"] = np.array(weak.cover)
+    explainer = shap.TreeExplainer(model, feature_perturbation="tree_path_dependent")
+    rows = features[100:400]
+    values = machine.shap_values(rows)
+    np.testing.assert_allclose(values[:, :-1], explainer.shap_values(rows), rtol=0, atol=1e-6)
+    assert values[0, -1] == pytest.approx(float(np.ravel(explainer.expected_value)[0]), abs=1e-6)
+
+
+def test_path_dependent_values_do_not_depend_on_the_thread_count_or_a_file(tmp_path):
+    features, classes = _data(n=3000, seed=2)
+    machine = MACHINES["gradient trees, categorical"](features, classes)
+    machine.n_threads = 1
+    one = machine.shap_values(features)
+    machine.n_threads = 2
+    np.testing.assert_array_equal(machine.shap_values(features), one)
+    machine.save(tmp_path / "m.hdf5")
+    np.testing.assert_array_equal(BoostedMachine.load(tmp_path / "m.hdf5").shap_values(features), one)
+
+
+def test_files_without_cover_explain_against_background_rows_only(tmp_path):
+    import h5py
+
     features, classes = _data()
     machine = MACHINES["gradient trees, leaf-wise, intercept"](features, classes)
-    with pytest.raises(ValueError, match="background: SHAP values are computed against background rows"):
-        machine.shap_values(features[:5])
+    machine.save(tmp_path / "m.hdf5")
+    with h5py.File(tmp_path / "m.hdf5", "r+") as handle:  # as files written before trees recorded a cover
+        for name in list(handle):
+            if name.startswith("WeakMachine_"):
+                del handle[name]["Cover"]
+    older = BoostedMachine.load(tmp_path / "m.hdf5")
+    assert older.weak_machines[0].cover is None and older.weak_machines[0].gains is not None
+    with pytest.raises(ValueError, match="background: TreeMachine.* records no training cover"):
+        older.shap_values(features[:5])
+    np.testing.assert_array_equal(older.shap_values(features[:5], features[:9]),
+                                  machine.shap_values(features[:5], features[:9]))
+
+
+def test_bad_input_is_refused():
+    features, classes = _data()
+    stumps = MACHINES["stumps, exact thresholds"](features, _signed(classes))
+    with pytest.raises(ValueError, match="background: StumpMachine.* records no training cover"):
+        stumps.shap_values(features[:5])
+    machine = MACHINES["gradient trees, leaf-wise, intercept"](features, classes)
+    with pytest.raises(ValueError, match="features: the machine was trained on 5 features, got 4"):
+        machine.shap_values(features[:5, :4])
+    weak = machine.weak_machines[0]
+    arrays = (weak.features, weak.thresholds, weak.left_children, weak.right_children, weak.values)
+    with pytest.raises(ValueError, match="cover: expected .* values"):
+        bob_boost.TreeMachine(*arrays, cover=weak.cover[:-1])
+    with pytest.raises(ValueError, match="gains: must be finite and non-negative"):
+        bob_boost.TreeMachine(*arrays, gains=-np.asarray(weak.cover))
     with pytest.raises(ValueError, match="features: the machine was trained on 5 features, got 4"):
         machine.shap_values(features[:5, :4], features[:10])
     with pytest.raises(ValueError, match="background: the machine was trained on 5 features, got 4"):

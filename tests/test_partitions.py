@@ -215,6 +215,8 @@ def test_partitioned_cost_sensitive_trees_are_the_in_memory_trees(rows):
     memory = trainer.train(features, labels)
     assert machine.weak_machines == memory.weak_machines
     np.testing.assert_allclose(machine.weights, memory.weights, rtol=1e-12, atol=0)
+    for tree, twin in zip(machine.weak_machines, memory.weak_machines):  # the weights' sums, in another order
+        np.testing.assert_allclose(tree.cover, twin.cover, rtol=1e-12, atol=0)
 
 
 def test_the_dask_chunks_grow_the_local_partitions_class_trees(client):

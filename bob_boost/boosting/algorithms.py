@@ -261,8 +261,7 @@ def renewed_leaves(proposal: Proposal, features: np.ndarray, residuals: np.ndarr
             renewed = loss.leaf_values(leaves[:, t], residuals[:, k], sample_weight, values.shape[0])
             reached = ~np.isnan(renewed)
             values[reached, k] = renewed[reached]
-    machine = TreeMachine(tree.features, tree.thresholds, tree.left_children, tree.right_children, values,
-                          tree.roots, tree.missing_left)
+    machine = tree.with_values(values)
     outputs = values[leaves[:, 0]].copy()
     for t in range(1, leaves.shape[1]):
         outputs += values[leaves[:, t]]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import feature_names
+from ..explanations import has_cover
 from ..io.hdf5 import atomic_path
 from ..io.tables import TABLE_SUFFIXES, format_suffix, read_table
 from ._common import CommandError, HelpFormatter, data_options, load_model, model_categories, model_classes
@@ -31,18 +32,20 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                               "OUTPUT/FEATURE) or .npy (the (#rows, #features + 1[, #outputs]) array); '-' writes "
                               "CSV to stdout")
     explain.add_argument("--background", metavar="FILE",
-                         help="data file of the background rows the values are computed against (default: "
-                              f"{DEFAULT_BACKGROUND_ROWS} rows of DATA spread evenly over it)")
-    explain.add_argument("--background-rows", type=int, default=DEFAULT_BACKGROUND_ROWS, metavar="N",
-                         help="without --background: how many rows of DATA are the background; more rows cost "
-                              "proportionally more time")
+                         help="data file of the background rows the values are computed against (interventional "
+                              "SHAP; default: path-dependent SHAP from the trees' training cover when every weak "
+                              f"machine records it, else {DEFAULT_BACKGROUND_ROWS} rows of DATA spread evenly "
+                              "over it)")
+    explain.add_argument("--background-rows", type=int, default=None, metavar="N",
+                         help="without --background: N rows of DATA, spread evenly over it, are the background; "
+                              "more rows cost proportionally more time")
     data_options(explain, labels="optional")
     explain.set_defaults(handler=command_explain)
 
 
 def command_explain(args: argparse.Namespace) -> int:
     """Run ``bob-boost explain``."""
-    if args.background_rows < 1:
+    if args.background_rows is not None and args.background_rows < 1:
         raise CommandError(f"--background-rows: must be a positive integer, got {args.background_rows}")
     output = str(args.output)
     suffix = ".csv" if output == "-" else format_suffix(Path(output))
@@ -51,12 +54,13 @@ def command_explain(args: argparse.Namespace) -> int:
     machine = load_model(args.model)
     categories = model_categories(machine)
     table = read_table(args.data, args.target, None, machine.number_of_features, args.group, categories)
+    background = None
     if args.background is not None:
         background = read_table(args.background, args.target, None, machine.number_of_features, args.group,
                                 categories).features
-    else:
-        rows = table.features.shape[0]
-        background = table.features[np.unique(np.linspace(0, rows - 1, min(args.background_rows, rows)).astype(int))]
+    elif args.background_rows is not None or not has_cover(machine.weak_machines):
+        rows, wanted = table.features.shape[0], args.background_rows or DEFAULT_BACKGROUND_ROWS
+        background = table.features[np.unique(np.linspace(0, rows - 1, min(wanted, rows)).astype(int))]
     try:
         values = machine.shap_values(table.features, background)
     except ValueError as error:

@@ -89,16 +89,17 @@ class _DaskEstimator:
         estimator.__dict__.update({name: value for name, value in vars(local).items() if name not in params})
         return estimator
 
-    def shap_values(self, X, background):
+    def shap_values(self, X, background=None):
         """The in-memory estimator's Shapley values; for a Dask ``X``, a Dask array computed block by block
-        (``background``, an array of rows, goes to every block)."""
+        (``background``, an array of rows or None, goes to every block)."""
         if not _dask.is_dask(X):
             return super().shap_values(X, background)
         check_is_fitted(self)
         features = _dask.as_row_chunked(X, "X")
         local = self.to_local()
-        rows = local._validate_features(background, reset=False)
-        tail = local.shap_values(rows[:1], rows[:1]).shape[1:]  # (#features + 1[, #outputs]) of a row
+        rows = None if background is None else local._validate_features(background, reset=False)
+        probe = np.zeros((1, self.n_features_in_)) if rows is None else rows[:1]
+        tail = local.shap_values(probe, None if rows is None else probe).shape[1:]  # (#features + 1[, #outputs])
         return features.map_blocks(local.shap_values, rows, chunks=(features.chunks[0],) + tuple((n,) for n in tail),
                                    new_axis=[2] if len(tail) > 1 else None, dtype=np.float64)
 

@@ -66,8 +66,8 @@ def routed_outputs(codes, offsets, missing, categorical, node_feature, node_bin,
 def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
                feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
-               node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values, n_nodes,
-               outputs):
+               node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values, node_records,
+               n_nodes, outputs):
     """Grow trees ``first:last`` of a round, one after the other, in the same histogram slots.
 
     Tree ``t`` fits columns ``t * leaf_width:(t + 1) * leaf_width`` of the
@@ -79,7 +79,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
     its frequent bin). The trees grow on the samples ``rows`` (ascending:
     all, or a round's sample, whose trees build their roots one by one).
-    Tree ``t`` writes row ``t`` of the node arrays, ``n_nodes[t]``, and its
+    Tree ``t`` writes row ``t`` of the node arrays (its nodes' cover and gain into ``node_records``), ``n_nodes[t]``, and its
     leaf values of the samples ``rows`` into its columns of ``outputs``. Trees are independent, so batches may run on
     different threads at once (a round's lone tree grows through
     :class:`~bob_boost.TreeTrainer`, which builds its large histograms in parts).
@@ -129,7 +129,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
                                min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
-                               node_right[t], node_categories[t], leaf_values[t], sample_node, shared_root,
+                               node_right[t], node_categories[t], leaf_values[t], node_records[t], sample_node,
+                               shared_root,
                                root_total, 0,
                                tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values))
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
@@ -140,7 +141,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
                          feature_of_bin, columns, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                          slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, node_categories,
-                         leaf_values, n_nodes, outputs):
+                         leaf_values, node_records, n_nodes, outputs):
     """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
 
     Each tree's column is quantised and packed into the ``w`` int64 columns of
@@ -180,7 +181,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
-                               node_categories[t], leaf_values[t], sample_node, shared_root,
+                               node_categories[t], leaf_values[t], node_records[t], sample_node, shared_root,
                                root_totals[w * j:w * (j + 1)].copy(), 0,
                                tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed))
         leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)

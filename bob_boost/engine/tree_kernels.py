@@ -88,8 +88,8 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
 def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
-              node_left, node_right, node_categories, leaf_values, sample_node, root_ready, root_total, part_rows,
-              state):
+              node_left, node_right, node_categories, leaf_values, node_records, sample_node, root_ready, root_total,
+              part_rows, state):
     """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent), or -1
     when it stops to have a node's histogram built by the caller (see ``part_rows``).
 
@@ -143,6 +143,8 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
         (samples with a larger code go right), where NaN goes, children, the (#nodes, CATEGORY_WORDS) bin
         set going left of a categorical split (the feature's first bin is its global bin), and (#nodes, K) leaf values
         ``-G / (H + regularization)`` (0 for inner nodes and empty denominators).
+    node_records : numpy.ndarray
+        (#nodes, 2) output: each node's cover and split gain (:func:`~bob_boost.engine.tree_policy.node_records`).
     sample_node : numpy.ndarray
         (#samples,) output: each sample's leaf.
     root_ready, root_total : bool, numpy.ndarray
@@ -308,6 +310,7 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 sample_node[order[p]] = node
             node_total(real, order, start[node], stop[node], leaf_totals[node])
     tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, bounds, leaf_values)
+    tree_policy.node_records(leaf_totals, node_feature, node_left, node_right, split_gain, n_nodes, node_records)
     counters[0] = _DONE
     return n_nodes
 

@@ -102,6 +102,25 @@ def leaf_values(totals, node_feature, n_nodes, regularization, bounds, values):
 
 
 @numba.njit(**_JIT)
+def node_records(totals, node_feature, node_left, node_right, split_gain, n_nodes, records):
+    """Every node's training record into ``records`` (#nodes, 2): its cover, the hessian sum of its rows over
+    the outputs (a leaf's from its (2K,) gradient then hessian sums in ``totals``, an inner node's its
+    children's sum, so that covers add up exactly), and for an inner node the gain of its split
+    (``split_gain``, the split scan's ``sum G^2 / (H + lambda)`` of the children minus the parent's; 0 for
+    leaves)."""
+    outputs = totals.shape[1] // 2
+    for node in range(n_nodes - 1, -1, -1):  # children follow their parents
+        if node_feature[node] < 0:
+            cover = 0.0
+            for k in range(outputs):
+                cover += totals[node, outputs + k]
+            records[node, 0], records[node, 1] = cover, 0.0
+        else:
+            records[node, 0] = records[node_left[node], 0] + records[node_right[node], 0]
+            records[node, 1] = split_gain[node]
+
+
+@numba.njit(**_JIT)
 def group_children(node, feature, groups, node_left, node_right, node_groups):
     """The interaction groups the children of ``node``, just split on ``feature``, may still use: the node's
     (bits of ``node_groups``) that hold ``feature`` (``groups`` (#groups, #features); none: no constraint)."""

@@ -55,7 +55,7 @@ def _goes_left(value, node, thresholds, missing_left, has_missing, category_offs
 
 
 @numba.njit(**_JIT)
-def _directions(features, node_features, thresholds, missing_left, has_missing, category_offsets, category_values,
+def directions(features, node_features, thresholds, missing_left, has_missing, category_offsets, category_values,
                 out):
     """``out[i, node]``: whether row ``i`` goes left at ``node`` (internal nodes; leaves left False)."""
     for i in range(features.shape[0]):
@@ -132,7 +132,7 @@ def _rows(features, background_left, node_features, thresholds, left, right, mis
     decided = np.empty(stack_size, dtype=np.int64)
     stack = np.empty((3 * stack_size + 3, 6), dtype=np.int64)
     x_left = np.empty((last - first, node_features.size), dtype=np.bool_)
-    _directions(features[first:last], node_features, thresholds, missing_left, has_missing, category_offsets,
+    directions(features[first:last], node_features, thresholds, missing_left, has_missing, category_offsets,
                 category_values, x_left)
     for i in range(first, last):
         for r in range(background_left.shape[0]):
@@ -159,7 +159,7 @@ def interventional_tree_shap(features: np.ndarray, background: np.ndarray, node_
         np.array(a) for a in (node_features, thresholds, left, right, missing, offsets, category_values, values,
                               roots))
     background_left = np.empty((background.shape[0], node_features.size), dtype=np.bool_)
-    _directions(background, node_features, thresholds, missing, has_missing, offsets, category_values,
+    directions(background, node_features, thresholds, missing, has_missing, offsets, category_values,
                 background_left)
     common = (features, background_left, node_features, thresholds, left, right, missing, has_missing, offsets,
               category_values, values, roots, path_weights(depth), depth + 1)

@@ -168,12 +168,14 @@ class _BoostedEstimator(BaseEstimator):
         check_is_fitted(self)
         return _fitting.importances(self.machine_, self.n_features_in_)
 
-    def shap_values(self, X, background) -> np.ndarray:
-        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows against the ``background`` rows: the
-        Shapley values of the machine's scores (a log-link regressor's: of the log of its mean)."""
+    def shap_values(self, X, background=None) -> np.ndarray:
+        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows, path-dependent from the trees' training
+        cover or against the ``background`` rows: the Shapley values of the machine's scores (a log-link
+        regressor's: of the log of its mean), the expected value in the last column."""
         check_is_fitted(self)
         return self.machine_.shap_values(self._validate_features(X, reset=False),
-                                         self._validate_features(background, reset=False))
+                                         None if background is None else self._validate_features(background,
+                                                                                                 reset=False))
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted estimator to an HDF5 file.
@@ -341,8 +343,9 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         """
         return self._decision_from_scores(self._machine_scores(X))
 
-    def shap_values(self, X, background) -> np.ndarray:
-        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows against the ``background`` rows, mapped
+    def shap_values(self, X, background=None) -> np.ndarray:
+        """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows (path-dependent, or against the
+        ``background`` rows), mapped
         as ``decision_function`` maps the machine's scores (a cost-sensitive machine's costs are a linear
         function of its scores, and so are their Shapley values): they add up to ``decision_function``."""
         values = super().shap_values(X, background)

@@ -81,5 +81,7 @@ class WeakMachine:
         return hash((type(self).__name__, self._state()))
 
     def _state(self) -> tuple:
-        """Hashable summary of the parameters, used for equality."""
+        """Hashable summary of the parameters, used for equality: what the machine computes (a tree's training
+        records, its nodes' cover and gains, are not compared: sums of the same rows in another order
+        differ in their last bits)."""
         raise NotImplementedError

@@ -18,7 +18,8 @@ from ..costs import margin_vectors
 from ..registry import register_weak_machine
 from .base import WeakMachine
 from .lut import check_discrete
-from .tree import check_missing_features, check_missing_left, check_tree_arrays, route, tree_depth
+from .tree import (check_missing_features, check_missing_left, check_node_record, check_tree_arrays, load_node_records,
+                   route, save_node_records, tree_depth)
 
 
 def _check_number_of_classes(value) -> int:
@@ -99,18 +100,26 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         (False); the trees of ``CostSensitiveTreeTrainer(missing="bin")`` learn
         it. None (the default, and every file written without it): the
         machine does not accept NaN.
+    cover : array_like of float, optional
+        Per node, the sample-weight sum of the training rows that reach it (each inner node's is its children's
+        sum): what path-dependent Shapley values and the ``"cover"`` importance weigh the nodes by. None
+        (files written without it): unknown.
+    gains : array_like of float, optional
+        Per node, the gain of its split (0 for leaves); None: unknown.
     """
 
     machine_type = "MultiClassTreeMachine"
 
     def __init__(self, features, thresholds, left_children, right_children, labels,
-                 number_of_classes: int, missing_left=None) -> None:
+                 number_of_classes: int, missing_left=None, cover=None, gains=None) -> None:
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         (self.features, self.thresholds, self.left_children, self.right_children,
          _) = check_tree_arrays(features, thresholds, left_children, right_children, self.labels.size)
         self.missing_left = check_missing_left(missing_left, self.features)
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
+        self.cover = check_node_record(cover, self.features, "cover")
+        self.gains = check_node_record(gains, self.features, "gains")
 
     @property
     def accepts_missing(self) -> bool:
@@ -148,6 +157,7 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
         if self.missing_left is not None:
             group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
+        save_node_records(self, group)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "MultiClassTreeMachine":
@@ -160,7 +170,7 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"],
-                       arrays["Labels"], number_of_classes, missing_left)
+                       arrays["Labels"], number_of_classes, missing_left, *load_node_records(group))
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 

@@ -161,6 +161,37 @@ def route(features: np.ndarray, node: np.ndarray, node_features: np.ndarray, thr
     return np.where(feature >= 0, child, node)
 
 
+#: HDF5 names of the trees' optional per-node training records.
+_RECORDS = (("cover", "Cover"), ("gains", "Gains"))
+
+
+def check_node_record(values, features: np.ndarray, name: str) -> np.ndarray | None:
+    """Validate an optional per-node record (cover, gains): finite, non-negative, one per node; return it
+    read-only (None stays None)."""
+    if values is None:
+        return None
+    array = np.atleast_1d(np.array(values, dtype=np.float64))
+    if array.shape != features.shape:
+        raise InvalidValueError(f"{name}: expected {features.size} values (one per node), got shape {array.shape}")
+    if not np.all(np.isfinite(array)) or np.any(array < 0):
+        raise InvalidValueError(f"{name}: must be finite and non-negative")
+    array.setflags(write=False)
+    return array
+
+
+def save_node_records(machine: WeakMachine, group: h5py.Group) -> None:
+    """Write a tree machine's ``cover`` and ``gains`` where it has them."""
+    for attribute, name in _RECORDS:
+        if getattr(machine, attribute) is not None:
+            group.create_dataset(name, data=getattr(machine, attribute))
+
+
+def load_node_records(group: h5py.Group) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(cover, gains)`` of a tree group, None for each the file does not hold (files written before them)."""
+    return tuple(hdf5.read_array(group, name, "float", ndim=1) if name in group else None
+                 for _, name in _RECORDS)
+
+
 def tree_depth(features: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
     """Length of the longest root-to-leaf path of validated arrays (0 for leaves only)."""
     inner = features >= 0
@@ -202,12 +233,20 @@ class TreeMachine(WeakMachine):
         of a categorical split: samples whose ``x[features[i]]`` is one of them go left, every other
         value (a category unseen in training too) goes right, and NaN where ``missing_left`` says.
         ``thresholds[i]`` is unused there. None (the default): numeric splits only.
+    cover : array_like of float, optional
+        Per node, its training cover: the hessian sum of the training rows that reach it (over the outputs;
+        each inner node's is its children's sum), what path-dependent Shapley values and the ``"cover"``
+        importance weigh the nodes by. The trees of :class:`~bob_boost.TreeTrainer` record it; None (files
+        written without it): unknown.
+    gains : array_like of float, optional
+        Per node, the gain of its split (0 for leaves): the split scan's ``sum_k G_k^2 / (H_k + lambda)`` of
+        the children minus the node's, the ``"gain"`` importance. None: unknown.
     """
 
     machine_type = "TreeMachine"
 
     def __init__(self, features, thresholds, left_children, right_children, values, roots=(0,),
-                 missing_left=None, categories=None) -> None:
+                 missing_left=None, categories=None, cover=None, gains=None) -> None:
         value_array = np.array(values, dtype=np.float64)
         if value_array.ndim == 1:
             value_array = value_array[:, np.newaxis]
@@ -223,6 +262,13 @@ class TreeMachine(WeakMachine):
         value_array.setflags(write=False)
         self.values = value_array
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
+        self.cover = check_node_record(cover, self.features, "cover")
+        self.gains = check_node_record(gains, self.features, "gains")
+
+    def with_values(self, values) -> "TreeMachine":
+        """The same trees (splits, cover and gains) with other (#nodes, #outputs) leaf ``values``."""
+        return TreeMachine(self.features, self.thresholds, self.left_children, self.right_children, values,
+                           self.roots, self.missing_left, self._category_sets, self.cover, self.gains)
 
     @property
     def categories(self) -> list[np.ndarray | None] | None:
@@ -287,6 +333,7 @@ class TreeMachine(WeakMachine):
         if self._category_sets is not None:
             group.create_dataset("CategoryOffsets", data=self._category_sets[0])
             group.create_dataset("CategoryValues", data=self._category_sets[1])
+        save_node_records(self, group)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "TreeMachine":
@@ -304,7 +351,7 @@ class TreeMachine(WeakMachine):
             categories = (offsets, category_values)
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
-                       arrays["Roots"], missing_left, categories)
+                       arrays["Roots"], missing_left, categories, *load_node_records(group))
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 

@@ -115,12 +115,12 @@ class PartitionedClassTrees:
         nodes = grow_levels(self, self.feature_of_bin, self.max_depth)
         sums = partitions.summed(leaf_sums, self.sample_node, partitions.targets, sample_weights,
                                  len(nodes.features), k)
-        node_labels = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        node_labels, cover = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
         routing = np.full((len(nodes.features), 6), -1, dtype=np.int64)
         for node, *split in self.splits_made:
             routing[node] = split
         weak = self._machine(nodes.features, nodes.thresholds, nodes.left, nodes.right, node_labels, subset,
-                             nodes.nan_left if self.missing else None)
+                             nodes.nan_left if self.missing else None, cover)
         return weak, self.sample_node, node_labels, (tree_leaves, (routing, self.depth))
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
@@ -152,12 +152,12 @@ class PartitionedClassTrees:
         self.sample_node = self.partitions.each(routed, self.partitions.coded, self.sample_node, table)
         self.depth += 1
 
-    def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left):
+    def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left, cover):
         """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it); ``nan_left``
         (None without missing values) says where each node sends NaN."""
         k = self.k
         if not self.stump:
-            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left)
+            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left, cover)
         if features[0] < 0:
             return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k,
                                           False if self.missing else None)

@@ -211,11 +211,15 @@ class PartitionedGradientTrees:
         sizes = tuple(tree.n_nodes for tree in growing)
         totals = summed_pieces(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
                                                                   sizes)))
-        leaf_values = []
+        leaf_values, records = [], []
         for tree, total in zip(growing, totals):
             leaves = np.zeros((tree.n_nodes, total.shape[1] // 2))
-            tree_policy.leaf_values(total, tree.nodes["node_feature"], tree.n_nodes,
-                                    float(trainer.l2_regularization), tree.nodes["bounds"], leaves)
+            nodes = tree.nodes
+            tree_policy.leaf_values(total, nodes["node_feature"], tree.n_nodes, float(trainer.l2_regularization),
+                                    nodes["bounds"], leaves)
+            records.append(np.zeros((tree.n_nodes, 2)))
+            tree_policy.node_records(total, nodes["node_feature"], nodes["node_left"], nodes["node_right"],
+                                     nodes["split_gain"], tree.n_nodes, records[-1])
             if trainer.max_delta_step:
                 np.clip(leaves, -trainer.max_delta_step, trainer.max_delta_step, out=leaves)
             leaf_values.append(leaves)
@@ -227,7 +231,7 @@ class PartitionedGradientTrees:
         else:  # the rows the trees did not grow on are routed from the roots too
             outputs = partitions.each(coded_tree_outputs, partitions.coded, tables, leaf_values, self.groups,
                                       self.outputs, levels)
-        return (self._machine(growing, leaf_values), outputs, coded_tree_outputs,
+        return (self._machine(growing, leaf_values, records), outputs, coded_tree_outputs,
                 (tables, leaf_values, self.groups, self.outputs, levels))
 
     def _scan(self, tree: "_GrowingTree", sums, counts, totals, node_counts) -> None:
@@ -274,7 +278,8 @@ class PartitionedGradientTrees:
             tables.append(table)
         return tuple(tables)
 
-    def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...]) -> TreeMachine:
+    def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...],
+                 records: list[np.ndarray]) -> TreeMachine:
         features, thresholds, left, right, values, roots, nan_left, sets = [], [], [], [], [], [], [], []
         offset = 0
         for t, (tree, leaves) in enumerate(zip(growing, leaf_values)):
@@ -296,7 +301,7 @@ class PartitionedGradientTrees:
         return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
                            np.concatenate(right), np.vstack(values), roots,
                            np.concatenate(nan_left) if self.missing else None,
-                           joined_sets(sets, [tree.n_nodes for tree in growing]))
+                           joined_sets(sets, [tree.n_nodes for tree in growing]), *np.vstack(records).T)
 
 
 class _GrowingTree:

@@ -366,6 +366,7 @@ class TreeTrainer:
         node_right = np.full((trees, nodes), -1, dtype=np.int64)
         node_sets = np.zeros((trees, nodes, CATEGORY_WORDS), dtype=np.uint64)
         leaf_values = np.zeros((trees, nodes, leaf_width))
+        node_records = np.zeros((trees, nodes, 2))
         n_nodes = np.zeros(trees, dtype=np.int64)
         training_outputs = np.empty((samples, outputs))
         batches = min(coded.n_threads, trees)
@@ -385,8 +386,8 @@ class TreeTrainer:
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                   self.growth == "leafwise")
-        nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes,
-                     training_outputs)
+        nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values,
+                     node_records, n_nodes, training_outputs)
         work = float(coded.codes.size) * (self.max_depth or 1) * trees
         if self.quantized_gradients is not None:
             levels = int(self.quantized_gradients)
@@ -421,7 +422,7 @@ class TreeTrainer:
                                         node_feature, node_bin, node_nan_left, node_left, node_right, node_sets,
                                         leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                             node_sets, leaf_values, outputs), training_outputs
+                             node_sets, leaf_values, node_records, outputs), training_outputs
 
     def _cap(self, *values: np.ndarray) -> None:
         """Clip leaf values (and the training outputs, which are leaf values) to ``max_delta_step``, in place."""
@@ -439,8 +440,9 @@ class TreeTrainer:
 
     @staticmethod
     def _machine(binned: BinnedFeatures, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                 node_sets, leaf_values, outputs: int) -> TreeMachine:
-        """One :class:`TreeMachine` of a round's trees (tree ``t`` predicts output ``t``, or all of them)."""
+                 node_sets, leaf_values, node_records, outputs: int) -> TreeMachine:
+        """One :class:`TreeMachine` of a round's trees (tree ``t`` predicts output ``t``, or all of them), with
+        their nodes' cover and gains (``node_records``)."""
         used = np.arange(node_feature.shape[1]) < n_nodes[:, np.newaxis]
         roots = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
         shift = np.repeat(roots, n_nodes)
@@ -458,4 +460,5 @@ class TreeTrainer:
             thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
         return TreeMachine(features, thresholds, np.where(inner, node_left[used] + shift, -1),
                            np.where(inner, node_right[used] + shift, -1), values, roots,
-                           inner & node_nan_left[used] if binned.missing else None, categories)
+                           inner & node_nan_left[used] if binned.missing else None, categories,
+                           node_records[used][:, 0], node_records[used][:, 1])

@@ -130,8 +130,9 @@ class TreeGrower:
     def grow(self, max_depth: int) -> MultiClassTreeMachine:
         """Split level by level up to ``max_depth`` and return the tree."""
         nodes = grow_levels(self, self.feature_of_bin, max_depth)
-        return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right,
-                                     self._node_labels(nodes), self.k, nodes.nan_left if self.data.missing else None)
+        labels, cover = self._node_labels(nodes)
+        return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right, labels, self.k,
+                                     nodes.nan_left if self.data.missing else None, cover)
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
         """The frontier nodes' best splits, from the histograms of their rows."""
@@ -154,8 +155,8 @@ class TreeGrower:
         moved[rows] = np.where(above, np.array(nodes.right)[node], np.array(nodes.left)[node])
         self.sample_node = moved
 
-    def _node_labels(self, nodes: TreeNodes) -> np.ndarray:
-        """Label every node with its cheapest class, from the samples that reach it."""
+    def _node_labels(self, nodes: TreeNodes) -> tuple[np.ndarray, np.ndarray]:
+        """Every node's cheapest class and cover, from the samples that reach it (:func:`label_nodes`)."""
         n_nodes = len(nodes.features)
         sums = np.bincount(self.sample_node * self.k + self.labels, weights=self.weights,
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
@@ -288,8 +289,10 @@ def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndar
     return results
 
 
-def label_nodes(leaf_sums: np.ndarray, node_features, left, right, loss_matrix: np.ndarray) -> np.ndarray:
-    """Every node's cheapest class, from the (#nodes, K) weighted class sums of the samples ending in each node.
+def label_nodes(leaf_sums: np.ndarray, node_features, left, right,
+                loss_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's cheapest class and cover (sample-weight sum), from the (#nodes, K) weighted class sums of the
+    samples ending in each node.
 
     The sums are accumulated bottom-up (children follow their parents) into every ancestor first.
     """
@@ -297,7 +300,11 @@ def label_nodes(leaf_sums: np.ndarray, node_features, left, right, loss_matrix: 
     for node in range(sums.shape[0] - 1, -1, -1):
         if node_features[node] >= 0:
             sums[node] = sums[left[node]] + sums[right[node]]
-    return cheapest(sums @ loss_matrix)
+    cover = leaf_sums.sum(axis=1)
+    for node in range(sums.shape[0] - 1, -1, -1):  # children's sums, so that covers add up exactly
+        if node_features[node] >= 0:
+            cover[node] = cover[left[node]] + cover[right[node]]
+    return cheapest(sums @ loss_matrix), cover
 
 
 def cheapest(costs: np.ndarray) -> np.ndarray:

@@ -69,8 +69,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     leaves, the packing's field bits and the scales.
     """
     sums, counts = slots
-    node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, n_nodes, outputs = \
-        nodes_out
+    (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records, n_nodes,
+     outputs) = nodes_out
     samples, width = values.shape
     codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
                                                                                       *common[4:11])
@@ -88,7 +88,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
                   scales,
                   np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
-                             node_right[0], node_sets[0], leaf_values[0], sample_node, True, root_total,
+                             node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node, True,
+                             root_total,
                              2 * PART_ROWS, state))
     while (grown := tree_kernels.grow_tree(*arguments)) < 0:
         node, start, stop = tree_kernels.requested_node(state)
