@@ -352,3 +352,16 @@ def test_partitions_grow_the_in_memory_trees_where_categories_tie_exactly():
         assert [None if c is None else c.tolist() for c in ours.categories] == \
                [None if c is None else c.tolist() for c in theirs.categories]
     np.testing.assert_allclose(partitioned.decision_scores(X), memory.decision_scores(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", [bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3)], ids=["absolute", "quantile"])
+def test_losses_that_renew_the_leaves_keep_the_categorical_splits(loss):
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(2000, 3))
+    features[:, 0] = rng.integers(0, 8, 2000)
+    targets = np.where(np.isin(features[:, 0], [1, 4, 6]), 3.0, -1.0) + features[:, 1] + 0.1 * rng.normal(size=2000)
+    tree = bob_boost.TreeTrainer(max_leaves=6, categorical_features=[0], min_data_per_group=5)
+    machine = bob_boost.Boosting(tree, loss, learning_rate=0.5).train(features, targets, 5)
+    assert all(weak.category_layout is not None for weak in machine.weak_machines)
+    # the renewed leaves are the medians (quantiles) of the rows the categorical splits sent there
+    assert np.mean(np.abs(machine.decision_scores(features)[:, 0] - targets)) < 0.5
