@@ -108,7 +108,8 @@ def path_dependent_shap(baseline: np.ndarray, machines: list[WeakMachine], weigh
             raise InvalidValueError(f"background: {machine!r} has a split node without training cover; pass "
                                     f"background rows")
         if isinstance(machine, MultiClassTreeMachine):
-            values, roots, categories = margin_vectors(machine.number_of_classes)[machine.labels], np.zeros(1, int), None
+            values = margin_vectors(machine.number_of_classes)[machine.labels]
+            roots, categories = np.zeros(1, dtype=np.int64), None
         else:
             values, roots, categories = machine.values, machine.roots, machine.category_layout
         out[:, :width] += weight * path_shap.path_tree_shap(

@@ -354,7 +354,8 @@ def test_partitions_grow_the_in_memory_trees_where_categories_tie_exactly():
     np.testing.assert_allclose(partitioned.decision_scores(X), memory.decision_scores(X), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("loss", [bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3)], ids=["absolute", "quantile"])
+@pytest.mark.parametrize("loss", [bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3)],
+                         ids=["absolute", "quantile"])
 def test_losses_that_renew_the_leaves_keep_the_categorical_splits(loss):
     rng = np.random.default_rng(0)
     features = rng.normal(size=(2000, 3))

@@ -17,7 +17,7 @@ class DaskAdaBoostDBClassifier(_DaskClassifier, AdaBoostDBClassifier):
     Parameters
     ----------
     cost_positive, cost_negative, n_estimators, selection, validation_fraction, \
-n_iter_no_change, tol, warm_start, random_state
+n_iter_no_change, tol, warm_start, random_state, importance_type
         As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -40,11 +40,13 @@ n_iter_no_change, tol, warm_start, random_state
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, random_state=None, max_bins: int = 256, client=None) -> None:
+                 warm_start: bool = False, random_state=None, importance_type: str = "loss", max_bins: int = 256,
+                 client=None) -> None:
         super().__init__(cost_positive=cost_positive, cost_negative=cost_negative, n_estimators=n_estimators,
                          selection=selection, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, random_state=random_state)
+                         scoring=scoring, warm_start=warm_start, random_state=random_state,
+                         importance_type=importance_type)
         self.max_bins = max_bins
         self.client = client
 
@@ -62,7 +64,7 @@ class DaskBAdaCostClassifier(_DaskClassifier, BAdaCostClassifier):
         confusions of a SAMME model trained on the cluster first (the confusions counted there).
     max_depth, n_estimators, shrinkage, feature_fraction, random_state, class_weight, validation_fraction, \
 n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling, top_rate, other_rate, \
-min_weight_fraction_leaf
+min_weight_fraction_leaf, importance_type
         As in :class:`~bob_boost.sklearn.BAdaCostClassifier` (a warm start keeps the fitted cost matrix).
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -86,14 +88,14 @@ min_weight_fraction_leaf
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2, other_rate: float = 0.1,
-                 min_weight_fraction_leaf: float = 0.0, client=None) -> None:
+                 min_weight_fraction_leaf: float = 0.0, importance_type: str = "loss", client=None) -> None:
         super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
                          shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
                          class_weight=class_weight, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, missing=missing, subsample=subsample,
                          subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf)
+                         min_weight_fraction_leaf=min_weight_fraction_leaf, importance_type=importance_type)
         self.client = client
 
     def _local_estimator(self) -> BAdaCostClassifier:

@@ -26,7 +26,7 @@ class DaskBoostingClassifier(_DaskClassifier, BoostingClassifier):
     loss, weak_learner, n_estimators, maximum_feature_value, selection_style, max_depth, learning_rate, \
 class_weight, validation_fraction, n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, \
 growth, multi_output, subsample, subsample_freq, sampling, top_rate, other_rate, colsample_bytree, \
-colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorical_features
+colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorical_features, importance_type
         As in :class:`~bob_boost.sklearn.BoostingClassifier` (the trees are those of :class:`DaskBoosting`; the
         sampled rows are those sampled in memory; the class prior's weights are counted on the cluster).
     max_bins : int
@@ -74,7 +74,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None,
-                 categorical_features="from_dtype", client=None) -> None:
+                 categorical_features="from_dtype", importance_type: str = "loss", client=None) -> None:
         super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, selection_style=selection_style,
                          max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
@@ -86,7 +86,8 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
                          boost_from_average=boost_from_average, monotonic_cst=monotonic_cst,
-                         interaction_cst=interaction_cst, categorical_features=categorical_features)
+                         interaction_cst=interaction_cst, categorical_features=categorical_features,
+                         importance_type=importance_type)
         self.client = client
 
 
@@ -101,7 +102,7 @@ class DaskBoostingRegressor(_DaskEstimator, BoostingRegressor):
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
 n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, subsample, \
 subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode, monotonic_cst, \
-interaction_cst, categorical_features
+interaction_cst, categorical_features, importance_type
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
     loss : {"squared_error", "poisson", "gamma", "tweedie"}
         As in memory; the losses whose optimal constant is a function of the weighted mean (the others,
@@ -132,7 +133,8 @@ interaction_cst, categorical_features
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype", client=None) -> None:
+                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype",
+                 importance_type: str = "loss", client=None) -> None:
         super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
                          maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
                          max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
@@ -143,7 +145,7 @@ interaction_cst, categorical_features
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
                          monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
-                         categorical_features=categorical_features)
+                         categorical_features=categorical_features, importance_type=importance_type)
         self.client = client
 
     def _fit_data(self):

@@ -79,7 +79,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
     its frequent bin). The trees grow on the samples ``rows`` (ascending:
     all, or a round's sample, whose trees build their roots one by one).
-    Tree ``t`` writes row ``t`` of the node arrays (its nodes' cover and gain into ``node_records``), ``n_nodes[t]``, and its
+    Tree ``t`` writes row ``t`` of the node arrays (its nodes' cover and gain into
+    ``node_records``), ``n_nodes[t]``, and its
     leaf values of the samples ``rows`` into its columns of ``outputs``. Trees are independent, so batches may run on
     different threads at once (a round's lone tree grows through
     :class:`~bob_boost.TreeTrainer`, which builds its large histograms in parts).

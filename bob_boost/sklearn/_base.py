@@ -13,7 +13,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError, ModelFormatError
 from ..labels import ClassEncoding, classes_of
 from ..losses import LossFunction
 from ..machine import BoostedMachine
-from .. import recipes
+from .. import importances, recipes
 from ..recipes import WEAK_LEARNERS  # noqa: F401 (the estimators' choices, re-exported)
 from ..registry import loss_class
 from ..binning import check_missing
@@ -154,19 +154,38 @@ class _BoostedEstimator(BaseEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """(#features,) each feature's share of the training loss decrease, summing to 1.
+        """(#features,) each feature's importance of kind ``importance_type``, summing to 1 (all zeros when
+        there is none: a machine without rounds, say).
 
-        Every round lowers the training loss (the loss the trainer minimises,
-        weighted by the sample weights, on the samples it trained on) by some
-        amount; that decrease (0 if the loss rose) is shared equally by the
-        features the round's weak machine reads (the one feature of a stump
-        or a univariate LUT; the split features of a tree; the per-output
-        features of a multi-output LUT). A feature's importance is its total
-        over the machine's rounds divided by the total decrease; features
-        never read get 0, and a machine without rounds gives all zeros.
+        ``"loss"`` (the default): every round lowers the training loss (the
+        loss the trainer minimises, weighted by the sample weights, on the
+        samples it trained on) by some amount; that decrease (0 if the loss
+        rose) is shared equally by the features the round's weak machine
+        reads (the one feature of a stump or a univariate LUT; the split
+        features of a tree; the per-output features of a multi-output LUT),
+        and a feature's importance is its total over the rounds. ``"split"``
+        (or ``"weight"``), ``"gain"`` and ``"cover"``: the machine's
+        :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind
+        (how often the weak machines read each feature; the trees' split
+        gains or training cover on it), normalised.
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``importance_type``, or gains and covers of weak machines that record none
+            (stumps, tables).
         """
         check_is_fitted(self)
-        return _fitting.importances(self.machine_, self.n_features_in_)
+        kind = importances.check_kind(getattr(self, "importance_type", "loss"), "importance_type",
+                                      ("loss", "split", "weight", "gain", "cover"))
+        if kind == "loss":
+            return _fitting.importances(self.machine_, self.n_features_in_)
+        try:
+            totals = importances.tree_importances(self.machine_.weak_machines, kind, self.n_features_in_)
+        except InvalidValueError as error:
+            raise InvalidValueError(str(error).replace("kind:", "importance_type:", 1)) from None
+        total = totals.sum()
+        return totals / total if total > 0 else totals
 
     def shap_values(self, X, background=None) -> np.ndarray:
         """:meth:`bob_boost.BoostedMachine.shap_values` of ``X``'s rows, path-dependent from the trees' training

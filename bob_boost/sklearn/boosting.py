@@ -161,6 +161,9 @@ class BoostingClassifier(_BoostedClassifier):
         prediction maps new frames alike; an unseen category goes with the
         values outside every set); other categorical columns must hold
         non-negative integer codes.
+    importance_type : {"loss", "split", "weight", "gain", "cover"}
+        What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
+        machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
 
     Attributes
     ----------
@@ -176,7 +179,7 @@ class BoostingClassifier(_BoostedClassifier):
     validation_score_ : numpy.ndarray
         The same on the held-out samples; empty without early stopping.
     feature_importances_ : numpy.ndarray
-        Each feature's share of the training loss decrease (see
+        Each feature's share of the training loss decrease, or of the ``importance_type`` (see
         :attr:`~bob_boost.sklearn._base._BoostedEstimator.feature_importances_`).
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
@@ -207,7 +210,8 @@ class BoostingClassifier(_BoostedClassifier):
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None,
-                 categorical_features="from_dtype") -> None:
+                 categorical_features="from_dtype", importance_type: str = "loss") -> None:
+        self.importance_type = importance_type
         self.loss = loss
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators

@@ -64,6 +64,9 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     random_state : None, int or numpy.random.RandomState
         Seed of the validation split (None: seed 0, the same held-out samples
         in every fit of the same data).
+    importance_type : {"loss", "split", "weight", "gain", "cover"}
+        What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
+        machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
 
     Attributes
     ----------
@@ -81,7 +84,7 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         ``n_iter_ + 1`` scores (higher is better), the first before any
         round; the validation scores only with early stopping.
     feature_importances_ : numpy.ndarray
-        Each feature's share of the training loss decrease.
+        Each feature's share of the training loss decrease, or of the ``importance_type``.
 
     Notes
     -----
@@ -110,7 +113,8 @@ class AdaBoostDBClassifier(_BoostedClassifier):
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, random_state=None) -> None:
+                 warm_start: bool = False, random_state=None, importance_type: str = "loss") -> None:
+        self.importance_type = importance_type
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
@@ -255,6 +259,9 @@ class BAdaCostClassifier(_BoostedClassifier):
         round's total sample weight (as scikit-learn's trees), so that
         heavily weighted classes reach every leaf; 0 (the default): any
         split with samples on both sides.
+    importance_type : {"loss", "split", "weight", "gain", "cover"}
+        What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
+        machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
 
     Attributes
     ----------
@@ -274,7 +281,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         ``n_iter_ + 1`` scores (higher is better), the first before any
         round; the validation scores only with early stopping.
     feature_importances_ : numpy.ndarray
-        Each feature's share of the training loss decrease.
+        Each feature's share of the training loss decrease, or of the ``importance_type``.
 
     Notes
     -----
@@ -291,7 +298,9 @@ class BAdaCostClassifier(_BoostedClassifier):
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, min_weight_fraction_leaf: float = 0.0) -> None:
+                 other_rate: float = 0.1, min_weight_fraction_leaf: float = 0.0,
+                 importance_type: str = "loss") -> None:
+        self.importance_type = importance_type
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators

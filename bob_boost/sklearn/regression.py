@@ -123,6 +123,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         gradient trees: ``"from_dtype"`` (the default) the pandas
         ``category`` columns, or feature indices, column names or a boolean
         mask; None: none (see :class:`BoostingClassifier`).
+    importance_type : {"loss", "split", "weight", "gain", "cover"}
+        What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
+        machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
 
     Attributes
     ----------
@@ -138,7 +141,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
     validation_score_ : numpy.ndarray
         The same on the held-out samples; empty without early stopping.
     feature_importances_ : numpy.ndarray
-        Each feature's share of the training loss decrease (see
+        Each feature's share of the training loss decrease, or of the ``importance_type`` (see
         :attr:`~bob_boost.sklearn._base._BoostedEstimator.feature_importances_`).
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
@@ -161,7 +164,9 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  huber_delta: float = 1.0, tweedie_power: float = 1.5,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype") -> None:
+                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype",
+                 importance_type: str = "loss") -> None:
+        self.importance_type = importance_type
         self.weak_learner = weak_learner
         self.n_estimators = n_estimators
         self.maximum_feature_value = maximum_feature_value
