@@ -9,6 +9,7 @@ from .losses import (AbsoluteErrorLoss, CMELoss, DoubleBaseLoss, ExponentialLoss
 from .boosting.sampling import Sampling
 from .machine import BoostedMachine
 from .registry import loss_class, register_loss, register_weak_machine, weak_machine_class
+from .tree_tables import trees_to_dataframe
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
                        MultiClassStumpTrainer, SAMMETrainer, StumpTrainer)
@@ -27,6 +28,7 @@ __all__ = [
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
     "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
+    "trees_to_dataframe",
 ]
 
 

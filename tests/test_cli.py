@@ -737,3 +737,21 @@ def test_explain_refuses_bad_options(tmp_path, capsys, argv, message):
     assert _run(capsys, "train", data, "-o", model, "-r", 2, "--quiet")[0] == 0
     code, out, err = _run(capsys, "explain", model, data, *[a.format(tmp=tmp_path) for a in argv])
     assert code == 1 and message in err and not (tmp_path / "values.hdf5").exists()
+
+
+def test_explain_plots_the_values(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="plotting is the plot extra")
+    features, classes = _three_classes()
+    data = tmp_path / "three.csv"
+    _write_csv(data, features, classes)
+    model = tmp_path / "model.hdf5"
+    assert _run(capsys, "train", data, "-o", model, "-r", 3, "-w", "tree", "--quiet")[0] == 0
+    picture = tmp_path / "summary.png"
+    code, _, err = _run(capsys, "explain", model, data, "-o", tmp_path / "v.npy", "--plot", picture,
+                        "--plot-output", 2)
+    assert (code, err) == (0, "") and picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for argv, message in ((["--plot-output", "3"], "--plot-output: the model has 3 outputs, got 3"),
+                          ([], "--plot: ")):
+        target = tmp_path / ("again.png" if argv else "summary.pdf")
+        code, _, err = _run(capsys, "explain", model, data, "-o", tmp_path / "w.npy", "--plot", target, *argv)
+        assert code == 1 and message in err and not target.exists()

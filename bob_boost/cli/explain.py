@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis import feature_names
+from ..explanation_plots import plot_shap_summary
 from ..explanations import has_cover
 from ..io.hdf5 import atomic_path
 from ..io.tables import TABLE_SUFFIXES, format_suffix, read_table
@@ -39,6 +40,11 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     explain.add_argument("--background-rows", type=int, default=None, metavar="N",
                          help="without --background: N rows of DATA, spread evenly over it, are the background; "
                               "more rows cost proportionally more time")
+    explain.add_argument("--plot", metavar="FILE.png",
+                         help="also draw the values as a summary (beeswarm) plot: the features of largest mean "
+                              "absolute value, one dot per row coloured by its feature value")
+    explain.add_argument("--plot-output", type=int, default=0, metavar="K",
+                         help="with several outputs, the one --plot shows (default 0)")
     data_options(explain, labels="optional")
     explain.set_defaults(handler=command_explain)
 
@@ -51,6 +57,8 @@ def command_explain(args: argparse.Namespace) -> int:
     suffix = ".csv" if output == "-" else format_suffix(Path(output))
     if suffix not in TABLE_SUFFIXES + (".npy",):
         raise CommandError(f"--output: {output}: write .csv, .tsv, .txt (optionally .gz) or .npy")
+    if args.plot is not None and not str(args.plot).lower().endswith(".png"):
+        raise CommandError(f"--plot: {args.plot}: write a .png file")
     machine = load_model(args.model)
     categories = model_categories(machine)
     table = read_table(args.data, args.target, None, machine.number_of_features, args.group, categories)
@@ -65,6 +73,8 @@ def command_explain(args: argparse.Namespace) -> int:
         values = machine.shap_values(table.features, background)
     except ValueError as error:
         raise CommandError(str(error)) from None
+    if args.plot is not None:
+        _plot(args, machine, values, table.features)
     if suffix == ".npy":
         with atomic_path(output, ".npy") as temporary:
             np.save(temporary, values)
@@ -72,6 +82,19 @@ def command_explain(args: argparse.Namespace) -> int:
     names = _column_names(machine, table.features.shape[1], values)
     _write_table(output, suffix, values.reshape(values.shape[0], -1, order="F"), names)
     return 0
+
+
+def _plot(args: argparse.Namespace, machine, values: np.ndarray, features: np.ndarray) -> None:
+    """The summary plot of ``values`` into ``--plot``, written whole or not at all."""
+    outputs = 1 if values.ndim == 2 else values.shape[2]
+    if not 0 <= args.plot_output < outputs:
+        raise CommandError(f"--plot-output: the model has {outputs} outputs, got {args.plot_output}")
+    try:
+        figure = plot_shap_summary(values, features, feature_names(machine), output=args.plot_output)
+    except ImportError as error:
+        raise CommandError(f"--plot: {error}") from None
+    with atomic_path(args.plot, ".png") as temporary:
+        figure.savefig(temporary, format="png", dpi=100)
 
 
 def _column_names(machine, width: int, values: np.ndarray) -> list[str]:
