@@ -1,16 +1,26 @@
-"""Shapley values of gradient trees against background rows: bob_boost next to the shap package's
-interventional ``TreeExplainer`` on the same trees, and the time of the other weak machines.
+"""Shapley values of boosted models: bob_boost next to LightGBM's ``pred_contrib``, XGBoost's ``pred_contribs`` and
+the shap package's ``TreeExplainer``, and the time of stumps and look-up tables.
 
-The data: ``make_classification(n_samples=20000, n_features=50, n_informative=20, random_state=0)``; 100
-gradient trees of depth 6 (``Boosting(TreeTrainer(max_depth=6, growth="levelwise"), LogitLoss(),
-learning_rate=0.1)``), 100 stumps and 100 look-up tables (the features quantised to 16 levels) trained on it.
-Explained: ``--rows`` rows against ``--background`` background rows (interventional SHAP, whose cost is
-rows x background rows x the leaves each pair reaches), on 2 threads; ``shap.TreeExplainer(model,
-data=background, feature_perturbation="interventional")`` gets the same trees in its own format. Fastest of
-``--repeats``, each library in turn; printed: seconds, rows per second, and the largest difference of the
-values.
+Path-dependent values (no background rows), the kind LightGBM and XGBoost compute: the data
+``make_classification(n_samples=--rows, n_features=50, n_informative=20, random_state=0)``; each library
+trains 100 depth-6 trees on it and explains every row, on 2 threads:
 
-Usage: ``python bench/bench_explain.py [--rows 2000] [--background 100] [--repeats 3]``.
+- bob_boost ``Boosting(TreeTrainer(max_depth=6, max_leaves=None, growth="levelwise", n_threads=2),
+  LogitLoss(), learning_rate=0.1)``, ``machine.shap_values(rows)``;
+- LightGBM ``LGBMClassifier(n_estimators=100, max_depth=6, num_leaves=64, learning_rate=0.1, n_jobs=2)``,
+  ``predict(rows, pred_contrib=True)``;
+- XGBoost ``XGBClassifier(n_estimators=100, max_depth=6, tree_method="hist", learning_rate=0.1, n_jobs=2)``,
+  ``get_booster().predict(DMatrix(rows), pred_contribs=True)``;
+- shap ``TreeExplainer(bob_boost's trees, feature_perturbation="tree_path_dependent")`` on the first
+  ``--reference-rows`` rows: the largest difference from bob_boost's values.
+
+Then 100 stumps and 100 look-up tables (the features quantised to 16 levels) on the same rows: they record no
+training cover, so their values are computed against ``--background`` background rows (interventional), as
+are bob_boost's trees once more for comparison (on ``--interventional-rows`` rows, whose cost grows with
+rows x background rows), next to shap's interventional ``TreeExplainer``. Fastest of ``--repeats``, each
+library in turn; printed: seconds and rows per second.
+
+Usage: ``python bench/bench_explain.py [--rows 100000] [--background 100] [--repeats 3]``.
 """
 from __future__ import annotations
 
@@ -27,45 +37,85 @@ from _timing import fastest  # noqa: E402
 from test_explanations import _shap_trees  # noqa: E402  (the conversion the tests check)
 
 
+def _row(name: str, seconds: float, rows: int, note: str = "-") -> str:
+    return f"| {name} | {seconds:.3f} | {rows / seconds:,.0f} | {note} |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--rows", type=int, default=100000)
     parser.add_argument("--background", type=int, default=100)
+    parser.add_argument("--interventional-rows", type=int, default=2000)
+    parser.add_argument("--reference-rows", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    import lightgbm
     import shap
+    import xgboost
     from sklearn.datasets import make_classification
 
     import bob_boost
 
-    features, labels = make_classification(n_samples=20000, n_features=50, n_informative=20, random_state=0)
+    features, labels = make_classification(n_samples=args.rows, n_features=50, n_informative=20, random_state=0)
     targets = np.where(labels == 1, 1.0, -1.0)
-    trees = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=6, growth="levelwise", n_threads=2),
+    trees = bob_boost.Boosting(bob_boost.TreeTrainer(max_depth=6, max_leaves=None, growth="levelwise", n_threads=2),
                                bob_boost.LogitLoss(), learning_rate=0.1).train(features, targets, 100)
+    light = lightgbm.LGBMClassifier(n_estimators=100, max_depth=6, num_leaves=64, learning_rate=0.1, n_jobs=2,
+                                    verbose=-1).fit(features, labels)
+    extreme = xgboost.XGBClassifier(n_estimators=100, max_depth=6, tree_method="hist", learning_rate=0.1,
+                                    n_jobs=2).fit(features, labels)
     stumps = bob_boost.Boosting(bob_boost.StumpTrainer(n_threads=2), bob_boost.LogitLoss(),
                                 step_rule="newton").train(features, targets, 100)
     levels = np.clip(np.floor((features - features.mean(0)) / features.std(0) * 3 + 8), 0, 15)
     tables = bob_boost.Boosting(bob_boost.LUTTrainer(16, n_threads=2), bob_boost.LogitLoss(),
                                 step_rule="newton").train(levels, targets, 100)
-    rows, background = features[-args.rows:], features[:args.background]
     for machine in (trees, stumps, tables):
         machine.n_threads = 2
-    ours, values = fastest(lambda: trees.shap_values(rows, background), args.repeats)
+    matrix = xgboost.DMatrix(features)
+    background = features[:args.background]
+    few = features[-args.interventional_rows:]
+
+    ours, values = fastest(lambda: trees.shap_values(features), args.repeats)
+    lightgbm_time, _ = fastest(lambda: light.predict(features, pred_contrib=True), args.repeats)
+    xgboost_time, _ = fastest(lambda: extreme.get_booster().predict(matrix, pred_contribs=True), args.repeats)
+    model = _shap_trees(trees)
+    for tree, weak in zip(model["trees"], trees.weak_machines):
+        tree["node_sample_weight"] = np.array(weak.cover)
+    reference = shap.TreeExplainer(model, feature_perturbation="tree_path_dependent").shap_values(
+        features[:args.reference_rows])
+    path_difference = np.abs(values[:args.reference_rows, :-1] - reference).max()
+    stump_time, _ = fastest(lambda: stumps.shap_values(features, background), args.repeats)
+    table_time, _ = fastest(lambda: tables.shap_values(levels, levels[:args.background]), args.repeats)
+    interventional, chosen = fastest(lambda: trees.shap_values(few, background), args.repeats)
     explainer = shap.TreeExplainer(_shap_trees(trees), data=background, feature_perturbation="interventional")
-    theirs, reference = fastest(lambda: explainer.shap_values(rows), args.repeats)
-    stump_time, _ = fastest(lambda: stumps.shap_values(rows, background), args.repeats)
-    table_time, _ = fastest(lambda: tables.shap_values(levels[-args.rows:], levels[:args.background]), args.repeats)
-    print(f"# python bench/bench_explain.py --rows {args.rows} --background {args.background} --repeats "
-          f"{args.repeats}")
-    print(f"# {cpu_model()}, 2 threads; fastest of {args.repeats}; shap {shap.__version__}")
+    shap_time, theirs = fastest(lambda: explainer.shap_values(few), args.repeats)
+
+    rows = args.rows
+    print(f"# python bench/bench_explain.py --rows {rows} --background {args.background} --interventional-rows "
+          f"{args.interventional_rows} --reference-rows {args.reference_rows} --repeats {args.repeats}")
+    print(f"# {cpu_model()}, 2 threads; fastest of {args.repeats}; lightgbm {lightgbm.__version__}, xgboost "
+          f"{xgboost.__version__}, shap {shap.__version__}")
     print()
-    print("| explained | seconds | rows/s | largest difference from shap |")
-    print("|---|---:|---:|---:|")
-    print(f"| 100 depth-6 trees, bob_boost | {ours:.3f} | {args.rows / ours:,.0f} | "
-          f"{np.abs(values[:, :-1] - reference).max():.1e} |")
-    print(f"| 100 depth-6 trees, shap TreeExplainer | {theirs:.3f} | {args.rows / theirs:,.0f} | - |")
-    print(f"| 100 stumps, bob_boost | {stump_time:.4f} | {args.rows / stump_time:,.0f} | - |")
-    print(f"| 100 look-up tables, bob_boost | {table_time:.4f} | {args.rows / table_time:,.0f} | - |")
+    print(f"Path-dependent, every one of {rows:,} rows x 50 features, 100 depth-6 trees:")
+    print()
+    print("| explained | seconds | rows/s | note |")
+    print("|---|---:|---:|---|")
+    print(_row("bob_boost shap_values(rows)", ours, rows,
+               f"largest difference from shap's TreeExplainer: {path_difference:.1e}"))
+    print(_row("LightGBM predict(pred_contrib=True)", lightgbm_time, rows, "its own trees"))
+    print(_row("XGBoost predict(pred_contribs=True)", xgboost_time, rows, "its own trees"))
+    print()
+    print(f"Against {args.background} background rows (interventional):")
+    print()
+    print("| explained | seconds | rows/s | note |")
+    print("|---|---:|---:|---|")
+    print(_row(f"100 stumps, bob_boost, {rows:,} rows", stump_time, rows,
+               f"{ours / stump_time:.0f}x faster than the trees' path-dependent values"))
+    print(_row(f"100 look-up tables, bob_boost, {rows:,} rows", table_time, rows,
+               f"{ours / table_time:.0f}x faster than the trees' path-dependent values"))
+    print(_row(f"100 depth-6 trees, bob_boost, {few.shape[0]:,} rows", interventional, few.shape[0],
+               f"largest difference from shap: {np.abs(chosen[:, :-1] - theirs).max():.1e}"))
+    print(_row(f"100 depth-6 trees, shap TreeExplainer, {few.shape[0]:,} rows", shap_time, few.shape[0]))
 
 
 if __name__ == "__main__":

@@ -22,60 +22,73 @@ import numba
 import numpy as np
 
 from .threads import run_blocks
-from .tree_shap import BLOCK_ROWS, directions
+from .tree_shap import BLOCK_ROWS, goes_left
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
-@numba.njit(**_JIT)
-def _extend(feature, zero, one, weight, length, zero_fraction, one_fraction, index):
-    """Add a feature with its fractions at place ``length`` of the path and update the subset weights."""
+@numba.njit(inline="always", **_JIT)
+def _extend(feature, zero, one, weight, length, zero_fraction, one_fraction, index, reciprocal):
+    """Add a feature with its fractions at place ``length`` of the path and update the subset weights
+    (``reciprocal[j]`` is ``1 / j``: multiplications, not divisions, in the loops)."""
     feature[length], zero[length], one[length] = index, zero_fraction, one_fraction
     weight[length] = 1.0 if length == 0 else 0.0
+    scale = reciprocal[length + 1]
     for i in range(length - 1, -1, -1):
-        weight[i + 1] += one_fraction * weight[i] * (i + 1) / (length + 1)
-        weight[i] = zero_fraction * weight[i] * (length - i) / (length + 1)
+        weight[i + 1] += one_fraction * weight[i] * (i + 1) * scale
+        weight[i] = zero_fraction * weight[i] * (length - i) * scale
 
 
-@numba.njit(**_JIT)
-def _unwind(feature, zero, one, weight, length, place):
+@numba.njit(inline="always", **_JIT)
+def _unwind(feature, zero, one, weight, length, place, reciprocal):
     """Take the feature at ``place`` back out of a path of ``length + 1`` entries (the inverse of EXTEND)."""
     one_fraction, zero_fraction = one[place], zero[place]
     carried = weight[length]
-    for i in range(length - 1, -1, -1):
-        if one_fraction != 0.0:
+    if one_fraction != 0.0:
+        inverse_one = (length + 1) / one_fraction
+        for i in range(length - 1, -1, -1):
             previous = weight[i]
-            weight[i] = carried * (length + 1) / ((i + 1) * one_fraction)
-            carried = previous - weight[i] * zero_fraction * (length - i) / (length + 1)
-        else:
-            weight[i] = weight[i] * (length + 1) / (zero_fraction * (length - i))
+            weight[i] = carried * inverse_one * reciprocal[i + 1]
+            carried = previous - weight[i] * zero_fraction * (length - i) * reciprocal[length + 1]
+    else:
+        inverse_zero = (length + 1) / zero_fraction
+        for i in range(length - 1, -1, -1):
+            weight[i] = weight[i] * inverse_zero * reciprocal[length - i]
     for i in range(place, length):
         feature[i], zero[i], one[i] = feature[i + 1], zero[i + 1], one[i + 1]
 
 
-@numba.njit(**_JIT)
-def _unwound_sum(zero, one, weight, length, place):
-    """The total subset weight of the path without its feature at ``place`` (UNWIND's weights, summed)."""
-    one_fraction, zero_fraction = one[place], zero[place]
-    carried = weight[length]
-    total = 0.0
-    if one_fraction != 0.0:
-        for i in range(length - 1, -1, -1):
-            share = carried / ((i + 1) * one_fraction)
-            total += share
-            carried = weight[i] - share * zero_fraction * (length - i)
-    else:
-        for i in range(length - 1, -1, -1):
-            total += weight[i] / (zero_fraction * (length - i))
-    return total * (length + 1)
+@numba.njit(inline="always", **_JIT)
+def _unwound_sums(zero, one, weight, length, reciprocal, carried, totals, inverse):
+    """``totals[p]`` for every place ``p`` in ``1..length``: the total subset weight of the path without its
+    feature at ``p`` (UNWIND's weights, summed). The places' recurrences are independent: they advance side
+    by side, one path weight at a time, rather than one place after another."""
+    for p in range(1, length + 1):
+        carried[p] = weight[length]
+        totals[p] = 0.0
+        inverse[p] = 1.0 / (one[p] if one[p] != 0.0 else zero[p])
+    for i in range(length - 1, -1, -1):
+        below, ahead, shift = weight[i], reciprocal[i + 1], length - i
+        for p in range(1, length + 1):
+            if one[p] != 0.0:
+                share = carried[p] * ahead * inverse[p]
+                totals[p] += share
+                carried[p] = below - share * zero[p] * shift
+            else:
+                totals[p] += below * reciprocal[shift] * inverse[p]
+    for p in range(1, length + 1):
+        totals[p] *= length + 1
 
 
 @numba.njit(**_JIT)
-def _tree(x_left, root, node_features, left, right, values, cover, paths, stack, out):
+def _tree(x_left, root, node_features, left, right, values, cover, paths, stack, reciprocal, carried, totals, inverse,
+          out):
     """Add the path-dependent Shapley values of the tree at ``root`` for one row (its sides ``x_left`` at every
-    node) to ``out`` (#features, #outputs). ``paths`` (4, levels, levels): per tree level the path's features,
-    zero and one fractions and weights; ``stack`` (levels + 1, 4) int64 and float64 views: node, level,
-    length, incoming feature, and the incoming fractions."""
+    node of the tree, the root's first) to ``out`` (#features, #outputs). ``paths`` (4, levels, levels): per
+    tree level the path's features, zero and one fractions and weights; ``stack`` (levels + 1, 4) int64 and
+    (levels + 1, 2) float64: node, level,
+    length, incoming feature, and the incoming fractions; ``reciprocal`` ``1 / j`` for every ``j`` up to the
+    levels; ``carried``, ``totals`` and ``inverse`` scratch of a path's length."""
     outputs = values.shape[1]
     features_of, zeros, ones, weights = paths[0], paths[1], paths[2], paths[3]
     nodes, fractions = stack
@@ -91,20 +104,21 @@ def _tree(x_left, root, node_features, left, right, values, cover, paths, stack,
             for i in range(length):
                 feature[i], zero[i], one[i] = features_of[parent, i], zeros[parent, i], ones[parent, i]
                 weight[i] = weights[parent, i]
-        _extend(feature, zero, one, weight, length, fractions[top, 0], fractions[top, 1], incoming)
+        _extend(feature, zero, one, weight, length, fractions[top, 0], fractions[top, 1], incoming, reciprocal)
         f = node_features[node]
         if f < 0:
+            _unwound_sums(zero, one, weight, length, reciprocal, carried, totals, inverse)
             for i in range(1, length + 1):
-                share = _unwound_sum(zero, one, weight, length, i) * (one[i] - zero[i])
+                share = totals[i] * (one[i] - zero[i])
                 for k in range(outputs):
                     out[feature[i], k] += share * values[node, k]
             continue
-        hot, cold = (left[node], right[node]) if x_left[node] else (right[node], left[node])
+        hot, cold = (left[node], right[node]) if x_left[node - root] else (right[node], left[node])
         incoming_zero, incoming_one = 1.0, 1.0
         for i in range(1, length + 1):
             if feature[i] == f:  # met before on this path: its fractions carry on, its entry is taken out
                 incoming_zero, incoming_one = zero[i], one[i]
-                _unwind(feature, zero, one, weight, length, i)
+                _unwind(feature, zero, one, weight, length, i, reciprocal)
                 length -= 1
                 break
         cold_zero = incoming_zero * cover[cold] / cover[node]
@@ -120,18 +134,44 @@ def _tree(x_left, root, node_features, left, right, values, cover, paths, stack,
 
 
 @numba.njit(**_JIT)
+def _tree_directions(features, first, last, node_features, thresholds, missing_left, has_missing, category_offsets,
+                     category_values, start, stop, out):
+    """``out[i - first, node - start]``: whether row ``i`` goes left at inner ``node`` of the tree
+    ``start:stop``; a node at a time, its test hoisted out of the loop over the rows."""
+    for node in range(start, stop):
+        f = node_features[node]
+        if f < 0:
+            continue
+        if category_offsets.size > 0 and category_offsets[node + 1] > category_offsets[node]:
+            for i in range(first, last):
+                out[i - first, node - start] = goes_left(features[i, f], node, thresholds, missing_left, has_missing,
+                                                          category_offsets, category_values)
+            continue
+        threshold, nan_left = thresholds[node], missing_left[node] if has_missing else True
+        for i in range(first, last):
+            value = features[i, f]
+            out[i - first, node - start] = nan_left if value != value else not value >= threshold
+
+
+@numba.njit(**_JIT)
 def _rows(features, node_features, thresholds, left, right, missing_left, has_missing, category_offsets,
           category_values, values, cover, roots, levels, first, last, out):
     """Rows ``first:last`` of ``out`` (#rows, #features, #outputs): the trees' path-dependent Shapley values."""
     paths_features = np.zeros((levels, levels), dtype=np.int64)
     paths = (paths_features, np.zeros((levels, levels)), np.zeros((levels, levels)), np.zeros((levels, levels)))
     stack = (np.zeros((levels + 1, 4), dtype=np.int64), np.zeros((levels + 1, 2)))
-    x_left = np.empty((last - first, node_features.size), dtype=np.bool_)
-    directions(features[first:last], node_features, thresholds, missing_left, has_missing, category_offsets,
-               category_values, x_left)
-    for i in range(first, last):
-        for t in range(roots.size):
-            _tree(x_left[i - first], roots[t], node_features, left, right, values, cover, paths, stack, out[i])
+    reciprocal = np.zeros(levels + 2)
+    for j in range(1, levels + 2):
+        reciprocal[j] = 1.0 / j
+    carried, totals, inverse = np.zeros(levels + 1), np.zeros(levels + 1), np.zeros(levels + 1)
+    ends = np.append(roots[1:], node_features.size)
+    x_left = np.empty((last - first, np.max(ends - roots)), dtype=np.bool_)
+    for t in range(roots.size):  # a tree at a time: its sides of the block's rows stay in the caches
+        _tree_directions(features, first, last, node_features, thresholds, missing_left, has_missing,
+                         category_offsets, category_values, roots[t], ends[t], x_left)
+        for i in range(first, last):
+            _tree(x_left[i - first], roots[t], node_features, left, right, values, cover, paths, stack, reciprocal,
+                  carried, totals, inverse, out[i])
 
 
 def path_tree_shap(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,

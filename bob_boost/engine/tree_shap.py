@@ -43,7 +43,7 @@ def path_weights(depth: int) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
-def _goes_left(value, node, thresholds, missing_left, has_missing, category_offsets, category_values):
+def goes_left(value, node, thresholds, missing_left, has_missing, category_offsets, category_values):
     """The side of ``node`` a feature value takes, as :func:`bob_boost.engine.prediction.node_leaves` routes."""
     if value != value:
         return missing_left[node] if has_missing else True
@@ -61,7 +61,7 @@ def directions(features, node_features, thresholds, missing_left, has_missing, c
     for i in range(features.shape[0]):
         for node in range(node_features.size):
             f = node_features[node]
-            out[i, node] = f >= 0 and _goes_left(features[i, f], node, thresholds, missing_left, has_missing,
+            out[i, node] = f >= 0 and goes_left(features[i, f], node, thresholds, missing_left, has_missing,
                                                  category_offsets, category_values)
 
 
