@@ -20,7 +20,11 @@ are bob_boost's trees once more for comparison (on ``--interventional-rows`` row
 rows x background rows), next to shap's interventional ``TreeExplainer``. Fastest of ``--repeats``, each
 library in turn; printed: seconds and rows per second.
 
-Usage: ``python bench/bench_explain.py [--rows 100000] [--background 100] [--repeats 3]``.
+``--mnist-figure FILE.png`` draws instead the Shapley values of 200 stumps trained on MNIST's 5s and 6s
+(``../shared/data``) for the first test 5 and 6 they classify correctly, against 200 training digits, as
+28 x 28 images.
+
+Usage: ``python bench/bench_explain.py [--rows 100000] [--background 100] [--repeats 3] [--mnist-figure FILE]``.
 """
 from __future__ import annotations
 
@@ -37,6 +41,42 @@ from _timing import fastest  # noqa: E402
 from test_explanations import _shap_trees  # noqa: E402  (the conversion the tests check)
 
 
+MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist" / "mnist_data.hdf5"
+
+
+def _mnist_figure(path: Path) -> None:
+    """The Shapley values of MNIST stumps on a test 5 and 6, red towards "6", blue towards "5"."""
+    import bob_boost
+    from bob_boost.datasets import load_mnist_hdf5
+    from bob_boost.plots import _figure
+
+    data = load_mnist_hdf5(MNIST)
+    train = np.isin(data.train_labels, [5, 6])
+    features, targets = data.train_data[train], np.where(data.train_labels[train] == 6, 1.0, -1.0)
+    machine = bob_boost.Boosting(bob_boost.StumpTrainer(n_threads=2), bob_boost.LogitLoss()).train(
+        features, targets, 200)
+    right = machine.decision_scores(data.test_data)[:, 0] * np.where(data.test_labels == 6, 1, -1) > 0
+    test = [int(np.flatnonzero((data.test_labels == digit) & right)[0]) for digit in (5, 6)]
+    rows = data.test_data[test]
+    values = machine.shap_values(rows, features[::features.shape[0] // 200][:200])
+    figure = _figure(figsize=(9, 2.6), layout="constrained")
+    limit = float(np.abs(values[:, :-1]).max())
+    panels = figure.subplots(1, 4)
+    for k, digit in enumerate((5, 6)):
+        image, shapley = panels[2 * k], panels[2 * k + 1]
+        image.imshow(rows[k].reshape(28, 28), cmap="gray_r")
+        image.set_title(f"test {digit}: score {machine.decision_scores(rows[k:k + 1])[0, 0]:+.2f}", fontsize=8)
+        shown = shapley.imshow(values[k, :-1].reshape(28, 28), cmap="coolwarm", vmin=-limit, vmax=limit)
+        shapley.set_title(f"its Shapley values (expected {values[k, -1]:+.2f})", fontsize=8)
+        for axes in (image, shapley):
+            axes.set_xticks([])
+            axes.set_yticks([])
+    figure.colorbar(shown, ax=panels, shrink=0.9, label="towards 6 (red), 5 (blue)")
+    figure.savefig(path, format="png", dpi=100)
+    print(f"# python bench/bench_explain.py --mnist-figure {path}: 200 stumps; the first correctly classified "
+          f"test 5 and 6: test rows {test}")
+
+
 def _row(name: str, seconds: float, rows: int, note: str = "-") -> str:
     return f"| {name} | {seconds:.3f} | {rows / seconds:,.0f} | {note} |"
 
@@ -48,7 +88,11 @@ def main() -> None:
     parser.add_argument("--interventional-rows", type=int, default=2000)
     parser.add_argument("--reference-rows", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mnist-figure", type=Path)
     args = parser.parse_args()
+    if args.mnist_figure is not None:
+        _mnist_figure(args.mnist_figure)
+        return
     import lightgbm
     import shap
     import xgboost
