@@ -24,7 +24,12 @@ library in turn; printed: seconds and rows per second.
 (``../shared/data``) for the first test 5 and 6 they classify correctly, against 200 training digits, as
 28 x 28 images.
 
-Usage: ``python bench/bench_explain.py [--rows 100000] [--background 100] [--repeats 3] [--mnist-figure FILE]``.
+``--uci-figure FILE.png`` draws the summary plot of the path-dependent values of
+``BoostingClassifier(weak_learner="tree")`` (every other parameter its default) on the UCI Pima Indians
+diabetes data (``tests/data/uci/diabetes.tsv.gz``, 768 patients, 8 measurements), every row explained.
+
+Usage: ``python bench/bench_explain.py [--rows 100000] [--background 100] [--repeats 3] [--mnist-figure FILE]
+[--uci-figure FILE]``.
 """
 from __future__ import annotations
 
@@ -77,6 +82,26 @@ def _mnist_figure(path: Path) -> None:
           f"test 5 and 6: test rows {test}")
 
 
+#: The UCI description's names of the Pima Indians diabetes measurements, in the file's column order.
+PIMA = ["pregnancies", "plasma glucose", "diastolic blood pressure", "triceps skin fold", "2-hour serum insulin",
+        "body mass index", "diabetes pedigree", "age"]
+
+
+def _uci_figure(path: Path) -> None:
+    """The summary plot of a default tree classifier's path-dependent values on every Pima diabetes row."""
+    from bob_boost.explanation_plots import plot_shap_summary
+    from bob_boost.io.tables import read_table
+    from bob_boost.sklearn import BoostingClassifier
+
+    table = read_table(Path(__file__).resolve().parents[1] / "tests" / "data" / "uci" / "diabetes.tsv.gz")
+    model = BoostingClassifier(weak_learner="tree").fit(table.features, table.labels)
+    values = model.shap_values(table.features)
+    plot_shap_summary(values, table.features, PIMA, path=path)
+    order = np.argsort(-np.abs(values[:, :-1]).mean(axis=0))
+    print(f"# python bench/bench_explain.py --uci-figure {path}: {model.n_iter_} rounds; mean |value|: "
+          + ", ".join(f"{PIMA[j]} {np.abs(values[:, j]).mean():.3f}" for j in order))
+
+
 def _row(name: str, seconds: float, rows: int, note: str = "-") -> str:
     return f"| {name} | {seconds:.3f} | {rows / seconds:,.0f} | {note} |"
 
@@ -89,9 +114,13 @@ def main() -> None:
     parser.add_argument("--reference-rows", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--mnist-figure", type=Path)
+    parser.add_argument("--uci-figure", type=Path)
     args = parser.parse_args()
-    if args.mnist_figure is not None:
-        _mnist_figure(args.mnist_figure)
+    if args.mnist_figure is not None or args.uci_figure is not None:
+        if args.mnist_figure is not None:
+            _mnist_figure(args.mnist_figure)
+        if args.uci_figure is not None:
+            _uci_figure(args.uci_figure)
         return
     import lightgbm
     import shap
@@ -135,6 +164,9 @@ def main() -> None:
     shap_time, theirs = fastest(lambda: explainer.shap_values(few), args.repeats)
 
     rows = args.rows
+    leaves = {"bob_boost": np.mean([np.sum(weak.features < 0) for weak in trees.weak_machines]),
+              "LightGBM": np.mean([tree["num_leaves"] for tree in light.booster_.dump_model()["tree_info"]]),
+              "XGBoost": np.mean([dump.count("leaf=") for dump in extreme.get_booster().get_dump()])}
     print(f"# python bench/bench_explain.py --rows {rows} --background {args.background} --interventional-rows "
           f"{args.interventional_rows} --reference-rows {args.reference_rows} --repeats {args.repeats}")
     print(f"# {cpu_model()}, 2 threads; fastest of {args.repeats}; lightgbm {lightgbm.__version__}, xgboost "
@@ -144,10 +176,10 @@ def main() -> None:
     print()
     print("| explained | seconds | rows/s | note |")
     print("|---|---:|---:|---|")
-    print(_row("bob_boost shap_values(rows)", ours, rows,
-               f"largest difference from shap's TreeExplainer: {path_difference:.1e}"))
-    print(_row("LightGBM predict(pred_contrib=True)", lightgbm_time, rows, "its own trees"))
-    print(_row("XGBoost predict(pred_contribs=True)", xgboost_time, rows, "its own trees"))
+    print(_row("bob_boost shap_values(rows)", ours, rows, f"{leaves['bob_boost']:.1f} leaves a tree; largest "
+               f"difference from shap's TreeExplainer: {path_difference:.1e}"))
+    print(_row("LightGBM predict(pred_contrib=True)", lightgbm_time, rows, f"{leaves['LightGBM']:.1f} leaves a tree"))
+    print(_row("XGBoost predict(pred_contribs=True)", xgboost_time, rows, f"{leaves['XGBoost']:.1f} leaves a tree"))
     print()
     print(f"Against {args.background} background rows (interventional):")
     print()
