@@ -105,7 +105,7 @@ def line_objective() -> None:
 #: (about 21 s of compiling on this project's Xeon: 12.4, 4.4 and 4.7 s) and the second the gradient trees
 #: and the L-BFGS objective (about 24 s: 16.0 and 7.7 s).
 def tree_shap() -> None:
-    """Shapley values of gradient trees (the compiled interventional Tree SHAP)."""
+    """Shapley values of gradient trees (the compiled interventional and path-dependent Tree SHAP)."""
     import bob_boost
 
     rng = np.random.default_rng(0)
@@ -113,6 +113,7 @@ def tree_shap() -> None:
     machine = bob_boost.Boosting(bob_boost.TreeTrainer(max_leaves=4), bob_boost.LogitLoss()).train(
         features, np.where(features[:, 0] > 0, 1.0, -1.0), 2)
     machine.shap_values(features[:5], features[:5])
+    machine.shap_values(features[:5])
 
 
 def the_rest() -> None:
