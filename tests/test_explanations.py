@@ -37,14 +37,21 @@ def brute_force(machine: BoostedMachine, rows: np.ndarray, background: np.ndarra
         mixed[:, :, list(members)] = rows[:, np.newaxis, list(members)]
         scores = machine.decision_scores(mixed.reshape(-1, width))
         game[members] = scores.reshape(rows.shape[0], background.shape[0], -1).mean(axis=1)
-    values = np.zeros((rows.shape[0], width, game[(False,) * width].shape[1]))
+    return shapley(game, width)
+
+
+def shapley(game: dict, width: int) -> np.ndarray:
+    """(..., #features, #outputs) each feature's Shapley value of a game given for every coalition (a tuple of
+    ``width`` booleans) as (..., #outputs) arrays: its weighted mean gain on joining each coalition."""
+    empty = game[(False,) * width]
+    values = np.zeros(empty.shape[:-1] + (width, empty.shape[-1]))
     for members, value in game.items():
         size = sum(members)
         for j in range(width):
             if not members[j]:
                 joined = members[:j] + (True,) + members[j + 1:]
                 share = math.factorial(size) * math.factorial(width - size - 1) / math.factorial(width)
-                values[:, j] += share * (game[joined] - value)
+                values[..., j, :] += share * (game[joined] - value)
     return values
 
 
@@ -247,13 +254,7 @@ def path_brute_force(machine: BoostedMachine, rows: np.ndarray) -> tuple[np.ndar
                 total = total + weight * _tree_game(weak, 0, row, members, outputs)
             game[members] = total
         empty = game[(False,) * width]
-        for members, value in game.items():
-            size = sum(members)
-            for j in range(width):
-                if not members[j]:
-                    joined = members[:j] + (True,) + members[j + 1:]
-                    share = math.factorial(size) * math.factorial(width - size - 1) / math.factorial(width)
-                    values[i, j] += share * (game[joined] - value)
+        values[i] = shapley(game, width)
     return values, empty
 
 
