@@ -53,7 +53,7 @@ def _mnist_figure(path: Path) -> None:
     """The Shapley values of MNIST stumps on a test 5 and 6, red towards "6", blue towards "5"."""
     import bob_boost
     from bob_boost.datasets import load_mnist_hdf5
-    from bob_boost.plots import _figure
+    from bob_boost.plots import new_figure
 
     data = load_mnist_hdf5(MNIST)
     train = np.isin(data.train_labels, [5, 6])
@@ -64,7 +64,7 @@ def _mnist_figure(path: Path) -> None:
     test = [int(np.flatnonzero((data.test_labels == digit) & right)[0]) for digit in (5, 6)]
     rows = data.test_data[test]
     values = machine.shap_values(rows, features[::features.shape[0] // 200][:200])
-    figure = _figure(figsize=(9, 2.6), layout="constrained")
+    figure = new_figure(figsize=(9, 2.6), layout="constrained")
     limit = float(np.abs(values[:, :-1]).max())
     panels = figure.subplots(1, 4)
     for k, digit in enumerate((5, 6)):

@@ -15,7 +15,7 @@ import numpy as np
 from ._validation import check_positive_int
 from .exceptions import InvalidValueError
 from .machine import BoostedMachine
-from .plots import _figure, _finish
+from .plots import new_figure, finish_figure
 from .tree_tables import tree_table
 
 
@@ -67,7 +67,7 @@ def plot_tree(machine: BoostedMachine, index: int = 0, tree: int = 0, path: str 
 
     place(int(table["node"][first]))
     depth = int(table["depth"][rows].max())
-    figure = _figure(figsize=(max(4.0, 1.6 * leaves), 1.0 + 1.1 * (depth + 1)))
+    figure = new_figure(figsize=(max(4.0, 1.6 * leaves), 1.0 + 1.1 * (depth + 1)))
     axes = figure.add_subplot()
     for row, position in x.items():
         height = -float(table["depth"][row])
@@ -85,7 +85,7 @@ def plot_tree(machine: BoostedMachine, index: int = 0, tree: int = 0, path: str 
     axes.set_ylim(-depth - 0.5, 0.5)
     axes.axis("off")
     axes.set_title(f"weak machine {index}" + (f", tree {tree}" if trees > 1 else ""))
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def _shap_inputs(values, features, names: Sequence[str] | None, output: int) -> tuple:
@@ -135,7 +135,7 @@ def plot_shap_summary(values, features, names: Sequence[str] | None = None, top:
     values, features, labels = _shap_inputs(values, features, names, output)
     top = check_positive_int(top, "top")
     order = np.argsort(-np.abs(values).mean(axis=0), kind="stable")[:top]
-    figure = _figure(figsize=(7, 1.0 + 0.35 * order.size))
+    figure = new_figure(figsize=(7, 1.0 + 0.35 * order.size))
     axes = figure.add_subplot()
     colour_map = None
     for place, j in enumerate(order):
@@ -155,7 +155,7 @@ def plot_shap_summary(values, features, names: Sequence[str] | None = None, top:
         bar = figure.colorbar(colour_map, ax=axes, ticks=[0, 1])
         bar.ax.set_yticklabels(["low", "high"])
         bar.set_label("feature value")
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_shap_dependence(values, features, feature: int, names: Sequence[str] | None = None, output: int = 0,
@@ -165,11 +165,11 @@ def plot_shap_dependence(values, features, feature: int, names: Sequence[str] | 
     values, features, labels = _shap_inputs(values, features, names, output)
     if not isinstance(feature, (int, np.integer)) or not 0 <= feature < features.shape[1]:
         raise InvalidValueError(f"feature: expected a column index in [0, {features.shape[1]}), got {feature!r}")
-    figure = _figure(figsize=(6, 4))
+    figure = new_figure(figsize=(6, 4))
     axes = figure.add_subplot()
     axes.scatter(features[:, feature], values[:, feature], s=6, color="tab:blue", linewidths=0)
     axes.axhline(0.0, color="grey", linewidth=0.8)
     axes.set_xlabel(labels[feature])
     axes.set_ylabel(f"Shapley value of {labels[feature]}")
     axes.grid(alpha=0.3)
-    return _finish(figure, path)
+    return finish_figure(figure, path)

@@ -25,11 +25,13 @@ from .exceptions import InvalidValueError
 from .machine import BoostedMachine
 
 
-def _figure(**kwargs):
+def new_figure(**kwargs):
+    """A :class:`matplotlib.figure.Figure` (no pyplot state), or an ImportError naming the ``plot`` extra."""
     return optional_import("matplotlib.figure", "plotting").Figure(**kwargs)
 
 
-def _finish(figure, path: str | os.PathLike | None):
+def finish_figure(figure, path: str | os.PathLike | None):
+    """Lay ``figure`` out, write it as PNG to ``path`` when given, and return it."""
     figure.tight_layout()
     if path is not None:
         figure.savefig(path, format="png", dpi=100)
@@ -38,7 +40,7 @@ def _finish(figure, path: str | os.PathLike | None):
 
 def plot_error_curves(curves: Mapping[str, Sequence[float]], path: str | os.PathLike | None = None):
     """Plot error rate against the number of rounds, one line per entry of ``curves`` (e.g. training, test)."""
-    figure = _figure(figsize=(6, 4))
+    figure = new_figure(figsize=(6, 4))
     axes = figure.add_subplot()
     for name, errors in curves.items():
         errors = np.asarray(errors, dtype=np.float64)
@@ -48,7 +50,7 @@ def plot_error_curves(curves: Mapping[str, Sequence[float]], path: str | os.Path
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     axes.legend()
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_margins(margins: Mapping[int | str, Sequence[float]], path: str | os.PathLike | None = None,
@@ -81,7 +83,7 @@ def plot_margins(margins: Mapping[int | str, Sequence[float]], path: str | os.Pa
     # [-1, 1] is the margins' range for bounded weak machines; wider only when some margin lies outside
     low = min(-1.0, min(values[0] for values in curves.values()))
     high = max(1.0, max(values[-1] for values in curves.values()))
-    figure = _figure(figsize=(6, 4))
+    figure = new_figure(figsize=(6, 4))
     axes = figure.add_subplot()
     for key, values in curves.items():
         name = (f"{key} round{'s' if key != 1 else ''}" if isinstance(key, (int, np.integer)) else str(key))
@@ -99,7 +101,7 @@ def plot_margins(margins: Mapping[int | str, Sequence[float]], path: str | os.Pa
         axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="upper left")
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_confusion_matrix(truth, predicted, class_names: Sequence[str], path: str | os.PathLike | None = None):
@@ -115,7 +117,7 @@ def plot_confusion_matrix(truth, predicted, class_names: Sequence[str], path: st
     k = len(class_names)
     counts = confusion_matrix(truth, predicted, k)
     rates = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    figure = _figure(figsize=(1.2 + 0.55 * k, 1.0 + 0.5 * k))
+    figure = new_figure(figsize=(1.2 + 0.55 * k, 1.0 + 0.5 * k))
     axes = figure.add_subplot()
     image = axes.imshow(rates, cmap="Blues", vmin=0.0, vmax=1.0)
     for (i, j), count in np.ndenumerate(counts):
@@ -127,7 +129,7 @@ def plot_confusion_matrix(truth, predicted, class_names: Sequence[str], path: st
     axes.set_ylabel("true class")
     axes.set_title(f"accuracy {np.trace(counts) / max(counts.sum(), 1):.2%}")
     figure.colorbar(image, ax=axes, label="fraction of the true class")
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_feature_map(machine: BoostedMachine, image_shape: tuple[int, int] | None = None,
@@ -138,7 +140,7 @@ def plot_feature_map(machine: BoostedMachine, image_shape: tuple[int, int] | Non
     title names the feature of the largest summed ``|weight|``.
     """
     importance = feature_map(machine, image_shape)
-    figure = _figure(figsize=(4.8, 4))
+    figure = new_figure(figsize=(4.8, 4))
     axes = figure.add_subplot()
     masked = np.ma.masked_equal(importance, 0.0)
     image = axes.imshow(masked, cmap="viridis", interpolation="nearest")
@@ -150,7 +152,7 @@ def plot_feature_map(machine: BoostedMachine, image_shape: tuple[int, int] | Non
     axes.set_xticks([])
     axes.set_yticks([])
     figure.colorbar(image, ax=axes, label="sum of |weights|")
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_feature_weights(machine: BoostedMachine, top: int = 20, path: str | os.PathLike | None = None):
@@ -177,7 +179,7 @@ def plot_feature_weights(machine: BoostedMachine, top: int = 20, path: str | os.
     # strongest first; equal sums keep the lower index first (a stable sort of the negated sums)
     order = used[np.argsort(-weights[used], kind="stable")][:top]
     names = feature_names(machine)
-    figure = _figure(figsize=(6, 1.0 + 0.3 * order.size))
+    figure = new_figure(figsize=(6, 1.0 + 0.3 * order.size))
     axes = figure.add_subplot()
     positions = np.arange(order.size)[::-1]
     axes.barh(positions, weights[order], color="tab:blue")
@@ -186,7 +188,7 @@ def plot_feature_weights(machine: BoostedMachine, top: int = 20, path: str | os.
     axes.set_title(f"{len(machine)} weak machines, {used.size} features used"
                    + (f" (top {order.size} shown)" if order.size < used.size else ""))
     axes.grid(axis="x", alpha=0.3)
-    return _finish(figure, path)
+    return finish_figure(figure, path)
 
 
 def plot_cost_curves(fn_rates: Sequence[float], fp_rates: Sequence[float], names: Sequence[str] | None = None,
@@ -210,7 +212,7 @@ def plot_cost_curves(fn_rates: Sequence[float], fp_rates: Sequence[float], names
     names = list(names) if names is not None else [f"classifier {i + 1}" for i in range(lines.shape[0])]
     if len(names) != lines.shape[0]:
         raise InvalidValueError(f"names: {len(names)} names for {lines.shape[0]} classifiers")
-    figure = _figure(figsize=(6, 4.5))
+    figure = new_figure(figsize=(6, 4.5))
     axes = figure.add_subplot()
     for name, line in zip(names, lines):
         axes.plot(pcf, line, linewidth=1, alpha=0.7, label=name)
@@ -222,4 +224,4 @@ def plot_cost_curves(fn_rates: Sequence[float], fp_rates: Sequence[float], names
     axes.set_ylim(0, max(0.5, float(lines.max()) * 1.05))
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    return _finish(figure, path)
+    return finish_figure(figure, path)
