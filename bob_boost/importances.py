@@ -32,6 +32,39 @@ def check_kind(kind, name: str = "kind", known: tuple[str, ...] = KINDS) -> str:
     return kind
 
 
+def of_machine(machine, kind: str = "split", features=None, background=None) -> np.ndarray:
+    """(#features,) each feature's global importance in a :class:`~bob_boost.BoostedMachine`.
+
+    Parameters
+    ----------
+    machine : BoostedMachine
+        The trained machine.
+    kind : {"split", "weight", "gain", "cover", "shap"}
+        How many times the weak machines read each feature (``"split"``, or XGBoost's name ``"weight"``);
+        the summed split gains or training cover of the trees' nodes on it; or its mean absolute Shapley
+        value over the rows of ``features`` (summed over the outputs).
+    features, background : array_like, optional
+        ``"shap"`` only: the rows (required) and :meth:`~bob_boost.BoostedMachine.shap_values`' background
+        rows (None: path-dependent).
+
+    Raises
+    ------
+    ValueError
+        Naming ``kind``, for an unknown kind or gains/covers of weak machines that record none; naming
+        ``features``, for ``"shap"`` without rows, or rows given to another kind.
+    """
+    kind = check_kind(kind)
+    if kind == "shap":
+        if features is None:
+            raise InvalidValueError("features: kind 'shap' averages the Shapley values of rows; pass them")
+        return mean_absolute(machine.shap_values(features, background))
+    if features is not None or background is not None:
+        raise InvalidValueError(f"features: only kind 'shap' reads rows, not {kind!r}")
+    read = [int(m.feature_indices().max()) + 1 for m in machine.weak_machines if m.feature_indices().size]
+    width = max([machine.number_of_features or 0] + read)
+    return tree_importances(machine.weak_machines, kind, width)
+
+
 def tree_importances(machines: list[WeakMachine], kind: str, width: int) -> np.ndarray:
     """(#features,) the ``"split"``/``"weight"``, ``"gain"`` or ``"cover"`` importance of ``machines``
     (``width`` features at least as wide as any read).

@@ -315,34 +315,9 @@ class BoostedMachine:
         return values[:, :, 0] if values.shape[2] == 1 else values
 
     def feature_importances(self, kind: str = "split", features=None, background=None) -> np.ndarray:
-        """(#features,) each feature's global importance (:mod:`bob_boost.importances`).
-
-        Parameters
-        ----------
-        kind : {"split", "weight", "gain", "cover", "shap"}
-            How many times the weak machines read each feature (``"split"``, or XGBoost's name
-            ``"weight"``); the summed split gains or training cover of the trees' nodes on it; or its mean
-            absolute Shapley value over the rows of ``features`` (summed over the outputs).
-        features, background : array_like, optional
-            ``"shap"`` only: the rows (required) and :meth:`shap_values`' background rows (None:
-            path-dependent).
-
-        Raises
-        ------
-        ValueError
-            Naming ``kind``, for an unknown kind or gains/covers of weak machines that record none; naming
-            ``features``, for ``"shap"`` without rows, or rows given to another kind.
-        """
-        kind = importances.check_kind(kind)
-        if kind == "shap":
-            if features is None:
-                raise InvalidValueError("features: kind 'shap' averages the Shapley values of rows; pass them")
-            return importances.mean_absolute(self.shap_values(features, background))
-        if features is not None or background is not None:
-            raise InvalidValueError(f"features: only kind 'shap' reads rows, not {kind!r}")
-        read = [int(m.feature_indices().max()) + 1 for m in self._weak_machines if m.feature_indices().size]
-        width = max([self.number_of_features or 0] + read)
-        return importances.tree_importances(self._weak_machines, kind, width)
+        """(#features,) each feature's global importance of ``kind`` (``"split"``, ``"weight"``, ``"gain"``,
+        ``"cover"``, or ``"shap"`` over the rows ``features``): :func:`bob_boost.importances.of_machine`."""
+        return importances.of_machine(self, kind, features, background)
 
     def staged_decision_scores(self, features) -> Iterator[np.ndarray]:
         """Scores after each round: ``len(self)`` arrays of shape (#samples, #outputs).
