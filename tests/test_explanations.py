@@ -363,3 +363,16 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="background: .*NaN"):
         machine.shap_values(features[:5], holes)
     assert not np.isnan(holes[:3]).any()  # nothing the caller passed was changed
+
+
+def test_a_lone_leaf_is_its_expectation_and_a_split_without_cover_is_refused():
+    lone = BoostedMachine()
+    lone.add_weak_machine(bob_boost.TreeMachine([-1], [0.0], [-1], [-1], [[0.5]], cover=[0.0]), [2.0])
+    np.testing.assert_array_equal(lone.shap_values(np.zeros((3, 2))), [[0.0, 0.0, 1.0]] * 3)
+    split = BoostedMachine()
+    split.add_weak_machine(bob_boost.TreeMachine([0, -1, -1], [0.0] * 3, [1, -1, -1], [2, -1, -1],
+                                                 [[0.0], [1.0], [2.0]], cover=[0.0, 0.0, 0.0]), [1.0])
+    with pytest.raises(ValueError, match="background: TreeMachine.* has a split node without training cover"):
+        split.shap_values(np.zeros((3, 2)))
+    # background rows need no cover: the row goes left (1.0), the background right (2.0)
+    np.testing.assert_array_equal(split.shap_values(-np.ones((1, 2)), np.zeros((1, 2)))[0], [-1.0, 0.0, 2.0])

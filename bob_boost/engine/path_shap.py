@@ -205,5 +205,6 @@ def expected_value(values: np.ndarray, node_features: np.ndarray, cover: np.ndar
     total = np.zeros(values.shape[1])
     for root, end in zip(roots, ends):
         leaves = np.arange(root, end)[node_features[root:end] < 0]
-        total += cover[leaves] @ values[leaves] / cover[root]
+        # a lone leaf is its own expectation, whatever its cover (a zero hessian sum, say)
+        total += values[root] if leaves.size == 1 else cover[leaves] @ values[leaves] / cover[root]
     return total
