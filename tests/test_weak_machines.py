@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import bob_boost
 from bob_boost.weak import LUTMachine, StumpMachine
 
 
@@ -59,3 +60,24 @@ def test_lut_table_passed_in_is_not_shared_or_modified():
     machine = LUTMachine(table, [0])
     table[0] = 7.0
     np.testing.assert_array_equal(machine(np.array([[0]])), [[1.0]])
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_a_trainers_trusted_trees_are_the_checked_constructors(categorical):
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(800, 3))
+    features[:, 2] = rng.integers(0, 5, 800)
+    features[rng.random(800) < 0.1, 0] = np.nan
+    targets = np.where(np.nan_to_num(features[:, 0]) + (features[:, 2] == 3) > 0, 1.0, -1.0)
+    trainer = bob_boost.TreeTrainer(max_leaves=6, missing="bin", categorical_features=[2] if categorical else None,
+                                    min_data_per_group=5)
+    for weak in bob_boost.Boosting(trainer, bob_boost.LogitLoss(), learning_rate=0.3).train(
+            features, targets, 3).weak_machines:
+        checked = bob_boost.TreeMachine(weak.features, weak.thresholds, weak.left_children, weak.right_children,
+                                        weak.values, weak.roots, weak.missing_left, weak.categories, weak.cover,
+                                        weak.gains)
+        assert checked == weak and checked.depth == weak.depth
+        assert (weak.category_layout is not None) == categorical
+        for name in ("features", "thresholds", "values", "cover", "gains", "missing_left"):
+            assert getattr(weak, name).dtype == getattr(checked, name).dtype
+            assert not getattr(weak, name).flags.writeable

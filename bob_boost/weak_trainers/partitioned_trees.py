@@ -298,10 +298,10 @@ class PartitionedGradientTrees:
             values.append(full)
             roots.append(offset)
             offset += n
-        return TreeMachine(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
-                           np.concatenate(right), np.vstack(values), roots,
-                           np.concatenate(nan_left) if self.missing else None,
-                           joined_sets(sets, [tree.n_nodes for tree in growing]), *np.vstack(records).T)
+        return TreeMachine.trusted(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
+                                   np.concatenate(right), np.vstack(values), roots,
+                                   np.concatenate(nan_left) if self.missing else None,
+                                   joined_sets(sets, [tree.n_nodes for tree in growing]), *np.vstack(records).T)
 
 
 class _GrowingTree:

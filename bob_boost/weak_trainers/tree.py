@@ -458,7 +458,7 @@ class TreeTrainer:
         categories = binned.category_table.sets(features, node_sets[used]) if binned.categories else None
         if categories is not None:
             thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
-        return TreeMachine(features, thresholds, np.where(inner, node_left[used] + shift, -1),
-                           np.where(inner, node_right[used] + shift, -1), values, roots,
-                           inner & node_nan_left[used] if binned.missing else None, categories,
-                           node_records[used][:, 0], node_records[used][:, 1])
+        return TreeMachine.trusted(features, thresholds, np.where(inner, node_left[used] + shift, -1),
+                                   np.where(inner, node_right[used] + shift, -1), values, roots,
+                                   inner & node_nan_left[used] if binned.missing else None, categories,
+                                   node_records[used][:, 0], node_records[used][:, 1])
