@@ -46,7 +46,7 @@ class TreeTrainer:
 
     ``n_threads`` threads grow the trees of a round side by side (one per
     output); a round's lone tree has the histograms of its nodes of at least
-    32,768 rows (:data:`PART_ROWS`), the root's first, built in parts on the
+    8,192 rows (twice :data:`PART_ROWS`), the root's first, built in parts on the
     threads and added in order, so the tree is the same for any ``n_threads``.
 
     The defaults are those of LightGBM and scikit-learn's HistGradientBoosting:
