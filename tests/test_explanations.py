@@ -259,15 +259,8 @@ def path_brute_force(machine: BoostedMachine, rows: np.ndarray) -> tuple[np.ndar
 
 
 PATH_MACHINES = {
-    "gradient trees, leaf-wise, intercept": lambda X, c: bob_boost.Boosting(
-        bob_boost.TreeTrainer(max_leaves=8), bob_boost.LogitLoss(), learning_rate=0.3).train(
-        X, _signed(c), 6, baseline="auto"),
-    "gradient trees, level-wise, squared": lambda X, c: bob_boost.Boosting(
-        bob_boost.TreeTrainer(max_depth=3, growth="levelwise"), bob_boost.SquaredLoss(), learning_rate=0.3).train(
-        X, X[:, 0] * X[:, 1] + c, 6),
-    "gradient trees, categorical": MACHINES["gradient trees, categorical"],
-    "softmax trees, shared": MACHINES["softmax trees, shared"],
-    "BAdaCost trees": MACHINES["BAdaCost trees"],
+    **{name: MACHINES[name] for name in ("gradient trees, leaf-wise, intercept", "gradient trees, level-wise",
+                                         "gradient trees, categorical", "softmax trees, shared", "BAdaCost trees")},
     "gradient trees, missing values": MISSING["gradient trees, missing values"],
 }
 
