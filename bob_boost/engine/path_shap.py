@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from .threads import run_blocks
-from .tree_shap import BLOCK_ROWS, goes_left
+from .tree_shap import BLOCK_ROWS, directions
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -134,26 +134,6 @@ def _tree(x_left, root, node_features, left, right, values, cover, paths, stack,
 
 
 @numba.njit(**_JIT)
-def _tree_directions(features, first, last, node_features, thresholds, missing_left, has_missing, category_offsets,
-                     category_values, start, stop, out):
-    """``out[i - first, node - start]``: whether row ``i`` goes left at inner ``node`` of the tree
-    ``start:stop``; a node at a time, its test hoisted out of the loop over the rows."""
-    for node in range(start, stop):
-        f = node_features[node]
-        if f < 0:
-            continue
-        if category_offsets.size > 0 and category_offsets[node + 1] > category_offsets[node]:
-            for i in range(first, last):
-                out[i - first, node - start] = goes_left(features[i, f], node, thresholds, missing_left, has_missing,
-                                                          category_offsets, category_values)
-            continue
-        threshold, nan_left = thresholds[node], missing_left[node] if has_missing else True
-        for i in range(first, last):
-            value = features[i, f]
-            out[i - first, node - start] = nan_left if value != value else not value >= threshold
-
-
-@numba.njit(**_JIT)
 def _rows(features, node_features, thresholds, left, right, missing_left, has_missing, category_offsets,
           category_values, values, cover, roots, levels, first, last, out):
     """Rows ``first:last`` of ``out`` (#rows, #features, #outputs): the trees' path-dependent Shapley values."""
@@ -167,8 +147,8 @@ def _rows(features, node_features, thresholds, left, right, missing_left, has_mi
     ends = np.append(roots[1:], node_features.size)
     x_left = np.empty((last - first, np.max(ends - roots)), dtype=np.bool_)
     for t in range(roots.size):  # a tree at a time: its sides of the block's rows stay in the caches
-        _tree_directions(features, first, last, node_features, thresholds, missing_left, has_missing,
-                         category_offsets, category_values, roots[t], ends[t], x_left)
+        directions(features, first, last, node_features, thresholds, missing_left, has_missing, category_offsets,
+                   category_values, roots[t], ends[t], x_left)
         for i in range(first, last):
             _tree(x_left[i - first], roots[t], node_features, left, right, values, cover, paths, stack, reciprocal,
                   carried, totals, inverse, out[i])

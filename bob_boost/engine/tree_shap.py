@@ -55,14 +55,24 @@ def goes_left(value, node, thresholds, missing_left, has_missing, category_offse
 
 
 @numba.njit(**_JIT)
-def directions(features, node_features, thresholds, missing_left, has_missing, category_offsets, category_values,
-                out):
-    """``out[i, node]``: whether row ``i`` goes left at ``node`` (internal nodes; leaves left False)."""
-    for i in range(features.shape[0]):
-        for node in range(node_features.size):
-            f = node_features[node]
-            out[i, node] = f >= 0 and goes_left(features[i, f], node, thresholds, missing_left, has_missing,
-                                                 category_offsets, category_values)
+def directions(features, first, last, node_features, thresholds, missing_left, has_missing, category_offsets,
+               category_values, start, stop, out):
+    """``out[i - first, node - start]``: whether row ``i`` goes left at inner ``node`` of the nodes
+    ``start:stop`` (as :func:`bob_boost.engine.prediction.node_leaves` routes; leaves' entries untouched); a
+    node at a time, its test hoisted out of the loop over the rows."""
+    for node in range(start, stop):
+        f = node_features[node]
+        if f < 0:
+            continue
+        if category_offsets.size > 0 and category_offsets[node + 1] > category_offsets[node]:
+            for i in range(first, last):
+                out[i - first, node - start] = goes_left(features[i, f], node, thresholds, missing_left, has_missing,
+                                                          category_offsets, category_values)
+            continue
+        threshold, nan_left = thresholds[node], missing_left[node] if has_missing else True
+        for i in range(first, last):
+            value = features[i, f]
+            out[i - first, node - start] = nan_left if value != value else not value >= threshold
 
 
 @numba.njit(**_JIT)
@@ -131,9 +141,9 @@ def _rows(features, background_left, node_features, thresholds, left, right, mis
     state = np.zeros(features.shape[1], dtype=np.int64)
     decided = np.empty(stack_size, dtype=np.int64)
     stack = np.empty((3 * stack_size + 3, 6), dtype=np.int64)
-    x_left = np.empty((last - first, node_features.size), dtype=np.bool_)
-    directions(features[first:last], node_features, thresholds, missing_left, has_missing, category_offsets,
-                category_values, x_left)
+    x_left = np.zeros((last - first, node_features.size), dtype=np.bool_)
+    directions(features, first, last, node_features, thresholds, missing_left, has_missing, category_offsets,
+               category_values, 0, node_features.size, x_left)
     for i in range(first, last):
         for r in range(background_left.shape[0]):
             for t in range(roots.size):
@@ -158,9 +168,9 @@ def interventional_tree_shap(features: np.ndarray, background: np.ndarray, node_
     node_features, thresholds, left, right, missing, offsets, category_values, values, roots = (
         np.array(a) for a in (node_features, thresholds, left, right, missing, offsets, category_values, values,
                               roots))
-    background_left = np.empty((background.shape[0], node_features.size), dtype=np.bool_)
-    directions(background, node_features, thresholds, missing, has_missing, offsets, category_values,
-                background_left)
+    background_left = np.zeros((background.shape[0], node_features.size), dtype=np.bool_)
+    directions(background, 0, background.shape[0], node_features, thresholds, missing, has_missing, offsets,
+               category_values, 0, node_features.size, background_left)
     common = (features, background_left, node_features, thresholds, left, right, missing, has_missing, offsets,
               category_values, values, roots, path_weights(depth), depth + 1)
     blocks = [common + (start, min(start + BLOCK_ROWS, features.shape[0]), out)
