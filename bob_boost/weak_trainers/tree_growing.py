@@ -296,14 +296,11 @@ def label_nodes(leaf_sums: np.ndarray, node_features, left, right,
 
     The sums are accumulated bottom-up (children follow their parents) into every ancestor first.
     """
-    sums = leaf_sums.copy()
+    sums, cover = leaf_sums.copy(), leaf_sums.sum(axis=1)
     for node in range(sums.shape[0] - 1, -1, -1):
         if node_features[node] >= 0:
             sums[node] = sums[left[node]] + sums[right[node]]
-    cover = leaf_sums.sum(axis=1)
-    for node in range(sums.shape[0] - 1, -1, -1):  # children's sums, so that covers add up exactly
-        if node_features[node] >= 0:
-            cover[node] = cover[left[node]] + cover[right[node]]
+            cover[node] = cover[left[node]] + cover[right[node]]  # the children's, so that covers add up exactly
     return cheapest(sums @ loss_matrix), cover
 
 
