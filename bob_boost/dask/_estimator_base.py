@@ -8,7 +8,8 @@ import copy
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from ..sklearn._base import ESTIMATOR_KEY, _offers_probabilities
+from ..sklearn._base import ESTIMATOR_KEY
+from ..sklearn._classifier import _offers_probabilities
 from ..sklearn._compat import available_if, check_is_fitted
 from . import _dask
 from ._fit_data import ClusterData

@@ -10,8 +10,8 @@ from . import _fitting
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ..labels import ClassEncoding
 from ..losses.logit import MultiLabelLogitLoss
-from ._base import (CLASSIFICATION_LOSSES, WEAK_LEARNERS, _BoostedClassifier, _check_lut_features, _refuse_constant,
-                    check_indicator)
+from ._base import CLASSIFICATION_LOSSES, WEAK_LEARNERS, _check_lut_features
+from ._classifier import _BoostedClassifier, _refuse_constant, check_indicator
 from .regression import BoostingRegressor  # re-exported: its import path before it had a module of its own
 
 __all__ = ["BoostingClassifier", "BoostingRegressor"]

@@ -12,7 +12,7 @@ from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, sam
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
-from ._base import _BoostedClassifier, _refuse_constant
+from ._classifier import _BoostedClassifier, _refuse_constant
 from ._fitting import estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
