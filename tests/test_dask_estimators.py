@@ -59,8 +59,14 @@ def test_probabilities_staged_scores_and_importances_are_the_in_memory_ones(clie
     np.testing.assert_array_equal(model.predict_proba(features), local.predict_proba(features))
     staged = list(model.staged_predict(features))
     assert len(staged) == 5 and np.array_equal(staged[-1], local.predict(features))
-    np.testing.assert_array_equal(model.feature_importances_, local.feature_importances_)
     assert np.isnan(model.train_score_).all() and model.train_score_.shape == (6,)
+    for estimator in (model, local):  # the training losses stayed on the workers: no importances from them
+        with pytest.raises(ValueError, match="importance_type: 'loss' needs the training losses of every round"):
+            _ = estimator.feature_importances_
+    model.set_params(importance_type="split")
+    local.set_params(importance_type="split")
+    np.testing.assert_array_equal(model.feature_importances_, local.feature_importances_)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
     with pytest.raises(TypeError, match="X: DaskBoostingClassifier predicts Dask arrays with predict"):
         list(model.staged_predict(dX))
 

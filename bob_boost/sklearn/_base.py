@@ -169,13 +169,16 @@ class _BoostedEstimator(BaseEstimator):
         Raises
         ------
         ValueError
-            For an unknown ``importance_type``, or gains and covers of weak machines that record none
-            (stumps, tables).
+            For an unknown ``importance_type``, gains and covers of weak machines that record none (stumps,
+            tables), or ``"loss"`` for a model trained on a cluster (its training losses stay on the workers).
         """
         check_is_fitted(self)
         kind = importances.check_kind(getattr(self, "importance_type", "loss"), "importance_type",
                                       ("loss", "split", "weight", "gain", "cover"))
         if kind == "loss":
+            if len(self.machine_) and _fitting.IMPORTANCE_KEY not in self.machine_.metadata:
+                raise InvalidValueError("importance_type: 'loss' needs the training losses of every round, which "
+                                        "a fit on a cluster leaves on the workers; use 'split', 'gain' or 'cover'")
             return _fitting.importances(self.machine_, self.n_features_in_)
         try:
             totals = importances.tree_importances(self.machine_.weak_machines, kind, self.n_features_in_)
