@@ -109,7 +109,7 @@ def path_dependent_shap(baseline: np.ndarray, machines: list[WeakMachine], weigh
                                     f"background rows")
         if isinstance(machine, MultiClassTreeMachine):
             values = margin_vectors(machine.number_of_classes)[machine.labels]
-            roots, categories = np.zeros(1, dtype=np.int64), None
+            roots, categories = np.zeros(1, dtype=np.int64), machine.category_layout
         else:
             values, roots, categories = machine.values, machine.roots, machine.category_layout
         out[:, :width] += weight * path_shap.path_tree_shap(

@@ -258,8 +258,7 @@ class BoostedMachine:
             indices = np.vstack([m.indices for m in machines])
             return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads,
                                          prediction.lut_missing_rows(machines))
-        if kinds == {MultiClassTreeMachine} or (kinds == {TreeMachine} and all(m.categories is None
-                                                                                for m in machines)):
+        if kinds in ({MultiClassTreeMachine}, {TreeMachine}) and all(m.categories is None for m in machines):
             return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads,
                                           missing_left=prediction.tree_missing_left(machines))
         return None

@@ -274,9 +274,11 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         The generic trainer's gradient trees: -1, 0 or +1 per feature, and groups of features that may
         interact (``monotonic_cst`` and ``interaction_cst`` of :class:`~bob_boost.TreeTrainer`).
     categorical_features : optional
-        The generic trainer's stumps and gradient trees: the features split by category sets
-        (``categorical_features`` of :class:`~bob_boost.StumpTrainer` and :class:`~bob_boost.TreeTrainer`);
-        look-up tables read every feature as categories already, and take them as they are.
+        The features split by category sets: by the generic trainer's stumps and gradient trees
+        (``categorical_features`` of :class:`~bob_boost.StumpTrainer` and :class:`~bob_boost.TreeTrainer`)
+        and by the multi-class trainers' cost-sensitive trees (of
+        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`); look-up tables read every
+        feature as categories already, and take them as they are.
     tree_min_weight_fraction_leaf : float
         The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
         in each child of a split (``min_weight_fraction_leaf`` of
@@ -292,16 +294,19 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
-    if categorical_features is not None and trainer != "boosting":
-        raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting', "
-                                f"got trainer={trainer!r}")
+    if categorical_features is not None and (trainer in BINARY_COST_TRAINERS or (
+            trainer in MULTICLASS_TRAINERS and weak_learner != "tree")):
+        raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting' "
+                                f"and by the cost-sensitive trees of the multi-class trainers, got trainer="
+                                f"{trainer!r} with weak_learner={weak_learner!r}")
     if trainer in MULTICLASS_TRAINERS:
         return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
                                   2 if tree_depth is None else tree_depth, cost_matrix,
                                   dict(number_of_rounds=number_of_rounds,
                                        shrinkage=1.0 if shrinkage is None else shrinkage,
                                        feature_fraction=feature_fraction, random_state=random_state,
-                                       sampling=sampling), missing, tree_min_weight_fraction_leaf)
+                                       sampling=sampling), missing, tree_min_weight_fraction_leaf,
+                                  categorical_features)
     if trainer in BINARY_COST_TRAINERS:
         if sampling is not None:
             raise InvalidValueError(f"sampling: {trainer!r} chooses each stump with its closed-form step on every "
@@ -371,7 +376,7 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,
                        options: dict[str, Any], missing: str | None = None,
-                       min_weight_fraction_leaf: float = 0.0) -> Recipe:
+                       min_weight_fraction_leaf: float = 0.0, categorical_features=None) -> Recipe:
     if number_of_classes is None:
         raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
     if missing is not None and weak_learner == "lut":
@@ -386,7 +391,8 @@ def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tr
         weak = MultiClassStumpTrainer(missing=missing, min_weight_fraction_leaf=min_weight_fraction_leaf)
     else:
         weak = CostSensitiveTreeTrainer(max_depth=tree_depth, missing=missing,
-                                        min_weight_fraction_leaf=min_weight_fraction_leaf)
+                                        min_weight_fraction_leaf=min_weight_fraction_leaf,
+                                        categorical_features=categorical_features)
     if trainer == "badacost":
         if cost_matrix is None:
             raise InvalidValueError("cost_matrix: the badacost trainer needs a cost matrix")

@@ -38,7 +38,7 @@ def _tree_arrays(weak) -> dict:
         return {"features": weak.features, "thresholds": weak.thresholds, "left": weak.left_children,
                 "right": weak.right_children, "roots": weak.roots if tree else np.array([0]),
                 "values": weak.values if tree else weak.labels[:, np.newaxis],
-                "categories": weak.categories if tree else None, "missing_left": weak.missing_left,
+                "categories": weak.categories, "missing_left": weak.missing_left,
                 "cover": weak.cover, "gains": weak.gains}
     raise InvalidTypeError(f"machine: {weak!r} has no tree form (gradient trees, cost-sensitive trees and stumps "
                            f"do)")

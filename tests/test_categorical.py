@@ -282,9 +282,11 @@ def test_estimators_refuse_categories_they_cannot_split():
         BoostingClassifier(weak_learner="tree", categorical_features=["city"]).fit(X, y)
     with pytest.raises(ValueError, match="categorical_features: must be 'from_dtype'"):
         BoostingClassifier(weak_learner="tree", categorical_features="auto").fit(X, y)
-    with pytest.raises(ValueError, match="categorical_features: split by the stumps and gradient trees of "
-                                         "trainer='boosting', got trainer='samme'"):
-        bob_boost.recipes.make_recipe("samme", number_of_classes=3, weak_learner="tree", categorical_features=[0])
+    for trainer, weak in (("samme", "stump"), ("badacost", "lut"), ("adaboostdb", "stump")):
+        with pytest.raises(ValueError, match=f"categorical_features: split by .* got trainer='{trainer}' with "
+                                             f"weak_learner='{weak}'"):
+            bob_boost.recipes.make_recipe(trainer, number_of_classes=3, weak_learner=weak, categorical_features=[0],
+                                          cost_matrix=1 - np.eye(3))
 
 
 def test_a_categorical_stump_takes_the_best_of_all_category_sets():

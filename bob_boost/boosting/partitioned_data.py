@@ -22,7 +22,7 @@ from ..binning import QuantizedLayout
 from ..costs import check_class_labels
 from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                             padded_thresholds, step_codes)
-from ..engine.categorical import checked_categories
+from ..engine.categorical import category_ranks, checked_categories
 from ..engine.edges import all_thresholds, count_thresholds, midpoints, sample_rows
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
@@ -118,18 +118,23 @@ def lut_coded(source: RowSource, features, entries: int | None, missing: bool,
     return coded, offsets, entries, all_missing
 
 
-def quantized(source: RowSource, features, n_threads: int | None, missing: bool) -> tuple[QuantizedLayout, list]:
+def quantized(source: RowSource, features, n_threads: int | None, missing: bool,
+              categories: dict[int, np.ndarray] | None = None) -> tuple[QuantizedLayout, list]:
     """The global quantised layout and the handles of every block's codes (with ``missing``, a NaN bin after
-    each feature's value bins, as :meth:`bob_boost.binning.BinnedFeatures.quantize` makes it)."""
+    each feature's value bins, as :meth:`bob_boost.binning.BinnedFeatures.quantize` makes it). A feature of
+    ``categories`` (:func:`global_categories`) is coded by its categories' ranks, a bin each, as the
+    cost-sensitive trees code it in memory."""
     ranges = source.gather(source.raw(features, value_range, n_threads, missing))
     low = np.min([r[0] for r in ranges], axis=0)
     high = np.max([r[1] for r in ranges], axis=0)
     empty = low > high  # NaN in every row: the range 0 .. 0, as in memory
     low, high = np.where(empty, 0.0, low), np.where(empty, 0.0, high)
     integral = np.all([r[2] for r in ranges], axis=0)
+    for f, values in (categories or {}).items():
+        low[f], high[f], integral[f] = 0.0, values.size - 1.0, True
     layout = QuantizedLayout.of(low, high, integral, missing)
     coded = source.raw(features, quantized_codes, layout.low, layout.step, layout.top, layout.bins_per_feature,
-                       n_threads, layout.missing_codes)
+                       n_threads, layout.missing_codes, categories or {})
     return layout, coded
 
 
@@ -224,11 +229,14 @@ def value_range(chunk: np.ndarray, n_threads: int | None = 1,
 
 
 def quantized_codes(chunk: np.ndarray, low: np.ndarray, step: np.ndarray, top: int, bins: int,
-                    n_threads: int | None = 1, missing_codes: np.ndarray | None = None) -> CodedFeatures:
+                    n_threads: int | None = 1, missing_codes: np.ndarray | None = None,
+                    categories: dict[int, np.ndarray] | None = None) -> CodedFeatures:
     """The block coded into the global quantised bins (:class:`bob_boost.binning.QuantizedLayout`), NaN as its
-    feature's ``missing_codes`` (with missing values), its node histograms built on ``n_threads``."""
+    feature's ``missing_codes`` (with missing values), the features of ``categories`` by their categories'
+    ranks, its node histograms built on ``n_threads``."""
     threads = check_threads(n_threads)
-    return CodedFeatures(step_codes(chunk, low, step, threads, top, missing_codes), bins, threads)
+    ranked = category_ranks(chunk, categories or {})
+    return CodedFeatures(step_codes(ranked, low, step, threads, top, missing_codes), bins, threads)
 
 
 # -- the targets of one block ---------------------------------------------------------------------------------

@@ -88,8 +88,9 @@ def check_cluster_options(args: argparse.Namespace) -> None:
     gradient_trees = args.trainer == "boosting" and args.weak_learner == "tree"
     groups = ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
               (GRADIENT_TREE_ONLY, gradient_trees, "--trainer boosting -w tree"),
-              (SPLIT_ONLY, args.trainer == "boosting" and args.weak_learner != "lut", "--trainer boosting -w stump "
-                                                                                      "or tree"),
+              (SPLIT_ONLY, (args.trainer == "boosting" and args.weak_learner != "lut")
+               or (multiclass and args.weak_learner == "tree"), "--trainer boosting -w stump or tree, and of the "
+                                                                 "multi-class trainers' -w tree"),
               (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb"),
               (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
               (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),

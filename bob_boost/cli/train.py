@@ -18,7 +18,7 @@ from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
 from ..boosting.sampling import SAMPLING_METHODS, SAMPLING_OPTIONS
-from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
+from ..recipes import BINARY_COST_TRAINERS, SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
@@ -91,8 +91,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "group), or no_interactions")
     train.add_argument("--categorical", type=integer_list, metavar="F,F,...",
                        default=SPLIT_ONLY["categorical"],
-                       help="stumps and gradient trees: the feature columns (from 0) that hold category codes, "
-                            "non-negative integers split by sets of categories")
+                       help="stumps, gradient trees and the multi-class trainers' trees: the feature columns "
+                            "(from 0) that hold category codes, non-negative integers split by sets of categories")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")
@@ -184,10 +184,11 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         metadata["feature_names"] = table.feature_names
     categorical = args.categorical
     if table.categories:  # a Parquet or Arrow file's category and text columns, coded at reading
-        if args.trainer != "boosting" and args.weak_learner != "lut":
+        if args.trainer in BINARY_COST_TRAINERS or (args.trainer != "boosting" and args.weak_learner == "stump"):
             raise CommandError(f"{args.data}: columns {sorted(table.categories)} hold categories, which "
-                               f"--trainer {args.trainer} does not split; use --trainer boosting (stumps and trees "
-                               f"split sets of categories) or -w lut (a value per category)")
+                               f"--trainer {args.trainer} does not split with -w {args.weak_learner}; use -w tree "
+                               f"(trees split sets of categories), --trainer boosting or -w lut (a value per "
+                               f"category)")
         metadata["categories"] = {str(j): values for j, values in table.categories.items()}
         if args.weak_learner != "lut":
             categorical = sorted(set(args.categorical or ()) | set(table.categories))

@@ -64,7 +64,7 @@ class DaskBAdaCostClassifier(_DaskClassifier, BAdaCostClassifier):
         confusions of a SAMME model trained on the cluster first (the confusions counted there).
     max_depth, n_estimators, shrinkage, feature_fraction, random_state, class_weight, validation_fraction, \
 n_iter_no_change, tol, warm_start, missing, subsample, subsample_freq, sampling, top_rate, other_rate, \
-min_weight_fraction_leaf, importance_type
+min_weight_fraction_leaf, importance_type, categorical_features
         As in :class:`~bob_boost.sklearn.BAdaCostClassifier` (a warm start keeps the fitted cost matrix).
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -88,14 +88,16 @@ min_weight_fraction_leaf, importance_type
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2, other_rate: float = 0.1,
-                 min_weight_fraction_leaf: float = 0.0, importance_type: str = "loss", client=None) -> None:
+                 min_weight_fraction_leaf: float = 0.0, importance_type: str = "loss",
+                 categorical_features="from_dtype", client=None) -> None:
         super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
                          shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
                          class_weight=class_weight, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, missing=missing, subsample=subsample,
                          subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf, importance_type=importance_type)
+                         min_weight_fraction_leaf=min_weight_fraction_leaf, importance_type=importance_type,
+                         categorical_features=categorical_features)
         self.client = client
 
     def _local_estimator(self) -> BAdaCostClassifier:

@@ -50,6 +50,19 @@ def category_parameters(cat_smooth: float, cat_l2: float, max_cat_threshold: int
     return np.array([cat_smooth, cat_l2, max_cat_threshold, max_cat_to_onehot, min_data_per_group], dtype=np.float64)
 
 
+def category_ranks(features: np.ndarray, categories: dict[int, np.ndarray]) -> np.ndarray:
+    """``features`` with each categorical column replaced by its categories' ranks (NaN stays NaN); the
+    array itself without categorical features."""
+    if not categories:
+        return features
+    ranked = features.astype(np.float64) if features.dtype.kind != "f" else features.copy()
+    for f, values in categories.items():
+        column = ranked[:, f]
+        present = ~np.isnan(column)
+        column[present] = np.searchsorted(values, column[present])
+    return ranked
+
+
 def category_limit(max_bins: int | None, missing: bool) -> int:
     """The most categories a feature may have: one bin each, within ``max_bins`` and the kernels' sets (the
     missing values' bin takes one)."""

@@ -262,6 +262,12 @@ class BAdaCostClassifier(_BoostedClassifier):
     importance_type : {"loss", "split", "weight", "gain", "cover"}
         What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
         machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
+    categorical_features : "from_dtype", array_like of int, str or bool, or None
+        The features that are categories, as :class:`~bob_boost.sklearn.BoostingClassifier` takes them
+        (``"from_dtype"``, the default: a frame's category columns). The trees split them by sets of
+        categories (see
+        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`); a category never seen by
+        ``fit`` goes right.
 
     Attributes
     ----------
@@ -299,8 +305,9 @@ class BAdaCostClassifier(_BoostedClassifier):
                  warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
                  subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, min_weight_fraction_leaf: float = 0.0,
-                 importance_type: str = "loss") -> None:
+                 importance_type: str = "loss", categorical_features="from_dtype") -> None:
         self.importance_type = importance_type
+        self.categorical_features = categorical_features
         self.cost_matrix = cost_matrix
         self.max_depth = max_depth
         self.n_estimators = n_estimators
@@ -360,7 +367,8 @@ class BAdaCostClassifier(_BoostedClassifier):
                        number_of_rounds=rounds, shrinkage=self.shrinkage, feature_fraction=self.feature_fraction,
                        random_state=seed, missing=self.missing,
                        tree_min_weight_fraction_leaf=tree.min_weight_fraction_leaf,
-                       sampling=estimator_sampling(self, continuing))
+                       sampling=estimator_sampling(self, continuing),
+                       categorical_features=self._categorical_features())
         matrix = self.machine_.cost_matrix if continuing else self._cost_matrix(data, X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
         self.machine_ = self._boost(data, recipe, X, encoded, weights, y, rounds, groups=encoded, index=index,

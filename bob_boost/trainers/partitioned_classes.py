@@ -28,12 +28,14 @@ from ..boosting.partitioned_closed_form import PartitionedCostSensitive, Partiti
 from ..boosting.partitions import RowSource
 from ..boosting.roots import RootCounter
 from ..callbacks import check_callback
+from ..engine.edges import QUANTIZATION_BINS
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
 from ..weak_trainers.partitioned import stump_outputs
 from ..weak_trainers.partitioned_class_trees import PartitionedClassTrees
 from ..weak_trainers.stump_pool.pool import StumpPool
+from ..weak_trainers.tree_categories import check_categorical_features
 from .badacost import BAdaCostTrainer
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from ..weak_trainers.lut import LUTTrainer
@@ -197,7 +199,13 @@ class PartitionedMultiClassBoosting:
         callback = check_callback(callback)
         check_rows(features, labels=labels, sample_weight=sample_weight)
         previous = check_continued(boosted_machine, None, features.shape[1])
-        layout, coded = data.quantized(source, features, self.n_threads, trainer.weak_learner.missing is not None)
+        weak = trainer.weak_learner
+        missing = weak.missing is not None
+        indices = getattr(weak, "categorical_features", None)
+        if indices is not None:
+            indices = check_categorical_features(indices, features.shape[1])
+        categories = data.global_categories(source, features, indices, QUANTIZATION_BINS, missing)
+        layout, coded = data.quantized(source, features, self.n_threads, missing, categories)
         largest = max(source.gather(source.raw(labels, data.largest_label)))
         cost_matrix = trainer.cost_matrix_for(np.array([largest]), previous)
         if previous is not None and (previous.cost_matrix is None
@@ -215,7 +223,7 @@ class PartitionedMultiClassBoosting:
         loss_matrix, exponents = trainer.round_matrices(cost_matrix)
         name = type(trainer).__name__
         algorithm = PartitionedMultiClass(
-            parts, PartitionedClassTrees(parts, layout, loss_matrix, trainer.weak_learner), cost_matrix,
+            parts, PartitionedClassTrees(parts, layout, loss_matrix, weak, categories), cost_matrix,
             loss_matrix, exponents, trainer.weak_step, trainer.shrinkage, trainer.feature_fraction,
             trainer.random_state, initial, features.shape[1], name,
             {"trainer": name, **self.source_metadata, "weak_learner": repr(trainer.weak_learner)},

@@ -18,8 +18,10 @@ from ..costs import margin_vectors
 from ..registry import register_weak_machine
 from .base import WeakMachine
 from .lut import check_discrete
-from .tree import (check_missing_features, check_missing_left, check_node_record, check_tree_arrays, load_node_records,
-                   route, save_node_records, tree_depth)
+from ..engine.prediction import node_leaves
+from .tree import (CategorySplits, check_categories, check_missing_features, check_missing_left, check_node_record,
+                   check_tree_arrays, load_category_sets, load_node_records, route, save_category_sets,
+                   save_node_records, tree_depth)
 
 
 def _check_number_of_classes(value) -> int:
@@ -71,13 +73,14 @@ class MultiClassWeakMachine(WeakMachine):
 
 
 @register_weak_machine
-class MultiClassTreeMachine(MultiClassWeakMachine):
+class MultiClassTreeMachine(CategorySplits, MultiClassWeakMachine):
     """A binary decision tree whose nodes carry class labels.
 
     Nodes are stored in flat arrays; node 0 is the root. Internal node ``i``
     sends a sample to ``right_children[i]`` when
     ``x[features[i]] >= thresholds[i]`` and to ``left_children[i]``
-    otherwise; a leaf (``features[i] == -1``, children -1) predicts
+    otherwise (a categorical node: by a set of categories, see ``categories``);
+    a leaf (``features[i] == -1``, children -1) predicts
     ``labels[i]``. Every child has a larger index than its parent, which
     makes any stored tree finite. A whole feature matrix is evaluated at once,
     one tree level per step.
@@ -106,17 +109,23 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         (files written without it): unknown.
     gains : array_like of float, optional
         Per node, the gain of its split (0 for leaves); None: unknown.
+    categories : sequence, optional
+        Per node, None for a numeric split (or a leaf), or the category values (non-negative integers) of a
+        categorical split, as :class:`~bob_boost.weak.TreeMachine` takes them: samples whose
+        ``x[features[i]]`` is one of them go left, every other value (a category unseen in training too) goes
+        right, and NaN where ``missing_left`` says. None (the default): numeric splits only.
     """
 
     machine_type = "MultiClassTreeMachine"
 
     def __init__(self, features, thresholds, left_children, right_children, labels,
-                 number_of_classes: int, missing_left=None, cover=None, gains=None) -> None:
+                 number_of_classes: int, missing_left=None, cover=None, gains=None, categories=None) -> None:
         self.number_of_classes = _check_number_of_classes(number_of_classes)
         self.labels = _check_class_array(labels, self.number_of_classes, "labels")
         (self.features, self.thresholds, self.left_children, self.right_children,
          _) = check_tree_arrays(features, thresholds, left_children, right_children, self.labels.size)
         self.missing_left = check_missing_left(missing_left, self.features)
+        self._category_sets = check_categories(categories, self.features)
         self.depth = tree_depth(self.features, self.left_children, self.right_children)
         self.cover = check_node_record(cover, self.features, "cover")
         self.gains = check_node_record(gains, self.features, "gains")
@@ -140,7 +149,13 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         return np.unique(self.features[self.features >= 0])
 
     def forward_labels(self, features: np.ndarray) -> np.ndarray:
-        """Route every sample from the root to a leaf, one level per step."""
+        """Route every sample from the root to a leaf, one level per step (row by row, compiled, with
+        categorical splits)."""
+        if self._category_sets is not None:
+            array = np.ascontiguousarray(features, dtype=np.float64)
+            leaves = node_leaves(array, self.features, self.thresholds, self.left_children, self.right_children,
+                                 self.missing_left, np.zeros(1, dtype=np.int64), self._category_sets)
+            return self.labels[leaves[:, 0]]
         node = np.zeros(features.shape[0], dtype=np.int64)
         for _ in range(self.depth):
             node = route(features, node, self.features, self.thresholds, self.left_children, self.right_children,
@@ -148,7 +163,8 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         return self.labels[node]
 
     def save(self, group: h5py.Group) -> None:
-        """Write the node arrays and ``NumberOfClasses`` (and ``MissingLeft`` when NaN is routed)."""
+        """Write the node arrays and ``NumberOfClasses`` (and ``MissingLeft`` when NaN is routed, the category
+        sets of categorical splits)."""
         group.create_dataset("Features", data=self.features.astype(np.int32))
         group.create_dataset("Thresholds", data=self.thresholds)
         group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
@@ -157,6 +173,7 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
         if self.missing_left is not None:
             group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
+        save_category_sets(self._category_sets, group)
         save_node_records(self, group)
 
     @classmethod
@@ -170,14 +187,16 @@ class MultiClassTreeMachine(MultiClassWeakMachine):
         missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"],
-                       arrays["Labels"], number_of_classes, missing_left, *load_node_records(group))
+                       arrays["Labels"], number_of_classes, missing_left, *load_node_records(group),
+                       categories=load_category_sets(group))
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
     def _state(self) -> tuple:
         return (self.number_of_classes, tuple(self.features.tolist()), self.thresholds.tobytes(),
                 tuple(self.left_children.tolist()), tuple(self.right_children.tolist()),
-                tuple(self.labels.tolist()), None if self.missing_left is None else tuple(self.missing_left.tolist()))
+                tuple(self.labels.tolist()), None if self.missing_left is None else tuple(self.missing_left.tolist()),
+                self._category_state())
 
     def __repr__(self) -> str:
         return (f"MultiClassTreeMachine(depth={self.depth}, #nodes={self.number_of_nodes}, "

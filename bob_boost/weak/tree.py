@@ -161,6 +161,51 @@ def route(features: np.ndarray, node: np.ndarray, node_features: np.ndarray, thr
     return np.where(feature >= 0, child, node)
 
 
+def save_category_sets(sets: tuple[np.ndarray, np.ndarray] | None, group: h5py.Group) -> None:
+    """Write a tree's category sets as ``CategoryOffsets`` and ``CategoryValues`` (nothing without any)."""
+    if sets is not None:
+        group.create_dataset("CategoryOffsets", data=sets[0])
+        group.create_dataset("CategoryValues", data=sets[1])
+
+
+def load_category_sets(group: h5py.Group) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``(offsets, values)`` written by :func:`save_category_sets` (None in a file without them)."""
+    if "CategoryOffsets" not in group:
+        return None
+    return (hdf5.read_array(group, "CategoryOffsets", "int", ndim=1),
+            hdf5.read_array(group, "CategoryValues", "float", ndim=1))
+
+
+class CategorySplits:
+    """What a tree machine with categorical splits shows of them: its ``_category_sets``, as
+    :func:`check_categories` returns them (None for numeric splits only)."""
+
+    features: np.ndarray
+    _category_sets: tuple[np.ndarray, np.ndarray] | None
+
+    @property
+    def categories(self) -> list[np.ndarray | None] | None:
+        """Per node, the category values a categorical split sends left (None for other nodes); None for trees
+        of numeric splits only."""
+        if self._category_sets is None:
+            return None
+        offsets, values = self._category_sets
+        return [values[offsets[i]:offsets[i + 1]] if offsets[i + 1] > offsets[i] else None
+                for i in range(self.features.size)]
+
+    @property
+    def category_layout(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """:attr:`categories` as compiled code reads them: ``(offsets, values)``, node ``i``'s sorted values
+        ``values[offsets[i]:offsets[i + 1]]``; None for trees of numeric splits only."""
+        return self._category_sets
+
+    def _category_state(self) -> tuple | None:
+        """The category sets as :meth:`_state` compares them."""
+        if self._category_sets is None:
+            return None
+        return tuple(self._category_sets[0].tolist()), self._category_sets[1].tobytes()
+
+
 #: HDF5 names of the trees' optional per-node training records.
 _RECORDS = (("cover", "Cover"), ("gains", "Gains"))
 
@@ -209,7 +254,7 @@ def tree_depth(features: np.ndarray, left: np.ndarray, right: np.ndarray) -> int
 
 
 @register_weak_machine
-class TreeMachine(WeakMachine):
+class TreeMachine(CategorySplits, WeakMachine):
     """Regression trees whose leaves hold one value per output; the output is the sum over the trees.
 
     One tree serves all outputs (``roots=(0,)``), or, in the per-output mode
@@ -294,22 +339,6 @@ class TreeMachine(WeakMachine):
                                    self.roots, self.missing_left, self._category_sets, self.cover, self.gains)
 
     @property
-    def categories(self) -> list[np.ndarray | None] | None:
-        """Per node, the category values a categorical split sends left (None for other nodes); None for trees
-        of numeric splits only."""
-        if self._category_sets is None:
-            return None
-        offsets, values = self._category_sets
-        return [values[offsets[i]:offsets[i + 1]] if offsets[i + 1] > offsets[i] else None
-                for i in range(self.features.size)]
-
-    @property
-    def category_layout(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """:attr:`categories` as compiled code reads them: ``(offsets, values)``, node ``i``'s sorted values
-        ``values[offsets[i]:offsets[i + 1]]``; None for trees of numeric splits only."""
-        return self._category_sets
-
-    @property
     def accepts_missing(self) -> bool:
         """Whether NaN is a missing value the trees route (see :attr:`missing_left`), rather than an error."""
         return self.missing_left is not None
@@ -353,9 +382,7 @@ class TreeMachine(WeakMachine):
         group.create_dataset("Roots", data=self.roots.astype(np.int32))
         if self.missing_left is not None:
             group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
-        if self._category_sets is not None:
-            group.create_dataset("CategoryOffsets", data=self._category_sets[0])
-            group.create_dataset("CategoryValues", data=self._category_sets[1])
+        save_category_sets(self._category_sets, group)
         save_node_records(self, group)
 
     @classmethod
@@ -367,14 +394,9 @@ class TreeMachine(WeakMachine):
         values = hdf5.read_array(group, "Values", "float", ndim=2)
         # files without MissingLeft (written before missing values, or without them) reject NaN as before
         missing_left = hdf5.read_array(group, "MissingLeft", "int", ndim=1) if "MissingLeft" in group else None
-        categories = None
-        if "CategoryOffsets" in group:
-            offsets = hdf5.read_array(group, "CategoryOffsets", "int", ndim=1)
-            category_values = hdf5.read_array(group, "CategoryValues", "float", ndim=1)
-            categories = (offsets, category_values)
         try:
             return cls(arrays["Features"], thresholds, arrays["LeftChildren"], arrays["RightChildren"], values,
-                       arrays["Roots"], missing_left, categories, *load_node_records(group))
+                       arrays["Roots"], missing_left, load_category_sets(group), *load_node_records(group))
         except (TypeError, ValueError) as error:
             raise hdf5.fail(group, str(error)) from None
 
@@ -382,9 +404,7 @@ class TreeMachine(WeakMachine):
         return (tuple(self.features.tolist()), self.thresholds.tobytes(), tuple(self.left_children.tolist()),
                 tuple(self.right_children.tolist()), self.values.tobytes(), self.values.shape,
                 tuple(self.roots.tolist()),
-                None if self.missing_left is None else tuple(self.missing_left.tolist()),
-                None if self._category_sets is None else (tuple(self._category_sets[0].tolist()),
-                                                           self._category_sets[1].tobytes()))
+                None if self.missing_left is None else tuple(self.missing_left.tolist()), self._category_state())
 
     def __repr__(self) -> str:
         return (f"TreeMachine(#trees={self.roots.size}, depth={self.depth}, #nodes={self.values.shape[0]}, "

@@ -27,8 +27,10 @@ from ..costs import check_class_labels
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..weak.lut import check_discrete
 from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine
+from ..engine.categorical import category_ranks
 from ..engine.threads import check_threads
 from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size, check_missing  # noqa: F401  (old import path)
+from .tree_categories import check_categorical_features, feature_categories
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
 #: Old names of the one binned representation, which the multi-class trainers' coded features are.
@@ -125,11 +127,20 @@ class CostSensitiveTreeTrainer:
         share of the round's total sample weight (scikit-learn's trees' option
         of that name); 0 (the default) allows any split that leaves samples on
         both sides.
+    categorical_features : sequence of int, boolean mask or None
+        Features whose values are categories (integers in ``[0, 2**31)``, NaN missing with
+        ``missing="bin"``), at most 256 of them per feature, the missing values' bin counting as one. A
+        split of such a feature sends a set of its categories left and every other value right, a category
+        unseen in training too; a node's NaN samples count as one more category. With at most 10 categories
+        in a node every partition of them is scored, with more the prefixes of the categories ordered by
+        their share of each class (exact for two classes; see :mod:`bob_boost.engine.gini_categories`).
     """
 
     def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None,
-                 missing: str | None = None, min_weight_fraction_leaf: float = 0.0) -> None:
+                 missing: str | None = None, min_weight_fraction_leaf: float = 0.0,
+                 categorical_features=None) -> None:
         self.max_depth = check_positive_int(max_depth, "max_depth")
+        self.categorical_features = check_categorical_features(categorical_features)
         self.min_weight_fraction_leaf = check_leaf_fraction(min_weight_fraction_leaf)
         if not isinstance(quantized, (bool, np.bool_)):
             raise InvalidTypeError(f"quantized: expected a bool, got {type(quantized).__name__}")
@@ -148,6 +159,10 @@ class CostSensitiveTreeTrainer:
         if isinstance(features, BinnedFeatures):
             if features.raw is None:
                 raise InvalidValueError("features: binned for a stump or LUT trainer, not for trees")
+            indices = check_categorical_features(self.categorical_features, features.number_of_features)
+            if set(features.categories) != set(() if indices is None else indices.tolist()):
+                raise InvalidValueError("features: binned with other categorical features than the trainer's "
+                                        "categorical_features (use CostSensitiveTreeTrainer.prepare)")
             if features.quantized != self.quantized:
                 raise InvalidValueError(f"features: coded with quantized={features.quantized}, the trainer "
                                         f"uses quantized={self.quantized}")
@@ -157,9 +172,17 @@ class CostSensitiveTreeTrainer:
             return features
         missing = self.accepts_missing
         array = as_feature_matrix(features, allow_nan=missing)
+        indices = check_categorical_features(self.categorical_features, array.shape[1])
+        categories = feature_categories(array, indices, QUANTIZATION_BINS if self.quantized else None, missing)
         if self.quantized:
-            return BinnedFeatures.quantize(array, check_threads(self.n_threads), missing=missing)
-        return BinnedFeatures.distinct(array, missing=missing)
+            # a categorical feature is coded by its categories' ranks: a bin each, whatever their values
+            binned = BinnedFeatures.quantize(category_ranks(array, categories), check_threads(self.n_threads),
+                                             missing=missing)
+            binned.raw = array
+        else:
+            binned = BinnedFeatures.distinct(array, missing=missing)
+        binned.categories = categories
+        return binned
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:
         """Fit a tree to weighted labelled data.
@@ -199,7 +222,10 @@ class CostSensitiveTreeTrainer:
         missing = "" if self.missing is None else f", missing={self.missing!r}"
         leaf = "" if not self.min_weight_fraction_leaf else \
             f", min_weight_fraction_leaf={self.min_weight_fraction_leaf!r}"
-        return f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized}{missing}{leaf})"
+        categorical = "" if self.categorical_features is None else \
+            f", categorical_features={self.categorical_features.tolist()!r}"
+        return (f"CostSensitiveTreeTrainer(max_depth={self.max_depth}, quantized={self.quantized}{missing}{leaf}"
+                f"{categorical})")
 
 
 class MultiClassStumpTrainer:

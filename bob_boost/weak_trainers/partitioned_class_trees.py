@@ -13,10 +13,12 @@ import numpy as np
 
 from ..binning import QuantizedLayout
 from ..boosting.partitions import Partitions, summed_pieces
+from ..engine.categorical import CATEGORY_WORDS
 from ..engine.codes import CodedFeatures
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from .multiclass import MultiClassStumpTrainer
 from .partitioned import routed
+from .tree_categories import categorical_mask
 from .tree_growing import LeafWeight, TreeNodes, choose_splits, grow_levels, label_nodes, least_leaf_weight
 
 
@@ -82,8 +84,12 @@ class PartitionedClassTrees:
     level by level (:func:`~bob_boost.weak_trainers.tree_growing.grow_levels`, as in memory) from the
     partitions' summed node histograms."""
 
-    def __init__(self, partitions: Partitions, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer) -> None:
+    def __init__(self, partitions: Partitions, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer,
+                 categories: dict[int, np.ndarray] | None = None) -> None:
         self.partitions = partitions
+        self.categories = categories or {}
+        self.categorical = categorical_mask(np.array(sorted(self.categories), dtype=np.int64),
+                                            layout.offsets.size - 1)
         self.layout = layout
         self.loss_matrix = loss_matrix
         self.k = loss_matrix.shape[0]
@@ -116,11 +122,11 @@ class PartitionedClassTrees:
         sums = partitions.summed(leaf_sums, self.sample_node, partitions.targets, sample_weights,
                                  len(nodes.features), k)
         node_labels, cover = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
-        routing = np.full((len(nodes.features), 6), -1, dtype=np.int64)
+        routing = np.full((len(nodes.features), self._table_width), -1, dtype=np.int64)
         for node, *split in self.splits_made:
             routing[node] = split
         weak = self._machine(nodes.features, nodes.thresholds, nodes.left, nodes.right, node_labels, subset,
-                             nodes.nan_left if self.missing else None, cover)
+                             nodes.nan_left if self.missing else None, cover, nodes.categories(self.categories))
         return weak, self.sample_node, node_labels, (tree_leaves, (routing, self.depth))
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
@@ -137,27 +143,38 @@ class PartitionedClassTrees:
                                      self.subset)
             leaf_weight = LeafWeight(self.min_weight, *partitions.combined(summed_pieces, pieces))
         return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
-                             self.missing, layout.bin_values, self.feature_of_bin, leaf_weight)
+                             self.missing, layout.bin_values, self.feature_of_bin, leaf_weight, self.categorical)
+
+    @property
+    def _table_width(self) -> int:
+        """Columns of the routing table (:func:`~bob_boost.weak_trainers.partitioned.routed`): 6, and a flag and
+        a bin set after them with categorical features."""
+        return 7 + CATEGORY_WORDS if self.categories else 6
 
     def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
         """Every partition moves the rows of the split nodes to their children by their codes."""
         layout = self.layout
-        table = np.full((len(nodes.features), 6), -1, dtype=np.int64)
+        table = np.full((len(nodes.features), self._table_width), -1, dtype=np.int64)
         for node, bin_index in splits:
             feature = nodes.features[node]
             nan_code = int(layout.missing_codes[feature]) if self.missing else -1
-            table[node] = (feature, bin_index - layout.offsets[feature], nodes.left[node], nodes.right[node],
-                           nan_code, int(nodes.nan_left[node]))
+            table[node, :6] = (feature, bin_index - layout.offsets[feature], nodes.left[node], nodes.right[node],
+                               nan_code, int(nodes.nan_left[node]))
+            if self.categories:
+                bin_set = nodes.bin_sets[node]
+                table[node, 6] = int(bin_set is not None)
+                table[node, 7:] = 0 if bin_set is None else bin_set.view(np.int64)
             self.splits_made.append((node, *table[node]))
         self.sample_node = self.partitions.each(routed, self.partitions.coded, self.sample_node, table)
         self.depth += 1
 
-    def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left, cover):
+    def _machine(self, features, thresholds, left, right, node_labels, subset, nan_left, cover, categories):
         """The tree, or for a stump trainer the stump (as :class:`MultiClassStumpTrainer` makes it); ``nan_left``
-        (None without missing values) says where each node sends NaN."""
+        (None without missing values) says where each node sends NaN, ``categories`` the category sets."""
         k = self.k
         if not self.stump:
-            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left, cover)
+            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left, cover,
+                                         categories=categories)
         if features[0] < 0:
             return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k,
                                           False if self.missing else None)

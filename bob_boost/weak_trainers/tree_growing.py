@@ -17,8 +17,10 @@ import numpy as np
 
 from ..binning import BinnedFeatures, midpoints
 from ..engine import kernels
+from ..engine.gini_categories import category_splits
 from ..weak.multiclass import MultiClassTreeMachine
 from .tree import TIE_TOLERANCE  # ties between splits and between classes: the gradient trees' rule
+from .tree_categories import categorical_mask
 
 #: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
 #: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
@@ -34,18 +36,51 @@ class TreeNodes:
     left: list[int] = field(default_factory=lambda: [-1])
     right: list[int] = field(default_factory=lambda: [-1])
     nan_left: list[bool] = field(default_factory=lambda: [False])
+    #: Per node, the bins (within its feature) a categorical split sends left, as a bitset; None elsewhere.
+    bin_sets: list[np.ndarray | None] = field(default_factory=lambda: [None])
 
-    def split(self, node: int, feature: int, threshold: float, nan_left: bool) -> list[int]:
-        """Split leaf ``node`` at ``threshold`` of ``feature``; returns its two new children."""
+    def split(self, node: int, feature: int, threshold: float, nan_left: bool,
+              bin_set: np.ndarray | None = None) -> list[int]:
+        """Split leaf ``node`` at ``threshold`` of ``feature`` (or by the categories of ``bin_set``); returns its
+        two new children."""
         first_child = len(self.features)
         self.features[node], self.thresholds[node], self.nan_left[node] = feature, threshold, nan_left
+        self.bin_sets[node] = bin_set
         self.left[node], self.right[node] = first_child, first_child + 1
         self.features += [-1, -1]
         self.thresholds += [0.0, 0.0]
         self.left += [-1, -1]
         self.right += [-1, -1]
         self.nan_left += [False, False]
+        self.bin_sets += [None, None]
         return [first_child, first_child + 1]
+
+    def categories(self, categories: dict[int, np.ndarray]) -> list[np.ndarray | None] | None:
+        """Per node, the category values its categorical split sends left (``categories``: each categorical
+        feature's sorted categories, one bin each), as the machine takes them; None without such a split."""
+        if all(bin_set is None for bin_set in self.bin_sets):
+            return None
+        return [None if bin_set is None else category_values(bin_set, categories[feature])
+                for feature, bin_set in zip(self.features, self.bin_sets)]
+
+
+#: A node's split as a :class:`LevelSource` gives it: ``(global bin, threshold, NaN goes left, bin set)``, the bin
+#: -1 where no split helps; a categorical split's global bin is its feature's first and its bin set its left bins
+#: (None for a numeric split).
+Split = tuple[int, float, bool, "np.ndarray | None"]
+
+
+def category_values(bin_set: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The categories of a bitset over a feature's bins whose first ``values.size`` are its sorted ``values`` (the
+    missing values' bin, after them, is not a category)."""
+    bits = np.unpackbits(np.ascontiguousarray(bin_set).view(np.uint8), bitorder="little").astype(bool)
+    return values[np.flatnonzero(bits[:values.size])]
+
+
+def in_bin_set(bins: np.ndarray, bin_set: np.ndarray) -> np.ndarray:
+    """Whether each bin (within its feature) is in the bitset ``bin_set``."""
+    bits = np.unpackbits(np.ascontiguousarray(bin_set).view(np.uint8), bitorder="little").astype(bool)
+    return bits[bins]
 
 
 def least_leaf_weight(fraction: float, total: float) -> float:
@@ -79,9 +114,8 @@ class LevelSource(Protocol):
     (:class:`TreeGrower`), or row partitions
     (:class:`~bob_boost.weak_trainers.partitioned_class_trees.PartitionedClassTrees`)."""
 
-    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
-        """Each frontier node's ``(global bin, threshold, NaN goes left)`` (:func:`choose_splits`), bin -1 where
-        no split helps."""
+    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[Split]:
+        """Each frontier node's :data:`Split` (:func:`choose_splits`)."""
 
     def route(self, nodes: TreeNodes, splits: list[tuple[int, int]]) -> None:
         """Move the rows of the just split nodes (``(node, global bin)`` pairs) to their children."""
@@ -98,9 +132,9 @@ def grow_levels(source: LevelSource, feature_of_bin: np.ndarray, max_depth: int)
     for _ in range(max_depth):
         splits = source.best_splits(frontier, nodes)
         made, children = [], []
-        for node, (bin_index, threshold, nan_left) in zip(frontier, splits):
+        for node, (bin_index, threshold, nan_left, bin_set) in zip(frontier, splits):
             if bin_index >= 0:
-                children += nodes.split(node, int(feature_of_bin[bin_index]), threshold, nan_left)
+                children += nodes.split(node, int(feature_of_bin[bin_index]), threshold, nan_left, bin_set)
                 made.append((node, bin_index))
         if not children:
             break
@@ -126,15 +160,18 @@ class TreeGrower:
         self.gini_weights = weights * factors[labels]
         self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
         self.sample_node = np.zeros(data.number_of_samples, dtype=np.int64)
+        self.categorical = categorical_mask(np.array(sorted(data.categories), dtype=np.int64),
+                                            data.number_of_features)
 
     def grow(self, max_depth: int) -> MultiClassTreeMachine:
         """Split level by level up to ``max_depth`` and return the tree."""
         nodes = grow_levels(self, self.feature_of_bin, max_depth)
         labels, cover = self._node_labels(nodes)
         return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right, labels, self.k,
-                                     nodes.nan_left if self.data.missing else None, cover)
+                                     nodes.nan_left if self.data.missing else None, cover,
+                                     categories=nodes.categories(self.data.categories))
 
-    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:
+    def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[Split]:
         """The frontier nodes' best splits, from the histograms of their rows."""
         return self._best_splits(self.sample_node, np.array(frontier), len(nodes.features))
 
@@ -148,6 +185,12 @@ class TreeGrower:
         feature = np.array(nodes.features)[node]
         values = self.data.raw[rows, feature]
         above = values >= np.array(nodes.thresholds)[node]
+        for split, _ in splits:
+            bin_set = nodes.bin_sets[split]
+            if bin_set is not None:  # a set of categories goes left, every other value right
+                at = node == split
+                categories = category_values(bin_set, self.data.categories[nodes.features[split]])
+                above[at] = ~np.isin(values[at], categories)
         if self.data.missing and values.dtype.kind == "f":
             nan = np.isnan(values)
             above[nan] = ~np.array(nodes.nan_left, dtype=bool)[node[nan]]
@@ -162,23 +205,22 @@ class TreeGrower:
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
         return label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
 
-    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray,
-                     n_nodes: int) -> list[tuple[int, float, bool]]:
-        """Best (global bin, threshold, NaN goes left) per frontier node; bin -1 where no split helps."""
+    def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray, n_nodes: int) -> list[Split]:
+        """The best :data:`Split` per frontier node."""
         data = self.data
         n_bins = data.number_of_bins
         local = np.full(n_nodes, -1, dtype=np.int64)
         local[frontier] = np.arange(frontier.size)
         sample_local = local[sample_node]
         chunk = max(1, _MAX_HISTOGRAM_ENTRIES // (n_bins * (self.k + 1)))
-        results: list[tuple[int, float, bool]] = []
+        results: list[Split] = []
         for start in range(0, frontier.size, chunk):
             stop = min(start + chunk, frontier.size)
             rows = np.flatnonzero((sample_local >= start) & (sample_local < stop))
             results += self._chunk_splits(rows, sample_local[rows] - start, stop - start)
         return results
 
-    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[tuple[int, float, bool]]:
+    def _chunk_splits(self, rows: np.ndarray, node: np.ndarray, n_nodes: int) -> list[Split]:
         """Score every split of ``n_nodes`` nodes whose samples are ``rows`` (local node ids ``node``)."""
         data, k = self.data, self.k
         n_bins = data.number_of_bins
@@ -213,7 +255,7 @@ class TreeGrower:
                                      minlength=n_nodes * n_bins * k).reshape(n_nodes, n_bins, k)
             positions = np.arange(n_bins)
         return choose_splits(histograms, counts, positions, data.offsets, self.subset, totals[:, 0], node_counts[:, 0],
-                             bool(data.missing), data.bin_values, self.feature_of_bin, leaf_weight)
+                             bool(data.missing), data.bin_values, self.feature_of_bin, leaf_weight, self.categorical)
 
     def _coded_histograms(self, rows: np.ndarray, node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
                           totals: np.ndarray, node_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -234,10 +276,10 @@ class TreeGrower:
 
 def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndarray, offsets: np.ndarray,
                   subset: np.ndarray, totals: np.ndarray, node_counts: np.ndarray, missing: bool,
-                  bin_values: np.ndarray, feature_of_bin: np.ndarray,
-                  leaf_weight: LeafWeight | None = None) -> list[tuple[int, float, bool]]:
-    """Each node's best split from its class histograms: ``(global bin, threshold, NaN goes left)``, bin -1
-    where no split improves on the node.
+                  bin_values: np.ndarray, feature_of_bin: np.ndarray, leaf_weight: LeafWeight | None = None,
+                  categorical: np.ndarray | None = None) -> list[Split]:
+    """Each node's best split from its class histograms (a :data:`Split`), bin -1 where no split improves on
+    the node.
 
     Parameters
     ----------
@@ -261,31 +303,54 @@ def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndar
         (#bins,) each bin's raw value and feature (the thresholds lie half-way between occupied bins).
     leaf_weight : LeafWeight, optional
         The least sample weight of a child, with the nodes' weights per bin; None: any.
+    categorical : numpy.ndarray, optional
+        (#features,) bool, the features split by sets of their bins (:mod:`bob_boost.engine.gini_categories`),
+        or empty / None for none.
     """
     n_nodes = totals.shape[0]
-    best = np.empty(n_nodes, dtype=np.int64)
-    score = np.empty(n_nodes)
-    nan_left = np.empty(n_nodes, dtype=np.bool_)
+    best = np.full(n_nodes, -1, dtype=np.int64)
+    score = np.full(n_nodes, -np.inf)
+    nan_left = np.zeros(n_nodes, dtype=np.bool_)
     if leaf_weight is None:
         leaf_weight = LeafWeight(0.0, np.zeros((n_nodes, 0)), np.zeros(n_nodes))
+    subset = np.sort(subset).astype(np.int64)
+    by_set = np.zeros(subset.size, dtype=bool) if categorical is None or not categorical.size else categorical[subset]
+    totals = np.ascontiguousarray(totals)
     # near-ties (equal up to rounding) go to the first feature and threshold, as exact ones do
-    kernels.best_gini_splits(histograms, counts, positions, offsets, np.sort(subset).astype(np.int64),
-                             np.ascontiguousarray(totals), node_counts, TIE_TOLERANCE, missing,
-                             leaf_weight.bin_weights, leaf_weight.node_weights, leaf_weight.minimum, best, score,
-                             nan_left)
+    if not by_set.all():
+        kernels.best_gini_splits(histograms, counts, positions, offsets, subset[~by_set], totals, node_counts,
+                                 TIE_TOLERANCE, missing, leaf_weight.bin_weights, leaf_weight.node_weights,
+                                 leaf_weight.minimum, best, score, nan_left)
+    set_feature = np.full(n_nodes, -1, dtype=np.int64)
+    if by_set.any():
+        set_feature, set_score, sets = category_splits(histograms, counts, positions, offsets, subset[by_set], totals,
+                                                       TIE_TOLERANCE, leaf_weight.bin_weights,
+                                                       leaf_weight.node_weights, leaf_weight.minimum)
     parent = _gini_term(totals)
-    results = []
+    results: list[Split] = []
     for i, bin_index in enumerate(best.tolist()):
+        bin_set = None
+        if set_feature[i] >= 0:
+            top = max(score[i], set_score[i])
+            numeric_ties = bin_index >= 0 and score[i] >= top - TIE_TOLERANCE * abs(top)
+            if not numeric_ties or (set_score[i] >= top - TIE_TOLERANCE * abs(top)
+                                    and set_feature[i] < feature_of_bin[bin_index]):
+                f = int(set_feature[i])
+                bin_index, score[i], bin_set = int(offsets[f]), set_score[i], sets[i].copy()
+                nan_left[i] = missing and bool(in_bin_set(np.array([offsets[f + 1] - 1 - offsets[f]]), bin_set)[0])
         gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
         # a gain at rounding level means the children have the parent's class mix
         if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
-            results.append((-1, 0.0, False))
+            results.append((-1, 0.0, False, None))
+            continue
+        if bin_set is not None:
+            results.append((bin_index, 0.0, bool(nan_left[i]), bin_set))
             continue
         # the next occupied value bin (the missing-value bin, last, is none)
         end = offsets[feature_of_bin[bin_index] + 1] - int(missing)
         following = bin_index + 1 + int(np.argmax(counts[i, positions[bin_index + 1:end]] > 0))
         threshold = midpoints(bin_values[bin_index], bin_values[following])
-        results.append((bin_index, float(threshold), bool(nan_left[i])))
+        results.append((bin_index, float(threshold), bool(nan_left[i]), None))
     return results
 
 
