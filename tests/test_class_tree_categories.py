@@ -201,7 +201,8 @@ def test_the_command_line_trains_categorical_trees_of_the_multiclass_trainers(tm
     machine = BoostedMachine.load(model)
     assert any(m.categories is not None for m in machine.weak_machines)
     refused = subprocess.run([sys.executable, "-m", "bob_boost.cli", "train", str(table), "-o", str(model), "--force",
-                              "--trainer", "samme", "-w", "stump", "--categorical", "0"], capture_output=True, text=True)
+                              "--trainer", "samme", "-w", "stump", "--categorical", "0"],
+                             capture_output=True, text=True)
     assert refused.returncode != 0
     assert "--categorical" in refused.stderr and "weak_learner='stump'" in refused.stderr
 
