@@ -153,3 +153,33 @@ def test_shapley_values_of_dask_rows_are_lazy_and_the_in_memory_ones(client):
         values = costs.shap_values(dX, features[:10])
         assert values.shape == shape
         np.testing.assert_array_equal(values.compute(), costs.to_local().shap_values(features, features[:10]))
+
+
+def test_dask_dataframes_with_category_and_text_columns_train_the_in_memory_model(client):
+    """A ``category`` column (with categories Dask knows, or must find) and a named text column are coded as
+    the in-memory estimator codes the pandas frame: the same categories, the same model and predictions."""
+    pd = pytest.importorskip("pandas", reason="dataframes are pandas'")
+    dd = pytest.importorskip("dask.dataframe", reason="Dask dataframes need dask[dataframe]")
+    rng = np.random.default_rng(5)
+    n = 1200
+    frame = pd.DataFrame({"colour": pd.Categorical(rng.choice(["red", "green", "blue", "grey"], n)),
+                          "size": rng.normal(size=n), "shape": rng.choice(["round", "square", "flat"], n)})
+    y = np.where(frame["colour"].isin(["green", "grey"]) ^ (frame["size"] > 0.8), "yes", "no")
+    options = dict(n_estimators=6, early_stopping=False, categorical_features=["colour", "shape"])
+    for local_class, dask_class, extra in ((BoostingClassifier, DaskBoostingClassifier, {"weak_learner": "tree"}),
+                                           (BAdaCostClassifier, DaskBAdaCostClassifier, {})):
+        local = local_class(**options, **extra).fit(frame, y)
+        for cluster_frame in (dd.from_pandas(frame, npartitions=3),
+                              dd.from_pandas(frame.astype({"colour": str}), npartitions=2).astype(
+                                  {"colour": "category"})):  # categories Dask does not know yet
+            model = dask_class(client=client, **options, **extra).fit(cluster_frame, y)
+            assert model._category_values == local._category_values
+            assert list(model.feature_names_in_) == ["colour", "size", "shape"]
+            assert any(getattr(m, "categories", None) is not None for m in model.machine_.weak_machines)
+            np.testing.assert_allclose(model.decision_function(cluster_frame).compute(), local.decision_function(frame),
+                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(model.predict(cluster_frame).compute(), local.predict(frame))
+        with pytest.raises(ValueError, match="X: its columns .* are not those seen in fit"):
+            model.predict(cluster_frame[["size", "colour", "shape"]])
+    with pytest.raises(ValueError, match="X: column 'shape' holds text; name it in categorical_features"):
+        DaskBoostingClassifier(client=client, n_estimators=2).fit(dd.from_pandas(frame, npartitions=2), y)

@@ -201,8 +201,8 @@ def per_chunk(client, function, array: "da.Array", *fields, name: str = "feature
 
 
 def is_dask(value) -> bool:
-    """Whether ``value`` is a Dask array."""
-    return isinstance(value, da.Array)
+    """Whether ``value`` is a Dask array or dataframe."""
+    return isinstance(value, da.Array) or dask.is_dask_collection(value) and hasattr(value, "map_partitions")
 
 
 def as_label_vector(values, chunks: tuple[int, ...], name: str) -> "da.Array":

@@ -12,7 +12,7 @@ from ..sklearn._base import ESTIMATOR_KEY
 from ..sklearn._classifier import _offers_probabilities
 from ..sklearn._compat import available_if, check_is_fitted
 from . import _dask
-from ._fit_data import ClusterData
+from ._fit_data import ClusterData, coded_frame
 from ._trainers import check_cluster_threads
 
 
@@ -96,13 +96,30 @@ class _DaskEstimator:
         if not _dask.is_dask(X):
             return super().shap_values(X, background)
         check_is_fitted(self)
-        features = _dask.as_row_chunked(X, "X")
-        local = self.to_local()
+        features, local = self._blocks_and_twin(X)
         rows = None if background is None else local._validate_features(background, reset=False)
         probe = np.zeros((1, self.n_features_in_)) if rows is None else rows[:1]
         tail = local.shap_values(probe, None if rows is None else probe).shape[1:]  # (#features + 1[, #outputs])
         return features.map_blocks(local.shap_values, rows, chunks=(features.chunks[0],) + tuple((n,) for n in tail),
                                    new_axis=[2] if len(tail) > 1 else None, dtype=np.float64)
+
+    def _blocks_and_twin(self, X) -> tuple:
+        """The Dask array of ``X``'s rows (a dataframe's category and text columns coded as in ``fit``) and the
+        in-memory twin that predicts its blocks, which reads them as unnamed arrays.
+
+        Raises
+        ------
+        ValueError
+            For a dataframe whose columns are not the fitted ones, in their order.
+        """
+        names = getattr(self, "feature_names_in_", None)
+        columns = getattr(X, "columns", None)
+        if names is not None and columns is not None and list(columns) != names.tolist():
+            raise InvalidValueError(f"X: its columns {list(columns)} are not those seen in fit, in their order "
+                                    f"({names.tolist()})")
+        local = self.to_local()
+        local.__dict__.pop("feature_names_in_", None)  # checked above; the blocks are arrays
+        return _dask.as_row_chunked(coded_frame(self, X, reset=False), "X"), local
 
     def _apply(self, method: str, X, dtype, from_scores=None):
         """The in-memory ``method`` on ``X``; for a Dask array, on each of its row blocks (on the workers, by a
@@ -110,10 +127,10 @@ class _DaskEstimator:
         if not _dask.is_dask(X):
             return getattr(super(), method)(X)
         check_is_fitted(self)
-        features = _dask.as_row_chunked(X, "X")
+        features, local = self._blocks_and_twin(X)
         row = () if from_scores is None else from_scores(
             np.zeros((1, self.machine_.number_of_outputs or len(self.classes_))))[0].shape
-        function = getattr(self.to_local(), method)
+        function = getattr(local, method)
         if not row:
             return features.map_blocks(function, drop_axis=1, chunks=(features.chunks[0],), dtype=dtype)
         return features.map_blocks(function, chunks=(features.chunks[0], row), dtype=dtype)

@@ -16,7 +16,9 @@ import numpy as np
 
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
+from ..io.frames import frame_kind
 from ..recipes import Recipe
+from ..sklearn import _categories
 from . import _dask
 from ._dask import da
 from ._trainers import dask_trainer
@@ -52,14 +54,18 @@ class ClusterData:
 
     @staticmethod
     def validated(estimator, X, y, reset: bool, multi_output: bool = False, y_numeric: bool = False) -> tuple:
-        features = _dask.as_row_chunked(X, "X")
+        if reset:  # as scikit-learn's validate_data: a fresh fit forgets the last one's columns
+            for attribute in ("feature_names_in_", "_category_values"):
+                estimator.__dict__.pop(attribute, None)
+            names = list(getattr(X, "columns", ()))
+            if names and all(isinstance(name, str) for name in names):  # a dataframe's, as scikit-learn keeps them
+                estimator.feature_names_in_ = np.asarray(names, dtype=object)
+        features = _dask.as_row_chunked(coded_frame(estimator, X, reset), "X")
         if not reset and features.shape[1] != estimator.n_features_in_:
             raise InvalidValueError(f"X has {features.shape[1]} features, but {type(estimator).__name__} is "
                                     f"expecting {estimator.n_features_in_} features as input")
-        if reset:  # as scikit-learn's validate_data: a fresh fit forgets the last one's columns
+        if reset:
             estimator.n_features_in_ = int(features.shape[1])
-            for attribute in ("feature_names_in_", "_category_values"):
-                estimator.__dict__.pop(attribute, None)
         rows = features.chunks[0]
         if multi_output:
             return features, _dask.as_matching_targets(y, rows, "y")
@@ -154,6 +160,39 @@ class ClusterData:
         options = {} if baseline is None else {"baseline": baseline}
         return trainer.train(X, targets, rounds, sample_weight=sample_weight, callback=callback,
                              boosted_machine=boosted_machine, **options)
+
+
+def coded_frame(estimator, X, reset: bool):
+    """A Dask dataframe's categorical category and text columns as float codes, partition by partition, as the
+    in-memory estimators code a pandas frame (:mod:`bob_boost.sklearn._categories`); anything else as it is.
+
+    At ``reset`` the categories are kept on the estimator: a ``category`` column's own (when Dask does not know
+    them yet, every partition's, sorted, as pandas orders a column it makes categorical), a text column's sorted
+    distinct values (each computed on the cluster).
+    """
+    meta = getattr(X, "_meta", None)
+    if not hasattr(X, "map_partitions") or frame_kind(meta) != "pandas":
+        return X
+    if reset:
+        option = getattr(estimator, "categorical_features", None)
+        _categories.check_option(option)
+        kept = {}
+        for j, kind in _categories.categorical_columns(option, meta, "pandas"):
+            column = X.iloc[:, j]
+            if kind == "category" and column.cat.known:
+                kept[j] = column.cat.categories.tolist()
+            elif kind == "category":  # each partition's own: sorted, as pandas orders the categories of a column
+                kept[j] = sorted(column.cat.as_known().cat.categories.tolist())
+            else:
+                # one partition of distinct values: a few of them, gathered without a shuffle
+                distinct = column.dropna().unique(split_out=1).compute()
+                kept[j] = _categories.column_categories(distinct.to_frame(), "pandas", 0)
+        estimator._category_values = kept
+    kept = getattr(estimator, "_category_values", {})
+    if not kept:
+        return X
+    return X.map_partitions(_categories.coded_columns, "pandas", kept,
+                            meta=_categories.coded_columns(meta, "pandas", kept))
 
 
 def _checked_block(block: np.ndarray, check: Callable[[np.ndarray], None]) -> np.ndarray:

@@ -52,18 +52,36 @@ def coded_frame(estimator, X, reset: bool):
     kind = frame_kind(X)
     if reset:
         check_option(option)
-        kept: dict[int, list] = {}
-        if kind is not None:
-            names = column_names(X, kind)
-            for j, name in enumerate(names):
-                column = column_kind(X, kind, j)
-                if column != "number" and _named(option, j, name, len(names), column):
-                    kept[j] = column_categories(X, kind, j)
-                elif column == "text":
-                    raise InvalidValueError(f"X: column {name!r} holds text; name it in categorical_features to "
-                                            f"split it by its values as categories")
-        estimator._category_values = kept
-    kept = getattr(estimator, "_category_values", {})
+        estimator._category_values = {} if kind is None else {
+            j: column_categories(X, kind, j) for j, _ in categorical_columns(option, X, kind)}
+    return coded_columns(X, kind, getattr(estimator, "_category_values", {}))
+
+
+def categorical_columns(option, X, kind: str) -> list[tuple[int, str]]:
+    """The positions and kinds (``"category"`` or ``"text"``) of the columns of a frame of ``kind`` that
+    ``option`` (``categorical_features``) makes categorical, whose categories are kept; only the frame's
+    types are read.
+
+    Raises
+    ------
+    ValueError
+        For a text column that ``option`` does not name.
+    """
+    names = column_names(X, kind)
+    found = []
+    for j, name in enumerate(names):
+        column = column_kind(X, kind, j)
+        if column != "number" and _named(option, j, name, len(names), column):
+            found.append((j, column))
+        elif column == "text":
+            raise InvalidValueError(f"X: column {name!r} holds text; name it in categorical_features to split it "
+                                    f"by its values as categories")
+    return found
+
+
+def coded_columns(X, kind: str | None, kept: dict[int, list]):
+    """``X`` (a frame of ``kind``) with the columns of ``kept`` (position to categories) as their float codes;
+    ``X`` itself when there are none or it is not such a frame."""
     if not kept or kind is None or len(column_names(X, kind)) <= max(kept):
         return X
     return with_columns(X, kind, {j: column_codes(X, kind, j, categories) for j, categories in kept.items()})
