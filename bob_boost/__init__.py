@@ -12,7 +12,8 @@ from .registry import loss_class, register_loss, register_weak_machine, weak_mac
 from .tree_tables import trees_to_dataframe
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
-                       MultiClassStumpTrainer, SAMMETrainer, StumpTrainer)
+                       MultiClassStumpTrainer, ProbabilityTreeTrainer, RealAdaBoostTrainer, SAMMERTrainer,
+                       SAMMETrainer, StumpTrainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
                    TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
@@ -28,7 +29,7 @@ __all__ = [
     "loss_class", "weak_machine_class", "costs", "decision", "detection", "evaluation", "hdf5", "labels",
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
     "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
-    "trees_to_dataframe",
+    "trees_to_dataframe", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
 ]
 
 

@@ -11,9 +11,11 @@ from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
 from ..weak_trainers.lut import LUTTrainer
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from ..weak_trainers.probability_trees import ProbabilityTreeTrainer
 from ..weak_trainers.stump import StumpTrainer
 
 # users' imports and pickles name these modules by their old paths: the same module objects
@@ -24,7 +26,7 @@ del _module
 __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrainer",
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
-           "MultiClassLUTTrainer"]
+           "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer"]
 
 
 def __getattr__(name: str):
