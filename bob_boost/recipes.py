@@ -10,7 +10,8 @@ Vocabulary
 ----------
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
-    ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``.
+    ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
+    ``"samme-r"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -31,7 +32,9 @@ from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
 from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
+from .costs import samme_cost_matrix
 from .losses.cmel import CMELoss
+from .losses.exponential import ExponentialLoss
 from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
 from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.softmax import SoftmaxLoss
@@ -42,14 +45,19 @@ from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
+from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
-TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1")
+TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
+            "samme-r")
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
+#: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
+PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
 
 #: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
 CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax", "focal")
@@ -294,6 +302,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if trainer in PROBABILITY_TRAINERS:
+        return _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage,
+                                   missing, tree_min_weight_fraction_leaf, categorical_features, feature_fraction,
+                                   sampling)
     if categorical_features is not None and (trainer in BINARY_COST_TRAINERS or (
             trainer in MULTICLASS_TRAINERS and weak_learner != "tree")):
         raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting' "
@@ -372,6 +384,34 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
                           missing=missing)
     return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage, sampling=sampling),
                   loss_function, kind)
+
+
+def _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
+                        min_weight_fraction_leaf, categorical_features, feature_fraction, sampling) -> Recipe:
+    """Real AdaBoost (two classes, signed targets, the exponential loss) or SAMME.R (class indices, the
+    multi-class exponential loss: CMEL of SAMME's costs) on class-probability trees: stumps, or trees of
+    ``tree_depth`` (default 2)."""
+    if number_of_classes is None:
+        raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+    if weak_learner not in ("stump", "tree"):
+        raise InvalidValueError(f"weak_learner: {trainer!r} boosts class-probability trees ('stump' or 'tree'), "
+                                f"got {weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None:
+        raise InvalidValueError(f"feature_fraction, sampling: {trainer!r} fits every tree to every row and column "
+                                f"(as its paper); leave them at their defaults")
+    if trainer == "real-adaboost" and number_of_classes != 2:
+        raise InvalidValueError(f"trainer: 'real-adaboost' is binary but there are {number_of_classes} classes; use "
+                                f"'samme-r', its multi-class form")
+    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
+    real = trainer == "real-adaboost"
+    weak = ProbabilityTreeTrainer(depth, leaves="real" if real else "samme.r", missing=missing,
+                                  min_weight_fraction_leaf=min_weight_fraction_leaf,
+                                  categorical_features=categorical_features)
+    rate = 1.0 if shrinkage is None else shrinkage
+    if real:
+        return Recipe(trainer, RealAdaBoostTrainer(weak, number_of_rounds, rate), ExponentialLoss(), "signed")
+    configured = SAMMERTrainer(weak, number_of_rounds, rate, number_of_classes=number_of_classes)
+    return Recipe(trainer, configured, CMELoss(samme_cost_matrix(number_of_classes)), "indices")
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,

@@ -17,7 +17,8 @@ import pytest
 from bob_boost import BoostedMachine
 from bob_boost.cli import main
 from bob_boost.losses import ExponentialLoss, LogitLoss, SoftmaxLoss, SquaredLoss, TangentialLoss
-from bob_boost.sklearn import AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor
+from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor,
+                               RealAdaBoostClassifier)
 from test_defaults import MARGIN, SCORE_BOUNDS, load, majority
 
 LOSSES = {"exponential": ExponentialLoss(), "logit": LogitLoss(), "tangential": TangentialLoss(),
@@ -90,6 +91,15 @@ def test_cost_sensitive_estimators_defaults_beat_the_majority():
     assert fit_quietly(AdaBoostDBClassifier(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN
     x, y, x_test, y_test = load("car_500")
     assert fit_quietly(BAdaCostClassifier(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN
+
+
+def test_real_adaboost_defaults_beat_the_majority():
+    """Real AdaBoost on two classes, SAMME.R on car's four."""
+    for name in ("credit-g_500", "car_500"):
+        x, y, x_test, y_test = load(name)
+        estimator = fit_quietly(RealAdaBoostClassifier(), x, y)
+        assert estimator.machine_.number_of_outputs == (1 if np.unique(y).size == 2 else np.unique(y).size)
+        assert estimator.score(x_test, y_test) >= majority(y_test) + MARGIN
 
 
 def _write(path, features, labels) -> None:

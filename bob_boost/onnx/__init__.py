@@ -242,8 +242,9 @@ def _estimator_outputs(graph: Graph, estimator, scores: str) -> tuple[str, str, 
 
 def _probabilities(graph: Graph, link: tuple, scores: str, decision: str) -> str:
     """The estimator's ``predict_proba`` (see ``_probability_link`` of the estimators)."""
-    if link[0] == "softmax":
-        return graph.node("Softmax", [scores], axis=1)
+    if link[0] == "softmax":  # of the scores, times a factor where the link has one
+        scaled = scores if len(link) == 1 else graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])
+        return graph.node("Softmax", [scaled], axis=1)
     if link[0] == "softmax_decision":
         return graph.node("Softmax", [decision], axis=1)
     if link[0] == "sigmoid_each":  # independent labels

@@ -93,7 +93,7 @@ class SAMMERTrainer:
         features : array_like
             (#samples, #features) training features.
         labels : array_like of int
-            (#samples,) classes ``0 .. K-1`` (Real AdaBoost: 0 and 1, the positive class 1).
+            (#samples,) classes ``0 .. K-1``.
         number_of_rounds : int, optional
             Defaults to the constructor's value.
         boosted_machine : BoostedMachine, optional
@@ -146,3 +146,14 @@ class RealAdaBoostTrainer(SAMMERTrainer):
 
     def _classes(self, labels, boosted_machine: BoostedMachine | None) -> int:
         return 2
+
+    def train(self, features, labels, number_of_rounds: int | None = None,
+              boosted_machine: BoostedMachine | None = None, callback: RoundCallback | None = None,
+              sample_weight=None) -> BoostedMachine:
+        """As :meth:`SAMMERTrainer.train`, with labels 0 and 1 or -1 and +1 (the positive class 1, +1)."""
+        array = np.asarray(labels)
+        if array.ndim == 2 and array.shape[1:] == (1,):  # a column of signed targets
+            array = array[:, 0]
+        if array.size and np.all(np.isin(array, (-1, 1))) and np.any(array == -1):
+            array = (array > 0).astype(np.int64)
+        return super().train(features, array, number_of_rounds, boosted_machine, callback, sample_weight)
