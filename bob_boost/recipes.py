@@ -11,7 +11,7 @@ Vocabulary
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
-    ``"samme-r"``.
+    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -45,6 +45,7 @@ from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
@@ -52,12 +53,14 @@ from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r")
+            "samme-r", "gentle-adaboost", "logitboost")
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
 #: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
 PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
+#: The two-class trainers that boost weighted least-squares trees with weight 1 (Gentle AdaBoost, LogitBoost).
+LEAST_SQUARES_TRAINERS = ("gentle-adaboost", "logitboost")
 
 #: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
 CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax", "focal")
@@ -302,6 +305,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if trainer in LEAST_SQUARES_TRAINERS:
+        return _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds,
+                                     max_bins, n_threads, missing, shrinkage, feature_fraction, sampling)
     if trainer in PROBABILITY_TRAINERS:
         return _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage,
                                    missing, tree_min_weight_fraction_leaf, categorical_features, feature_fraction,
@@ -384,6 +390,24 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
                           missing=missing)
     return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage, sampling=sampling),
                   loss_function, kind)
+
+
+def _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, max_bins,
+                          n_threads, missing, shrinkage, feature_fraction, sampling) -> Recipe:
+    """Gentle AdaBoost or two-class LogitBoost on signed targets: weighted least-squares stumps, or trees of
+    ``tree_depth`` (default 2), weight 1."""
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+    if weak_learner not in ("stump", "tree"):
+        raise InvalidValueError(f"weak_learner: {trainer!r} boosts regression trees ('stump' or 'tree'), got "
+                                f"{weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
+        raise InvalidValueError(f"shrinkage, feature_fraction, sampling: {trainer!r} adds every tree whole, fitted "
+                                f"to every row and column (as its paper); leave them at their defaults")
+    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
+    cls = GentleAdaBoostTrainer if trainer == "gentle-adaboost" else LogitBoostTrainer
+    configured = cls(depth, max_bins=max_bins, n_threads=n_threads, missing=missing)
+    return Recipe(trainer, configured, configured.loss_function, "signed")
 
 
 def _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,

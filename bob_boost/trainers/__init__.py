@@ -11,6 +11,7 @@ from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
 from ..weak_trainers.lut import LUTTrainer
@@ -26,7 +27,8 @@ del _module
 __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrainer",
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
-           "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer"]
+           "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
+           "GentleAdaBoostTrainer", "LogitBoostTrainer"]
 
 
 def __getattr__(name: str):
