@@ -13,7 +13,8 @@ from .tree_tables import trees_to_dataframe
 from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Boosting,
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
                        MultiClassStumpTrainer, ProbabilityTreeTrainer, RealAdaBoostTrainer, SAMMERTrainer,
-                       SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer)
+                       SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer,
+                       ArcGVTrainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
                    TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
@@ -30,7 +31,7 @@ __all__ = [
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
     "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
     "trees_to_dataframe", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
-    "GentleAdaBoostTrainer", "LogitBoostTrainer",
+    "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer",
 ]
 
 

@@ -11,7 +11,7 @@ Vocabulary
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
-    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``.
+    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -46,6 +46,7 @@ from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
+from .trainers.arc_gv import ArcGVTrainer
 from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
@@ -53,7 +54,7 @@ from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r", "gentle-adaboost", "logitboost")
+            "samme-r", "gentle-adaboost", "logitboost", "arc-gv")
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
@@ -305,6 +306,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if trainer == "arc-gv":
+        return _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage,
+                              feature_fraction, sampling)
     if trainer in LEAST_SQUARES_TRAINERS:
         return _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds,
                                      max_bins, n_threads, missing, shrinkage, feature_fraction, sampling)
@@ -390,6 +394,21 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
                           missing=missing)
     return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage, sampling=sampling),
                   loss_function, kind)
+
+
+def _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
+                   sampling) -> Recipe:
+    """arc-gv on signed targets with +-1 decision stumps."""
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: 'arc-gv' is binary but there are {number_of_classes} classes")
+    if weak_learner != "stump":
+        raise InvalidValueError(f"weak_learner: 'arc-gv' boosts +-1 decision stumps, got {weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None:
+        raise InvalidValueError("feature_fraction, sampling: 'arc-gv' fits every stump to every row and column; "
+                                "leave them at their defaults")
+    configured = ArcGVTrainer(StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing),
+                              learning_rate=1.0 if shrinkage is None else shrinkage)
+    return Recipe("arc-gv", configured, configured.loss_function, "signed")
 
 
 def _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, max_bins,

@@ -350,3 +350,16 @@ def capped_step(exponents: np.ndarray) -> float:
     precision; training stops after it.
     """
     return float(np.log(PERFECT_LEARNER_WEIGHT_RATIO) / np.abs(exponents).max())
+
+
+def arc_gv_step(edge: float, minimum_margin: float) -> float:
+    """Breiman's arc-gv weight ``(1/2) ln((1 + g) / (1 - g)) - (1/2) ln((1 + r) / (1 - r))`` of a +-1 weak machine
+    of edge ``g = sum_i D_i y_i h(x_i)`` for an ensemble whose normalised minimum margin is ``r`` (0 before the
+    first round): AdaBoost's weight less the one that would bring the margins to ``r``. An edge of 1 (no
+    training error) gets the weight at which the sample weights span :data:`PERFECT_LEARNER_WEIGHT_RATIO`."""
+    if edge >= 1.0:
+        return float(np.log(PERFECT_LEARNER_WEIGHT_RATIO) / 2.0)
+    if minimum_margin >= edge:  # no positive weight raises the margins (with the edge below 1: r < 1 too)
+        return 0.0
+    return float(0.5 * np.log((1.0 + edge) / (1.0 - edge)) - 0.5 * np.log((1.0 + minimum_margin)
+                                                                          / (1.0 - minimum_margin)))

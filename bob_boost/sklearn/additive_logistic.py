@@ -1,4 +1,4 @@
-"""Gentle AdaBoost and two-class LogitBoost as scikit-learn classifiers."""
+"""Gentle AdaBoost, two-class LogitBoost and arc-gv as scikit-learn classifiers."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ._classifier import _BoostedClassifier
 
-__all__ = ["GentleAdaBoostClassifier", "LogitBoostClassifier"]
+__all__ = ["ArcGVClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier"]
 
 
 class _LeastSquaresBoosting(_BoostedClassifier):
@@ -57,7 +57,7 @@ class _LeastSquaresBoosting(_BoostedClassifier):
         self
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        depth = check_positive_int(self.max_depth, "max_depth")
+        recipe = self._recipe(rounds)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
         X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
@@ -65,15 +65,18 @@ class _LeastSquaresBoosting(_BoostedClassifier):
             raise InvalidValueError(f"Only binary classification is supported by {type(self).__name__} (y has "
                                     f"{self.classes_.size} classes); RealAdaBoostClassifier (SAMME.R) and "
                                     f"BoostingClassifier take more")
-        recipe = make_recipe(self._trainer, number_of_classes=2, weak_learner="tree", tree_depth=depth,
-                             number_of_rounds=rounds, max_bins=self.max_bins, n_threads=self.n_threads,
-                             missing=self.missing)
         encoding, kind = self._encoding, recipe.target_kind
         targets = data.rows(lambda indices: encoding.targets(kind, indices), encoded, np.float64)
         self.machine_ = self._boost(data, recipe, X, targets, weights, y, rounds, groups=encoded, index=index,
                                     eval_set=eval_set)
         self.machine_.metadata.update(self._classifier_metadata())
         return self
+
+    def _recipe(self, rounds: int):
+        """The recipe of the estimator's parameters (checked)."""
+        return make_recipe(self._trainer, number_of_classes=2, weak_learner="tree",
+                           tree_depth=check_positive_int(self.max_depth, "max_depth"), number_of_rounds=rounds,
+                           max_bins=self.max_bins, n_threads=self.n_threads, missing=self.missing)
 
     def _probability_link(self) -> tuple:
         """``sigmoid(c F)`` of the loss's minimiser (see :meth:`_BoostedClassifier._probability_link`)."""
@@ -150,3 +153,38 @@ feature_importances_
 
     _trainer = "logitboost"
     _probability_scale = 1.0
+
+
+class ArcGVClassifier(_LeastSquaresBoosting):
+    """arc-gv (Breiman 1999) with decision stumps: AdaBoost whose weights subtract the one matching the
+    ensemble's minimum margin (see :class:`bob_boost.trainers.arc_gv.ArcGVTrainer`). For studying margins; it
+    offers no probabilities.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Maximum number of stumps; training stops at a weight that is not positive.
+    max_bins, n_threads, missing, class_weight, early_stopping, validation_fraction, n_iter_no_change, tol, \
+scoring, warm_start, random_state, importance_type
+        As in :class:`GentleAdaBoostClassifier` (``"loss"``: minus the mean exponential loss).
+    max_depth : int
+        1: arc-gv boosts stumps (any other value is an error).
+
+    Attributes
+    ----------
+    classes_, machine_, n_features_in_, feature_names_in_, n_iter_, train_score_, validation_score_, \
+feature_importances_
+        As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
+    """
+
+    _trainer = "arc-gv"
+
+    def _recipe(self, rounds: int):
+        if self.max_depth != 1:
+            raise InvalidValueError(f"max_depth: arc-gv boosts decision stumps (1), got {self.max_depth!r}")
+        return make_recipe("arc-gv", number_of_classes=2, weak_learner="stump", number_of_rounds=rounds,
+                           max_bins=self.max_bins, n_threads=self.n_threads, missing=self.missing)
+
+    def _has_probabilities(self) -> bool:
+        """arc-gv's weights minimise no loss whose minimiser gives probabilities."""
+        return False

@@ -16,7 +16,7 @@ from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
 from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
-from .additive_logistic import GentleAdaBoostClassifier, LogitBoostClassifier
+from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 
 __all__ = ["estimator_from_machine", "load_estimator"]
@@ -24,7 +24,8 @@ __all__ = ["estimator_from_machine", "load_estimator"]
 
 _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
     cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier,
-                                  RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier)}
+                                  RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier,
+                                  ArcGVClassifier)}
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:

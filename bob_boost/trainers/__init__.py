@@ -12,6 +12,7 @@ from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
+from .arc_gv import ArcGVTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
 from ..weak_trainers.lut import LUTTrainer
@@ -28,7 +29,7 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
-           "GentleAdaBoostTrainer", "LogitBoostTrainer"]
+           "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer"]
 
 
 def __getattr__(name: str):

@@ -76,6 +76,9 @@ class Boosting:
     round (see ``doc/guide.md``).
     """
 
+    #: The loop configuration :meth:`train` runs (a subclass's algorithm changes only its step, say).
+    algorithm: type[GradientBoosting] = GradientBoosting
+
     def __init__(self, weak_trainer, loss_function: LossFunction, step_rule: str = "auto",
                  learning_rate: float | None = None, sampling: Sampling | None = None) -> None:
         if not (callable(getattr(weak_trainer, "train", None)) or callable(getattr(weak_trainer, "propose", None))):
@@ -159,7 +162,7 @@ class Boosting:
                                         f"{targets.shape[1]}")
         if baseline is not None and self.loss_function.shift_invariant:
             targets = targets - baseline
-        algorithm = GradientBoosting(self.loss_function, self.weak_trainer, targets, weights, baseline,
+        algorithm = self.algorithm(self.loss_function, self.weak_trainer, targets, weights, baseline,
                                      self.step_rule, self.learning_rate, self.sampling)
         check_outputs = getattr(self.weak_trainer, "check_outputs", None)
         if check_outputs is not None:
