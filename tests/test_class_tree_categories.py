@@ -45,7 +45,7 @@ def test_a_categorical_root_takes_the_best_of_every_partition_of_its_categories(
     them): up to 10 categories every partition is scored; for two classes the class-share order holds the best
     partition at any number (Breiman et al. 1984)."""
     rng = np.random.default_rng(k * 100 + categories)
-    for trial in range(6):
+    for trial in range(6 if categories <= 10 else 2):  # 8191 partitions of 14 categories take a while
         column = rng.integers(0, categories, 400).astype(float)
         column[rng.random(400) < 0.1] = np.nan
         labels = rng.integers(0, k, 400)

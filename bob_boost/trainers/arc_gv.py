@@ -1,9 +1,9 @@
 """arc-gv (Breiman, "Prediction games and arcing algorithms", Neural Computation 1999): AdaBoost whose weight
-of round ``t`` is ``(1/2) ln((1 + g_t) / (1 - g_t)) - (1/2) ln((1 + r_t) / (1 - r_t))`` for the weak machine's
-edge ``g_t`` and the ensemble's normalised minimum margin ``r_t`` before it (0 at the first round, and while
-it is negative), to raise the minimum margin (see :mod:`bob_boost.boosting.arcing`). Zhou's AdaBoost chapter tells how arc-gv's larger
-minimum margins came with larger test errors, and how Reyzin and Schapire found, with stumps, AdaBoost's
-margin distribution better than arc-gv's.
+of round ``t`` is ``(1/2) ln((1 + g_t) / (1 - g_t)) - (1/2) ln((1 + r_t) / (1 - r_t))`` for the weak
+machine's edge ``g_t`` and the ensemble's normalised minimum margin ``r_t`` before it (0 at the first round,
+and while it is negative), to raise the minimum margin (see :mod:`bob_boost.boosting.arcing`). Zhou's
+AdaBoost chapter tells how arc-gv's larger minimum margins came with larger test errors, and how Reyzin and
+Schapire found, with stumps, AdaBoost's margin distribution better than arc-gv's.
 """
 from __future__ import annotations
 
