@@ -11,7 +11,7 @@ Vocabulary
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
-    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``.
+    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -54,9 +54,9 @@ from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r", "gentle-adaboost", "logitboost", "arc-gv")
+            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost")
 WEAK_LEARNERS = ("stump", "lut", "tree")
-MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1")
+MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
 #: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
 PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
@@ -306,6 +306,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if trainer == "rusboost":  # SAMME on every round's random under-sample of the majority classes
+        if sampling is not None and sampling.method != "undersample":
+            raise InvalidValueError(f"sampling: RUSBoost under-samples every class (method 'undersample'), got "
+                                    f"{sampling.method!r}")
+        sampling = sampling or Sampling(method="undersample", random_state=0 if random_state is None
+                                        else int(random_state))
     if trainer == "arc-gv":
         return _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage,
                               feature_fraction, sampling)
@@ -484,6 +490,6 @@ def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tr
             size = configured.cost_matrix.shape[0]
             raise InvalidValueError(f"cost_matrix: is {size}x{size} but there are {number_of_classes} classes")
     else:
-        cls = SAMMETrainer if trainer == "samme" else AdaBoostM1Trainer
+        cls = AdaBoostM1Trainer if trainer == "adaboost-m1" else SAMMETrainer  # RUSBoost: SAMME, sampled
         configured = cls(number_of_classes=number_of_classes, weak_learner=weak, **options)
     return Recipe(trainer, configured, CMELoss(configured.cost_matrix), "indices")

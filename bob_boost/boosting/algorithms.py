@@ -23,7 +23,7 @@ from ..weak.base import WeakMachine
 from ..weak.tree import TreeMachine
 from .closed_form import CostSensitiveStumpBoosting, MulticlassCostBoosting  # noqa: F401 (re-exported)
 from .protocol import Proposal, RoundState, uses_propose
-from .sampling import Sampling, check_strata, distinct_rows, in_memory_factors, strata_of
+from .sampling import CLASS_METHODS, Sampling, check_strata, distinct_rows, in_memory_factors, strata_of
 from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
 from .steps import MAX_HALVINGS  # noqa: F401 (re-exported: first defined here)
 from .steps import compiled_loss, descending_weight, fit_line_step, newton_fit_step, proves_descent
@@ -75,7 +75,7 @@ class GradientBoosting:
         self.step_rule = step_rule
         self.sampling = sampling
         self.strata = (strata_of(targets, check_strata(distinct_rows(targets)))
-                       if sampling is not None and sampling.samples_rows and sampling.method == "stratified" else None)
+                       if sampling is not None and sampling.samples_rows and sampling.method in CLASS_METHODS else None)
         # the last draw's factors and rows, reused for subsample_freq rounds
         self._drawn: tuple[int, np.ndarray, np.ndarray] | None = None
 

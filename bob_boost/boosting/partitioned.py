@@ -211,7 +211,7 @@ class PartitionSampler:
         self.counts = list(partitions.rows)
         self.drawn: tuple[int, list] | None = None
         self.strata = self.ranks = None
-        if sampling.samples_rows and sampling.method == "stratified":
+        if sampling.samples_rows and sampling.method in sample.CLASS_METHODS:
             parts = partitions
             if strata is None:
                 classes = sample.check_strata(sample.distinct_rows(np.concatenate(
@@ -232,7 +232,7 @@ class PartitionSampler:
             return self.drawn[1]
         if sampling.method == "uniform":
             factors = parts.each(sample.uniform_factors, self.first_rows, self.counts, seed, draw, sampling.subsample)
-        elif sampling.method == "stratified":
+        elif sampling.method in sample.CLASS_METHODS:
             keys = parts.each(sample.stratum_keys, self.first_rows, self.counts, seed, draw)
             thresholds = self._kth_keys(keys, self.strata, self.ranks)
             factors = parts.each(sample.stratified_factors, self.strata, self.first_rows, seed, draw, thresholds)

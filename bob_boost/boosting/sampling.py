@@ -10,6 +10,11 @@ gradient tree may split on:
   not exactly, that share of the rows; Friedman and LightGBM's bagging draw an exact count);
 - ``"stratified"``: from every class (every distinct target row), exactly ``round(subsample * n_c)`` rows (at
   least one), those of smallest uniform numbers;
+- ``"undersample"``: random under-sampling of every class to the smallest class's count divided by
+  ``subsample`` (1: balanced classes; a class with fewer rows keeps them all), as imbalanced-learn's
+  ``RandomUnderSampler`` draws for RUSBoost (Seiffert et al., "RUSBoost: a hybrid approach to alleviating class
+  imbalance", IEEE Transactions on Systems, Man and Cybernetics A 40, 2010), those of smallest uniform numbers;
+  every round draws anew (with ``subsample_freq`` 1);
 - ``"goss"``: gradient-based one-side sampling (Ke et al., "LightGBM: a highly efficient gradient boosting
   decision tree", NeurIPS 2017, Algorithm 2): the ``top_rate`` share of rows of largest gradient magnitude
   (summed over the outputs, sample weights included) is kept, every other row with probability
@@ -38,7 +43,10 @@ from ..engine.hashing import GOLDEN, mix, mixed
 from ..exceptions import InvalidTypeError, InvalidValueError
 
 #: The row-sampling methods of :class:`Sampling`.
-SAMPLING_METHODS = ("uniform", "stratified", "goss")
+SAMPLING_METHODS = ("uniform", "stratified", "goss", "undersample")
+
+#: The methods that draw from every class (stratum): their targets are classes.
+CLASS_METHODS = ("stratified", "undersample")
 
 #: The options of :class:`Sampling` as the estimators and the command line name them (``sampling``: its
 #: ``method``), with their defaults, which sample nothing.
@@ -130,8 +138,8 @@ def distinct_rows(targets: np.ndarray) -> np.ndarray:
 def check_strata(classes: np.ndarray) -> np.ndarray:
     """``classes`` (distinct target rows), refused when too many to be classes."""
     if classes.shape[0] > MOST_STRATA:
-        raise InvalidValueError(f"sampling: method 'stratified' needs class targets; the targets have "
-                                f"{classes.shape[0]} distinct values (at most {MOST_STRATA})")
+        raise InvalidValueError(f"sampling: methods 'stratified' and 'undersample' need class targets; the targets "
+                                f"have {classes.shape[0]} distinct values (at most {MOST_STRATA})")
     return classes
 
 
@@ -145,10 +153,11 @@ class Sampling:
     Parameters
     ----------
     subsample : float
-        In (0, 1]: the share of rows each round's weak machine is fitted to (``"uniform"``, ``"stratified"``).
+        In (0, 1]: the share of rows each round's weak machine is fitted to (``"uniform"``, ``"stratified"``);
+        ``"undersample"``: the smallest class's count over every other class's after sampling (1: balanced).
     subsample_freq : int
         Draw new rows every this many rounds (LightGBM's ``bagging_freq``); GOSS draws every round.
-    method : {"uniform", "stratified", "goss"}
+    method : {"uniform", "stratified", "goss", "undersample"}
         How rows are drawn (see the module).
     top_rate, other_rate : float
         GOSS: the share of rows of largest gradient kept, and the share drawn from the others; each in
@@ -194,7 +203,7 @@ class Sampling:
     @property
     def samples_rows(self) -> bool:
         """Whether rounds see a sample of the rows (else every row, factor 1)."""
-        return self.method == "goss" or self.subsample < 1.0
+        return self.method in ("goss", "undersample") or self.subsample < 1.0
 
     def draw(self, round_in_machine: int) -> int:
         """The draw of a round, by its place in the whole machine: a new one every ``subsample_freq`` rounds
@@ -215,7 +224,12 @@ class Sampling:
         return key, self.colsample_bynode
 
     def stratum_ranks(self, class_counts: np.ndarray) -> np.ndarray:
-        """Rows kept per stratum: ``round(subsample * n_c)``, at least 1 of a stratum that has rows."""
+        """Rows kept per stratum: ``round(subsample * n_c)``, at least 1 of a stratum that has rows
+        (``"undersample"``: ``min(n_c, round(n_min / subsample))`` of the smallest stratum's ``n_min``)."""
+        if self.method == "undersample":
+            smallest = int(class_counts[class_counts > 0].min())
+            kept = np.minimum(class_counts, max(smallest, int(round(smallest / self.subsample))))
+            return kept.astype(np.int64)
         return np.where(class_counts > 0, np.maximum(1, np.round(self.subsample * class_counts)), 0).astype(np.int64)
 
     def goss_rank(self, rows: int) -> int:
@@ -240,7 +254,7 @@ def in_memory_factors(sampling: Sampling, round_in_machine: int, rows: int, stra
     seed, draw = sampling.random_state, sampling.draw(round_in_machine)
     if sampling.method == "uniform":
         return uniform_factors(0, rows, seed, draw, sampling.subsample)
-    if sampling.method == "stratified":
+    if sampling.method in CLASS_METHODS:
         keys = stratum_keys(0, rows, seed, draw)
         ranks = sampling.stratum_ranks(np.bincount(strata))
         thresholds = np.array([np.partition(keys[strata == c], r - 1)[r - 1] if r else 0 for c, r in enumerate(ranks)],

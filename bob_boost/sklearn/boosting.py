@@ -7,6 +7,7 @@ import numpy as np
 from .._validation import check_bool, check_choice, check_positive_int
 from ..exceptions import InvalidValueError
 from . import _fitting
+from ..boosting.sampling import CLASS_METHODS
 from ..recipes import SELECTION_STYLES, make_loss, make_recipe
 from ..labels import ClassEncoding
 from ..losses.logit import MultiLabelLogitLoss
@@ -115,12 +116,14 @@ class BoostingClassifier(_BoostedClassifier):
         every sample. 1.0 (the default): every sample.
     subsample_freq : int
         Draw new samples every this many rounds (>= 1).
-    sampling : {"uniform", "stratified", "goss"}
+    sampling : {"uniform", "stratified", "goss", "undersample"}
         How the samples are drawn: independently (``"uniform"``), exactly
-        ``subsample`` of each class (``"stratified"``, classifiers), or by
+        ``subsample`` of each class (``"stratified"``, classifiers), by
         gradient-based one-side sampling (``"goss"``: the ``top_rate`` of
         largest gradients and ``other_rate`` of the others, re-weighted; it
-        ignores ``subsample``). See :class:`bob_boost.Sampling`.
+        ignores ``subsample``), or by random under-sampling of every class to
+        the smallest's count over ``subsample`` (``"undersample"``,
+        classifiers; RUSBoost's draw, every round). See :class:`bob_boost.Sampling`.
     top_rate, other_rate : float
         GOSS's shares (each in (0, 1], their sum at most 1).
     colsample_bytree : float
@@ -342,9 +345,9 @@ class BoostingClassifier(_BoostedClassifier):
         if self.class_weight is not None:
             raise InvalidValueError("class_weight: a multi-label y has labels, not classes; weigh the samples "
                                     "with sample_weight")
-        if self.sampling == "stratified":
-            raise InvalidValueError("sampling: 'stratified' draws from every class; a multi-label y has none "
-                                    "(use 'uniform' or 'goss')")
+        if self.sampling in CLASS_METHODS:
+            raise InvalidValueError(f"sampling: {self.sampling!r} draws from every class; a multi-label y has none "
+                                    f"(use 'uniform' or 'goss')")
         if self.warm_start and hasattr(self, "machine_") and self.classes_.size != labels:
             raise InvalidValueError(f"y: has {labels} labels but the fitted model, which warm_start continues, "
                                     f"has {self.classes_.size}")

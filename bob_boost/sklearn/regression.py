@@ -14,6 +14,7 @@ from ..losses import LossFunction
 from ..losses.squared import check_target_range
 from ..machine import BoostedMachine
 from . import _fitting
+from ..boosting.sampling import CLASS_METHODS
 from ..recipes import make_recipe, make_regression_loss
 from ._base import WEAK_LEARNERS, _BoostedEstimator, _check_lut_features
 from ._compat import RegressorMixin, check_is_fitted, r2_score
@@ -220,10 +221,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def _sampling(self, continuing: bool):
         """The subsampling of the parameters (:func:`~bob_boost.sklearn._fitting.estimator_sampling`), which
-        cannot be stratified: a regressor has no classes."""
-        if self.sampling == "stratified":
-            raise InvalidValueError("sampling: 'stratified' draws from every class; a regressor has none (use "
-                                    "'uniform' or 'goss')")
+        cannot draw by class: a regressor has no classes."""
+        if self.sampling in CLASS_METHODS:
+            raise InvalidValueError(f"sampling: {self.sampling!r} draws from every class; a regressor has none (use "
+                                    f"'uniform' or 'goss')")
         return _fitting.estimator_sampling(self, continuing)
 
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingRegressor":

@@ -14,6 +14,7 @@ from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .arc_gv import ArcGVTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
+from .rusboost import RUSBoostTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
 from ..weak_trainers.lut import LUTTrainer
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
@@ -29,7 +30,7 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
-           "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer"]
+           "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer"]
 
 
 def __getattr__(name: str):
