@@ -249,7 +249,10 @@ def _probabilities(graph: Graph, link: tuple, scores: str, decision: str) -> str
         return graph.node("Softmax", [decision], axis=1)
     if link[0] == "sigmoid_each":  # independent labels
         return graph.node("Sigmoid", [graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])])
-    one_vs_rest = graph.node("Sigmoid", [graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])])
+    scaled = graph.node("Mul", [scores, graph.constant(np.array([float(link[1])]))])
+    if len(link) > 3:  # an offset: sigmoid(c * scores + d)
+        scaled = graph.node("Add", [scaled, graph.constant(np.array([float(link[3])]))])
+    one_vs_rest = graph.node("Sigmoid", [scaled])
     if link[2] == 1:
         return graph.node("Concat", [graph.node("Sub", [graph.constant(np.ones((1, 1))), one_vs_rest]),
                                      one_vs_rest], axis=1)

@@ -181,7 +181,8 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
         ``("softmax_decision",)``: a softmax of the cost-sensitive class scores ``-(C* f)`` (or of
         the scores without cost matrix); ``("softmax",)``: a softmax of the scores (``("softmax", c)``: of
         ``c * scores``);
-        ``("sigmoid", c, K)``: ``sigmoid(c * scores)``, as ``[1 - p, p]`` for one output, else
+        ``("sigmoid", c, K)``: ``sigmoid(c * scores)`` (``("sigmoid", c, K, d)``: ``sigmoid(c * scores + d)``),
+        as ``[1 - p, p]`` for one output, else
         normalised over the K outputs; ``("sigmoid_each", c)``: ``sigmoid(c * scores)`` of every output
         on its own (multi-label).
         """

@@ -16,6 +16,7 @@ from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
 from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+from .adamec import AdaMECClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 
@@ -25,7 +26,7 @@ __all__ = ["estimator_from_machine", "load_estimator"]
 _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
     cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier,
                                   RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier,
-                                  ArcGVClassifier)}
+                                  ArcGVClassifier, AdaMECClassifier)}
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
