@@ -2,35 +2,41 @@
 
 (a) SAMME.R: ``SAMMERTrainer(ProbabilityTreeTrainer(max_depth=d, quantized=False), number_of_rounds=50)``
 against scikit-learn 1.5's ``AdaBoostClassifier(estimator=DecisionTreeClassifier(max_depth=d),
-n_estimators=50, algorithm="SAMME.R", learning_rate=1.0, random_state=0)`` (scikit-learn removed SAMME.R in
-1.6, so this part runs in a separate interpreter given by ``--python-sk15``, with this checkout's bob_boost
-first on its path), for depths 1 and 2, on a stratified 70/30 split (seed 0) of each multi-class set. The
+n_estimators=50, algorithm="SAMME.R", learning_rate=1.0, random_state=0)``, for depths 1 and 2, on a
+stratified 70/30 split (seed 0) of each multi-class set. scikit-learn removed SAMME.R in 1.6, so this part
+runs in the interpreter given by ``--python-sk15``, with this checkout's bob_boost first on its path. The
 table gives both held-out accuracies, the share of held-out rows both predict the same class for, and the
 largest absolute difference of the held-out scores: bob_boost's are the plain sum over the rounds of
-``(K-1) (log p_k - mean_j log p_j)``; scikit-learn 1.5's ``decision_function`` is that sum divided by the sum
-of its estimator weights (1 for every fitted SAMME.R round), so it is multiplied back by that sum first.
-Where the two models differ, the round of the first tree whose outputs differ (on the training and
-held-out rows) is given, with both trees' splits and why they differ: either a tie (both splits score the
-same weighted Gini reduction on that round's weights, and each tree breaks it its own way: scikit-learn
-by its random feature order, bob_boost by the lowest feature) or something else, which is then named.
+``(K-1) (log p_k - mean_j log p_j)``, scikit-learn 1.5's ``decision_function`` is that sum divided by the sum
+of its estimator weights (1 for every fitted SAMME.R round), so it is multiplied back by that sum. The same
+columns are given against scikit-learn's model with one change, which locates the main difference: its
+rounds get the plain (normalised) products of the weight updates rather than the weights its ``fit`` raises
+to float64 eps before every round. For each pair that differs, the notes give the first round whose trees'
+outputs differ (on the training and held-out rows), both trees' splits, and why: the same splits with other
+leaf values (other weights), a tie between equally good splits (equal up to rounding, or within bob_boost's
+tie tolerance of 1e-12 of the split score, where it takes the first feature and threshold), or a node only
+one of them splits.
 
 (b) RUSBoost: ``RUSBoostTrainer(CostSensitiveTreeTrainer(max_depth=1), number_of_rounds=50, ratio=1.0,
 random_state=seed)`` against imbalanced-learn's ``RUSBoostClassifier(estimator=DecisionTreeClassifier(
 max_depth=1), n_estimators=50, random_state=seed)`` (SAMME on a random under-sample of the larger class every
-round), on the imbalanced binary sets, for seeds 0..9, each with its own stratified 70/30 split: the mean
-and standard deviation of the held-out balanced accuracy of each, and the mean of their per-seed
-differences. The two draw their under-samples from different random streams, so only the distributions
-can agree; the target is bob_boost within 1 point of imbalanced-learn.
+round), on imbalanced binary sets (credit-g, diabetes, ionosphere, and letter as the letter A against the
+rest), for seeds 0..9 (``--seeds``), each with its own stratified 70/30 split: the mean and standard
+deviation of the held-out balanced accuracy of each, the mean of their per-seed differences with its
+standard error, and the mean number of trees each kept. The two draw their under-samples from different
+random streams, so only the distributions can agree; for scale, the same difference between imbalanced-learn
+with seeds s + 1000 and s is given too. The target is bob_boost within 1 point of imbalanced-learn.
 
 The sets are ``<data-dir>/uci/<name>/<name>.tsv.gz``. Nothing is timed.
 
 Usage::
 
     python bench/bench_family_references.py --python-sk15 /tmp/venv_sk15/bin/python [--data-dir DIR] \
-        [--samme-r-sets car cmc ...] [--rusboost-sets credit-g diabetes ...]
+        [--samme-r-sets car cmc ...] [--rusboost-sets credit-g diabetes ...] [--seeds 10]
 
-where the interpreter was made by ``python -m venv /tmp/venv_sk15 && /tmp/venv_sk15/bin/pip install
-"scikit-learn==1.5.2" numpy scipy h5py threadpoolctl numba``.
+with scikit-learn 1.5's interpreter made by ``python -m venv /tmp/venv_sk15 && /tmp/venv_sk15/bin/pip install
+"scikit-learn==1.5.2" numpy scipy h5py threadpoolctl numba``, and imbalanced-learn installed beside bob_boost
+(``pip install imbalanced-learn``).
 """
 from __future__ import annotations
 
@@ -47,17 +53,24 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import cpu_model  # noqa: E402  (bench/, beside this script)
+from _machine import cpu_model  # bench/, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMME_R_SETS = ("car", "cmc", "krkopt", "letter", "pendigits")
-RUSBOOST_SETS = ("credit-g", "diabetes", "ionosphere")
+RUSBOOST_SETS = ("credit-g", "diabetes", "ionosphere", "letter")
+#: Multi-class sets made binary for part (b) as one class against the others: the class's position among the
+#: sorted labels (letter: 0, the letter A).
+ONE_AGAINST_REST = {"letter": 0, "pendigits": 3}
+#: imbalanced-learn's noise reference runs with seed s + this.
+NOISE_SEED = 1000
 DEPTHS = (1, 2)
 ROUNDS = 50
-SEEDS = range(10)
 #: Two trees whose outputs (on every training and held-out row) differ by no more than this are the same.
 SAME_OUTPUTS = 1e-8
+#: bob_boost's trees take splits whose scores are within this share of the best as tied with it.
+TIE_TOLERANCE = 1e-12
+#: Split scores within this share of each other are equal up to the rounding of their sums.
+ROUNDING = 16 * np.finfo(np.float64).eps
 
 
 def _load(data_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -66,6 +79,14 @@ def _load(data_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
         handle.readline()
         table = np.loadtxt(handle, delimiter="\t")
     return table[:, :-1], np.unique(table[:, -1], return_inverse=True)[1]
+
+
+def _load_binary(data_dir: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A set's features and 0/1 classes: its own, or one class (:data:`ONE_AGAINST_REST`) as 1 against the rest."""
+    X, y = _load(data_dir, name)
+    if name in ONE_AGAINST_REST:
+        y = (y == ONE_AGAINST_REST[name]).astype(np.int64)
+    return X, y
 
 
 def _split(X: np.ndarray, y: np.ndarray, seed: int):
@@ -97,18 +118,19 @@ def _bob_splits(machine, node: int = 0) -> str:
     return f"x{machine.features[node]} <= {machine.thresholds[node]:.6g}{inner}"
 
 
-def _gini_reduction(X: np.ndarray, y: np.ndarray, w: np.ndarray, k: int, rows: np.ndarray, feature: int,
-                    threshold: float) -> float:
-    """The weighted Gini reduction ``sum_c W_Lc^2 / W_L + sum_c W_Rc^2 / W_R - sum_c W_c^2 / W`` of a split of
-    ``rows`` (a boolean mask), the quantity both trees maximise."""
+def _split_score(X: np.ndarray, y: np.ndarray, w: np.ndarray, k: int, rows: np.ndarray, feature: int,
+                 threshold: float) -> tuple[float, float]:
+    """The score ``sum_c W_Lc^2 / W_L + sum_c W_Rc^2 / W_R`` of a split of ``rows`` (a boolean mask), which both
+    trees maximise, and its gain over the unsplit node's ``sum_c W_c^2 / W`` (the weighted Gini reduction)."""
     def score(mask):
         sums = np.bincount(y[mask], weights=w[mask], minlength=k)
         return float(np.sum(sums ** 2) / sums.sum()) if sums.sum() > 0 else 0.0
     left = rows & (X[:, feature] <= threshold)
-    return score(left) + score(rows & ~left) - score(rows)
+    children = score(left) + score(rows & ~left)
+    return children, children - score(rows)
 
 
-def _root_nodes(X: np.ndarray, splits_a, splits_b):
+def _first_parting_node(X: np.ndarray, splits_a, splits_b):
     """The first node (as a row mask and two ``(feature, threshold)``) where two trees' splits differ,
     descending both from the root while they agree; None when every split agrees."""
     stack = [(np.ones(X.shape[0], dtype=bool), splits_a(0), splits_b(0))]
@@ -143,7 +165,6 @@ def _first_difference(sk_model, bob_model, X_train, y_train, X_all, k: int, sk_w
         bob_w = np.exp(log_w - np.max(log_w))
         bob_w /= bob_w.sum()
         sk_w = sk_weights[t] / sk_weights[t].sum()
-        weight_gap = float(np.max(np.abs(sk_w - bob_w)) / np.max(sk_w))
         st = tree.tree_
 
         def sk_split(node):
@@ -156,17 +177,21 @@ def _first_difference(sk_model, bob_model, X_train, y_train, X_all, k: int, sk_w
                                                             float(machine.thresholds[node]),
                                                             int(machine.left_children[node]),
                                                             int(machine.right_children[node]))
-        found = _root_nodes(X_train, sk_split, bob_split)
+        found = _first_parting_node(X_train, sk_split, bob_split)
         result = {"round": t + 1, "output_gap": gap, "sklearn": _sklearn_splits(tree),
-                  "bob": _bob_splits(machine), "weight_gap": weight_gap, "below_eps": int(np.sum(
-                      (bob_w < np.finfo(np.float64).eps) & (bob_w > 0)))}
+                  "bob": _bob_splits(machine), "weight_gap": float(np.max(np.abs(sk_w - bob_w)
+                                                                          / np.maximum(sk_w, bob_w).clip(1e-300))),
+                  "below_eps": int(np.sum(bob_w < np.finfo(np.float64).eps))}
         if found is not None:
             rows, a, b = found
-            gains = [None if s is None else _gini_reduction(X_train, y_train, sk_w, k, rows, s[0], s[1])
-                     for s in (a, b)]
-            result.update(node_rows=int(rows.sum()), sklearn_gain=gains[0], bob_gain=gains[1],
-                          sklearn_node=None if a is None else [a[0], a[1]],
-                          bob_node=None if b is None else [b[0], b[1]])
+            sums = np.bincount(y_train[rows], weights=sk_w[rows], minlength=k)
+            result.update(node_rows=int(rows.sum()), node_weight=float(sums.sum()),
+                          node_gini=float(1 - np.sum((sums / sums.sum()) ** 2)),
+                          sklearn_node=None if a is None else a[:2], bob_node=None if b is None else b[:2])
+            result.update({f"{source}_scores": [None if split is None else
+                                                _split_score(X_train, y_train, w, k, rows, *split[:2])
+                                                for split in (a, b)]
+                           for source, w in (("sklearn", sk_w), ("bob", bob_w))})
         return result
     return None
 
@@ -271,36 +296,58 @@ def samme_r_table(python: str, data_dir: Path, sets: list[str]) -> None:
         print("\nEvery model pair agrees: the same trees every round.")
         return
     print("\nWhere the trees first differ (ties between equally good splits can make the trees differ). The "
-          "weights compared are the two models' normalised sample weights entering that round; the gains are "
-          "the weighted Gini reduction `sum_c W_Lc^2/W_L + sum_c W_Rc^2/W_R - sum_c W_c^2/W` of each tree's "
-          "split at the first node where the splits part, on scikit-learn's weights of that round:\n")
+          "weights compared are the two models' normalised sample weights entering that round; a split's score "
+          "is `sum_c W_Lc^2/W_L + sum_c W_Rc^2/W_R`, which both trees maximise, and its gain that less the "
+          "node's `sum_c W_c^2/W` (the weighted Gini reduction), at the first node where the splits part:\n")
     for row, variant in notes:
         d = row[variant]["difference"]
         which = "scikit-learn" if variant == "sklearn" else "scikit-learn without the eps clip"
         text = (f"- {row['set']}, depth {row['depth']}, {which}: round {d['round']}, outputs differ by up to "
                 f"{d['output_gap']:.3g}; scikit-learn `{d['sklearn']}`, bob_boost `{d['bob']}`. The weights "
-                f"entering the round differ by {d['weight_gap']:.2g} of the largest; {d['below_eps']} of "
-                "bob_boost's are below float64 eps.")
-        if "sklearn_gain" not in d:
+                f"entering the round differ by up to {d['weight_gap']:.2g} of a row's weight; {d['below_eps']} of "
+                "bob_boost's (normalised) are below float64 eps.")
+        if "node_rows" not in d:
             text += (" The splits agree, the leaf values do not: the leaves' class probabilities come from "
                      "different weights.")
+        elif d["sklearn_node"] is None or d["bob_node"] is None:
+            splitter, other = ("scikit-learn", "bob_boost") if d["bob_node"] is None else ("bob_boost", "scikit-learn")
+            node = d["sklearn_node"] if d["bob_node"] is None else d["bob_node"]
+            gain = d["sklearn_scores"][0 if d["bob_node"] is None else 1][1]
+            text += (f" At a node of {d['node_rows']} training rows (weight {d['node_weight']:.3g}, Gini impurity "
+                     f"{d['node_gini']:.2g}) {splitter} splits x{node[0]} <= {node[1]:.6g}, gain {gain:.2g} "
+                     f"({gain / d['node_weight']:.2g} of the node's weight), and {other} does not: bob_boost takes no "
+                     f"split whose gain is at most {TIE_TOLERANCE:g} of the node's weight (it counts such a gain "
+                     "as rounding), scikit-learn splits every node whose impurity exceeds float64 eps; here the "
+                     "split only separates rows of tiny weight, whose leaf probabilities, and so log-probability "
+                     "outputs, then differ. Not a tie.")
         else:
-            a, b = d["sklearn_gain"], d["bob_gain"]
-            if a is None or b is None:
-                text += f" At a node of {d['node_rows']} training rows only one of the trees splits."
+            (sk_a, sk_b), (bob_a, bob_b) = d["sklearn_scores"], d["bob_scores"]
+            relative = [(a[0] - b[0]) / max(abs(a[0]), abs(b[0])) for a, b in ((sk_a, sk_b), (bob_a, bob_b))]
+            gains = (sk_a[1] - sk_b[1]) / max(abs(sk_a[1]), abs(sk_b[1]))
+            largest = max(abs(r) for r in relative)
+            if largest <= ROUNDING:
+                verdict = ("a tie up to rounding, which bob_boost breaks to the first feature and threshold and "
+                           "scikit-learn to the larger score as rounded in its own sums")
+            elif largest <= TIE_TOLERANCE:
+                verdict = (f"a near-tie: the gains differ by {gains:.2g} of the gain, but the split scores by less "
+                           f"than bob_boost's tie tolerance ({TIE_TOLERANCE:g} of the score; the node's weight is "
+                           "nearly all one class, so its gains are tiny next to its score), within which bob_boost "
+                           "takes the first feature and threshold, while scikit-learn takes the larger score")
             else:
-                tie = abs(a - b) <= 1e-12 * max(abs(a), abs(b), 1e-300)
-                verdict = "a tie." if tie else f"not a tie (relative difference {abs(a - b) / max(abs(a), abs(b)):.2g})."
-                text += (f" At the first node where they part ({d['node_rows']} training rows) scikit-learn splits "
-                         f"x{d['sklearn_node'][0]} <= {d['sklearn_node'][1]:.6g} (gain {a:.12g}), bob_boost "
-                         f"x{d['bob_node'][0]} <= {d['bob_node'][1]:.6g} (gain {b:.12g}): {verdict}")
+                verdict = "not a tie"
+            text += (f" At the first node where the splits part ({d['node_rows']} training rows, weight "
+                     f"{d['node_weight']:.3g}) scikit-learn splits x{d['sklearn_node'][0]} <= "
+                     f"{d['sklearn_node'][1]:.6g} (gain {sk_a[1]:.6g} on its weights), bob_boost "
+                     f"x{d['bob_node'][0]} <= {d['bob_node'][1]:.6g} (gain {bob_b[1]:.6g} on its weights); "
+                     f"scikit-learn's split scores higher than bob_boost's by {relative[0]:.2g} of the split "
+                     f"score on scikit-learn's weights and by {relative[1]:.2g} on bob_boost's: {verdict}.")
         print(text)
 
 
 # --- (b) RUSBoost, in this interpreter ------------------------------------------------------------------------
 
 
-def rusboost_table(data_dir: Path, sets: list[str]) -> None:
+def rusboost_table(data_dir: Path, sets: list[str], seeds: int) -> None:
     """Prints the class counts and the balanced accuracies of both RUSBoosts."""
     from imblearn.ensemble import RUSBoostClassifier
     from sklearn.metrics import balanced_accuracy_score
@@ -308,33 +355,48 @@ def rusboost_table(data_dir: Path, sets: list[str]) -> None:
 
     import bob_boost
 
+    def imblearn(X_train, y_train, seed):
+        return RUSBoostClassifier(estimator=DecisionTreeClassifier(max_depth=1), n_estimators=ROUNDS,
+                                  random_state=seed).fit(X_train, y_train)
+
     print("\n## (b) RUSBoost: bob_boost against imbalanced-learn's RUSBoostClassifier")
-    print(f"\n{ROUNDS} rounds of depth-1 trees, under-sampling to balanced classes every round; seeds "
-          f"{SEEDS.start}..{SEEDS.stop - 1}, each with its own stratified 70/30 split and the same seed for both "
-          "models' under-samples; held-out balanced accuracy, mean (standard deviation) over the seeds. "
+    print(f"\n{ROUNDS} rounds at most of depth-1 trees, each on a random under-sample of the larger class to the "
+          f"smaller's count; seeds 0..{seeds - 1}, each with its own stratified 70/30 split and the same seed for "
+          "both models' under-samples; held-out balanced accuracy, mean (standard deviation) over the seeds. "
+          "Both stop early, without the round's tree, once a tree's weighted error on all training rows "
+          "reaches 1/2 (SAMME's step is then not positive). The two draw their under-samples from different "
+          "random streams, so the noise column gives the same difference between imbalanced-learn with seed "
+          f"s + {NOISE_SEED} and with seed s on the same split: what different random streams alone give. "
           "Target: bob_boost within 1 point (0.01) of imbalanced-learn.\n")
-    print("| set (samples) | class counts (minority share) | imbalanced-learn | bob_boost "
-          "| bob - imblearn (std of per-seed difference) | within 1 point |")
-    print("|---|---|---|---|---|---|")
+    print("| set (samples) | class counts (minority share) | trees (imblearn / bob), mean | imbalanced-learn "
+          "| bob_boost | bob - imblearn: mean ± s.e. (std) | noise: imblearn - imblearn: mean ± s.e. (std) "
+          "| mean within 1 point |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in sets:
-        X, y = _load(data_dir, name)
+        X, y = _load_binary(data_dir, name)
         counts = np.bincount(y)
-        scores = []
-        for seed in SEEDS:
+        scores, trees = [], []
+        for seed in range(seeds):
             X_train, X_test, y_train, y_test = _split(X, y, seed)
-            imb = RUSBoostClassifier(estimator=DecisionTreeClassifier(max_depth=1), n_estimators=ROUNDS,
-                                     random_state=seed).fit(X_train, y_train)
+            imb = imblearn(X_train, y_train, seed)
+            other = imblearn(X_train, y_train, seed + NOISE_SEED)
             bob = bob_boost.RUSBoostTrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=1), number_of_rounds=ROUNDS,
                                             ratio=1.0, random_state=seed).train(X_train, y_train)
-            scores.append([balanced_accuracy_score(y_test, imb.predict(X_test)),
-                           balanced_accuracy_score(y_test, bob.predict(X_test))])
-        scores = np.array(scores)
-        gap = scores[:, 1] - scores[:, 0]
-        within = "yes" if abs(gap.mean()) <= 0.01 else "no"
-        print(f"| {name} ({y.size}) | {', '.join(f'{c}: {n}' for c, n in enumerate(counts))} "
-              f"({counts.min() / y.size:.1%}) | {scores[:, 0].mean():.4f} ({scores[:, 0].std():.4f}) | "
-              f"{scores[:, 1].mean():.4f} ({scores[:, 1].std():.4f}) | {gap.mean():+.4f} ({gap.std():.4f}) | "
-              f"{within} |", flush=True)
+            scores.append([balanced_accuracy_score(y_test, model.predict(X_test)) for model in (imb, bob, other)])
+            trees.append([len(imb.estimators_), len(bob)])
+        scores, trees = np.array(scores), np.mean(trees, axis=0)
+        gap, noise = scores[:, 1] - scores[:, 0], scores[:, 2] - scores[:, 0]
+        error = 2 * gap.std(ddof=1) / np.sqrt(seeds)
+        within = (f"{'yes' if abs(gap.mean()) <= 0.01 else 'no'} (mean ± 2 s.e. "
+                  f"[{gap.mean() - error:+.4f}, {gap.mean() + error:+.4f}])")
+        label = name if name not in ONE_AGAINST_REST else f"{name}, class {ONE_AGAINST_REST[name]} against the rest"
+
+        def spread(values):
+            return f"{values.mean():+.4f} ± {values.std(ddof=1) / np.sqrt(seeds):.4f} ({values.std():.4f})"
+        print(f"| {label} ({y.size}) | {', '.join(f'{c}: {n}' for c, n in enumerate(counts))} "
+              f"({counts.min() / y.size:.1%}) | {trees[0]:.1f} / {trees[1]:.1f} | "
+              f"{scores[:, 0].mean():.4f} ({scores[:, 0].std():.4f}) | {scores[:, 1].mean():.4f} "
+              f"({scores[:, 1].std():.4f}) | {spread(gap)} | {spread(noise)} | {within} |", flush=True)
 
 
 def main() -> None:
@@ -343,6 +405,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--samme-r-sets", nargs="+", default=list(SAMME_R_SETS))
     parser.add_argument("--rusboost-sets", nargs="+", default=list(RUSBOOST_SETS))
+    parser.add_argument("--seeds", type=int, default=10, help="part (b)'s seeds 0 .. N-1")
     parser.add_argument("--samme-r-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.samme_r_worker:
@@ -355,13 +418,13 @@ def main() -> None:
 
     import bob_boost
 
-    print(f"# bob_boost's SAMME.R and RUSBoost against the reference implementations")
+    print("# bob_boost's SAMME.R and RUSBoost against the reference implementations")
     print(f"\n{datetime.date.today()}, {cpu_model()}; Python {platform.python_version()}, numpy {np.__version__}, "
           f"scikit-learn {sklearn.__version__}, imbalanced-learn {imblearn.__version__}, bob_boost "
           f"{bob_boost.__version__}; part (a) in {args.python_sk15}")
     sys.stdout.flush()
     samme_r_table(args.python_sk15, args.data_dir, args.samme_r_sets)
-    rusboost_table(args.data_dir, args.rusboost_sets)
+    rusboost_table(args.data_dir, args.rusboost_sets, args.seeds)
 
 
 if __name__ == "__main__":
