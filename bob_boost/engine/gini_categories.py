@@ -22,21 +22,12 @@ import numba
 import numpy as np
 
 from .categorical import CATEGORY_WORDS
+from .kernels import gini_term
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 #: Categories a node may hold for every partition of them to be scored (2^(EXHAUSTIVE_CATEGORIES - 1) - 1 sets).
 EXHAUSTIVE_CATEGORIES = 10
-
-
-@numba.njit(**_JIT)
-def _gini_term(values):
-    total = 0.0
-    squares = 0.0
-    for v in values:
-        total += v
-        squares += v * v
-    return squares / total if total > 0.0 else 0.0
 
 
 @numba.njit(**_JIT)
@@ -50,7 +41,7 @@ def _score(sums, node, positions, bins, members, totals, left, right):
                 left[c] += sums[node, p, c]
     for c in range(left.size):
         right[c] = totals[node, c] - left[c]
-    return _gini_term(left) + _gini_term(right)
+    return gini_term(left) + gini_term(right)
 
 
 @numba.njit(**_JIT)

@@ -318,7 +318,7 @@ def node_histograms(codes, sample_node, labels, weights, totals, node_counts, mo
 
 
 @numba.njit(**_JIT)
-def _gini(values):
+def gini_term(values):
     """``sum_j v_j^2 / sum_j v_j`` (0 for an empty set)."""
     total = 0.0
     squares = 0.0
@@ -397,7 +397,7 @@ def best_gini_splits(sums, counts, positions, offsets, features, totals, node_co
                         for c in range(n_classes):
                             candidate[c] = left[c] + nan_sums[c] if moved else left[c]
                             right[c] = totals[node, c] - candidate[c]
-                        value = _gini(candidate) + _gini(right)
+                        value = gini_term(candidate) + gini_term(right)
                         if scan == 0:
                             top = max(top, value)
                         elif value >= top - tie_tolerance * abs(top):

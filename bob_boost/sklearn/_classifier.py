@@ -228,3 +228,19 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     def _staged_scores(self, X) -> Iterator[np.ndarray]:
         check_is_fitted(self)
         return self.machine_.staged_decision_scores(self._validate_features(X, reset=False))
+
+
+class _TwoClassClassifier(_BoostedClassifier):
+    """A classifier of two classes whose probability of ``classes_[1]`` is ``sigmoid(c F + d)`` of its one score
+    ``F``, as its :meth:`_probability_link` ``("sigmoid", c, 1[, d])`` says."""
+
+    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        _, scale, _, *offset = self._probability_link()
+        positive = 1.0 / (1.0 + np.exp(-(scale * scores[:, 0] + (offset[0] if offset else 0.0))))
+        return np.column_stack([1.0 - positive, positive])
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a two-class estimator."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -12,7 +12,7 @@ from .._validation import check_choice, check_positive_int, check_scalar
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from ..recipes import make_recipe
-from ._classifier import _BoostedClassifier
+from ._classifier import _TwoClassClassifier
 from ._compat import IsotonicRegression
 from ._holdout import held_out_counts, held_out_mask
 
@@ -42,7 +42,7 @@ def platt(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray | None) 
     return float(result.x[0]), float(result.x[1])
 
 
-class AdaMECClassifier(_BoostedClassifier):
+class AdaMECClassifier(_TwoClassClassifier):
     """AdaBoost (decision stumps, the exponential loss) that decides by minimum expected cost, with calibrated
     probabilities: calibrated AdaMEC (Nikolaou, Edakunni, Kull, Flach and Brown, "Cost-sensitive boosting
     algorithms: do we really need them?", Machine Learning 2016), whose finding is that it matches or beats
@@ -216,11 +216,6 @@ class AdaMECClassifier(_BoostedClassifier):
         turned = -1.0 if self.calibration_.get("turned") else 1.0
         return ("sigmoid", turned * slope, 1, slope * self.threshold_ + offset)
 
-    def __sklearn_tags__(self):
-        """scikit-learn tags: a two-class estimator."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 def _turned(machine: BoostedMachine) -> BoostedMachine:

@@ -6,12 +6,12 @@ import numpy as np
 from .._validation import check_positive_int
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
-from ._classifier import _BoostedClassifier
+from ._classifier import _TwoClassClassifier
 
 __all__ = ["ArcGVClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier"]
 
 
-class _LeastSquaresBoosting(_BoostedClassifier):
+class _LeastSquaresBoosting(_TwoClassClassifier):
     """What Gentle AdaBoost and LogitBoost share: two classes, weighted least-squares trees of weight 1."""
 
     #: The recipe's trainer name, and the factor of the scores in the probability ``sigmoid(c F)``.
@@ -82,15 +82,6 @@ class _LeastSquaresBoosting(_BoostedClassifier):
         """``sigmoid(c F)`` of the loss's minimiser (see :meth:`_BoostedClassifier._probability_link`)."""
         return ("sigmoid", self._probability_scale, 1)
 
-    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        positive = 1.0 / (1.0 + np.exp(-self._probability_scale * scores[:, 0]))
-        return np.column_stack([1.0 - positive, positive])
-
-    def __sklearn_tags__(self):
-        """scikit-learn tags: a two-class estimator."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class GentleAdaBoostClassifier(_LeastSquaresBoosting):

@@ -5,14 +5,12 @@ import numbers
 
 import numpy as np
 
-from scipy.special import expit
-
 from .._validation import check_choice, check_positive_int
 from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
-from ._classifier import _BoostedClassifier, _refuse_constant
+from ._classifier import _BoostedClassifier, _refuse_constant, _TwoClassClassifier
 from ._fitting import estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
@@ -21,7 +19,7 @@ COST_PRESETS = ("balanced", "imbalance")
 __all__ = ["AdaBoostDBClassifier", "BAdaCostClassifier"]
 
 
-class AdaBoostDBClassifier(_BoostedClassifier):
+class AdaBoostDBClassifier(_TwoClassClassifier):
     """Cost-sensitive binary boosting of decision stumps with AdaBoostDB.
 
     AdaBoostDB (Landesa-Vazquez & Alba-Castro, "Double-Base Asymmetric
@@ -177,15 +175,6 @@ class AdaBoostDBClassifier(_BoostedClassifier):
         """``sigmoid((C_P + C_N) F)`` (see :meth:`_BoostedClassifier._probability_link`)."""
         return ("sigmoid", float(self.cost_positive) + float(self.cost_negative), 1)
 
-    def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        positive = expit((float(self.cost_positive) + float(self.cost_negative)) * scores[:, 0])
-        return np.column_stack([1.0 - positive, positive])
-
-    def __sklearn_tags__(self):
-        """scikit-learn tags: a two-class estimator."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class BAdaCostClassifier(_BoostedClassifier):
