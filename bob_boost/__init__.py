@@ -14,7 +14,7 @@ from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Bo
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
                        MultiClassStumpTrainer, ProbabilityTreeTrainer, RealAdaBoostTrainer, SAMMERTrainer,
                        SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer,
-                       ArcGVTrainer, RUSBoostTrainer)
+                       ArcGVTrainer, RUSBoostTrainer, PIBoostTrainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
                    TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
@@ -31,7 +31,7 @@ __all__ = [
     "SoftmaxLoss", "TreeMachine", "TreeTrainer", "HuberLoss", "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss",
     "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
     "trees_to_dataframe", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
-    "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer",
+    "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer", "PIBoostTrainer",
 ]
 
 

@@ -11,7 +11,7 @@ Vocabulary
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
-    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``.
+    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``, ``"piboost"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -47,6 +47,7 @@ from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .trainers.arc_gv import ArcGVTrainer
+from .trainers.piboost import PIBoostTrainer
 from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
@@ -54,7 +55,7 @@ from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost")
+            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost")
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
@@ -312,6 +313,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                     f"{sampling.method!r}")
         sampling = sampling or Sampling(method="undersample", random_state=0 if random_state is None
                                         else int(random_state))
+    if trainer == "piboost":  # every label against the others, stumps and steps of Cost-Sensitive AdaBoost
+        if number_of_classes is None or weak_learner != "stump" or sampling is not None or feature_fraction != 1.0:
+            raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps on every row "
+                                    "and column (weak_learner='stump', no sampling)")
+        configured = PIBoostTrainer(number_of_rounds, number_of_classes=number_of_classes)
+        return Recipe("piboost", configured, CMELoss(samme_cost_matrix(number_of_classes)), "indices")
     if trainer == "arc-gv":
         return _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage,
                               feature_fraction, sampling)

@@ -1,5 +1,6 @@
-"""Real AdaBoost and SAMME.R as a configuration of the one loop: the weak learner's outputs are functions of
-its leaves' class probabilities, added with weight 1, and the sample weights follow from the scores.
+"""Real AdaBoost, SAMME.R and PIBoost as a configuration of the one loop: the weak learner's outputs (functions
+of its leaves' class probabilities; PIBoost's weighted margin vectors) are added with weight 1, and the sample
+weights follow from the scores.
 
 With class-``k`` rows coded ``y_k = 1`` and ``y_j = -1/(K-1)`` elsewhere, SAMME.R's weight update
 ``w <- w exp(-((K-1)/K) y^T log p(x))`` (Zhu, Zou, Rosset and Hastie 2009, Algorithm 4, step 2d) multiplies,
@@ -96,10 +97,12 @@ class ProbabilityBoosting:
         log_weights = self.log_initial - (self.coding[self.labels] * state.scores).sum(axis=1)
         state.sample_weights = np.exp(log_weights - scipy.special.logsumexp(log_weights))
 
-    def propose(self, prepared: Any, state: RoundState) -> Proposal:
+    def propose(self, prepared: Any, state: RoundState) -> Proposal | None:
         """The weak learner's machine, weight ``learning_rate``; perfect when it makes no weighted training
         error (the loop then stops, as scikit-learn's SAMME.R does)."""
         proposal = self.weak_trainer.propose(prepared, state)
+        if proposal is None:  # no weak machine contributes
+            return None
         outputs = proposal.machine.forward(state.features)
         predicted = (outputs[:, 0] > 0).astype(np.int64) if self.real else np.argmax(outputs, axis=1)
         perfect = not np.any((predicted != self.labels) & (state.sample_weights > 0))

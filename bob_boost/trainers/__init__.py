@@ -13,6 +13,7 @@ from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .arc_gv import ArcGVTrainer
+from .piboost import PIBoostTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .rusboost import RUSBoostTrainer
 from ..weak_trainers import lut, multiclass, stump, tree_growing
@@ -30,7 +31,8 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "AdaBoostDBTrainer", "CostSensitiveAdaBoostTrainer", "BAdaCostTrainer", "SAMMETrainer",
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
-           "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer"]
+           "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer",
+           "PIBoostTrainer"]
 
 
 def __getattr__(name: str):

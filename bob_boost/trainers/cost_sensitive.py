@@ -125,8 +125,8 @@ class _CostSensitiveStumpBoosting:
     #: all weights together (Cost-Sensitive AdaBoost's distribution).
     normalises_classes = False
 
-    def _select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray,
-                counter: RootCounter) -> tuple[int, float, bool] | None:
+    def select(self, pool: StumpPool, positive: np.ndarray, log_weights: np.ndarray,
+               counter: RootCounter) -> tuple[int, float, bool] | None:
         """Return ``(candidate, alpha, perfect)`` for this round, or None when no stump contributes.
 
         ``log_weights`` are the logarithms of the current sample weights; the equations solved add their root
@@ -217,7 +217,7 @@ class _CostSensitiveStumpBoosting:
             raise InvalidValueError("targets: both classes (-1 and +1) must occur")
         log_initial = self._initial_log_weights(sample_weights, positive)
         counter = self._root_counter = RootCounter()
-        pool_trainer = _PoolTrainer(self._select, positive, counter, self.algorithm)
+        pool_trainer = _PoolTrainer(self.select, positive, counter, self.algorithm)
         algorithm = CostSensitiveStumpBoosting(self.algorithm, pool_trainer, labels, log_initial, self.cost_positive,
                                                self.cost_negative, self.model_metadata())
         return loop.run(algorithm, pool_trainer, features, number_of_rounds, boosted_machine, callback)
