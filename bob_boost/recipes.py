@@ -30,11 +30,10 @@ import numpy as np
 from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
+from .family_recipes import FAMILY_TRAINERS, family_trainer
 from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
-from .costs import samme_cost_matrix
 from .losses.cmel import CMELoss
-from .losses.exponential import ExponentialLoss
 from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
 from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.softmax import SoftmaxLoss
@@ -45,13 +44,8 @@ from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
-from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
-from .trainers.arc_gv import ArcGVTrainer
-from .trainers.piboost import PIBoostTrainer
-from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
-from .weak_trainers.probability_trees import ProbabilityTreeTrainer
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
@@ -59,10 +53,7 @@ TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "sa
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
-#: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
-PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
-#: The two-class trainers that boost weighted least-squares trees with weight 1 (Gentle AdaBoost, LogitBoost).
-LEAST_SQUARES_TRAINERS = ("gentle-adaboost", "logitboost")
+
 
 #: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
 CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax", "focal")
@@ -313,22 +304,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                     f"{sampling.method!r}")
         sampling = sampling or Sampling(method="undersample", random_state=0 if random_state is None
                                         else int(random_state))
-    if trainer == "piboost":  # every label against the others, stumps and steps of Cost-Sensitive AdaBoost
-        if number_of_classes is None or weak_learner != "stump" or sampling is not None or feature_fraction != 1.0:
-            raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps on every row "
-                                    "and column (weak_learner='stump', no sampling)")
-        configured = PIBoostTrainer(number_of_rounds, number_of_classes=number_of_classes)
-        return Recipe("piboost", configured, CMELoss(samme_cost_matrix(number_of_classes)), "indices")
-    if trainer == "arc-gv":
-        return _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage,
-                              feature_fraction, sampling)
-    if trainer in LEAST_SQUARES_TRAINERS:
-        return _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds,
-                                     max_bins, n_threads, missing, shrinkage, feature_fraction, sampling)
-    if trainer in PROBABILITY_TRAINERS:
-        return _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage,
-                                   missing, tree_min_weight_fraction_leaf, categorical_features, feature_fraction,
-                                   sampling)
+    if trainer in FAMILY_TRAINERS:
+        return Recipe(trainer, *family_trainer(
+            trainer, number_of_classes, weak_learner, tree_depth=tree_depth, number_of_rounds=number_of_rounds,
+            max_bins=max_bins, n_threads=n_threads, missing=missing, shrinkage=shrinkage,
+            min_weight_fraction_leaf=tree_min_weight_fraction_leaf, categorical_features=categorical_features,
+            feature_fraction=feature_fraction, sampling=sampling))
     if categorical_features is not None and (trainer in BINARY_COST_TRAINERS or (
             trainer in MULTICLASS_TRAINERS and weak_learner != "tree")):
         raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting' "
@@ -407,67 +388,6 @@ def _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selecti
                           missing=missing)
     return Recipe("boosting", Boosting(weak, loss_function, learning_rate=shrinkage, sampling=sampling),
                   loss_function, kind)
-
-
-def _arc_gv_recipe(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
-                   sampling) -> Recipe:
-    """arc-gv on signed targets with +-1 decision stumps."""
-    if number_of_classes != 2:
-        raise InvalidValueError(f"trainer: 'arc-gv' is binary but there are {number_of_classes} classes")
-    if weak_learner != "stump":
-        raise InvalidValueError(f"weak_learner: 'arc-gv' boosts +-1 decision stumps, got {weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None:
-        raise InvalidValueError("feature_fraction, sampling: 'arc-gv' fits every stump to every row and column; "
-                                "leave them at their defaults")
-    configured = ArcGVTrainer(StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing),
-                              learning_rate=1.0 if shrinkage is None else shrinkage)
-    return Recipe("arc-gv", configured, configured.loss_function, "signed")
-
-
-def _least_squares_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, max_bins,
-                          n_threads, missing, shrinkage, feature_fraction, sampling) -> Recipe:
-    """Gentle AdaBoost or two-class LogitBoost on signed targets: weighted least-squares stumps, or trees of
-    ``tree_depth`` (default 2), weight 1."""
-    if number_of_classes != 2:
-        raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
-    if weak_learner not in ("stump", "tree"):
-        raise InvalidValueError(f"weak_learner: {trainer!r} boosts regression trees ('stump' or 'tree'), got "
-                                f"{weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
-        raise InvalidValueError(f"shrinkage, feature_fraction, sampling: {trainer!r} adds every tree whole, fitted "
-                                f"to every row and column (as its paper); leave them at their defaults")
-    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
-    cls = GentleAdaBoostTrainer if trainer == "gentle-adaboost" else LogitBoostTrainer
-    configured = cls(depth, max_bins=max_bins, n_threads=n_threads, missing=missing)
-    return Recipe(trainer, configured, configured.loss_function, "signed")
-
-
-def _probability_recipe(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
-                        min_weight_fraction_leaf, categorical_features, feature_fraction, sampling) -> Recipe:
-    """Real AdaBoost (two classes, signed targets, the exponential loss) or SAMME.R (class indices, the
-    multi-class exponential loss: CMEL of SAMME's costs) on class-probability trees: stumps, or trees of
-    ``tree_depth`` (default 2)."""
-    if number_of_classes is None:
-        raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
-    if weak_learner not in ("stump", "tree"):
-        raise InvalidValueError(f"weak_learner: {trainer!r} boosts class-probability trees ('stump' or 'tree'), "
-                                f"got {weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None:
-        raise InvalidValueError(f"feature_fraction, sampling: {trainer!r} fits every tree to every row and column "
-                                f"(as its paper); leave them at their defaults")
-    if trainer == "real-adaboost" and number_of_classes != 2:
-        raise InvalidValueError(f"trainer: 'real-adaboost' is binary but there are {number_of_classes} classes; use "
-                                f"'samme-r', its multi-class form")
-    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
-    real = trainer == "real-adaboost"
-    weak = ProbabilityTreeTrainer(depth, leaves="real" if real else "samme.r", missing=missing,
-                                  min_weight_fraction_leaf=min_weight_fraction_leaf,
-                                  categorical_features=categorical_features)
-    rate = 1.0 if shrinkage is None else shrinkage
-    if real:
-        return Recipe(trainer, RealAdaBoostTrainer(weak, number_of_rounds, rate), ExponentialLoss(), "signed")
-    configured = SAMMERTrainer(weak, number_of_rounds, rate, number_of_classes=number_of_classes)
-    return Recipe(trainer, configured, CMELoss(samme_cost_matrix(number_of_classes)), "indices")
 
 
 def _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries, tree_depth, cost_matrix,

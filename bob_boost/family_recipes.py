@@ -1,0 +1,114 @@
+"""The configurations of the boosting family beside bob's generic trainer and the cost-sensitive trainers, from
+option names (:func:`bob_boost.recipes.make_recipe` wraps them into recipes): Real AdaBoost and SAMME.R on
+class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps.
+"""
+from __future__ import annotations
+
+from .boosting.sampling import Sampling
+from .costs import samme_cost_matrix
+from .exceptions import InvalidValueError
+from .losses.cmel import CMELoss
+from .losses.exponential import ExponentialLoss
+from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
+from .trainers.arc_gv import ArcGVTrainer
+from .trainers.piboost import PIBoostTrainer
+from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
+from .weak_trainers.probability_trees import ProbabilityTreeTrainer
+from .weak_trainers.stump import StumpTrainer
+
+#: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
+PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
+#: The two-class trainers that boost weighted least-squares trees with weight 1 (Gentle AdaBoost, LogitBoost).
+LEAST_SQUARES_TRAINERS = ("gentle-adaboost", "logitboost")
+#: Every trainer of this module.
+FAMILY_TRAINERS = (*PROBABILITY_TRAINERS, *LEAST_SQUARES_TRAINERS, "arc-gv", "piboost")
+
+
+def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *, tree_depth: int | None,
+                   number_of_rounds: int, max_bins: int | None, n_threads: int | None, missing: str | None,
+                   shrinkage: float | None, min_weight_fraction_leaf: float, categorical_features,
+                   feature_fraction: float, sampling: Sampling | None) -> tuple:
+    """``(configured trainer, the loss it minimises, the targets it takes)`` of ``trainer`` (one of
+    :data:`FAMILY_TRAINERS`) and the options of :func:`~bob_boost.recipes.make_recipe`.
+
+    Raises
+    ------
+    ValueError
+        For options the algorithm does not take (sampling, other weak learners, a class count it does not
+        classify), naming them.
+    """
+    if trainer == "piboost":  # every label against the others, stumps and steps of Cost-Sensitive AdaBoost
+        if number_of_classes is None or weak_learner != "stump" or sampling is not None or feature_fraction != 1.0:
+            raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps on every row "
+                                    "and column (weak_learner='stump', no sampling)")
+        return (PIBoostTrainer(number_of_rounds, number_of_classes=number_of_classes),
+                CMELoss(samme_cost_matrix(number_of_classes)), "indices")
+    if trainer == "arc-gv":
+        return _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
+                       sampling)
+    if trainer in LEAST_SQUARES_TRAINERS:
+        return _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bins, n_threads, missing,
+                              shrinkage, feature_fraction, sampling)
+    return _probability(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
+                        min_weight_fraction_leaf, categorical_features, feature_fraction, sampling)
+
+
+def _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
+            sampling) -> tuple:
+    """arc-gv on signed targets with +-1 decision stumps."""
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: 'arc-gv' is binary but there are {number_of_classes} classes")
+    if weak_learner != "stump":
+        raise InvalidValueError(f"weak_learner: 'arc-gv' boosts +-1 decision stumps, got {weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None:
+        raise InvalidValueError("feature_fraction, sampling: 'arc-gv' fits every stump to every row and column; "
+                                "leave them at their defaults")
+    configured = ArcGVTrainer(StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing),
+                              learning_rate=1.0 if shrinkage is None else shrinkage)
+    return configured, configured.loss_function, "signed"
+
+
+def _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bins, n_threads, missing, shrinkage,
+                   feature_fraction, sampling) -> tuple:
+    """Gentle AdaBoost or two-class LogitBoost on signed targets: weighted least-squares stumps, or trees of
+    ``tree_depth`` (default 2), weight 1."""
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+    if weak_learner not in ("stump", "tree"):
+        raise InvalidValueError(f"weak_learner: {trainer!r} boosts regression trees ('stump' or 'tree'), got "
+                                f"{weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
+        raise InvalidValueError(f"shrinkage, feature_fraction, sampling: {trainer!r} adds every tree whole, fitted "
+                                f"to every row and column (as its paper); leave them at their defaults")
+    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
+    cls = GentleAdaBoostTrainer if trainer == "gentle-adaboost" else LogitBoostTrainer
+    configured = cls(depth, max_bins=max_bins, n_threads=n_threads, missing=missing)
+    return configured, configured.loss_function, "signed"
+
+
+def _probability(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
+                 min_weight_fraction_leaf, categorical_features, feature_fraction, sampling) -> tuple:
+    """Real AdaBoost (two classes, signed targets, the exponential loss) or SAMME.R (class indices, the
+    multi-class exponential loss: CMEL of SAMME's costs) on class-probability trees: stumps, or trees of
+    ``tree_depth`` (default 2)."""
+    if number_of_classes is None:
+        raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+    if weak_learner not in ("stump", "tree"):
+        raise InvalidValueError(f"weak_learner: {trainer!r} boosts class-probability trees ('stump' or 'tree'), "
+                                f"got {weak_learner!r}")
+    if feature_fraction != 1.0 or sampling is not None:
+        raise InvalidValueError(f"feature_fraction, sampling: {trainer!r} fits every tree to every row and column "
+                                f"(as its paper); leave them at their defaults")
+    if trainer == "real-adaboost" and number_of_classes != 2:
+        raise InvalidValueError(f"trainer: 'real-adaboost' is binary but there are {number_of_classes} classes; use "
+                                f"'samme-r', its multi-class form")
+    depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
+    real = trainer == "real-adaboost"
+    weak = ProbabilityTreeTrainer(depth, leaves="real" if real else "samme.r", missing=missing,
+                                  min_weight_fraction_leaf=min_weight_fraction_leaf,
+                                  categorical_features=categorical_features)
+    rate = 1.0 if shrinkage is None else shrinkage
+    if real:
+        return RealAdaBoostTrainer(weak, number_of_rounds, rate), ExponentialLoss(), "signed"
+    configured = SAMMERTrainer(weak, number_of_rounds, rate, number_of_classes=number_of_classes)
+    return configured, CMELoss(samme_cost_matrix(number_of_classes)), "indices"
