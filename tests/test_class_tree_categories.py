@@ -229,3 +229,19 @@ def test_bad_categories_are_errors_naming_categorical_features():
     untouched = X.copy()
     CostSensitiveTreeTrainer(2, categorical_features=[0]).train(untouched, labels, weights, loss)
     np.testing.assert_array_equal(untouched, X)
+
+
+def test_a_categorical_split_keeps_the_least_leaf_weight():
+    """With ``min_weight_fraction_leaf`` every child of a categorical split holds that share of the weight."""
+    X, labels = _categorical_data(n=1000, categories=9)
+    weights = np.random.default_rng(2).random(labels.size)
+    chosen = []
+    for fraction in (0.0, 0.45):  # the unconstrained split leaves 43% of the weight on its lighter side
+        tree = CostSensitiveTreeTrainer(1, categorical_features=[0], min_weight_fraction_leaf=fraction).train(
+            X[:, :1], labels, weights, 1 - np.eye(3))
+        assert tree.features[0] == 0 and tree.categories[0] is not None
+        left = np.isin(X[:, 0], tree.categories[0])
+        lighter = min(weights[left].sum(), weights[~left].sum())
+        assert lighter >= fraction * weights.sum() * (1 - 1e-12)
+        chosen.append((tree.categories[0].tolist(), lighter / weights.sum()))
+    assert chosen[0][1] < 0.45 and chosen[0][0] != chosen[1][0]
