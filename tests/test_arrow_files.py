@@ -87,6 +87,36 @@ def test_the_dask_reader_reads_row_blocks_as_the_table_reader(client, tmp_path):
         assert lazy.features.chunks[0][:2] == (170, 170) and lazy.feature_names == ["x", "z"]
         assert np.array_equal(lazy.features.compute(), eager.features)
         assert np.array_equal(lazy.labels.compute(), eager.labels)
-    pq.write_table(_table(), tmp_path / "c.parquet")
-    with pytest.raises(DataFormatError, match=r"columns \['city'\] hold categories or text"):
-        read_lazy_table(tmp_path / "c.parquet")
+    # a category column: coded by its sorted distinct values, found on the cluster, or by a model's categories
+    pq.write_table(_table(), tmp_path / "c.parquet", row_group_size=300)
+    lazy, eager = read_lazy_table(tmp_path / "c.parquet", chunk_rows=170), read_table(tmp_path / "c.parquet")
+    assert lazy.categories == eager.categories == {0: ["a", "b", "c", "d", "e", "f"]}
+    np.testing.assert_array_equal(lazy.features.compute(), eager.features)
+    kept = read_lazy_table(tmp_path / "c.parquet", categories={0: ["b", "a"]})
+    np.testing.assert_array_equal(kept.features.compute(),
+                                  read_table(tmp_path / "c.parquet", categories={0: ["b", "a"]}).features)
+
+
+def test_the_command_line_trains_a_file_s_categories_on_a_cluster(dask_cluster, tmp_path, capsys):
+    """``train --scheduler`` codes a Parquet file's category column as in memory, keeps its categories in the
+    model, and ``predict --scheduler`` codes a new file with them."""
+    pq.write_table(_table(), tmp_path / "train.parquet", row_group_size=400)
+    memory = _run(capsys, "train", tmp_path / "train.parquet", "-o", tmp_path / "m.hdf5", "-w", "tree", "-r", 8,
+                  "-q")
+    on_cluster = _run(capsys, "train", tmp_path / "train.parquet", "-o", tmp_path / "c.hdf5", "-w", "tree", "-r", 8,
+                      "-q", "--scheduler", dask_cluster.scheduler_address)
+    assert memory[0] == 0 and on_cluster[0] == 0, on_cluster[2]
+    machine, cluster_machine = BoostedMachine.load(tmp_path / "m.hdf5"), BoostedMachine.load(tmp_path / "c.hdf5")
+    expected = {"0": ["a", "b", "c", "d", "e", "f"]}
+    assert cluster_machine.metadata["categories"] == machine.metadata["categories"] == expected
+    assert any(c is not None for c in cluster_machine.weak_machines[0].categories)
+    features = read_table(tmp_path / "train.parquet").features
+    np.testing.assert_allclose(cluster_machine.decision_scores(features), machine.decision_scores(features),
+                               rtol=1e-9, atol=1e-9)
+    new = _table(n=50, seed=3)
+    feather.write_feather(new, tmp_path / "new.feather")
+    for scheduler in ((), ("--scheduler", dask_cluster.scheduler_address)):
+        code, _, err = _run(capsys, "predict", tmp_path / "c.hdf5", tmp_path / "new.feather", "-o",
+                            tmp_path / f"p{len(scheduler)}.csv", *scheduler)
+        assert code == 0, err
+    assert (tmp_path / "p0.csv").read_text() == (tmp_path / "p2.csv").read_text()

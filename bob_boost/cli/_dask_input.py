@@ -42,7 +42,8 @@ def connect(address: str) -> Iterator[object]:
 
 def read_lazy_table(path: str | Path, target: str | None, with_target: bool | None,
                     number_of_features: int | None = None, group: str | None = None,
-                    chunk_rows: int | None = None, want_labels: bool = True) -> LazyTable:
+                    chunk_rows: int | None = None, want_labels: bool = True,
+                    categories: dict[int, list] | None = None) -> LazyTable:
     """:func:`bob_boost.dask._files.read_lazy_table`, its errors about options named as the options.
 
     Raises
@@ -53,7 +54,8 @@ def read_lazy_table(path: str | Path, target: str | None, with_target: bool | No
         For a text table without ``dask.dataframe`` (naming the extra), or a bad ``--chunk-rows``.
     """
     try:
-        return _read_lazy_table(path, target, with_target, number_of_features, group, chunk_rows, want_labels)
+        return _read_lazy_table(path, target, with_target, number_of_features, group, chunk_rows, want_labels,
+                                categories)
     except ImportError as error:
         raise CommandError(one_line(error)) from None
     except InvalidValueError as error:  # chunk_rows

@@ -7,10 +7,10 @@ import argparse
 import numpy as np
 
 from ..boosting.sampling import Sampling, sampling_from
-from ..recipes import is_regression_loss, make_loss
+from ..recipes import BINARY_COST_TRAINERS, is_regression_loss, make_loss
 from ..weak_trainers.tree_categories import check_categorical_features
 from ..weak_trainers.tree_constraints import group_matrix, monotone_array
-from ._common import as_options
+from ._common import CommandError, as_options
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
@@ -69,3 +69,22 @@ def sampling_of(args: argparse.Namespace) -> Sampling | None:
     sample nothing (errors name the library's parameters, which :func:`~bob_boost.cli._common.as_options`
     turns into the options)."""
     return sampling_from(args, lambda: args.seed)
+
+
+def file_categorical(args: argparse.Namespace, categories: dict[int, list]) -> list[int] | None:
+    """``--categorical`` with a Parquet or Arrow file's category and text columns (``categories``: their
+    positions), which the reader coded: the columns the weak learners split by sets (a look-up table reads the
+    codes as its entries).
+
+    Raises
+    ------
+    CommandError
+        For a trainer and weak learner that do not split categories.
+    """
+    if args.trainer in BINARY_COST_TRAINERS or (args.trainer != "boosting" and args.weak_learner == "stump"):
+        raise CommandError(f"{args.data}: columns {sorted(categories)} hold categories, which --trainer "
+                           f"{args.trainer} does not split with -w {args.weak_learner}; use -w tree (trees split "
+                           f"sets of categories), --trainer boosting or -w lut (a value per category)")
+    if args.weak_learner == "lut":
+        return args.categorical
+    return sorted(set(args.categorical or ()) | set(categories))

@@ -43,7 +43,7 @@ from ..weak.multiclass import MultiClassWeakMachine
 from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, BOOSTING_CLASSIFIER_ONLY, CLUSTER_MAX_BINS,
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, SPLIT_ONLY,
-                       TREE_ONLY, check_constraints, is_regression, sampling_of)
+                       TREE_ONLY, check_constraints, file_categorical, is_regression, sampling_of)
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -153,6 +153,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
     with support.connect(args.scheduler) as client:
         table = support.read_lazy_table(args.data, args.target, True, group=args.group, chunk_rows=args.chunk_rows)
         samples = table.features.shape[0]
+        if table.categories:  # a Parquet or Arrow file's category and text columns, coded with their categories
+            args.categorical = file_categorical(args, table.categories)
         encoding, recipe = _cluster_recipe(args, table.distinct_labels(), cost_matrix)
         try:
             check_constraints(args, int(table.features.shape[1]))
@@ -188,6 +190,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
                                 "command": "bob-boost train", "distributed": "dask"}
     if table.feature_names:
         metadata["feature_names"] = table.feature_names
+    if table.categories:
+        metadata["categories"] = {str(j): values for j, values in table.categories.items()}
     if args.weak_learner == "lut" and (args.lut_entries or len(machine)):
         # as in memory: the entries asked for, else the largest training value + 1 (the cluster found it)
         metadata["lut_entries"] = args.lut_entries or machine.weak_machines[0].number_of_values

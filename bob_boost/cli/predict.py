@@ -88,7 +88,7 @@ def _predict_on_cluster(args: argparse.Namespace, machine: BoostedMachine, encod
         write_predictions(output, np.empty(0), np.empty((0, outputs)), names)
     with support.connect(args.scheduler) as client:
         table = support.read_lazy_table(args.data, args.target, None, machine.number_of_features, args.group,
-                                        args.chunk_rows, want_labels=False)
+                                        args.chunk_rows, want_labels=False, categories=model_categories(machine))
         scores = decision_scores(machine, table.features)
         ahead = CHUNKS_AHEAD_PER_WORKER * max(1, len(client.scheduler_info()["workers"]))
         chunks = ((_labels(machine, encoding, block), block) for block in _in_order(client, scores, ahead))

@@ -18,14 +18,14 @@ from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
 from ..boosting.sampling import SAMPLING_METHODS, SAMPLING_OPTIONS
-from ..recipes import BINARY_COST_TRAINERS, SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
+from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
                       integer_groups, integer_list, positive_float, positive_int, scheduler_options)
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, CLUSTER_MAX_BINS,  # noqa: F401 (re-exported)
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, SPLIT_ONLY,
-                       TREE_ONLY, check_constraints, is_regression, sampling_of)
+                       TREE_ONLY, check_constraints, file_categorical, is_regression, sampling_of)
 
 logger = logging.getLogger(__name__)
 
@@ -184,14 +184,8 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         metadata["feature_names"] = table.feature_names
     categorical = args.categorical
     if table.categories:  # a Parquet or Arrow file's category and text columns, coded at reading
-        if args.trainer in BINARY_COST_TRAINERS or (args.trainer != "boosting" and args.weak_learner == "stump"):
-            raise CommandError(f"{args.data}: columns {sorted(table.categories)} hold categories, which "
-                               f"--trainer {args.trainer} does not split with -w {args.weak_learner}; use -w tree "
-                               f"(trees split sets of categories), --trainer boosting or -w lut (a value per "
-                               f"category)")
+        categorical = file_categorical(args, table.categories)
         metadata["categories"] = {str(j): values for j, values in table.categories.items()}
-        if args.weak_learner != "lut":
-            categorical = sorted(set(args.categorical or ()) | set(table.categories))
     try:
         encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
         if encoding is None and labels.dtype.kind not in "iuf":

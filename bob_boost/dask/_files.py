@@ -11,9 +11,9 @@ integer features: :func:`~bob_boost.io.tables.has_header`, :func:`~bob_boost.io.
   the cluster finds the block lengths, whether every feature is whole and the distinct labels; a gzip file is
   one block.
 - Parquet and Arrow IPC (Feather): one task per row block reads the Parquet row groups that hold its rows, or
-  its slice of the memory-mapped Arrow file, through pyarrow (the ``arrow`` extra); numeric feature columns
-  only (a file's category and text columns are coded by the in-memory reader, whose categories the model
-  keeps).
+  its slice of the memory-mapped Arrow file, through pyarrow (the ``arrow`` extra); category and text
+  columns are coded by their sorted distinct values (one pass on the cluster), as the in-memory reader codes
+  them, or by a model's categories.
 
 Every problem with a file is a :class:`~bob_boost.exceptions.DataFormatError` naming it: at once for what the
 header and shapes show, else (NaN, say) from the task that reads the rows, on the current Dask client.
@@ -66,12 +66,16 @@ class LazyTable:
         Column names from a header line.
     classes : numpy.ndarray or None
         The distinct labels, when the reader found them already (CSV).
+    categories : dict or None
+        A Parquet or Arrow file's category and text columns (feature position to its sorted categories), whose
+        codes the features hold, as :func:`bob_boost.io.tables.read_table` codes them.
     """
 
     features: da.Array
     labels: da.Array | None
     feature_names: list[str] | None = None
     classes: np.ndarray | None = None
+    categories: dict[int, list] | None = None
 
     def distinct_labels(self) -> np.ndarray:
         """The sorted distinct labels (computed on the cluster unless known), typed as the in-memory reader
@@ -86,7 +90,8 @@ class LazyTable:
 
 def read_lazy_table(path: str | Path, target: str | None = None, with_target: bool | None = True,
                     number_of_features: int | None = None, group: str | None = None,
-                    chunk_rows: int | None = None, want_labels: bool = True) -> LazyTable:
+                    chunk_rows: int | None = None, want_labels: bool = True,
+                    categories: dict[int, list] | None = None) -> LazyTable:
     """Read a data file lazily, as :func:`bob_boost.io.tables.read_table` reads it eagerly.
 
     Parameters
@@ -100,6 +105,9 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
         own row chunks). Text tables: about this many rows per block of the text.
     want_labels : bool
         False leaves the labels out (prediction): a target column is still split off, but never read.
+    categories : dict, optional
+        Parquet and Arrow files: the categories of their category and text columns (feature position to
+        categories, a model's), coded with them; by default their own, found on the cluster.
 
     Returns
     -------
@@ -130,7 +138,8 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
     elif suffix in TABLE_SUFFIXES:
         table = _delimited_table(path, target, with_target, number_of_features, chunk_rows, want_labels)
     elif suffix in ARROW_SUFFIXES:
-        table = _arrow_table(path, suffix, target, with_target, number_of_features, chunk_rows, want_labels)
+        table = _arrow_table(path, suffix, target, with_target, number_of_features, chunk_rows, want_labels,
+                             categories)
     else:
         raise DataFormatError(f"{path}: only HDF5, NPY, CSV/TSV/TXT, Parquet and Arrow files are read lazily, not "
                               f"{suffix or '(no suffix)'!r} (an NPZ archive is compressed as a whole: convert it "
@@ -298,23 +307,35 @@ def _npy_table(path: Path, target: str | None, with_target: bool | None, number_
 
 # -- Parquet and Arrow ------------------------------------------------------------------------------
 
+def _arrow_categories(path: Path, suffix: str, column: str, row_groups: np.ndarray, blocks: list) -> list:
+    """The sorted distinct values of a category or text column, as the in-memory reader finds them: every
+    block's on the cluster, merged here."""
+    read = functools.partial(arrow_files.distinct_values, _located(path), suffix, column, row_groups)
+    found = set().union(*dask.compute(*[dask.delayed(read, pure=True)(a, b) for a, b in blocks]))
+    try:
+        return sorted(found)
+    except TypeError:
+        raise DataFormatError(f"{path}: column {column!r} mixes values that do not compare "
+                              f"({sorted({type(v).__name__ for v in found})})") from None
+
+
 def _arrow_table(path: Path, suffix: str, target: str | None, with_target: bool | None,
-                 number_of_features: int | None, chunk_rows: int | None, want_labels: bool) -> LazyTable:
+                 number_of_features: int | None, chunk_rows: int | None, want_labels: bool,
+                 categories: dict[int, list] | None = None) -> LazyTable:
     schema, row_groups = arrow_files.layout(path, suffix)
     names = [str(name) for name in schema.names]
     label = None
     if has_target(with_target, target, names, len(names), number_of_features):
         label = names[column_index(target, names, len(names), path)]
     columns = [name for name in names if name != label]
-    coded = [name for j, name in enumerate(names) if name != label and frames.column_kind(
-        schema.empty_table(), "arrow", j) != "number"]
-    if coded:
-        raise DataFormatError(f"{path}: columns {coded} hold categories or text, which are read lazily only as "
-                              f"numbers; train in memory, where their categories are kept in the model")
+    empty = schema.empty_table().select(columns)
+    coded = [j for j in range(len(columns)) if frames.column_kind(empty, "arrow", j) != "number"]
     blocks = _row_blocks(int(row_groups[-1]), chunk_rows or _default_rows(8 * len(columns)))
-    read = functools.partial(arrow_files.rows, _located(path), suffix, columns, row_groups)
+    kept = {j: list(categories[j]) if categories and j in categories
+            else _arrow_categories(path, suffix, columns[j], row_groups, blocks) for j in coded}
+    read = functools.partial(arrow_files.coded_rows, _located(path), suffix, columns, row_groups, kept)
     table = LazyTable(_checked(_lazy_rows(read, blocks, (len(columns),), np.float64), path, "features"), None,
-                      columns)
+                      columns, categories=kept or None)
     if label is not None and want_labels:
         dtype = arrow_files.numpy_type(schema.field(label).type)
         read = functools.partial(arrow_files.rows, _located(path), suffix, [label], row_groups)

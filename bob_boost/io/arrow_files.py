@@ -96,19 +96,39 @@ def layout(path: Path, suffix: str) -> tuple:
 
 def rows(path: str, suffix: str, columns: list[str], row_groups: np.ndarray, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of ``columns``: a vector for one column, else a float64 matrix (null as NaN)."""
-    pa = _pyarrow(suffix)
-    if suffix == ".parquet":
-        first = int(np.searchsorted(row_groups, start, side="right")) - 1
-        last = int(np.searchsorted(row_groups, stop, side="left"))
-        table = optional_import("pyarrow.parquet", "reading .parquet files").ParquetFile(path).read_row_groups(
-            list(range(first, last)), columns=columns).slice(start - int(row_groups[first]), stop - start)
-    else:
-        with pa.memory_map(path) as source:
-            table = pa.ipc.open_file(source).read_all().select(columns).slice(start, stop - start)
+    table = _slice(path, suffix, columns, row_groups, start, stop)
     if len(columns) == 1:
         return table.column(0).to_numpy(zero_copy_only=False)
     return np.column_stack([table.column(j).to_numpy(zero_copy_only=False).astype(np.float64)
                             for j in range(table.num_columns)])
+
+
+def _slice(path: str, suffix: str, columns: list[str], row_groups: np.ndarray, start: int, stop: int):
+    """Rows ``start:stop`` of ``columns`` as a ``pyarrow.Table`` (the Parquet row groups that hold them only)."""
+    pa = _pyarrow(suffix)
+    if suffix == ".parquet":
+        first = int(np.searchsorted(row_groups, start, side="right")) - 1
+        last = int(np.searchsorted(row_groups, stop, side="left"))
+        return optional_import("pyarrow.parquet", "reading .parquet files").ParquetFile(path).read_row_groups(
+            list(range(first, last)), columns=columns).slice(start - int(row_groups[first]), stop - start)
+    with pa.memory_map(path) as source:
+        return pa.ipc.open_file(source).read_all().select(columns).slice(start, stop - start)
+
+
+def coded_rows(path: str, suffix: str, columns: list[str], row_groups: np.ndarray, categories: dict[int, list],
+               start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of ``columns`` as a float64 matrix: numbers as they are (null as NaN), the columns of
+    ``categories`` (position to categories) as their codes (:func:`bob_boost.io.frames.column_codes`)."""
+    table = _slice(path, suffix, columns, row_groups, start, stop)
+    return np.column_stack([frames.column_codes(table, "arrow", j, categories[j]) if j in categories
+                            else table.column(j).to_numpy(zero_copy_only=False).astype(np.float64)
+                            for j in range(table.num_columns)])
+
+
+def distinct_values(path: str, suffix: str, column: str, row_groups: np.ndarray, start: int, stop: int) -> list:
+    """The distinct values (nulls left out) of ``column`` in rows ``start:stop``."""
+    table = _slice(path, suffix, [column], row_groups, start, stop)
+    return optional_import("pyarrow.compute", "reading Arrow files").unique(table.column(0).drop_null()).to_pylist()
 
 
 def numpy_type(arrow_type) -> type | np.dtype:
