@@ -17,7 +17,8 @@ import pytest
 from bob_boost import BoostedMachine
 from bob_boost.cli import main
 from bob_boost.losses import ExponentialLoss, LogitLoss, SoftmaxLoss, SquaredLoss, TangentialLoss
-from bob_boost.sklearn import (AdaBoostDBClassifier, BAdaCostClassifier, BoostingClassifier, BoostingRegressor,
+from bob_boost.sklearn import (AdaBoostDBClassifier, AdaMECClassifier, ArcGVClassifier, BAdaCostClassifier,
+                               BoostingClassifier, BoostingRegressor, GentleAdaBoostClassifier, LogitBoostClassifier,
                                RealAdaBoostClassifier)
 from test_defaults import MARGIN, SCORE_BOUNDS, load, majority
 
@@ -91,6 +92,13 @@ def test_cost_sensitive_estimators_defaults_beat_the_majority():
     assert fit_quietly(AdaBoostDBClassifier(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN
     x, y, x_test, y_test = load("car_500")
     assert fit_quietly(BAdaCostClassifier(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN
+
+
+def test_the_two_class_family_defaults_beat_the_majority():
+    """Gentle AdaBoost, LogitBoost, arc-gv and calibrated AdaMEC with every parameter at its default."""
+    x, y, x_test, y_test = load("credit-g_500")
+    for cls in (GentleAdaBoostClassifier, LogitBoostClassifier, ArcGVClassifier, AdaMECClassifier):
+        assert fit_quietly(cls(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN, cls.__name__
 
 
 def test_real_adaboost_defaults_beat_the_majority():
