@@ -137,6 +137,24 @@ def test_command_line_defaults_converge(tmp_path, name, weak):
     assert accuracy >= majority(y_test) + MARGIN
 
 
+@pytest.mark.parametrize("trainer, name", [("real-adaboost", "ionosphere"), ("gentle-adaboost", "ionosphere"),
+                                           ("logitboost", "ionosphere"), ("arc-gv", "ionosphere"),
+                                           ("samme-r", "pendigits_600"), ("rusboost", "pendigits_600"),
+                                           ("piboost", "pendigits_600")])
+def test_command_line_defaults_of_the_family_beat_the_majority(tmp_path, trainer, name):
+    """Each trainer name with every option at its default (its stumps; 100 rounds) on held-out rows."""
+    x, y, x_test, y_test = load(name)
+    data, model = tmp_path / "train.csv", tmp_path / "model.hdf5"
+    _write(data, x, y)
+    assert main(["train", str(data), "-o", str(model), "--trainer", trainer, "-q"]) == 0
+    machine = BoostedMachine.load(model)
+    predicted = machine.decision_scores(x_test)
+    indices = (predicted[:, 0] > 0).astype(int) if predicted.shape[1] == 1 else np.argmax(predicted, axis=1)
+    if machine.cost_matrix is not None:  # RUSBoost is SAMME's cost-sensitive machine
+        indices = machine.predict(x_test)
+    assert np.mean(indices == y_test) >= majority(y_test) + MARGIN
+
+
 def test_dask_estimator_defaults_converge(client):
     da = pytest.importorskip("dask.array")
     from bob_boost.dask import DaskBoostingClassifier
