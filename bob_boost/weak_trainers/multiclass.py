@@ -30,7 +30,7 @@ from ..weak.multiclass import MultiClassLUTMachine, MultiClassStumpMachine, Mult
 from ..engine.categorical import category_ranks
 from ..engine.threads import check_threads
 from ..binning import QUANTIZATION_BINS, BinnedFeatures, check_histogram_size, check_missing  # noqa: F401  (old import path)
-from .tree_categories import check_categorical_features, feature_categories
+from .tree_categories import CategoryTable, check_categorical_features, feature_categories
 from .tree_growing import TIE_TOLERANCE, TreeGrower, cheapest  # noqa: F401  (TIE_TOLERANCE: old import path)
 
 #: Old names of the one binned representation, which the multi-class trainers' coded features are.
@@ -182,6 +182,7 @@ class CostSensitiveTreeTrainer:
         else:
             binned = BinnedFeatures.distinct(array, missing=missing)
         binned.categories = categories
+        binned.category_table = CategoryTable(categories, array.shape[1])
         return binned
 
     def train(self, features, labels, weights, loss_matrix, feature_subset=None) -> MultiClassTreeMachine:

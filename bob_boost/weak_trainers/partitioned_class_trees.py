@@ -18,7 +18,7 @@ from ..engine.codes import CodedFeatures
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from .multiclass import MultiClassStumpTrainer
 from .partitioned import routed
-from .tree_categories import categorical_mask
+from .tree_categories import CategoryTable, categorical_mask
 from .tree_growing import LeafWeight, TreeNodes, choose_splits, grow_levels, label_nodes, least_leaf_weight
 
 
@@ -90,6 +90,7 @@ class PartitionedClassTrees:
         self.categories = categories or {}
         self.categorical = categorical_mask(np.array(sorted(self.categories), dtype=np.int64),
                                             layout.offsets.size - 1)
+        self.category_table = CategoryTable(self.categories, layout.offsets.size - 1)
         self.layout = layout
         self.loss_matrix = loss_matrix
         self.k = loss_matrix.shape[0]
@@ -126,7 +127,7 @@ class PartitionedClassTrees:
         for node, *split in self.splits_made:
             routing[node] = split
         weak = self._machine(nodes.features, nodes.thresholds, nodes.left, nodes.right, node_labels, subset,
-                             nodes.nan_left if self.missing else None, cover, nodes.categories(self.categories))
+                             nodes.nan_left if self.missing else None, cover, nodes.category_sets(self.category_table))
         return weak, self.sample_node, node_labels, (tree_leaves, (routing, self.depth))
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[tuple[int, float, bool]]:

@@ -17,10 +17,11 @@ import numpy as np
 
 from ..binning import BinnedFeatures, midpoints
 from ..engine import kernels
+from ..engine.categorical import CATEGORY_WORDS
 from ..engine.gini_categories import category_splits
 from ..weak.multiclass import MultiClassTreeMachine
 from .tree import TIE_TOLERANCE  # ties between splits and between classes: the gradient trees' rule
-from .tree_categories import categorical_mask
+from .tree_categories import CategoryTable, categorical_mask
 
 #: Upper bound on the (#nodes x #bins x #classes) histogram entries built at once; nodes of one
 #: level are processed in chunks below it so deep trees on wide data stay within ~100 MB.
@@ -55,32 +56,22 @@ class TreeNodes:
         self.bin_sets += [None, None]
         return [first_child, first_child + 1]
 
-    def categories(self, categories: dict[int, np.ndarray]) -> list[np.ndarray | None] | None:
-        """Per node, the category values its categorical split sends left (``categories``: each categorical
-        feature's sorted categories, one bin each), as the machine takes them; None without such a split."""
+    def category_sets(self, table: CategoryTable) -> tuple[np.ndarray, np.ndarray] | None:
+        """The category values each categorical split sends left, as the machine's ``(offsets, values)``
+        (:meth:`~bob_boost.weak_trainers.tree_categories.CategoryTable.sets`); None without such a split."""
         if all(bin_set is None for bin_set in self.bin_sets):
             return None
-        return [None if bin_set is None else category_values(bin_set, categories[feature])
-                for feature, bin_set in zip(self.features, self.bin_sets)]
+        words = np.zeros((len(self.bin_sets), CATEGORY_WORDS), dtype=np.uint64)
+        for node, bin_set in enumerate(self.bin_sets):
+            if bin_set is not None:
+                words[node] = bin_set
+        return table.sets(np.array(self.features), words)
 
 
 #: A node's split as a :class:`LevelSource` gives it: ``(global bin, threshold, NaN goes left, bin set)``, the bin
 #: -1 where no split helps; a categorical split's global bin is its feature's first and its bin set its left bins
 #: (None for a numeric split).
 Split = tuple[int, float, bool, "np.ndarray | None"]
-
-
-def category_values(bin_set: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """The categories of a bitset over a feature's bins whose first ``values.size`` are its sorted ``values`` (the
-    missing values' bin, after them, is not a category)."""
-    bits = np.unpackbits(np.ascontiguousarray(bin_set).view(np.uint8), bitorder="little").astype(bool)
-    return values[np.flatnonzero(bits[:values.size])]
-
-
-def in_bin_set(bins: np.ndarray, bin_set: np.ndarray) -> np.ndarray:
-    """Whether each bin (within its feature) is in the bitset ``bin_set``."""
-    bits = np.unpackbits(np.ascontiguousarray(bin_set).view(np.uint8), bitorder="little").astype(bool)
-    return bits[bins]
 
 
 def least_leaf_weight(fraction: float, total: float) -> float:
@@ -169,7 +160,7 @@ class TreeGrower:
         labels, cover = self._node_labels(nodes)
         return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right, labels, self.k,
                                      nodes.nan_left if self.data.missing else None, cover,
-                                     categories=nodes.categories(self.data.categories))
+                                     categories=nodes.category_sets(self.data.category_table))
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[Split]:
         """The frontier nodes' best splits, from the histograms of their rows."""
@@ -189,7 +180,7 @@ class TreeGrower:
             bin_set = nodes.bin_sets[split]
             if bin_set is not None:  # a set of categories goes left, every other value right
                 at = node == split
-                categories = category_values(bin_set, self.data.categories[nodes.features[split]])
+                _, categories = self.data.category_table.sets(np.array([nodes.features[split]]), bin_set[np.newaxis])
                 above[at] = ~np.isin(values[at], categories)
         if self.data.missing and values.dtype.kind == "f":
             nan = np.isnan(values)
@@ -337,7 +328,8 @@ def choose_splits(histograms: np.ndarray, counts: np.ndarray, positions: np.ndar
                                     and set_feature[i] < feature_of_bin[bin_index]):
                 f = int(set_feature[i])
                 bin_index, score[i], bin_set = int(offsets[f]), set_score[i], sets[i].copy()
-                nan_left[i] = missing and bool(in_bin_set(np.array([offsets[f + 1] - 1 - offsets[f]]), bin_set)[0])
+                nan_bit = int(offsets[f + 1] - 1 - offsets[f])  # the missing values' bin, last of the feature's
+                nan_left[i] = missing and bool((int(bin_set[nan_bit >> 6]) >> (nan_bit & 63)) & 1)
         gain = score[i] - parent[i] if bin_index >= 0 else -np.inf
         # a gain at rounding level means the children have the parent's class mix
         if not np.isfinite(gain) or gain <= 1e-12 * max(totals[i].sum(), np.finfo(float).tiny):
