@@ -24,7 +24,7 @@ from ..costs import zero_one_cost_matrix
 from ..exceptions import InvalidValueError
 from ..weak.tree import TreeMachine
 from .multiclass import CostSensitiveTreeTrainer, check_feature_subset, check_training_inputs
-from .tree_growing import TreeGrower
+from .tree_growing import TreeGrower, node_class_sums
 
 #: The leaf rules: SAMME.R's K outputs, Real AdaBoost's one.
 LEAF_RULES = ("samme.r", "real")
@@ -124,14 +124,12 @@ class ProbabilityTreeTrainer:
         grower = TreeGrower(data, labels, weights, zero_one_cost_matrix(k), subset,
                             self._grower.min_weight_fraction_leaf)
         tree = grower.grow(self.max_depth)
-        sums = np.bincount(grower.sample_node * k + labels, weights=weights,
-                           minlength=tree.number_of_nodes * k).reshape(-1, k)
-        for node in range(sums.shape[0] - 1, -1, -1):  # children follow their parents
-            if tree.features[node] >= 0:
-                sums[node] = sums[tree.left_children[node]] + sums[tree.right_children[node]]
+        leaf_sums = np.bincount(grower.sample_node * k + labels, weights=weights,
+                                minlength=tree.number_of_nodes * k).reshape(-1, k)
+        sums, cover = node_class_sums(leaf_sums, tree.features, tree.left_children, tree.right_children)
         return TreeMachine.trusted(tree.features, tree.thresholds, tree.left_children, tree.right_children,
                                    leaf_values(sums, self.leaves), np.zeros(1, dtype=np.int64), tree.missing_left,
-                                   tree.category_layout, sums.sum(axis=1))
+                                   tree.category_layout, cover)
 
     def __repr__(self) -> str:
         return f"ProbabilityTreeTrainer(max_depth={self.max_depth}, leaves={self.leaves!r})"

@@ -351,14 +351,21 @@ def label_nodes(leaf_sums: np.ndarray, node_features, left, right,
     """Every node's cheapest class and cover (sample-weight sum), from the (#nodes, K) weighted class sums of the
     samples ending in each node.
 
-    The sums are accumulated bottom-up (children follow their parents) into every ancestor first.
+    The sums are accumulated bottom-up (:func:`node_class_sums`) into every ancestor first.
     """
+    sums, cover = node_class_sums(leaf_sums, node_features, left, right)
+    return cheapest(sums @ loss_matrix), cover
+
+
+def node_class_sums(leaf_sums: np.ndarray, node_features, left, right) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's (#nodes, K) weighted class sums and cover (their total) from those of the samples ending in
+    each node: accumulated bottom-up (children follow their parents), each inner node's its children's sum."""
     sums, cover = leaf_sums.copy(), leaf_sums.sum(axis=1)
     for node in range(sums.shape[0] - 1, -1, -1):
         if node_features[node] >= 0:
             sums[node] = sums[left[node]] + sums[right[node]]
             cover[node] = cover[left[node]] + cover[right[node]]  # the children's, so that covers add up exactly
-    return cheapest(sums @ loss_matrix), cover
+    return sums, cover
 
 
 def cheapest(costs: np.ndarray) -> np.ndarray:
