@@ -37,39 +37,37 @@ def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: st
         For options the algorithm does not take (sampling, other weak learners, a class count it does not
         classify), naming them.
     """
+    if feature_fraction != 1.0 or sampling is not None:
+        raise InvalidValueError(f"feature_fraction, sampling: {trainer!r} fits every weak machine to every row and "
+                                f"column (as its paper); leave them at their defaults")
     if trainer == "piboost":  # every label against the others, stumps and steps of Cost-Sensitive AdaBoost
-        if number_of_classes is None or weak_learner != "stump" or sampling is not None or feature_fraction != 1.0:
-            raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps on every row "
-                                    "and column (weak_learner='stump', no sampling)")
+        if number_of_classes is None or weak_learner != "stump":
+            raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps "
+                                    "(weak_learner='stump')")
         return (PIBoostTrainer(number_of_rounds, number_of_classes=number_of_classes),
                 CMELoss(samme_cost_matrix(number_of_classes)), "indices")
     if trainer == "arc-gv":
-        return _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
-                       sampling)
+        return _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage)
     if trainer in LEAST_SQUARES_TRAINERS:
         return _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bins, n_threads, missing,
-                              shrinkage, feature_fraction, sampling)
+                              shrinkage)
     return _probability(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
-                        min_weight_fraction_leaf, categorical_features, feature_fraction, sampling)
+                        min_weight_fraction_leaf, categorical_features)
 
 
-def _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage, feature_fraction,
-            sampling) -> tuple:
+def _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage) -> tuple:
     """arc-gv on signed targets with +-1 decision stumps."""
     if number_of_classes != 2:
         raise InvalidValueError(f"trainer: 'arc-gv' is binary but there are {number_of_classes} classes")
     if weak_learner != "stump":
         raise InvalidValueError(f"weak_learner: 'arc-gv' boosts +-1 decision stumps, got {weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None:
-        raise InvalidValueError("feature_fraction, sampling: 'arc-gv' fits every stump to every row and column; "
-                                "leave them at their defaults")
     configured = ArcGVTrainer(StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing),
                               learning_rate=1.0 if shrinkage is None else shrinkage)
     return configured, configured.loss_function, "signed"
 
 
-def _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bins, n_threads, missing, shrinkage,
-                   feature_fraction, sampling) -> tuple:
+def _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bins, n_threads, missing,
+                   shrinkage) -> tuple:
     """Gentle AdaBoost or two-class LogitBoost on signed targets: weighted least-squares stumps, or trees of
     ``tree_depth`` (default 2), weight 1."""
     if number_of_classes != 2:
@@ -77,7 +75,7 @@ def _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bin
     if weak_learner not in ("stump", "tree"):
         raise InvalidValueError(f"weak_learner: {trainer!r} boosts regression trees ('stump' or 'tree'), got "
                                 f"{weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
+    if shrinkage not in (None, 1.0):
         raise InvalidValueError(f"shrinkage, feature_fraction, sampling: {trainer!r} adds every tree whole, fitted "
                                 f"to every row and column (as its paper); leave them at their defaults")
     depth = 1 if weak_learner == "stump" else (2 if tree_depth is None else tree_depth)
@@ -87,7 +85,7 @@ def _least_squares(trainer, number_of_classes, weak_learner, tree_depth, max_bin
 
 
 def _probability(trainer, number_of_classes, weak_learner, tree_depth, number_of_rounds, shrinkage, missing,
-                 min_weight_fraction_leaf, categorical_features, feature_fraction, sampling) -> tuple:
+                 min_weight_fraction_leaf, categorical_features) -> tuple:
     """Real AdaBoost (two classes, signed targets, the exponential loss) or SAMME.R (class indices, the
     multi-class exponential loss: CMEL of SAMME's costs) on class-probability trees: stumps, or trees of
     ``tree_depth`` (default 2)."""
@@ -96,9 +94,6 @@ def _probability(trainer, number_of_classes, weak_learner, tree_depth, number_of
     if weak_learner not in ("stump", "tree"):
         raise InvalidValueError(f"weak_learner: {trainer!r} boosts class-probability trees ('stump' or 'tree'), "
                                 f"got {weak_learner!r}")
-    if feature_fraction != 1.0 or sampling is not None:
-        raise InvalidValueError(f"feature_fraction, sampling: {trainer!r} fits every tree to every row and column "
-                                f"(as its paper); leave them at their defaults")
     if trainer == "real-adaboost" and number_of_classes != 2:
         raise InvalidValueError(f"trainer: 'real-adaboost' is binary but there are {number_of_classes} classes; use "
                                 f"'samme-r', its multi-class form")
