@@ -88,9 +88,8 @@ class ProbabilityBoosting:
     def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
         """Whether the last weak machine alone classifies every training row of positive weight correctly."""
         outputs = machine.weak_machines[-1].forward(state.features)
-        predicted = (outputs[:, 0] > 0).astype(np.int64) if self.real else np.argmax(outputs, axis=1)
         weighted = np.isfinite(self.log_initial)
-        return bool(np.all(predicted[weighted] == self.labels[weighted]))
+        return bool(np.all(self._classes(outputs)[weighted] == self.labels[weighted]))
 
     def begin_round(self, state: RoundState) -> None:
         """Normalised sample weights ``w_1 exp(-(1/K) y^T F)`` (Real AdaBoost: ``w_1 exp(-y F)``)."""
@@ -104,10 +103,13 @@ class ProbabilityBoosting:
         if proposal is None:  # no weak machine contributes
             return None
         outputs = proposal.machine.forward(state.features)
-        predicted = (outputs[:, 0] > 0).astype(np.int64) if self.real else np.argmax(outputs, axis=1)
-        perfect = not np.any((predicted != self.labels) & (state.sample_weights > 0))
+        perfect = not np.any((self._classes(outputs) != self.labels) & (state.sample_weights > 0))
         state.extra["outputs"] = outputs
         return Proposal(proposal.machine, self.learning_rate, perfect, outputs)
+
+    def _classes(self, outputs: np.ndarray) -> np.ndarray:
+        """The class each row of a weak machine's ``outputs`` names: its sign's (Real AdaBoost) or argmax."""
+        return (outputs[:, 0] > 0).astype(np.int64) if self.real else np.argmax(outputs, axis=1)
 
     def step(self, machine: WeakMachine, state: RoundState) -> None:
         """Never needed: every weak machine has weight ``learning_rate``."""
