@@ -14,7 +14,8 @@ from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Bo
                        CostSensitiveAdaBoostTrainer, CostSensitiveTreeTrainer, LUTTrainer, MultiClassLUTTrainer,
                        MultiClassStumpTrainer, ProbabilityTreeTrainer, RealAdaBoostTrainer, SAMMERTrainer,
                        SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer,
-                       ArcGVTrainer, RUSBoostTrainer, PIBoostTrainer)
+                       ArcGVTrainer, RUSBoostTrainer, PIBoostTrainer, AdaC1Trainer, AdaC2Trainer, AdaC3Trainer,
+                       AdaCostTrainer, AsymBoostTrainer, CSB0Trainer, CSB1Trainer, CSB2Trainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
                    TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
@@ -32,6 +33,8 @@ __all__ = [
     "GammaLoss", "TweedieLoss", "FocalLoss", "Sampling", "FunctionLoss", "MultiLabelLogitLoss",
     "trees_to_dataframe", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
     "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer", "PIBoostTrainer",
+    "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer", "CSB0Trainer",
+    "CSB1Trainer", "CSB2Trainer",
 ]
 
 

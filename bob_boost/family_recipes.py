@@ -1,6 +1,7 @@
 """The configurations of the boosting family beside bob's generic trainer and the cost-sensitive trainers, from
 option names (:func:`bob_boost.recipes.make_recipe` wraps them into recipes): Real AdaBoost and SAMME.R on
-class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps.
+class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps, and
+the binary cost-reweighting algorithms (AdaC1-3, AdaCost, CSB0-2, AsymBoost) on stumps.
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from .losses.cmel import CMELoss
 from .losses.exponential import ExponentialLoss
 from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .trainers.arc_gv import ArcGVTrainer
+from .trainers.cost_reweighting import (AdaC1Trainer, AdaC2Trainer, AdaC3Trainer, AdaCostTrainer, AsymBoostTrainer,
+                                        CSB0Trainer, CSB1Trainer, CSB2Trainer)
 from .trainers.piboost import PIBoostTrainer
 from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .weak_trainers.probability_trees import ProbabilityTreeTrainer
@@ -20,8 +23,45 @@ from .weak_trainers.stump import StumpTrainer
 PROBABILITY_TRAINERS = ("real-adaboost", "samme-r")
 #: The two-class trainers that boost weighted least-squares trees with weight 1 (Gentle AdaBoost, LogitBoost).
 LEAST_SQUARES_TRAINERS = ("gentle-adaboost", "logitboost")
-#: Every trainer of this module.
+#: The binary cost-reweighting trainers (:mod:`bob_boost.trainers.cost_reweighting`), by name.
+REWEIGHTING_TRAINERS = {"adac1": AdaC1Trainer, "adac2": AdaC2Trainer, "adac3": AdaC3Trainer, "adacost": AdaCostTrainer,
+                        "csb0": CSB0Trainer, "csb1": CSB1Trainer, "csb2": CSB2Trainer, "asymboost": AsymBoostTrainer}
+#: Every trainer of this module but the cost-reweighting ones (which take costs: :func:`reweighting_trainer`).
 FAMILY_TRAINERS = (*PROBABILITY_TRAINERS, *LEAST_SQUARES_TRAINERS, "arc-gv", "piboost")
+
+
+def reweighting_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *,
+                        cost_positive: float | None, cost_negative: float | None, number_of_rounds: int,
+                        max_bins: int | None, n_threads: int | None, missing: str | None, shrinkage: float | None,
+                        feature_fraction: float, sampling: Sampling | None, categorical_features) -> tuple:
+    """``(configured trainer, the loss it reports, the targets it takes)`` of the cost-reweighting ``trainer``
+    (one of :data:`REWEIGHTING_TRAINERS`) on stumps, its costs default 1 (AdaCost's have no default; AsymBoost's
+    asymmetry is spread over ``number_of_rounds``).
+
+    Raises
+    ------
+    ValueError
+        For options the algorithm does not take, or costs out of its range, naming them.
+    """
+    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
+        raise InvalidValueError(f"shrinkage, feature_fraction, sampling: {trainer!r} weights every stump by its "
+                                f"closed-form step on every row and column (as its paper); leave them at their "
+                                f"defaults")
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: {trainer!r} is binary but there are {number_of_classes} classes")
+    if weak_learner != "stump":
+        raise InvalidValueError(f"weak_learner: {trainer!r} boosts +-1 decision stumps, got {weak_learner!r}")
+    if trainer == "adacost" and (cost_positive is None or cost_negative is None):
+        raise InvalidValueError("cost_positive, cost_negative: 'adacost' needs both costs, in (0, 1] (its steps are "
+                                "positive only where a stump's edge exceeds the weighted mean cost: small costs)")
+    costs = (1.0 if cost_positive is None else cost_positive, 1.0 if cost_negative is None else cost_negative)
+    stumps = StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing,
+                          categorical_features=categorical_features)
+    if trainer == "asymboost":
+        configured = AsymBoostTrainer(*costs, weak_trainer=stumps, asymmetry_rounds=number_of_rounds)
+    else:
+        configured = REWEIGHTING_TRAINERS[trainer](*costs, weak_trainer=stumps)
+    return configured, configured.loss_function, "signed"
 
 
 def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *, tree_depth: int | None,

@@ -11,7 +11,9 @@ Vocabulary
 trainers (:data:`TRAINERS`)
     ``"boosting"`` (generic loss-driven boosting, bob's), ``"adaboostdb"``,
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
-    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``, ``"piboost"``.
+    ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``, ``"piboost"``, and the
+    binary cost-reweighting ``"adac1"``, ``"adac2"``, ``"adac3"``, ``"adacost"``, ``"csb0"``, ``"csb1"``,
+    ``"csb2"``, ``"asymboost"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -30,7 +32,7 @@ import numpy as np
 from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
-from .family_recipes import FAMILY_TRAINERS, family_trainer
+from .family_recipes import FAMILY_TRAINERS, REWEIGHTING_TRAINERS, family_trainer, reweighting_trainer
 from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
@@ -49,7 +51,7 @@ from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTra
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost")
+            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost", *REWEIGHTING_TRAINERS)
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
@@ -304,6 +306,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                     f"{sampling.method!r}")
         sampling = sampling or Sampling(method="undersample", random_state=0 if random_state is None
                                         else int(random_state))
+    if trainer in REWEIGHTING_TRAINERS:
+        return Recipe(trainer, *reweighting_trainer(
+            trainer, number_of_classes, weak_learner, cost_positive=cost_positive, cost_negative=cost_negative,
+            number_of_rounds=number_of_rounds, max_bins=max_bins, n_threads=n_threads, missing=missing,
+            shrinkage=shrinkage, feature_fraction=feature_fraction, sampling=sampling,
+            categorical_features=categorical_features))
     if trainer in FAMILY_TRAINERS:
         return Recipe(trainer, *family_trainer(
             trainer, number_of_classes, weak_learner, tree_depth=tree_depth, number_of_rounds=number_of_rounds,

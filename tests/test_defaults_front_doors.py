@@ -18,8 +18,8 @@ from bob_boost import BoostedMachine
 from bob_boost.cli import main
 from bob_boost.losses import ExponentialLoss, LogitLoss, SoftmaxLoss, SquaredLoss, TangentialLoss
 from bob_boost.sklearn import (AdaBoostDBClassifier, AdaMECClassifier, ArcGVClassifier, BAdaCostClassifier,
-                               BoostingClassifier, BoostingRegressor, GentleAdaBoostClassifier, LogitBoostClassifier,
-                               RealAdaBoostClassifier)
+                               BoostingClassifier, BoostingRegressor, CostReweightingClassifier,
+                               GentleAdaBoostClassifier, LogitBoostClassifier, RealAdaBoostClassifier)
 from test_defaults import MARGIN, SCORE_BOUNDS, load, majority
 
 LOSSES = {"exponential": ExponentialLoss(), "logit": LogitLoss(), "tangential": TangentialLoss(),
@@ -95,9 +95,11 @@ def test_cost_sensitive_estimators_defaults_beat_the_majority():
 
 
 def test_the_two_class_family_defaults_beat_the_majority():
-    """Gentle AdaBoost, LogitBoost, arc-gv and calibrated AdaMEC with every parameter at its default."""
+    """Gentle AdaBoost, LogitBoost, arc-gv, calibrated AdaMEC and the cost-reweighting classifier (AdaC2) with every
+    parameter at its default."""
     x, y, x_test, y_test = load("credit-g_500")
-    for cls in (GentleAdaBoostClassifier, LogitBoostClassifier, ArcGVClassifier, AdaMECClassifier):
+    for cls in (GentleAdaBoostClassifier, LogitBoostClassifier, ArcGVClassifier, AdaMECClassifier,
+                CostReweightingClassifier):
         assert fit_quietly(cls(), x, y).score(x_test, y_test) >= majority(y_test) + MARGIN, cls.__name__
 
 
@@ -140,7 +142,10 @@ def test_command_line_defaults_converge(tmp_path, name, weak):
 @pytest.mark.parametrize("trainer, name", [("real-adaboost", "ionosphere"), ("gentle-adaboost", "ionosphere"),
                                            ("logitboost", "ionosphere"), ("arc-gv", "ionosphere"),
                                            ("samme-r", "pendigits_600"), ("rusboost", "pendigits_600"),
-                                           ("piboost", "pendigits_600")])
+                                           ("piboost", "pendigits_600"), ("adac1", "ionosphere"),
+                                           ("adac2", "ionosphere"), ("adac3", "ionosphere"), ("csb0", "ionosphere"),
+                                           ("csb1", "ionosphere"), ("csb2", "ionosphere"),
+                                           ("asymboost", "ionosphere")])
 def test_command_line_defaults_of_the_family_beat_the_majority(tmp_path, trainer, name):
     """Each trainer name with every option at its default (its stumps; 100 rounds) on held-out rows."""
     x, y, x_test, y_test = load(name)

@@ -19,7 +19,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import bob_boost  # noqa: E402
 from bob_boost.sklearn import (AdaBoostDBClassifier, AdaMECClassifier, BAdaCostClassifier, BoostingClassifier,  # noqa: E402
-                               ArcGVClassifier, BoostingRegressor, GentleAdaBoostClassifier, LogitBoostClassifier,
+                               ArcGVClassifier, BoostingRegressor, CostReweightingClassifier, GentleAdaBoostClassifier,
+                               LogitBoostClassifier,
                                RealAdaBoostClassifier, load_estimator)
 from bob_boost.trainers.badacost import BAdaCostTrainer  # noqa: E402
 from bob_boost.trainers.cost_sensitive import AdaBoostDBTrainer  # noqa: E402
@@ -46,6 +47,8 @@ CHECKED_ESTIMATORS = [
     LogitBoostClassifier(n_estimators=5, max_depth=2),
     ArcGVClassifier(n_estimators=5),
     AdaMECClassifier(n_estimators=5),
+    CostReweightingClassifier(n_estimators=5),
+    CostReweightingClassifier("asymboost", cost_positive=2.0, n_estimators=5),
     _lut_pipeline(BoostingClassifier(loss="logit", weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
     _lut_pipeline(BoostingRegressor(weak_learner="lut", maximum_feature_value=N_BINS, n_estimators=5)),
 ]
@@ -72,7 +75,7 @@ LEAST_SQUARES_FAILURES = {
 }
 
 
-#: arc-gv's stumps start from 0, as its paper: doc/sklearn.md says how.
+#: arc-gv's and the cost-reweighting algorithms' stumps start from 0, as their papers: doc/sklearn.md says how.
 ARC_GV_FAILURES = {
     "check_class_weight_classifiers": "an ensemble of +-1 stumps without an intercept (Breiman's starts from 0) "
                                       "predicts class 1 wherever most of its 5 stumps vote for it, whatever the "
@@ -94,7 +97,7 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         return PIPELINE_FAILURES
     if isinstance(estimator, AdaMECClassifier):
         return ADAMEC_FAILURES
-    if isinstance(estimator, ArcGVClassifier):
+    if isinstance(estimator, (ArcGVClassifier, CostReweightingClassifier)):
         return ARC_GV_FAILURES
     if isinstance(estimator, (GentleAdaBoostClassifier, LogitBoostClassifier)):
         return LEAST_SQUARES_FAILURES

@@ -9,6 +9,8 @@
 - :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
 - :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
 - :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
+- :func:`reweighting_step`: the closed-form step of the binary cost-reweighting family (AdaC1-3, AdaCost, CSB,
+  AsymBoost: :mod:`bob_boost.boosting.reweighting`), ``(1/2) ln`` of a ratio of weighted agreements;
 - :func:`double_base_root` / :func:`double_base_roots`: AdaBoostDB's step, the positive root of its
   polynomial in ``exp(alpha)`` (one stump / every candidate of the pool at once);
 - :func:`hyperbolic_roots`: Cost-Sensitive AdaBoost's step, the root of its hyperbolic equation, for every
@@ -42,7 +44,7 @@ from .roots import double_base_root, double_base_roots, hyperbolic_roots
 __all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step",
            "capped_step", "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",
            "hyperbolic_roots", "minimise_line_step", "minimise_weights", "newton_fit_step", "newton_fit_weights",
-           "optimal_step", "proves_descent"]
+           "optimal_step", "proves_descent", "reweighting_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -363,3 +365,29 @@ def arc_gv_step(edge: float, minimum_margin: float) -> float:
         return 0.0
     return float(0.5 * np.log((1.0 + edge) / (1.0 - edge)) - 0.5 * np.log((1.0 + minimum_margin)
                                                                           / (1.0 - minimum_margin)))
+
+
+def reweighting_step(distribution: np.ndarray, agreement: np.ndarray, row_factors: np.ndarray | float,
+                     agreement_factors: np.ndarray | float) -> float:
+    """The step ``(1/2) ln(sum_i D_i w_i (1 + a_i u_i) / sum_i D_i w_i (1 - a_i u_i))`` of a +-1 weak machine.
+
+    ``D`` is the round's distribution (summing to 1), ``u_i = y_i h(x_i)`` the agreements, ``w`` the row
+    factors and ``a`` the agreement factors. With ``w = a = 1`` it is AdaBoost's ``(1/2) ln((1 - e) / e)``;
+    the cost-reweighting algorithms (:mod:`bob_boost.boosting.reweighting`) choose ``w`` and ``a`` from the
+    rows' costs. Written as two sums of non-negative terms (``|a_i| <= 1``), it has no cancellation when the
+    weighted error is tiny.
+
+    Returns
+    -------
+    float
+        The step; ``inf`` when the denominator is 0 (no weighted disagreement), and not positive when the
+        machine does no better than the rule asks (the algorithm then stops).
+    """
+    terms = distribution * row_factors
+    scaled = agreement_factors * agreement
+    numerator, denominator = float(np.sum(terms * (1.0 + scaled))), float(np.sum(terms * (1.0 - scaled)))
+    if denominator <= 0.0:
+        return np.inf
+    if numerator <= 0.0:
+        return -np.inf
+    return float(0.5 * np.log(numerator / denominator))

@@ -33,8 +33,8 @@ MULTICLASS_ONLY = {"shrinkage": None, "feature_fraction": 1.0, "min_weight_fract
 BOOSTING_CLASSIFIER_ONLY = {"boost_from_average": False}
 
 
-#: The binary costs, read by adaboostdb, cost-sensitive-adaboost and the double_base loss only (the
-#: multi-class trainers take a cost matrix instead).
+#: The binary costs, read by adaboostdb, cost-sensitive-adaboost, the cost-reweighting trainers and the double_base
+#: loss only (the multi-class trainers take a cost matrix instead).
 BINARY_COSTS = {"cost_positive": None, "cost_negative": None}
 
 #: The default --max-bins: the stump search's bins. The multi-class trainers do not read it (their trees

@@ -43,7 +43,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--trainer", choices=TRAINERS, default="boosting",
                        help="boosting: generic loss-driven boosting; adaboostdb / cost-sensitive-adaboost: "
                             "cost-sensitive binary boosting of stumps; badacost / samme / adaboost-m1: multi-class "
-                            "boosting of cost-sensitive trees, stumps or LUTs")
+                            "boosting of cost-sensitive trees, stumps or LUTs; adac1-3, adacost, csb0-2, asymboost: "
+                            "binary cost-reweighting boosting of stumps")
     train.add_argument("-l", "--loss", help="loss of the generic trainer, one of: " + ", ".join(loss_names() or [])
                        + " (default: exponential for two classes, logit for more)")
     train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS, default="stump",
@@ -56,8 +57,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="entries of each LUT (feature values 0..N-1); default: largest training value + 1")
     train.add_argument("--positive-label", help="the class that gets target +1 in binary problems")
     train.add_argument("--cost-positive", type=positive_float,
-                       help="cost of a false negative (adaboostdb, cost-sensitive-adaboost, double_base loss; "
-                            "default 1)")
+                       help="cost of a false negative (adaboostdb, cost-sensitive-adaboost, the cost-reweighting "
+                            "trainers, double_base loss; default 1)")
     train.add_argument("--cost-negative", type=positive_float,
                        help="cost of a false positive (as --cost-positive)")
     train.add_argument("--selection", choices=("alpha", "loss"), default=ADABOOSTDB_ONLY["selection"],

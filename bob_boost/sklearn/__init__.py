@@ -17,12 +17,13 @@ from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .adamec import AdaMECClassifier
+from .cost_reweighting import CostReweightingClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 from .cv import cv
 from .persistence import estimator_from_machine, load_estimator
 
 __all__ = ["AdaBoostDBClassifier", "AdaMECClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
-           "ArcGVClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier", "RealAdaBoostClassifier", "cv",
+           "ArcGVClassifier", "CostReweightingClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier", "RealAdaBoostClassifier", "cv",
            "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "SELECTION_STYLES",
            "WEAK_LEARNERS"]

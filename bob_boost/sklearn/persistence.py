@@ -17,6 +17,8 @@ from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
 from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .adamec import AdaMECClassifier
+from ..family_recipes import REWEIGHTING_TRAINERS
+from .cost_reweighting import CostReweightingClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 
@@ -26,7 +28,11 @@ __all__ = ["estimator_from_machine", "load_estimator"]
 _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
     cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier,
                                   RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier,
-                                  ArcGVClassifier, AdaMECClassifier)}
+                                  ArcGVClassifier, AdaMECClassifier, CostReweightingClassifier)}
+#: The cost-reweighting algorithms' names in a machine's metadata (the trainer's, or the command line's), and in
+#: ``CostReweightingClassifier``.
+_REWEIGHTING_NAMES = {**{cls.algorithm: name for name, cls in REWEIGHTING_TRAINERS.items()},
+                      **{name: name for name in REWEIGHTING_TRAINERS}}
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
@@ -91,7 +97,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     :class:`BoostingRegressor` (with the loss its metadata names, when that needs no parameter); a
     cost-sensitive multi-class machine a
     :class:`BAdaCostClassifier`; a machine of the double-base loss an
-    :class:`AdaBoostDBClassifier`; any other classifier a
+    :class:`AdaBoostDBClassifier`; one of a cost-reweighting trainer a :class:`CostReweightingClassifier`; any
+    other classifier a
     :class:`BoostingClassifier`. Class labels come from the machine's
     metadata (:func:`bob_boost.labels.classes_of`), the parameters from what
     it records (loss, costs, number of rounds), so that refitting the
@@ -132,6 +139,11 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         estimator = AdaBoostDBClassifier(cost_positive=float(metadata.get("cost_positive", 1.0)),
                                          cost_negative=float(metadata.get("cost_negative", 1.0)),
                                          n_estimators=rounds)
+    elif metadata.get("trainer") in _REWEIGHTING_NAMES:
+        estimator = CostReweightingClassifier(_REWEIGHTING_NAMES[metadata["trainer"]],
+                                              cost_positive=float(metadata.get("cost_positive", 1.0)),
+                                              cost_negative=float(metadata.get("cost_negative", 1.0)),
+                                              n_estimators=rounds)
     else:
         loss = {"multilabel_logit": "logit"}.get(metadata.get("loss"), metadata.get("loss"))
         estimator = BoostingClassifier(loss=loss if loss in CLASSIFICATION_LOSSES else "exponential",

@@ -13,6 +13,8 @@ from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .arc_gv import ArcGVTrainer
+from .cost_reweighting import (AdaC1Trainer, AdaC2Trainer, AdaC3Trainer, AdaCostTrainer, AsymBoostTrainer,
+                               CSB0Trainer, CSB1Trainer, CSB2Trainer)
 from .piboost import PIBoostTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .rusboost import RUSBoostTrainer
@@ -32,7 +34,8 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "AdaBoostM1Trainer", "optimal_step", "CostSensitiveTreeTrainer", "MultiClassStumpTrainer",
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
            "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer",
-           "PIBoostTrainer"]
+           "PIBoostTrainer", "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer",
+           "CSB0Trainer", "CSB1Trainer", "CSB2Trainer"]
 
 
 def __getattr__(name: str):
