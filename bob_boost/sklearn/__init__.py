@@ -24,6 +24,7 @@ from .cv import cv
 from .persistence import estimator_from_machine, load_estimator
 
 __all__ = ["AdaBoostDBClassifier", "AdaMECClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
-           "ArcGVClassifier", "CostReweightingClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier", "RealAdaBoostClassifier", "cv",
+           "ArcGVClassifier", "CostReweightingClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier",
+           "RealAdaBoostClassifier", "cv",
            "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "SELECTION_STYLES",
            "WEAK_LEARNERS"]
