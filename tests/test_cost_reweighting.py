@@ -110,6 +110,21 @@ def test_csb0_at_equal_costs_never_moves_the_weights_and_csb1_is_not_adaboost():
     assert [repr(w) for w in csb1.weak_machines] != [repr(w) for w in adaboost.weak_machines]
 
 
+def test_a_negative_adac_step_is_the_negated_stump_voting():
+    """AdaC1-3 keep their formula's negative step: the same round as the negated stump with the positive one."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 4))
+    y = np.where(X[:, 0] + rng.normal(scale=2.0, size=300) > 1.2, 1.0, -1.0)  # a rare, noisy positive class
+    for cls, costs in ((AdaC1Trainer, (1.0, 0.1)), (AdaC2Trainer, (10.0, 1.0)), (AdaC3Trainer, (1.0, 0.1))):
+        machine = cls(*costs).train(X, y, 5)
+        assert machine.weights[0, 0] < 0, cls.algorithm
+        c = np.where(y > 0, *costs)
+        u = y * machine.weak_machines[0].forward(X)[:, 0]
+        D = np.full(y.size, 1.0 / y.size)
+        assert machine.weights[0, 0] == pytest.approx(_rule_step(cls.algorithm, D, u, c), rel=1e-12)
+        assert -machine.weights[0, 0] == pytest.approx(_rule_step(cls.algorithm, D, -u, c), rel=1e-12)
+
+
 def test_adacost_at_cost_one_takes_no_step():
     X, y = _data()
     with pytest.warns(ConvergenceWarning, match="AdaCost round 1: the step of the best weak machine is"):

@@ -28,9 +28,13 @@ wrong one). AsymBoost's ``k = C_P / C_N`` is spread over ``T`` rounds: ``D_1`` a
 ``alpha_t`` is AdaBoost's, used in the vote (and in CSB2's update). The sources of each rule are in
 :mod:`bob_boost.trainers.cost_reweighting`.
 
-A round stops training when its step is not positive (the machine does no better than the rule asks); a
-machine without weighted error gets at most the step at which the weights span
-:data:`~bob_boost.boosting.steps.PERFECT_LEARNER_WEIGHT_RATIO`, and training stops after it.
+The weak machine is fitted to ``D_t`` alone, as the papers train it, so the costs can make its step negative:
+AdaC1's, AdaC2's and AdaC3's rounds depend on the step and the machine through ``alpha_t u_i`` only, so their
+formula's negative step is kept (the machine's weight is negative: it votes for the other class, as its
+negation would with the positive step). For the other rules a step that is not positive stops training. A
+machine without weighted error (or, with a negative step, without a weighted right answer) gets at most the
+step at which the weights span :data:`~bob_boost.boosting.steps.PERFECT_LEARNER_WEIGHT_RATIO`, and training
+stops after it.
 """
 from __future__ import annotations
 
@@ -51,6 +55,10 @@ logger = logging.getLogger(__name__)
 
 #: The rules, by the names the trainers and front doors use.
 RULES = ("adac1", "adac2", "adac3", "adacost", "csb0", "csb1", "csb2", "asymboost")
+
+#: The rules whose round is unchanged by negating both its step and its weak machine: their step formula's
+#: negative values are taken (the weak machine then votes against its outputs).
+SIGN_SYMMETRIC = ("adac1", "adac2", "adac3")
 
 #: The largest step: the weights then span the range of float64 precision.
 STEP_CAP = float(np.log(PERFECT_LEARNER_WEIGHT_RATIO) / 2.0)
@@ -186,15 +194,20 @@ class ReweightingBoosting:
         agreement = self.labels * outputs
         distribution = state.sample_weights
         step = reweighting_step(distribution, agreement, *step_factors(self.rule, self.costs, agreement))
+        sign = 1.0
+        if step < 0 and self.rule in SIGN_SYMMETRIC:
+            # (alpha, h) and (-alpha, -h) are the same round of these rules: the formula's negative step is the
+            # negated machine's positive one
+            sign, step = -1.0, -step
         if not step > 0:
             if state.rounds_before + state.round_index == 0:  # an empty machine is worth a warning
                 warnings.warn(f"{self.name} round 1: the step of the best weak machine is {step:.6g}, not positive, "
                               f"at these costs; the machine is empty", ConvergenceWarning, stacklevel=2)
             logger.info("%s round %d: step %.6g is not positive; stopping", self.name, state.round_index + 1, step)
             return None
-        perfect = bool(np.all(agreement[distribution > 0] > 0))
+        perfect = bool(np.all(sign * agreement[distribution > 0] > 0))
         state.extra["agreement"] = agreement
-        return min(step, STEP_CAP), perfect
+        return sign * min(step, STEP_CAP), perfect
 
     def end_round(self, state: RoundState, machine: WeakMachine, weight: float) -> None:
         """The rule's weight update, and the scores plus the weighted machine."""

@@ -112,8 +112,9 @@ class CostReweightingTrainer:
         Returns
         -------
         BoostedMachine
-            The weak machines weighted by their steps; training stops early at a step that is not positive
-            or after a machine without weighted training error.
+            The weak machines weighted by their steps (AdaC1-3's may be negative:
+            :mod:`bob_boost.boosting.reweighting`); training stops early at a step of 0 (for the other rules,
+            one that is not positive) or after a machine without weighted training error.
         """
         features = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_trainer, "accepts_missing", False)))
         targets = self.loss_function.check_targets(targets)
