@@ -240,12 +240,14 @@ def group_rectangles(boxes, min_neighbors: int, eps: float = GROUPING_EPS) -> tu
     labels = similar_box_roots(order, keys[order], class_starts, sizes[:, 0].astype(np.float64),
                                sizes[:, 1].astype(np.float64), column, row, y_span, x_span, float(eps))
     groups, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
-    sums = np.zeros((groups.size, 4))
-    np.add.at(sums, inverse.reshape(-1), boxes.astype(np.float64))
-    merged = np.rint(sums / counts[:, np.newaxis]).astype(np.int64)
+    sums = np.zeros((groups.size, 4), np.int64)
+    np.add.at(sums, inverse.reshape(-1), boxes)
+    # OpenCV's average: the sum times 1/n, both float32, rounded half to even
+    inverse_counts = np.float32(1.0) / counts.astype(np.float32)
+    merged = np.rint(sums.astype(np.float32) * inverse_counts[:, np.newaxis]).astype(np.int64)
     keep = counts > min_neighbors
     merged, counts = merged[keep], counts[keep]
-    dx, dy = (merged[:, 2] * eps).astype(np.int64), (merged[:, 3] * eps).astype(np.int64)
+    dx, dy = np.rint(merged[:, 2] * eps).astype(np.int64), np.rint(merged[:, 3] * eps).astype(np.int64)
     inside = np.zeros(merged.shape[0], dtype=bool)
     for i in range(merged.shape[0]):
         # OpenCV's rule: drop box i inside box j when j has clearly more support (or i has little)
