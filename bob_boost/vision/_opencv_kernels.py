@@ -11,6 +11,8 @@ import numba
 import numpy as np
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+#: The per-window helpers are inlined into the scan (a call per feature costs several times the feature).
+_INLINE = {**_JIT, "inline": "always"}
 
 #: Window results of :func:`scan_rows`.
 ACCEPTED, REJECTED_FIRST, REJECTED, FLAT = 1, 0, -2, -1
@@ -32,8 +34,9 @@ def resize_rows(source, x0, x1, cx0, cx1, y0, y1, cy0, cy1, out):
 
 @numba.njit(**_JIT)
 def integrals(image, tilted_too, total, squares, tilted):
-    """The (h+1, w+1) integral images of ``image``: sums, sums of squares and (when ``tilted_too``) OpenCV's
-    45-degree sums ``T[Y, X] = sum of image[py, px] over py < Y, |X - 1 - px| <= Y - 1 - py``."""
+    """The (h+1, w+1) int32 integral images of ``image``, wrapping around as OpenCV's: sums, sums of squares and
+    (when ``tilted_too``) OpenCV's 45-degree sums ``T[Y, X] = sum of image[py, px] over py < Y,
+    |X - 1 - px| <= Y - 1 - py``."""
     h, w = image.shape
     for y in range(h):
         row_sum = np.int64(0)
@@ -42,8 +45,8 @@ def integrals(image, tilted_too, total, squares, tilted):
             value = np.int64(image[y, x])
             row_sum += value
             row_square += value * value
-            total[y + 1, x + 1] = total[y, x + 1] + row_sum
-            squares[y + 1, x + 1] = squares[y, x + 1] + row_square
+            total[y + 1, x + 1] = np.int32(np.int64(total[y, x + 1]) + row_sum)
+            squares[y + 1, x + 1] = np.int32(np.int64(squares[y, x + 1]) + row_square)
     if not tilted_too:
         return
     # T[Y, X] = T[Y-1, X-1] + T[Y-1, X+1] - T[Y-2, X] + I[Y-1, X-1] + I[Y-2, X-1] on the zero-extended image,
@@ -63,47 +66,43 @@ def integrals(image, tilted_too, total, squares, tilted):
             wide[y, c] = value
     for y in range(h + 1):
         for x in range(w + 1):
-            tilted[y, x] = wide[y, x + pad]
+            tilted[y, x] = np.int32(wide[y, x + pad])
 
 
-@numba.njit(**_JIT)
-def _rect_sum(flat, base, corners):
-    return flat[base + corners[0]] - flat[base + corners[1]] - flat[base + corners[2]] + flat[base + corners[3]]
+@numba.njit(**_INLINE)
+def _rect_sum(flat, base, corners, k):
+    """The sum ``F[p0] - F[p1] - F[p2] + F[p3]`` of the rectangle whose corner offsets start at ``corners[k]``: on
+    int32 integral images that wrap around, as OpenCV's do, the true sum modulo 2^32."""
+    # unsigned indices: numba then adds no negative-index wrap-around test to every read
+    return np.int32(flat[np.uint64(base + corners[k])] - flat[np.uint64(base + corners[k + np.uint64(1)])]
+                    - flat[np.uint64(base + corners[k + np.uint64(2)])]
+                    + flat[np.uint64(base + corners[k + np.uint64(3)])])
 
 
-@numba.njit(**_JIT)
-def _haar_value(total, tilted, base, corners, weights, is_tilted, feature, factor):
-    """A Haar feature's value in OpenCV's float32 order: ``((w0 r0 + w1 r1) + w2 r2) * factor``."""
-    source = tilted if is_tilted[feature] else total
-    value = weights[feature, 0] * np.float32(_rect_sum(source, base, corners[feature, 0]))
-    value = value + weights[feature, 1] * np.float32(_rect_sum(source, base, corners[feature, 1]))
-    if weights[feature, 2] != np.float32(0.0):
-        value = value + weights[feature, 2] * np.float32(_rect_sum(source, base, corners[feature, 2]))
-    return value * factor
-
-
-@numba.njit(**_JIT)
-def _lbp_code(total, base, grid, feature):
-    """The 8-bit MB-LBP code: a neighbour block whose sum is at least the centre's sets its bit, clockwise from
-    the top-left (128) to the left (1)."""
-    g = grid[feature]
-    centre = total[base + g[5]] - total[base + g[6]] - total[base + g[9]] + total[base + g[10]]
+@numba.njit(**_INLINE)
+def _lbp_code(total, base, grid, node):
+    """The 8-bit MB-LBP code of a split's block grid (``grid[node]``, 16 corner offsets): a neighbour block whose
+    sum is at least the centre's sets its bit, clockwise from the top-left (128) to the left (1)."""
+    g = grid[node]
+    centre = np.int32(total[base + g[5]] - total[base + g[6]] - total[base + g[9]] + total[base + g[10]])
     code = 0
     # (top-left corner index of the block in the 4x4 grid of corners, bit)
     for corner, bit in ((0, 128), (1, 64), (2, 32), (6, 16), (10, 8), (9, 4), (8, 2), (4, 1)):
-        block = total[base + g[corner]] - total[base + g[corner + 1]] - total[base + g[corner + 4]] \
-            + total[base + g[corner + 5]]
+        block = np.int32(total[base + g[corner]] - total[base + g[corner + 1]] - total[base + g[corner + 4]]
+                         + total[base + g[corner + 5]])
         if block >= centre:
             code |= bit
     return code
 
 
 @numba.njit(**_JIT)
-def scan_rows(total, squares, tilted, stride, lbp, rows_start, rows_stop, step, columns, norm_corners, norm_area,
-              corners, weights, is_tilted, grid, stage_weak, stage_threshold, weak_nodes, weak_leaves, node_left,
-              node_right, node_feature, node_threshold, node_subset, leaves, out):
+def scan_rows(total, squares, tilted, stride, lbp, stumps, rows_start, rows_stop, step, columns, norm_corners,
+              norm_area, corners, weights, rectangles, is_tilted, grid, stage_weak, stage_threshold, weak_nodes,
+              weak_leaves, node_left, node_right, node_threshold, node_subset, leaves, out):
     """Run the cascade on the windows of rows ``rows_start, rows_start + step, ... < rows_stop`` and columns
-    ``0, step, ... < columns`` of one scale, as OpenCV's ``runAt`` with its scan loop: ``out[row, column]`` gets
+    ``0, step, ... < columns`` of one scale, as OpenCV's ``runAt`` with its scan loop. Every split carries its own
+    feature, in split order (``corners``: 12 integral-image offsets, ``weights``: 3, ``rectangles``, ``is_tilted``,
+    or ``grid``: the 16 corners of its LBP blocks), so that the scan reads them in sequence. ``out[row, column]`` gets
     :data:`ACCEPTED`, :data:`REJECTED_FIRST` (the next column is then skipped and keeps ``out``'s value),
     :data:`REJECTED` or, for a Haar window of (nearly) uniform grey, :data:`FLAT`."""
     for y in range(rows_start, rows_stop, step):
@@ -113,8 +112,8 @@ def scan_rows(total, squares, tilted, stride, lbp, rows_start, rows_stop, step, 
             factor = np.float32(1.0)
             result = ACCEPTED
             if not lbp:
-                window_sum = _rect_sum(total, base, norm_corners)
-                window_squares = _rect_sum(squares, base, norm_corners)
+                window_sum = _rect_sum(total, base, norm_corners, np.uint64(0))
+                window_squares = np.uint32(_rect_sum(squares, base, norm_corners, np.uint64(0)))
                 spread = norm_area * np.float64(window_squares) - np.float64(window_sum) * np.float64(window_sum)
                 if spread > 0.0:
                     factor = np.float32(1.0 / np.sqrt(spread))
@@ -129,14 +128,27 @@ def scan_rows(total, squares, tilted, stride, lbp, rows_start, rows_stop, step, 
                         first = weak_nodes[w]
                         index = 0
                         while True:
-                            node = first + index
-                            feature = node_feature[node]
+                            node = np.uint64(first + index)  # unsigned: no wrap-around test on each read
                             if lbp:
-                                code = _lbp_code(total, base, grid, feature)
+                                code = _lbp_code(total, base, grid, node)
                                 left = (node_subset[node, code >> 5] & (np.int32(1) << (code & 31))) != 0
                             else:
-                                value = _haar_value(total, tilted, base, corners, weights, is_tilted, feature, factor)
-                                left = value < node_threshold[node]
+                                # the split's feature value in OpenCV's float32 order, ((w0 r0 + w1 r1) + w2 r2) *
+                                # factor (written here, not in a helper: a helper call costs more than the feature)
+                                k, j = np.uint64(12) * node, np.uint64(3) * node
+                                source = total
+                                if is_tilted[node]:
+                                    source = tilted
+                                value = weights[j] * np.float32(_rect_sum(source, base, corners, k)) \
+                                    + weights[j + np.uint64(1)] * np.float32(_rect_sum(source, base, corners,
+                                                                                       k + np.uint64(4)))
+                                if rectangles[node] == 3:
+                                    value = value + weights[j + np.uint64(2)] * np.float32(
+                                        _rect_sum(source, base, corners, k + np.uint64(8)))
+                                left = value * factor < node_threshold[node]
+                            if stumps:  # OpenCV takes a stump's leaf 0 on its left and leaf 1 on its right
+                                index = 0 if left else -1
+                                break
                             index = node_left[node] if left else node_right[node]
                             if index <= 0:
                                 break

@@ -36,8 +36,12 @@ from .opencv_xml import OpenCVCascade, read_opencv_cascade
 #: OpenCV's stage thresholds are read as float32 less this (``THRESHOLD_EPS``).
 THRESHOLD_EPS = np.float32(1e-5)
 
-#: Rows of windows per block handed to a thread (a multiple of both window steps).
-BLOCK_ROWS = 16
+#: Windows per block of rows handed to a thread (about: whole rows of windows).
+BLOCK_WINDOWS = 2048
+
+#: The scales scanned in one parallel pass hold at most about this many integral-image pixels (int32, two or
+#: three images each).
+SCAN_PIXELS = 1 << 24
 
 
 def bgr_to_gray(image: np.ndarray) -> np.ndarray:
@@ -101,22 +105,16 @@ def opencv_scales(image_size: tuple[int, int], window: tuple[int, int], scale_fa
 
 def _axis(source: int, target: int) -> tuple[np.ndarray, ...]:
     """OpenCV's ``INTER_LINEAR_EXACT`` source indices and 8-bit weights along one axis (in double precision, as its
-    soft-float computes them)."""
+    soft-float computes them; rounded half to even)."""
     scale = 1.0 / (target / source)
-    first = np.zeros(target, np.int64)
-    second = np.zeros(target, np.int64)
-    weight_first = np.full(target, 256, np.int64)
-    weight_second = np.zeros(target, np.int64)
-    for d in range(target):
-        f = scale * (d + 0.5) - 0.5
-        i = int(np.floor(f))
-        if i >= 0 and source > 1:
-            if i < source - 1:
-                c1 = max(round((f - i) * 256), 0)
-                first[d], second[d], weight_first[d], weight_second[d] = i, i + 1, 256 - c1, c1
-            else:
-                first[d] = second[d] = source - 1
-    return first, second, weight_first, weight_second
+    f = scale * (np.arange(target) + 0.5) - 0.5
+    i = np.floor(f).astype(np.int64)
+    inside = (i >= 0) & (i < source - 1) & (source > 1)
+    second_weight = np.where(inside, np.maximum(np.rint((f - i) * 256), 0), 0).astype(np.int64)
+    # left of the first source pixel (or a one-pixel source) its value, right of the last the last one's
+    first = np.where(inside, i, np.where((i >= 0) & (source > 1), source - 1, 0))
+    second = np.where(inside, i + 1, first)
+    return first, second, 256 - second_weight, second_weight
 
 
 def opencv_resize(gray: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -247,63 +245,103 @@ def _arrays(cascade: OpenCVCascade) -> dict:
     thresholds = (cascade.stage_thresholds.astype(np.float32) - THRESHOLD_EPS).astype(np.float32)
     return {"stage_weak": cascade.stage_weak, "stage_threshold": thresholds, "weak_nodes": cascade.weak_nodes,
             "weak_leaves": cascade.weak_leaves, "node_left": left, "node_right": right,
-            "node_feature": cascade.node_feature, "node_threshold": cascade.node_threshold.astype(np.float32),
+            "node_threshold": cascade.node_threshold.astype(np.float32),
             "node_subset": cascade.node_subset.reshape(-1, 8) if cascade.node_subset.size else
             np.zeros((1, 8), np.int32), "leaves": cascade.leaves.astype(np.float32)}
 
 
-def _corners(cascade: OpenCVCascade, stride: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every Haar rectangle's four integral-image offsets (``+ - - +``) and every LBP block grid's 16, for
-    integral images of row length ``stride``."""
-    x, y, w, h = (cascade.rects[..., k].astype(np.int64) for k in range(4))
-    if cascade.feature_type == "LBP":
-        columns, rows = np.arange(4), np.arange(4)
-        grid = ((y[:, 0, None, None] + rows[None, :, None] * h[:, 0, None, None]) * stride
-                + x[:, 0, None, None] + columns[None, None, :] * w[:, 0, None, None])
-        return np.zeros((1, 3, 4), np.int64), grid.reshape(-1, 16)
-    upright = np.stack([y * stride + x, y * stride + x + w, (y + h) * stride + x, (y + h) * stride + x + w], -1)
-    tilted = np.stack([y * stride + x, (y + h) * stride + x - h, (y + w) * stride + x + w,
-                       (y + w + h) * stride + x + w - h], -1)
-    corners = np.where(cascade.tilted[:, None, None], tilted, upright)
-    corners[cascade.rect_weights == 0] = 0
-    return corners, np.zeros((1, 16), np.int64)
+class _Splits:
+    """Every split's feature, in split order, as row and column parts of integral-image offsets: the offsets for
+    integral images of row length ``stride`` are ``rows * stride + columns``. Haar: 12 offsets per split (three
+    rectangles' ``+ - - +`` corners, an unused rectangle's all 0), weights (3, float32), rectangle count and
+    tilt; LBP: the 16 corners of the split's 3x3 block grid."""
+
+    def __init__(self, cascade: OpenCVCascade) -> None:
+        features = cascade.node_feature
+        x, y, w, h = (cascade.rects[features, :, k].astype(np.int64) for k in range(4))
+        self.lbp = cascade.feature_type == "LBP"
+        if self.lbp:
+            steps = np.arange(4)
+            self.rows = (y[:, :1, None] + steps[None, :, None] * h[:, :1, None]) + 0 * steps[None, None, :]
+            self.columns = 0 * steps[None, :, None] + (x[:, :1, None] + steps[None, None, :] * w[:, :1, None])
+            self.rows, self.columns = self.rows.reshape(-1, 16), self.columns.reshape(-1, 16)
+            self.weights, self.rectangles = np.zeros(3, np.float32), np.zeros(1, np.int8)
+            self.tilted = np.zeros(1, bool)
+            return
+        self.weights = cascade.rect_weights[features].astype(np.float32)
+        self.tilted = cascade.tilted[features]
+        upright_rows = np.stack([y, y, y + h, y + h], -1)
+        upright_columns = np.stack([x, x + w, x, x + w], -1)
+        rotated_rows = np.stack([y, y + h, y + w, y + w + h], -1)
+        rotated_columns = np.stack([x, x - h, x + w, x + w - h], -1)
+        tilted = self.tilted[:, None, None]
+        self.rows = np.where(tilted, rotated_rows, upright_rows)
+        self.columns = np.where(tilted, rotated_columns, upright_columns)
+        self.rows[self.weights == 0] = 0
+        self.columns[self.weights == 0] = 0
+        self.rows, self.columns = self.rows.reshape(-1), self.columns.reshape(-1)
+        # a third rectangle of weight 0 is skipped, as OpenCV skips it
+        self.rectangles = np.where(self.weights[:, 2] != 0, 3, 2).astype(np.int8)
+        self.weights = self.weights.ravel()
+
+    def arrays(self, stride: int) -> tuple[np.ndarray, ...]:
+        """``(corners, weights, rectangles, tilted, grid)`` of :func:`scan_rows` for this stride."""
+        offsets = self.rows * stride + self.columns
+        if self.lbp:
+            return np.zeros(12, np.int64), self.weights, self.rectangles, self.tilted, offsets
+        return offsets, self.weights, self.rectangles, self.tilted, np.zeros((1, 16), np.int64)
 
 
 def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, min_size: tuple[int, int],
                max_size: tuple[int, int], n_threads: int) -> np.ndarray:
     """OpenCV 4's raw detections (before grouping) of ``cascade`` in the grey uint8 image ``gray``: (n, 4) int64
-    boxes, scale by scale, then row and column."""
-    arrays = _arrays(cascade)
+    boxes, scale by scale, then row and column.
+
+    The scales' integral images are made first and their rows of windows then scanned in one parallel pass (in
+    groups of scales of at most :data:`SCAN_PIXELS` integral-image pixels)."""
+    arrays = tuple(_arrays(cascade).values())
+    splits = _Splits(cascade)
+    stumps = bool(np.all(np.diff(cascade.weak_nodes) == 1))
     lbp = cascade.feature_type == "LBP"
     tilted_too = bool(cascade.tilted.any())
-    weights = cascade.rect_weights.astype(np.float32)
     height, width = gray.shape
-    found = []
-    for scale in opencv_scales((width, height), (cascade.width, cascade.height), scale_factor, min_size, max_size):
+    norm_area = float((cascade.width - 2) * (cascade.height - 2))
+    found, group, pixels = [], [], 0
+    scales = opencv_scales((width, height), (cascade.width, cascade.height), scale_factor, min_size, max_size)
+    for n, scale in enumerate(scales):
         scaled_w = round(float(np.float32(width) / scale))
         scaled_h = round(float(np.float32(height) / scale))
         step = 1 if scale >= 2 else 2
         columns, rows = max(scaled_w + 1 - cascade.width, 0), max(scaled_h + 1 - cascade.height, 0)
-        if columns == 0 or rows == 0:
-            continue
-        image = opencv_resize(gray, scaled_w, scaled_h)
-        total = np.zeros((scaled_h + 1, scaled_w + 1), np.int64)
-        squares = np.zeros_like(total)
-        tilted = np.zeros_like(total) if tilted_too else np.zeros((1, 1), np.int64)
-        integrals(image, tilted_too, total, squares, tilted)
-        stride = scaled_w + 1
-        corners, grid = _corners(cascade, stride)
-        norm = np.array([stride + 1, stride + cascade.width - 1, (cascade.height - 1) * stride + 1,
-                         (cascade.height - 1) * stride + cascade.width - 1], np.int64)
-        out = np.full((rows, columns), -3, np.int8)
-        common = (total.ravel(), squares.ravel(), tilted.ravel(), stride, lbp)
-        tail = (step, columns, norm, float((cascade.width - 2) * (cascade.height - 2)), corners, weights,
-                cascade.tilted, grid, *arrays.values(), out)
-        blocks = [common + (start, min(start + BLOCK_ROWS, rows)) + tail for start in range(0, rows, BLOCK_ROWS)]
-        run_blocks(scan_rows, blocks, n_threads, work=float(rows * columns) * 64)
-        ys, xs = np.nonzero(out == ACCEPTED)
-        size = (round(float(np.float32(cascade.width) * scale)), round(float(np.float32(cascade.height) * scale)))
-        lefts = np.rint(xs.astype(np.float32) * scale).astype(np.int64)
-        tops = np.rint(ys.astype(np.float32) * scale).astype(np.int64)
-        found.append(np.column_stack([lefts, tops, np.full(xs.size, size[0]), np.full(xs.size, size[1])]))
+        if columns and rows:
+            total = np.zeros((scaled_h + 1, scaled_w + 1), np.int32)
+            squares = np.zeros_like(total)
+            tilted = np.zeros_like(total) if tilted_too else np.zeros((1, 1), np.int32)
+            integrals(opencv_resize(gray, scaled_w, scaled_h), tilted_too, total, squares, tilted)
+            stride = scaled_w + 1
+            norm = np.array([stride + 1, stride + cascade.width - 1, (cascade.height - 1) * stride + 1,
+                             (cascade.height - 1) * stride + cascade.width - 1], np.int64)
+            out = np.full((rows, columns), -3, np.int8)
+            head = (total.ravel(), squares.ravel(), tilted.ravel(), stride, lbp, stumps)
+            tail = (step, columns, norm, norm_area, *splits.arrays(stride), *arrays, out)
+            # about BLOCK_WINDOWS windows a block, so that blocks of equal counts are equal work
+            span = step * max(1, BLOCK_WINDOWS // -(-columns // step))
+            group.append((scale, out, [head + (start, min(start + span, rows)) + tail
+                                       for start in range(0, rows, span)]))
+            pixels += total.size
+        if group and (pixels > SCAN_PIXELS or n == len(scales) - 1):
+            blocks = [block for _, _, scale_blocks in group for block in scale_blocks]
+            run_blocks(scan_rows, blocks, n_threads, work=float(sum(b[-1].size for _, b, _ in group)) * 64)
+            found.extend(_accepted(scale, out, cascade) for scale, out, _ in group)
+            group, pixels = [], 0
     return np.concatenate(found) if found else np.empty((0, 4), np.int64)
+
+
+def _accepted(scale: np.float32, out: np.ndarray, cascade: OpenCVCascade) -> np.ndarray:
+    """The accepted windows of one scale as boxes of the image: ``round(x s), round(y s)`` (float32 products) and
+    the base window times ``s``."""
+    ys, xs = np.nonzero(out == ACCEPTED)
+    size = (round(float(np.float32(cascade.width) * scale)), round(float(np.float32(cascade.height) * scale)))
+    lefts = np.rint(xs.astype(np.float32) * scale).astype(np.int64)
+    tops = np.rint(ys.astype(np.float32) * scale).astype(np.int64)
+    return np.column_stack([lefts, tops, np.full(xs.size, size[0]), np.full(xs.size, size[1])])

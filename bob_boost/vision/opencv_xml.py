@@ -15,8 +15,9 @@ Two layouts are read:
 
 Loading is safe for damaged or hostile files: a file over :data:`MAX_FILE_BYTES`, a document type declaration
 (entity expansion), a rectangle outside the window, a child that does not point forward in its tree, a tree
-whose leaves are not one more than its splits, a non-finite number: each is a :class:`~bob_boost.exceptions.ModelFormatError`
-naming the file and the problem, read before any array is sized from the file.
+whose leaves are not one more than its splits, a non-finite number: each is a
+:class:`~bob_boost.exceptions.ModelFormatError` naming the file and the problem, found before any array is
+sized from the file.
 """
 from __future__ import annotations
 
@@ -288,7 +289,8 @@ def _read_current(reader: _Reader, cascade) -> OpenCVCascade:
     for f, feature in enumerate(features):
         where = f"feature {f}"
         if lbp:
-            words = [reader.as_int(word, f"{where} rect") for word in reader.numbers(feature.find("rect"), f"{where} rect")]
+            words = [reader.as_int(word, f"{where} rect")
+                     for word in reader.numbers(feature.find("rect"), f"{where} rect")]
             if len(words) != 4:
                 raise reader.fail(f"{where}: an LBP rect has 4 numbers, got {len(words)}")
             x, y, w, h = words
@@ -345,7 +347,8 @@ def _read_old(reader: _Reader, cascade) -> OpenCVCascade:
                 rects = np.zeros((MAX_RECTANGLES, 4), np.int32)
                 weights = np.zeros(MAX_RECTANGLES)
                 tilted = (feature.findtext("tilted") or "0").strip() not in ("0", "")
-                _read_rectangles(reader, feature.find("rects"), rects, weights, tilted, width, height, f"{at}, node {n}")
+                _read_rectangles(reader, feature.find("rects"), rects, weights, tilted, width, height,
+                                 f"{at}, node {n}")
                 rect_rows.append(rects)
                 weight_rows.append(weights)
                 tilted_rows.append(tilted)
