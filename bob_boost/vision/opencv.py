@@ -8,7 +8,9 @@ with OpenCV 4's own procedure, so that the boxes are OpenCV's:
    image, within ``min_size`` and ``max_size`` (when none does, the one closest to ``min_size``);
 3. at each scale ``s`` the image is resized to ``round(width / s) x round(height / s)`` with OpenCV's
    bit-exact bilinear interpolation (8-bit fixed-point weights), and its integral images computed;
-4. the windows of the base size, ``step = 1`` pixel apart at scales of 2 and more and 2 below, run the stages
+4. the windows of the base size, ``step = 1`` pixel apart at scales of 2 and more and 2 below (the rows OpenCV's
+   parallel stripes cover: its stripes are whole numbers of steps rounded down, so that it skips the last row
+   of windows at some sizes, and so does this), run the stages
    (Haar features normalised by the window's standard deviation over its interior, in float32 as OpenCV
    computes them; windows of nearly uniform grey rejected; LBP codes of 3x3 blocks); a window rejected by the
    first stage skips the next one on its row;
@@ -30,8 +32,11 @@ from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ._opencv_kernels import ACCEPTED, integrals, resize_rows, scan_rows
 from .cascade import Cascade
-from .detector import GROUPING_EPS, _check_size, detect, group_rectangles
+from .detector import GROUPING_EPS, Detections, _check_size, detect, group_rectangles
 from .opencv_xml import OpenCVCascade, read_opencv_cascade
+
+#: A window not scanned (skipped after a first-stage rejection, or off the step grid).
+UNSCANNED = -3
 
 #: OpenCV's stage thresholds are read as float32 less this (``THRESHOLD_EPS``).
 THRESHOLD_EPS = np.float32(1e-5)
@@ -200,6 +205,14 @@ class CascadeClassifier:
         numpy.ndarray
             (n, 4) int32 boxes ``x, y, width, height``.
         """
+        return self.detect(image, scale_factor, min_neighbors, flags, min_size, max_size, channels=channels,
+                           n_threads=n_threads).boxes.astype(np.int32)
+
+    def detect(self, image, scale_factor: float = 1.1, min_neighbors: int = 3, flags: int = 0, min_size=None,
+               max_size=None, *, channels: str = "bgr", n_threads: int | None = None) -> Detections:
+        """:meth:`detect_multi_scale`'s boxes with their scores (the raw windows each box merges; 1 for raw
+        windows) and the windows scanned, as :func:`~bob_boost.vision.detect` reports them (for an OpenCV cascade
+        ``features_evaluated`` is not counted: 0)."""
         cascade = self._loaded()
         scale_factor = float(check_scalar(scale_factor, "scale_factor", numbers.Real, min_val=1,
                                           include_boundaries="neither"))
@@ -211,13 +224,19 @@ class CascadeClassifier:
             rgb = np.asarray(image)
             if rgb.ndim == 3 and channels == "bgr":
                 rgb = rgb[..., [2, 1, 0]]
-            found = detect(rgb, cascade, scale_factor=scale_factor, min_size=minimum, max_size=maximum,
-                           min_neighbors=min_neighbors, n_threads=n_threads)
-            return found.boxes.astype(np.int32)
+            return detect(rgb, cascade, scale_factor=scale_factor, min_size=minimum, max_size=maximum,
+                          min_neighbors=min_neighbors, n_threads=n_threads)
         gray = _eight_bit_gray(image, channels)
-        raw = scan_image(cascade, gray, scale_factor, minimum or (0, 0), maximum or (0, 0), n_threads)
-        boxes = raw if min_neighbors == 0 else group_rectangles(raw, min_neighbors, GROUPING_EPS)[0]
-        return _clipped(boxes, gray.shape).astype(np.int32)
+        if gray.shape[1] < cascade.width or gray.shape[0] < cascade.height:
+            raise InvalidValueError(f"image: {gray.shape[1]}x{gray.shape[0]} is smaller than the cascade's "
+                                    f"{cascade.width}x{cascade.height} window ({cascade.source})")
+        raw, windows = scan_image(cascade, gray, scale_factor, minimum or (0, 0), maximum or (0, 0), n_threads)
+        if min_neighbors == 0:
+            boxes, counts = raw, np.ones(raw.shape[0], np.int64)
+        else:
+            boxes, counts = group_rectangles(raw, min_neighbors, GROUPING_EPS)
+        boxes, kept = _clipped(boxes, gray.shape)
+        return Detections(boxes, counts[kept].astype(np.float64), windows, 0)
 
     def detectMultiScale(self, image, scaleFactor: float = 1.1, minNeighbors: int = 3, flags: int = 0,  # noqa: N802,N803
                          minSize=(), maxSize=()) -> np.ndarray:  # noqa: N803 (OpenCV's names, for ported code)
@@ -226,14 +245,14 @@ class CascadeClassifier:
                                        tuple(maxSize) or None)
 
 
-def _clipped(boxes: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Boxes cut to the image, empty ones dropped (OpenCV's ``clipObjects``)."""
+def _clipped(boxes: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes cut to the image, empty ones dropped (OpenCV's ``clipObjects``), and which were kept."""
     boxes = np.asarray(boxes, np.int64).reshape(-1, 4)
     x0, y0 = np.maximum(boxes[:, 0], 0), np.maximum(boxes[:, 1], 0)
     x1 = np.minimum(boxes[:, 0] + boxes[:, 2], shape[1])
     y1 = np.minimum(boxes[:, 1] + boxes[:, 3], shape[0])
     keep = (x1 > x0) & (y1 > y0)
-    return np.column_stack([x0, y0, x1 - x0, y1 - y0])[keep]
+    return np.column_stack([x0, y0, x1 - x0, y1 - y0])[keep], keep
 
 
 def _arrays(cascade: OpenCVCascade) -> dict:
@@ -293,9 +312,9 @@ class _Splits:
 
 
 def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, min_size: tuple[int, int],
-               max_size: tuple[int, int], n_threads: int) -> np.ndarray:
+               max_size: tuple[int, int], n_threads: int) -> tuple[np.ndarray, int]:
     """OpenCV 4's raw detections (before grouping) of ``cascade`` in the grey uint8 image ``gray``: (n, 4) int64
-    boxes, scale by scale, then row and column.
+    boxes, scale by scale, then row and column; and the number of windows scanned.
 
     The scales' integral images are made first and their rows of windows then scanned in one parallel pass (in
     groups of scales of at most :data:`SCAN_PIXELS` integral-image pixels)."""
@@ -306,13 +325,19 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
     tilted_too = bool(cascade.tilted.any())
     height, width = gray.shape
     norm_area = float((cascade.width - 2) * (cascade.height - 2))
-    found, group, pixels = [], [], 0
+    found, group, pixels, windows = [], [], 0, 0
     scales = opencv_scales((width, height), (cascade.width, cascade.height), scale_factor, min_size, max_size)
+    stripes = 0
     for n, scale in enumerate(scales):
         scaled_w = round(float(np.float32(width) / scale))
         scaled_h = round(float(np.float32(height) / scale))
         step = 1 if scale >= 2 else 2
         columns, rows = max(scaled_w + 1 - cascade.width, 0), max(scaled_h + 1 - cascade.height, 0)
+        if n == 0:
+            stripes = -(-columns // 32)
+        # OpenCV splits every scale's rows into as many stripes as the first scale has 32-column groups, each a
+        # whole number of steps rounded down: rows past the last stripe are not scanned
+        rows = min(rows, stripes * max((rows // step + stripes - 1) // stripes, 1) * step) if stripes else 0
         if columns and rows:
             total = np.zeros((scaled_h + 1, scaled_w + 1), np.int32)
             squares = np.zeros_like(total)
@@ -321,7 +346,7 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
             stride = scaled_w + 1
             norm = np.array([stride + 1, stride + cascade.width - 1, (cascade.height - 1) * stride + 1,
                              (cascade.height - 1) * stride + cascade.width - 1], np.int64)
-            out = np.full((rows, columns), -3, np.int8)
+            out = np.full((rows, columns), UNSCANNED, np.int8)
             head = (total.ravel(), squares.ravel(), tilted.ravel(), stride, lbp, stumps)
             tail = (step, columns, norm, norm_area, *splits.arrays(stride), *arrays, out)
             # about BLOCK_WINDOWS windows a block, so that blocks of equal counts are equal work
@@ -333,8 +358,9 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
             blocks = [block for _, _, scale_blocks in group for block in scale_blocks]
             run_blocks(scan_rows, blocks, n_threads, work=float(sum(b[-1].size for _, b, _ in group)) * 64)
             found.extend(_accepted(scale, out, cascade) for scale, out, _ in group)
+            windows += sum(int(np.count_nonzero(out != UNSCANNED)) for _, out, _ in group)
             group, pixels = [], 0
-    return np.concatenate(found) if found else np.empty((0, 4), np.int64)
+    return (np.concatenate(found) if found else np.empty((0, 4), np.int64)), windows
 
 
 def _accepted(scale: np.float32, out: np.ndarray, cascade: OpenCVCascade) -> np.ndarray:
