@@ -160,3 +160,52 @@ def scan_rows(total, squares, tilted, stride, lbp, stumps, rows_start, rows_stop
             if result == REJECTED_FIRST:
                 x += step
             x += step
+
+
+@numba.njit(**_JIT)
+def scan_rows_haar_stumps(total, squares, tilted, stride, rows_start, rows_stop, step, columns, norm_corners,
+                          norm_area, corners, weights, rectangles, is_tilted, stage_weak, stage_threshold,
+                          stump_threshold, stump_leaves, out):
+    """:func:`scan_rows` for a Haar cascade of stumps (most of OpenCV's), with each stump's threshold and two
+    leaves side by side: the same results, with fewer reads per feature."""
+    for y in range(rows_start, rows_stop, step):
+        x = 0
+        while x < columns:
+            base = y * stride + x
+            result = ACCEPTED
+            window_sum = _rect_sum(total, base, norm_corners, np.uint64(0))
+            window_squares = np.uint32(_rect_sum(squares, base, norm_corners, np.uint64(0)))
+            spread = norm_area * np.float64(window_squares) - np.float64(window_sum) * np.float64(window_sum)
+            factor = np.float32(1.0)
+            if spread > 0.0:
+                factor = np.float32(1.0 / np.sqrt(spread))
+                if not norm_area * np.float64(factor) < 0.1:
+                    result = FLAT
+            else:
+                result = FLAT
+            if result == ACCEPTED:
+                for stage in range(stage_threshold.size):
+                    total_score = 0.0
+                    for w in range(stage_weak[stage], stage_weak[stage + 1]):
+                        node = np.uint64(w)
+                        k, j = np.uint64(12) * node, np.uint64(3) * node
+                        source = total
+                        if is_tilted[node]:
+                            source = tilted
+                        value = weights[j] * np.float32(_rect_sum(source, base, corners, k)) \
+                            + weights[j + np.uint64(1)] * np.float32(_rect_sum(source, base, corners,
+                                                                               k + np.uint64(4)))
+                        if rectangles[node] == 3:
+                            value = value + weights[j + np.uint64(2)] * np.float32(
+                                _rect_sum(source, base, corners, k + np.uint64(8)))
+                        if value * factor < stump_threshold[node]:
+                            total_score += np.float64(stump_leaves[np.uint64(2) * node])
+                        else:
+                            total_score += np.float64(stump_leaves[np.uint64(2) * node + np.uint64(1)])
+                    if total_score < np.float64(stage_threshold[stage]):
+                        result = REJECTED_FIRST if stage == 0 else REJECTED
+                        break
+            out[y, x] = result
+            if result == REJECTED_FIRST:
+                x += step
+            x += step

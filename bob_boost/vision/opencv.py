@@ -30,7 +30,7 @@ import numpy as np
 from .._validation import check_scalar
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidTypeError, InvalidValueError
-from ._opencv_kernels import ACCEPTED, integrals, resize_rows, scan_rows
+from ._opencv_kernels import ACCEPTED, integrals, resize_rows, scan_rows, scan_rows_haar_stumps
 from .cascade import Cascade
 from .detector import GROUPING_EPS, Detections, _check_size, detect, group_rectangles
 from .opencv_xml import OpenCVCascade, read_opencv_cascade
@@ -322,6 +322,9 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
     splits = _Splits(cascade)
     stumps = bool(np.all(np.diff(cascade.weak_nodes) == 1))
     lbp = cascade.feature_type == "LBP"
+    # a stump's two leaves side by side (its split is the weak classifier's only one)
+    stump_leaves = arrays[-1][np.column_stack([cascade.weak_leaves[:-1], cascade.weak_leaves[:-1] + 1])].ravel() \
+        if stumps else None
     tilted_too = bool(cascade.tilted.any())
     height, width = gray.shape
     norm_area = float((cascade.width - 2) * (cascade.height - 2))
@@ -342,25 +345,48 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
             total = np.zeros((scaled_h + 1, scaled_w + 1), np.int32)
             squares = np.zeros_like(total)
             tilted = np.zeros_like(total) if tilted_too else np.zeros((1, 1), np.int32)
-            integrals(opencv_resize(gray, scaled_w, scaled_h), tilted_too, total, squares, tilted)
             stride = scaled_w + 1
             norm = np.array([stride + 1, stride + cascade.width - 1, (cascade.height - 1) * stride + 1,
                              (cascade.height - 1) * stride + cascade.width - 1], np.int64)
             out = np.full((rows, columns), UNSCANNED, np.int8)
-            head = (total.ravel(), squares.ravel(), tilted.ravel(), stride, lbp, stumps)
-            tail = (step, columns, norm, norm_area, *splits.arrays(stride), *arrays, out)
+            if stumps and not lbp:
+                kernel = scan_rows_haar_stumps
+                head = (total.ravel(), squares.ravel(), tilted.ravel(), stride)
+                tail = (step, columns, norm, norm_area, *splits.arrays(stride)[:4], arrays[0], arrays[1],
+                        arrays[6], stump_leaves, out)
+            else:
+                kernel = scan_rows
+                head = (total.ravel(), squares.ravel(), tilted.ravel(), stride, lbp, stumps)
+                tail = (step, columns, norm, norm_area, *splits.arrays(stride), *arrays, out)
             # about BLOCK_WINDOWS windows a block, so that blocks of equal counts are equal work
             span = step * max(1, BLOCK_WINDOWS // -(-columns // step))
-            group.append((scale, out, [head + (start, min(start + span, rows)) + tail
-                                       for start in range(0, rows, span)]))
+            group.append((scale, out, [(kernel,) + head + (start, min(start + span, rows)) + tail
+                                       for start in range(0, rows, span)],
+                          (gray, scaled_w, scaled_h, tilted_too, total, squares, tilted)))
             pixels += total.size
         if group and (pixels > SCAN_PIXELS or n == len(scales) - 1):
-            blocks = [block for _, _, scale_blocks in group for block in scale_blocks]
-            run_blocks(scan_rows, blocks, n_threads, work=float(sum(b[-1].size for _, b, _ in group)) * 64)
-            found.extend(_accepted(scale, out, cascade) for scale, out, _ in group)
-            windows += sum(int(np.count_nonzero(out != UNSCANNED)) for _, out, _ in group)
+            # the scales' images and integral images, alternate scales to each half of the threads (the scales
+            # shrink, so that the halves' work is about even)
+            run_blocks(_prepare, [job[3] for job in group[0::2] + group[1::2]], n_threads, work=float(pixels))
+            blocks = [block for _, _, scale_blocks, _ in group for block in scale_blocks]
+            # every other block to each half of the threads: neighbouring rows cost about the same
+            blocks = blocks[0::2] + blocks[1::2]
+            run_blocks(_scan, blocks, n_threads, work=float(sum(job[1].size for job in group)) * 64)
+            found.extend(_accepted(scale, out, cascade) for scale, out, _, _ in group)
+            windows += sum(int(np.count_nonzero(out != UNSCANNED)) for _, out, _, _ in group)
             group, pixels = [], 0
     return (np.concatenate(found) if found else np.empty((0, 4), np.int64)), windows
+
+
+def _scan(kernel, *arguments) -> None:
+    """Run a block of the scan with its kernel."""
+    kernel(*arguments)
+
+
+def _prepare(gray: np.ndarray, width: int, height: int, tilted_too: bool, total: np.ndarray, squares: np.ndarray,
+             tilted: np.ndarray) -> None:
+    """One scale's resized image and its integral images (into ``total``, ``squares``, ``tilted``)."""
+    integrals(opencv_resize(gray, width, height), tilted_too, total, squares, tilted)
 
 
 def _accepted(scale: np.float32, out: np.ndarray, cascade: OpenCVCascade) -> np.ndarray:
