@@ -80,6 +80,20 @@ def _rect_sum(flat, base, corners, k):
 
 
 @numba.njit(**_INLINE)
+def _window_factor(total, squares, base, norm_corners, norm_area):
+    """OpenCV's variance normalisation of a Haar window, ``1 / sqrt(area * sum(x^2) - sum(x)^2)`` over its interior
+    (double, rounded to float32); 0 for a window OpenCV rejects as (nearly) uniform."""
+    window_sum = _rect_sum(total, base, norm_corners, np.uint64(0))
+    window_squares = np.uint32(_rect_sum(squares, base, norm_corners, np.uint64(0)))
+    spread = norm_area * np.float64(window_squares) - np.float64(window_sum) * np.float64(window_sum)
+    if spread > 0.0:
+        factor = np.float32(1.0 / np.sqrt(spread))
+        if norm_area * np.float64(factor) < 0.1:
+            return factor
+    return np.float32(0.0)
+
+
+@numba.njit(**_INLINE)
 def _lbp_code(total, base, grid, node):
     """The 8-bit MB-LBP code of a split's block grid (``grid[node]``, 16 corner offsets): a neighbour block whose
     sum is at least the centre's sets its bit, clockwise from the top-left (128) to the left (1)."""
@@ -112,14 +126,8 @@ def scan_rows(total, squares, tilted, stride, lbp, stumps, rows_start, rows_stop
             factor = np.float32(1.0)
             result = ACCEPTED
             if not lbp:
-                window_sum = _rect_sum(total, base, norm_corners, np.uint64(0))
-                window_squares = np.uint32(_rect_sum(squares, base, norm_corners, np.uint64(0)))
-                spread = norm_area * np.float64(window_squares) - np.float64(window_sum) * np.float64(window_sum)
-                if spread > 0.0:
-                    factor = np.float32(1.0 / np.sqrt(spread))
-                    if not norm_area * np.float64(factor) < 0.1:
-                        result = FLAT
-                else:
+                factor = _window_factor(total, squares, base, norm_corners, norm_area)
+                if factor == 0.0:
                     result = FLAT
             if result == ACCEPTED:
                 for stage in range(stage_threshold.size):
@@ -134,7 +142,8 @@ def scan_rows(total, squares, tilted, stride, lbp, stumps, rows_start, rows_stop
                                 left = (node_subset[node, code >> 5] & (np.int32(1) << (code & 31))) != 0
                             else:
                                 # the split's feature value in OpenCV's float32 order, ((w0 r0 + w1 r1) + w2 r2) *
-                                # factor (written here, not in a helper: a helper call costs more than the feature)
+                                # factor (written out: as a helper, with the integral image chosen by tilt, the
+                                # scan took twice as long)
                                 k, j = np.uint64(12) * node, np.uint64(3) * node
                                 source = total
                                 if is_tilted[node]:
@@ -172,22 +181,14 @@ def scan_rows_haar_stumps(total, squares, tilted, stride, rows_start, rows_stop,
         x = 0
         while x < columns:
             base = y * stride + x
-            result = ACCEPTED
-            window_sum = _rect_sum(total, base, norm_corners, np.uint64(0))
-            window_squares = np.uint32(_rect_sum(squares, base, norm_corners, np.uint64(0)))
-            spread = norm_area * np.float64(window_squares) - np.float64(window_sum) * np.float64(window_sum)
-            factor = np.float32(1.0)
-            if spread > 0.0:
-                factor = np.float32(1.0 / np.sqrt(spread))
-                if not norm_area * np.float64(factor) < 0.1:
-                    result = FLAT
-            else:
-                result = FLAT
+            factor = _window_factor(total, squares, base, norm_corners, norm_area)
+            result = FLAT if factor == 0.0 else ACCEPTED
             if result == ACCEPTED:
                 for stage in range(stage_threshold.size):
                     total_score = 0.0
                     for w in range(stage_weak[stage], stage_weak[stage + 1]):
                         node = np.uint64(w)
+                        # as in scan_rows, written out: as a helper it took twice the time of the whole scan
                         k, j = np.uint64(12) * node, np.uint64(3) * node
                         source = total
                         if is_tilted[node]:
