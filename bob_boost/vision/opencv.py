@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ._opencv_kernels import ACCEPTED, integrals, resize_rows, scan_rows, scan_rows_haar_stumps
@@ -63,8 +63,6 @@ def _eight_bit_gray(image, channels: str) -> np.ndarray:
         raise InvalidTypeError(f"image: OpenCV's cascades run on 8-bit images; got dtype {array.dtype} (convert, "
                                f"e.g. with skimage.util.img_as_ubyte)")
     if array.ndim == 3 and array.shape[2] in (3, 4):
-        if channels not in ("bgr", "rgb"):
-            raise InvalidValueError(f"channels: 'bgr' (OpenCV's order) or 'rgb', got {channels!r}")
         if channels == "rgb":
             array = array[..., [2, 1, 0]]
     elif array.ndim != 2:
@@ -214,6 +212,7 @@ class CascadeClassifier:
         windows) and the windows scanned, as :func:`~bob_boost.vision.detect` reports them (for an OpenCV cascade
         ``features_evaluated`` is not counted: 0)."""
         cascade = self._loaded()
+        check_choice(channels, "channels", ("bgr", "rgb"))
         scale_factor = float(check_scalar(scale_factor, "scale_factor", numbers.Real, min_val=1,
                                           include_boundaries="neither"))
         min_neighbors = int(check_scalar(min_neighbors, "min_neighbors", numbers.Integral, min_val=0))
