@@ -298,3 +298,29 @@ def test_the_command_line_runs_an_opencv_cascade(tmp_path, capsys):
     assert sorted(boxes) == _sorted_boxes(cv2.CascadeClassifier(cascade).detectMultiScale(bgr, 1.1, 1))
     assert main(["detect", str(path), "--cascade", cascade, "--step", "2"]) == 1
     assert "--step" in capsys.readouterr().err
+
+
+def test_a_written_cascade_reads_back_the_same_and_opencv_finds_the_same_boxes(tmp_path, lbp_files, images):
+    from dataclasses import fields
+
+    from bob_boost.vision import write_opencv_cascade
+    for source in [*HAAR_FILES[::4], Path(lbp_files[0])]:
+        cascade = read_opencv_cascade(source)
+        path = tmp_path / source.name
+        write_opencv_cascade(cascade, path)
+        again = read_opencv_cascade(path)
+        for field in fields(cascade):
+            if field.name != "source":
+                assert np.array_equal(getattr(again, field.name), getattr(cascade, field.name)), field.name
+        reference = lbp_files[1] if source.name.startswith("lbp") else str(source)
+        written, original = cv2.CascadeClassifier(str(path)), cv2.CascadeClassifier(reference)
+        assert not written.empty()
+        for image in images.values():
+            assert _sorted_boxes(written.detectMultiScale(image, 1.1, 0)) == _sorted_boxes(
+                original.detectMultiScale(image, 1.1, 0))
+    with pytest.raises(OSError, match="missing"):
+        write_opencv_cascade(cascade, tmp_path / "missing" / "cascade.xml")
+    before = path.read_bytes()
+    with pytest.raises(TypeError, match="cascade: expected an OpenCVCascade"):
+        write_opencv_cascade("not a cascade", path)
+    assert path.read_bytes() == before

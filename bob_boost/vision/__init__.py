@@ -9,14 +9,15 @@
 - :mod:`.detector`: :func:`detect`, every position and scale with early exit, grouped boxes;
 - :mod:`.data`: scikit-image's bundled faces and photographs (the optional ``faces`` extra);
 - :mod:`.example`: the small example cascade of ``bob-boost example faces``;
-- :mod:`.opencv_xml`, :mod:`.opencv`: OpenCV's Haar and LBP cascade files, read and run as OpenCV 4 runs them
-  (:class:`CascadeClassifier`).
+- :mod:`.opencv_xml`, :mod:`.opencv`, :mod:`.opencv_write`: OpenCV's Haar and LBP cascade files, read, run as
+  OpenCV 4 runs them (:class:`CascadeClassifier`) and written.
 """
 from .cascade import Cascade
 from .detector import Detections, detect, group_rectangles
 from .haar import CHAPTER_TYPES, FEATURE_TYPES, HaarFeatures
 from .integral import as_gray_image, integral_image, integral_images
 from .opencv import CascadeClassifier
+from .opencv_write import write_opencv_cascade
 from .opencv_xml import OpenCVCascade, read_opencv_cascade
 from .pool import QuantizedPool
 from .stages import AdaBoostDBStage, AdaBoostStage, CostSensitiveAdaBoostStage, StageLearner
@@ -26,4 +27,4 @@ __all__ = ["AdaBoostDBStage", "AdaBoostStage", "CHAPTER_TYPES", "Cascade", "Casc
            "CostSensitiveAdaBoostStage",
            "Detections", "FEATURE_TYPES", "HaarFeatures", "QuantizedPool", "StageLearner", "as_gray_image",
            "detect", "group_rectangles", "integral_image", "integral_images", "OpenCVCascade", "read_opencv_cascade",
-           "train_cascade"]
+           "train_cascade", "write_opencv_cascade"]
