@@ -15,7 +15,10 @@ Every number is computed in the run from the library as it is (nothing is hard-c
    - scikit-image's MB-LBP cascade ``skimage.feature.Cascade(data.lbp_frontal_face_cascade_filename())``,
      ``detect_multi_scale(step_ratio=1, min_neighbor_number=4)`` (it keeps clusters of at least that many);
    - OpenCV's ``haarcascade_frontalface_default.xml`` ``detectMultiScale(gray, scaleFactor, minNeighbors=3,
-     minSize)`` (skipped, with the reason, when ``cv2`` is missing).
+     minSize)`` (skipped, with the reason, when ``cv2`` is missing);
+   - the same XML file run by bob_boost, ``bob_boost.vision.CascadeClassifier(path).detect(gray, scaleFactor,
+     3, minSize)``, which gives OpenCV's boxes (its windows are those it scans; ``bench/bench_opencv_cascades.py``
+     compares the two on every shipped cascade and times them with 1 and 2 threads).
 
    bob_boost reports the windows it scans and the features it evaluates. scikit-image and OpenCV do not:
    their windows are counted on the grid their sources scan (see :func:`skimage_windows` and
@@ -278,6 +281,17 @@ def make_detectors(cascade, args, report: Report) -> list[tuple[str, object]]:
         return boxes, opencv_windows(gray.shape, cv_window, args.scale_factor, cv_min), None
 
     detectors.append((f"OpenCV {cv2.__version__} Haar", opencv))
+
+    from bob_boost.vision import CascadeClassifier
+    ported = CascadeClassifier(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")
+
+    def bob_opencv(image):
+        gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY) if image.ndim == 3 else image
+        found = ported.detect(gray, scale_factor=args.scale_factor, min_neighbors=3, min_size=cv_min,
+                              n_threads=args.threads)
+        return np.asarray(found.boxes, dtype=np.int64).reshape(-1, 4), found.windows, None
+
+    detectors.append(("bob_boost running OpenCV's Haar XML", bob_opencv))
     return detectors
 
 
