@@ -166,6 +166,18 @@ def test_continuing_a_machine_is_one_longer_run(cls):
     np.testing.assert_array_equal(continued.weights, whole.weights)
 
 
+def test_the_estimator_warm_starts_as_one_longer_fit_and_does_not_stop_early_by_default():
+    pytest.importorskip("sklearn", reason="the estimator needs scikit-learn")
+    from bob_boost.sklearn import CostReweightingClassifier
+    X, y = _data(n=12000, seed=10)
+    for algorithm in ("adac2", "asymboost"):
+        estimator = CostReweightingClassifier(algorithm, 1.0, 0.7, n_estimators=15, warm_start=True).fit(X, y)
+        estimator.set_params(n_estimators=30).fit(X, y)
+        assert estimator.n_iter_ == 30  # no early stop on 12,000 samples
+        trainer = AdaC2Trainer(1.0, 0.7) if algorithm == "adac2" else AsymBoostTrainer(1.0, 0.7, asymmetry_rounds=15)
+        np.testing.assert_array_equal(estimator.machine_.weights, trainer.train(X, y, 30).weights)
+
+
 def test_a_weight_of_two_is_a_row_repeated():
     X, y = _data(n=200, seed=5)
     repeated = np.arange(0, 200, 3)

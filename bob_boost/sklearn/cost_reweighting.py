@@ -44,10 +44,15 @@ class CostReweightingClassifier(_TwoClassClassifier):
         :class:`~bob_boost.sklearn.BoostingClassifier` takes them.
     class_weight : dict, "balanced" or None
         Factors of each class's initial weights ``D_1``.
-    early_stopping, validation_fraction, n_iter_no_change, tol, scoring, warm_start, random_state, \
-importance_type
+    early_stopping : bool or "auto"
+        Off by default: these algorithms minimise no loss, so ``scoring="loss"`` (minus the mean exponential
+        loss, which their rounds may raise) would stop them after a round or two; with early stopping give a
+        scorer for ``scoring`` (e.g. one of the misclassification cost). ``"auto"``, as the other estimators':
+        on above 10,000 samples.
+    validation_fraction, n_iter_no_change, tol, scoring, warm_start, random_state, importance_type
         As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier` (``"loss"`` scores minus the mean exponential
-        loss).
+        loss). A warm start of AsymBoost keeps the asymmetry's spread over the first fit's ``n_estimators``
+        (its ``T``), so it equals one fit of the larger number with ``T`` that first number.
 
     Attributes
     ----------
@@ -67,7 +72,7 @@ importance_type
 
     def __init__(self, algorithm: str = "adac2", cost_positive: float | None = None, cost_negative: float | None = None,
                  n_estimators: int = 100, max_bins: int | None = 256, missing: str | None = None,
-                 categorical_features="from_dtype", class_weight=None, early_stopping="auto",
+                 categorical_features="from_dtype", class_weight=None, early_stopping=False,
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
                  warm_start: bool = False, random_state=None, importance_type: str = "loss") -> None:
         self.algorithm = algorithm

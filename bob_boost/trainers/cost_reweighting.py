@@ -240,8 +240,8 @@ class AsymBoostTrainer(CostReweightingTrainer):
     cost_positive, cost_negative, weak_trainer
         As :class:`CostReweightingTrainer`'s.
     asymmetry_rounds : int, optional
-        ``T``; default the ``number_of_rounds`` of :meth:`train` (a continued machine keeps its own ``T``,
-        saved in its metadata). Rounds beyond ``T`` keep multiplying.
+        ``T``; default the ``number_of_rounds`` of :meth:`train`. A continued machine keeps the ``T`` saved in
+        its metadata, whatever this says. Rounds beyond ``T`` keep multiplying.
     """
 
     rule, algorithm = "asymboost", "AsymBoost"
@@ -254,10 +254,11 @@ class AsymBoostTrainer(CostReweightingTrainer):
         self._rounds = self.asymmetry_rounds
 
     def _log_initial(self, labels, costs, machine, number_of_rounds):
-        rounds = self.asymmetry_rounds
+        # a continued machine keeps the T it was trained with: its rounds' weights are replayed with it
+        saved = None if machine is None else machine.metadata.get("asymmetry_rounds")
+        rounds = int(saved) if saved is not None else self.asymmetry_rounds
         if rounds is None:
-            saved = None if machine is None else machine.metadata.get("asymmetry_rounds")
-            rounds = number_of_rounds if saved is None else int(saved)
+            rounds = number_of_rounds
         self._rounds = rounds
         log_asymmetry = labels * np.log(self.cost_positive / self.cost_negative) / (2.0 * rounds)
         return log_asymmetry, log_asymmetry
