@@ -10,13 +10,15 @@
 - :mod:`.data`: scikit-image's bundled faces and photographs (the optional ``faces`` extra);
 - :mod:`.example`: the small example cascade of ``bob-boost example faces``;
 - :mod:`.opencv_xml`, :mod:`.opencv`, :mod:`.opencv_write`: OpenCV's Haar and LBP cascade files, read, run as
-  OpenCV 4 runs them (:class:`CascadeClassifier`) and written.
+  OpenCV 4 runs them (:class:`CascadeClassifier`) and written; :mod:`.opencv_samples`: the ``.vec`` and info
+  files of OpenCV's cascade training.
 """
 from .cascade import Cascade
 from .detector import Detections, detect, group_rectangles
 from .haar import CHAPTER_TYPES, FEATURE_TYPES, HaarFeatures
 from .integral import as_gray_image, integral_image, integral_images
 from .opencv import CascadeClassifier
+from .opencv_samples import read_info, read_vec, write_vec
 from .opencv_write import write_opencv_cascade
 from .opencv_xml import OpenCVCascade, read_opencv_cascade
 from .pool import QuantizedPool
@@ -27,4 +29,4 @@ __all__ = ["AdaBoostDBStage", "AdaBoostStage", "CHAPTER_TYPES", "Cascade", "Casc
            "CostSensitiveAdaBoostStage",
            "Detections", "FEATURE_TYPES", "HaarFeatures", "QuantizedPool", "StageLearner", "as_gray_image",
            "detect", "group_rectangles", "integral_image", "integral_images", "OpenCVCascade", "read_opencv_cascade",
-           "train_cascade", "write_opencv_cascade"]
+           "read_info", "read_vec", "train_cascade", "write_opencv_cascade", "write_vec"]
