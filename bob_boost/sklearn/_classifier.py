@@ -234,6 +234,15 @@ class _TwoClassClassifier(_BoostedClassifier):
     """A classifier of two classes whose probability of ``classes_[1]`` is ``sigmoid(c F + d)`` of its one score
     ``F``, as its :meth:`_probability_link` ``("sigmoid", c, 1[, d])`` says."""
 
+    def _encoded_two_class_rows(self, data, X, y, sample_weight, name: str, instead: str = "") -> tuple:
+        """:meth:`_encoded_rows` of labels of exactly two classes (``name`` the algorithm, ``instead`` what to use
+        for more, in the error)."""
+        rows = self._encoded_rows(data, X, y, sample_weight)
+        if self.classes_.size != 2:
+            raise InvalidValueError(f"Only binary classification is supported by {name} (y has {self.classes_.size} "
+                                    f"classes){'; ' + instead if instead else ''}")
+        return rows
+
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         _, scale, _, *offset = self._probability_link()
         positive = 1.0 / (1.0 + np.exp(-(scale * scores[:, 0] + (offset[0] if offset else 0.0))))

@@ -144,10 +144,7 @@ class AdaMECClassifier(_TwoClassClassifier):
                              max_bins=self.max_bins, n_threads=self.n_threads, missing=self.missing)
         data = self._fit_data()
         X, y = data.validated(self, X, y, reset=True)
-        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
-        if self.classes_.size != 2:
-            raise InvalidValueError(f"Only binary classification is supported by AdaMECClassifier (y has "
-                                    f"{self.classes_.size} classes)")
+        X, encoded, y, weights, index = self._encoded_two_class_rows(data, X, y, sample_weight, "AdaMECClassifier")
         targets = self._encoding.targets("signed", encoded)
         held = np.zeros(encoded.size, dtype=bool)
         if method is not None:

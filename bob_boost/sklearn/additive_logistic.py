@@ -60,11 +60,9 @@ class _LeastSquaresBoosting(_TwoClassClassifier):
         recipe = self._recipe(rounds)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
-        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
-        if self.classes_.size != 2:
-            raise InvalidValueError(f"Only binary classification is supported by {type(self).__name__} (y has "
-                                    f"{self.classes_.size} classes); RealAdaBoostClassifier (SAMME.R) and "
-                                    f"BoostingClassifier take more")
+        X, encoded, y, weights, index = self._encoded_two_class_rows(
+            data, X, y, sample_weight, type(self).__name__,
+            "RealAdaBoostClassifier (SAMME.R) and BoostingClassifier take more")
         encoding, kind = self._encoding, recipe.target_kind
         targets = data.rows(lambda indices: encoding.targets(kind, indices), encoded, np.float64)
         self.machine_ = self._boost(data, recipe, X, targets, weights, y, rounds, groups=encoded, index=index,

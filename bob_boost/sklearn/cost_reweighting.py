@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_choice, check_positive_int
-from ..exceptions import InvalidValueError
 from ..family_recipes import REWEIGHTING_TRAINERS
 from ..recipes import make_recipe
 from ._classifier import _refuse_constant, _TwoClassClassifier
@@ -115,11 +114,8 @@ class CostReweightingClassifier(_TwoClassClassifier):
         rounds = check_positive_int(self.n_estimators, "n_estimators")
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
-        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
-        if self.classes_.size > 2:
-            raise InvalidValueError(f"Only binary classification is supported by {self.algorithm} (y has "
-                                    f"{self.classes_.size} classes); use BAdaCostClassifier for costs between "
-                                    "several classes.")
+        X, encoded, y, weights, index = self._encoded_two_class_rows(
+            data, X, y, sample_weight, self.algorithm, "use BAdaCostClassifier for costs between several classes.")
         if data.all_constant(X):
             _refuse_constant()
         recipe = make_recipe(self.algorithm, number_of_classes=2, cost_positive=self.cost_positive,

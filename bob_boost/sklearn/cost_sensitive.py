@@ -153,11 +153,8 @@ class AdaBoostDBClassifier(_TwoClassClassifier):
                              cost_negative=self.cost_negative, selection=self.selection)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
-        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
-        if self.classes_.size > 2:
-            raise InvalidValueError(f"Only binary classification is supported by AdaBoostDB (y has "
-                                    f"{self.classes_.size} classes); use BAdaCostClassifier for costs between "
-                                    "several classes.")
+        X, encoded, y, weights, index = self._encoded_two_class_rows(
+            data, X, y, sample_weight, "AdaBoostDB", "use BAdaCostClassifier for costs between several classes.")
         if data.all_constant(X):
             _refuse_constant()
 
