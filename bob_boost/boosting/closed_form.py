@@ -3,6 +3,9 @@
 :class:`MulticlassCostBoosting`
     BAdaCost (and SAMME, AdaBoost.M1, which are BAdaCost with particular cost matrices and steps): sample
     weights from the CMEL loss, a cost-sensitive multi-class weak learner, a closed-form step.
+:class:`MultiBoostBoosting`
+    MultiBoost: the cost-weighted exponential loss ``sum_k C(l, k) exp(f_k(x))`` of margin vectors, a pool of
+    multi-class weak machines to choose from, an exact line search.
 :class:`CostSensitiveStumpBoosting`
     Cost-Sensitive AdaBoost and AdaBoostDB: the double-base bound ``sum_n D_1(n) exp(-C_n t_n F(x_n))`` gives
     the sample weights; the weak trainer is the stump pool of :mod:`bob_boost.weak_trainers.stump_pool`, whose
@@ -25,7 +28,7 @@ from ..weak.base import WeakMachine
 from ..weak.multiclass import MultiClassWeakMachine
 from .protocol import Proposal, RoundState, uses_propose
 from .sampling import Sampling, in_memory_factors
-from .steps import capped_step
+from .steps import PERFECT_LEARNER_WEIGHT_RATIO, capped_step, multiboost_step
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +65,16 @@ class MulticlassCostBoosting:
     sampling : Sampling, optional
         The rows of every round's weak learner (:mod:`bob_boost.boosting.sampling`; strata: the classes;
         GOSS's gradient magnitudes: the sample weights); the step is found on every row.
+    class_log_factors : numpy.ndarray, optional
+        (K,) logarithms of factors every round's weight update multiplies each class's weights by, whatever
+        the step (AdaC2.M1's class costs); none by default.
     """
 
     def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float], shrinkage: float,
                  feature_fraction: float, random_state, name: str, metadata: dict[str, Any],
-                 sample_weight: np.ndarray | None = None, sampling: Sampling | None = None) -> None:
+                 sample_weight: np.ndarray | None = None, sampling: Sampling | None = None,
+                 class_log_factors: np.ndarray | None = None) -> None:
         self.weak_trainer = weak_trainer
         self.labels = labels
         self.cost_matrix = cost_matrix
@@ -83,6 +90,7 @@ class MulticlassCostBoosting:
         self.sampling = sampling if sampling is not None and sampling.samples_rows else None
         self._drawn: tuple[int, np.ndarray] | None = None
         self._vectors = margin_vectors(cost_matrix.shape[0])
+        self._row_log_factors = None if class_log_factors is None else class_log_factors[labels]
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine holding the cost matrix (it predicts ``argmin_k (C* f)_k``)."""
@@ -108,7 +116,7 @@ class MulticlassCostBoosting:
         rng = np.random.default_rng(self.random_state)
         subset_size = max(1, int(round(self.feature_fraction * features.shape[1])))
         for weak_machine, weight in zip(machine.weak_machines, machine.weights[:, 0]):
-            log_weights = log_weights + weight * self.exponents[self.labels, weak_machine.forward_labels(features)]
+            log_weights = self._updated(log_weights, weight, weak_machine.forward_labels(features))
             if subset_size != features.shape[1]:
                 rng.choice(features.shape[1], subset_size, replace=False)
         scores = (machine.decision_scores(features) if len(machine) or np.any(machine.baseline != 0)
@@ -180,14 +188,120 @@ class MulticlassCostBoosting:
     def end_round(self, state: RoundState, machine: WeakMachine, weight: float) -> None:
         """CMEL weight update; the scores move along the margin vector of each predicted class."""
         predicted = state.extra.pop("predicted")
-        state.log_weights = state.log_weights + weight * self.exponents[self.labels, predicted]
+        state.log_weights = self._updated(state.log_weights, weight, predicted)
         if state.track_scores:  # training needs only the log weights; the scores cost a (#samples, K) pass
             # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
             state.scores = state.scores + weight * self._vectors[predicted]
 
+    def _updated(self, log_weights: np.ndarray, weight: float, predicted: np.ndarray) -> np.ndarray:
+        """The log weights after a weak learner of ``weight`` predicting ``predicted``."""
+        log_weights = log_weights + weight * self.exponents[self.labels, predicted]
+        return log_weights if self._row_log_factors is None else log_weights + self._row_log_factors
+
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the step."""
         return ""
+
+
+class MultiBoostBoosting:
+    """MultiBoost's configuration of the loop: descent on ``sum_n sum_k C(l_n, k) exp(f_k(x_n))``.
+
+    Every round the weak trainer (a :class:`~bob_boost.weak_trainers.machine_pool.MachinePool`) reads the
+    loss's terms ``R[n, k] = C(l_n, k) exp(f_k(x_n))`` as ``state.loss_matrix`` (scaled by one common factor,
+    which changes no choice) and proposes the member of least ``A = sum_n R[n, G(x_n)]``; its step is the
+    exact minimiser :func:`~bob_boost.boosting.steps.multiboost_step` (the member of least ``A`` is the one
+    of least loss after its step, as long as that step is positive). Training stops when it is not.
+
+    Parameters
+    ----------
+    weak_trainer : MachinePool
+        The pool: ``propose(prepared, state)`` reads ``state.loss_matrix`` and leaves the chosen member's
+        training predictions in ``state.extra["predicted"]``.
+    labels : numpy.ndarray
+        (#samples,) class indices.
+    cost_matrix : numpy.ndarray
+        (K, K) costs ``C``.
+    row_weights : numpy.ndarray, optional
+        (#samples,) factors of each row's loss (``sample_weight``, mean 1); none by default.
+    metadata : dict
+        Metadata of a new machine (the cost matrix included).
+    """
+
+    name = "MultiBoost"
+
+    def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray,
+                 row_weights: np.ndarray | None, metadata: dict[str, Any]) -> None:
+        self.weak_trainer = weak_trainer
+        self.labels = labels
+        self.cost_matrix = cost_matrix
+        k = cost_matrix.shape[0]
+        with np.errstate(divide="ignore"):  # a zero cost (the diagonal) is a zero term: log -inf
+            self.log_costs = np.log(cost_matrix[labels])
+            if row_weights is not None:
+                self.log_costs = self.log_costs + np.log(row_weights)[:, np.newaxis]
+        self.metadata = metadata
+        self._vectors = margin_vectors(k)
+        # a perfect member's step: the loss terms then span the float64 precision range
+        self._capped = float(np.log(PERFECT_LEARNER_WEIGHT_RATIO) * (k - 1) / k)
+
+    def new_machine(self, features: np.ndarray) -> BoostedMachine:
+        """An empty machine of K outputs, predicting the class of the largest score."""
+        return BoostedMachine(number_of_outputs=self.cost_matrix.shape[0], number_of_features=features.shape[1],
+                              metadata=dict(self.metadata))
+
+    def check_machine(self, machine: BoostedMachine) -> None:
+        """The machine must be a MultiBoost machine of these costs."""
+        if machine.metadata.get("multiboost_cost_matrix") != self.metadata["multiboost_cost_matrix"]:
+            raise InvalidValueError("boosted_machine: was not trained by MultiBoost with this cost matrix (its "
+                                    "metadata 'multiboost_cost_matrix' differs)")
+
+    def start(self, features: np.ndarray, machine: BoostedMachine) -> RoundState:
+        """The machine's training scores (0 for a new one)."""
+        k = self.cost_matrix.shape[0]
+        scores = (machine.decision_scores(features) if len(machine) or np.any(machine.baseline != 0)
+                  else np.zeros((features.shape[0], k)))
+        return RoundState(features=features, scores=scores, labels=self.labels)
+
+    def _terms(self, scores: np.ndarray) -> np.ndarray:
+        exponents = self.log_costs + scores
+        return np.exp(exponents - exponents.max())
+
+    def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
+        """Whether the last weak machine makes no costly prediction."""
+        last = machine.weak_machines[-1]
+        predicted = last.forward_labels(state.features)
+        return bool(np.all(self.log_costs[np.arange(predicted.size), predicted] == -np.inf))
+
+    def begin_round(self, state: RoundState) -> None:
+        """The loss terms, for the pool."""
+        state.loss_matrix = self._terms(state.scores)
+
+    def propose(self, prepared: Any, state: RoundState) -> Proposal:
+        """The pool's member of least predicted cost."""
+        return self.weak_trainer.propose(prepared, state)
+
+    def step(self, machine: WeakMachine, state: RoundState) -> tuple[float, bool] | None:
+        """The exact line search; None when it is not positive."""
+        terms, predicted = state.loss_matrix, state.extra["predicted"]
+        chosen = terms[np.arange(predicted.size), predicted]
+        predicted_cost = float(chosen.sum())
+        other_cost = float(np.maximum(terms.sum(axis=1) - chosen, 0.0).sum())
+        step = multiboost_step(predicted_cost, other_cost, self.cost_matrix.shape[0])
+        if not step > 0:
+            logger.info("Round %d: the best member's step %.6g is not positive; stopping", state.round_index + 1,
+                        step)
+            return None
+        perfect = bool(np.isinf(step))
+        return (self._capped if perfect else step), perfect
+
+    def end_round(self, state: RoundState, machine: WeakMachine, weight: float) -> None:
+        """The scores move along the margin vectors of the predicted classes."""
+        state.scores = state.scores + weight * self._vectors[state.extra.pop("predicted")]
+
+    def describe(self, state: RoundState) -> str:
+        """The mean training loss."""
+        loss = np.exp(scipy.special.logsumexp(self.log_costs + state.scores)) / state.scores.shape[0]
+        return f", training loss {loss:.6g}"
 
 
 class CostSensitiveStumpBoosting:

@@ -9,6 +9,8 @@
 - :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
 - :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
 - :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
+- :func:`adac2_m1_step`: AdaC2.M1's step, AdaC2's on a multi-class weak learner's weighted confusions;
+- :func:`multiboost_step`: MultiBoost's exact line search along a margin vector;
 - :func:`reweighting_step`: the closed-form step of the binary cost-reweighting family (AdaC1-3, AdaCost, CSB,
   AsymBoost: :mod:`bob_boost.boosting.reweighting`), ``(1/2) ln`` of a ratio of weighted agreements;
 - :func:`double_base_root` / :func:`double_base_roots`: AdaBoostDB's step, the positive root of its
@@ -41,10 +43,11 @@ from ..losses.logit import LogitLoss
 from ..losses.squared import SquaredLoss
 from .roots import double_base_root, double_base_roots, hyperbolic_roots
 
-__all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adaboost_m1_step",
-           "capped_step", "compiled_loss", "double_base_root", "double_base_roots", "fit_line_step", "fit_weights",
-           "hyperbolic_roots", "minimise_line_step", "minimise_weights", "newton_fit_step", "newton_fit_weights",
-           "optimal_step", "proves_descent", "reweighting_step"]
+__all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adac2_m1_step",
+           "adaboost_m1_step", "capped_step", "compiled_loss", "double_base_root", "double_base_roots",
+           "fit_line_step", "fit_weights", "hyperbolic_roots", "minimise_line_step", "minimise_weights",
+           "multiboost_step", "newton_fit_step", "newton_fit_weights", "optimal_step", "proves_descent",
+           "reweighting_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -343,6 +346,50 @@ def adaboost_m1_step(confusion: np.ndarray, exponents: np.ndarray) -> float:
         logger.info("AdaBoost.M1: weighted error %.6g >= 1/2", error)
         return 0.0
     return np.inf if error == 0 else float(np.log((1.0 - error) / error))
+
+
+def adac2_m1_step(confusion: np.ndarray, class_costs: np.ndarray) -> float:
+    """AdaC2.M1's step ``(1/2) ln(sum_i C_i S[i, i] / sum_i C_i sum_(j != i) S[i, j])``.
+
+    ``S`` is the (K, K) weighted confusion matrix of the round's distribution and ``C_i`` the cost of class
+    ``i``. With equal costs it is half of AdaBoost.M1's ``log((1 - E) / E)``.
+
+    Returns
+    -------
+    float
+        ``inf`` without a costly error, and not positive when the costly agreements do not outweigh the
+        costly errors (the algorithm then stops).
+    """
+    costed = confusion * class_costs[:, np.newaxis]
+    diagonal = np.eye(costed.shape[0], dtype=bool)
+    # summed apart (not as the total less the trace), so that a tiny costly error keeps its digits
+    correct, wrong = float(costed[diagonal].sum()), float(costed[~diagonal].sum())
+    if wrong <= 0.0:
+        return np.inf
+    if correct <= 0.0:
+        return -np.inf
+    return float(0.5 * np.log(correct / wrong))
+
+
+def multiboost_step(predicted_cost: float, other_cost: float, number_of_classes: int) -> float:
+    """MultiBoost's step ``beta = (K-1)/K ln(B / ((K-1) A))`` along the margin vector of the predicted classes.
+
+    With ``R[n, k] = C(l_n, k) exp(f_k(x_n))`` the terms of the loss ``sum_n sum_k C(l_n, k) exp(f_k(x_n))``,
+    ``A = sum_n R[n, G(x_n)]`` and ``B = sum_n sum_(k != G(x_n)) R[n, k]``, adding ``beta`` times the margin
+    vectors (1 at ``G(x)``, ``-1/(K-1)`` elsewhere) turns the loss into ``A e^beta + B e^(-beta/(K-1))``,
+    whose minimiser this is.
+
+    Returns
+    -------
+    float
+        ``inf`` when ``A = 0`` (no costly prediction); not positive when ``B <= (K-1) A``.
+    """
+    if predicted_cost <= 0.0:
+        return np.inf
+    if other_cost <= 0.0:
+        return -np.inf
+    k = number_of_classes
+    return float((k - 1) / k * np.log(other_cost / ((k - 1) * predicted_cost)))
 
 
 def capped_step(exponents: np.ndarray) -> float:

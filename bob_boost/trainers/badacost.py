@@ -1,4 +1,4 @@
-"""Multi-class boosting with multi-class weak learners: BAdaCost, SAMME and AdaBoost.M1.
+"""Multi-class boosting with multi-class weak learners: BAdaCost, SAMME, AdaBoost.M1 and AdaC2.M1.
 
 BAdaCost (Fernández-Baldera, Buenaposada & Baumela, Pattern Recognition
 2018) minimises the Cost-sensitive Multi-class Exponential Loss
@@ -26,7 +26,7 @@ from .._validation import as_feature_matrix, check_positive_int, check_sample_we
 from ..boosting import loop
 from ..boosting.closed_form import MulticlassCostBoosting
 from ..boosting.sampling import Sampling, check_class_sampling
-from ..boosting.steps import adaboost_m1_step, optimal_step
+from ..boosting.steps import adac2_m1_step, adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
 from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
     zero_one_cost_matrix
@@ -34,7 +34,7 @@ from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 
-__all__ = ["AdaBoostM1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
+__all__ = ["AdaBoostM1Trainer", "AdaC2M1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
 
 #: Loss-matrix exponents above this are shifted down before ``exp``: ``exp(300)`` times the sample weights
 #: summed over a node stays far from the float64 limit (``exp(709)``).
@@ -120,6 +120,11 @@ class BAdaCostTrainer:
         root of the paper's step equation; AdaBoost.M1's ``log((1 - E) / E)``)."""
         return optimal_step(confusion, exponents)
 
+    def class_log_factors(self) -> np.ndarray | None:
+        """Logarithms of the per-class factors of every weight update beside the step's (AdaC2.M1's costs);
+        BAdaCost has none."""
+        return None
+
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
               boosted_machine: BoostedMachine | None = None,
@@ -161,13 +166,21 @@ class BAdaCostTrainer:
         if classes.size != array.shape[0]:
             raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        self._check_continued(boosted_machine)
         loss_matrix, exponents = self.round_matrices(cost_matrix)
         algorithm = MulticlassCostBoosting(
             self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self.weak_step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
-            metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner)},
-            sample_weight=weights, sampling=self.sampling)
+            metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner), **self._metadata()},
+            sample_weight=weights, sampling=self.sampling, class_log_factors=self.class_log_factors())
         return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
+
+    def _metadata(self) -> dict:
+        """What a new machine's metadata records of the trainer beyond its name."""
+        return {}
+
+    def _check_continued(self, boosted_machine: BoostedMachine | None) -> None:
+        """Refuse to continue a machine this configuration did not train (the loop checks the cost matrix)."""
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(K={self.cost_matrix.shape[0]}, weak_learner={self.weak_learner!r}, "
@@ -239,6 +252,64 @@ class AdaBoostM1Trainer(SAMMETrainer):
     def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         return adaboost_m1_step(confusion, exponents)
 
+
+class AdaC2M1Trainer(BAdaCostTrainer):
+    """AdaC2.M1 (Sun, Kamel & Wang, ICDM 2006): AdaC2's cost reweighting on AdaBoost.M1's multi-class rounds.
+
+    Each class ``l`` has one cost, the sum of its row of the cost matrix, ``C_l = sum_j C(l, j)`` (as the
+    BAdaCost paper states it; the matrix's structure is lost). With ``D_t`` the round's distribution
+    (uniform, or ``sample_weight``, at the start) each round
+
+    1. trains the weak learner ``h_t`` on ``D_t`` (its weighted 0|1 error);
+    2. takes the step ``alpha_t = (1/2) ln(sum_(h_t(x_i) = l_i) C_(l_i) D_t(i) /
+       sum_(h_t(x_i) != l_i) C_(l_i) D_t(i))`` and stops when it is not positive;
+    3. updates ``D_(t+1)(i) = C_(l_i) D_t(i) exp(-alpha_t I_i) / Z_t``, ``I_i = +1`` where ``h_t`` is right
+       and ``-1`` where it is wrong: every round multiplies a sample's weight by its class cost again.
+
+    The machine predicts ``argmax_k sum_t alpha_t [h_t(x) = k]``: it holds the 0|1 cost matrix, as
+    AdaBoost.M1's does, and records the class costs in its metadata. With equal class costs every step is
+    half of AdaBoost.M1's and the weak learners and predictions are AdaBoost.M1's.
+
+    Parameters
+    ----------
+    cost_matrix : array_like
+        (K, K) cost matrix: zero diagonal, non-negative, finite, every row with a positive cost.
+    weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state, sampling
+        As for :class:`BAdaCostTrainer`.
+    """
+
+    def __init__(self, cost_matrix, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
+                 feature_fraction: float = 1.0, random_state=None, sampling: Sampling | None = None) -> None:
+        super().__init__(cost_matrix, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state,
+                         sampling)
+        self.class_costs = self.cost_matrix.sum(axis=1)
+        if np.any(self.class_costs <= 0):
+            rows = np.flatnonzero(self.class_costs <= 0).tolist()
+            raise InvalidValueError(f"cost_matrix: rows {rows} have no positive cost; AdaC2.M1 weights each class "
+                                    f"by its row's sum, so every class needs a cost")
+
+    def cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
+        """The 0|1 matrix of the weighted vote the machine predicts by."""
+        return zero_one_cost_matrix(self.cost_matrix.shape[0])
+
+    def round_matrices(self, cost_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The weak learner's 0|1 loss; the update's exponents -1 where right and +1 where wrong."""
+        return cost_matrix, 2.0 * cost_matrix - 1.0
+
+    def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
+        return adac2_m1_step(confusion, self.class_costs)
+
+    def class_log_factors(self) -> np.ndarray:
+        return np.log(self.class_costs)
+
+    def _metadata(self) -> dict:
+        return {"class_costs": self.class_costs.tolist()}
+
+    def _check_continued(self, boosted_machine: BoostedMachine | None) -> None:
+        if boosted_machine is not None and len(boosted_machine) and \
+                boosted_machine.metadata.get("class_costs") != self.class_costs.tolist():
+            raise InvalidValueError("boosted_machine: was not trained by AdaC2.M1 with these class costs "
+                                    "(its metadata 'class_costs' differ)")
 
 
 def _check_fraction(value, name: str) -> float:

@@ -1,0 +1,263 @@
+"""AdaC2.M1, MultiBoost and Lp-CSB: the BAdaCost paper's multi-class cost-sensitive competitors."""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from bob_boost import BoostedMachine
+from bob_boost.boosting.steps import adac2_m1_step, multiboost_step
+from bob_boost.costs import margin_vectors
+from bob_boost.exceptions import ModelFormatError
+from bob_boost.trainers.badacost import AdaBoostM1Trainer, AdaC2M1Trainer
+from bob_boost.trainers.lp_csb import LpCSBTrainer
+from bob_boost.trainers.multiboost import MultiBoostTrainer
+from bob_boost.weak.relational import RelationalTreeMachine
+from bob_boost.weak_trainers.multiclass import CostSensitiveTreeTrainer
+from bob_boost.weak_trainers.relational import RelationalTreeTrainer
+
+
+@pytest.fixture(scope="module")
+def digits():
+    features, labels = load_digits(return_X_y=True)
+    return features[::2], labels[::2], features[1::2], labels[1::2]
+
+
+def _zero_one(k: int) -> np.ndarray:
+    return np.ones((k, k)) - np.eye(k)
+
+
+def _costly_class(k: int, row: int, factor: float) -> np.ndarray:
+    matrix = _zero_one(k)
+    matrix[row] *= factor
+    return matrix
+
+
+# -- AdaC2.M1 ---------------------------------------------------------------------------------------------
+
+def test_adac2_m1_with_equal_costs_is_adaboost_m1_with_half_steps(digits):
+    x, y, x_test, _ = digits
+    trees = CostSensitiveTreeTrainer(max_depth=5)
+    adac2 = AdaC2M1Trainer(_zero_one(10), trees, number_of_rounds=20).train(x, y)
+    m1 = AdaBoostM1Trainer(trees, number_of_rounds=20).train(x, y)
+    assert len(adac2) == len(m1) == 20
+    assert adac2.weak_machines == m1.weak_machines
+    np.testing.assert_allclose(2 * adac2.weights, m1.weights, rtol=1e-12)
+    np.testing.assert_array_equal(adac2.predict(x_test), m1.predict(x_test))
+
+
+def test_adac2_m1_step_matches_its_formula():
+    confusion = np.array([[5.0, 1.0, 0.0], [2.0, 7.0, 1.0], [0.0, 0.5, 3.0]])
+    costs = np.array([1.0, 2.0, 4.0])
+    correct = 5.0 * 1 + 7.0 * 2 + 3.0 * 4
+    wrong = 1.0 * 1 + 3.0 * 2 + 0.5 * 4
+    assert adac2_m1_step(confusion, costs) == pytest.approx(0.5 * np.log(correct / wrong), rel=1e-15)
+    assert adac2_m1_step(np.diag([1.0, 2.0, 3.0]), costs) == np.inf
+
+
+def test_adac2_m1_multiplies_the_weights_by_the_class_costs_every_round(digits):
+    x, y, _, _ = digits
+    matrix = _costly_class(10, 3, 4.0)
+    seen = []
+
+    def record(round_index, machine, scores):
+        seen.append(None)
+
+    machine = AdaC2M1Trainer(matrix, CostSensitiveTreeTrainer(max_depth=5), number_of_rounds=3).train(
+        x, y, callback=record)
+    # replaying the rule by hand: D <- C_l D exp(-alpha I), I = +1 right, -1 wrong
+    class_costs = matrix.sum(axis=1)
+    weights = np.full(y.size, 1.0 / y.size)
+    for weak, alpha in zip(machine.weak_machines, machine.weights[:, 0]):
+        right = weak.forward_labels(x) == y
+        confusion = np.zeros((10, 10))
+        np.add.at(confusion, (y, weak.forward_labels(x)), weights)
+        assert alpha == pytest.approx(adac2_m1_step(confusion, class_costs), rel=1e-10)
+        weights = class_costs[y] * weights * np.exp(np.where(right, -alpha, alpha))
+        weights /= weights.sum()
+    assert len(seen) == 3
+
+
+def test_adac2_m1_protects_the_costly_class(digits):
+    x, y, x_test, y_test = digits
+    trees = CostSensitiveTreeTrainer(max_depth=5)
+    plain = AdaC2M1Trainer(_zero_one(10), trees, number_of_rounds=30).train(x, y)
+    costly = AdaC2M1Trainer(_costly_class(10, 8, 5.0), trees, number_of_rounds=30).train(x, y)
+    missed = [np.sum((m.predict(x_test) != 8) & (y_test == 8)) for m in (plain, costly)]
+    assert missed[1] < missed[0]
+
+
+def test_adac2_m1_continues_bit_for_bit_and_round_trips(digits, tmp_path):
+    x, y, x_test, _ = digits
+    trainer = AdaC2M1Trainer(_costly_class(10, 2, 3.0), CostSensitiveTreeTrainer(max_depth=4), number_of_rounds=12)
+    whole = trainer.train(x, y)
+    part = trainer.train(x, y, number_of_rounds=5)
+    trainer.train(x, y, number_of_rounds=7, boosted_machine=part)
+    assert part.weak_machines == whole.weak_machines
+    np.testing.assert_array_equal(part.weights, whole.weights)
+    path = tmp_path / "adac2m1.hdf5"
+    whole.save(path)
+    loaded = BoostedMachine.load(path)
+    np.testing.assert_array_equal(loaded.predict(x_test), whole.predict(x_test))
+    assert loaded.metadata["class_costs"] == trainer.class_costs.tolist()
+    with pytest.raises(ValueError, match="class costs"):
+        AdaC2M1Trainer(_zero_one(10), CostSensitiveTreeTrainer(max_depth=4)).train(x, y, boosted_machine=loaded)
+
+
+def test_adac2_m1_refuses_a_row_without_cost():
+    matrix = _zero_one(3)
+    matrix[1] = 0.0
+    with pytest.raises(ValueError, match=r"cost_matrix: rows \[1\]"):
+        AdaC2M1Trainer(matrix)
+    with pytest.raises(ValueError, match="cost_matrix"):
+        AdaC2M1Trainer(-_zero_one(3))
+
+
+# -- MultiBoost ------------------------------------------------------------------------------------------
+
+def test_multiboost_step_minimises_its_loss():
+    rng = np.random.default_rng(0)
+    k, n = 4, 50
+    costs = rng.uniform(0.1, 2.0, (k, k)) * (1 - np.eye(k))
+    labels = rng.integers(0, k, n)
+    scores = rng.normal(0.0, 0.3, (n, k))
+    predicted = rng.integers(0, k, n)
+    terms = costs[labels] * np.exp(scores)
+    a = terms[np.arange(n), predicted].sum()
+    step = multiboost_step(a, terms.sum() - a, k)
+
+    def loss(beta):
+        return np.sum(costs[labels] * np.exp(scores + beta * margin_vectors(k)[predicted]))
+
+    assert step > 0
+    for other in (step * 0.99, step * 1.01, 0.0):
+        assert loss(step) < loss(other)
+    assert multiboost_step(0.0, 1.0, k) == np.inf
+    assert multiboost_step(1.0, 2.0, 3) == 0.0  # B = (K-1) A: no descent
+
+
+def test_multiboost_lowers_its_loss_every_round_and_continues_exactly(digits, tmp_path):
+    x, y, x_test, y_test = digits
+    matrix = _costly_class(10, 5, 3.0)
+    trainer = MultiBoostTrainer(matrix, number_of_rounds=30, pool_size=300, random_state=4)
+    losses = []
+
+    def record(round_index, machine, scores):
+        losses.append(np.mean(np.sum(matrix[y] * np.exp(scores), axis=1)))
+
+    whole = trainer.train(x, y, callback=record)
+    assert len(whole) == 30
+    assert np.all(np.diff(losses) < 0)
+    assert whole.decision_rule == "argmax"
+    assert np.mean(whole.predict(x_test) == y_test) > 0.7
+    part = trainer.train(x, y, number_of_rounds=10)
+    trainer.train(x, y, number_of_rounds=20, boosted_machine=part)
+    assert part.weak_machines == whole.weak_machines
+    np.testing.assert_allclose(part.weights, whole.weights, rtol=1e-12)
+    path = tmp_path / "multiboost.hdf5"
+    whole.save(path)
+    np.testing.assert_array_equal(BoostedMachine.load(path).predict(x_test), whole.predict(x_test))
+    with pytest.raises(ValueError, match="cost matrix"):
+        MultiBoostTrainer(_zero_one(10), pool_size=10).train(x, y, boosted_machine=whole)
+
+
+def test_multiboost_pool_is_deterministic_and_sampled(digits):
+    x, y, _, _ = digits
+    first = MultiBoostTrainer(_zero_one(10), pool_size=30, random_state=1).pool(x, y)
+    second = MultiBoostTrainer(_zero_one(10), pool_size=30, random_state=1).pool(x, y)
+    other = MultiBoostTrainer(_zero_one(10), pool_size=30, random_state=2).pool(x, y)
+    assert first.machines == second.machines
+    assert first.machines != other.machines
+    assert len(set(map(repr, first.machines))) >= 1 and len(first.machines) == 30
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(pool_size=0), "pool_size"),
+    (dict(sample_fractions=()), "sample_fractions"),
+    (dict(sample_fractions=(0.5, 1.5)), "sample_fractions"),
+    (dict(random_state="seed"), "random_state"),
+])
+def test_multiboost_bad_options(options, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        MultiBoostTrainer(_zero_one(3), **options)
+
+
+# -- Lp-CSB ----------------------------------------------------------------------------------------------
+
+def test_lp_csb_averages_stochastic_hypotheses(digits):
+    x, y, x_test, y_test = digits
+    machine = LpCSBTrainer(_zero_one(10), p=2.0, number_of_rounds=40).train(x, y)
+    assert len(machine) == 40 and np.all(machine.weights == 1.0)
+    for weak in machine.weak_machines[:3]:
+        hypothesis = weak.forward(x_test)
+        assert np.all(hypothesis >= 0)
+        np.testing.assert_allclose(hypothesis.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(machine.decision_scores(x_test).sum(axis=1), 40.0, rtol=1e-12)
+    assert np.mean(machine.predict(x_test) == y_test) > 0.8
+
+
+def test_lp_csb_lowers_its_loss_and_prefers_cheap_errors(digits):
+    x, y, x_test, y_test = digits
+    matrix = _costly_class(10, 1, 5.0)
+    losses = []
+
+    def record(round_index, machine, scores):
+        average = scores / (round_index + 1)
+        losses.append(np.mean(np.sum(matrix[y] * average ** 2, axis=1)))
+
+    costly = LpCSBTrainer(matrix, number_of_rounds=30).train(x, y, callback=record)
+    uniform = np.mean(matrix[y].sum(axis=1)) / 10 ** 2  # L_p of H_0 = 1/K
+    # one 0|1 hypothesis alone is worse than H_0 under L_2; the average of 30 is better
+    assert losses[-1] < uniform < losses[0]
+    plain = LpCSBTrainer(_zero_one(10), number_of_rounds=30).train(x, y)
+    missed = [np.sum((m.predict(x_test) != 1) & (y_test == 1)) for m in (plain, costly)]
+    assert missed[1] <= missed[0]
+
+
+def test_lp_csb_continues_exactly_and_round_trips(digits, tmp_path):
+    x, y, x_test, _ = digits
+    trainer = LpCSBTrainer(_zero_one(10), p=3.0, number_of_rounds=8)
+    whole = trainer.train(x, y)
+    part = trainer.train(x, y, number_of_rounds=3)
+    trainer.train(x, y, number_of_rounds=5, boosted_machine=part)
+    assert part.weak_machines == whole.weak_machines
+    path = tmp_path / "lpcsb.hdf5"
+    whole.save(path)
+    loaded = BoostedMachine.load(path)
+    np.testing.assert_array_equal(loaded.decision_scores(x_test), whole.decision_scores(x_test))
+    with pytest.raises(ValueError, match="p"):
+        LpCSBTrainer(_zero_one(10), p=2.0).train(x, y, boosted_machine=loaded)
+
+
+def test_relational_machine_rejects_a_damaged_file(digits, tmp_path):
+    x, y, _, _ = digits
+    machine = LpCSBTrainer(_zero_one(10), number_of_rounds=1).train(x, y)
+    path = tmp_path / "damaged.hdf5"
+    machine.save(path)
+    with h5py.File(path, "r+") as handle:
+        groups = []
+        handle.visit(lambda name: groups.append(name) if name.endswith("/Tree") else None)
+        del handle[groups[0]]
+    with pytest.raises(ModelFormatError):
+        BoostedMachine.load(path)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    (dict(p=0.5), ValueError, "p"),
+    (dict(p="two"), TypeError, "p"),
+    (dict(weak_learner=CostSensitiveTreeTrainer()), TypeError, "weak_learner"),
+    (dict(weak_learner=RelationalTreeTrainer(4)), ValueError, "weak_learner"),
+])
+def test_lp_csb_bad_options(options, error, message):
+    with pytest.raises(error, match=message):
+        LpCSBTrainer(_zero_one(3), **options)
+
+
+def test_relational_machine_validates_its_parts(digits):
+    x, y, _, _ = digits
+    tree = LpCSBTrainer(_zero_one(10), number_of_rounds=1).train(x, y).weak_machines[0].tree
+    with pytest.raises(ValueError, match="label_column"):
+        RelationalTreeMachine(tree, 10, 3)
+    with pytest.raises(ValueError, match="number_of_classes"):
+        RelationalTreeMachine(tree, 1, 64)
