@@ -15,9 +15,10 @@ from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Bo
                        MultiClassStumpTrainer, ProbabilityTreeTrainer, RealAdaBoostTrainer, SAMMERTrainer,
                        SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer,
                        ArcGVTrainer, RUSBoostTrainer, PIBoostTrainer, AdaC1Trainer, AdaC2Trainer, AdaC3Trainer,
-                       AdaCostTrainer, AsymBoostTrainer, CSB0Trainer, CSB1Trainer, CSB2Trainer)
-from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine, StumpMachine,
-                   TreeMachine, WeakMachine)
+                       AdaCostTrainer, AsymBoostTrainer, CSB0Trainer, CSB1Trainer, CSB2Trainer, AdaC2M1Trainer,
+                       MultiBoostTrainer, LpCSBTrainer)
+from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine,
+                   RelationalTreeMachine, StumpMachine, TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
     "trees_to_dataframe", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
     "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer", "PIBoostTrainer",
     "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer", "CSB0Trainer",
-    "CSB1Trainer", "CSB2Trainer",
+    "CSB1Trainer", "CSB2Trainer", "AdaC2M1Trainer", "MultiBoostTrainer", "LpCSBTrainer", "RelationalTreeMachine",
 ]
 
 

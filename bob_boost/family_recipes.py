@@ -1,22 +1,31 @@
 """The configurations of the boosting family beside bob's generic trainer and the cost-sensitive trainers, from
 option names (:func:`bob_boost.recipes.make_recipe` wraps them into recipes): Real AdaBoost and SAMME.R on
-class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps, and
-the binary cost-reweighting algorithms (AdaC1-3, AdaCost, CSB0-2, AsymBoost) on stumps.
+class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps, the
+binary cost-reweighting algorithms (AdaC1-3, AdaCost, CSB0-2, AsymBoost) on stumps, and the BAdaCost paper's
+multi-class cost-sensitive competitors (AdaC2.M1, MultiBoost, Lp-CSB) on trees.
 """
 from __future__ import annotations
 
+import math
+
 from .boosting.sampling import Sampling
-from .costs import samme_cost_matrix
+from .costs import samme_cost_matrix, zero_one_cost_matrix
 from .exceptions import InvalidValueError
 from .losses.cmel import CMELoss
+from .losses.cost_family import CostExponentialLoss, PNormCostLoss
 from .losses.exponential import ExponentialLoss
 from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .trainers.arc_gv import ArcGVTrainer
+from .trainers.badacost import AdaC2M1Trainer
 from .trainers.cost_reweighting import (AdaC1Trainer, AdaC2Trainer, AdaC3Trainer, AdaCostTrainer, AsymBoostTrainer,
                                         CSB0Trainer, CSB1Trainer, CSB2Trainer)
+from .trainers.lp_csb import LpCSBTrainer
+from .trainers.multiboost import MultiBoostTrainer
 from .trainers.piboost import PIBoostTrainer
 from .trainers.real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
+from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
 from .weak_trainers.probability_trees import ProbabilityTreeTrainer
+from .weak_trainers.relational import RelationalTreeTrainer
 from .weak_trainers.stump import StumpTrainer
 
 #: The trainers that boost class-probability trees with weight 1 (Real AdaBoost, SAMME.R).
@@ -26,6 +35,8 @@ LEAST_SQUARES_TRAINERS = ("gentle-adaboost", "logitboost")
 #: The binary cost-reweighting trainers (:mod:`bob_boost.trainers.cost_reweighting`), by name.
 REWEIGHTING_TRAINERS = {"adac1": AdaC1Trainer, "adac2": AdaC2Trainer, "adac3": AdaC3Trainer, "adacost": AdaCostTrainer,
                         "csb0": CSB0Trainer, "csb1": CSB1Trainer, "csb2": CSB2Trainer, "asymboost": AsymBoostTrainer}
+#: The multi-class cost-sensitive trainers the BAdaCost paper compares with (:func:`multiclass_cost_trainer`).
+MULTICLASS_COST_TRAINERS = ("adac2-m1", "multiboost", "lp-csb")
 #: Every trainer of this module but the cost-reweighting ones (which take costs: :func:`reweighting_trainer`).
 FAMILY_TRAINERS = (*PROBABILITY_TRAINERS, *LEAST_SQUARES_TRAINERS, "arc-gv", "piboost")
 
@@ -62,6 +73,66 @@ def reweighting_trainer(trainer: str, number_of_classes: int | None, weak_learne
     else:
         configured = REWEIGHTING_TRAINERS[trainer](*costs, weak_trainer=stumps)
     return configured, configured.loss_function, "signed"
+
+
+def multiclass_cost_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *, cost_matrix,
+                            tree_depth: int | None, number_of_rounds: int, shrinkage: float | None,
+                            feature_fraction: float, random_state, sampling: Sampling | None, missing: str | None,
+                            min_weight_fraction_leaf: float, categorical_features, lp_norm: float,
+                            pool_size: int) -> tuple:
+    """``(configured trainer, the loss it reports, the targets it takes)`` of AdaC2.M1, MultiBoost or Lp-CSB
+    (:data:`MULTICLASS_COST_TRAINERS`) for the (K, K) ``cost_matrix``.
+
+    AdaC2.M1 boosts the multi-class trees (or stumps) of BAdaCost with its options, its trees by default
+    ``max(2, ceil(log2 K))`` deep, leaves enough for every class (AdaBoost.M1's rounds stop at a weighted error
+    of 1/2, which shallower trees reach at once on many classes); MultiBoost grows its pool
+    of ``pool_size`` trees of ``tree_depth`` (default 2) from ``random_state``; Lp-CSB boosts relational trees
+    (a vote per label in each leaf) of ``tree_depth`` (default 2) with the norm ``lp_norm``.
+
+    Raises
+    ------
+    ValueError
+        For a missing or mis-sized cost matrix, and options the algorithm does not take, naming them.
+    """
+    if number_of_classes is None:
+        raise InvalidValueError(f"trainer: {trainer!r} is a classifier; it needs class labels")
+    if cost_matrix is None:
+        raise InvalidValueError(f"cost_matrix: the {trainer} trainer needs a cost matrix")
+    matrix = CMELoss(cost_matrix).cost_matrix
+    if matrix.shape[0] != number_of_classes:
+        raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but there are "
+                                f"{number_of_classes} classes")
+    if trainer == "adac2-m1":
+        if weak_learner not in ("tree", "stump"):
+            raise InvalidValueError(f"weak_learner: 'adac2-m1' boosts multi-class trees or stumps, got "
+                                    f"{weak_learner!r}")
+        weak = (MultiClassStumpTrainer(missing=missing, min_weight_fraction_leaf=min_weight_fraction_leaf)
+                if weak_learner == "stump" else
+                CostSensitiveTreeTrainer(max_depth=max(2, math.ceil(math.log2(number_of_classes)))
+                                         if tree_depth is None else tree_depth, missing=missing,
+                                         min_weight_fraction_leaf=min_weight_fraction_leaf,
+                                         categorical_features=categorical_features))
+        configured = AdaC2M1Trainer(matrix, weak, number_of_rounds, 1.0 if shrinkage is None else shrinkage,
+                                    feature_fraction, random_state, sampling)
+        return configured, CMELoss(zero_one_cost_matrix(number_of_classes)), "indices"
+    refused = {"weak_learner": weak_learner != "tree", "shrinkage": shrinkage not in (None, 1.0),
+               "min_weight_fraction_leaf": trainer == "lp-csb" and min_weight_fraction_leaf != 0.0,
+               "feature_fraction": feature_fraction != 1.0, "sampling": sampling is not None,
+               "missing": missing is not None, "categorical_features": categorical_features is not None}
+    if any(refused.values()):
+        names = ", ".join(name for name, bad in refused.items() if bad)
+        raise InvalidValueError(f"{names}: {trainer!r} boosts whole trees (weak_learner='tree') fitted to every row "
+                                f"and column of numeric features without missing values, as its paper; leave "
+                                f"the others at their defaults")
+    if trainer == "multiboost":
+        weak = CostSensitiveTreeTrainer(max_depth=2 if tree_depth is None else tree_depth,
+                                        min_weight_fraction_leaf=min_weight_fraction_leaf)
+        configured = MultiBoostTrainer(matrix, weak, number_of_rounds, pool_size=pool_size,
+                                       random_state=random_state)
+        return configured, CostExponentialLoss(matrix), "indices"
+    weak = RelationalTreeTrainer(number_of_classes, 2 if tree_depth is None else tree_depth)
+    configured = LpCSBTrainer(matrix, lp_norm, weak, number_of_rounds)
+    return configured, PNormCostLoss(matrix, lp_norm), "indices"
 
 
 def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *, tree_depth: int | None,

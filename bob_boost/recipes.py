@@ -13,7 +13,8 @@ trainers (:data:`TRAINERS`)
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
     ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``, ``"piboost"``, and the
     binary cost-reweighting ``"adac1"``, ``"adac2"``, ``"adac3"``, ``"adacost"``, ``"csb0"``, ``"csb1"``,
-    ``"csb2"``, ``"asymboost"``.
+    ``"csb2"``, ``"asymboost"``, and the multi-class cost-sensitive ``"adac2-m1"``, ``"multiboost"``,
+    ``"lp-csb"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -32,7 +33,8 @@ import numpy as np
 from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
-from .family_recipes import FAMILY_TRAINERS, REWEIGHTING_TRAINERS, family_trainer, reweighting_trainer
+from .family_recipes import (FAMILY_TRAINERS, MULTICLASS_COST_TRAINERS, REWEIGHTING_TRAINERS, family_trainer,
+                             multiclass_cost_trainer, reweighting_trainer)
 from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
@@ -51,7 +53,8 @@ from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTra
 from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
-            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost", *REWEIGHTING_TRAINERS)
+            "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost", *REWEIGHTING_TRAINERS,
+            *MULTICLASS_COST_TRAINERS)
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
@@ -226,7 +229,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 tree_growth: str = "leafwise", tree_outputs: str = "per_output",
                 tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
                 tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
-                tree_interaction_cst=None, categorical_features=None) -> Recipe:
+                tree_interaction_cst=None, categorical_features=None, lp_norm: float = 2.0,
+                pool_size: int = 6000) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -250,7 +254,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     cost_positive, cost_negative : float, optional
         The binary costs (AdaBoostDB, Cost-Sensitive AdaBoost, the double-base loss); default 1.
     cost_matrix : array_like, optional
-        (K, K) costs of BAdaCost and the CMEL loss.
+        (K, K) costs of BAdaCost, AdaC2.M1, MultiBoost, Lp-CSB and the CMEL loss.
     selection : {"alpha", "loss"}
         AdaBoostDB's selection rule.
     tree_depth, shrinkage, feature_fraction, random_state, number_of_rounds
@@ -289,6 +293,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
         in each child of a split (``min_weight_fraction_leaf`` of
         :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`).
+    lp_norm : float
+        Lp-CSB's norm ``p`` (>= 1).
+    pool_size : int
+        MultiBoost's number of pool trees.
 
     Raises
     ------
@@ -312,6 +320,13 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
             number_of_rounds=number_of_rounds, max_bins=max_bins, n_threads=n_threads, missing=missing,
             shrinkage=shrinkage, feature_fraction=feature_fraction, sampling=sampling,
             categorical_features=categorical_features))
+    if trainer in MULTICLASS_COST_TRAINERS:
+        return Recipe(trainer, *multiclass_cost_trainer(
+            trainer, number_of_classes, weak_learner, cost_matrix=cost_matrix, tree_depth=tree_depth,
+            number_of_rounds=number_of_rounds, shrinkage=shrinkage, feature_fraction=feature_fraction,
+            random_state=random_state, sampling=sampling, missing=missing,
+            min_weight_fraction_leaf=tree_min_weight_fraction_leaf, categorical_features=categorical_features,
+            lp_norm=lp_norm, pool_size=pool_size))
     if trainer in FAMILY_TRAINERS:
         return Recipe(trainer, *family_trainer(
             trainer, number_of_classes, weak_learner, tree_depth=tree_depth, number_of_rounds=number_of_rounds,

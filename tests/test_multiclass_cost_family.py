@@ -4,7 +4,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_digits, load_iris
 
 from bob_boost import BoostedMachine
 from bob_boost.boosting.steps import adac2_m1_step, multiboost_step
@@ -254,10 +254,87 @@ def test_lp_csb_bad_options(options, error, message):
         LpCSBTrainer(_zero_one(3), **options)
 
 
-def test_relational_machine_validates_its_parts(digits):
+def test_relational_machine_validates_its_tree(digits):
     x, y, _, _ = digits
-    tree = LpCSBTrainer(_zero_one(10), number_of_rounds=1).train(x, y).weak_machines[0].tree
-    with pytest.raises(ValueError, match="label_column"):
-        RelationalTreeMachine(tree, 10, 3)
-    with pytest.raises(ValueError, match="number_of_classes"):
-        RelationalTreeMachine(tree, 1, 64)
+    with pytest.raises(ValueError, match="tree"):
+        RelationalTreeMachine(CostSensitiveTreeTrainer().train(x, y, np.ones(y.size), _zero_one(10)))
+
+
+def test_lp_csb_learns_where_every_pair_is_balanced_at_the_start():
+    # three equal classes: at H_0 = 1/K every sample's good and bad pairs weigh the same, so only a learner
+    # that votes per label after a split on the features can improve
+    features, labels = load_iris(return_X_y=True)
+    machine = LpCSBTrainer(_zero_one(3), number_of_rounds=20).train(features, labels)
+    assert np.mean(machine.predict(features) == labels) > 0.9
+
+
+# -- front doors ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algorithm", ["adac2-m1", "multiboost", "lp-csb"])
+def test_estimator_defaults_beat_the_majority_and_round_trip(algorithm, tmp_path):
+    """Every parameter at its default (MultiBoost's pool of 6,000 trees included) on car's 500 rows."""
+    from test_defaults import MARGIN, load, majority
+
+    from bob_boost.sklearn import MultiClassCostClassifier, load_estimator
+    x, y, x_test, y_test = load("car_500")
+    estimator = MultiClassCostClassifier(algorithm).fit(x, y)
+    assert estimator.score(x_test, y_test) >= majority(y_test) + MARGIN
+    probabilities = estimator.predict_proba(x_test)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(estimator.classes_[probabilities.argmax(axis=1)], estimator.predict(x_test))
+    path = tmp_path / "estimator.hdf5"
+    estimator.save(path)
+    loaded = load_estimator(path)
+    assert type(loaded) is MultiClassCostClassifier and loaded.algorithm == algorithm
+    np.testing.assert_array_equal(loaded.predict(x_test), estimator.predict(x_test))
+
+
+def test_estimator_costs_and_warm_start(digits):
+    from bob_boost.sklearn import MultiClassCostClassifier
+    x, y, x_test, _ = digits
+    matrix = _costly_class(10, 7, 4.0)
+    whole = MultiClassCostClassifier("lp-csb", cost_matrix=matrix, n_estimators=12).fit(x, y)
+    warm = MultiClassCostClassifier("lp-csb", cost_matrix=matrix, n_estimators=5, warm_start=True).fit(x, y)
+    warm.set_params(n_estimators=12).fit(x, y)
+    np.testing.assert_array_equal(warm.decision_function(x_test), whole.decision_function(x_test))
+    np.testing.assert_array_equal(whole.cost_matrix_, matrix)
+    adac2 = MultiClassCostClassifier(cost_matrix=matrix, n_estimators=10).fit(x, y)
+    assert adac2.machine_.metadata["class_costs"] == matrix.sum(axis=1).tolist()
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(algorithm="adac9"), "algorithm"),
+    (dict(algorithm="lp-csb", p=0.5), "p"),
+    (dict(algorithm="multiboost", pool_size=0), "pool_size"),
+    (dict(cost_matrix=np.ones((3, 3))), "cost_matrix"),
+    (dict(cost_matrix=_zero_one(4)), "cost_matrix"),
+    (dict(algorithm="multiboost", shrinkage=0.5), "shrinkage"),
+    (dict(algorithm="lp-csb", min_weight_fraction_leaf=0.1), "min_weight_fraction_leaf"),
+])
+def test_estimator_bad_input_names_the_argument(digits, options, message):
+    from bob_boost.sklearn import MultiClassCostClassifier
+    x, y, _, _ = digits
+    labels = y % 3
+    before = (x.copy(), labels.copy())
+    with pytest.raises((ValueError, TypeError), match=message):
+        MultiClassCostClassifier(**options).fit(x, labels)
+    np.testing.assert_array_equal(x, before[0])
+    np.testing.assert_array_equal(labels, before[1])
+
+
+@pytest.mark.parametrize("trainer", ["adac2-m1", "multiboost", "lp-csb"])
+def test_command_line_trains_and_the_model_loads_as_the_estimator(trainer, tmp_path, digits):
+    from bob_boost.cli import main
+    from bob_boost.sklearn import MultiClassCostClassifier, load_estimator
+    x, y, x_test, y_test = digits
+    data, costs, model = tmp_path / "train.csv", tmp_path / "costs.csv", tmp_path / "model.hdf5"
+    np.savetxt(data, np.column_stack([x, y]), delimiter=",", header=",".join(
+        [f"f{j}" for j in range(x.shape[1])] + ["label"]), comments="", fmt="%g")
+    np.savetxt(costs, _zero_one(10), delimiter=",")
+    assert main(["train", str(data), "-o", str(model), "--trainer", trainer, "-w", "tree", "--cost-matrix",
+                 str(costs), "-r", "15", "--pool-size", "200", "--tree-depth", "4", "-q"]) == 0
+    estimator = load_estimator(model)
+    assert type(estimator) is MultiClassCostClassifier and estimator.algorithm == trainer
+    assert np.mean(estimator.predict(x_test).astype(int) == y_test) > 0.7
+    assert main(["train", str(data), "-o", str(tmp_path / "bad.hdf5"), "--trainer", trainer, "-w", "tree", "-q"]) != 0
+    assert not (tmp_path / "bad.hdf5").exists()

@@ -175,7 +175,8 @@ class MulticlassCostBoosting:
             if state.rounds_before + state.round_index == 0:  # an empty machine is worth a warning
                 warnings.warn(f"{self.name} round 1: the weak learner's step is {step:.6g}, not positive: on {k} "
                               f"classes it does no better than the algorithm requires (a weighted error below 1/2 "
-                              f"for AdaBoost.M1, below 1 - 1/K for SAMME); the machine is empty",
+                              f"for AdaBoost.M1, a cost-weighted one for AdaC2.M1, below 1 - 1/K for SAMME); the "
+                              f"machine is empty",
                               ConvergenceWarning, stacklevel=2)
             logger.info("Round %d: step %.6g <= 0; stopping", state.round_index + 1, step)
             return None

@@ -44,7 +44,9 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="boosting: generic loss-driven boosting; adaboostdb / cost-sensitive-adaboost: "
                             "cost-sensitive binary boosting of stumps; badacost / samme / adaboost-m1: multi-class "
                             "boosting of cost-sensitive trees, stumps or LUTs; adac1-3, adacost, csb0-2, asymboost: "
-                            "binary cost-reweighting boosting of stumps")
+                            "binary cost-reweighting boosting of stumps; adac2-m1 / multiboost / lp-csb: the "
+                            "multi-class cost-sensitive methods BAdaCost's paper compares with (-w tree, "
+                            "--cost-matrix)")
     train.add_argument("-l", "--loss", help="loss of the generic trainer, one of: " + ", ".join(loss_names() or [])
                        + " (default: exponential for two classes, logit for more)")
     train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS, default="stump",
@@ -66,7 +68,11 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "that lowers the cost-sensitive bound most (loss, as cost-sensitive-adaboost does)")
     train.add_argument("--cost-matrix", metavar="FILE",
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
-                            "sorted label order) for badacost and the cmel loss")
+                            "sorted label order) for badacost, adac2-m1, multiboost, lp-csb and the cmel loss")
+    train.add_argument("--lp-norm", type=float, default=2.0, metavar="P",
+                       help="lp-csb: the norm p (>= 1) of its loss (default 2)")
+    train.add_argument("--pool-size", type=positive_int, default=6000, metavar="N",
+                       help="multiboost: trees in its pool, grown on 30%%, 45%% and 60%% samples (default 6000)")
     train.add_argument("--tree-depth", type=positive_int, default=TREE_ONLY["tree_depth"],
                        help="depth of the trees (badacost/samme: default 2; the generic trainer's gradient trees: "
                             "default no limit, with --tree-leaves)")
@@ -206,7 +212,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
                              sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             categorical_features=categorical)
+                             categorical_features=categorical, lp_norm=args.lp_norm, pool_size=args.pool_size)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise

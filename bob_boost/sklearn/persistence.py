@@ -19,6 +19,7 @@ from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .adamec import AdaMECClassifier
 from ..family_recipes import REWEIGHTING_TRAINERS
 from .cost_reweighting import CostReweightingClassifier
+from .multiclass_cost import MultiClassCostClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 
@@ -28,11 +29,16 @@ __all__ = ["estimator_from_machine", "load_estimator"]
 _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
     cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier,
                                   RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier,
-                                  ArcGVClassifier, AdaMECClassifier, CostReweightingClassifier)}
+                                  ArcGVClassifier, AdaMECClassifier, CostReweightingClassifier,
+                                  MultiClassCostClassifier)}
 #: The cost-reweighting algorithms' names in a machine's metadata (the trainer's, or the command line's), and in
 #: ``CostReweightingClassifier``.
 _REWEIGHTING_NAMES = {**{cls.algorithm: name for name, cls in REWEIGHTING_TRAINERS.items()},
                       **{name: name for name in REWEIGHTING_TRAINERS}}
+#: The multi-class cost-sensitive trainers' names in a machine's metadata, as ``MultiClassCostClassifier`` names
+#: them.
+_MULTICLASS_COST_NAMES = {"AdaC2M1Trainer": "adac2-m1", "MultiBoostTrainer": "multiboost", "LpCSBTrainer": "lp-csb",
+                          "adac2-m1": "adac2-m1", "multiboost": "multiboost", "lp-csb": "lp-csb"}
 
 
 def load_estimator(path: str | os.PathLike) -> _BoostedEstimator:
@@ -96,7 +102,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     A regression machine (decision rule ``"identity"`` or ``"exp"``) becomes a
     :class:`BoostingRegressor` (with the loss its metadata names, when that needs no parameter); a
     cost-sensitive multi-class machine a
-    :class:`BAdaCostClassifier`; a machine of the double-base loss an
+    :class:`BAdaCostClassifier` (one of AdaC2.M1, MultiBoost or Lp-CSB a
+    :class:`MultiClassCostClassifier`); a machine of the double-base loss an
     :class:`AdaBoostDBClassifier`; one of a cost-reweighting trainer a :class:`CostReweightingClassifier`; any
     other classifier a
     :class:`BoostingClassifier`. Class labels come from the machine's
@@ -133,6 +140,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         estimator = BoostingRegressor(weak_learner=weak_learner, n_estimators=rounds, maximum_feature_value=entries,
                                       loss=loss)
         estimator.intercept_ = float(machine.baseline[0])
+    elif metadata.get("trainer") in _MULTICLASS_COST_NAMES:
+        estimator = _multiclass_cost_estimator(machine, rounds)
     elif machine.cost_matrix is not None:
         estimator = BAdaCostClassifier(cost_matrix=machine.cost_matrix.tolist(), n_estimators=rounds)
     elif metadata.get("loss") == "double_base":
@@ -154,4 +163,22 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     estimator.machine_ = machine
     estimator.n_features_in_ = n_features
     restore_state(estimator, machine, metadata)  # no histories in such a file: they are unknown (NaN)
+    return estimator
+
+
+def _multiclass_cost_estimator(machine: BoostedMachine, rounds: int) -> MultiClassCostClassifier:
+    """The :class:`MultiClassCostClassifier` of an AdaC2.M1, MultiBoost or Lp-CSB machine, with the costs its
+    metadata records (an AdaC2.M1 trainer records only each class's summed cost: a matrix of rows spread evenly
+    gives the same)."""
+    metadata = machine.metadata
+    algorithm = _MULTICLASS_COST_NAMES[metadata["trainer"]]
+    costs = metadata.get("costs", metadata.get("multiboost_cost_matrix", metadata.get("lp_csb_cost_matrix")))
+    if costs is None and "class_costs" in metadata:
+        class_costs = np.asarray(metadata["class_costs"], dtype=np.float64)
+        k = class_costs.size
+        costs = ((np.ones((k, k)) - np.eye(k)) * (class_costs / (k - 1))[:, np.newaxis]).tolist()
+    options = {"p": float(metadata["lp_csb_p"])} if "lp_csb_p" in metadata else {}
+    estimator = MultiClassCostClassifier(algorithm, cost_matrix=costs, n_estimators=rounds, **options)
+    if costs is not None:
+        estimator.cost_matrix_ = np.array(costs, dtype=np.float64)
     return estimator

@@ -7,7 +7,7 @@ growing) are in :mod:`bob_boost.weak_trainers`; ``bob_boost.trainers.stump``, ``
 import sys
 import warnings
 
-from .badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
+from .badacost import AdaBoostM1Trainer, AdaC2M1Trainer, BAdaCostTrainer, SAMMETrainer, optimal_step
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
@@ -15,6 +15,8 @@ from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .arc_gv import ArcGVTrainer
 from .cost_reweighting import (AdaC1Trainer, AdaC2Trainer, AdaC3Trainer, AdaCostTrainer, AsymBoostTrainer,
                                CSB0Trainer, CSB1Trainer, CSB2Trainer)
+from .lp_csb import LpCSBTrainer
+from .multiboost import MultiBoostTrainer
 from .piboost import PIBoostTrainer
 from .real_adaboost import RealAdaBoostTrainer, SAMMERTrainer
 from .rusboost import RUSBoostTrainer
@@ -35,7 +37,7 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
            "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer",
            "PIBoostTrainer", "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer",
-           "CSB0Trainer", "CSB1Trainer", "CSB2Trainer"]
+           "CSB0Trainer", "CSB1Trainer", "CSB2Trainer", "AdaC2M1Trainer", "MultiBoostTrainer", "LpCSBTrainer"]
 
 
 def __getattr__(name: str):

@@ -6,24 +6,25 @@ Lp-CSB minimises the p-norm convexification of the expected cost of a stochastic
 
     ``L_p(H) = (1/N) sum_n sum_k H(k | x_n)^p C(l_n, k)``,
 
-by gradient boosting over relational hypotheses: the data are expanded to the pairs ``(x_n, k)`` (K times
-the rows, as AdaBoost.MH does), a binary learner says which labels are good for a sample, and its normalised
-answer ``h_t(k | x) = f_t(x, k) / sum_j f_t(x, j)`` (:class:`~bob_boost.weak.relational.RelationalTreeMachine`)
-joins the ensemble ``H_T = (1/T) sum_t h_t``, a stochastic hypothesis too. Every round's pairs follow the
-loss's gradient at the ensemble so far (``H_0 = 1/K``), ``g[n, k] = (1/2) C(l_n, k) H(k | x_n)^(p-1)``,
-centred over the labels: label ``k`` is good for sample ``n`` where ``g[n, k]`` is below the sample's mean,
-and the pair weighs the distance. The machine predicts ``argmax_k H_T(k | x)``.
+by gradient boosting over relational hypotheses: a binary learner of the pairs ``(x_n, k)`` (K times the
+rows, as AdaBoost.MH's) says which labels are good for a sample, and its normalised answer
+``h_t(k | x) = f_t(x, k) / sum_j f_t(x, j)`` (:class:`~bob_boost.weak.relational.RelationalTreeMachine`) joins
+the ensemble ``H_T = (1/T) sum_t h_t``, a stochastic hypothesis too. Every round's pairs follow the loss's
+gradient at the ensemble so far (``H_0 = 1/K``), ``g[n, k] = (1/2) C(l_n, k) H(k | x_n)^(p-1)``, centred over
+the labels: label ``k`` is good for sample ``n`` where ``g[n, k]`` is below the sample's mean, and the pair
+weighs the distance. The machine predicts ``argmax_k H_T(k | x)``.
 
 The original paper was not available here. The scheme follows the same authors' patent (US 8,275,721): its
 claim 1's gradient weights, its claim 3's centring, the average of the hypotheses as its output. Mixing each
 hypothesis in by a line search instead stalled after a few rounds on the digits data, every new tree a poor
-descent direction; averaging keeps the weights moving. With ``p = 1`` the weights never change and every
-round fits the same hypothesis: ``p > 1`` is what makes the method boost.
+descent direction; averaging keeps the weights moving. The pair learner is a tree over the features with a
+vote per label in each leaf: a tree that splits on the label as a feature first cannot improve on equal
+classes at the first round, where every sample's good and bad pairs weigh the same. With ``p = 1`` the
+weights never change and every round fits the same hypothesis: ``p > 1`` is what makes the method boost.
 """
 from __future__ import annotations
 
 import numbers
-
 
 from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
@@ -47,7 +48,7 @@ class LpCSBTrainer:
     p : float
         The norm of the loss, >= 1 (default 2).
     weak_learner : RelationalTreeTrainer, optional
-        The relational weak trainer; default two-class trees of depth 2 over the (sample, label) pairs.
+        The relational weak trainer; default trees of depth 2.
     number_of_rounds : int
         Default maximum number of hypotheses for :meth:`train`.
     """

@@ -1,21 +1,23 @@
-"""Lp-CSB's weak trainer: a two-class tree over (sample, label) pairs, whose label is a categorical feature.
+"""Lp-CSB's weak trainer: a tree over the features with a vote per label in each leaf.
 
 Every round reads the pairs' classes ``state.labels`` ((#samples, K), true where label ``k`` is a good one for
 sample ``n``) and weights ``state.sample_weights`` ((#samples, K)). The tree is a
-:class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`'s with the 0|1 loss, which splits the label
-column by sets of labels; the machine is its :class:`~bob_boost.weak.relational.RelationalTreeMachine`.
+:class:`~bob_boost.weak_trainers.tree.TreeTrainer`'s with one shared tree for the K outputs, Newton leaves on
+the gradient ``-w z`` and hessian ``w`` (``z = +-1`` the pair's class): each leaf's output ``k`` is the
+weighted vote ``sum w z / sum w`` of its label-``k`` pairs, and a split lowers the weighted squared error of
+those votes summed over the labels. A tree of (sample, label) pairs that splits on the label first cannot
+improve at the first round, where every sample's good and bad pairs weigh the same; leaves of votes per label
+can.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int
+from .._validation import check_positive_int
 from ..binning import BinnedFeatures
 from ..boosting.protocol import Proposal, RoundState
-from ..costs import zero_one_cost_matrix
-from ..weak.relational import RelationalTreeMachine, pair_features
-from .multiclass import CostSensitiveTreeTrainer
+from ..weak.relational import RelationalTreeMachine
+from .tree import TreeTrainer
 
 __all__ = ["RelationalTreeTrainer"]
 
@@ -28,42 +30,40 @@ class RelationalTreeTrainer:
     number_of_classes : int
         K >= 2.
     max_depth : int
-        Depth of the two-class trees.
-    min_weight_fraction_leaf : float
-        In [0, 0.5]: the least share of the round's weight in each child of a split.
+        Depth of the trees.
+    min_samples_leaf : int
+        The fewest samples in a leaf.
+    max_bins : int or None
+        Candidate bins per feature (None: every distinct value).
     """
 
-    def __init__(self, number_of_classes: int, max_depth: int = 3, min_weight_fraction_leaf: float = 0.0) -> None:
+    def __init__(self, number_of_classes: int, max_depth: int = 2, min_samples_leaf: int = 1,
+                 max_bins: int | None = 256) -> None:
         self.number_of_classes = check_positive_int(number_of_classes, "number_of_classes", 2)
         self.max_depth = check_positive_int(max_depth, "max_depth")
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.min_weight_fraction_leaf = self._trees(0).min_weight_fraction_leaf  # validated there
-        self._loss = zero_one_cost_matrix(2)
+        self.min_samples_leaf = check_positive_int(min_samples_leaf, "min_samples_leaf")
+        self.max_bins = max_bins
+        self._trees = TreeTrainer(max_depth=self.max_depth, max_leaves=None, growth="levelwise",
+                                  min_samples_leaf=self.min_samples_leaf, min_hessian_leaf=0.0,
+                                  max_bins=max_bins, multi_output="shared", newton_leaves=True)
 
-    def _trees(self, label_column: int) -> CostSensitiveTreeTrainer:
-        return CostSensitiveTreeTrainer(max_depth=self.max_depth,
-                                        min_weight_fraction_leaf=self.min_weight_fraction_leaf,
-                                        categorical_features=[label_column])
+    def prepare(self, features) -> BinnedFeatures:
+        """The binned features."""
+        return self._trees.prepare(features)
 
-    def prepare(self, features) -> tuple[BinnedFeatures, int]:
-        """The pairs' binned rows ``[x_n, k]`` and the label's column."""
-        array = as_feature_matrix(features)
-        return self._trees(array.shape[1]).prepare(pair_features(array, self.number_of_classes)), array.shape[1]
-
-    def propose(self, prepared: tuple[BinnedFeatures, int], state: RoundState) -> Proposal | None:
-        """The tree for the round's pair weights; None when every weight is zero."""
-        pairs, label_column = prepared
-        weights = state.sample_weights.reshape(-1)
+    def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal | None:
+        """The tree for the round's pair classes and weights; None when every weight is zero."""
+        weights = state.sample_weights
         total = weights.sum()
         if not total > 0:
             return None
-        k = self.number_of_classes
-        good = state.labels.reshape(-1).astype(np.int64)
-        tree = self._trees(label_column).propose(pairs, RoundState(features=pairs, scores=None, labels=good,
-                                                                   sample_weights=weights / total,
-                                                                   loss_matrix=self._loss))
-        return Proposal(RelationalTreeMachine(tree.machine, k, label_column))
+        hessian = weights * (weights.size / total)  # mean 1
+        gradient = np.where(state.labels, -hessian, hessian)
+        tree = self._trees.propose(prepared, RoundState(features=state.features, scores=None, gradient=gradient,
+                                                        hessian=hessian, round_index=state.round_index,
+                                                        rounds_before=state.rounds_before))
+        return Proposal(RelationalTreeMachine(tree.machine))
 
     def __repr__(self) -> str:
         return (f"RelationalTreeTrainer(number_of_classes={self.number_of_classes}, max_depth={self.max_depth}, "
-                f"min_weight_fraction_leaf={self.min_weight_fraction_leaf})")
+                f"min_samples_leaf={self.min_samples_leaf}, max_bins={self.max_bins})")
