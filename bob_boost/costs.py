@@ -13,6 +13,9 @@ matrices:
   cost-sensitive margin ``C*[l, :] @ y_k`` of predicting ``k`` for a class
   ``l`` sample, the exponent of the sample weight update.
 
+Example-dependent costs (:func:`check_sample_costs`) give every sample its own row ``c_n[k]``, the cost of
+predicting ``k`` for it; with every sample's row its class's row of ``C`` they are the class matrix.
+
 In detection matrices class 0 is the background.
 """
 from __future__ import annotations
@@ -246,6 +249,63 @@ def multiview_car_cost_matrix(number_of_views: int, false_positive_cost: float =
     matrix[1:, 0] = beta
     matrix[1:, 1:] = gamma * (1.0 - np.abs((2.0 * distance - views) / views))
     return matrix
+
+
+def check_sample_costs(sample_costs, labels: np.ndarray, number_of_classes: int,
+                       name: str = "sample_costs") -> np.ndarray:
+    """Validate example-dependent costs and return them as new (#samples, K) float64 rows.
+
+    Parameters
+    ----------
+    sample_costs : array_like
+        (#samples, K) rows ``c_n[k]``, the cost of predicting class ``k`` for sample ``n``, or (#samples, K, K)
+        cost matrices, one per sample, of which the sample's class's row counts. Finite and non-negative, zero
+        at the sample's own class (for matrices: a zero diagonal).
+    labels : numpy.ndarray
+        (#samples,) validated class indices.
+    number_of_classes : int
+        K.
+    name : str
+        Argument name used in error messages.
+
+    Raises
+    ------
+    ValueError
+        For the wrong shape, negative or non-finite costs, or a non-zero cost at a sample's own class.
+    TypeError
+        For non-numeric costs.
+    """
+    array = np.asarray(sample_costs)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise InvalidTypeError(f"{name}: expected numbers, got dtype {array.dtype}")
+    n, k = labels.size, number_of_classes
+    if array.shape not in ((n, k), (n, k, k)):
+        raise InvalidValueError(f"{name}: expected shape ({n}, {k}) (a row per sample) or ({n}, {k}, {k}) (a "
+                                f"matrix per sample), got {array.shape}")
+    costs = np.array(array, dtype=np.float64)
+    if not np.all(np.isfinite(costs)) or np.any(costs < 0):
+        raise InvalidValueError(f"{name}: costs must be finite and non-negative")
+    if costs.ndim == 3:
+        diagonals = costs[:, np.arange(k), np.arange(k)]
+        if np.any(diagonals != 0):
+            raise InvalidValueError(f"{name}: sample {int(np.flatnonzero(diagonals.any(axis=1))[0])}'s matrix has a "
+                                    f"non-zero diagonal")
+        costs = costs[np.arange(n), labels]
+    own = costs[np.arange(n), labels]
+    if np.any(own != 0):
+        raise InvalidValueError(f"{name}: sample {int(np.flatnonzero(own)[0])} has a non-zero cost for its own "
+                                f"class {int(labels[np.flatnonzero(own)[0]])}")
+    return costs
+
+
+def class_mean_costs(labels: np.ndarray, sample_costs: np.ndarray, number_of_classes: int) -> np.ndarray:
+    """The (K, K) matrix whose row ``l`` is the mean cost row of the samples of class ``l`` (0 for a class without
+    samples): the class matrix that example-dependent costs reduce to, and the one a machine trained on them
+    predicts with."""
+    sums = np.zeros((number_of_classes, number_of_classes))
+    np.add.at(sums, labels, sample_costs)
+    counts = np.bincount(labels, minlength=number_of_classes)[:, np.newaxis]
+    return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
 
 
 def check_class_labels(labels, number_of_classes: int, name: str = "labels") -> np.ndarray:

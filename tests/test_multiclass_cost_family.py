@@ -10,7 +10,7 @@ from bob_boost import BoostedMachine
 from bob_boost.boosting.steps import adac2_m1_step, multiboost_step
 from bob_boost.costs import margin_vectors
 from bob_boost.exceptions import ModelFormatError
-from bob_boost.trainers.badacost import AdaBoostM1Trainer, AdaC2M1Trainer
+from bob_boost.trainers.badacost import AdaBoostM1Trainer, AdaC2M1Trainer, BAdaCostTrainer
 from bob_boost.trainers.lp_csb import LpCSBTrainer
 from bob_boost.trainers.multiboost import MultiBoostTrainer
 from bob_boost.weak.relational import RelationalTreeMachine
@@ -338,3 +338,113 @@ def test_command_line_trains_and_the_model_loads_as_the_estimator(trainer, tmp_p
     assert np.mean(estimator.predict(x_test).astype(int) == y_test) > 0.7
     assert main(["train", str(data), "-o", str(tmp_path / "bad.hdf5"), "--trainer", trainer, "-w", "tree", "-q"]) != 0
     assert not (tmp_path / "bad.hdf5").exists()
+
+
+# -- example-dependent costs (BAdaCost) ------------------------------------------------------------------------
+
+def test_check_sample_costs_validates_and_reads_matrices():
+    from bob_boost.costs import check_sample_costs, class_mean_costs
+    labels = np.array([0, 1, 2, 1])
+    rows = np.array([[0, 1, 2], [3, 0, 1], [1, 1, 0], [5, 0, 5]], dtype=float)
+    np.testing.assert_array_equal(check_sample_costs(rows, labels, 3), rows)
+    matrices = np.zeros((4, 3, 3))
+    matrices[np.arange(4), labels] = rows
+    np.testing.assert_array_equal(check_sample_costs(matrices, labels, 3), rows)
+    np.testing.assert_array_equal(class_mean_costs(labels, rows, 3), [[0, 1, 2], [4, 0, 3], [1, 1, 0]])
+    for bad, message in [(rows[:3], "shape"), (-rows, "non-negative"), (rows + 1, "own class"),
+                         (np.full((4, 3), np.nan), "finite"), (matrices + np.eye(3), "diagonal")]:
+        with pytest.raises(ValueError, match=message):
+            check_sample_costs(bad, labels, 3)
+    with pytest.raises(TypeError, match="sample_costs"):
+        check_sample_costs(rows.astype(object), labels, 3)
+
+
+def test_badacost_with_each_class_row_per_sample_is_badacost(digits):
+    x, y, x_test, _ = digits
+    matrix = _costly_class(10, 3, 4.0) * 0.01
+    trainer = BAdaCostTrainer(matrix, CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=15)
+    plain = trainer.train(x, y)
+    for costs in (matrix[y], np.broadcast_to(matrix, (y.size, 10, 10))):
+        per_sample = trainer.train(x, y, sample_costs=costs)
+        assert per_sample.weak_machines == plain.weak_machines
+        np.testing.assert_allclose(per_sample.weights, plain.weights, rtol=1e-12)
+        np.testing.assert_array_equal(per_sample.predict(x_test), plain.predict(x_test))
+
+
+def test_badacost_descends_the_example_dependent_loss(digits):
+    """Every round's exact step lowers ``sum_n exp(c*_n @ f(x_n))``, and only the step that minimises it does."""
+    x, y, _, _ = digits
+    matrix = _zero_one(10) * 0.01
+    rng = np.random.default_rng(5)
+    costs = matrix[y] * rng.uniform(0.1, 10.0, (y.size, 10))
+    star = costs.copy()
+    star[np.arange(y.size), y] = -costs.sum(axis=1)
+    losses = []
+
+    def record(round_index, machine, scores):
+        losses.append(np.sum(np.exp(np.sum(star * scores, axis=1))))
+
+    trainer = BAdaCostTrainer(matrix, CostSensitiveTreeTrainer(max_depth=2), number_of_rounds=20)
+    per_sample = trainer.train(x, y, callback=record, sample_costs=costs)
+    assert len(per_sample) == 20 and np.all(np.diff(losses) < 0)
+    before = per_sample.decision_scores(x) - per_sample.weights[-1, 0] * per_sample.weak_machines[-1].forward(x)
+    last = per_sample.weak_machines[-1].forward(x)
+
+    def loss(step):
+        return np.sum(np.exp(np.sum(star * (before + step * last), axis=1)))
+
+    step = per_sample.weights[-1, 0]
+    assert loss(step) < min(loss(step * 0.98), loss(step * 1.02))
+
+
+def test_tree_leaves_take_the_cheapest_class_of_their_rows_costs():
+    from bob_boost.boosting.protocol import RoundState
+    rng = np.random.default_rng(3)
+    features = rng.normal(size=(200, 3))
+    labels = rng.integers(0, 3, 200)
+    row_losses = rng.uniform(0.0, 1.0, (200, 3))
+    weights = rng.uniform(0.5, 1.5, 200)
+    trainer = CostSensitiveTreeTrainer(max_depth=2)
+    prepared = trainer.prepare(features)
+    tree = trainer.propose(prepared, RoundState(features=features, scores=None, labels=labels,
+                                               sample_weights=weights, loss_matrix=_zero_one(3),
+                                               row_losses=row_losses)).machine
+    leaves = tree.forward_labels(features)
+    for leaf_class in np.unique(leaves):
+        # every row a leaf holds gets the class of least summed weighted row loss over that leaf's rows
+        for rows in [np.flatnonzero(leaves == leaf_class)]:
+            assert leaf_class in np.flatnonzero(np.isclose((weights[rows, None] * row_losses[rows]).sum(axis=0),
+                                                           (weights[rows, None] * row_losses[rows]).sum(axis=0)
+                                                           .min()))
+
+
+def test_sample_costs_are_badacosts_alone(digits):
+    x, y, _, _ = digits
+    from bob_boost.trainers.badacost import SAMMETrainer
+    from bob_boost.weak_trainers.multiclass import MultiClassStumpTrainer
+    with pytest.raises(ValueError, match="sample_costs"):
+        SAMMETrainer(CostSensitiveTreeTrainer()).train(x, y, number_of_rounds=2, sample_costs=_zero_one(10)[y])
+    with pytest.raises(ValueError, match="sample_costs"):
+        BAdaCostTrainer(_zero_one(10), MultiClassStumpTrainer()).train(x, y, 2, sample_costs=_zero_one(10)[y])
+
+
+def test_estimator_sample_costs(digits):
+    from bob_boost.sklearn import BAdaCostClassifier
+    x, y, x_test, _ = digits
+    matrix = _costly_class(10, 4, 3.0) * 0.01
+    plain = BAdaCostClassifier(cost_matrix=matrix, n_estimators=15).fit(x, y)
+    costs = matrix[y]
+    before = costs.copy()
+    per_sample = BAdaCostClassifier(n_estimators=15).fit(x, y, sample_costs=costs)
+    np.testing.assert_array_equal(costs, before)
+    np.testing.assert_allclose(per_sample.cost_matrix_, matrix, rtol=1e-12)
+    np.testing.assert_array_equal(per_sample.predict(x_test), plain.predict(x_test))
+    with pytest.raises(ValueError, match="sample_costs: expected"):
+        BAdaCostClassifier().fit(x, y, sample_costs=costs[:10])
+    with pytest.raises(ValueError, match="eval_set"):
+        BAdaCostClassifier(early_stopping=True).fit(x, y, sample_costs=costs)
+    weights = np.ones(y.size)
+    weights[:10] = 0.0  # dropped rows drop their costs with them
+    dropped = BAdaCostClassifier(n_estimators=5).fit(x, y, sample_weight=weights, sample_costs=costs)
+    reference = BAdaCostClassifier(n_estimators=5).fit(x[10:], y[10:], sample_costs=costs[10:])
+    np.testing.assert_array_equal(dropped.decision_function(x_test), reference.decision_function(x_test))

@@ -32,6 +32,11 @@ from .steps import PERFECT_LEARNER_WEIGHT_RATIO, capped_step, multiboost_step
 
 logger = logging.getLogger(__name__)
 
+#: Loss-matrix exponents above this are shifted down before ``exp`` (the weak learner's choices do not change when
+#: its losses are scaled): ``exp(300)`` times the sample weights summed over a node stays far from the float64
+#: limit (``exp(709)``).
+LARGEST_EXPONENT = 300.0
+
 
 class MulticlassCostBoosting:
     """BAdaCost's configuration of the loop (SAMME and AdaBoost.M1 change its matrices and step).
@@ -68,13 +73,17 @@ class MulticlassCostBoosting:
     class_log_factors : numpy.ndarray, optional
         (K,) logarithms of factors every round's weight update multiplies each class's weights by, whatever
         the step (AdaC2.M1's class costs); none by default.
+    row_exponents : numpy.ndarray, optional
+        (#samples, K) example-dependent exponents replacing ``exponents``' class rows (BAdaCost's per-sample
+        ``C2`` rows); the weak learner then reads the matching per-row losses (``row_losses`` of the state,
+        the exponentials of these) and the step rule is given each row's weight and exponent.
     """
 
     def __init__(self, weak_trainer: Any, labels: np.ndarray, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step_rule: Callable[[np.ndarray, np.ndarray], float], shrinkage: float,
                  feature_fraction: float, random_state, name: str, metadata: dict[str, Any],
                  sample_weight: np.ndarray | None = None, sampling: Sampling | None = None,
-                 class_log_factors: np.ndarray | None = None) -> None:
+                 class_log_factors: np.ndarray | None = None, row_exponents: np.ndarray | None = None) -> None:
         self.weak_trainer = weak_trainer
         self.labels = labels
         self.cost_matrix = cost_matrix
@@ -91,6 +100,11 @@ class MulticlassCostBoosting:
         self._drawn: tuple[int, np.ndarray] | None = None
         self._vectors = margin_vectors(cost_matrix.shape[0])
         self._row_log_factors = None if class_log_factors is None else class_log_factors[labels]
+        self.row_exponents = row_exponents
+        self._row_losses = None
+        if row_exponents is not None:  # shifted as BAdaCostTrainer.round_matrices shifts the class matrix
+            peak = float(row_exponents.max())
+            self._row_losses = np.exp(row_exponents - peak if peak > LARGEST_EXPONENT else row_exponents)
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine holding the cost matrix (it predicts ``argmin_k (C* f)_k``)."""
@@ -122,21 +136,18 @@ class MulticlassCostBoosting:
         scores = (machine.decision_scores(features) if len(machine) or np.any(machine.baseline != 0)
                   else np.zeros((features.shape[0], k)))
         state = RoundState(features=features, scores=scores, labels=self.labels, loss_matrix=self.loss_matrix,
-                           log_weights=log_weights)
+                           log_weights=log_weights, row_losses=self._row_losses)
         state.extra["rng"] = rng
         state.extra["subset_size"] = subset_size
         return state
 
     def ended_perfect(self, machine: BoostedMachine, state: RoundState) -> bool:
         """Whether the last weak learner's step on these weights is infinite (no costly training error)."""
-        k = self.cost_matrix.shape[0]
         last = machine.weak_machines[-1]
         if not isinstance(last, MultiClassWeakMachine):
             return False
         weights = np.exp(state.log_weights - scipy.special.logsumexp(state.log_weights))
-        confusion = np.bincount(self.labels * k + last.forward_labels(state.features), weights=weights,
-                                minlength=k * k).reshape(k, k)
-        return bool(np.isinf(self.step_rule(confusion, self.exponents)))
+        return bool(np.isinf(self._step(weights, last.forward_labels(state.features))))
 
     def begin_round(self, state: RoundState) -> None:
         """Normalised sample weights (times the round's row factors, for the weak learner only), and this round's
@@ -168,9 +179,7 @@ class MulticlassCostBoosting:
             raise InvalidTypeError(f"weak_learner: returned a {type(machine).__name__}, not a MultiClassWeakMachine")
         k = self.cost_matrix.shape[0]
         predicted = machine.forward_labels(state.features)
-        confusion = np.bincount(self.labels * k + predicted, weights=state.extra["weights"],
-                                minlength=k * k).reshape(k, k)
-        step = self.step_rule(confusion, self.exponents)
+        step = self._step(state.extra["weights"], predicted)
         if not step > 0:
             if state.rounds_before + state.round_index == 0:  # an empty machine is worth a warning
                 warnings.warn(f"{self.name} round 1: the weak learner's step is {step:.6g}, not positive: on {k} "
@@ -182,7 +191,7 @@ class MulticlassCostBoosting:
             return None
         perfect = bool(np.isinf(step))
         if perfect:
-            step = capped_step(self.exponents)
+            step = capped_step(self.exponents if self.row_exponents is None else self.row_exponents)
         state.extra["predicted"] = predicted
         return step * self.shrinkage, perfect
 
@@ -194,9 +203,20 @@ class MulticlassCostBoosting:
             # the weak learner's output is the margin vector of its label (MultiClassWeakMachine.forward)
             state.scores = state.scores + weight * self._vectors[predicted]
 
+    def _step(self, weights: np.ndarray, predicted: np.ndarray) -> float:
+        """The step rule on the weighted confusion matrix (with per-row exponents: on every row's weight and
+        exponent)."""
+        if self.row_exponents is not None:
+            return self.step_rule(weights, self.row_exponents[np.arange(predicted.size), predicted])
+        k = self.cost_matrix.shape[0]
+        confusion = np.bincount(self.labels * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
+        return self.step_rule(confusion, self.exponents)
+
     def _updated(self, log_weights: np.ndarray, weight: float, predicted: np.ndarray) -> np.ndarray:
         """The log weights after a weak learner of ``weight`` predicting ``predicted``."""
-        log_weights = log_weights + weight * self.exponents[self.labels, predicted]
+        exponents = self.exponents[self.labels, predicted] if self.row_exponents is None else \
+            self.row_exponents[np.arange(predicted.size), predicted]
+        log_weights = log_weights + weight * exponents
         return log_weights if self._row_log_factors is None else log_weights + self._row_log_factors
 
     def describe(self, state: RoundState) -> str:
@@ -208,7 +228,7 @@ class MultiBoostBoosting:
     """MultiBoost's configuration of the loop: descent on ``sum_n sum_k C(l_n, k) exp(f_k(x_n))``.
 
     Every round the weak trainer (a :class:`~bob_boost.weak_trainers.machine_pool.MachinePool`) reads the
-    loss's terms ``R[n, k] = C(l_n, k) exp(f_k(x_n))`` as ``state.loss_matrix`` (scaled by one common factor,
+    loss's terms ``R[n, k] = C(l_n, k) exp(f_k(x_n))`` as ``state.row_losses`` (scaled by one common factor,
     which changes no choice) and proposes the member of least ``A = sum_n R[n, G(x_n)]``; its step is the
     exact minimiser :func:`~bob_boost.boosting.steps.multiboost_step` (the member of least ``A`` is the one
     of least loss after its step, as long as that step is positive). Training stops when it is not.
@@ -216,7 +236,7 @@ class MultiBoostBoosting:
     Parameters
     ----------
     weak_trainer : MachinePool
-        The pool: ``propose(prepared, state)`` reads ``state.loss_matrix`` and leaves the chosen member's
+        The pool: ``propose(prepared, state)`` reads ``state.row_losses`` and leaves the chosen member's
         training predictions in ``state.extra["predicted"]``.
     labels : numpy.ndarray
         (#samples,) class indices.
@@ -275,7 +295,7 @@ class MultiBoostBoosting:
 
     def begin_round(self, state: RoundState) -> None:
         """The loss terms, for the pool."""
-        state.loss_matrix = self._terms(state.scores)
+        state.row_losses = self._terms(state.scores)
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The pool's member of least predicted cost."""
@@ -283,7 +303,7 @@ class MultiBoostBoosting:
 
     def step(self, machine: WeakMachine, state: RoundState) -> tuple[float, bool] | None:
         """The exact line search; None when it is not positive."""
-        terms, predicted = state.loss_matrix, state.extra["predicted"]
+        terms, predicted = state.row_losses, state.extra["predicted"]
         chosen = terms[np.arange(predicted.size), predicted]
         predicted_cost = float(chosen.sum())
         other_cost = float(np.maximum(terms.sum(axis=1) - chosen, 0.0).sum())

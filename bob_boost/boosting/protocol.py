@@ -81,6 +81,9 @@ class RoundState:
     labels, sample_weights, loss_matrix, feature_subset : numpy.ndarray, optional
         Class indices, normalised sample weights, the (K, K) loss matrix and the feature columns the round
         may use (multi-class boosting).
+    row_losses : numpy.ndarray, optional
+        (#samples, K) the cost of each prediction for each row: example-dependent costs in place of
+        ``loss_matrix``'s class rows (BAdaCost with per-sample costs), or MultiBoost's loss terms.
     log_weights : numpy.ndarray, optional
         Log sample weights (cost-sensitive stump boosting).
     rows : numpy.ndarray, optional
@@ -113,6 +116,7 @@ class RoundState:
     sample_weights: np.ndarray | None = None
     loss_matrix: np.ndarray | None = None
     feature_subset: np.ndarray | None = None
+    row_losses: np.ndarray | None = None
     log_weights: np.ndarray | None = None
     rows: np.ndarray | None = None
     node_columns: tuple[int, float] | None = None

@@ -1,17 +1,20 @@
 """Cost-sensitive estimators: AdaBoostDB (binary) and BAdaCost (multi-class)."""
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
 
 from .._validation import check_choice, check_positive_int
-from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
+from ..costs import (check_cost_matrix, check_sample_costs, class_mean_costs, imbalance_cost_matrix_from_confusion,
+                     samme_cost_matrix)
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._classifier import _BoostedClassifier, _refuse_constant, _TwoClassClassifier
-from ._fitting import estimator_sampling, kept_seed
+from ._fit_data import MemoryData
+from ._fitting import early_stopping_enabled, estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
 COST_PRESETS = ("balanced", "imbalance")
@@ -315,7 +318,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         self.other_rate = other_rate
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
 
-    def fit(self, X, y, sample_weight=None, eval_set=None) -> "BAdaCostClassifier":
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_costs=None) -> "BAdaCostClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
 
         Parameters
@@ -332,6 +335,14 @@ class BAdaCostClassifier(_BoostedClassifier):
             into ``evals_result_["validation_<i>"]``; with early stopping the
             first is the validation data, and no samples of ``X`` are held
             out (as LightGBM's and XGBoost's ``eval_set``).
+        sample_costs : array_like, optional
+            Example-dependent costs in ``classes_`` order: (#samples, K) rows, the cost of predicting each
+            class for each sample (zero at its own class), or (#samples, K, K) matrices, one per sample (see
+            :meth:`bob_boost.trainers.badacost.BAdaCostTrainer.train`). The trees, steps and weights then
+            follow each sample's costs; the machine predicts with ``cost_matrix``, by default (None) the
+            class means of these rows (:func:`~bob_boost.costs.class_mean_costs`). In memory, on every
+            sample: early stopping would hold some out, so it takes an ``eval_set`` instead. ``train_score_``
+            and the ``"loss"`` importances measure the CMEL loss of the machine's class matrix.
 
         Returns
         -------
@@ -343,7 +354,10 @@ class BAdaCostClassifier(_BoostedClassifier):
                                         min_weight_fraction_leaf=self.min_weight_fraction_leaf)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
+        n_samples = X.shape[0]
         X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
+        rows = None if sample_costs is None else self._sample_cost_rows(data, sample_costs, n_samples, encoded,
+                                                                        index, eval_set)
         continuing = self.warm_start and hasattr(self, "machine_")
         if isinstance(self.random_state, numbers.Integral):
             seed = int(self.random_state)
@@ -355,13 +369,41 @@ class BAdaCostClassifier(_BoostedClassifier):
                        tree_min_weight_fraction_leaf=tree.min_weight_fraction_leaf,
                        sampling=estimator_sampling(self, continuing),
                        categorical_features=self._categorical_features())
-        matrix = self.machine_.cost_matrix if continuing else self._cost_matrix(data, X, encoded, weights, options)
+        if continuing:
+            matrix = self.machine_.cost_matrix
+        elif rows is not None and self.cost_matrix is None:
+            matrix = class_mean_costs(encoded, rows, self.classes_.size)
+        else:
+            matrix = self._cost_matrix(data, X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, **options)
+        if rows is not None:
+            recipe = dataclasses.replace(recipe, trainer=_WithSampleCosts(recipe.trainer, rows))
         self.machine_ = self._boost(data, recipe, X, encoded, weights, y, rounds, groups=encoded, index=index,
                                     eval_set=eval_set)
         self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self
+
+    def _sample_cost_rows(self, data, sample_costs, n_samples: int, encoded, index, eval_set) -> np.ndarray:
+        """The validated (#samples kept, K) cost rows of ``sample_costs`` for the samples of positive weight.
+
+        Raises
+        ------
+        ValueError
+            For costs :func:`~bob_boost.costs.check_sample_costs` refuses, data on a cluster, or early
+            stopping that would hold out samples.
+        """
+        if not isinstance(data, MemoryData):
+            raise InvalidValueError("sample_costs: example-dependent costs are trained in memory; the cluster's "
+                                    "estimators take a cost_matrix")
+        if early_stopping_enabled(self, encoded.shape[0]) and not eval_set:
+            raise InvalidValueError("sample_costs: early stopping would hold out samples with their costs; give "
+                                    "an eval_set, or early_stopping=False")
+        array = np.asarray(sample_costs)
+        if array.ndim not in (2, 3) or array.shape[0] != n_samples:
+            raise InvalidValueError(f"sample_costs: expected {n_samples} rows (one per sample of X), got shape "
+                                    f"{array.shape}")
+        return check_sample_costs(array if index is None else array[index], encoded, self.classes_.size)
 
     def _cost_matrix(self, data, X, encoded, weights, options: dict) -> np.ndarray:
         """The (K, K) costs of ``cost_matrix``: given, SAMME's, or a preset from the training data."""
@@ -384,3 +426,15 @@ class BAdaCostClassifier(_BoostedClassifier):
             raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
                                     f"classes {self.classes_.tolist()}")
         return matrix
+
+
+class _WithSampleCosts:
+    """A BAdaCost trainer whose every run takes the same example-dependent costs (the fit's rows)."""
+
+    def __init__(self, trainer, rows: np.ndarray) -> None:
+        self.trainer = trainer
+        self.rows = rows
+
+    def train(self, features, labels, number_of_rounds=None, **options):
+        """The trainer's run with the costs."""
+        return self.trainer.train(features, labels, number_of_rounds, sample_costs=self.rows, **options)

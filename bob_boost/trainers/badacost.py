@@ -24,21 +24,18 @@ import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
 from ..boosting import loop
-from ..boosting.closed_form import MulticlassCostBoosting
+from ..boosting.closed_form import LARGEST_EXPONENT, MulticlassCostBoosting
 from ..boosting.sampling import Sampling, check_class_sampling
 from ..boosting.steps import adac2_m1_step, adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels, check_cost_matrix, margin_cost_matrix, samme_cost_matrix, \
-    zero_one_cost_matrix
+from ..costs import check_class_labels, check_cost_matrix, check_sample_costs, margin_cost_matrix, \
+    samme_cost_matrix, zero_one_cost_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 
 __all__ = ["AdaBoostM1Trainer", "AdaC2M1Trainer", "BAdaCostTrainer", "SAMMETrainer", "optimal_step"]
 
-#: Loss-matrix exponents above this are shifted down before ``exp``: ``exp(300)`` times the sample weights
-#: summed over a node stays far from the float64 limit (``exp(709)``).
-_LARGEST_EXPONENT = 300.0
 
 class BAdaCostTrainer:
     """Train a cost-sensitive multi-class boosted machine with BAdaCost.
@@ -113,7 +110,7 @@ class BAdaCostTrainer:
         """
         exponents = margin_cost_matrix(cost_matrix)
         peak = float(exponents.max())
-        return np.exp(exponents - peak if peak > _LARGEST_EXPONENT else exponents), exponents
+        return np.exp(exponents - peak if peak > LARGEST_EXPONENT else exponents), exponents
 
     def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         """The unshrunk step of a weak learner with weighted confusion matrix ``confusion`` (BAdaCost's
@@ -128,7 +125,7 @@ class BAdaCostTrainer:
     # -- training ------------------------------------------------------------
     def train(self, features, labels, number_of_rounds: int | None = None,
               boosted_machine: BoostedMachine | None = None,
-              callback: RoundCallback | None = None, sample_weight=None) -> BoostedMachine:
+              callback: RoundCallback | None = None, sample_weight=None, sample_costs=None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` weak learners.
 
         Parameters
@@ -150,6 +147,17 @@ class BAdaCostTrainer:
         sample_weight : array_like, optional
             (#samples,) non-negative initial weights, not all zero (rescaled to
             a mean of 1); uniform by default.
+        sample_costs : array_like, optional
+            BAdaCost only: example-dependent costs, (#samples, K) rows ``c_n[k]`` (the cost of predicting
+            ``k`` for sample ``n``, zero at its class) or (#samples, K, K) matrices of which the sample's
+            class row counts (:func:`~bob_boost.costs.check_sample_costs`). Training then minimises
+            ``sum_n exp(c*_n @ f(x_n))``, ``c*_n`` the row with minus its sum at the sample's class: the
+            weak learner's loss, the step and the weight update take each sample's row instead of its
+            class's. The machine still predicts with the trainer's ``cost_matrix`` (e.g. the class means of
+            these rows, :func:`~bob_boost.costs.class_mean_costs`); with every row its class's row of that
+            matrix, training is the same as without. The weak learner must read per-row losses
+            (:class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`), and continuing a
+            machine needs the same costs again.
 
         Returns
         -------
@@ -168,12 +176,27 @@ class BAdaCostTrainer:
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
         self._check_continued(boosted_machine)
         loss_matrix, exponents = self.round_matrices(cost_matrix)
+        row_exponents = None if sample_costs is None else self._row_exponents(sample_costs, classes, cost_matrix)
         algorithm = MulticlassCostBoosting(
             self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self.weak_step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
             metadata={"trainer": type(self).__name__, "weak_learner": repr(self.weak_learner), **self._metadata()},
-            sample_weight=weights, sampling=self.sampling, class_log_factors=self.class_log_factors())
+            sample_weight=weights, sampling=self.sampling, class_log_factors=self.class_log_factors(),
+            row_exponents=row_exponents)
         return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
+
+    def _row_exponents(self, sample_costs, classes: np.ndarray, cost_matrix: np.ndarray) -> np.ndarray:
+        """The (#samples, K) per-sample ``C2`` rows ``K/(K-1) c*_n`` of validated ``sample_costs``."""
+        if isinstance(self, (SAMMETrainer, AdaC2M1Trainer)):
+            raise InvalidValueError(f"sample_costs: {type(self).__name__} has costs of its own; example-dependent "
+                                    f"costs are BAdaCost's (BAdaCostTrainer)")
+        if not getattr(self.weak_learner, "accepts_row_losses", False):
+            raise InvalidValueError(f"sample_costs: the weak learner {type(self.weak_learner).__name__} reads a "
+                                    f"class loss matrix only; use CostSensitiveTreeTrainer")
+        k = cost_matrix.shape[0]
+        rows = check_sample_costs(sample_costs, classes, k)
+        rows[np.arange(classes.size), classes] = -rows.sum(axis=1)
+        return k / (k - 1) * rows
 
     def _metadata(self) -> dict:
         """What a new machine's metadata records of the trainer beyond its name."""

@@ -3,7 +3,7 @@
 :func:`subsample_pool` grows the pool: every member a multi-class weak machine fitted, with the 0|1 loss and
 uniform weights, to a random share of the training rows (the BAdaCost paper grows MultiBoost's pool of 6,000
 trees from 30%, 45% and 60% samples). :class:`MachinePool` then proposes, every round, the member of least
-summed cost ``sum_n R[n, G(x_n)]`` for the round's per-row costs ``R`` (``state.loss_matrix``, (#samples, K)).
+summed cost ``sum_n R[n, G(x_n)]`` for the round's per-row costs ``R`` (``state.row_losses``, (#samples, K)).
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class MachinePool:
     def propose(self, prepared: np.ndarray, state: RoundState) -> Proposal:
         """The member of least ``sum_n R[n, G(x_n)]`` (the first on ties); its training predictions are in
         ``state.extra["predicted"]``."""
-        best = int(np.argmin(_pool_costs(prepared, state.loss_matrix)))
+        best = int(np.argmin(_pool_costs(prepared, state.row_losses)))
         state.extra["predicted"] = prepared[best].astype(np.int64)
         return Proposal(self.machines[best])
 

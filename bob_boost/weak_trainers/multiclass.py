@@ -136,6 +136,9 @@ class CostSensitiveTreeTrainer:
         their share of each class (exact for two classes; see :mod:`bob_boost.engine.gini_categories`).
     """
 
+    #: The trainer reads per-row losses (``state.row_losses``: example-dependent costs) when a round has them.
+    accepts_row_losses = True
+
     def __init__(self, max_depth: int = 2, quantized: bool = True, n_threads: int | None = None,
                  missing: str | None = None, min_weight_fraction_leaf: float = 0.0,
                  categorical_features=None) -> None:
@@ -214,10 +217,11 @@ class CostSensitiveTreeTrainer:
                           self.min_weight_fraction_leaf).grow(self.max_depth)
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
-        """The tree for the round's labels, weights, loss matrix and feature subset (trusted inputs)."""
+        """The tree for the round's labels, weights, loss matrix (or per-row losses) and feature subset (trusted
+        inputs)."""
         subset = _all_columns(prepared, state.feature_subset)
         return Proposal(TreeGrower(prepared, state.labels, state.sample_weights, state.loss_matrix,
-                                    subset, self.min_weight_fraction_leaf).grow(self.max_depth))
+                                    subset, self.min_weight_fraction_leaf, state.row_losses).grow(self.max_depth))
 
     def __repr__(self) -> str:
         missing = "" if self.missing is None else f", missing={self.missing!r}"

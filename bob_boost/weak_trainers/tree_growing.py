@@ -138,17 +138,23 @@ class TreeGrower:
     """One tree-growing run on the training rows: the :class:`LevelSource` of :func:`grow_levels` in memory."""
 
     def __init__(self, data: BinnedFeatures, labels: np.ndarray, weights: np.ndarray, loss_matrix: np.ndarray,
-                 subset: np.ndarray, min_weight_fraction_leaf: float = 0.0) -> None:
+                 subset: np.ndarray, min_weight_fraction_leaf: float = 0.0,
+                 row_losses: np.ndarray | None = None) -> None:
         self.data = data
         self.min_weight = least_leaf_weight(min_weight_fraction_leaf, float(np.sum(weights)))
         self.labels = labels
         self.weights = weights
         self.loss_matrix = loss_matrix
+        self.row_losses = row_losses
         self.subset = subset
         self.k = loss_matrix.shape[0]
-        # cost-weighted Gini: class j counts r_j = sum_k (L[j,k] - L[j,j]) times
-        factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)
-        self.gini_weights = weights * factors[labels]
+        # cost-weighted Gini: a class-j sample counts r_j = sum_k (L[j,k] - L[j,j]) times (with per-row
+        # losses, its own row's r_n)
+        if row_losses is None:
+            factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)[labels]
+        else:
+            factors = (row_losses - row_losses[np.arange(labels.size), labels][:, np.newaxis]).sum(axis=1)
+        self.gini_weights = weights * factors
         self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
         self.sample_node = np.zeros(data.number_of_samples, dtype=np.int64)
         self.categorical = categorical_mask(np.array(sorted(data.categories), dtype=np.int64),
@@ -194,7 +200,13 @@ class TreeGrower:
         n_nodes = len(nodes.features)
         sums = np.bincount(self.sample_node * self.k + self.labels, weights=self.weights,
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
-        return label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        if self.row_losses is None:
+            return label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        # each node's cost of every class is its rows' weighted losses, summed bottom-up as the class sums are
+        costs = np.stack([np.bincount(self.sample_node, weights=self.weights * self.row_losses[:, j],
+                                      minlength=n_nodes) for j in range(self.k)], axis=1)
+        node_costs, _ = node_class_sums(costs, nodes.features, nodes.left, nodes.right)
+        return cheapest(node_costs), node_class_sums(sums, nodes.features, nodes.left, nodes.right)[1]
 
     def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray, n_nodes: int) -> list[Split]:
         """The best :data:`Split` per frontier node."""
