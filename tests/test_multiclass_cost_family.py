@@ -448,3 +448,38 @@ def test_estimator_sample_costs(digits):
     dropped = BAdaCostClassifier(n_estimators=5).fit(x, y, sample_weight=weights, sample_costs=costs)
     reference = BAdaCostClassifier(n_estimators=5).fit(x[10:], y[10:], sample_costs=costs[10:])
     np.testing.assert_array_equal(dropped.decision_function(x_test), reference.decision_function(x_test))
+
+
+def test_cmel_with_each_class_row_per_sample_is_cmel_bit_for_bit():
+    from bob_boost import Boosting, LUTTrainer
+    from bob_boost.losses import CMELoss, SampleCostCMELoss
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 4, (300, 3))
+    classes = np.where(codes[:, 0] < 2, 0, np.where(codes[:, 1] < 2, 1, 2))
+    matrix = 0.5 * _zero_one(3)
+    matrix[1] *= 3.0
+    plain = Boosting(LUTTrainer(4, 3), CMELoss(matrix)).train(codes, classes, 8)
+    targets = SampleCostCMELoss.targets(classes, matrix[classes], 3)
+    per_sample = Boosting(LUTTrainer(4, 3), SampleCostCMELoss(matrix)).train(codes, targets, 8)
+    assert per_sample.weak_machines == plain.weak_machines
+    np.testing.assert_array_equal(per_sample.weights, plain.weights)
+    np.testing.assert_array_equal(per_sample.cost_matrix, matrix)
+    # dearer samples: the generic trainer's loss still never rises
+    costs = matrix[classes] * rng.uniform(0.2, 5.0, (300, 1))
+    loss = SampleCostCMELoss(matrix)
+    rows = SampleCostCMELoss.targets(classes, costs, 3)
+    machine = Boosting(LUTTrainer(4, 3), loss).train(codes, rows, 8)
+    values = [loss.loss(rows, scores).sum() for scores in machine.staged_decision_scores(codes)]
+    assert np.all(np.diff(values) <= 1e-12 * values[0])
+
+
+@pytest.mark.parametrize("targets, message", [
+    (np.zeros((3, 2)), "shape"),
+    (np.array([[1.0, 1.0, 1.0]] * 3), "minus their sum"),
+    (np.array([[-1.0, -1.0, 2.0]] * 3), "minus their sum"),
+    (np.array([[-1.0, 1.0, np.nan]] * 3), "minus their sum"),
+])
+def test_sample_cost_cmel_rejects_other_targets(targets, message):
+    from bob_boost.losses import SampleCostCMELoss
+    with pytest.raises(ValueError, match=message):
+        SampleCostCMELoss(_zero_one(3)).check_targets(targets)

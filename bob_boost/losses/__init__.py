@@ -1,7 +1,7 @@
 """Loss functions: each turns targets and scores into a loss and its gradient."""
 from ..registry import register_loss
 from .base import BinaryClassificationLoss, LossFunction
-from .cmel import CMELoss
+from .cmel import CMELoss, SampleCostCMELoss
 from .custom import FunctionLoss
 from .double_base import DoubleBaseLoss
 from .exponential import ExponentialLoss
@@ -22,4 +22,4 @@ del _cls
 __all__ = ["LossFunction", "BinaryClassificationLoss", "ExponentialLoss", "LogitLoss",
            "TangentialLoss", "JesorskyLoss", "SquaredLoss", "DoubleBaseLoss", "CMELoss", "SoftmaxLoss", "HuberLoss",
            "AbsoluteErrorLoss", "QuantileLoss", "PoissonLoss", "GammaLoss", "TweedieLoss", "FocalLoss", "FunctionLoss",
-           "MultiLabelLogitLoss"]
+           "MultiLabelLogitLoss", "SampleCostCMELoss"]

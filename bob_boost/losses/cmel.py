@@ -1,9 +1,9 @@
-"""The Cost-sensitive Multi-class Exponential Loss (CMEL) of BAdaCost."""
+"""The Cost-sensitive Multi-class Exponential Loss (CMEL) of BAdaCost, with class or example-dependent costs."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..costs import check_class_labels, check_cost_matrix, cost_star, margin_vectors
+from ..costs import check_class_labels, check_cost_matrix, check_sample_costs, cost_star, margin_vectors
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..registry import register_loss
 from .base import LossFunction, weighted
@@ -103,3 +103,87 @@ class CMELoss(LossFunction):
 
     def __repr__(self) -> str:
         return f"CMELoss(cost_matrix={self.cost_matrix.tolist()})"
+
+
+class SampleCostCMELoss(LossFunction):
+    """CMEL with example-dependent costs: ``L_n(f) = exp(c*_n @ f)`` for each sample's own cost row.
+
+    ``c*_n`` is sample ``n``'s cost row (the cost of predicting each class for it, zero at its class ``l_n``)
+    with minus the row's sum at ``l_n``; :meth:`targets` makes these rows from class labels and costs, and they
+    are the loss's targets, so the generic trainer (:class:`~bob_boost.Boosting`) and its row blocks need
+    nothing else. With every sample's row its class's row of ``cost_matrix`` the targets are
+    :class:`CMELoss`'s rows and the training is the same. New samples have no costs: the machines predict
+    with ``cost_matrix`` (e.g. the class means of the rows, :func:`bob_boost.costs.class_mean_costs`).
+
+    Parameters
+    ----------
+    cost_matrix : array_like
+        (K, K) class costs the trained machines predict with.
+    """
+
+    name = "cmel_sample_costs"
+    convex = True
+    row_separable = True
+
+    def __init__(self, cost_matrix) -> None:
+        matrix = check_cost_matrix(cost_matrix)
+        matrix.setflags(write=False)
+        self.cost_matrix = matrix
+
+    @staticmethod
+    def targets(labels, sample_costs, number_of_classes: int) -> np.ndarray:
+        """The (#samples, K) rows ``c*_n`` of class ``labels`` and ``sample_costs`` ((#samples, K) rows or
+        (#samples, K, K) matrices, as :func:`bob_boost.costs.check_sample_costs` takes them)."""
+        classes = check_class_labels(labels, number_of_classes)
+        rows = check_sample_costs(sample_costs, classes, number_of_classes)
+        rows[np.arange(classes.size), classes] = -rows.sum(axis=1)
+        return rows
+
+    def decision_rule(self, number_of_outputs: int) -> str:
+        """``"cost_sensitive"``: the class of least expected cost under :attr:`cost_matrix`."""
+        return "cost_sensitive"
+
+    def check_targets(self, targets) -> np.ndarray:
+        """Validate (#samples, K) rows ``c*_n``: finite, each non-negative but for at most one entry and summing
+        to 0 (up to rounding).
+
+        Raises
+        ------
+        ValueError
+            For another shape, or rows that are not of that form (pass :meth:`targets` of labels and costs).
+        """
+        array = np.asarray(targets)
+        k = self.cost_matrix.shape[0]
+        if array.ndim != 2 or array.shape[1] != k or array.shape[0] == 0:
+            raise InvalidValueError(f"targets: expected (#samples, {k}) cost rows from SampleCostCMELoss.targets, "
+                                    f"got shape {array.shape}")
+        if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+            raise InvalidTypeError(f"targets: expected a numeric array, got dtype {array.dtype}")
+        rows = np.array(array, dtype=np.float64)
+        scale = np.abs(rows).sum(axis=1)
+        if not np.all(np.isfinite(rows)) or np.any(np.sum(rows < 0, axis=1) > 1) or \
+                np.any(np.abs(rows.sum(axis=1)) > 1e-12 * np.maximum(scale, 1.0)):
+            raise InvalidValueError("targets: each row must be a sample's costs with minus their sum at its class "
+                                    "(SampleCostCMELoss.targets(labels, sample_costs, K) makes them)")
+        return rows
+
+    def loss(self, targets: np.ndarray, scores: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``exp(c*_n @ f(x_n))`` as a (#samples, 1) array."""
+        margin = np.sum(targets * scores, axis=1, keepdims=True)
+        return weighted(np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
+
+    def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
+                      sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """``c*_n exp(c*_n @ f(x_n))``, shape (#samples, K)."""
+        margin = np.sum(targets * scores, axis=1, keepdims=True)
+        return weighted(targets * np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
+
+    def loss_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """The diagonal ``c*_(n,k)^2 exp(c*_n @ f(x_n))`` of the rank-one Hessian."""
+        margin = np.sum(targets * scores, axis=1, keepdims=True)
+        return weighted(targets * targets * np.exp(np.minimum(margin, EXPONENT_LIMIT)), sample_weight)
+
+    def __repr__(self) -> str:
+        return f"SampleCostCMELoss(cost_matrix={self.cost_matrix.tolist()})"
