@@ -138,9 +138,10 @@ def multiclass_cost_trainer(trainer: str, number_of_classes: int | None, weak_le
 def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: str, *, tree_depth: int | None,
                    number_of_rounds: int, max_bins: int | None, n_threads: int | None, missing: str | None,
                    shrinkage: float | None, min_weight_fraction_leaf: float, categorical_features,
-                   feature_fraction: float, sampling: Sampling | None) -> tuple:
+                   feature_fraction: float, sampling: Sampling | None, subset_size: int = 1) -> tuple:
     """``(configured trainer, the loss it minimises, the targets it takes)`` of ``trainer`` (one of
-    :data:`FAMILY_TRAINERS`) and the options of :func:`~bob_boost.recipes.make_recipe`.
+    :data:`FAMILY_TRAINERS`) and the options of :func:`~bob_boost.recipes.make_recipe` (``subset_size``:
+    PIBoost's largest label subsets).
 
     Raises
     ------
@@ -155,7 +156,7 @@ def family_trainer(trainer: str, number_of_classes: int | None, weak_learner: st
         if number_of_classes is None or weak_learner != "stump":
             raise InvalidValueError("trainer: 'piboost' classifies (class labels) with decision stumps "
                                     "(weak_learner='stump')")
-        return (PIBoostTrainer(number_of_rounds, number_of_classes=number_of_classes),
+        return (PIBoostTrainer(number_of_rounds, subset_size, number_of_classes=number_of_classes),
                 CMELoss(samme_cost_matrix(number_of_classes)), "indices")
     if trainer == "arc-gv":
         return _arc_gv(number_of_classes, weak_learner, max_bins, n_threads, missing, shrinkage)

@@ -230,7 +230,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
                 tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
                 tree_interaction_cst=None, categorical_features=None, lp_norm: float = 2.0,
-                pool_size: int = 6000) -> Recipe:
+                pool_size: int = 6000, subset_size: int = 1) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -297,6 +297,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         Lp-CSB's norm ``p`` (>= 1).
     pool_size : int
         MultiBoost's number of pool trees.
+    subset_size : int
+        PIBoost's largest label subsets (1: every label against the others).
 
     Raises
     ------
@@ -332,7 +334,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
             trainer, number_of_classes, weak_learner, tree_depth=tree_depth, number_of_rounds=number_of_rounds,
             max_bins=max_bins, n_threads=n_threads, missing=missing, shrinkage=shrinkage,
             min_weight_fraction_leaf=tree_min_weight_fraction_leaf, categorical_features=categorical_features,
-            feature_fraction=feature_fraction, sampling=sampling))
+            feature_fraction=feature_fraction, sampling=sampling, subset_size=subset_size))
     if categorical_features is not None and (trainer in BINARY_COST_TRAINERS or (
             trainer in MULTICLASS_TRAINERS and weak_learner != "tree")):
         raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting' "

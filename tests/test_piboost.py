@@ -79,3 +79,41 @@ def test_it_learns_and_its_bad_input():
         PIBoostTrainer(subset_size=0)
     with pytest.raises(ValueError, match="labels: has 599 samples"):
         PIBoostTrainer().train(X, labels[:599])
+
+
+def test_estimator_defaults_beat_the_majority_and_load_back(tmp_path):
+    from test_defaults import MARGIN, load, majority
+
+    from bob_boost.sklearn import PIBoostClassifier, load_estimator
+    x, y, x_test, y_test = load("pendigits_600")
+    estimator = PIBoostClassifier().fit(x, y)
+    assert estimator.score(x_test, y_test) >= majority(y_test) + MARGIN
+    probabilities = estimator.predict_proba(x_test)
+    np.testing.assert_array_equal(estimator.classes_[probabilities.argmax(axis=1)], estimator.predict(x_test))
+    estimator.machine_.save(tmp_path / "machine.hdf5")  # a bare machine file adopts the estimator too
+    for path in (tmp_path / "machine.hdf5",):
+        loaded = load_estimator(path)
+        assert type(loaded) is PIBoostClassifier
+        np.testing.assert_array_equal(loaded.predict(x_test), estimator.predict(x_test))
+    with pytest.raises(ValueError, match="subset_size"):
+        PIBoostClassifier(subset_size=0).fit(x, y)
+
+
+def test_estimator_loss_falls_every_round_where_accuracy_does_not():
+    """On car's 500 rows (two classes of 18 and 13 rows among 350) the multi-class exponential loss falls every
+    round while training accuracy falls after 20: the loss reads only each row's own class's score, and the
+    tiny classes' subsets get their share of the updates. The docstring says so."""
+    from test_defaults import load
+
+    from bob_boost.costs import margin_vectors
+    from bob_boost.sklearn import PIBoostClassifier
+    x, y, _, _ = load("car_500")
+    estimator = PIBoostClassifier(n_estimators=100).fit(x, y)
+    encoded = np.searchsorted(estimator.classes_, y)
+    vectors = margin_vectors(estimator.classes_.size)
+    losses, accuracies = [], []
+    for scores in estimator.machine_.staged_decision_scores(x):
+        losses.append(np.mean(np.exp(-np.sum(vectors[encoded] * scores, axis=1) / estimator.classes_.size)))
+        accuracies.append(np.mean(scores.argmax(axis=1) == encoded))
+    assert np.all(np.diff(losses) < 0)
+    assert accuracies[-1] < max(accuracies[:20]) - 0.1

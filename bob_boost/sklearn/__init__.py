@@ -19,6 +19,7 @@ from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
 from .adamec import AdaMECClassifier
 from .cost_reweighting import CostReweightingClassifier
 from .multiclass_cost import MultiClassCostClassifier
+from .piboost import PIBoostClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 from .cv import cv
@@ -26,6 +27,6 @@ from .persistence import estimator_from_machine, load_estimator
 
 __all__ = ["AdaBoostDBClassifier", "AdaMECClassifier", "BAdaCostClassifier", "BoostingClassifier", "BoostingRegressor",
            "ArcGVClassifier", "CostReweightingClassifier", "GentleAdaBoostClassifier", "LogitBoostClassifier",
-           "MultiClassCostClassifier", "RealAdaBoostClassifier", "cv",
+           "MultiClassCostClassifier", "PIBoostClassifier", "RealAdaBoostClassifier", "cv",
            "estimator_from_machine", "load_estimator", "CLASSIFICATION_LOSSES", "ESTIMATOR_KEY", "SELECTION_STYLES",
            "WEAK_LEARNERS"]

@@ -20,6 +20,7 @@ from .adamec import AdaMECClassifier
 from ..family_recipes import REWEIGHTING_TRAINERS
 from .cost_reweighting import CostReweightingClassifier
 from .multiclass_cost import MultiClassCostClassifier
+from .piboost import PIBoostClassifier
 from .additive_logistic import ArcGVClassifier, GentleAdaBoostClassifier, LogitBoostClassifier
 from .real_adaboost import RealAdaBoostClassifier
 
@@ -30,7 +31,7 @@ _ESTIMATORS: dict[str, type[_BoostedEstimator]] = {
     cls.__name__: cls for cls in (BoostingClassifier, BoostingRegressor, AdaBoostDBClassifier, BAdaCostClassifier,
                                   RealAdaBoostClassifier, GentleAdaBoostClassifier, LogitBoostClassifier,
                                   ArcGVClassifier, AdaMECClassifier, CostReweightingClassifier,
-                                  MultiClassCostClassifier)}
+                                  MultiClassCostClassifier, PIBoostClassifier)}
 #: The cost-reweighting algorithms' names in a machine's metadata (the trainer's, or the command line's), and in
 #: ``CostReweightingClassifier``.
 _REWEIGHTING_NAMES = {**{cls.algorithm: name for name, cls in REWEIGHTING_TRAINERS.items()},
@@ -142,6 +143,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         estimator.intercept_ = float(machine.baseline[0])
     elif metadata.get("trainer") in _MULTICLASS_COST_NAMES:
         estimator = _multiclass_cost_estimator(machine, rounds)
+    elif metadata.get("trainer") in ("PIBoostTrainer", "piboost"):
+        estimator = PIBoostClassifier(n_estimators=rounds, subset_size=int(metadata.get("subset_size", 1)))
     elif machine.cost_matrix is not None:
         estimator = BAdaCostClassifier(cost_matrix=machine.cost_matrix.tolist(), n_estimators=rounds)
     elif metadata.get("loss") == "double_base":
