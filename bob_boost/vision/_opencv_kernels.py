@@ -210,3 +210,29 @@ def scan_rows_haar_stumps(total, squares, tilted, stride, rows_start, rows_stop,
             if result == REJECTED_FIRST:
                 x += step
             x += step
+
+
+@numba.njit(parallel=True, **_JIT)
+def haar_window_values(totals, squares, tilteds, norm_corners, norm_area, corners, weights, rectangles, is_tilted,
+                       factors, values):
+    """The Haar feature values of windows as :func:`scan_rows` computes them at a window's place in an image:
+    row ``n`` of ``totals``, ``squares`` (and ``tilteds``) is window ``n``'s flattened integral images; each of
+    the features (``corners``: 12 offsets, ``weights``: 3, ``rectangles``, ``is_tilted``) gets
+    ``((w0 r0 + w1 r1) + w2 r2) * factor`` in float32 into ``values[feature, n]``, and ``factors[n]`` the window's
+    normalisation (0 for a window OpenCV rejects as flat, whose values are then 0)."""
+    for n in numba.prange(totals.shape[0]):
+        total, square, tilted = totals[n], squares[n], tilteds[n]
+        factor = _window_factor(total, square, np.int64(0), norm_corners, norm_area)
+        factors[n] = factor
+        for f in range(values.shape[0]):
+            node = np.uint64(f)
+            k, j = np.uint64(12) * node, np.uint64(3) * node
+            source = total
+            if is_tilted[node]:
+                source = tilted
+            value = weights[j] * np.float32(_rect_sum(source, np.int64(0), corners, k)) \
+                + weights[j + np.uint64(1)] * np.float32(_rect_sum(source, np.int64(0), corners, k + np.uint64(4)))
+            if rectangles[node] == 3:
+                value = value + weights[j + np.uint64(2)] * np.float32(
+                    _rect_sum(source, np.int64(0), corners, k + np.uint64(8)))
+            values[f, n] = value * factor

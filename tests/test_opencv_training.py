@@ -1,0 +1,123 @@
+"""Haar cascades trained in OpenCV's feature values: OpenCV 4 makes the trainer's decisions, window for window."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bob_boost.vision.opencv_train import haar_features, haar_values, train_opencv_cascade, window_decisions
+
+SIZE = 16
+
+
+def _windows(seed: int, count: int) -> np.ndarray:
+    """Textured windows: smooth blobs plus noise, so that few are flat."""
+    rng = np.random.default_rng(seed)
+    grid = np.linspace(-1.0, 1.0, SIZE)
+    centres = rng.uniform(-1.0, 1.0, (count, 2, 1, 1))
+    blobs = np.exp(-((grid[None, None, :] - centres[:, 0]) ** 2 + (grid[None, :, None] - centres[:, 1]) ** 2) * 4)
+    return np.clip(blobs * 200 + rng.normal(0, 25, (count, SIZE, SIZE)) + 30, 0, 255).astype(np.uint8)
+
+
+def _faces_like(seed: int, count: int, contrast: tuple[float, float] = (0.4, 1.0)) -> np.ndarray:
+    """A fixed pattern (dark eyes and mouth on a bright face) of random contrast, shifted by up to two pixels,
+    under heavy noise."""
+    rng = np.random.default_rng(seed)
+    pattern = np.zeros((SIZE + 4, SIZE + 4))
+    pattern[6:9, 5:8] = pattern[6:9, 12:15] = -1.0
+    pattern[12:14, 7:13] = -0.7
+    shifts = rng.integers(0, 5, (count, 2))
+    shifted = np.stack([pattern[dy:dy + SIZE, dx:dx + SIZE] for dy, dx in shifts])
+    gain = rng.uniform(*contrast, (count, 1, 1)) * 110
+    return np.clip(140 + shifted * gain + rng.normal(0, 35, (count, SIZE, SIZE)), 0, 255).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    # the negatives: textures, and the pattern at contrasts below the positives'
+    positives = _faces_like(0, 600)
+    negatives = np.concatenate([_windows(1, 1500), _faces_like(2, 1500, (0.0, 0.35))])[
+        np.random.default_rng(4).permutation(3000)]
+    cascade = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
+                                   max_weak_count=8, random_state=3)
+    return positives, negatives, cascade
+
+
+def test_features_are_opencv_traincascades():
+    counts = {mode: haar_features(24, 24, mode)[0].shape[0] for mode in ("BASIC", "CORE", "ALL")}
+    assert counts == {"BASIC": 162336, "CORE": 210400, "ALL": 261600}  # opencv_traincascade's counts
+    rects, weights, tilted = haar_features(24, 24, "CORE")
+    # the first position's kinds in OpenCV's order: x2, y2, x3, y3, x4, y4, x2y2, the 3x3 centre
+    np.testing.assert_array_equal(rects[:8, 0, 2:], [[2, 1], [1, 2], [3, 1], [1, 3], [4, 1], [1, 4], [2, 2], [3, 3]])
+    np.testing.assert_array_equal(weights[7], [-1, 9, 0])
+    assert not tilted.any() and haar_features(24, 24, "ALL")[2].sum() == 51200
+    with pytest.raises(ValueError, match="mode"):
+        haar_features(24, 24, "FANCY")
+
+
+def test_values_are_the_detectors_arithmetic():
+    windows = _windows(5, 40)
+    windows[0] = 77  # flat: the detector rejects it, every value 0
+    rects, weights, tilted = haar_features(SIZE, SIZE, "ALL")
+    chosen = np.random.default_rng(0).choice(rects.shape[0], 300, replace=False)
+    values, factors = haar_values(windows, rects[chosen], weights[chosen], tilted[chosen])
+    assert factors[0] == 0 and not values[:, 0].any()
+    pixels = windows.astype(np.int64)
+    for n in range(1, 40):
+        inner = pixels[n, 1:-1, 1:-1]
+        spread = inner.size * float(np.sum(inner ** 2)) - float(inner.sum()) ** 2
+        factor = np.float32(1.0 / np.sqrt(spread))
+        assert factors[n] == factor
+        for row, feature in enumerate(chosen[:60]):
+            if tilted[feature]:
+                continue
+            total = np.float32(0.0)
+            for (x, y, w, h), weight in zip(rects[feature], weights[feature]):
+                if weight:
+                    total = total + np.float32(weight) * np.float32(pixels[n, y:y + h, x:x + w].sum())
+            assert values[row, n] == np.float32(total * factor)
+
+
+def test_training_is_deterministic_and_meets_the_hit_rate(trained):
+    positives, negatives, cascade = trained
+    again = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
+                                 max_weak_count=8, random_state=3)
+    for name in ("stage_thresholds", "node_threshold", "leaves", "rects", "node_feature"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(cascade, name))
+    assert cascade.number_of_stages == 3
+    # the cascade keeps at least 0.995^3 of the positives; each stage passed at most half of its negatives
+    assert np.mean(window_decisions(cascade, positives)) >= 0.995 ** 3
+    assert np.mean(window_decisions(cascade, negatives[:600])) <= 0.5
+
+
+def test_opencv_makes_the_trainers_decisions_on_100000_windows(trained, tmp_path):
+    cv2 = pytest.importorskip("cv2", reason="OpenCV 4 (opencv-python-headless<5, the test extra) is the reference")
+    from bob_boost.vision.opencv_write import write_opencv_cascade
+    from bob_boost.vision.opencv_xml import read_opencv_cascade
+    positives, negatives, cascade = trained
+    path = tmp_path / "trained.xml"
+    write_opencv_cascade(cascade, path)
+    windows = np.concatenate([positives, negatives, _windows(9, 48000), _faces_like(10, 48400)])
+    assert windows.shape[0] == 100000
+    ours = window_decisions(cascade, windows)
+    np.testing.assert_array_equal(window_decisions(read_opencv_cascade(str(path)), windows), ours)
+    reference = cv2.CascadeClassifier(str(path))
+    theirs = np.array([len(reference.detectMultiScale(window, scaleFactor=1.1, minNeighbors=0,
+                                                      minSize=(SIZE, SIZE), maxSize=(SIZE, SIZE))) > 0
+                       for window in windows])
+    assert 1000 < theirs.sum() < 99000  # both kinds of decision occur
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(positives=np.zeros((5, 16)), negatives=None), "positives"),
+    (dict(negatives=np.zeros((5, 12, 12), np.uint8)), "negatives"),
+    (dict(min_hit_rate=0.0), "min_hit_rate"),
+    (dict(max_false_alarm_rate=1.5), "max_false_alarm_rate"),
+    (dict(number_of_stages=0), "number_of_stages"),
+    (dict(mode="HOG"), "mode"),
+])
+def test_bad_input_names_the_argument(options, message):
+    arguments = dict(positives=_faces_like(0, 20), negatives=_windows(1, 20))
+    arguments.update({key: value for key, value in options.items() if value is not None or key != "negatives"})
+    with pytest.raises(ValueError, match=message):
+        train_opencv_cascade(**arguments)
