@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bob_boost.vision.opencv_train import haar_features, haar_values, train_opencv_cascade, window_decisions
+from bob_boost.vision.opencv_features import haar_features, haar_values, window_decisions
+from bob_boost.vision.opencv_train import train_opencv_cascade
 
 SIZE = 16
 
