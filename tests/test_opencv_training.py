@@ -122,3 +122,49 @@ def test_bad_input_names_the_argument(options, message):
     arguments.update({key: value for key, value in options.items() if value is not None or key != "negatives"})
     with pytest.raises(ValueError, match=message):
         train_opencv_cascade(**arguments)
+
+
+def _training_files(folder) -> tuple[str, str]:
+    """A .vec file of pattern positives and a background list of two textured images (PNG)."""
+    pytest.importorskip("imageio", reason="the faces extra (imageio) reads background images")
+    from bob_boost.vision.data import write_image
+    from bob_boost.vision.opencv_samples import write_vec
+    vec = folder / "positives.vec"
+    write_vec(_faces_like(0, 400), vec)
+    rng = np.random.default_rng(7)
+    names = []
+    for index in range(2):
+        texture = np.kron(rng.integers(40, 220, (12, 16)), np.ones((8, 8))) + rng.normal(0, 30, (96, 128))
+        write_image(folder / f"bg{index}.png", np.repeat(np.clip(texture, 0, 255).astype(np.uint8)[..., None], 3, 2))
+        names.append(f"bg{index}.png")
+    (folder / "bg.txt").write_text("# textures\n" + "\n".join(names) + "\n", encoding="utf-8")
+    return str(vec), str(folder / "bg.txt")
+
+
+def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path):
+    from bob_boost.cli import main
+    vec, background = _training_files(tmp_path)
+    common = ["-vec", vec, "-bg", background, "-w", str(SIZE), "-h", str(SIZE), "-numPos", "300", "-numNeg", "300",
+              "-maxWeakCount", "6", "--features-per-stage", "400", "-q"]
+    assert main(["train-cascade", "-data", str(tmp_path / "whole"), "-numStages", "3", *common]) == 0
+    assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "2", *common]) == 0
+    assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "3", *common]) == 0
+    whole = (tmp_path / "whole" / "cascade.xml").read_bytes()
+    assert whole == (tmp_path / "parts" / "cascade.xml").read_bytes()
+    from bob_boost.vision.opencv_xml import read_opencv_cascade
+    assert read_opencv_cascade(str(tmp_path / "whole" / "cascade.xml")).number_of_stages == 3
+    # resuming with other training options is refused, naming them
+    assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "4", *common[:-1],
+                 "-minHitRate", "0.99", "-q"]) != 0
+
+
+def test_train_cascade_command_bad_input(tmp_path, capsys):
+    from bob_boost.cli import main
+    vec, background = _training_files(tmp_path)
+    (tmp_path / "missing.txt").write_text("nowhere.png\n", encoding="utf-8")
+    cases = [(["-vec", vec, "-bg", background, "-w", "24", "-h", "24"], "positives.vec"),
+             (["-vec", vec, "-bg", str(tmp_path / "missing.txt"), "-w", str(SIZE), "-h", str(SIZE)], "nowhere.png"),
+             (["-vec", vec, "-bg", background, "-featureType", "LBP"], "-featureType")]
+    for index, (arguments, message) in enumerate(cases):
+        assert main(["train-cascade", "-data", str(tmp_path / f"out{index}"), *arguments]) != 0
+        assert message in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""The ``bob-boost`` command line: train, evaluate, predict, explain, inspect, export, detect, examples and plots.
+"""The ``bob-boost`` command line: train, evaluate, predict, explain, inspect, export, detect, train-cascade, examples
+and plots.
 
 Every failure the user can cause (a missing or malformed file, a bad
 column, a bad option, a corrupt model) ends with one line on stderr and a
@@ -30,6 +31,7 @@ from . import inspect as _inspect_command
 from . import plot as _plot_command
 from . import predict as _predict_command
 from . import train as _train_command
+from . import train_cascade as _train_cascade_command
 from ._common import CommandError, Parser, common_options, load_model, predicted_indices, run_command
 from .evaluate import command_evaluate, evaluate
 from .example import command_example
@@ -47,7 +49,7 @@ __all__ = ["CommandError", "EXAMPLE_LOSSES", "FEATURE_KEYS", "HDF5_SUFFIXES", "L
            "train_example", "train_machine", "write_predictions"]
 
 _COMMANDS = (_train_command, _evaluate_command, _predict_command, _explain_command, _inspect_command, _export_command,
-             _detect_command, _example_command, _plot_command)
+             _detect_command, _train_cascade_command, _example_command, _plot_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
