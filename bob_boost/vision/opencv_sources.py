@@ -19,7 +19,7 @@ from ..exceptions import DataFormatError
 from .opencv import _eight_bit_gray, opencv_resize
 from .opencv_samples import read_info, read_vec
 
-__all__ = ["background_windows", "info_positives", "read_background_list", "vec_positives"]
+__all__ = ["background_windows", "image_windows", "info_positives", "read_background_list", "vec_positives"]
 
 #: OpenCV's negative reader's scale step, float32 sqrt(2).
 _SCALE_STEP = np.float32(1.41421354)
@@ -91,6 +91,17 @@ def background_windows(paths: Sequence[str | os.PathLike], width: int,
         if not cache:
             cache.extend(_gray(Path(os.fspath(path))) for path in paths)
         for gray in cache:
+            yield from _image_windows(gray, width, height)
+
+    return windows
+
+
+def image_windows(images: Sequence[np.ndarray], width: int, height: int) -> Callable[[], Iterator[np.ndarray]]:
+    """:func:`background_windows` of images in memory: 8-bit grey (H, W) or RGB (H, W, 3) arrays."""
+    grays = [_eight_bit_gray(image, "rgb") for image in images]
+
+    def windows() -> Iterator[np.ndarray]:
+        for gray in grays:
             yield from _image_windows(gray, width, height)
 
     return windows
