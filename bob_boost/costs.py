@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_integer_vector, check_positive_int, check_scalar
+from ._validation import check_integer_vector, check_positive_int, check_sample_weight, check_scalar, mean_one
 from .evaluation import confusion_matrix
 from .exceptions import InvalidTypeError, InvalidValueError
 
@@ -306,6 +306,23 @@ def class_mean_costs(labels: np.ndarray, sample_costs: np.ndarray, number_of_cla
     np.add.at(sums, labels, sample_costs)
     counts = np.bincount(labels, minlength=number_of_classes)[:, np.newaxis]
     return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+
+
+def check_class_rows(array: np.ndarray, labels, number_of_classes: int,
+                     sample_weight=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """A multi-class trainer's labels and weights for the validated feature matrix ``array``: int64 classes
+    (:func:`check_class_labels`), one per row, and the ``sample_weight`` rescaled to a mean of 1 (None stays
+    None).
+
+    Raises
+    ------
+    ValueError
+        For labels outside ``0 .. K-1`` or of another length than the rows, and invalid weights.
+    """
+    classes = check_class_labels(labels, number_of_classes)
+    if classes.size != array.shape[0]:
+        raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
+    return classes, None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
 
 
 def check_class_labels(labels, number_of_classes: int, name: str = "labels") -> np.ndarray:

@@ -22,14 +22,14 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting import loop
 from ..boosting.closed_form import LARGEST_EXPONENT, MulticlassCostBoosting
 from ..boosting.sampling import Sampling, check_class_sampling
 from ..boosting.steps import adac2_m1_step, adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels, check_cost_matrix, check_sample_costs, margin_cost_matrix, \
-    samme_cost_matrix, zero_one_cost_matrix
+from ..costs import (check_class_labels, check_class_rows, check_cost_matrix, check_sample_costs, margin_cost_matrix,
+                     samme_cost_matrix, zero_one_cost_matrix)
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
@@ -170,10 +170,7 @@ class BAdaCostTrainer:
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         cost_matrix = self.cost_matrix_for(np.asarray(labels), boosted_machine)
-        classes = check_class_labels(labels, cost_matrix.shape[0])
-        if classes.size != array.shape[0]:
-            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        classes, weights = check_class_rows(array, labels, cost_matrix.shape[0], sample_weight)
         self._check_continued(boosted_machine)
         loss_matrix, exponents = self.round_matrices(cost_matrix)
         row_exponents = None if sample_costs is None else self._row_exponents(sample_costs, classes, cost_matrix)

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numbers
 
-from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting import loop
 from ..boosting.mixtures import LpCSBBoosting
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels, check_cost_matrix
+from ..costs import check_class_rows, check_cost_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.relational import RelationalTreeTrainer
@@ -96,10 +96,7 @@ class LpCSBTrainer:
         array = as_feature_matrix(features)
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
-        classes = check_class_labels(labels, self.cost_matrix.shape[0])
-        if classes.size != array.shape[0]:
-            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        classes, weights = check_class_rows(array, labels, self.cost_matrix.shape[0], sample_weight)
         algorithm = LpCSBBoosting(self.weak_learner, classes, self.cost_matrix, self.p, weights, metadata={
             "trainer": type(self).__name__, "weak_learner": repr(self.weak_learner),
             "lp_csb_cost_matrix": self.cost_matrix.tolist(), "lp_csb_p": self.p})

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting import loop
 from ..boosting.closed_form import MultiBoostBoosting
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels, check_cost_matrix
+from ..costs import check_class_rows, check_cost_matrix
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.machine_pool import MachinePool, subsample_pool
@@ -119,10 +119,7 @@ class MultiBoostTrainer:
         array = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_learner, "accepts_missing", False)))
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
-        classes = check_class_labels(labels, self.cost_matrix.shape[0])
-        if classes.size != array.shape[0]:
-            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        classes, weights = check_class_rows(array, labels, self.cost_matrix.shape[0], sample_weight)
         pool = self.pool(array, classes, weights)
         algorithm = MultiBoostBoosting(pool, classes, self.cost_matrix, weights, metadata={
             "trainer": type(self).__name__, "weak_learner": repr(self.weak_learner),

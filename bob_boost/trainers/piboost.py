@@ -24,14 +24,13 @@ import itertools
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, mean_one
+from .._validation import as_feature_matrix, check_positive_int
 from ..boosting import loop
 from ..boosting.protocol import Proposal, RoundState
 from ..boosting.real_boosting import ProbabilityBoosting
 from ..boosting.roots import RootCounter
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels
-from ..exceptions import InvalidValueError
+from ..costs import check_class_labels, check_class_rows
 from ..machine import BoostedMachine
 from ..weak.tree import TreeMachine
 from ..weak_trainers.stump_pool.pool import StumpPool
@@ -130,10 +129,7 @@ class PIBoostTrainer:
         if k is None:
             k = (boosted_machine.number_of_outputs if boosted_machine is not None and boosted_machine.number_of_outputs
                  else max(int(check_class_labels(labels, np.iinfo(np.int64).max).max()) + 1, 2))
-        classes = check_class_labels(labels, k)
-        if classes.size != array.shape[0]:
-            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        classes, weights = check_class_rows(array, labels, k, sample_weight)
         weak = SubsetStumps(k, self.subset_size)
         name = type(self).__name__
         algorithm = ProbabilityBoosting(weak, classes, k, False, 1.0, name,

@@ -26,11 +26,11 @@ import numbers
 
 import numpy as np
 
-from .._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar, mean_one
+from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting import loop
 from ..boosting.real_boosting import ProbabilityBoosting
 from ..callbacks import RoundCallback
-from ..costs import check_class_labels
+from ..costs import check_class_labels, check_class_rows
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.probability_trees import ProbabilityTreeTrainer
@@ -112,10 +112,7 @@ class SAMMERTrainer:
         rounds = self.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         k = self._classes(np.asarray(labels), boosted_machine)
-        classes = check_class_labels(labels, k)
-        if classes.size != array.shape[0]:
-            raise InvalidValueError(f"labels: has {classes.size} samples but features have {array.shape[0]}")
-        weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, array.shape[0]))
+        classes, weights = check_class_rows(array, labels, k, sample_weight)
         name = type(self).__name__
         algorithm = ProbabilityBoosting(self.weak_learner, classes, k, self.leaves == "real", self.learning_rate,
                                         name, {"trainer": name, "weak_learner": repr(self.weak_learner)}, weights)
