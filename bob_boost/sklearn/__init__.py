@@ -15,7 +15,8 @@ from ..recipes import SELECTION_STYLES
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, WEAK_LEARNERS
 from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
-from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+from .badacost import BAdaCostClassifier
+from .cost_sensitive import AdaBoostDBClassifier
 from .adamec import AdaMECClassifier
 from .cost_reweighting import CostReweightingClassifier
 from .multiclass_cost import MultiClassCostClassifier

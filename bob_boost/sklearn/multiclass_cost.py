@@ -10,7 +10,7 @@ from ..family_recipes import MULTICLASS_COST_TRAINERS
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._fitting import kept_seed
-from .cost_sensitive import BAdaCostClassifier
+from .badacost import BAdaCostClassifier
 
 __all__ = ["MultiClassCostClassifier"]
 

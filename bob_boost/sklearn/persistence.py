@@ -15,7 +15,8 @@ from ._fitting import restore_state
 from ._base import CLASSIFICATION_LOSSES, ESTIMATOR_KEY, _BoostedEstimator
 from .boosting import BoostingClassifier
 from .regression import BoostingRegressor
-from .cost_sensitive import AdaBoostDBClassifier, BAdaCostClassifier
+from .badacost import BAdaCostClassifier
+from .cost_sensitive import AdaBoostDBClassifier
 from .adamec import AdaMECClassifier
 from ..family_recipes import REWEIGHTING_TRAINERS
 from .cost_reweighting import CostReweightingClassifier
