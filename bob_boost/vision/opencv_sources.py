@@ -1,10 +1,12 @@
 """Training windows from ``opencv_traincascade``'s inputs: positives from a ``.vec`` or info file, negatives from a
 background list.
 
-Background windows are cut as OpenCV's negative reader cuts them on its first pass over the list: each image is
-first shrunk (``INTER_LINEAR_EXACT``) until the window just fits, then windows are read in raster order with half
-a window's step, and the image is enlarged by sqrt(2) (float32, OpenCV's ``1.41421354f``) until it would exceed
-its own size, then the next image follows. The images are read once and the windows of a scale come as one
+Background windows are cut as OpenCV's negative reader cuts them: each image is first shrunk
+(``INTER_LINEAR_EXACT``) until the window (and the pass's offset) just fits, then windows are read in raster
+order with half a window's step from the offset, and the image is enlarged by sqrt(2) (float32, OpenCV's
+``1.41421354f``) until it would exceed its own size; then the next image follows. Pass ``r`` over the list
+(``r = 0 .. w h - 1``) starts its grid at the offset ``(r mod w, r div w)`` (at most the image's size less the
+window's), so later passes cut new windows. The images are read once and the windows of a scale come as one
 batch.
 """
 from __future__ import annotations
@@ -58,22 +60,27 @@ def _gray(path: Path) -> np.ndarray:
     return _eight_bit_gray(read_image(os.fspath(path)), "rgb")
 
 
-def _image_windows(gray: np.ndarray, width: int, height: int) -> Iterator[np.ndarray]:
-    """One image's windows, scale by scale, as OpenCV's negative reader's first pass cuts them."""
+def _image_windows(gray: np.ndarray, width: int, height: int, round_index: int = 0) -> Iterator[np.ndarray]:
+    """One image's windows, scale by scale, as OpenCV's negative reader cuts them on pass ``round_index``."""
     rows, columns = gray.shape
     if columns < width or rows < height:
         return
-    scale = max(np.float32(width) / np.float32(columns), np.float32(height) / np.float32(rows))
+    offset_x = min(round_index % width, columns - width)
+    offset_y = min(round_index // width, rows - height)
+    scale = max(np.float32(width + offset_x) / np.float32(columns), np.float32(height + offset_y) / np.float32(rows))
     size = (int(scale * np.float32(columns) + np.float32(0.5)), int(scale * np.float32(rows) + np.float32(0.5)))
     while True:
         image = opencv_resize(gray, *size)
-        xs = [0]
+        xs = [offset_x]
         while int(xs[-1] + np.float32(1.5) * width) < image.shape[1]:
             xs.append(xs[-1] + int(np.float32(0.5) * width))
-        ys = [0]
+        ys = [offset_y]
         while int(ys[-1] + np.float32(1.5) * height) < image.shape[0]:
             ys.append(ys[-1] + int(np.float32(0.5) * height))
-        yield np.stack([image[y:y + height, x:x + width] for y in ys for x in xs])
+        windows = [image[y:y + height, x:x + width] for y in ys for x in xs]
+        windows = [window for window in windows if window.shape == (height, width)]
+        if windows:
+            yield np.stack(windows)
         scale = np.float32(scale * _SCALE_STEP)
         if scale > 1:
             return
@@ -90,10 +97,16 @@ def background_windows(paths: Sequence[str | os.PathLike], width: int,
     def windows() -> Iterator[np.ndarray]:
         if not cache:
             cache.extend(_gray(Path(os.fspath(path))) for path in paths)
-        for gray in cache:
-            yield from _image_windows(gray, width, height)
+        yield from _passes(cache, width, height)
 
     return windows
+
+
+def _passes(grays: list[np.ndarray], width: int, height: int) -> Iterator[np.ndarray]:
+    """The windows of every pass over the images (``w h`` passes, each with its offset)."""
+    for round_index in range(width * height):
+        for gray in grays:
+            yield from _image_windows(gray, width, height, round_index)
 
 
 def image_windows(images: Sequence[np.ndarray], width: int, height: int) -> Callable[[], Iterator[np.ndarray]]:
@@ -101,8 +114,7 @@ def image_windows(images: Sequence[np.ndarray], width: int, height: int) -> Call
     grays = [_eight_bit_gray(image, "rgb") for image in images]
 
     def windows() -> Iterator[np.ndarray]:
-        for gray in grays:
-            yield from _image_windows(gray, width, height)
+        yield from _passes(grays, width, height)
 
     return windows
 

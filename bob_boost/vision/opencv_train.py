@@ -91,15 +91,13 @@ def _trimmed(weights: np.ndarray, trim_rate: float) -> np.ndarray:
 
 
 def _cascade_decisions(windows: np.ndarray, features: tuple, stages: list[tuple]) -> np.ndarray:
-    """Whether every stage so far accepts each window (flat windows never pass), as the detector decides."""
-    accepted = np.ones(windows.shape[0], bool)
-    if not stages:
-        return accepted
+    """Whether every stage so far accepts each window, as the detector decides: flat windows never pass (before
+    the first stage either, so that they are never samples)."""
     rects, weights, tilted = features
     used = sorted({stump[0] for _, stumps in stages for stump in stumps})
     values, factors = haar_values(windows, rects[used], weights[used], tilted[used])
     column = {feature: row for row, feature in enumerate(used)}
-    accepted &= factors != 0
+    accepted = factors != 0
     for threshold, stumps in stages:
         own = values[[column[stump[0]] for stump in stumps]].T
         accepted &= passes(stage_scores(own, stumps), threshold)
@@ -184,10 +182,8 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
         rng = np.random.default_rng([seed, stage])
         chosen = np.sort(rng.choice(features[0].shape[0], min(draws, features[0].shape[0]), replace=False))
         windows = np.concatenate([kept_pos, kept_neg])
-        values, factors = haar_values(windows, *(part[chosen] for part in features))
-        usable = factors != 0  # the detector rejects flat windows before any stage
-        labels = np.where(np.arange(windows.shape[0]) < kept_pos.shape[0], 1.0, -1.0)[usable]
-        values = values[:, usable]
+        values, _ = haar_values(windows, *(part[chosen] for part in features))  # no flat window: see above
+        labels = np.where(np.arange(windows.shape[0]) < kept_pos.shape[0], 1.0, -1.0)
         stage_stumps, threshold = _train_stage(values, labels, chosen, rates, weak_count)
         stages.append((threshold, stage_stumps))
         logger.info("stage %d: %d stumps on %d positives and %d negatives (%d features searched)", stage,
