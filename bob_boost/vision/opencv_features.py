@@ -101,7 +101,10 @@ def _window_integrals(windows: np.ndarray, tilted_too: bool) -> tuple[np.ndarray
     tilteds = np.zeros_like(totals) if tilted_too else np.zeros((n, 1, 1), np.int32)
     for index in range(n):
         integrals(windows[index], tilted_too, totals[index], squares[index], tilteds[index])
-    return totals.reshape(n, -1), squares.reshape(n, -1), tilteds.reshape(n, -1)
+    return (totals.reshape(n, totals[0].size if n else (h + 1) * (w + 1)),
+            squares.reshape(n, squares[0].size if n else (h + 1) * (w + 1)),
+            tilteds.reshape(n, tilteds.shape[1] * tilteds.shape[2]))
+
 
 def _feature_arrays(rects: np.ndarray, weights: np.ndarray, tilted: np.ndarray, stride: int) -> tuple:
     """Corner offsets (12 per feature), float32 weights, rectangle counts and tilts, as the scan reads them."""

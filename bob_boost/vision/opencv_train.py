@@ -172,9 +172,10 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     seed = int(check_scalar(random_state, "random_state", numbers.Integral, min_val=0))
     features = haar_features(width, height, mode)
     stages = [] if initial is None else _stages_of(initial, features, width, height)
+    background = _Negatives(source, (height, width))
     for stage in range(len(stages), stages_wanted):
         kept_pos = positives[_cascade_decisions(positives, features, stages)][:pos_count]
-        kept_neg = _passing(source, features, stages, neg_count, (height, width))
+        kept_neg = background.passing(features, stages, neg_count)
         if kept_pos.shape[0] == 0 or kept_neg.shape[0] == 0:
             logger.info("stage %d: %d positives and %d negatives pass; stopping", stage, kept_pos.shape[0],
                         kept_neg.shape[0])
@@ -198,28 +199,35 @@ def _array_source(windows: np.ndarray) -> Callable[[], Iterator[np.ndarray]]:
     return lambda: (windows[start:start + _BATCH] for start in range(0, windows.shape[0], _BATCH))
 
 
-def _passing(source: Callable, features: tuple, stages: list[tuple], count: int,
-             size: tuple[int, int]) -> np.ndarray:
-    """The first ``count`` windows of ``source()`` (batches or single windows) that every stage accepts."""
-    kept, total, pending = [], 0, []
+class _Negatives:
+    """A run's background windows: the source read once, keeping every window all stages so far accept.
 
-    def flush() -> int:
-        batch = np.concatenate(pending) if len(pending) > 1 else pending[0]
-        pending.clear()
-        accepted = batch[_cascade_decisions(batch, features, stages)][:count - total]
-        kept.append(accepted)
-        return accepted.shape[0]
+    The first ``count`` windows of the source that the cascade accepts are the first ``count`` of these
+    survivors (each stage only removes some), read further when too few are left: the same windows as reading
+    the source from the start at every stage, without judging the windows again that earlier stages rejected.
+    """
 
-    for item in source():
-        block = check_windows(item if np.ndim(item) == 3 else np.asarray(item)[np.newaxis], "negatives", size)
-        pending.append(block)
-        if sum(part.shape[0] for part in pending) >= _BATCH:
-            total += flush()
-            if total >= count:
+    def __init__(self, source: Callable[[], Iterator], size: tuple[int, int]) -> None:
+        self._batches = iter(source())
+        self._size = size
+        self._survivors = np.empty((0, *size), np.uint8)
+
+    def passing(self, features: tuple, stages: list[tuple], count: int) -> np.ndarray:
+        """The first ``count`` windows of the source that every stage accepts (fewer when it runs out)."""
+        self._survivors = self._survivors[_cascade_decisions(self._survivors, features, stages)]
+        pending: list[np.ndarray] = []
+        while self._survivors.shape[0] < count:
+            for item in self._batches:
+                pending.append(check_windows(item if np.ndim(item) == 3 else np.asarray(item)[np.newaxis],
+                                             "negatives", self._size))
+                if sum(part.shape[0] for part in pending) >= _BATCH:
+                    break
+            if not pending:
                 break
-    if pending and total < count:
-        total += flush()
-    return np.concatenate(kept) if kept else np.empty((0, *size), np.uint8)
+            batch = np.concatenate(pending)
+            pending = []
+            self._survivors = np.concatenate([self._survivors, batch[_cascade_decisions(batch, features, stages)]])
+        return self._survivors[:count]
 
 
 def _stages_of(cascade: OpenCVCascade, features: tuple, width: int, height: int) -> list[tuple]:
