@@ -6,8 +6,6 @@ multi-class cost-sensitive competitors (AdaC2.M1, MultiBoost, Lp-CSB) on trees.
 """
 from __future__ import annotations
 
-import math
-
 from .boosting.sampling import Sampling
 from .costs import samme_cost_matrix, zero_one_cost_matrix
 from .exceptions import InvalidValueError
@@ -108,7 +106,7 @@ def multiclass_cost_trainer(trainer: str, number_of_classes: int | None, weak_le
                                     f"{weak_learner!r}")
         weak = (MultiClassStumpTrainer(missing=missing, min_weight_fraction_leaf=min_weight_fraction_leaf)
                 if weak_learner == "stump" else
-                CostSensitiveTreeTrainer(max_depth=max(2, math.ceil(math.log2(number_of_classes)))
+                CostSensitiveTreeTrainer(max_depth=AdaC2M1Trainer.default_depth(number_of_classes)
                                          if tree_depth is None else tree_depth, missing=missing,
                                          min_weight_fraction_leaf=min_weight_fraction_leaf,
                                          categorical_features=categorical_features))

@@ -483,3 +483,14 @@ def test_sample_cost_cmel_rejects_other_targets(targets, message):
     from bob_boost.losses import SampleCostCMELoss
     with pytest.raises(ValueError, match=message):
         SampleCostCMELoss(_zero_one(3)).check_targets(targets)
+
+
+def test_trainers_defaults_learn_on_ten_classes():
+    """Every parameter at its default on pendigits' 600 rows: AdaC2.M1's trees have a leaf for every class."""
+    from test_defaults import MARGIN, load, majority
+    x, y, x_test, y_test = load("pendigits_600")
+    matrix = _zero_one(10)
+    assert AdaC2M1Trainer(matrix).weak_learner.max_depth == 4
+    for trainer in (AdaC2M1Trainer(matrix), LpCSBTrainer(matrix), MultiBoostTrainer(matrix, pool_size=600)):
+        machine = trainer.train(x, y)
+        assert np.mean(machine.predict(x_test) == y_test) >= majority(y_test) + MARGIN, type(trainer).__name__

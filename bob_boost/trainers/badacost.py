@@ -18,6 +18,7 @@ The result is a :class:`~bob_boost.BoostedMachine` that holds ``C``, so its
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -294,19 +295,31 @@ class AdaC2M1Trainer(BAdaCostTrainer):
     ----------
     cost_matrix : array_like
         (K, K) cost matrix: zero diagonal, non-negative, finite, every row with a positive cost.
-    weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state, sampling
+    weak_learner : object, optional
+        As for :class:`BAdaCostTrainer`; default a
+        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer` of :meth:`default_depth`: with
+        fewer leaves than classes the first tree's weighted error is above 1/2 and the machine stays empty.
+    number_of_rounds, shrinkage, feature_fraction, random_state, sampling
         As for :class:`BAdaCostTrainer`.
     """
 
     def __init__(self, cost_matrix, weak_learner=None, number_of_rounds: int = 100, shrinkage: float = 1.0,
                  feature_fraction: float = 1.0, random_state=None, sampling: Sampling | None = None) -> None:
-        super().__init__(cost_matrix, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state,
+        matrix = check_cost_matrix(cost_matrix)
+        if weak_learner is None:
+            weak_learner = CostSensitiveTreeTrainer(max_depth=self.default_depth(matrix.shape[0]))
+        super().__init__(matrix, weak_learner, number_of_rounds, shrinkage, feature_fraction, random_state,
                          sampling)
         self.class_costs = self.cost_matrix.sum(axis=1)
         if np.any(self.class_costs <= 0):
             rows = np.flatnonzero(self.class_costs <= 0).tolist()
             raise InvalidValueError(f"cost_matrix: rows {rows} have no positive cost; AdaC2.M1 weights each class "
                                     f"by its row's sum, so every class needs a cost")
+
+    @staticmethod
+    def default_depth(number_of_classes: int) -> int:
+        """``max(2, ceil(log2 K))``: the shallowest trees with a leaf for every class."""
+        return max(2, math.ceil(math.log2(number_of_classes)))
 
     def cost_matrix_for(self, labels: np.ndarray, boosted_machine: BoostedMachine | None) -> np.ndarray:
         """The 0|1 matrix of the weighted vote the machine predicts by."""
