@@ -494,3 +494,21 @@ def test_trainers_defaults_learn_on_ten_classes():
     for trainer in (AdaC2M1Trainer(matrix), LpCSBTrainer(matrix), MultiBoostTrainer(matrix, pool_size=600)):
         machine = trainer.train(x, y)
         assert np.mean(machine.predict(x_test) == y_test) >= majority(y_test) + MARGIN, type(trainer).__name__
+
+
+@pytest.mark.parametrize("trainer", ["adac2-m1", "multiboost", "lp-csb"])
+def test_command_line_defaults_learn(trainer, tmp_path):
+    """``bob-boost train --trainer T --cost-matrix C`` with every other option at its default (trees: -w's default
+    for these trainers) on pendigits' 600 rows."""
+    from test_defaults import MARGIN, load, majority
+
+    from bob_boost.cli import main
+    x, y, x_test, y_test = load("pendigits_600")
+    data, costs, model = tmp_path / "train.csv", tmp_path / "costs.csv", tmp_path / "model.hdf5"
+    np.savetxt(data, np.column_stack([x, y]), delimiter=",", fmt="%g")
+    np.savetxt(costs, _zero_one(10), delimiter=",")
+    assert main(["train", str(data), "-o", str(model), "--trainer", trainer, "--cost-matrix", str(costs), "-q"]) == 0
+    machine = BoostedMachine.load(model)
+    assert machine.metadata["weak_learner"] == "tree"
+    classes = np.array(machine.metadata["classes"], dtype=float)
+    assert np.mean(classes[machine.predict(x_test)] == y_test) >= majority(y_test) + MARGIN

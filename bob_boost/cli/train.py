@@ -18,6 +18,7 @@ from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
 from ..boosting.sampling import SAMPLING_METHODS, SAMPLING_OPTIONS
+from ..family_recipes import MULTICLASS_COST_TRAINERS
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
 from ..weak.lut import check_discrete
@@ -49,8 +50,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "--cost-matrix)")
     train.add_argument("-l", "--loss", help="loss of the generic trainer, one of: " + ", ".join(loss_names() or [])
                        + " (default: exponential for two classes, logit for more)")
-    train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS, default="stump",
-                       help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme")
+    train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS,
+                       help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme and the "
+                            "generic trainer; default stump, and tree for adac2-m1, multiboost and lp-csb, which "
+                            "boost trees")
     train.add_argument("-r", "--rounds", type=positive_int, default=100, metavar="N", help="number of boosting rounds")
     train.add_argument("-s", "--selection-style", choices=SELECTION_STYLES,
                        default=LUT_ONLY["selection_style"],
@@ -149,8 +152,15 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.set_defaults(handler=command_train)
 
 
+def resolve_weak_learner(args: argparse.Namespace) -> None:
+    """Fill in ``-w``'s default for the trainer: trees for the ones that boost trees only, stumps otherwise."""
+    if args.weak_learner is None:
+        args.weak_learner = "tree" if args.trainer in MULTICLASS_COST_TRAINERS else "stump"
+
+
 def command_train(args: argparse.Namespace) -> int:
     """Run ``bob-boost train``."""
+    resolve_weak_learner(args)
     if Path(args.output).exists() and not args.force:
         raise CommandError(f"{args.output}: exists; use --force to overwrite it")
     check_chunk_rows(args)
@@ -183,6 +193,7 @@ def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> in
 
 def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     """Train the machine the options of ``bob-boost train`` describe (through :func:`bob_boost.recipes.make_recipe`)."""
+    resolve_weak_learner(args)
     features, labels = table.features, table.labels
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     metadata: dict[str, Any] = {"trainer": args.trainer, "weak_learner": args.weak_learner,
