@@ -14,9 +14,10 @@ trains on the negatives and positives that every stage so far accepts.
 
 Differences from ``opencv_traincascade``: each stage searches a random sample of ``features_per_stage``
 features (OpenCV searches all of them, 162,336 for a 24 x 24 BASIC window, through a value cache), drawn from
-``random_state`` and the stage's number; every stage reads the negatives from the start (OpenCV's reader goes
-on where the last stage stopped), so that a stage depends only on the stages before it and a resumed run gives
-the uninterrupted run's cascade (OpenCV's does not).
+``random_state`` and the stage's number; every stage takes the first negatives that the stages so far accept,
+as if it read the source from the start (OpenCV's reader goes on where the last stage stopped), so that a stage
+depends only on the stages before it and a resumed run gives the uninterrupted run's cascade (OpenCV's does
+not).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from .._validation import check_positive_int, check_scalar
 from ..exceptions import InvalidValueError
-from .opencv_features import check_windows, haar_features, haar_values, passes, stage_scores
+from .opencv_features import check_windows, haar_features, haar_values, passes, window_decisions
 from .opencv_xml import OpenCVCascade
 
 __all__ = ["train_opencv_cascade"]
@@ -91,17 +92,11 @@ def _trimmed(weights: np.ndarray, trim_rate: float) -> np.ndarray:
 
 
 def _cascade_decisions(windows: np.ndarray, features: tuple, stages: list[tuple]) -> np.ndarray:
-    """Whether every stage so far accepts each window, as the detector decides: flat windows never pass (before
-    the first stage either, so that they are never samples)."""
-    rects, weights, tilted = features
-    used = sorted({stump[0] for _, stumps in stages for stump in stumps})
-    values, factors = haar_values(windows, rects[used], weights[used], tilted[used])
-    column = {feature: row for row, feature in enumerate(used)}
-    accepted = factors != 0
-    for threshold, stumps in stages:
-        own = values[[column[stump[0]] for stump in stumps]].T
-        accepted &= passes(stage_scores(own, stumps), threshold)
-    return accepted
+    """Whether every stage accepts each window, as the detector decides (:func:`window_decisions`): flat windows
+    never pass, before the first stage either, so that they are never samples."""
+    if windows.shape[0] == 0:
+        return np.zeros(0, bool)
+    return window_decisions(_cascade(features, stages, windows.shape[2], windows.shape[1]), windows)
 
 
 def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_hit_rate: float = 0.995,
@@ -116,9 +111,9 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     positives : array_like
         (#positives, h, w) uint8 object windows; the window is ``w`` x ``h``.
     negatives : array_like or callable
-        Background windows, read in order: every stage takes the first ``num_neg`` that the stages so far
-        accept. A (#negatives, h, w) uint8 array, or a callable returning a new iterator over such windows
-        (each stage reads from the start, so that a stage depends only on the ones before it), e.g.
+        Background windows: every stage takes the first ``num_neg``, in the source's order, that the stages so
+        far accept (so that a stage depends only on the ones before it). A (#negatives, h, w) uint8 array, or a
+        callable returning an iterator over such windows or batches of them, e.g.
         :func:`~bob_boost.vision.opencv_sources.background_windows`.
     number_of_stages : int
         The most stages (``-numStages``); training ends earlier when too few negatives pass.
@@ -204,17 +199,19 @@ class _Negatives:
 
     The first ``count`` windows of the source that the cascade accepts are the first ``count`` of these
     survivors (each stage only removes some), read further when too few are left: the same windows as reading
-    the source from the start at every stage, without judging the windows again that earlier stages rejected.
+    the source from the start at every stage, with each window judged by each stage once.
     """
 
     def __init__(self, source: Callable[[], Iterator], size: tuple[int, int]) -> None:
         self._batches = iter(source())
         self._size = size
         self._survivors = np.empty((0, *size), np.uint8)
+        self._judged = 0  # the stages the survivors passed
 
     def passing(self, features: tuple, stages: list[tuple], count: int) -> np.ndarray:
         """The first ``count`` windows of the source that every stage accepts (fewer when it runs out)."""
-        self._survivors = self._survivors[_cascade_decisions(self._survivors, features, stages)]
+        self._survivors = self._survivors[_cascade_decisions(self._survivors, features, stages[self._judged:])]
+        self._judged = len(stages)
         pending: list[np.ndarray] = []
         while self._survivors.shape[0] < count:
             for item in self._batches:
