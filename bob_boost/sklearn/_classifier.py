@@ -147,6 +147,9 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             if self.classes_.size == 2:
                 # ties (equal costs) give 0, i.e. classes_[0], as the machine's argmin does
                 return scores[:, 1] - scores[:, 0]
+        elif self.classes_.size == 2 and scores.shape[1] == 2 and self.machine_.decision_rule == "argmax":
+            # an output per class: the second's less the first's (a tie is classes_[0], as argmax gives)
+            return scores[:, 1] - scores[:, 0]
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:

@@ -145,13 +145,6 @@ class MultiClassCostClassifier(BAdaCostClassifier):
         self.machine_.metadata["costs"] = matrix.tolist()
         return self
 
-    def _decision_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        """The scores; for two classes the second's less the first's (a tie is ``classes_[0]``, as the machine's
-        argmax gives)."""
-        if self.machine_.cost_matrix is None and self.classes_.size == 2:
-            return scores[:, 1] - scores[:, 0]
-        return super()._decision_from_scores(scores)
-
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """Lp-CSB: ``H = f / sum_k f_k``; the others: the softmax of the scores."""
         if self.algorithm == "lp-csb":

@@ -97,11 +97,6 @@ importance_type
         self.machine_.metadata.update(self._classifier_metadata())
         return self
 
-    def _decision_from_scores(self, scores: np.ndarray) -> np.ndarray:
-        """The scores; for two classes the second's less the first's (a tie is ``classes_[0]``, as the
-        machine's argmax gives)."""
-        return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
-
     def _probability_link(self) -> tuple:
         """The softmax of ``f / (K - 1)`` (see :meth:`_BoostedClassifier._probability_link`)."""
         return ("softmax", 1.0 / (self.machine_.number_of_outputs - 1))
