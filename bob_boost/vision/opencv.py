@@ -268,16 +268,24 @@ def _arrays(cascade: OpenCVCascade) -> dict:
             np.zeros((1, 8), np.int32), "leaves": cascade.leaves.astype(np.float32)}
 
 
-class _Splits:
-    """Every split's feature, in split order, as row and column parts of integral-image offsets: the offsets for
-    integral images of row length ``stride`` are ``rows * stride + columns``. Haar: 12 offsets per split (three
-    rectangles' ``+ - - +`` corners, an unused rectangle's all 0), weights (3, float32), rectangle count and
-    tilt; LBP: the 16 corners of the split's 3x3 block grid."""
+class ScanFeatures:
+    """Features in scan order (a cascade's split by split, or a trainer's), as row and column parts of
+    integral-image offsets: the offsets for integral images of row length ``stride`` are
+    ``rows * stride + columns``. Haar: 12 offsets per feature (three rectangles' ``+ - - +`` corners, an unused
+    rectangle's all 0), weights (3, float32), rectangle count and tilt; LBP: the 16 corners of its 3x3 block grid.
 
-    def __init__(self, cascade: OpenCVCascade) -> None:
-        features = cascade.node_feature
-        x, y, w, h = (cascade.rects[features, :, k].astype(np.int64) for k in range(4))
-        self.lbp = cascade.feature_type == "LBP"
+    Parameters
+    ----------
+    lbp : bool
+        LBP blocks (rectangle 0 of each) rather than Haar rectangles.
+    rects, weights, tilted : numpy.ndarray
+        (#features, 3, 4) ``x, y, w, h``, (#features, 3) weights and (#features,) tilts, as
+        :class:`~bob_boost.vision.opencv_xml.OpenCVCascade` holds them.
+    """
+
+    def __init__(self, lbp: bool, rects: np.ndarray, weights: np.ndarray, tilted: np.ndarray) -> None:
+        x, y, w, h = (rects[:, :, k].astype(np.int64) for k in range(4))
+        self.lbp = lbp
         if self.lbp:
             steps = np.arange(4)
             self.rows = (y[:, :1, None] + steps[None, :, None] * h[:, :1, None]) + 0 * steps[None, None, :]
@@ -286,21 +294,28 @@ class _Splits:
             self.weights, self.rectangles = np.zeros(3, np.float32), np.zeros(1, np.int8)
             self.tilted = np.zeros(1, bool)
             return
-        self.weights = cascade.rect_weights[features].astype(np.float32)
-        self.tilted = cascade.tilted[features]
+        self.weights = weights.astype(np.float32)
+        self.tilted = np.ascontiguousarray(tilted, dtype=bool)
         upright_rows = np.stack([y, y, y + h, y + h], -1)
         upright_columns = np.stack([x, x + w, x, x + w], -1)
         rotated_rows = np.stack([y, y + h, y + w, y + w + h], -1)
         rotated_columns = np.stack([x, x - h, x + w, x + w - h], -1)
-        tilted = self.tilted[:, None, None]
-        self.rows = np.where(tilted, rotated_rows, upright_rows)
-        self.columns = np.where(tilted, rotated_columns, upright_columns)
+        turned = self.tilted[:, None, None]
+        self.rows = np.where(turned, rotated_rows, upright_rows)
+        self.columns = np.where(turned, rotated_columns, upright_columns)
         self.rows[self.weights == 0] = 0
         self.columns[self.weights == 0] = 0
         self.rows, self.columns = self.rows.reshape(-1), self.columns.reshape(-1)
         # a third rectangle of weight 0 is skipped, as OpenCV skips it
         self.rectangles = np.where(self.weights[:, 2] != 0, 3, 2).astype(np.int8)
         self.weights = self.weights.ravel()
+
+    @classmethod
+    def of_splits(cls, cascade: OpenCVCascade) -> "ScanFeatures":
+        """Every split's feature of ``cascade``, in split order."""
+        features = cascade.node_feature
+        return cls(cascade.feature_type == "LBP", cascade.rects[features], cascade.rect_weights[features],
+                   cascade.tilted[features])
 
     def arrays(self, stride: int) -> tuple[np.ndarray, ...]:
         """``(corners, weights, rectangles, tilted, grid)`` of :func:`scan_rows` for this stride."""
@@ -318,7 +333,7 @@ def scan_image(cascade: OpenCVCascade, gray: np.ndarray, scale_factor: float, mi
     The scales' integral images are made first and their rows of windows then scanned in one parallel pass (in
     groups of scales of at most :data:`SCAN_PIXELS` integral-image pixels)."""
     arrays = tuple(_arrays(cascade).values())
-    splits = _Splits(cascade)
+    splits = ScanFeatures.of_splits(cascade)
     stumps = bool(np.all(np.diff(cascade.weak_nodes) == 1))
     lbp = cascade.feature_type == "LBP"
     # a stump's two leaves side by side (its split is the weak classifier's only one)

@@ -13,7 +13,7 @@ import numpy as np
 from .._validation import check_positive_int
 from ..exceptions import InvalidValueError
 from ._opencv_kernels import haar_window_values, integrals
-from .opencv import THRESHOLD_EPS
+from .opencv import THRESHOLD_EPS, ScanFeatures
 from .opencv_xml import OpenCVCascade
 
 __all__ = ["MODES", "haar_features", "haar_values", "window_decisions"]
@@ -106,20 +106,6 @@ def _window_integrals(windows: np.ndarray, tilted_too: bool) -> tuple[np.ndarray
             tilteds.reshape(n, tilteds.shape[1] * tilteds.shape[2]))
 
 
-def _feature_arrays(rects: np.ndarray, weights: np.ndarray, tilted: np.ndarray, stride: int) -> tuple:
-    """Corner offsets (12 per feature), float32 weights, rectangle counts and tilts, as the scan reads them."""
-    x, y, w, h = (rects[:, :, k].astype(np.int64) for k in range(4))
-    upright_rows, upright_columns = np.stack([y, y, y + h, y + h], -1), np.stack([x, x + w, x, x + w], -1)
-    rotated_rows, rotated_columns = np.stack([y, y + h, y + w, y + w + h], -1), np.stack([x, x - h, x + w, x + w - h],
-                                                                                        -1)
-    rows = np.where(tilted[:, None, None], rotated_rows, upright_rows)
-    columns = np.where(tilted[:, None, None], rotated_columns, upright_columns)
-    unused = weights == 0
-    rows[unused], columns[unused] = 0, 0
-    corners = (rows * stride + columns).reshape(-1)
-    return (corners, weights.astype(np.float32).ravel(), np.where(weights[:, 2] != 0, 3, 2).astype(np.int8),
-            np.ascontiguousarray(tilted, dtype=bool))
-
 def haar_values(windows: np.ndarray, rects: np.ndarray, weights: np.ndarray,
                 tilted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The features' values at every window, as OpenCV's CPU detector computes them.
@@ -144,7 +130,7 @@ def haar_values(windows: np.ndarray, rects: np.ndarray, weights: np.ndarray,
     values = np.empty((rects.shape[0], n), np.float32)
     factors = np.empty(n, np.float32)
     haar_window_values(totals, squares, tilteds, norm, float((w - 2) * (h - 2)),
-                       *_feature_arrays(rects, weights, tilted, stride), factors, values)
+                       *ScanFeatures(False, rects, weights, tilted).arrays(stride)[:4], factors, values)
     return values, factors
 
 def stage_scores(values: np.ndarray, stumps: list[tuple]) -> np.ndarray:
