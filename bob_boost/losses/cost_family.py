@@ -18,7 +18,14 @@ from .base import LossFunction, weighted
 from .cmel import CMELoss
 from .exponential import EXPONENT_LIMIT
 
-__all__ = ["CostExponentialLoss", "PNormCostLoss"]
+__all__ = ["CostExponentialLoss", "PNormCostLoss", "label_shares"]
+
+
+def label_shares(scores: np.ndarray) -> np.ndarray:
+    """``H = f / sum_k f_k``, each row of non-negative scores as shares of its labels (``1/K`` where the scores
+    sum to 0): Lp-CSB's stochastic hypothesis from its machine's scores."""
+    totals = scores.sum(axis=1, keepdims=True)
+    return np.where(totals > 0, scores / np.where(totals > 0, totals, 1.0), 1.0 / scores.shape[1])
 
 
 class _ClassCosts(LossFunction):
@@ -98,10 +105,8 @@ class PNormCostLoss(_ClassCosts):
         return True
 
     def inverse_link(self, scores: np.ndarray) -> np.ndarray:
-        """``H = f / sum_k f_k`` (``1/K`` where the scores sum to 0)."""
-        totals = scores.sum(axis=1, keepdims=True)
-        safe = np.where(totals > 0, totals, 1.0)
-        return np.where(totals > 0, scores / safe, 1.0 / scores.shape[1])
+        """:func:`label_shares` of the scores."""
+        return label_shares(scores)
 
     def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """``sum_k C(l_n, k) H_k(x_n)^p`` as a (#samples, 1) array."""

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._validation import check_choice, check_positive_int
 from ..family_recipes import MULTICLASS_COST_TRAINERS
+from ..losses.cost_family import label_shares
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._fitting import kept_seed
@@ -148,6 +149,5 @@ class MultiClassCostClassifier(BAdaCostClassifier):
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """Lp-CSB: ``H = f / sum_k f_k``; the others: the softmax of the scores."""
         if self.algorithm == "lp-csb":
-            totals = scores.sum(axis=1, keepdims=True)
-            return np.where(totals > 0, scores / np.where(totals > 0, totals, 1.0), 1.0 / scores.shape[1])
+            return label_shares(scores)
         return super()._proba_from_scores(scores)
