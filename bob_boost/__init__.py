@@ -16,7 +16,7 @@ from .trainers import (AdaBoostDBTrainer, AdaBoostM1Trainer, BAdaCostTrainer, Bo
                        SAMMETrainer, StumpTrainer, GentleAdaBoostTrainer, LogitBoostTrainer,
                        ArcGVTrainer, RUSBoostTrainer, PIBoostTrainer, AdaC1Trainer, AdaC2Trainer, AdaC3Trainer,
                        AdaCostTrainer, AsymBoostTrainer, CSB0Trainer, CSB1Trainer, CSB2Trainer, AdaC2M1Trainer,
-                       MultiBoostTrainer, LpCSBTrainer)
+                       MultiBoostTrainer, LpCSBTrainer, AdaMECTrainer)
 from .weak import (LUTMachine, MultiClassLUTMachine, MultiClassStumpMachine, MultiClassTreeMachine,
                    RelationalTreeMachine, StumpMachine, TreeMachine, WeakMachine)
 from .weak_trainers.tree import TreeTrainer
@@ -36,6 +36,7 @@ __all__ = [
     "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer", "PIBoostTrainer",
     "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer", "CSB0Trainer",
     "CSB1Trainer", "CSB2Trainer", "AdaC2M1Trainer", "MultiBoostTrainer", "LpCSBTrainer", "RelationalTreeMachine",
+    "AdaMECTrainer",
 ]
 
 

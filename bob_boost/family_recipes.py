@@ -1,8 +1,8 @@
 """The configurations of the boosting family beside bob's generic trainer and the cost-sensitive trainers, from
 option names (:func:`bob_boost.recipes.make_recipe` wraps them into recipes): Real AdaBoost and SAMME.R on
 class-probability trees, Gentle AdaBoost and LogitBoost on least-squares trees, arc-gv and PIBoost on stumps, the
-binary cost-reweighting algorithms (AdaC1-3, AdaCost, CSB0-2, AsymBoost) on stumps, and the BAdaCost paper's
-multi-class cost-sensitive competitors (AdaC2.M1, MultiBoost, Lp-CSB) on trees.
+binary cost-reweighting algorithms (AdaC1-3, AdaCost, CSB0-2, AsymBoost) and calibrated AdaMEC on stumps, and
+the BAdaCost paper's multi-class cost-sensitive competitors (AdaC2.M1, MultiBoost, Lp-CSB) on trees.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .exceptions import InvalidValueError
 from .losses.cmel import CMELoss
 from .losses.cost_family import CostExponentialLoss, PNormCostLoss
 from .losses.exponential import ExponentialLoss
+from .trainers.adamec import AdaMECTrainer
 from .trainers.additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .trainers.arc_gv import ArcGVTrainer
 from .trainers.badacost import AdaC2M1Trainer
@@ -70,6 +71,35 @@ def reweighting_trainer(trainer: str, number_of_classes: int | None, weak_learne
         configured = AsymBoostTrainer(*costs, weak_trainer=stumps, asymmetry_rounds=number_of_rounds)
     else:
         configured = REWEIGHTING_TRAINERS[trainer](*costs, weak_trainer=stumps)
+    return configured, configured.loss_function, "signed"
+
+
+def adamec_trainer(number_of_classes: int | None, weak_learner: str, *, cost_positive: float | None,
+                   cost_negative: float | None, calibration: str | None, calibration_fraction: float,
+                   random_state, max_bins: int | None, n_threads: int | None, missing: str | None,
+                   shrinkage: float | None, feature_fraction: float, sampling: Sampling | None,
+                   categorical_features) -> tuple:
+    """``(configured trainer, the loss it reports, the targets it takes)`` of AdaMEC
+    (:class:`~bob_boost.trainers.adamec.AdaMECTrainer`): AdaBoost of stumps, calibrated on held-out rows
+    (``random_state`` None: seed 0), deciding by least expected cost; the costs default to 1.
+
+    Raises
+    ------
+    ValueError
+        For options AdaMEC does not take, or costs and a calibration out of range, naming them.
+    """
+    if feature_fraction != 1.0 or sampling is not None or shrinkage not in (None, 1.0):
+        raise InvalidValueError("shrinkage, feature_fraction, sampling: 'adamec' trains discrete AdaBoost on "
+                                "every training row and column (as its paper); leave them at their defaults")
+    if number_of_classes != 2:
+        raise InvalidValueError(f"trainer: 'adamec' is binary but there are {number_of_classes} classes")
+    if weak_learner != "stump":
+        raise InvalidValueError(f"weak_learner: 'adamec' boosts +-1 decision stumps, got {weak_learner!r}")
+    stumps = StumpTrainer(max_bins=max_bins, n_threads=n_threads, missing=missing,
+                          categorical_features=categorical_features)
+    configured = AdaMECTrainer(1.0 if cost_positive is None else cost_positive,
+                               1.0 if cost_negative is None else cost_negative, calibration, calibration_fraction,
+                               0 if random_state is None else random_state, weak_trainer=stumps)
     return configured, configured.loss_function, "signed"
 
 

@@ -13,8 +13,8 @@ trainers (:data:`TRAINERS`)
     ``"cost-sensitive-adaboost"``, ``"badacost"``, ``"samme"``, ``"adaboost-m1"``, ``"real-adaboost"``,
     ``"samme-r"``, ``"gentle-adaboost"``, ``"logitboost"``, ``"arc-gv"``, ``"rusboost"``, ``"piboost"``, and the
     binary cost-reweighting ``"adac1"``, ``"adac2"``, ``"adac3"``, ``"adacost"``, ``"csb0"``, ``"csb1"``,
-    ``"csb2"``, ``"asymboost"``, and the multi-class cost-sensitive ``"adac2-m1"``, ``"multiboost"``,
-    ``"lp-csb"``.
+    ``"csb2"``, ``"asymboost"``, calibrated AdaMEC ``"adamec"``, and the multi-class cost-sensitive
+    ``"adac2-m1"``, ``"multiboost"``, ``"lp-csb"``.
 weak learners (:data:`WEAK_LEARNERS`)
     ``"stump"``, ``"lut"``, ``"tree"`` (multi-class trainers only).
 losses
@@ -33,8 +33,8 @@ import numpy as np
 from ._validation import check_choice, check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
-from .family_recipes import (FAMILY_TRAINERS, MULTICLASS_COST_TRAINERS, REWEIGHTING_TRAINERS, family_trainer,
-                             multiclass_cost_trainer, reweighting_trainer)
+from .family_recipes import (FAMILY_TRAINERS, MULTICLASS_COST_TRAINERS, REWEIGHTING_TRAINERS, adamec_trainer,
+                             family_trainer, multiclass_cost_trainer, reweighting_trainer)
 from .labels import ClassEncoding
 from .losses.base import BinaryClassificationLoss, LossFunction
 from .losses.cmel import CMELoss
@@ -54,7 +54,7 @@ from .weak_trainers.tree import TreeTrainer
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
             "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost", *REWEIGHTING_TRAINERS,
-            *MULTICLASS_COST_TRAINERS)
+            "adamec", *MULTICLASS_COST_TRAINERS)
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
@@ -230,7 +230,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 tree_quantized_gradients: int | None = None, sampling: Sampling | None = None,
                 tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
                 tree_interaction_cst=None, categorical_features=None, lp_norm: float = 2.0,
-                pool_size: int = 6000, subset_size: int = 1) -> Recipe:
+                pool_size: int = 6000, subset_size: int = 1, calibration: str | None = "platt",
+                calibration_fraction: float = 0.5) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -252,7 +253,8 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     selection_style : {"independent", "shared"}
         Multi-output LUTs: a feature per output, or one shared by all.
     cost_positive, cost_negative : float, optional
-        The binary costs (AdaBoostDB, Cost-Sensitive AdaBoost, the double-base loss); default 1.
+        The binary costs (AdaBoostDB, Cost-Sensitive AdaBoost, the cost-reweighting trainers, AdaMEC, the
+        double-base loss); default 1.
     cost_matrix : array_like, optional
         (K, K) costs of BAdaCost, AdaC2.M1, MultiBoost, Lp-CSB and the CMEL loss.
     selection : {"alpha", "loss"}
@@ -299,6 +301,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         MultiBoost's number of pool trees.
     subset_size : int
         PIBoost's largest label subsets (1: every label against the others).
+    calibration, calibration_fraction
+        AdaMEC's calibration (``"platt"``, ``"isotonic"`` or None) and the share of each class held out for it
+        (held-out rows chosen from ``random_state``, None: 0).
 
     Raises
     ------
@@ -322,6 +327,12 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
             number_of_rounds=number_of_rounds, max_bins=max_bins, n_threads=n_threads, missing=missing,
             shrinkage=shrinkage, feature_fraction=feature_fraction, sampling=sampling,
             categorical_features=categorical_features))
+    if trainer == "adamec":
+        return Recipe(trainer, *adamec_trainer(
+            number_of_classes, weak_learner, cost_positive=cost_positive, cost_negative=cost_negative,
+            calibration=calibration, calibration_fraction=calibration_fraction, random_state=random_state,
+            max_bins=max_bins, n_threads=n_threads, missing=missing, shrinkage=shrinkage,
+            feature_fraction=feature_fraction, sampling=sampling, categorical_features=categorical_features))
     if trainer in MULTICLASS_COST_TRAINERS:
         return Recipe(trainer, *multiclass_cost_trainer(
             trainer, number_of_classes, weak_learner, cost_matrix=cost_matrix, tree_depth=tree_depth,

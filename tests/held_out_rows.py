@@ -1,5 +1,5 @@
 """The rows early stopping holds out, computed from their definition with Python integers: an independent
-reference for :mod:`bob_boost.sklearn._holdout` and its Dask twin.
+reference for :mod:`bob_boost.holdout` and its Dask twin.
 
 Row ``i`` gets SplitMix64's output for the state ``(i + seed + 1) * 0x9E3779B97F4A7C15`` (mod 2**64); each
 class (a regressor's rows: one group) holds out the ``ceil(fraction * size)`` rows with the smallest outputs;

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("sklearn", reason="the estimator needs scikit-learn")
 
 from bob_boost.sklearn import AdaMECClassifier, BoostingClassifier, load_estimator  # noqa: E402
-from bob_boost.sklearn.adamec import platt  # noqa: E402
+from bob_boost.trainers.adamec import platt  # noqa: E402
 
 
 def _data(n=800, seed=0):
@@ -58,7 +58,7 @@ def test_platt_is_the_logistic_fit_to_platts_targets():
 def test_the_machine_is_adaboost_of_the_samples_not_held_out(tmp_path):
     X, y = _data()
     model = AdaMECClassifier(cost_positive=2.0, n_estimators=20, calibration="platt", random_state=5).fit(X, y)
-    from bob_boost.sklearn._holdout import held_out_counts, held_out_mask
+    from bob_boost.holdout import held_out_counts, held_out_mask
     encoded = (y == model.classes_[1]).astype(np.int64)
     held = held_out_mask(np.arange(y.size), encoded, held_out_counts(np.bincount(encoded), 0.5), 5)
     adaboost = BoostingClassifier(n_estimators=20, boost_from_average=False, early_stopping=False).fit(X[~held],
@@ -89,3 +89,70 @@ def test_bad_parameters_are_errors_naming_them():
             AdaMECClassifier(n_estimators=3, **options).fit(X, y)
     with pytest.raises(ValueError, match="Only binary classification is supported by AdaMECClassifier"):
         AdaMECClassifier(n_estimators=3).fit(X, np.arange(200) % 3)
+
+
+def test_the_trainer_holds_out_boosts_and_calibrates_as_the_estimator_does():
+    """``AdaMECTrainer.train`` is the estimator's fit in one call: the same held-out rows, the same AdaBoost on
+    the others, the same calibration and threshold; its probabilities are the estimator's."""
+    from bob_boost import AdaMECTrainer
+    from bob_boost.trainers.adamec import probability_of_positive
+    X, y = _data()
+    signed = np.where(y == "well", 1.0, -1.0)  # "well" sorts last: the estimator's classes_[1]
+    for calibration in ("platt", "isotonic", None):
+        trainer = AdaMECTrainer(2.0, 1.0, calibration=calibration, calibration_fraction=0.4, random_state=7)
+        machine = trainer.train(X, signed, 15)
+        model = AdaMECClassifier(2.0, 1.0, n_estimators=15, calibration=calibration, calibration_fraction=0.4,
+                                 random_state=7).fit(X, y)
+        np.testing.assert_array_equal(machine.weights, model.machine_.weights)
+        assert machine.metadata["calibration"] == {**model.calibration_, "threshold": model.threshold_}
+        scores = machine.decision_scores(X)[:, 0]
+        np.testing.assert_array_equal(scores, model.decision_function(X))
+        np.testing.assert_array_equal(probability_of_positive(machine.metadata["calibration"], scores),
+                                      model.predict_proba(X)[:, 1])
+    held = AdaMECTrainer(calibration_fraction=0.25, random_state=2).held_out(signed > 0)
+    assert held.sum() == np.ceil(0.25 * (signed > 0).sum()) + np.ceil(0.25 * (signed < 0).sum())
+    assert not AdaMECTrainer(calibration=None).held_out(signed > 0).any()
+
+
+def test_the_trainer_refuses_what_adamec_cannot_do():
+    from bob_boost import AdaMECTrainer
+    X, y = _data(n=100)
+    signed = np.where(y == "well", 1.0, -1.0)
+    trainer = AdaMECTrainer()
+    machine = trainer.train(X, signed, 3)
+    with pytest.raises(ValueError, match="boosted_machine: AdaMEC calibrates one whole run"):
+        trainer.train(X, signed, 3, boosted_machine=machine)
+    with pytest.raises(ValueError, match="targets: both classes"):
+        trainer.train(X, np.ones(100), 3)
+    with pytest.raises(ValueError, match="calibration_fraction: 0.9 leaves class 'positive'"):
+        AdaMECTrainer(calibration_fraction=0.9).train(X, np.where(np.arange(100) < 95, -1.0, 1.0), 3)
+    for options, match in (({"cost_positive": 0.0}, "cost_positive"), ({"calibration": "beta"}, "calibration"),
+                           ({"calibration_fraction": 0.0}, "calibration_fraction"),
+                           ({"random_state": None}, "random_state")):
+        with pytest.raises(ValueError, match=match):
+            AdaMECTrainer(**options)
+
+
+def test_the_command_line_trains_the_estimators_model(tmp_path, capsys):
+    """``bob-boost train --trainer adamec`` writes the estimator's machine; the file is adopted as an
+    AdaMECClassifier whose predictions are the estimator's, and ``bob-boost predict`` decides by least cost."""
+    from bob_boost import BoostedMachine
+    from bob_boost.cli import main
+    from bob_boost.sklearn import estimator_from_machine
+    X, y = _data(n=300, seed=4)
+    data, model_file = tmp_path / "train.csv", tmp_path / "adamec.hdf5"
+    np.savetxt(data, np.column_stack([X, y == "well"]), delimiter=",", fmt="%.17g")
+    assert main(["train", str(data), "-o", str(model_file), "--trainer", "adamec", "--cost-positive", "3",
+                 "--calibration", "isotonic", "--calibration-fraction", "0.3", "--seed", "4", "-r", "12", "-q"]) == 0
+    machine = BoostedMachine.load(model_file)
+    labels = (y == "well").astype(float)
+    model = AdaMECClassifier(3.0, 1.0, n_estimators=12, calibration="isotonic", calibration_fraction=0.3,
+                             random_state=4).fit(X, labels)
+    np.testing.assert_array_equal(machine.weights, model.machine_.weights)
+    adopted = estimator_from_machine(machine)
+    assert type(adopted) is AdaMECClassifier and adopted.calibration_ == model.calibration_
+    np.testing.assert_array_equal(adopted.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_array_equal(adopted.predict(X), model.predict(X))
+    assert main(["train", str(data), "-o", str(tmp_path / "bad.hdf5"), "--trainer", "adamec", "-w", "tree",
+                 "-q"]) != 0
+    assert "'adamec' boosts +-1 decision stumps" in capsys.readouterr().err

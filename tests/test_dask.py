@@ -748,7 +748,7 @@ def test_the_other_losses_give_the_in_memory_model(client, case):
 def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, stratified):
     from bob_boost.dask import _dask
     from bob_boost.dask._fit_data import ClusterData
-    from bob_boost.sklearn import _holdout
+    from bob_boost import holdout as _holdout
 
     rng = np.random.default_rng(38)
     labels = np.sort(rng.integers(0, 3, 2003))  # the first chunk holds class 0 only

@@ -45,7 +45,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                        help="boosting: generic loss-driven boosting; adaboostdb / cost-sensitive-adaboost: "
                             "cost-sensitive binary boosting of stumps; badacost / samme / adaboost-m1: multi-class "
                             "boosting of cost-sensitive trees, stumps or LUTs; adac1-3, adacost, csb0-2, asymboost: "
-                            "binary cost-reweighting boosting of stumps; adac2-m1 / multiboost / lp-csb: the "
+                            "binary cost-reweighting boosting of stumps; adamec: AdaBoost's stumps calibrated on "
+                            "held-out rows, deciding by least expected cost; adac2-m1 / multiboost / lp-csb: the "
                             "multi-class cost-sensitive methods BAdaCost's paper compares with (-w tree, "
                             "--cost-matrix)")
     train.add_argument("-l", "--loss", help="loss of the generic trainer, one of: " + ", ".join(loss_names() or [])
@@ -63,7 +64,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--positive-label", help="the class that gets target +1 in binary problems")
     train.add_argument("--cost-positive", type=positive_float,
                        help="cost of a false negative (adaboostdb, cost-sensitive-adaboost, the cost-reweighting "
-                            "trainers, double_base loss; default 1)")
+                            "trainers, adamec, double_base loss; default 1)")
     train.add_argument("--cost-negative", type=positive_float,
                        help="cost of a false positive (as --cost-positive)")
     train.add_argument("--selection", choices=("alpha", "loss"), default=ADABOOSTDB_ONLY["selection"],
@@ -72,6 +73,11 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--cost-matrix", metavar="FILE",
                        help="K x K cost matrix (CSV/TSV/text/NPY; rows: true class, columns: predicted class, in "
                             "sorted label order) for badacost, adac2-m1, multiboost, lp-csb and the cmel loss")
+    train.add_argument("--calibration", choices=("platt", "isotonic", "none"), default="platt",
+                       help="adamec: how the probability of the positive class is fitted to the scores of the "
+                            "held-out rows (none: the exponential loss's own link, every row trains)")
+    train.add_argument("--calibration-fraction", type=fraction, default=0.5, metavar="F",
+                       help="adamec: the share of each class held out to calibrate (chosen from --seed)")
     train.add_argument("--lp-norm", type=float, default=2.0, metavar="P",
                        help="lp-csb: the norm p (>= 1) of its loss (default 2)")
     train.add_argument("--pool-size", type=positive_int, default=6000, metavar="N",
@@ -223,7 +229,9 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_outputs=args.tree_outputs, tree_quantized_gradients=args.tree_quantized_gradients,
                              sampling=sampling_of(args), tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             categorical_features=categorical, lp_norm=args.lp_norm, pool_size=args.pool_size)
+                             categorical_features=categorical, lp_norm=args.lp_norm, pool_size=args.pool_size,
+                             calibration=None if args.calibration == "none" else args.calibration,
+                             calibration_fraction=args.calibration_fraction)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise

@@ -251,7 +251,7 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
 def holdout(groups: "da.Array", counts: np.ndarray, seed: int, index: "da.Array | None" = None) -> "da.Array":
     """A boolean vector of the held-out rows: of each group ``g`` (``groups``' values) the ``counts[g]`` rows with
     the smallest hashes of their positions ``index`` in the data (None: ``0 .. n - 1``;
-    :mod:`bob_boost.sklearn._holdout`), the rows the in-memory estimators hold out of the same data.
+    :mod:`bob_boost.holdout`), the rows the in-memory estimators hold out of the same data.
 
     The largest hash held out of each group comes from two passes over the chunks, each gathering little
     (:func:`bob_boost.engine.hashing.kth_keys`); the vector itself is lazy.

@@ -37,7 +37,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
         on it.
     early_stopping : {"auto", True, False}
         As in memory: the held-out rows are the ones the in-memory estimator holds out of the same data,
-        whatever the chunking (stratified by class; :mod:`bob_boost.sklearn._holdout`), and training, its
+        whatever the chunking (stratified by class; :mod:`bob_boost.holdout`), and training, its
         bins included, uses the other rows of positive weight. The held-out rows are gathered to the client,
         so ``"auto"`` holds out none when their features would take more than 1 GiB there (``True`` does).
     scoring : str, callable or "loss"

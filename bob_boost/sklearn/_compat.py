@@ -11,7 +11,6 @@ if not hasattr(optional_import("sklearn.utils.validation", "bob_boost.sklearn"),
                       f'"bob_boost[sklearn]"')
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier  # noqa: E402
-from sklearn.isotonic import IsotonicRegression  # noqa: E402
 from sklearn.metrics import (accuracy_score, check_scoring, log_loss, mean_absolute_error,  # noqa: E402
                              mean_gamma_deviance, mean_poisson_deviance, mean_squared_error, r2_score, roc_auc_score)
 from sklearn.model_selection import KFold, StratifiedKFold  # noqa: E402
@@ -20,7 +19,7 @@ from sklearn.utils.metaestimators import available_if  # noqa: E402
 from sklearn.utils.multiclass import check_classification_targets, is_multilabel  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
-__all__ = ["BaseEstimator", "ClassifierMixin", "IsotonicRegression", "KFold", "RegressorMixin", "StratifiedKFold",
+__all__ = ["BaseEstimator", "ClassifierMixin", "KFold", "RegressorMixin", "StratifiedKFold",
            "accuracy_score",
            "available_if", "check_classification_targets", "check_is_fitted", "check_random_state", "check_scoring",
            "clone", "is_classifier", "is_multilabel", "log_loss", "mean_absolute_error", "mean_gamma_deviance",

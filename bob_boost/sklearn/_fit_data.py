@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .. import holdout as _holdout
 from .._validation import check_sample_weight, mean_one
 from ..machine import BoostedMachine
 from ..recipes import Recipe
-from . import _categories, _holdout
+from . import _categories
 from ._compat import is_multilabel, validate_data
 
 
@@ -69,7 +70,7 @@ class FitData(Protocol):
         a mean of 1, so that integer weights give the objective of repeated samples."""
 
     def held_out(self, index, groups, counts: np.ndarray, seed: int, rows):
-        """The boolean row vector of the rows held out (:func:`bob_boost.sklearn._holdout.held_out_mask`);
+        """The boolean row vector of the rows held out (:func:`bob_boost.holdout.held_out_mask`);
         ``groups`` None: every row (those of the row array ``rows``) in group 0."""
 
     def kept(self, mask, *arrays) -> list:

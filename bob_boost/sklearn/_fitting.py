@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import holdout as _holdout
 from .._validation import check_bool, check_positive_int, check_scalar
 from ..boosting.sampling import Sampling, sampling_from
 from ..callbacks import EarlyStopping, RecordEvaluation
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from ..recipes import Recipe
-from . import _holdout
 from ._compat import check_random_state, check_scoring
 from ._eval_sets import EvalSet
 
@@ -112,7 +112,7 @@ def estimator_sampling(estimator, continuing: bool) -> Sampling | None:
 
 
 def held_out_rows(estimator, data, targets, index, groups, seed: int):
-    """The boolean row vector of the rows early stopping holds out, chosen by :mod:`bob_boost.sklearn._holdout`
+    """The boolean row vector of the rows early stopping holds out, chosen by :mod:`bob_boost.holdout`
     from the rows' positions ``index`` in the data (None: ``0 .. n - 1``): stratified by the class indices
     ``groups`` for classifiers (None: all rows, those of ``targets``, are one group).
 

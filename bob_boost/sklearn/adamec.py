@@ -1,45 +1,18 @@
 """AdaMEC, calibrated or not: AdaBoost with the minimum-expected-cost decision (Nikolaou et al. 2016)."""
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
-import scipy.optimize
-from scipy.special import expit, logit
 
-from .._validation import check_choice, check_positive_int, check_scalar
+from .._validation import check_positive_int
 from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
-from ..recipes import make_recipe
+from ..recipes import Recipe, make_recipe
+from ..trainers.adamec import platt, probability_of_positive  # noqa: F401 (platt: its old import path)
 from ._classifier import _TwoClassClassifier
-from ._compat import IsotonicRegression
-from ._holdout import held_out_counts, held_out_mask
 
 __all__ = ["AdaMECClassifier"]
-
-#: The calibrations of :class:`AdaMECClassifier` (None: the exponential loss's own link, uncalibrated).
-CALIBRATIONS = ("platt", "isotonic", None)
-
-
-def platt(scores: np.ndarray, positive: np.ndarray, weights: np.ndarray | None) -> tuple[float, float]:
-    """Platt's ``(a, b)`` of ``P(positive | F) = sigmoid(a F + b)``: the (weighted) logistic fit of the scores
-    to Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` (his remedy for overfitting)."""
-    weights = np.ones(scores.size) if weights is None else weights
-    n_positive, n_negative = weights[positive].sum(), weights[~positive].sum()
-    targets = np.where(positive, (n_positive + 1.0) / (n_positive + 2.0), 1.0 / (n_negative + 2.0))
-
-    def objective(parameters: np.ndarray) -> tuple[float, np.ndarray]:
-        z = parameters[0] * scores + parameters[1]
-        # -[t log sigmoid(z) + (1 - t) log(1 - sigmoid(z))] = logaddexp(0, z) - t z, stably
-        loss = np.sum(weights * (np.logaddexp(0.0, z) - targets * z))
-        residual = weights * (expit(z) - targets)
-        return loss, np.array([np.sum(residual * scores), np.sum(residual)])
-
-    prior = (n_negative + 1.0) / (n_positive + 1.0)
-    start = np.array([0.0, np.log(1.0 / prior)])
-    result = scipy.optimize.minimize(objective, start, jac=True, method="BFGS", options={"gtol": 1e-10})
-    return float(result.x[0]), float(result.x[1])
 
 
 class AdaMECClassifier(_TwoClassClassifier):
@@ -130,48 +103,25 @@ class AdaMECClassifier(_TwoClassClassifier):
             ``self``.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        costs = [float(check_scalar(value, name, numbers.Real, min_val=0, include_boundaries="neither"))
-                 for value, name in ((self.cost_positive, "cost_positive"), (self.cost_negative, "cost_negative"))]
-        method = self.calibration if self.calibration is None else \
-            check_choice(self.calibration, "calibration", CALIBRATIONS[:2])
-        if method is not None:
-            check_scalar(self.calibration_fraction, "calibration_fraction", numbers.Real, min_val=0, max_val=1,
-                         include_boundaries="neither")
-        if self.random_state is not None and (isinstance(self.random_state, bool)
-                                              or not isinstance(self.random_state, numbers.Integral)):
-            raise InvalidValueError(f"random_state: expected None or an int, got {self.random_state!r}")
-        recipe = make_recipe("boosting", number_of_classes=2, loss="exponential", weak_learner="stump",
+        recipe = make_recipe("adamec", number_of_classes=2, cost_positive=self.cost_positive,
+                             cost_negative=self.cost_negative, calibration=self.calibration,
+                             calibration_fraction=self.calibration_fraction,
+                             random_state=0 if self.random_state is None else self.random_state,
                              max_bins=self.max_bins, n_threads=self.n_threads, missing=self.missing)
+        adamec = recipe.trainer
         data = self._fit_data()
         X, y = data.validated(self, X, y, reset=True)
         X, encoded, y, weights, index = self._encoded_two_class_rows(data, X, y, sample_weight, "AdaMECClassifier")
         targets = self._encoding.targets("signed", encoded)
-        held = np.zeros(encoded.size, dtype=bool)
-        if method is not None:
-            try:
-                counts = held_out_counts(np.bincount(encoded, minlength=2), float(self.calibration_fraction),
-                                         self.classes_.tolist())
-            except InvalidValueError as error:
-                raise InvalidValueError(str(error).replace("validation_fraction", "calibration_fraction")) from None
-            rows = np.arange(encoded.size) if index is None else index
-            held = held_out_mask(rows, encoded, counts, 0 if self.random_state is None else int(self.random_state))
+        held = adamec.held_out(encoded == 1, index, self.classes_.tolist())
         fit = ~held
-        machine = self._boost(data, recipe, X[fit], targets[fit], None if weights is None else weights[fit],
+        adaboost = Recipe("boosting", adamec.boosting, recipe.loss, "signed")
+        machine = self._boost(data, adaboost, X[fit], targets[fit], None if weights is None else weights[fit],
                               y[fit], rounds, groups=encoded[fit])
-        threshold = costs[1] / (costs[0] + costs[1])
-        if method is None:
-            self.calibration_ = {"method": None}
-            shift = 0.5 * np.log(costs[1] / costs[0])
-        else:
-            scores = machine.decision_scores(X[held])[:, 0]
-            self.calibration_, shift = _calibrated(method, scores, encoded[held] == 1,
-                                                   None if weights is None else weights[held], threshold,
-                                                   float(np.abs(machine.weights).sum()))
-        if self.calibration_.get("a", 0.0) < 0:  # a probability falling with the score: the machine turned round
-            machine = _turned(machine)
-            self.calibration_["turned"] = True
-        machine.baseline = -shift if not self.calibration_.get("turned") else shift
-        self.threshold_ = float(shift)
+        machine = adamec.calibrate(machine, X[held], targets[held], None if weights is None else weights[held])
+        calibration = dict(machine.metadata["calibration"])
+        self.threshold_ = float(calibration.pop("threshold"))
+        self.calibration_ = calibration
         self.machine_ = machine
         self.machine_.metadata.update(self._classifier_metadata())
         return self
@@ -189,14 +139,7 @@ class AdaMECClassifier(_TwoClassClassifier):
 
     def _probability_of_positive(self, scores: np.ndarray) -> np.ndarray:
         """``P(classes_[1])`` of machine scores (the baseline, minus the threshold, included)."""
-        raw = scores + self.threshold_
-        method = self.calibration_["method"]
-        if method is None:
-            return expit(2.0 * raw)
-        if method == "platt":
-            turned = -1.0 if self.calibration_.get("turned") else 1.0
-            return expit(self.calibration_["a"] * (turned * scores + self.threshold_) + self.calibration_["b"])
-        return np.interp(raw, self.calibration_["x"], self.calibration_["y"])
+        return probability_of_positive({**self.calibration_, "threshold": self.threshold_}, scores)
 
     def _proba_from_scores(self, scores: np.ndarray) -> np.ndarray:
         positive = self._probability_of_positive(scores[:, 0])
@@ -214,34 +157,3 @@ class AdaMECClassifier(_TwoClassClassifier):
         return ("sigmoid", turned * slope, 1, slope * self.threshold_ + offset)
 
 
-
-def _turned(machine: BoostedMachine) -> BoostedMachine:
-    """``machine`` with every weight negated (its scores' sign turned round)."""
-    turned = BoostedMachine(number_of_outputs=1, number_of_features=machine.number_of_features,
-                            metadata=dict(machine.metadata), decision_rule=machine.decision_rule)
-    for weak, weight in zip(machine.weak_machines, machine.weights):
-        turned.add_weak_machine(weak, -weight)
-    return turned
-
-
-def _calibrated(method: str, scores: np.ndarray, positive: np.ndarray, weights: np.ndarray | None,
-                threshold: float, bound: float) -> tuple[dict[str, Any], float]:
-    """The calibration of ``scores`` (the held-out samples', ``positive`` their class) and the score above which
-    its probability exceeds ``threshold``; ``bound`` bounds every score's magnitude (the weights' sum)."""
-    if method == "platt":
-        a, b = platt(scores, positive, weights)
-        if a == 0:  # one probability for every score: every sample goes to one class
-            return {"method": "platt", "a": a, "b": b}, (-1.0 if expit(b) > threshold else 1.0) * (bound + 1.0)
-        return {"method": "platt", "a": a, "b": b}, (float(logit(threshold)) - b) / a
-    fitted = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(scores, positive.astype(float),
-                                                                                sample_weight=weights)
-    x, values = np.asarray(fitted.X_thresholds_, dtype=float), np.asarray(fitted.y_thresholds_, dtype=float)
-    above = np.flatnonzero(values > threshold)
-    if above.size == 0:  # never above the threshold: no score is
-        shift = bound + 1.0
-    elif above[0] == 0:  # always above it
-        shift = -(bound + 1.0)
-    else:  # the linear interpolation crosses the threshold between x[j - 1] and x[j]
-        j = above[0]
-        shift = float(x[j - 1] + (threshold - values[j - 1]) * (x[j] - x[j - 1]) / (values[j] - values[j - 1]))
-    return {"method": "isotonic", "x": x.tolist(), "y": values.tolist()}, shift

@@ -106,7 +106,8 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
     cost-sensitive multi-class machine a
     :class:`BAdaCostClassifier` (one of AdaC2.M1, MultiBoost or Lp-CSB a
     :class:`MultiClassCostClassifier`); a machine of the double-base loss an
-    :class:`AdaBoostDBClassifier`; one of a cost-reweighting trainer a :class:`CostReweightingClassifier`; any
+    :class:`AdaBoostDBClassifier`; one of a cost-reweighting trainer a :class:`CostReweightingClassifier`; an
+    AdaMEC machine (its metadata's calibration) an :class:`AdaMECClassifier`; any
     other classifier a
     :class:`BoostingClassifier`. Class labels come from the machine's
     metadata (:func:`bob_boost.labels.classes_of`), the parameters from what
@@ -152,6 +153,13 @@ def estimator_from_machine(machine: BoostedMachine, source: str = "the machine")
         estimator = AdaBoostDBClassifier(cost_positive=float(metadata.get("cost_positive", 1.0)),
                                          cost_negative=float(metadata.get("cost_negative", 1.0)),
                                          n_estimators=rounds)
+    elif metadata.get("trainer") == "adamec" and "calibration" in metadata:
+        calibration = dict(metadata["calibration"])
+        estimator = AdaMECClassifier(cost_positive=float(metadata.get("cost_positive", 1.0)),
+                                     cost_negative=float(metadata.get("cost_negative", 1.0)), n_estimators=rounds,
+                                     calibration=calibration["method"])
+        estimator.threshold_ = float(calibration.pop("threshold"))
+        estimator.calibration_ = calibration
     elif metadata.get("trainer") in _REWEIGHTING_NAMES:
         estimator = CostReweightingClassifier(_REWEIGHTING_NAMES[metadata["trainer"]],
                                               cost_positive=float(metadata.get("cost_positive", 1.0)),

@@ -11,6 +11,7 @@ from .badacost import AdaBoostM1Trainer, AdaC2M1Trainer, BAdaCostTrainer, SAMMET
 from ..binning import BinnedFeatures
 from .boosting import Boosting, fit_weights
 from .cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
+from .adamec import AdaMECTrainer
 from .additive_logistic import GentleAdaBoostTrainer, LogitBoostTrainer
 from .arc_gv import ArcGVTrainer
 from .cost_reweighting import (AdaC1Trainer, AdaC2Trainer, AdaC3Trainer, AdaCostTrainer, AsymBoostTrainer,
@@ -37,7 +38,8 @@ __all__ = ["BinnedFeatures", "Boosting", "fit_weights", "LUTTrainer", "StumpTrai
            "MultiClassLUTTrainer", "ProbabilityTreeTrainer", "RealAdaBoostTrainer", "SAMMERTrainer",
            "GentleAdaBoostTrainer", "LogitBoostTrainer", "ArcGVTrainer", "RUSBoostTrainer",
            "PIBoostTrainer", "AdaC1Trainer", "AdaC2Trainer", "AdaC3Trainer", "AdaCostTrainer", "AsymBoostTrainer",
-           "CSB0Trainer", "CSB1Trainer", "CSB2Trainer", "AdaC2M1Trainer", "MultiBoostTrainer", "LpCSBTrainer"]
+           "CSB0Trainer", "CSB1Trainer", "CSB2Trainer", "AdaC2M1Trainer", "MultiBoostTrainer", "LpCSBTrainer",
+           "AdaMECTrainer"]
 
 
 def __getattr__(name: str):

@@ -14,10 +14,11 @@ import math
 
 import numpy as np
 
-from ..engine.hashing import row_hashes
-from ..exceptions import InvalidValueError
+from .engine.hashing import row_hashes
+from .exceptions import InvalidValueError
 
-def held_out_counts(sizes: np.ndarray, fraction: float, names=None) -> np.ndarray:
+def held_out_counts(sizes: np.ndarray, fraction: float, names=None,
+                    parameter: str = "validation_fraction") -> np.ndarray:
     """How many rows each group of ``sizes`` rows holds out: ``ceil(fraction * size)`` (the product rounded
     to 9 decimals first, so that ``0.1 * 30`` holds out 3).
 
@@ -25,15 +26,15 @@ def held_out_counts(sizes: np.ndarray, fraction: float, names=None) -> np.ndarra
     ------
     ValueError
         When a non-empty group would keep no training row: the class ``names[g]`` (a classifier's), or the
-        samples (a regressor's one group, ``names`` None).
+        samples (a regressor's one group, ``names`` None); the message names ``parameter``, the fraction's.
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     counts = np.array([math.ceil(round(fraction * int(n), 9)) for n in sizes], dtype=np.int64)
     for group in np.flatnonzero((sizes > 0) & (counts >= sizes)):
         if names is None:
-            raise InvalidValueError(f"validation_fraction: {fraction} cannot hold out a validation set from "
+            raise InvalidValueError(f"{parameter}: {fraction} cannot hold out a validation set from "
                                     f"{int(sizes[group])} samples and keep some for training")
-        raise InvalidValueError(f"validation_fraction: {fraction} leaves class {names[group]!r} without "
+        raise InvalidValueError(f"{parameter}: {fraction} leaves class {names[group]!r} without "
                                 f"training samples")
     return counts
 
