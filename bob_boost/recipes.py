@@ -24,6 +24,7 @@ losses
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -149,12 +150,16 @@ class Recipe:
     target_kind : str
         ``"signed"``, ``"one_vs_rest"``, ``"indices"`` (see
         :meth:`bob_boost.labels.ClassEncoding.targets`) or ``"values"`` (regression).
+    sample_costs : numpy.ndarray or None
+        BAdaCost's example-dependent costs, given to every run (``sample_costs`` of
+        :meth:`~bob_boost.trainers.badacost.BAdaCostTrainer.train`), or None.
     """
 
     name: str
     trainer: Any
     loss: LossFunction
     target_kind: str
+    sample_costs: np.ndarray | None = None
 
     def prior_baseline(self, class_weights: np.ndarray) -> np.ndarray:
         """(#outputs,) the generic trainer's scores of least loss for a classifier that knows only the class
@@ -215,6 +220,8 @@ class Recipe:
             baseline = "auto"
         if baseline is not None:
             options["baseline"] = baseline
+        if self.sample_costs is not None:
+            options["sample_costs"] = self.sample_costs
         return self.trainer.train(features, targets, number_of_rounds, sample_weight=sample_weight, **options)
 
 
@@ -231,7 +238,7 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                 tree_min_weight_fraction_leaf: float = 0.0, tree_monotonic_cst=None,
                 tree_interaction_cst=None, categorical_features=None, lp_norm: float = 2.0,
                 pool_size: int = 6000, subset_size: int = 1, calibration: str | None = "platt",
-                calibration_fraction: float = 0.5) -> Recipe:
+                calibration_fraction: float = 0.5, sample_costs=None) -> Recipe:
     """Configure a trainer from option names.
 
     Parameters
@@ -304,6 +311,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     calibration, calibration_fraction
         AdaMEC's calibration (``"platt"``, ``"isotonic"`` or None) and the share of each class held out for it
         (held-out rows chosen from ``random_state``, None: 0).
+    sample_costs : array_like, optional
+        BAdaCost's (with trees) example-dependent costs, one row (or matrix) per training sample
+        (:attr:`Recipe.sample_costs`; checked against the labels when training).
 
     Raises
     ------
@@ -315,6 +325,10 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         raise InvalidValueError(f"trainer: must be one of {TRAINERS}, got {trainer!r}")
     if weak_learner not in WEAK_LEARNERS:
         raise InvalidValueError(f"weak_learner: must be one of {WEAK_LEARNERS}, got {weak_learner!r}")
+    if sample_costs is not None and (trainer != "badacost" or weak_learner != "tree"):
+        raise InvalidValueError(f"sample_costs: example-dependent costs are BAdaCost's with trees (trainer="
+                                f"'badacost', weak_learner='tree'), got trainer={trainer!r} with "
+                                f"weak_learner={weak_learner!r}")
     if trainer == "rusboost":  # SAMME on every round's random under-sample of the majority classes
         if sampling is not None and sampling.method != "undersample":
             raise InvalidValueError(f"sampling: RUSBoost under-samples every class (method 'undersample'), got "
@@ -352,13 +366,14 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
                                 f"and by the cost-sensitive trees of the multi-class trainers, got trainer="
                                 f"{trainer!r} with weak_learner={weak_learner!r}")
     if trainer in MULTICLASS_TRAINERS:
-        return _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
-                                  2 if tree_depth is None else tree_depth, cost_matrix,
-                                  dict(number_of_rounds=number_of_rounds,
-                                       shrinkage=1.0 if shrinkage is None else shrinkage,
-                                       feature_fraction=feature_fraction, random_state=random_state,
-                                       sampling=sampling), missing, tree_min_weight_fraction_leaf,
-                                  categorical_features)
+        recipe = _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
+                                    2 if tree_depth is None else tree_depth, cost_matrix,
+                                    dict(number_of_rounds=number_of_rounds,
+                                         shrinkage=1.0 if shrinkage is None else shrinkage,
+                                         feature_fraction=feature_fraction, random_state=random_state,
+                                         sampling=sampling), missing, tree_min_weight_fraction_leaf,
+                                    categorical_features)
+        return recipe if sample_costs is None else dataclasses.replace(recipe, sample_costs=sample_costs)
     if trainer in BINARY_COST_TRAINERS:
         if sampling is not None:
             raise InvalidValueError(f"sampling: {trainer!r} chooses each stump with its closed-form step on every "

@@ -512,3 +512,37 @@ def test_command_line_defaults_learn(trainer, tmp_path):
     assert machine.metadata["weak_learner"] == "tree"
     classes = np.array(machine.metadata["classes"], dtype=float)
     assert np.mean(classes[machine.predict(x_test)] == y_test) >= majority(y_test) + MARGIN
+
+
+def test_the_command_line_trains_badacost_on_sample_costs(tmp_path, capsys):
+    """``bob-boost train --trainer badacost --sample-costs FILE`` trains the trainer's machine on the rows,
+    predicting with their class means (or ``--cost-matrix``); bad files are errors naming them."""
+    from bob_boost.cli import main
+    from bob_boost.costs import class_mean_costs
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(240, 4))
+    y = np.where(x[:, 0] > 0.4, 2, np.where(x[:, 1] > 0, 1, 0))
+    costs = _zero_one(3)[y] * rng.uniform(0.5, 4.0, (240, 3))
+    data, rows_file, model = tmp_path / "train.csv", tmp_path / "costs.csv", tmp_path / "model.hdf5"
+    np.savetxt(data, np.column_stack([x, y]), delimiter=",", fmt="%.17g")
+    np.savetxt(rows_file, costs, delimiter=",", fmt="%.17g")
+    assert main(["train", str(data), "-o", str(model), "--trainer", "badacost", "-w", "tree", "--sample-costs",
+                 str(rows_file), "-r", "6", "-q"]) == 0
+    machine = BoostedMachine.load(model)
+    matrix = class_mean_costs(y, costs, 3)
+    expected = BAdaCostTrainer(matrix, CostSensitiveTreeTrainer(max_depth=2)).train(x, y, 6, sample_costs=costs)
+    np.testing.assert_array_equal(machine.weights, expected.weights)
+    np.testing.assert_array_equal(machine.cost_matrix, matrix)
+    np.testing.assert_array_equal(machine.predict(x), expected.predict(x))
+    bad = tmp_path / "bad.csv"
+    np.savetxt(bad, costs[:10], delimiter=",")
+    for arguments, message in ((["--sample-costs", str(bad)], "has 10 rows but"),
+                               (["--sample-costs", str(tmp_path / "none.csv")], "no such sample-costs file"),
+                               (["--sample-costs", str(rows_file), "-w", "stump"], "--sample-costs: example-dep")):
+        assert main(["train", str(data), "-o", str(tmp_path / "m.hdf5"), "--trainer", "badacost", "-w", "tree",
+                     *arguments, "-q"]) != 0
+        assert message in capsys.readouterr().err
+    np.savetxt(bad, costs + 1.0, delimiter=",")  # a cost at the sample's own class
+    assert main(["train", str(data), "-o", str(tmp_path / "m.hdf5"), "--trainer", "badacost", "-w", "tree",
+                 "--sample-costs", str(bad), "-q"]) != 0
+    assert "bad.csv: " in capsys.readouterr().err

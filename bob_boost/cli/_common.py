@@ -279,7 +279,9 @@ def predicted_indices(machine: BoostedMachine, features: np.ndarray) -> np.ndarr
 
 
 #: Parameter names of the library, as the options that set them are spelled here.
-_OPTIONS = {"cost_matrix": "--cost-matrix", "cost_positive": "--cost-positive", "cost_negative": "--cost-negative",
+_OPTIONS = {"cost_matrix": "--cost-matrix", "sample_costs": "--sample-costs", "calibration": "--calibration",
+            "calibration_fraction": "--calibration-fraction", "cost_positive": "--cost-positive",
+            "cost_negative": "--cost-negative",
             "positive_label": "--positive-label", "weak_learner": "--weak-learner", "loss": "--loss",
             "trainer": "--trainer", "selection_style": "--selection-style", "lut_entries": "--lut-entries",
             "selection": "--selection", "max_bins": "--max-bins", "chunk_rows": "--chunk-rows",

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..io.tables import Table, read_cost_matrix, read_table
+from ..costs import check_sample_costs, class_mean_costs
+from ..io.tables import Table, read_cost_matrix, read_sample_costs, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress
@@ -78,6 +79,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "held-out rows (none: the exponential loss's own link, every row trains)")
     train.add_argument("--calibration-fraction", type=fraction, default=0.5, metavar="F",
                        help="adamec: the share of each class held out to calibrate (chosen from --seed)")
+    train.add_argument("--sample-costs", metavar="FILE",
+                       help="badacost with -w tree: example-dependent costs, a row per training sample with the cost "
+                            "of predicting each class (sorted label order; zero at its own class), as CSV/TSV/"
+                            "text/NPY; the machine predicts with --cost-matrix, by default these rows' class means")
     train.add_argument("--lp-norm", type=float, default=2.0, metavar="P",
                        help="lp-csb: the norm p (>= 1) of its loss (default 2)")
     train.add_argument("--pool-size", type=positive_int, default=6000, metavar="N",
@@ -197,6 +202,21 @@ def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> in
     return entries
 
 
+def _sample_costs(args: argparse.Namespace, encoding: ClassEncoding | None, labels: np.ndarray) -> np.ndarray:
+    """The checked (#samples, K) rows of ``--sample-costs`` for the training labels."""
+    if encoding is None:
+        raise CommandError("--sample-costs: example-dependent costs are BAdaCost's (--trainer badacost), a "
+                           "classifier's")
+    rows = read_sample_costs(args.sample_costs)
+    if rows.shape[0] != labels.shape[0]:
+        raise CommandError(f"{args.sample_costs}: has {rows.shape[0]} rows but {args.data} has {labels.shape[0]} "
+                           f"samples (one row of costs per sample)")
+    try:
+        return check_sample_costs(rows, encoding.encode(labels, args.data), encoding.number_of_classes)
+    except ValueError as error:
+        raise CommandError(f"{args.sample_costs}: {str(error).removeprefix('sample_costs: ')}") from None
+
+
 def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     """Train the machine the options of ``bob-boost train`` describe (through :func:`bob_boost.recipes.make_recipe`)."""
     resolve_weak_learner(args)
@@ -214,6 +234,12 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
         if encoding is None and labels.dtype.kind not in "iuf":
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
+        sample_costs = None
+        if args.sample_costs:
+            sample_costs = _sample_costs(args, encoding, labels)
+            if cost_matrix is None:
+                cost_matrix = class_mean_costs(encoding.encode(labels, args.data), sample_costs,
+                                               encoding.number_of_classes)
         entries = 256
         if args.weak_learner == "lut":
             entries = _lut_entries(features, args.lut_entries, args.data)
@@ -231,7 +257,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
                              categorical_features=categorical, lp_norm=args.lp_norm, pool_size=args.pool_size,
                              calibration=None if args.calibration == "none" else args.calibration,
-                             calibration_fraction=args.calibration_fraction)
+                             calibration_fraction=args.calibration_fraction, sample_costs=sample_costs)
         check_constraints(args, features.shape[1])
     except CommandError:
         raise

@@ -1,7 +1,6 @@
 """BAdaCost (multi-class, cost-sensitive) as a scikit-learn classifier, with example-dependent costs."""
 from __future__ import annotations
 
-import dataclasses
 import numbers
 
 import numpy as np
@@ -220,9 +219,7 @@ class BAdaCostClassifier(_BoostedClassifier):
             matrix = class_mean_costs(encoded, rows, self.classes_.size)
         else:
             matrix = self._cost_matrix(data, X, encoded, weights, options)
-        recipe = make_recipe("badacost", cost_matrix=matrix, **options)
-        if rows is not None:
-            recipe = dataclasses.replace(recipe, trainer=_WithSampleCosts(recipe.trainer, rows))
+        recipe = make_recipe("badacost", cost_matrix=matrix, sample_costs=rows, **options)
         self.machine_ = self._boost(data, recipe, X, encoded, weights, y, rounds, groups=encoded, index=index,
                                     eval_set=eval_set)
         self.cost_matrix_ = self.machine_.cost_matrix
@@ -271,15 +268,3 @@ class BAdaCostClassifier(_BoostedClassifier):
             raise InvalidValueError(f"cost_matrix: is {matrix.shape[0]}x{matrix.shape[0]} but y has {n_classes} "
                                     f"classes {self.classes_.tolist()}")
         return matrix
-
-
-class _WithSampleCosts:
-    """A BAdaCost trainer whose every run takes the same example-dependent costs (the fit's rows)."""
-
-    def __init__(self, trainer, rows: np.ndarray) -> None:
-        self.trainer = trainer
-        self.rows = rows
-
-    def train(self, features, labels, number_of_rounds=None, **options):
-        """The trainer's run with the costs."""
-        return self.trainer.train(features, labels, number_of_rounds, sample_costs=self.rows, **options)
