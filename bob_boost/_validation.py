@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from .exceptions import InvalidTypeError, InvalidValueError
+from .sparse import as_sparse_rows, is_sparse
 
 
 def sum_is_finite(array: np.ndarray) -> bool:
@@ -21,7 +22,7 @@ def sum_is_finite(array: np.ndarray) -> bool:
 
 
 def as_feature_matrix(features, name: str = "features", allow_1d: bool = False,
-                      allow_nan: bool = False) -> np.ndarray:
+                      allow_nan: bool = False, accept_sparse: bool = False) -> np.ndarray:
     """Return ``features`` as a finite, non-empty, real 2-D array.
 
     Parameters
@@ -34,12 +35,21 @@ def as_feature_matrix(features, name: str = "features", allow_1d: bool = False,
         Accept a single 1-D sample and return it as a (1, #features) matrix.
     allow_nan : bool
         Accept NaN (missing values); infinite values are rejected either way.
+    accept_sparse : bool
+        Accept a scipy sparse matrix, returned as canonical CSR (:func:`bob_boost.sparse.as_sparse_rows`);
+        otherwise one is a TypeError saying where sparse input is read.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or scipy.sparse matrix
         The validated matrix; integer and float dtypes are kept as they are.
     """
+    if is_sparse(features):
+        if not accept_sparse:
+            raise InvalidTypeError(f"{name}: a scipy sparse matrix is read by the generic trainer (Boosting) with "
+                                   f"stumps, look-up tables or gradient trees, and by every machine's prediction; "
+                                   f"not here: pass a dense array (.toarray())")
+        return as_sparse_rows(features, name, allow_nan)
     array = np.asarray(features)
     if array.dtype == object or not (np.issubdtype(array.dtype, np.integer)
                                      or np.issubdtype(array.dtype, np.floating)

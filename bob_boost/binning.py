@@ -48,6 +48,7 @@ from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
+from .sparse import dense_column, dense_rows, is_sparse, row_blocks
 
 
 #: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
@@ -235,6 +236,8 @@ class BinnedFeatures:
         n_threads = check_threads(n_threads)
         if exact:
             return cls._sparse_from_values(features, exact=True)
+        # a scipy sparse matrix (canonical CSR) takes the same steps: the engine reads its stored values
+        # and implicit zeros per column, and codes it a block of rows at a time (bob_boost.sparse)
         if missing:
             return cls._with_missing(features, max_bins, n_threads)
         limit = max_bins if max_bins is not None else MAX_BINS_LIMIT + 1
@@ -278,6 +281,9 @@ class BinnedFeatures:
     @classmethod
     def _sparse_from_values(cls, features: np.ndarray, exact: bool) -> "BinnedFeatures":
         """The sparse-product binning by distinct values (exact sums, or features with more than 65536 values)."""
+        if is_sparse(features):
+            raise InvalidValueError("max_bins: a sparse matrix is binned into at most 65536 bins per feature "
+                                    "(exact sums and max_bins=None with more distinct values need dense features)")
         table = integer_table(features)
         if table is not None:
             slots, counts, low, span = table
@@ -326,16 +332,18 @@ class BinnedFeatures:
                                 max_bins: int) -> None:
         """Re-bin from every row a feature whose sample showed few distinct values but whose data has others."""
         changed = False
+        columns = features.tocsc() if is_sparse(features) else None
         for f, values in enumerate(distinct):
             if values is None:
                 continue
-            column, codes = features[:, f], self.coded.codes[f]
+            column = features[:, f] if columns is None else dense_column(columns, f)
+            codes = self.coded.codes[f]
             if self.missing:
                 present = ~np.isnan(column)
                 column, codes = column[present], codes[present]
             if np.array_equal(values[codes], column):
                 continue
-            thresholds[f], _ = feature_thresholds(features[:, f], max_bins)
+            thresholds[f], _ = feature_thresholds(column if columns is None else dense_column(columns, f), max_bins)
             changed = True
         if changed:  # rare: rebuild the codes and their layout from the corrected thresholds
             rebuilt = self._encoded(features, thresholds, self.coded.n_threads, lossy=True, missing=self.missing)
@@ -355,9 +363,13 @@ class BinnedFeatures:
         offsets = np.arange(n_features + 1, dtype=np.int64) * number_of_values
         if number_of_values <= MAX_BINS_LIMIT + 1:
             codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(number_of_values))
-            codes[...] = features.T
+            for a, b in row_blocks(features):
+                codes[:, a:b] = dense_rows(features, a, b).T
             coded = CodedFeatures(codes, number_of_values, check_threads(n_threads))
             return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
+        if is_sparse(features):
+            raise InvalidValueError(f"maximum_feature_value: a sparse matrix's look-up tables have at most "
+                                    f"{MAX_BINS_LIMIT + 1} entries, got {number_of_values}")
         slots, counts = value_slots(features, np.zeros(n_features, dtype=np.int64), number_of_values)
         return cls(slots, offsets, counts, number_of_values=number_of_values)
 
@@ -371,8 +383,9 @@ class BinnedFeatures:
                                     f"got {number_of_values}")
         n_features = features.shape[1]
         codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(bins))
+        columns = features.tocsc() if is_sparse(features) else None
         for f in range(n_features):  # a column at a time: no float copy of the whole matrix
-            column = features[:, f]
+            column = features[:, f] if columns is None else dense_column(columns, f)
             codes[f] = np.where(np.isnan(column), number_of_values, column) if column.dtype.kind == "f" else column
         offsets = np.arange(n_features + 1, dtype=np.int64) * bins
         binned = cls(None, offsets, None, number_of_values=number_of_values,

@@ -60,6 +60,7 @@ import numpy as np
 from ._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar
 from .exceptions import InvalidTypeError, InvalidValueError
 from .losses.base import LossFunction, weighted
+from .sparse import by_row_blocks
 
 if TYPE_CHECKING:  # the machine module imports nothing of this one; the annotation only names it
     from .machine import BoostedMachine
@@ -182,7 +183,7 @@ class RecordEvaluation:
 
     def __init__(self, features, metric: LossFunction | Metric, targets=None, sample_weight=None,
                  greater_is_better: bool | None = None, name: str = "validation", training: bool = False) -> None:
-        self.features = as_feature_matrix(features, allow_nan=True)
+        self.features = as_feature_matrix(features, allow_nan=True, accept_sparse=True)
         if isinstance(metric, LossFunction):
             if targets is None:
                 raise InvalidValueError("targets: a loss metric needs the targets of the features")
@@ -220,7 +221,7 @@ class RecordEvaluation:
             self._scores = scores
         else:
             for weak_machine, weight in zip(machine.weak_machines[self._rounds:], machine.weights[self._rounds:]):
-                self._scores = self._scores + weight * weak_machine.forward(self.features)
+                self._scores = self._scores + weight * by_row_blocks(weak_machine.forward, self.features)
         self._rounds = len(machine)
         self.history.append(self._evaluate(machine))
         return None

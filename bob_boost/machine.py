@@ -17,6 +17,7 @@ from .io import model
 from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .registry import weak_machine_class  # noqa: F401  (re-exported, old import path)
+from .sparse import by_row_blocks, dense_rows, is_sparse, row_blocks
 from .engine import prediction
 from .engine.threads import check_threads
 from .weak.base import WeakMachine
@@ -215,6 +216,17 @@ class BoostedMachine:
             machine.check_values(array)
         return array
 
+    def _checked_rows(self, features):
+        """:meth:`_check_features` of ``features``; a scipy sparse matrix is checked a block of rows at a time
+        and returned as canonical CSR, for scoring by row blocks (:mod:`bob_boost.sparse`)."""
+        if not is_sparse(features):
+            return self._check_features(features)
+        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
+        rows = as_feature_matrix(features, allow_nan=handles_missing, accept_sparse=True)
+        for start, stop in row_blocks(rows):
+            self._check_features(dense_rows(rows, start, stop))
+        return rows
+
     def _initial_scores(self, n_samples: int, include_baseline: bool = True) -> np.ndarray:
         """(#samples, #outputs) scores of the empty machine: the baseline (or zeros)."""
         total = np.zeros((n_samples, self._number_of_outputs or 1))
@@ -268,13 +280,14 @@ class BoostedMachine:
 
         Parameters
         ----------
-        features : array_like
-            (#samples, #features) or one (#features,) sample.
+        features : array_like or scipy sparse matrix
+            (#samples, #features) or one (#features,) sample; a sparse matrix is scored a block of rows at a
+            time (the scores of its dense form, bit for bit).
         include_baseline : bool
             False gives the rounds' sum alone, as a trainer that boosts
             residuals from 0 accumulates it (to continue such a machine).
         """
-        return self._forward(self._check_features(features), include_baseline)
+        return by_row_blocks(lambda rows: self._forward(rows, include_baseline), self._checked_rows(features))
 
     def shap_values(self, features, background=None) -> np.ndarray:
         """Each feature's exact Shapley value of every row's scores (:mod:`bob_boost.explanations`):
@@ -298,19 +311,23 @@ class BoostedMachine:
             For rows of another width than the machine reads, NaN a weak machine cannot route, or, naming
             ``background``, no background for a weak machine without training cover.
         """
-        array = self._check_features(features)
+        array = self._checked_rows(features)
         baseline = self._initial_scores(1)[0]
         n_threads = check_threads(self.n_threads, "n_threads")
         if background is None:
-            values = explanations.path_dependent_shap(baseline, self._weak_machines, self.weights, array, n_threads)
+            values = by_row_blocks(lambda block: explanations.path_dependent_shap(
+                baseline, self._weak_machines, self.weights, block, n_threads), array)
             return values[:, :, 0] if values.shape[2] == 1 else values
         try:
-            rows = self._check_features(background)
+            rows = self._checked_rows(background)
         except (InvalidTypeError, InvalidValueError) as error:  # the same checks, naming the argument
             raise type(error)(str(error).replace("features:", "background:", 1)) from None
         if rows.shape[1] != array.shape[1]:
             raise InvalidValueError(f"background: has {rows.shape[1]} columns but features have {array.shape[1]}")
-        values = explanations.interventional_shap(baseline, self._weak_machines, self.weights, array, rows, n_threads)
+        if is_sparse(rows):  # a background is a sample of rows, small by nature
+            rows = rows.toarray()
+        values = by_row_blocks(lambda block: explanations.interventional_shap(
+            baseline, self._weak_machines, self.weights, block, rows, n_threads), array)
         return values[:, :, 0] if values.shape[2] == 1 else values
 
     def feature_importances(self, kind: str = "split", features=None, background=None) -> np.ndarray:
@@ -330,13 +347,13 @@ class BoostedMachine:
         numpy.ndarray
             A new (#samples, #outputs) array per round.
         """
-        array = self._check_features(features)
+        array = self._checked_rows(features)
         return self._staged(array)
 
-    def _staged(self, array: np.ndarray) -> Iterator[np.ndarray]:
+    def _staged(self, array) -> Iterator[np.ndarray]:
         total = self._initial_scores(array.shape[0])
         for machine, weight in zip(self._weak_machines, self._weights):
-            total += weight * machine.forward(array)
+            total += weight * by_row_blocks(machine.forward, array)
             yield total.copy()
 
     def __call__(self, features) -> np.ndarray | float:

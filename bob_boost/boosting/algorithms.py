@@ -19,6 +19,7 @@ import numpy as np
 from ..exceptions import ConvergenceWarning, InvalidValueError
 from ..losses.base import LossFunction, weighted
 from ..machine import BoostedMachine
+from ..sparse import by_row_blocks
 from ..weak.base import WeakMachine
 from ..weak.tree import TreeMachine
 from .closed_form import CostSensitiveStumpBoosting, MulticlassCostBoosting  # noqa: F401 (re-exported)
@@ -163,7 +164,7 @@ class GradientBoosting:
         """The step rule's weights; None (stop) when they are all zero."""
         weak_scores = state.extra.pop("weak_scores", None)
         if weak_scores is None:
-            weak_scores = machine.forward(state.features)
+            weak_scores = by_row_blocks(machine.forward, state.features)
         rule = newton_fit_step if self._uses_newton(state.prepared) else fit_line_step
         line = rule(self.loss_function, self.targets, state.scores, weak_scores, self.sample_weight,
                     getattr(state.prepared, "n_threads", 1))
@@ -199,7 +200,7 @@ class GradientBoosting:
             return weight
         weak_scores = state.extra.get("weak_scores")
         if weak_scores is None:
-            weak_scores = state.extra["weak_scores"] = machine.forward(state.features)
+            weak_scores = state.extra["weak_scores"] = by_row_blocks(machine.forward, state.features)
         n_threads = getattr(state.prepared, "n_threads", 1)
         before = state.extra.get("loss")
         if before is None:
@@ -235,7 +236,7 @@ class GradientBoosting:
         scores = state.extra.pop("next_scores", None)
         if scores is None:
             if weak_scores is None:  # the weak trainer chose the weight: the step rule did not run
-                weak_scores = machine.forward(state.features)
+                weak_scores = by_row_blocks(machine.forward, state.features)
             scores = updated_scores(state.scores, weight, weak_scores, getattr(state.prepared, "n_threads", 1))
         state.scores = scores
 
@@ -253,7 +254,7 @@ def renewed_leaves(proposal: Proposal, features: np.ndarray, residuals: np.ndarr
     the training rows it holds (the tree of output ``k`` from column ``k``; a tree shared by the outputs from
     each column), and their training outputs."""
     tree = proposal.machine
-    leaves = tree.leaves(features)
+    leaves = by_row_blocks(tree.leaves, features)
     values = np.array(tree.values)
     shared = tree.roots.size == 1
     for t in range(leaves.shape[1]):

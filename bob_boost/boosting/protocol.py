@@ -17,6 +17,11 @@ a round's column sample (:class:`~bob_boost.boosting.sampling.Sampling`), the fe
 A weak trainer whose ``accepts_missing`` is true (``StumpTrainer(missing="bin")``) is given features with NaN
 (missing values); the others never see NaN, which the trainers reject at their public edge.
 
+A weak trainer whose ``accepts_sparse`` is true (stumps, look-up tables, gradient trees) is given a scipy
+sparse matrix as it was passed (canonical CSR, :mod:`bob_boost.sparse`); it must not densify it whole, and
+where the algorithm reads the rows themselves (a weak machine's outputs without codes) it does so a block of
+rows at a time. The others are given dense arrays only.
+
 Weak trainers written for bob_boost 0.1, with only ``train(...)``, keep working: the algorithms adapt them.
 """
 from __future__ import annotations

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..sparse import dense_rows, is_sparse, row_blocks
 from . import kernels
 from .threads import balanced_ranges, run_blocks
 
@@ -48,6 +49,10 @@ def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
         missing_codes = np.zeros(n_features, dtype=np.int64)
     largest = max(thresholds.shape[1], int(missing_codes.max()) + 1)
     out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
+    if is_sparse(features):
+        for a, b in row_blocks(features):
+            out[:, a:b] = encode(dense_rows(features, a, b), thresholds, n_threads, missing_codes)
+        return out
     if features.flags.f_contiguous and not features.flags.c_contiguous:
         blocks = [(features, thresholds, missing_codes, a, b, out)
                   for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
@@ -69,6 +74,8 @@ def count_integer_values(features: np.ndarray, low: np.ndarray, span: int, n_thr
     Each row block counts into its own array; integer sums are exact, so the
     total does not depend on the blocks.
     """
+    if is_sparse(features):
+        return _sparse_value_counts(features, low, span)
     blocks = _row_blocks(features.shape[0], n_threads)
     partial = np.zeros((len(blocks), features.shape[1], span), dtype=np.int64)
     run_blocks(kernels.count_values, [(features, low, a, b, partial[j]) for j, (a, b) in enumerate(blocks)],
@@ -76,9 +83,26 @@ def count_integer_values(features: np.ndarray, low: np.ndarray, span: int, n_thr
     return partial.sum(axis=0)
 
 
+def _sparse_value_counts(features, low: np.ndarray, span: int) -> np.ndarray:
+    """:func:`count_integer_values` of a canonical CSR matrix: its stored values, then each column's implicit
+    zeros (exact integer counts, as over the dense rows)."""
+    n_features = features.shape[1]
+    columns = features.indices.astype(np.int64)
+    slots = columns * span + (features.data.astype(np.int64) - low[columns])
+    counts = np.bincount(slots, minlength=n_features * span).reshape(n_features, span)
+    zeros = features.shape[0] - np.bincount(columns, minlength=n_features)
+    holding = np.flatnonzero(zeros)
+    counts[holding, -low[holding]] += zeros[holding]
+    return counts
+
+
 def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray, n_threads: int) -> np.ndarray:
     """(#features, #samples) codes ``ranks[f, x[i, f] - low[f]]`` of integer features."""
     out = np.empty((features.shape[1], features.shape[0]), dtype=code_dtype(int(ranks.max()) + 1))
+    if is_sparse(features):
+        for a, b in row_blocks(features):
+            out[:, a:b] = rank_codes(dense_rows(features, a, b), low, ranks, n_threads)
+        return out
     run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
                                                                                              n_threads)], n_threads)
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InvalidTypeError, InvalidValueError
+from ..sparse import column_value_counts, is_sparse
 from .threads import run_blocks
 
 #: Rows sampled (without replacement, seed 0) to place the quantile cuts; all rows when there are fewer.
@@ -75,7 +76,13 @@ def count_thresholds(counts: np.ndarray, low: np.ndarray, max_bins: int | None) 
 
 def feature_thresholds(column: np.ndarray, max_bins: int | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Thresholds of one feature from (a sample of) its values, and its distinct values when each has a bin."""
-    distinct, counts = np.unique(column.astype(np.float64, copy=False), return_counts=True)
+    return value_thresholds(*np.unique(column.astype(np.float64, copy=False), return_counts=True), max_bins)
+
+
+def value_thresholds(distinct: np.ndarray, counts: np.ndarray,
+                     max_bins: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`feature_thresholds` of a feature whose sorted distinct float64 values (NaN last) occur
+    ``counts`` times."""
     if distinct.size and np.isnan(distinct[-1]):  # missing values (sorted last) have a bin of their own
         distinct, counts = distinct[:-1], counts[:-1]
     if max_bins is None or distinct.size <= max_bins:
@@ -100,9 +107,14 @@ def all_thresholds(features: np.ndarray, max_bins: int | None, n_threads: int,
     n_features = features.shape[1]
     thresholds: list[np.ndarray] = [np.empty(0)] * n_features
     distinct: list[np.ndarray | None] = [None] * n_features
+    # a sparse matrix: each column's stored values and its count of implicit zeros, no dense column
+    columns = (features if rows is None else features[rows]).tocsc() if is_sparse(features) else None
 
     def block(start: int, stop: int) -> None:
         for f in range(start, stop):
+            if columns is not None:
+                thresholds[f], distinct[f] = value_thresholds(*column_value_counts(columns, f), max_bins)
+                continue
             column = features[:, f] if rows is None else features[rows, f]
             thresholds[f], distinct[f] = feature_thresholds(column, max_bins)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..sparse import column_extremes, is_sparse
+
 #: Largest (#features x value range) for which integer features are coded by table instead of sorting.
 MAX_TABLE_SIZE = 1 << 24
 
@@ -46,8 +48,9 @@ def integer_range(features: np.ndarray) -> tuple[np.ndarray, int] | None:
     if not (np.issubdtype(features.dtype, np.integer)
             and -(1 << 62) <= int(features.min()) <= int(features.max()) < 1 << 62):
         return None
-    low = features.min(axis=0).astype(np.int64)
-    span = int((features.max(axis=0).astype(np.int64) - low).max()) + 1
+    low, high = column_extremes(features) if is_sparse(features) else (features.min(axis=0), features.max(axis=0))
+    low = low.astype(np.int64)
+    span = int((high.astype(np.int64) - low).max()) + 1
     if span * features.shape[1] > MAX_TABLE_SIZE:
         return None
     return low, span

@@ -15,6 +15,7 @@ from .. import importances, recipes
 from ..recipes import WEAK_LEARNERS  # noqa: F401 (the estimators' choices, re-exported)
 from ..registry import loss_class
 from ..binning import check_missing
+from ..sparse import is_sparse
 from ..weak.lut import check_discrete
 from . import _categories, _fitting
 from ._eval_sets import check_eval_sets
@@ -55,7 +56,7 @@ class _BoostedEstimator(BaseEstimator):
 
     def _validate_features(self, X, reset: bool) -> np.ndarray:
         X = validate_data(self, _categories.coded_frame(self, X, reset), reset=reset,
-                          ensure_all_finite=self._finite_rule())
+                          ensure_all_finite=self._finite_rule(), accept_sparse=self._sparse_formats())
         if getattr(self, "weak_learner", None) == "lut":
             _check_lut_features(X, self.maximum_feature_value)
         return X
@@ -64,10 +65,16 @@ class _BoostedEstimator(BaseEstimator):
         """scikit-learn's ``ensure_all_finite``: NaN is accepted only with ``missing="bin"``."""
         return "allow-nan" if check_missing(getattr(self, "missing", None)) == "bin" else True
 
+    def _sparse_formats(self) -> tuple[str, ...] | bool:
+        """scikit-learn's ``accept_sparse``: the scipy sparse formats ``X`` may come in (others are converted to
+        the first), or False where the estimator's trainer reads dense features only."""
+        return False
+
     def __sklearn_tags__(self):
-        """scikit-learn tags: NaN input only with ``missing="bin"``."""
+        """scikit-learn tags: NaN input only with ``missing="bin"``; sparse input where it is read."""
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = getattr(self, "missing", None) == "bin"
+        tags.input_tags.sparse = bool(self._sparse_formats())
         return tags
 
     def _fit_data(self):
@@ -237,8 +244,12 @@ class _BoostedEstimator(BaseEstimator):
 
 def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
+    values = X.data if is_sparse(X) else X  # a sparse matrix's implicit zeros are valid entries
+    if not values.size:
+        return
     try:  # NaN (accepted only with missing="bin") has its own table entry
-        check_discrete(np.where(np.isnan(X), 0, X) if X.dtype.kind == "f" else X, maximum_feature_value, "X")
+        check_discrete(np.where(np.isnan(values), 0, values) if values.dtype.kind == "f" else values,
+                       maximum_feature_value, "X")
     except ValueError as error:
         raise InvalidValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
                                 f"{maximum_feature_value}). Quantise the features first, e.g. with "

@@ -63,7 +63,8 @@ def check_eval_sets(estimator, eval_set, targets_of: Callable[[np.ndarray, str],
         if not isinstance(pair, (list, tuple)) or len(pair) not in (2, 3):
             raise InvalidTypeError(f"{name}: expected (X, y) or (X, y, sample_weight), got {type(pair).__name__}")
         try:
-            features = validate_data(estimator, pair[0], reset=False, ensure_all_finite=estimator._finite_rule())
+            features = validate_data(estimator, pair[0], reset=False, ensure_all_finite=estimator._finite_rule(),
+                                     accept_sparse=estimator._sparse_formats())
         except ValueError as error:
             raise InvalidValueError(f"{name}: {error}") from None
         y = np.asarray(pair[1])

@@ -19,6 +19,7 @@ from .. import holdout as _holdout
 from .._validation import check_sample_weight, mean_one
 from ..machine import BoostedMachine
 from ..recipes import Recipe
+from ..sparse import column_extremes, is_sparse
 from . import _categories
 from ._compat import is_multilabel, validate_data
 
@@ -101,7 +102,8 @@ class MemoryData:
     @staticmethod
     def validated(estimator, X, y, reset: bool, **options) -> tuple[np.ndarray, np.ndarray]:
         return validate_data(estimator, _categories.coded_frame(estimator, X, reset), y, reset=reset,
-                             ensure_all_finite=estimator._finite_rule(), **options)
+                             ensure_all_finite=estimator._finite_rule(), accept_sparse=estimator._sparse_formats(),
+                             **options)
 
     @staticmethod
     def checked(X: np.ndarray, check: Callable[[np.ndarray], None]) -> np.ndarray:
@@ -110,6 +112,9 @@ class MemoryData:
 
     @staticmethod
     def all_constant(X: np.ndarray) -> bool:
+        if is_sparse(X):  # every column's least and largest value, its implicit zeros included, are equal
+            low, high = column_extremes(X)
+            return bool(np.all(low == high))
         return bool(np.all(X == X[0]))
 
     @staticmethod

@@ -249,13 +249,19 @@ class BoostingClassifier(_BoostedClassifier):
         self.interaction_cst = interaction_cst
         self.categorical_features = categorical_features
 
+    def _sparse_formats(self) -> tuple[str, ...]:
+        """scipy sparse ``X`` (CSR or CSC; other formats converted to CSR) is binned and scored without a dense
+        copy of the whole matrix (:mod:`bob_boost.sparse`); the model is that of the dense ``X``."""
+        return ("csr", "csc")
+
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingClassifier":
         """Train on ``X`` (#samples, #features) and labels ``y``.
 
         Parameters
         ----------
-        X : array_like
-            Training features.
+        X : array_like or scipy sparse matrix
+            Training features; a sparse matrix (CSR or CSC; others become CSR) is trained on without a dense
+            copy and gives the dense matrix's model (:mod:`bob_boost.sparse`).
         y : array_like
             (#samples,) class labels of any type.
         sample_weight : array_like, optional

@@ -227,13 +227,19 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                                     f"'uniform' or 'goss')")
         return _fitting.estimator_sampling(self, continuing)
 
+    def _sparse_formats(self) -> tuple[str, ...]:
+        """scipy sparse ``X`` (CSR or CSC; other formats converted to CSR) is binned and scored without a dense
+        copy of the whole matrix (:mod:`bob_boost.sparse`); the model is that of the dense ``X``."""
+        return ("csr", "csc")
+
     def fit(self, X, y, sample_weight=None, eval_set=None) -> "BoostingRegressor":
         """Train on ``X`` (#samples, #features) and real targets ``y`` (#samples,).
 
         Parameters
         ----------
-        X : array_like
-            Training features.
+        X : array_like or scipy sparse matrix
+            Training features; a sparse matrix (CSR or CSC; others become CSR) is trained on without a dense
+            copy and gives the dense matrix's model (:mod:`bob_boost.sparse`).
         y : array_like
             (#samples,) real targets.
         sample_weight : array_like, optional

@@ -143,7 +143,8 @@ class Boosting:
             when a round's optimal weight is zero. A new machine takes its
             decision rule from the loss (:meth:`LossFunction.decision_rule`).
         """
-        features = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_trainer, "accepts_missing", False)))
+        features = as_feature_matrix(features, allow_nan=bool(getattr(self.weak_trainer, "accepts_missing", False)),
+                                     accept_sparse=bool(getattr(self.weak_trainer, "accepts_sparse", False)))
         targets = self.loss_function.check_targets(targets)
         check_same_samples(features, targets)
         weights = None if sample_weight is None else mean_one(check_sample_weight(sample_weight, features.shape[0]))

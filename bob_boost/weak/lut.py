@@ -7,6 +7,7 @@ import numpy as np
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..io import hdf5
 from ..registry import register_weak_machine
+from ..sparse import is_sparse
 from .base import WeakMachine
 from .tree import check_missing_features
 
@@ -14,6 +15,10 @@ from .tree import check_missing_features
 def check_discrete(features: np.ndarray, number_of_entries: int, name: str = "features",
                    allow_nan: bool = False) -> None:
     """Raise unless every value is an integer in ``[0, number_of_entries)`` (or NaN, with ``allow_nan``)."""
+    if is_sparse(features):  # its implicit zeros are valid entries: only the stored values need checking
+        if features.data.size:
+            check_discrete(features.data, number_of_entries, name, allow_nan)
+        return
     if allow_nan and features.dtype.kind == "f":
         with np.errstate(invalid="ignore"):  # NaN compares false: only the values are checked
             if np.any(features - np.floor(features) > 0):

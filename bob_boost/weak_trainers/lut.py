@@ -64,6 +64,9 @@ class LUTTrainer:
         self.n_threads = n_threads
         self.missing = check_missing(missing)
 
+    #: Sparse (CSR/CSC) features are binned without a dense copy (:mod:`bob_boost.sparse`).
+    accepts_sparse = True
+
     @property
     def accepts_missing(self) -> bool:
         """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
@@ -83,7 +86,7 @@ class LUTTrainer:
                 raise InvalidValueError("features: binned for another trainer")
             return features
         missing = self.accepts_missing
-        array = as_feature_matrix(features, allow_nan=missing)
+        array = as_feature_matrix(features, allow_nan=missing, accept_sparse=True)
         check_histogram_size(array.shape[1], self._entries, self.number_of_outputs)
         check_discrete(array, self.maximum_feature_value, allow_nan=missing)
         return BinnedFeatures.from_integers(array, self.maximum_feature_value, check_threads(self.n_threads),

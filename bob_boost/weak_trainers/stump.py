@@ -80,6 +80,9 @@ class StumpTrainer:
         check_categorical_features(categorical_features)
         self.categorical_features = categorical_features
 
+    #: Sparse (CSR/CSC) features are binned without a dense copy (:mod:`bob_boost.sparse`).
+    accepts_sparse = True
+
     @property
     def accepts_missing(self) -> bool:
         """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
@@ -96,7 +99,7 @@ class StumpTrainer:
                                         "categorical_features (use StumpTrainer.prepare)")
             return features
         missing = check_missing(self.missing) is not None
-        array = as_feature_matrix(features, allow_nan=missing)
+        array = as_feature_matrix(features, allow_nan=missing, accept_sparse=True)
         indices = check_categorical_features(self.categorical_features, array.shape[1])
         categories = feature_categories(array, indices, check_max_bins(self.max_bins), missing)
         binned = BinnedFeatures.from_values(array, max_bins=check_max_bins(self.max_bins),

@@ -257,6 +257,9 @@ class TreeTrainer:
             raise InvalidValueError(f"monotonic_cst: the {loss.name} loss renews every leaf from its residuals' "
                                     "quantiles, which the constraints' bounds do not hold")
 
+    #: Sparse (CSR/CSC) features are binned without a dense copy (:mod:`bob_boost.sparse`).
+    accepts_sparse = True
+
     @property
     def accepts_missing(self) -> bool:
         """Whether NaN in the features is a missing value (``missing="bin"``) rather than an error."""
@@ -292,7 +295,7 @@ class TreeTrainer:
                 raise InvalidValueError("features: binned with other categorical features than the trainer's "
                                         "categorical_features (use TreeTrainer.prepare)")
             return features
-        array = as_feature_matrix(features, allow_nan=self.accepts_missing)
+        array = as_feature_matrix(features, allow_nan=self.accepts_missing, accept_sparse=True)
         indices = check_categorical_features(self.categorical_features, array.shape[1])
         categories = feature_categories(array, indices, self.max_bins, self.accepts_missing)
         binned = BinnedFeatures.from_values(array, max_bins=self.max_bins, n_threads=check_threads(self.n_threads),

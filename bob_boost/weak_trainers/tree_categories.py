@@ -12,6 +12,7 @@ import numpy as np
 
 from ..engine.categorical import CATEGORY_WORDS, checked_categories
 from ..exceptions import InvalidTypeError, InvalidValueError
+from ..sparse import is_sparse
 
 def check_categorical_features(categorical_features, n_features: int | None = None,
                                name: str = "categorical_features") -> np.ndarray | None:
@@ -61,7 +62,8 @@ def feature_categories(features: np.ndarray, indices: np.ndarray | None, max_bin
     """
     categories = {}
     for f in (() if indices is None else indices.tolist()):
-        column = np.asarray(features[:, f], dtype=np.float64)
+        column = np.asarray(features[:, [f]].toarray()[:, 0] if is_sparse(features) else features[:, f],
+                            dtype=np.float64)
         categories[int(f)] = checked_categories(f, np.unique(column[~np.isnan(column)] if missing else column),
                                                 max_bins, missing)
     return categories
