@@ -51,6 +51,31 @@ def test_features_with_many_values_get_at_most_max_bins_of_similar_mass():
     assert counts.max() <= 2 * 5000 / 16  # equal-frequency cuts, up to the sample's noise
 
 
+def test_a_value_holding_much_of_the_mass_gets_its_own_bin_and_the_rest_keep_theirs():
+    """A mostly-zero feature with many other values: zero alone in a bin, the other values in the remaining
+    bins of similar mass (equal-mass cuts of the whole would all fall inside the zeros)."""
+    rng = np.random.default_rng(3)
+    x = np.where(rng.random(20_000) < 0.9, 0.0, rng.normal(size=20_000))
+    x[:500] = 7.0  # a second heavy value, at the top
+    binned = BinnedFeatures.from_values(x[:, np.newaxis], max_bins=32)
+    thresholds = binned.split_thresholds[:binned.offsets[1] - 1]
+    codes = binned.coded.codes[0]
+    assert 29 <= thresholds.size <= 31
+    for value in (0.0, 7.0):  # each heavy value alone in its bin
+        assert set(codes[x == value]) & set(codes[x != value]) == set()
+    light = np.bincount(codes[(x != 0.0) & (x != 7.0)])
+    light = light[light > 0]
+    assert light.max() <= 2 * light.mean()
+    from bob_boost.engine.edges import quantile_thresholds
+    for seed in range(200):  # never more than max_bins - 1 thresholds, whatever the counts
+        generator = np.random.default_rng(seed)
+        size, bins = int(generator.integers(3, 400)), int(generator.integers(2, 40))
+        counts = np.where(generator.random(size) < 0.05, generator.integers(50, 5000, size),
+                          generator.integers(1, 4, size))
+        found = quantile_thresholds(np.arange(size, dtype=float), counts, bins)
+        assert found.size <= bins - 1 and np.all(np.diff(found) > 0)
+
+
 def test_few_valued_feature_keeps_one_bin_per_value_beside_quantised_ones():
     rng = np.random.default_rng(1)
     x = np.column_stack([rng.normal(size=3000), rng.integers(0, 5, size=3000).astype(float)])

@@ -49,12 +49,49 @@ def midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -> np.ndarray:
-    """At most ``max_bins - 1`` thresholds cutting sorted distinct ``values`` (with ``counts``) into equal masses."""
+    """At most ``max_bins - 1`` thresholds cutting sorted distinct ``values`` (with ``counts``) into equal masses.
+
+    A value holding at least ``1/max_bins`` of the mass (the zero of a mostly-zero feature) gets a bin of its
+    own, and the other bins are shared by the runs of values between such heavy values in proportion to
+    their mass, each run cut the same way (as LightGBM's greedy binning gives a frequent value its own bin);
+    equal-mass cuts of the whole would put every cut inside the heavy value and leave the rest of the
+    feature in one or two bins.
+    """
+    heavy = counts * max_bins >= counts.sum()
+    if heavy.any():
+        thresholds = _around_heavy(values, counts, heavy, max_bins)
+        if thresholds is not None:
+            return thresholds
+    return _equal_masses(values, counts, max_bins)
+
+
+def _equal_masses(values: np.ndarray, counts: np.ndarray, bins: int) -> np.ndarray:
+    """At most ``bins - 1`` thresholds cutting ``values`` into ``bins`` equal masses (fewer where a value's
+    mass spans several)."""
     cumulative = np.cumsum(counts)
-    targets = cumulative[-1] * np.arange(1, max_bins) / max_bins
+    targets = cumulative[-1] * np.arange(1, bins) / bins
     cuts = np.unique(np.searchsorted(cumulative, targets, side="left"))
     cuts = cuts[cuts < values.size - 1]
     return midpoints(values[cuts], values[cuts + 1])
+
+
+def _around_heavy(values: np.ndarray, counts: np.ndarray, heavy: np.ndarray, max_bins: int) -> np.ndarray | None:
+    """Thresholds around each heavy value, and within the runs between them (:func:`quantile_thresholds`); None
+    when the heavy values and the runs between them need more than ``max_bins`` bins."""
+    # runs of light values: starts and stops of the maximal stretches where heavy is False
+    edges = np.flatnonzero(np.diff(np.concatenate([[True], heavy, [True]]).astype(np.int8)))
+    starts, stops = edges[0::2], edges[1::2]
+    budget = max_bins - int(heavy.sum())
+    if starts.size > budget:
+        return None
+    masses = np.array([counts[a:b].sum() for a, b in zip(starts, stops)], dtype=np.float64)
+    shares = np.maximum(1, np.floor(budget * masses / max(masses.sum(), 1.0))).astype(np.int64)
+    while shares.sum() > budget:  # the floors of at least one bin each can overrun it: take from the largest
+        shares[np.argmax(shares)] -= 1
+    pieces = [midpoints(values[:-1], values[1:])[np.flatnonzero(heavy[:-1] | heavy[1:])]]
+    for (a, b), bins in zip(zip(starts, stops), shares):
+        pieces.append(quantile_thresholds(values[a:b], counts[a:b], int(bins)))  # heavy within its run too
+    return np.unique(np.concatenate(pieces))
 
 
 def count_thresholds(counts: np.ndarray, low: np.ndarray, max_bins: int | None) -> list[np.ndarray]:
