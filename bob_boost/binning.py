@@ -43,12 +43,12 @@ import scipy.sparse
 from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                            padded_thresholds, rank_codes, step_codes)
 from .engine.edges import (MAX_BINS_LIMIT, QuantizedLayout, all_thresholds, check_max_bins, count_thresholds,
-                           feature_thresholds, midpoints, sample_rows)
+                           feature_thresholds, midpoints, sample_rows, value_thresholds)
 from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
-from .sparse import dense_column, dense_rows, is_sparse, row_blocks
+from .sparse import column_value_counts, dense_column, is_sparse
 
 
 #: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
@@ -84,6 +84,26 @@ def _nan_range(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         high = np.nanmax(features, axis=0).astype(np.float64)
     empty = np.isnan(low)
     return np.where(empty, 0.0, low), np.where(empty, 0.0, high)
+
+
+def _sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | None) -> bool:
+    """:meth:`BinnedFeatures._check_sampled_distinct` of a sparse matrix, before its coding: a feature whose
+    sampled distinct values miss one of its values (a stored one, or 0 where it has implicit zeros) gets the
+    thresholds of all its rows; whether any did. A value is among the sampled ones exactly when its code's bin
+    value is itself, the dense matrix's test."""
+    columns = features.tocsc()
+    changed = False
+    for f, values in enumerate(distinct):
+        if values is None:
+            continue
+        start, stop = columns.indptr[f], columns.indptr[f + 1]
+        stored = columns.data[start:stop].astype(np.float64)
+        zeros = stop - start < columns.shape[0]
+        if np.all(np.isin(stored[~np.isnan(stored)], values)) and not (zeros and not np.any(values == 0.0)):
+            continue
+        thresholds[f], _ = value_thresholds(*column_value_counts(columns, f), max_bins)
+        changed = True
+    return changed
 
 
 class BinnedFeatures:
@@ -259,7 +279,11 @@ class BinnedFeatures:
         thresholds, distinct = all_thresholds(features, max_bins, n_threads, rows)
         if max(t.size for t in thresholds) + 1 > limit:
             return cls._sparse_from_values(features, exact=False)
-        binned = cls._encoded(features, thresholds, n_threads, lossy=any(d is None for d in distinct))
+        lossy = any(d is None for d in distinct)
+        if rows is not None and is_sparse(features):  # checked before coding: the codes are made once
+            return cls._encoded(features, thresholds, n_threads,
+                                lossy=_sparse_rebinned(features, distinct, thresholds, max_bins) or lossy)
+        binned = cls._encoded(features, thresholds, n_threads, lossy=lossy)
         if rows is not None:
             binned._check_sampled_distinct(features, distinct, thresholds, max_bins)
         return binned
@@ -273,7 +297,11 @@ class BinnedFeatures:
         if max(t.size for t in thresholds) + 2 > MAX_BINS_LIMIT + 1:
             raise InvalidValueError("max_bins: with missing values every feature needs at most 65535 value bins; "
                                     "set max_bins")
-        binned = cls._encoded(features, thresholds, n_threads, lossy=any(d is None for d in distinct), missing=True)
+        lossy = any(d is None for d in distinct)
+        if rows is not None and is_sparse(features):
+            return cls._encoded(features, thresholds, n_threads, missing=True,
+                                lossy=_sparse_rebinned(features, distinct, thresholds, value_bins) or lossy)
+        binned = cls._encoded(features, thresholds, n_threads, lossy=lossy, missing=True)
         if rows is not None:
             binned._check_sampled_distinct(features, distinct, thresholds, value_bins)
         return binned
@@ -332,18 +360,16 @@ class BinnedFeatures:
                                 max_bins: int) -> None:
         """Re-bin from every row a feature whose sample showed few distinct values but whose data has others."""
         changed = False
-        columns = features.tocsc() if is_sparse(features) else None
         for f, values in enumerate(distinct):
             if values is None:
                 continue
-            column = features[:, f] if columns is None else dense_column(columns, f)
-            codes = self.coded.codes[f]
+            column, codes = features[:, f], self.coded.codes[f]
             if self.missing:
                 present = ~np.isnan(column)
                 column, codes = column[present], codes[present]
             if np.array_equal(values[codes], column):
                 continue
-            thresholds[f], _ = feature_thresholds(column if columns is None else dense_column(columns, f), max_bins)
+            thresholds[f], _ = feature_thresholds(features[:, f], max_bins)
             changed = True
         if changed:  # rare: rebuild the codes and their layout from the corrected thresholds
             rebuilt = self._encoded(features, thresholds, self.coded.n_threads, lossy=True, missing=self.missing)
@@ -363,8 +389,12 @@ class BinnedFeatures:
         offsets = np.arange(n_features + 1, dtype=np.int64) * number_of_values
         if number_of_values <= MAX_BINS_LIMIT + 1:
             codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(number_of_values))
-            for a, b in row_blocks(features):
-                codes[:, a:b] = dense_rows(features, a, b).T
+            if is_sparse(features):  # the implicit zeros, then the stored values in place
+                columns = features.tocsc()
+                codes.fill(0)
+                codes[np.repeat(np.arange(n_features), np.diff(columns.indptr)), columns.indices] = columns.data
+            else:
+                codes[...] = features.T
             coded = CodedFeatures(codes, number_of_values, check_threads(n_threads))
             return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
         if is_sparse(features):

@@ -216,16 +216,33 @@ class BoostedMachine:
             machine.check_values(array)
         return array
 
-    def _checked_rows(self, features):
-        """:meth:`_check_features` of ``features``; a scipy sparse matrix is checked a block of rows at a time
-        and returned as canonical CSR, for scoring by row blocks (:mod:`bob_boost.sparse`)."""
-        if not is_sparse(features):
-            return self._check_features(features)
+    def _sparse_rows(self, features):
+        """A scipy sparse ``features`` as canonical CSR, its stored values and width checked (each dense row
+        block gets :meth:`_check_features` where it is used, :mod:`bob_boost.sparse`)."""
         handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
         rows = as_feature_matrix(features, allow_nan=handles_missing, accept_sparse=True)
+        if self.number_of_features is not None and rows.shape[1] != self.number_of_features:
+            raise InvalidValueError(
+                f"features: the machine was trained on {self.number_of_features} features, got {rows.shape[1]}")
+        return rows
+
+    def _checked_rows(self, features):
+        """:meth:`_check_features` of ``features``; a scipy sparse matrix as canonical CSR, every row block
+        checked (for uses that must be checked before they start)."""
+        if not is_sparse(features):
+            return self._check_features(features)
+        rows = self._sparse_rows(features)
         for start, stop in row_blocks(rows):
             self._check_features(dense_rows(rows, start, stop))
         return rows
+
+    def _by_checked_blocks(self, function, features) -> np.ndarray:
+        """``function`` of the checked ``features``; of a sparse matrix, of each checked dense row block (in
+        the machine's threads)."""
+        if not is_sparse(features):
+            return function(self._check_features(features))
+        return by_row_blocks(lambda block: function(self._check_features(block)), self._sparse_rows(features),
+                             check_threads(self.n_threads, "n_threads"))
 
     def _initial_scores(self, n_samples: int, include_baseline: bool = True) -> np.ndarray:
         """(#samples, #outputs) scores of the empty machine: the baseline (or zeros)."""
@@ -287,7 +304,7 @@ class BoostedMachine:
             False gives the rounds' sum alone, as a trainer that boosts
             residuals from 0 accumulates it (to continue such a machine).
         """
-        return by_row_blocks(lambda rows: self._forward(rows, include_baseline), self._checked_rows(features))
+        return self._by_checked_blocks(lambda rows: self._forward(rows, include_baseline), features)
 
     def shap_values(self, features, background=None) -> np.ndarray:
         """Each feature's exact Shapley value of every row's scores (:mod:`bob_boost.explanations`):
@@ -311,13 +328,13 @@ class BoostedMachine:
             For rows of another width than the machine reads, NaN a weak machine cannot route, or, naming
             ``background``, no background for a weak machine without training cover.
         """
-        array = self._checked_rows(features)
         baseline = self._initial_scores(1)[0]
         n_threads = check_threads(self.n_threads, "n_threads")
         if background is None:
-            values = by_row_blocks(lambda block: explanations.path_dependent_shap(
-                baseline, self._weak_machines, self.weights, block, n_threads), array)
+            values = self._by_checked_blocks(lambda block: explanations.path_dependent_shap(
+                baseline, self._weak_machines, self.weights, block, n_threads), features)
             return values[:, :, 0] if values.shape[2] == 1 else values
+        array = self._sparse_rows(features) if is_sparse(features) else self._check_features(features)
         try:
             rows = self._checked_rows(background)
         except (InvalidTypeError, InvalidValueError) as error:  # the same checks, naming the argument
@@ -326,7 +343,7 @@ class BoostedMachine:
             raise InvalidValueError(f"background: has {rows.shape[1]} columns but features have {array.shape[1]}")
         if is_sparse(rows):  # a background is a sample of rows, small by nature
             rows = rows.toarray()
-        values = by_row_blocks(lambda block: explanations.interventional_shap(
+        values = self._by_checked_blocks(lambda block: explanations.interventional_shap(
             baseline, self._weak_machines, self.weights, block, rows, n_threads), array)
         return values[:, :, 0] if values.shape[2] == 1 else values
 

@@ -11,6 +11,7 @@ whole; the bin codes take one byte per entry, as for dense input, and a dense ro
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse
@@ -86,12 +87,17 @@ def dense_rows(features, start: int, stop: int) -> np.ndarray:
     return features[start:stop]
 
 
-def by_row_blocks(function: Callable[[np.ndarray], np.ndarray], features) -> np.ndarray:
+def by_row_blocks(function: Callable[[np.ndarray], np.ndarray], features, n_threads: int = 1) -> np.ndarray:
     """``function`` of ``features``, whose result has a row per row: of a sparse matrix, computed on its dense
-    row blocks and stacked (the same rows as of the dense matrix, since each depends on its own row only)."""
+    row blocks and stacked (the same rows as of the dense matrix, since each depends on its own row only),
+    ``n_threads`` blocks at a time (a block is often too short for a compiled kernel's own threads)."""
     if not is_sparse(features):
         return function(features)
-    return np.concatenate([function(dense_rows(features, a, b)) for a, b in row_blocks(features)])
+    blocks = row_blocks(features)
+    if n_threads <= 1 or len(blocks) == 1:
+        return np.concatenate([function(dense_rows(features, a, b)) for a, b in blocks])
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        return np.concatenate(list(pool.map(lambda block: function(dense_rows(features, *block)), blocks)))
 
 
 def dense_column(columns, f: int) -> np.ndarray:

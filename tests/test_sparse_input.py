@@ -64,6 +64,10 @@ def test_sampled_thresholds_are_rechecked_on_every_row_as_for_dense_features():
     dense = BinnedFeatures.from_values(x, max_bins=256, n_threads=2)
     assert 7.5 > dense.split_thresholds[dense.offsets[0]:dense.offsets[1] - 1].max() > 2.0  # re-binned
     _same_bins(BinnedFeatures.from_values(as_sparse_rows(sp.csc_matrix(x)), max_bins=256, n_threads=2), dense)
+    x[outside[5:9], 1] = np.nan  # and with missing values, which take no part in the test
+    dense = BinnedFeatures.from_values(x, max_bins=256, n_threads=2, missing=True)
+    _same_bins(BinnedFeatures.from_values(as_sparse_rows(sp.csr_matrix(x), allow_nan=True), max_bins=256,
+                                          n_threads=2, missing=True), dense)
 
 
 def test_missing_values_stored_in_a_sparse_matrix_get_the_missing_bin(small_blocks):

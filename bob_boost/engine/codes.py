@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sparse import dense_rows, is_sparse, row_blocks
+from ..sparse import is_sparse
 from . import kernels
 from .threads import balanced_ranges, run_blocks
 
@@ -50,8 +50,10 @@ def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
     largest = max(thresholds.shape[1], int(missing_codes.max()) + 1)
     out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
     if is_sparse(features):
-        for a, b in row_blocks(features):
-            out[:, a:b] = encode(dense_rows(features, a, b), thresholds, n_threads, missing_codes)
+        columns = features.tocsc()
+        blocks = [(columns.indptr, columns.indices, columns.data, thresholds, missing_codes, a, b, out)
+                  for a, b in balanced_ranges(np.diff(columns.indptr) + n_samples, 4 * n_threads)]
+        run_blocks(kernels.code_sparse_columns, blocks, n_threads)
         return out
     if features.flags.f_contiguous and not features.flags.c_contiguous:
         blocks = [(features, thresholds, missing_codes, a, b, out)
@@ -99,9 +101,11 @@ def _sparse_value_counts(features, low: np.ndarray, span: int) -> np.ndarray:
 def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray, n_threads: int) -> np.ndarray:
     """(#features, #samples) codes ``ranks[f, x[i, f] - low[f]]`` of integer features."""
     out = np.empty((features.shape[1], features.shape[0]), dtype=code_dtype(int(ranks.max()) + 1))
-    if is_sparse(features):
-        for a, b in row_blocks(features):
-            out[:, a:b] = rank_codes(dense_rows(features, a, b), low, ranks, n_threads)
+    if is_sparse(features):  # a column without implicit zeros is never asked for the rank of 0
+        columns = features.tocsc()
+        blocks = [(columns.indptr, columns.indices, columns.data, low, ranks, a, b, out)
+                  for a, b in balanced_ranges(np.diff(columns.indptr) + features.shape[0], 4 * n_threads)]
+        run_blocks(kernels.rank_sparse_columns, blocks, n_threads)
         return out
     run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
                                                                                              n_threads)], n_threads)
@@ -186,12 +190,14 @@ class CodedFeatures:
         if self._row_layout is None:
             n_features, n_samples = self.codes.shape
             dense = np.flatnonzero(self.mode_bins < 0)
-            sparse = np.flatnonzero(self.mode_bins >= 0)
-            outside = (self.codes[sparse] != self.mode_bins[sparse, np.newaxis]).T  # (#samples, #sparse)
-            row_of_entry, column = np.nonzero(outside)  # row by row, features in order
+            # the listed rows (feature by feature, each ascending) sorted stably by row: row by row, features in
+            # order, from the listed entries alone
+            order = np.argsort(self.rows, kind="stable")
+            row_of_entry = self.rows[order]
+            column = np.repeat(np.arange(n_features), np.diff(self.row_starts))[order]
             index = np.int32 if n_features * self.number_of_bins < 2 ** 31 else np.int64
-            entry_bins = (sparse[column] * self.number_of_bins).astype(index)
-            entry_bins += self.codes[sparse[column], row_of_entry]
+            entry_bins = (column * self.number_of_bins).astype(index)
+            entry_bins += self.codes[column, row_of_entry]
             row_starts = np.zeros(n_samples + 1, dtype=np.int64)
             np.cumsum(np.bincount(row_of_entry, minlength=n_samples), out=row_starts[1:])
             self._row_layout = (np.ascontiguousarray(self.codes[dense].T), dense * self.number_of_bins, row_starts,

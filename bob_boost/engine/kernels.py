@@ -75,6 +75,27 @@ def code_columns(values, thresholds, missing_codes, feature_start, feature_stop,
 
 
 @numba.njit(**_JIT)
+def code_sparse_columns(indptr, indices, data, thresholds, missing_codes, feature_start, feature_stop, codes):
+    """:func:`code_rows` of a CSC matrix's features ``feature_start:feature_stop``: each feature's implicit
+    zeros get the code of 0, its stored values their own (the same comparisons as for the dense matrix)."""
+    for f in range(feature_start, feature_stop):
+        edges = thresholds[f]
+        codes[f, :] = _code(edges, missing_codes[f], 0.0)
+        for k in range(indptr[f], indptr[f + 1]):
+            codes[f, indices[k]] = _code(edges, missing_codes[f], np.float64(data[k]))
+
+
+@numba.njit(**_JIT)
+def rank_sparse_columns(indptr, indices, data, low, ranks, feature_start, feature_stop, codes):
+    """:func:`rank_rows` of a CSC matrix's features ``feature_start:feature_stop`` (implicit zeros: the rank
+    of 0)."""
+    for f in range(feature_start, feature_stop):
+        codes[f, :] = ranks[f, -low[f]] if low[f] <= 0 else 0
+        for k in range(indptr[f], indptr[f + 1]):
+            codes[f, indices[k]] = ranks[f, np.int64(data[k]) - low[f]]
+
+
+@numba.njit(**_JIT)
 def count_values(values, low, row_start, row_stop, counts):
     """``counts[f, v - low[f]] += 1`` for every value ``v`` of feature ``f`` in rows ``row_start:row_stop``."""
     n_features = values.shape[1]
