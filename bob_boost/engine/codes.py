@@ -190,16 +190,17 @@ class CodedFeatures:
         if self._row_layout is None:
             n_features, n_samples = self.codes.shape
             dense = np.flatnonzero(self.mode_bins < 0)
-            # the listed rows (feature by feature, each ascending) sorted stably by row: row by row, features in
-            # order, from the listed entries alone
-            order = np.argsort(self.rows, kind="stable")
-            row_of_entry = self.rows[order]
-            column = np.repeat(np.arange(n_features), np.diff(self.row_starts))[order]
+            # the listed rows (feature by feature) placed row by row, features in order: from the listed
+            # entries alone, no (#samples x #features) mask
+            row_starts = np.zeros(n_samples + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
+            column = np.empty(self.rows.size, dtype=np.int64)
+            kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
+                                   row_starts, column)
+            row_of_entry = np.repeat(np.arange(n_samples), np.diff(row_starts))
             index = np.int32 if n_features * self.number_of_bins < 2 ** 31 else np.int64
             entry_bins = (column * self.number_of_bins).astype(index)
             entry_bins += self.codes[column, row_of_entry]
-            row_starts = np.zeros(n_samples + 1, dtype=np.int64)
-            np.cumsum(np.bincount(row_of_entry, minlength=n_samples), out=row_starts[1:])
             self._row_layout = (np.ascontiguousarray(self.codes[dense].T), dense * self.number_of_bins, row_starts,
                                 entry_bins, self.codes, dense)
         return self._row_layout

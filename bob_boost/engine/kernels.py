@@ -173,6 +173,18 @@ def kept_entries(row_starts, entry_bins, n_bins, allowed, starts, kept):
 
 
 @numba.njit(**_JIT)
+def entries_by_row(rows, features, row_starts, out_features):
+    """Place the entries (``rows[k]``, ``features[k]``), given feature by feature, row by row: entry ``k`` goes
+    to the next free place of its row's range ``row_starts[r]:row_starts[r + 1]``, so each row keeps its
+    entries in the order given (a stable counting sort)."""
+    position = row_starts[:-1].copy()
+    for k in range(rows.size):
+        r = rows[k]
+        out_features[position[r]] = features[k]
+        position[r] += 1
+
+
+@numba.njit(**_JIT)
 def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, rows):
     """Fill ``rows[row_starts[f]:row_starts[f + 1]]`` with the rows of feature ``f`` outside its mode bin."""
     n_samples = codes.shape[1]
