@@ -109,6 +109,44 @@ def test_opencv_makes_the_trainers_decisions_on_100000_windows(trained, tmp_path
     np.testing.assert_array_equal(ours, theirs)
 
 
+def _diagonals(seed: int, count: int, contrast: tuple[float, float]) -> np.ndarray:
+    """A dark band along a diagonal (either one, shifted by up to two pixels) of random contrast, under noise:
+    what the 45-degree (tilted) features see best."""
+    rng = np.random.default_rng(seed)
+    rows, columns = np.mgrid[0:SIZE, 0:SIZE]
+    shifts, flips = rng.integers(-2, 3, count), rng.integers(0, 2, count)
+    distance = np.where(flips[:, None, None] == 1, rows + columns - (SIZE - 1), rows - columns) - shifts[:, None, None]
+    gain = rng.uniform(*contrast, (count, 1, 1)) * 110
+    band = (np.abs(distance) <= 1.5).astype(float)
+    return np.clip(150 - band * gain + rng.normal(0, 30, (count, SIZE, SIZE)), 0, 255).astype(np.uint8)
+
+
+def test_tilted_features_are_trained_and_opencv_makes_their_decisions(tmp_path):
+    """mode='ALL': the trainer's tilted features (values from the tilted integral image) are written so that
+    OpenCV 4's detector decides every window as the trainer's own decision function."""
+    positives = _diagonals(20, 500, (0.5, 1.0))
+    negatives = np.concatenate([_windows(21, 700), _faces_like(22, 700), _diagonals(23, 600, (0.0, 0.3))])[
+        np.random.default_rng(4).permutation(2000)]
+    cascade = train_opencv_cascade(positives, negatives, number_of_stages=2, num_neg=500, mode="ALL",
+                                   features_per_stage=1500, max_weak_count=6, random_state=5)
+    used = np.unique(cascade.node_feature)
+    assert cascade.tilted[used].any()  # the data make some tilted feature the best of a round
+    from bob_boost.vision.opencv_write import write_opencv_cascade
+    from bob_boost.vision.opencv_xml import read_opencv_cascade
+    path = tmp_path / "tilted.xml"
+    write_opencv_cascade(cascade, path)
+    windows = np.concatenate([positives, negatives, _diagonals(24, 3000, (0.0, 1.0)), _windows(25, 3000)])
+    ours = window_decisions(cascade, windows)
+    np.testing.assert_array_equal(window_decisions(read_opencv_cascade(str(path)), windows), ours)
+    cv2 = pytest.importorskip("cv2", reason="OpenCV 4 (opencv-python-headless<5, the test extra) is the reference")
+    reference = cv2.CascadeClassifier(str(path))
+    theirs = np.array([len(reference.detectMultiScale(window, scaleFactor=1.1, minNeighbors=0,
+                                                      minSize=(SIZE, SIZE), maxSize=(SIZE, SIZE))) > 0
+                       for window in windows])
+    assert 300 < theirs.sum() < windows.shape[0] - 300  # both kinds of decision occur
+    np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("options, message", [
     (dict(positives=np.zeros((5, 16)), negatives=None), "positives"),
     (dict(negatives=np.zeros((5, 12, 12), np.uint8)), "negatives"),
