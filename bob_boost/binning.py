@@ -43,12 +43,12 @@ import scipy.sparse
 from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                            padded_thresholds, rank_codes, step_codes)
 from .engine.edges import (MAX_BINS_LIMIT, QuantizedLayout, all_thresholds, check_max_bins, count_thresholds,
-                           feature_thresholds, midpoints, sample_rows, value_thresholds)
+                           feature_thresholds, midpoints, sample_rows, sparse_rebinned)
 from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
-from .sparse import column_value_counts, dense_column, is_sparse
+from .sparse import dense_column, is_sparse
 
 
 #: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
@@ -84,26 +84,6 @@ def _nan_range(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         high = np.nanmax(features, axis=0).astype(np.float64)
     empty = np.isnan(low)
     return np.where(empty, 0.0, low), np.where(empty, 0.0, high)
-
-
-def _sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | None) -> bool:
-    """:meth:`BinnedFeatures._check_sampled_distinct` of a sparse matrix, before its coding: a feature whose
-    sampled distinct values miss one of its values (a stored one, or 0 where it has implicit zeros) gets the
-    thresholds of all its rows; whether any did. A value is among the sampled ones exactly when its code's bin
-    value is itself, the dense matrix's test."""
-    columns = features.tocsc()
-    changed = False
-    for f, values in enumerate(distinct):
-        if values is None:
-            continue
-        start, stop = columns.indptr[f], columns.indptr[f + 1]
-        stored = columns.data[start:stop].astype(np.float64)
-        zeros = stop - start < columns.shape[0]
-        if np.all(np.isin(stored[~np.isnan(stored)], values)) and not (zeros and not np.any(values == 0.0)):
-            continue
-        thresholds[f], _ = value_thresholds(*column_value_counts(columns, f), max_bins)
-        changed = True
-    return changed
 
 
 class BinnedFeatures:
@@ -282,7 +262,7 @@ class BinnedFeatures:
         lossy = any(d is None for d in distinct)
         if rows is not None and is_sparse(features):  # checked before coding: the codes are made once
             return cls._encoded(features, thresholds, n_threads,
-                                lossy=_sparse_rebinned(features, distinct, thresholds, max_bins) or lossy)
+                                lossy=sparse_rebinned(features, distinct, thresholds, max_bins) or lossy)
         binned = cls._encoded(features, thresholds, n_threads, lossy=lossy)
         if rows is not None:
             binned._check_sampled_distinct(features, distinct, thresholds, max_bins)
@@ -300,7 +280,7 @@ class BinnedFeatures:
         lossy = any(d is None for d in distinct)
         if rows is not None and is_sparse(features):
             return cls._encoded(features, thresholds, n_threads, missing=True,
-                                lossy=_sparse_rebinned(features, distinct, thresholds, value_bins) or lossy)
+                                lossy=sparse_rebinned(features, distinct, thresholds, value_bins) or lossy)
         binned = cls._encoded(features, thresholds, n_threads, lossy=lossy, missing=True)
         if rows is not None:
             binned._check_sampled_distinct(features, distinct, thresholds, value_bins)

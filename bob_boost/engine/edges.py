@@ -160,6 +160,26 @@ def all_thresholds(features: np.ndarray, max_bins: int | None, n_threads: int,
     return thresholds, distinct
 
 
+def sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | None) -> bool:
+    """The binning's re-check of sampled thresholds (``BinnedFeatures._check_sampled_distinct``) for a sparse
+    matrix, before its coding: a feature whose sampled distinct values miss one of its values (a stored one, or
+    0 where it has implicit zeros) gets the thresholds of all its rows; whether any did. A value is among the
+    sampled ones exactly when its code's bin value is itself, the dense matrix's test."""
+    columns = features.tocsc()
+    changed = False
+    for f, values in enumerate(distinct):
+        if values is None:
+            continue
+        start, stop = columns.indptr[f], columns.indptr[f + 1]
+        stored = columns.data[start:stop].astype(np.float64)
+        zeros = stop - start < columns.shape[0]
+        if np.all(np.isin(stored[~np.isnan(stored)], values)) and not (zeros and not np.any(values == 0.0)):
+            continue
+        thresholds[f], _ = value_thresholds(*column_value_counts(columns, f), max_bins)
+        changed = True
+    return changed
+
+
 #: Number of bins of the quantised (uint8) feature coding.
 QUANTIZATION_BINS = 256
 
