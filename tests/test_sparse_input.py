@@ -172,7 +172,7 @@ def test_sparse_input_gets_clear_errors():
         machine.decision_scores(sp.csr_matrix(x[:, :4]))
 
 
-sklearn = pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+sklearn = pytest.importorskip("sklearn", reason="the estimators and the LibSVM reader need scikit-learn")
 
 
 def test_the_estimators_fit_and_predict_sparse_x_as_dense_x(monkeypatch):
@@ -215,3 +215,32 @@ def test_estimators_of_dense_trainers_refuse_sparse_x_naming_it():
         with pytest.raises(TypeError, match="[Ss]parse"):
             estimator.fit(x, y)
         assert not estimator.__sklearn_tags__().input_tags.sparse
+
+
+def test_the_command_line_trains_and_predicts_libsvm_files_as_their_dense_tables(tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+
+    from bob_boost import BoostedMachine
+    from bob_boost.cli import main
+    rng = np.random.default_rng(8)
+    x = _sparse_data(n=600, d=25, density=0.1, seed=9)
+    y = (x @ rng.standard_normal(25) > 0).astype(int)
+    dump_svmlight_file(sp.csr_matrix(x), y, str(tmp_path / "train.svm"), zero_based=False)
+    x = load_svmlight_file(str(tmp_path / "train.svm"))[0].toarray()  # its values as written (16 digits)
+    np.savetxt(tmp_path / "train.csv", np.column_stack([x, y]), delimiter=",", fmt="%.17g")
+    for data in ("train.svm", "train.csv"):
+        assert main(["train", str(tmp_path / data), "-o", str(tmp_path / f"{data}.hdf5"), "-w", "tree", "-r", "8",
+                     "-q"]) == 0
+        assert main(["predict", str(tmp_path / f"{data}.hdf5"), str(tmp_path / "train.svm"), "-o",
+                     str(tmp_path / f"{data}.out.csv"), "-q"]) == 0
+    sparse, dense = (BoostedMachine.load(tmp_path / f"{data}.hdf5") for data in ("train.svm", "train.csv"))
+    assert sparse.weak_machines == dense.weak_machines
+    np.testing.assert_array_equal(sparse.weights, dense.weights)
+    assert (tmp_path / "train.svm.out.csv").read_text() == (tmp_path / "train.csv.out.csv").read_text()
+    dump_svmlight_file(sp.csr_matrix(x), y, str(tmp_path / "zero.svm"), zero_based=True)
+    np.savetxt(tmp_path / "costs.csv", [[0, 1], [1, 0]], delimiter=",")
+    for arguments, message in (([str(tmp_path / "zero.svm")], "the indices are one-based"),
+                               ([str(tmp_path / "train.svm"), "--trainer", "badacost", "--cost-matrix",
+                                 str(tmp_path / "costs.csv")], "sparse rows (a LibSVM file) train --trainer boosting")):
+        assert main(["train", *arguments, "-o", str(tmp_path / "bad.hdf5"), "-q"]) != 0
+        assert message in capsys.readouterr().err

@@ -22,6 +22,7 @@ from ..boosting.sampling import SAMPLING_METHODS, SAMPLING_OPTIONS
 from ..family_recipes import MULTICLASS_COST_TRAINERS
 from ..recipes import SELECTION_STYLES, TRAINERS, WEAK_LEARNERS, make_recipe
 from ..registry import loss_names
+from ..sparse import is_sparse
 from ..weak.lut import check_discrete
 from ._common import (CommandError, HelpFormatter, as_options, bin_count, check_chunk_rows, data_options, fraction,
                       integer_groups, integer_list, positive_float, positive_int, scheduler_options)
@@ -221,6 +222,9 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
     """Train the machine the options of ``bob-boost train`` describe (through :func:`bob_boost.recipes.make_recipe`)."""
     resolve_weak_learner(args)
     features, labels = table.features, table.labels
+    if is_sparse(features) and args.trainer != "boosting":
+        raise CommandError(f"{args.data}: sparse rows (a LibSVM file) train --trainer boosting (-w stump, lut or "
+                           f"tree); convert the file to CSV, NPY or HDF5 for --trainer {args.trainer}")
     cost_matrix = read_cost_matrix(args.cost_matrix) if args.cost_matrix else None
     metadata: dict[str, Any] = {"trainer": args.trainer, "weak_learner": args.weak_learner,
                                 "command": "bob-boost train"}

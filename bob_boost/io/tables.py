@@ -22,6 +22,7 @@ import numpy as np
 from ..costs import check_cost_matrix
 from ..exceptions import DataFormatError
 from . import _delimited, arrow_files
+from .svmlight import SVMLIGHT_SUFFIXES, read_svmlight
 
 __all__ = ["ARROW_SUFFIXES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
            "format_suffix", "has_header", "has_target", "read_cost_matrix", "read_table", "write_predictions"]
@@ -43,8 +44,9 @@ class Table:
 
     Attributes
     ----------
-    features : numpy.ndarray
-        (#samples, #features); int64 when every value is a whole number, else float64.
+    features : numpy.ndarray or scipy.sparse.csr_matrix
+        (#samples, #features); int64 when every value is a whole number, else float64; a LibSVM file's are
+        a float64 CSR matrix.
     labels : numpy.ndarray or None
         (#samples,) numbers or strings; None when the file has no target column.
     feature_names : list of str or None
@@ -116,7 +118,8 @@ def column_index(target: str | None, names: list[str] | None, width: int, path: 
 def read_table(path: str | Path, target: str | None = None, with_target: bool | None = True,
                number_of_features: int | None = None, group: str | None = None,
                categories: dict[int, list] | None = None) -> Table:
-    """Read features and labels from CSV/TSV (optionally .gz), NPY, NPZ, HDF5, Parquet or Arrow (Feather).
+    """Read features and labels from CSV/TSV (optionally .gz), NPY, NPZ, HDF5, Parquet, Arrow (Feather) or
+    LibSVM (a scipy CSR matrix of features, :mod:`bob_boost.io.svmlight`).
 
     Parameters
     ----------
@@ -172,9 +175,13 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
         table = _read_hdf5(path, group, target, with_target, number_of_features)
     elif suffix in ARROW_SUFFIXES:
         table = arrow_files.read_table(path, suffix, target, with_target, number_of_features, categories)
+    elif suffix in SVMLIGHT_SUFFIXES:
+        features, labels = read_svmlight(path, number_of_features)
+        table = Table(features, _delimited.numeric(labels) if with_target is not False else None)
     else:
         raise DataFormatError(f"{path}: unknown data format {suffix or '(no suffix)'!r}; use .csv, .tsv, .txt "
-                              f"(optionally .gz), .npy, .npz, .h5, .hdf5, .parquet, .feather or .arrow")
+                              f"(optionally .gz), .npy, .npz, .h5, .hdf5, .parquet, .feather, .arrow or .svm "
+                              f"(LibSVM)")
     if with_target and table.labels is None:
         raise DataFormatError(f"{path}: no labels found")
     if number_of_features is not None and table.features.shape[1] != number_of_features:
