@@ -51,13 +51,13 @@ def midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -> np.ndarray:
     """At most ``max_bins - 1`` thresholds cutting sorted distinct ``values`` (with ``counts``) into equal masses.
 
-    A value holding at least ``1/max_bins`` of the mass (the zero of a mostly-zero feature) gets a bin of its
-    own, and the other bins are shared by the runs of values between such heavy values in proportion to
-    their mass, each run cut the same way (as LightGBM's greedy binning gives a frequent value its own bin);
-    equal-mass cuts of the whole would put every cut inside the heavy value and leave the rest of the
-    feature in one or two bins.
+    A value holding at least ``2/max_bins`` of the mass (the zero of a mostly-zero feature), inside which
+    equal-mass cuts would fall, gets a bin of its own, and the other bins are shared by the runs of values
+    between such heavy values in proportion to their mass, each run cut the same way (as LightGBM's greedy
+    binning gives a frequent value its own bin); equal-mass cuts of the whole would put every cut inside the
+    heavy value and leave the rest of the feature in one or two bins.
     """
-    heavy = counts * max_bins >= counts.sum()
+    heavy = counts * max_bins >= 2 * counts.sum()
     if heavy.any():
         thresholds = _around_heavy(values, counts, heavy, max_bins)
         if thresholds is not None:
