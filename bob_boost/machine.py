@@ -343,8 +343,11 @@ class BoostedMachine:
             raise InvalidValueError(f"background: has {rows.shape[1]} columns but features have {array.shape[1]}")
         if is_sparse(rows):  # a background is a sample of rows, small by nature
             rows = rows.toarray()
-        values = self._by_checked_blocks(lambda block: explanations.interventional_shap(
-            baseline, self._weak_machines, self.weights, block, rows, n_threads), array)
+        def explained(block: np.ndarray) -> np.ndarray:
+            return explanations.interventional_shap(baseline, self._weak_machines, self.weights, block, rows,
+                                                    n_threads)
+
+        values = self._by_checked_blocks(explained, array) if is_sparse(array) else explained(array)
         return values[:, :, 0] if values.shape[2] == 1 else values
 
     def feature_importances(self, kind: str = "split", features=None, background=None) -> np.ndarray:
