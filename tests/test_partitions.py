@@ -282,3 +282,49 @@ def test_row_blocks_of_other_lengths_than_the_arrays_are_refused():
     with pytest.raises(ValueError, match=r"labels: expected 100 rows"):
         PartitionedMultiClassBoosting(bob_boost.SAMMETrainer(bob_boost.CostSensitiveTreeTrainer(max_depth=1))).train_on(
             LocalRows((50, 50)), features, np.zeros(7, dtype=int))
+
+
+def _unsampled_value_data(missing: bool) -> tuple[np.ndarray, list[np.ndarray]]:
+    """60,000 rows of which a value only rows outside the engine's sample hold, and the in-memory thresholds
+    (which re-bin that feature from all its rows)."""
+    from bob_boost.binning import BinnedFeatures
+    from bob_boost.engine.edges import SAMPLE_SIZE, sample_rows
+    n = SAMPLE_SIZE + 10_000
+    outside = np.setdiff1d(np.arange(n), sample_rows(n))
+    rng = np.random.default_rng(6)
+    features = np.zeros((n, 3))
+    features[:, 0] = rng.integers(0, 4, n) / 2.0
+    features[outside[:5], 0] = 9.25  # never sampled
+    features[:, 1] = rng.normal(size=n)  # many values: quantile bins, never re-checked
+    features[:, 2] = rng.integers(0, 3, n) - 0.5
+    if missing:
+        features[outside[5:40], 2] = np.nan
+    memory = BinnedFeatures.from_values(features, max_bins=64, missing=missing)
+    ends = memory.offsets[1:] - 1 - missing  # each feature's value thresholds end before its NaN-filled tail
+    expected = [memory.split_thresholds[a:b] for a, b in zip(memory.offsets[:-1], ends)]
+    assert 9.25 > expected[0][-1] > 1.5  # re-binned in memory
+    return features, expected
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_partitioned_bins_recheck_the_sample_on_every_row_as_in_memory(missing):
+    """A value that only rows outside the engine's sample hold re-bins its feature from all its rows, in
+    memory and from any partitioning: the same thresholds."""
+    from bob_boost.boosting.partitioned_data import global_thresholds
+    features, expected = _unsampled_value_data(missing)
+    n = features.shape[0]
+    for rows in ((n,), (20_000, n - 20_000), (1, 30_000, n - 30_001)):
+        found = global_thresholds(LocalRows(rows), features, 64, missing)
+        for f in range(3):
+            np.testing.assert_array_equal(found[f], expected[f])
+
+
+def test_the_dask_chunks_recheck_the_sample_on_every_row_as_in_memory(client):
+    da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+    from bob_boost.boosting.partitioned_data import global_thresholds
+    from bob_boost.dask._chunks import DaskRows
+    features, expected = _unsampled_value_data(True)
+    array = da.from_array(features, chunks=((25_000, 35_000), (3,)))
+    found = global_thresholds(DaskRows(client, array), array, 64, True)
+    for f in range(3):
+        np.testing.assert_array_equal(found[f], expected[f])

@@ -23,7 +23,7 @@ from ..costs import check_class_labels
 from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                             padded_thresholds, step_codes)
 from ..engine.categorical import category_ranks, checked_categories
-from ..engine.edges import all_thresholds, count_thresholds, midpoints, sample_rows
+from ..engine.edges import all_thresholds, count_thresholds, midpoints, sample_rows, value_thresholds
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
@@ -39,7 +39,9 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
     Integer features: from the blocks' counts of every value, summed (unless the value range is too wide for
     a table, as in memory). Float features, and any feature with ``missing`` (NaN a missing value): from the
     rows of the engine's deterministic sample, gathered once; with ``missing`` at most ``max_bins - 1``
-    value bins, from the values that are not NaN.
+    value bins, from the values that are not NaN. As in memory, a feature that got a bin per sampled value
+    but has other values in some block gets the thresholds of all its rows (its blocks' value counts,
+    summed): one more pass over the blocks, and a second for such features only.
     """
     if np.issubdtype(features.dtype, np.integer) and not missing:
         ranges = source.gather(source.raw(features, integer_range))
@@ -57,7 +59,36 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
     if np.isinf(sample).any() if missing else not np.isfinite(sample).all():
         raise InvalidValueError("features: contain infinite values" if missing
                                 else "features: contain NaN or infinite values")
-    return all_thresholds(sample, max_bins - 1 if missing else max_bins, 1, None)[0]
+    bins = max_bins - 1 if missing else max_bins
+    thresholds, distinct = all_thresholds(sample, bins, 1, None)
+    checked = [f for f, values in enumerate(distinct) if values is not None]
+    if rows is None or not checked:
+        return thresholds
+    # constants of every block's task are tuples and arrays (a list is one field per block)
+    unseen = source.gather(source.raw(features, unseen_columns, np.array(checked), tuple(distinct[f] for f in checked)))
+    rebinned = sorted(set().union(*unseen))
+    if rebinned:
+        pieces = source.gather(source.raw(features, column_counts, np.array(rebinned)))
+        for j, f in enumerate(rebinned):
+            values, inverse = np.unique(np.concatenate([p[j][0] for p in pieces]), return_inverse=True)
+            counts = np.bincount(inverse, weights=np.concatenate([p[j][1] for p in pieces]))
+            thresholds[f], _ = value_thresholds(values, counts.astype(np.int64), bins)
+    return thresholds
+
+
+def unseen_columns(chunk: np.ndarray, columns: np.ndarray, distinct: tuple) -> set[int]:
+    """The ``columns`` of the block holding a value (not NaN) outside their sampled ``distinct`` values."""
+    found = set()
+    for f, values in zip(columns, distinct):
+        column = np.asarray(chunk[:, f], dtype=np.float64)
+        if not np.all(np.isin(column[~np.isnan(column)], values)):
+            found.add(int(f))
+    return found
+
+
+def column_counts(chunk: np.ndarray, columns: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each of the block's ``columns``' distinct float64 values (NaN last) and their counts."""
+    return [np.unique(np.asarray(chunk[:, f], dtype=np.float64), return_counts=True) for f in columns]
 
 
 def global_categories(source: RowSource, features, indices: np.ndarray | None, max_bins: int,
