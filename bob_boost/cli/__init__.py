@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..examples.mnist import EXAMPLE_LOSSES, example_accuracy, train_example
-from ..io.tables import (FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, Table, read_cost_matrix, read_table,
-                         write_predictions)
+from ..io.cost_files import read_cost_matrix
+from ..io.tables import FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, Table, read_table, write_predictions
 from ..recipes import TRAINERS
 from ..registry import loss_class, loss_names
 from . import detect as _detect_command

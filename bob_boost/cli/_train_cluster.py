@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from ..io.tables import read_cost_matrix
+from ..io.cost_files import read_cost_matrix
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..losses import SquaredLoss
 from ..losses.softmax import SoftmaxLoss

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .. import evaluation
-from ..io.tables import Table, read_cost_matrix, read_table
+from ..io.cost_files import read_cost_matrix
+from ..io.tables import Table, read_table
 from ._common import model_categories
 from ..machine import BoostedMachine
 from ._common import (

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..costs import check_sample_costs, class_mean_costs
-from ..io.tables import Table, read_cost_matrix, read_sample_costs, read_table
+from ..io.cost_files import read_cost_matrix, read_sample_costs
+from ..io.tables import Table, read_table
 from ..labels import REGRESSION_METADATA, ClassEncoding
 from ..machine import BoostedMachine
 from ..progress import Progress

@@ -19,13 +19,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..costs import check_cost_matrix
 from ..exceptions import DataFormatError
 from . import _delimited, arrow_files
 from .svmlight import SVMLIGHT_SUFFIXES, read_svmlight
 
 __all__ = ["ARROW_SUFFIXES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
-           "format_suffix", "has_header", "has_target", "read_cost_matrix", "read_table", "write_predictions"]
+           "format_suffix", "has_header", "has_target", "read_table", "write_predictions"]
 
 logger = logging.getLogger(__name__)
 
@@ -323,82 +322,6 @@ def _read_hdf5(path: Path, group: str | None, target: str | None, with_target: b
     return _from_arrays(arrays, path, target, with_target, number_of_features)
 
 
-def read_cost_matrix(path: str | Path) -> np.ndarray:
-    """Read a square cost matrix from CSV/TSV/whitespace-separated text (optionally .gz) or NPY.
-
-    Parameters
-    ----------
-    path : path
-        The file; rows are the true class, columns the predicted class.
-
-    Returns
-    -------
-    numpy.ndarray
-        (K, K) float64 costs, checked by :func:`bob_boost.costs.check_cost_matrix`.
-
-    Raises
-    ------
-    DataFormatError
-        If the file is missing or unreadable or does not hold a valid cost matrix.
-    """
-    path = Path(path)
-    matrix = _number_matrix(path, "cost-matrix", "cost matrix")
-    try:
-        return check_cost_matrix(matrix, "cost matrix")
-    except (TypeError, ValueError) as error:
-        raise DataFormatError(f"{path}: {error}") from None
-
-
-def read_sample_costs(path: str | Path) -> np.ndarray:
-    """Read example-dependent costs, a row per sample, from CSV/TSV/whitespace-separated text (optionally .gz)
-    or NPY.
-
-    Parameters
-    ----------
-    path : path
-        The file: row ``n`` holds the cost of predicting each class (in sorted label order) for sample ``n``.
-
-    Returns
-    -------
-    numpy.ndarray
-        (#samples, K) float64 costs, finite and non-negative (the trainer checks them against the labels:
-        :func:`bob_boost.costs.check_sample_costs`).
-
-    Raises
-    ------
-    DataFormatError
-        If the file is missing or unreadable, or does not hold a 2-D matrix of finite non-negative numbers.
-    """
-    path = Path(path)
-    matrix = np.asarray(_number_matrix(path, "sample-costs", "sample costs"))
-    if matrix.ndim != 2 or matrix.dtype.kind not in "biuf":
-        raise DataFormatError(f"{path}: the sample costs must be a 2-D matrix of numbers (a row per sample), got "
-                              f"shape {matrix.shape} of dtype {matrix.dtype}")
-    matrix = matrix.astype(np.float64)
-    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
-        raise DataFormatError(f"{path}: the sample costs must be finite and non-negative")
-    return matrix
-
-
-def _number_matrix(path: Path, kind: str, what: str) -> np.ndarray:
-    """The numbers of an NPY file, or of a text file's rows (commas, tabs or whitespace between them); ``kind``
-    and ``what`` name the file and its contents in messages."""
-    if not path.is_file():
-        raise DataFormatError(f"{path}: no such {kind} file")
-    if format_suffix(path) == ".npy":
-        try:
-            return np.load(path, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
-            raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
-    rows = _delimited.rows(*_delimited.read_text(path, format_suffix(path)))
-    if all(len(row) == 1 for row in rows):  # no commas or tabs: whitespace-separated
-        rows = [row[0].split() for row in rows]
-    try:
-        return np.array(rows, dtype=np.float64)
-    except ValueError:
-        raise DataFormatError(f"{path}: the {what} must hold numbers only, with the same count per row") from None
-
-
 def write_predictions(path: str | Path, labels: np.ndarray, scores: np.ndarray, score_names: list[str]) -> None:
     """Write predicted labels and scores in the format the suffix of ``path`` names.
 
@@ -450,3 +373,12 @@ def write_predictions(path: str | Path, labels: np.ndarray, scores: np.ndarray, 
         raise DataFormatError(f"{path}: unknown output format {suffix or '(no suffix)'!r}; use .csv, .tsv "
                               f"(.gz), .npz, .npy or .hdf5")
 
+
+def __getattr__(name: str):
+    """``read_cost_matrix`` and ``read_sample_costs`` at their import path before
+    :mod:`bob_boost.io.cost_files` (imported on use: that module reads this one's suffixes)."""
+    if name in ("read_cost_matrix", "read_sample_costs"):
+        from . import cost_files
+
+        return getattr(cost_files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
