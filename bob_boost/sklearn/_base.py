@@ -15,7 +15,6 @@ from .. import importances, recipes
 from ..recipes import WEAK_LEARNERS  # noqa: F401 (the estimators' choices, re-exported)
 from ..registry import loss_class
 from ..binning import check_missing
-from ..sparse import is_sparse
 from ..weak.lut import check_discrete
 from . import _categories, _fitting
 from ._eval_sets import check_eval_sets
@@ -244,12 +243,8 @@ class _BoostedEstimator(BaseEstimator):
 
 def _check_lut_features(X: np.ndarray, maximum_feature_value: int) -> None:
     """Raise a ValueError unless every value is an integer in ``[0, maximum_feature_value)``."""
-    values = X.data if is_sparse(X) else X  # a sparse matrix's implicit zeros are valid entries
-    if not values.size:
-        return
-    try:  # NaN (accepted only with missing="bin") has its own table entry
-        check_discrete(np.where(np.isnan(values), 0, values) if values.dtype.kind == "f" else values,
-                       maximum_feature_value, "X")
+    try:  # NaN (accepted only with missing="bin") has its own table entry; check_discrete reads sparse X too
+        check_discrete(X, maximum_feature_value, "X", allow_nan=True)
     except ValueError as error:
         raise InvalidValueError(f"{error}; weak_learner='lut' needs integer features in [0, maximum_feature_value="
                                 f"{maximum_feature_value}). Quantise the features first, e.g. with "
