@@ -1,10 +1,11 @@
-"""Haar cascades trained in OpenCV's feature values: OpenCV 4 makes the trainer's decisions, window for window."""
+"""Haar and LBP cascades trained in OpenCV's feature values: OpenCV 4 makes the trainer's decisions, window for
+window."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from bob_boost.vision.opencv_features import haar_features, haar_values, window_decisions
+from bob_boost.vision.opencv_features import haar_features, haar_values, lbp_codes, lbp_features, window_decisions
 from bob_boost.vision.opencv_train import train_opencv_cascade
 
 SIZE = 16
@@ -32,14 +33,17 @@ def _faces_like(seed: int, count: int, contrast: tuple[float, float] = (0.4, 1.0
     return np.clip(140 + shifted * gain + rng.normal(0, 35, (count, SIZE, SIZE)), 0, 255).astype(np.uint8)
 
 
-@pytest.fixture(scope="module")
-def trained():
-    # the negatives: textures, and the pattern at contrasts below the positives'
-    positives = _faces_like(0, 600)
-    negatives = np.concatenate([_windows(1, 1500), _faces_like(2, 1500, (0.0, 0.35))])[
+def _training_windows() -> tuple[np.ndarray, np.ndarray]:
+    """Positives, and negatives: textures and the pattern at contrasts below the positives'."""
+    return _faces_like(0, 600), np.concatenate([_windows(1, 1500), _faces_like(2, 1500, (0.0, 0.35))])[
         np.random.default_rng(4).permutation(3000)]
+
+
+@pytest.fixture(scope="module", params=["HAAR", "LBP"])
+def trained(request):
+    positives, negatives = _training_windows()
     cascade = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
-                                   max_weak_count=8, random_state=3)
+                                   max_weak_count=8, random_state=3, feature_type=request.param)
     return positives, negatives, cascade
 
 
@@ -78,11 +82,48 @@ def test_values_are_the_detectors_arithmetic():
             assert values[row, n] == np.float32(total * factor)
 
 
+def test_lbp_features_and_codes_are_opencv_traincascades():
+    rects = lbp_features(24, 24)[0]
+    # opencv_traincascade's loops: x, then y, then the block's width and height, every 3x3 grid that fits
+    expected = [(x, y, w, h) for x in range(24) for y in range(24) for w in range(1, 9) for h in range(1, 9)
+                if x + 3 * w <= 24 and y + 3 * h <= 24]
+    assert len(expected) == 8464
+    np.testing.assert_array_equal(rects[:, 0], expected)
+    assert not rects[:, 1:].any()
+    windows, rects = _windows(5, 30), lbp_features(SIZE, SIZE)[0]
+    chosen = np.random.default_rng(1).choice(rects.shape[0], 200, replace=False)
+    codes = lbp_codes(windows, rects[chosen])
+    pixels = windows.astype(np.int64)
+    for row, (x, y, w, h) in enumerate(rects[chosen, 0]):
+        blocks = pixels[:, y:y + 3 * h, x:x + 3 * w].reshape(30, 3, h, 3, w).sum(axis=(2, 4))
+        # the eight neighbours clockwise from the top-left (bit 7) to the left (bit 0)
+        neighbours = blocks[:, [0, 0, 0, 1, 2, 2, 2, 1], [0, 1, 2, 2, 2, 1, 0, 0]]
+        expected_codes = (neighbours >= blocks[:, 1:2, 1]) @ (1 << np.arange(7, -1, -1))
+        np.testing.assert_array_equal(codes[row], expected_codes)
+
+
+def test_lbp_stumps_cut_the_codes_by_their_mean_label():
+    """The first stump of an LBP cascade, fitted with equal weights: its set is a cut of the codes ordered by mean
+    label, and its leaves are the two sides' mean labels."""
+    positives, negatives = _training_windows()
+    cascade = train_opencv_cascade(positives, negatives, number_of_stages=1, num_neg=600, features_per_stage=300,
+                                   max_weak_count=1, random_state=3, feature_type="LBP")
+    windows = np.concatenate([positives, negatives[:600]])
+    labels = np.repeat([1.0, -1.0], 600)
+    codes = lbp_codes(windows, cascade.rects[cascade.node_feature[:1]])[0]
+    words = cascade.node_subset.reshape(-1, 8)[0].view(np.uint32)
+    left = (words[codes >> 5] >> (codes & 31).astype(np.uint32) & 1).astype(bool)
+    assert 0 < left.sum() < windows.shape[0]
+    means = {code: labels[codes == code].mean() for code in np.unique(codes)}
+    assert max(means[c] for c in np.unique(codes[left])) <= min(means[c] for c in np.unique(codes[~left]))
+    np.testing.assert_allclose(cascade.leaves[:2], [labels[left].mean(), labels[~left].mean()], rtol=1e-6)
+
+
 def test_training_is_deterministic_and_meets_the_hit_rate(trained):
     positives, negatives, cascade = trained
     again = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
-                                 max_weak_count=8, random_state=3)
-    for name in ("stage_thresholds", "node_threshold", "leaves", "rects", "node_feature"):
+                                 max_weak_count=8, random_state=3, feature_type=cascade.feature_type)
+    for name in ("stage_thresholds", "node_threshold", "node_subset", "leaves", "rects", "node_feature"):
         np.testing.assert_array_equal(getattr(again, name), getattr(cascade, name))
     assert cascade.number_of_stages == 3
     # the cascade keeps at least 0.995^3 of the positives; each stage passed at most half of its negatives
@@ -92,11 +133,15 @@ def test_training_is_deterministic_and_meets_the_hit_rate(trained):
 
 def test_opencv_makes_the_trainers_decisions_on_100000_windows(trained, tmp_path):
     cv2 = pytest.importorskip("cv2", reason="OpenCV 4 (opencv-python-headless<5, the test extra) is the reference")
-    from bob_boost.vision.opencv_write import write_opencv_cascade
+    from bob_boost.vision.opencv_write import cascade_xml, write_opencv_cascade
     from bob_boost.vision.opencv_xml import read_opencv_cascade
     positives, negatives, cascade = trained
     path = tmp_path / "trained.xml"
     write_opencv_cascade(cascade, path)
+    resumed = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
+                                   max_weak_count=8, random_state=3, feature_type=cascade.feature_type,
+                                   initial=_first_stages(read_opencv_cascade(str(path)), 2))
+    assert cascade_xml(resumed) == cascade_xml(cascade)
     windows = np.concatenate([positives, negatives, _windows(9, 48000), _faces_like(10, 48400)])
     assert windows.shape[0] == 100000
     ours = window_decisions(cascade, windows)
@@ -107,6 +152,19 @@ def test_opencv_makes_the_trainers_decisions_on_100000_windows(trained, tmp_path
                        for window in windows])
     assert 1000 < theirs.sum() < 99000  # both kinds of decision occur
     np.testing.assert_array_equal(ours, theirs)
+
+
+def _first_stages(cascade, count: int):
+    """``cascade`` cut after its first ``count`` stages (its features kept whole)."""
+    import dataclasses
+    weak, nodes = int(cascade.stage_weak[count]), int(cascade.weak_nodes[int(cascade.stage_weak[count])])
+    subset = cascade.node_subset.reshape(-1, 8)
+    return dataclasses.replace(
+        cascade, stage_thresholds=cascade.stage_thresholds[:count], stage_weak=cascade.stage_weak[:count + 1],
+        weak_nodes=cascade.weak_nodes[:weak + 1], weak_leaves=cascade.weak_leaves[:weak + 1],
+        node_left=cascade.node_left[:nodes], node_right=cascade.node_right[:nodes],
+        node_feature=cascade.node_feature[:nodes], node_threshold=cascade.node_threshold[:nodes],
+        node_subset=subset[:nodes] if subset.size else subset, leaves=cascade.leaves[:int(cascade.weak_leaves[weak])])
 
 
 def _diagonals(seed: int, count: int, contrast: tuple[float, float]) -> np.ndarray:
@@ -154,6 +212,8 @@ def test_tilted_features_are_trained_and_opencv_makes_their_decisions(tmp_path):
     (dict(max_false_alarm_rate=1.5), "max_false_alarm_rate"),
     (dict(number_of_stages=0), "number_of_stages"),
     (dict(mode="HOG"), "mode"),
+    (dict(mode="HOG", feature_type="LBP"), "mode"),
+    (dict(feature_type="HOG"), "feature_type"),
 ])
 def test_bad_input_names_the_argument(options, message):
     arguments = dict(positives=_faces_like(0, 20), negatives=_windows(1, 20))
@@ -179,18 +239,20 @@ def _training_files(folder) -> tuple[str, str]:
     return str(vec), str(folder / "bg.txt")
 
 
-def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path):
+@pytest.mark.parametrize("feature_type", ["HAAR", "LBP"])
+def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path, feature_type):
     from bob_boost.cli import main
     vec, background = _training_files(tmp_path)
     common = ["-vec", vec, "-bg", background, "-w", str(SIZE), "-h", str(SIZE), "-numPos", "300", "-numNeg", "300",
-              "-maxWeakCount", "6", "--features-per-stage", "400", "-q"]
+              "-maxWeakCount", "6", "--features-per-stage", "400", "-featureType", feature_type, "-q"]
     assert main(["train-cascade", "-data", str(tmp_path / "whole"), "-numStages", "3", *common]) == 0
     assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "2", *common]) == 0
     assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "3", *common]) == 0
     whole = (tmp_path / "whole" / "cascade.xml").read_bytes()
     assert whole == (tmp_path / "parts" / "cascade.xml").read_bytes()
     from bob_boost.vision.opencv_xml import read_opencv_cascade
-    assert read_opencv_cascade(str(tmp_path / "whole" / "cascade.xml")).number_of_stages == 3
+    whole = read_opencv_cascade(str(tmp_path / "whole" / "cascade.xml"))
+    assert (whole.number_of_stages, whole.feature_type) == (3, feature_type)
     # resuming with other training options is refused, naming them
     assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "4", *common[:-1],
                  "-minHitRate", "0.99", "-q"]) != 0
@@ -202,7 +264,7 @@ def test_train_cascade_command_bad_input(tmp_path, capsys):
     (tmp_path / "missing.txt").write_text("nowhere.png\n", encoding="utf-8")
     cases = [(["-vec", vec, "-bg", background, "-w", "24", "-h", "24"], "positives.vec"),
              (["-vec", vec, "-bg", str(tmp_path / "missing.txt"), "-w", str(SIZE), "-h", str(SIZE)], "nowhere.png"),
-             (["-vec", vec, "-bg", background, "-featureType", "LBP"], "-featureType")]
+             (["-vec", vec, "-bg", background, "-featureType", "HOG"], "-featureType")]
     for index, (arguments, message) in enumerate(cases):
         assert main(["train-cascade", "-data", str(tmp_path / f"out{index}"), *arguments]) != 0
         assert message in capsys.readouterr().err

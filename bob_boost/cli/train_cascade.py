@@ -1,4 +1,4 @@
-"""``bob-boost train-cascade``: train a Haar cascade from ``opencv_traincascade``'s inputs, as OpenCV XML.
+"""``bob-boost train-cascade``: train a Haar or LBP cascade from ``opencv_traincascade``'s inputs, as OpenCV XML.
 
 The options keep ``opencv_traincascade``'s names and meanings (``-data``, ``-vec``, ``-bg``, ``-numPos``,
 ``-numNeg``, ``-numStages``, ``-w``, ``-h``, ``-featureType``, ``-mode``, ``-minHitRate``, ``-maxFalseAlarmRate``,
@@ -26,7 +26,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     """Add the ``train-cascade`` subcommand to ``commands``."""
     # -h is the window height, as opencv_traincascade names it: the help is --help alone
     parser = commands.add_parser("train-cascade", parents=[common], formatter_class=HelpFormatter, add_help=False,
-                                 help="train a Haar cascade from opencv_traincascade's inputs (OpenCV XML)")
+                                 help="train a Haar or LBP cascade from opencv_traincascade's inputs (OpenCV XML)")
     parser.add_argument("--help", action="help", help="show this help message and exit")
     parser.add_argument("-data", required=True, metavar="DIR",
                         help="folder for cascade.xml (rewritten after every stage) and params.json; a folder "
@@ -42,7 +42,8 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     parser.add_argument("-numStages", type=positive_int, default=20, help="stages to train")
     parser.add_argument("-w", type=positive_int, default=24, help="window width")
     parser.add_argument("-h", type=positive_int, default=24, help="window height")
-    parser.add_argument("-featureType", default="HAAR", help="HAAR (LBP training is not available)")
+    parser.add_argument("-featureType", default="HAAR", choices=("HAAR", "LBP"),
+                        help="Haar features or multi-block LBP codes")
     parser.add_argument("-mode", default="BASIC", choices=("BASIC", "CORE", "ALL"), help="Haar feature set")
     parser.add_argument("-minHitRate", type=float, default=0.995, help="least share of positives a stage keeps")
     parser.add_argument("-maxFalseAlarmRate", type=float, default=0.5,
@@ -50,7 +51,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     parser.add_argument("-weightTrimRate", type=float, default=0.95, help="share of the weight each stump fits")
     parser.add_argument("-maxWeakCount", type=positive_int, default=100, help="most stumps a stage")
     parser.add_argument("--features-per-stage", dest="features_per_stage", type=positive_int, default=8000,
-                        help="Haar features searched each stage, drawn at random (OpenCV searches all)")
+                        help="features searched each stage, drawn at random (OpenCV searches all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the feature draws")
     parser.set_defaults(handler=command_train_cascade)
 
@@ -66,8 +67,6 @@ def command_train_cascade(args: argparse.Namespace) -> int:
     from ..vision.opencv_train import train_opencv_cascade
     from ..vision.opencv_write import write_opencv_cascade
     from ..vision.opencv_xml import read_opencv_cascade
-    if args.featureType != "HAAR":
-        raise CommandError(f"-featureType: only HAAR cascades are trained here, got {args.featureType!r}")
     folder = Path(args.data)
     folder.mkdir(parents=True, exist_ok=True)
     cascade_path, params_path = folder / "cascade.xml", folder / "params.json"
@@ -97,7 +96,8 @@ def command_train_cascade(args: argparse.Namespace) -> int:
             positives, negatives, number_of_stages=args.numStages, min_hit_rate=args.minHitRate,
             max_false_alarm_rate=args.maxFalseAlarmRate, max_weak_count=args.maxWeakCount, mode=args.mode,
             num_pos=args.numPos, num_neg=args.numNeg, features_per_stage=args.features_per_stage,
-            weight_trim_rate=args.weightTrimRate, random_state=args.seed, initial=initial, on_stage=saved)
+            weight_trim_rate=args.weightTrimRate, random_state=args.seed, initial=initial, on_stage=saved,
+            feature_type=args.featureType)
     except (BobBoostError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     write_opencv_cascade(cascade, cascade_path)

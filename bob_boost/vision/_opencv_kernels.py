@@ -236,3 +236,80 @@ def haar_window_values(totals, squares, tilteds, norm_corners, norm_area, corner
                 value = value + weights[j + np.uint64(2)] * np.float32(
                     _rect_sum(source, np.int64(0), corners, k + np.uint64(8)))
             values[f, n] = value * factor
+
+
+@numba.njit(parallel=True, **_JIT)
+def lbp_window_codes(totals, grid, codes):
+    """The MB-LBP codes of windows as :func:`scan_rows` computes them at a window's place in an image: row ``n`` of
+    ``totals`` is window ``n``'s flattened integral image; feature ``f`` (``grid[f]``: the 16 corner offsets of its
+    3x3 blocks) gets its 8-bit code into ``codes[f, n]``."""
+    for n in numba.prange(totals.shape[0]):
+        total = totals[n]
+        for f in range(codes.shape[0]):
+            codes[f, n] = _lbp_code(total, np.int64(0), grid, np.uint64(f))
+
+
+#: Category weights at most this are empty (no mean of their own), and at most :data:`_SIDE_EPS` add nothing
+#: to a side; as OpenCV's boosted trees (``DBL_EPSILON``, ``FLT_EPSILON``).
+_EMPTY_EPS, _SIDE_EPS = 2.220446049250313e-16, 1.1920928955078125e-07
+
+
+@numba.njit(**_INLINE)
+def _category_order(row, weights, signed):
+    """The 256 categories' weights and label sums over the rows of positive weight, and the categories in the order
+    of their mean label (a category without weight counts as mean 0; ties in category order)."""
+    category_weights = np.zeros(256)
+    category_sums = np.zeros(256)
+    for n in range(row.shape[0]):
+        if weights[n] > 0.0:
+            category_weights[row[n]] += weights[n]
+            category_sums[row[n]] += signed[n]
+    means = np.zeros(256)
+    for c in range(256):
+        if abs(category_weights[c]) > _EMPTY_EPS:
+            means[c] = category_sums[c] / category_weights[c]
+    return category_weights, category_sums, np.argsort(means, kind="mergesort")
+
+
+@numba.njit(parallel=True, **_JIT)
+def category_split_gains(codes, weights, signed, gains, positions):
+    """Gentle AdaBoost's best category split of every feature (row of the uint8 ``codes``, labels ``signed /
+    weights``): the first ``k + 1`` categories of :func:`_category_order` go left, scored by ``S_L^2 / W_L +
+    S_R^2 / W_R`` (``S`` the label sums, ``W`` the weights) at every ``k`` whose category has weight and where
+    both sides do. ``gains[f]`` gets the best score (-inf without a split) and ``positions[f]`` its ``k``, the
+    first of equal scores. Features are independent: the results do not depend on the threads."""
+    for f in numba.prange(codes.shape[0]):
+        category_weights, category_sums, order = _category_order(codes[f], weights, signed)
+        total_weight, total_sum = category_weights.sum(), category_sums.sum()
+        left_weight = left_sum = 0.0
+        best, best_position = -np.inf, -1
+        for k in range(255):
+            c = order[k]
+            if category_weights[c] <= _SIDE_EPS:
+                continue
+            left_weight += category_weights[c]
+            left_sum += category_sums[c]
+            right_weight, right_sum = total_weight - left_weight, total_sum - left_sum
+            if left_weight > _SIDE_EPS and right_weight > _SIDE_EPS:
+                gain = left_sum * left_sum / left_weight + right_sum * right_sum / right_weight
+                if gain > best:
+                    best, best_position = gain, k
+        gains[f] = best
+        positions[f] = best_position
+
+
+@numba.njit(**_JIT)
+def category_split(row, weights, signed, position):
+    """The split :func:`category_split_gains` found at ``position`` for the feature of codes ``row``: which of the 256
+    categories go left, and the left and right leaves (the sides' weighted mean labels, summed as there)."""
+    category_weights, category_sums, order = _category_order(row, weights, signed)
+    total_weight, total_sum = category_weights.sum(), category_sums.sum()
+    left = np.zeros(256, np.bool_)
+    left_weight = left_sum = 0.0
+    for k in range(position + 1):
+        c = order[k]
+        left[c] = True
+        if category_weights[c] > _SIDE_EPS:
+            left_weight += category_weights[c]
+            left_sum += category_sums[c]
+    return left, left_sum / left_weight, (total_sum - left_sum) / (total_weight - left_weight)

@@ -1,10 +1,11 @@
-"""OpenCV's Haar features and the arithmetic of its CPU detector at a window, for training and checking cascades.
+"""OpenCV's Haar and LBP features and the arithmetic of its CPU detector at a window, for training and checking
+cascades.
 
-:func:`haar_features` enumerates the features ``opencv_traincascade`` trains with (modes BASIC, CORE and ALL, in its
-order); :func:`haar_values` computes their values at windows as the detector does (float32 weighted rectangle
-sums times the float32 reciprocal of the window interior's spread; flat windows rejected), and
-:func:`window_decisions` a cascade's decisions at windows, stage by stage as the detector sums and compares
-them.
+:func:`haar_features` and :func:`lbp_features` enumerate the features ``opencv_traincascade`` trains with (Haar
+modes BASIC, CORE and ALL; multi-block LBP), in its order; :func:`haar_values` computes Haar values at windows as
+the detector does (float32 weighted rectangle sums times the float32 reciprocal of the window interior's spread;
+flat windows rejected), :func:`lbp_codes` the 8-bit LBP codes, and :func:`window_decisions` a cascade's decisions
+at windows, stage by stage as the detector sums and compares them.
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidValueError
-from ._opencv_kernels import haar_window_values, integrals
+from ._opencv_kernels import haar_window_values, integrals, lbp_window_codes
 from .opencv import THRESHOLD_EPS, ScanFeatures
 from .opencv_xml import OpenCVCascade
 
-__all__ = ["MODES", "haar_features", "haar_values", "window_decisions"]
+__all__ = ["MODES", "haar_features", "haar_values", "lbp_codes", "lbp_features", "window_decisions"]
 
 #: ``opencv_traincascade``'s feature sets.
 MODES = ("BASIC", "CORE", "ALL")
@@ -93,6 +94,28 @@ def haar_features(width: int, height: int, mode: str = "BASIC") -> tuple[np.ndar
     order = np.argsort(np.concatenate(keys), kind="stable")
     return np.concatenate(rects)[order], np.concatenate(weights)[order], np.concatenate(tilted)[order]
 
+def lbp_features(width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The multi-block LBP features ``opencv_traincascade`` enumerates for a ``width`` x ``height`` window, in its
+    order: every 3 x 3 grid of ``w`` x ``h`` blocks at ``(x, y)`` that fits (``x`` slowest, then ``y``, ``w`` and
+    ``h`` from 1; a 24 x 24 window has 8,464).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``rects`` (#features, 3, 4) int32, the block ``x, y, w, h`` in slot 0 (the others zero), ``weights``
+        (#features, 3) zeros and ``tilted`` (#features,) False, as :class:`~bob_boost.vision.opencv_xml.
+        OpenCVCascade` holds an LBP cascade's features.
+    """
+    width, height = check_positive_int(width, "width"), check_positive_int(height, "height")
+    x, y, w, h = (grid.ravel() for grid in np.meshgrid(np.arange(width), np.arange(height),
+                                                      np.arange(1, width // 3 + 1), np.arange(1, height // 3 + 1),
+                                                      indexing="ij"))
+    keep = (x + 3 * w <= width) & (y + 3 * h <= height)
+    rects = np.zeros((int(keep.sum()), 3, 4), np.int32)
+    rects[:, 0] = np.column_stack([x[keep], y[keep], w[keep], h[keep]])
+    return rects, np.zeros((rects.shape[0], 3)), np.zeros(rects.shape[0], bool)
+
+
 def _window_integrals(windows: np.ndarray, tilted_too: bool) -> tuple[np.ndarray, ...]:
     """Every window's flattened (h+1, w+1) int32 integral images (sums, squares, tilted sums)."""
     n, h, w = windows.shape
@@ -133,12 +156,45 @@ def haar_values(windows: np.ndarray, rects: np.ndarray, weights: np.ndarray,
                        *ScanFeatures(False, rects, weights, tilted).arrays(stride)[:4], factors, values)
     return values, factors
 
+def lbp_codes(windows: np.ndarray, rects: np.ndarray) -> np.ndarray:
+    """The LBP features' 8-bit codes at every window, as OpenCV's CPU detector computes them (a neighbour block
+    whose pixel sum is at least the centre block's sets its bit, clockwise from the top-left, 128, to the left, 1).
+
+    Parameters
+    ----------
+    windows : numpy.ndarray
+        (#windows, h, w) uint8 grey windows of the cascade's size.
+    rects : numpy.ndarray
+        (#features, 3, 4) features as :func:`lbp_features` gives them.
+
+    Returns
+    -------
+    numpy.ndarray
+        (#features, #windows) uint8.
+    """
+    n, h, w = windows.shape
+    totals = _window_integrals(np.ascontiguousarray(windows, dtype=np.uint8), False)[0]
+    grid = ScanFeatures(True, rects, np.zeros((rects.shape[0], 3)), np.zeros(rects.shape[0], bool)).arrays(w + 1)[4]
+    codes = np.empty((rects.shape[0], n), np.uint8)
+    lbp_window_codes(totals, np.ascontiguousarray(grid), codes)
+    return codes
+
+
+def stump_sides(values: np.ndarray, split) -> np.ndarray:
+    """Which windows a stump sends to its first leaf, as the detector decides: a Haar value below the float32
+    threshold ``split``; an LBP code whose bit is set in the eight int32 category words ``split``."""
+    if np.ndim(split) == 0:
+        return values < split
+    words = np.asarray(split, np.int32).view(np.uint32)
+    return (words[values >> 5] >> (values & 31).astype(np.uint32) & 1).astype(bool)
+
+
 def stage_scores(values: np.ndarray, stumps: list[tuple]) -> np.ndarray:
     """Each window's stage score: the float32 leaves of the stumps, summed in double in order, as the detector
     sums them (``values``: (#windows, #stumps) float32, each stump's own feature's column)."""
     score = np.zeros(values.shape[0])
-    for column, (_, threshold, left, right) in enumerate(stumps):
-        score += np.where(values[:, column] < threshold, np.float64(left), np.float64(right))
+    for column, (_, split, left, right) in enumerate(stumps):
+        score += np.where(stump_sides(values[:, column], split), np.float64(left), np.float64(right))
     return score
 
 def passes(score: np.ndarray, threshold: np.float32) -> np.ndarray:
@@ -158,13 +214,14 @@ def check_windows(windows, name: str, size: tuple[int, int] | None) -> np.ndarra
     return np.ascontiguousarray(array, dtype=np.uint8)
 
 def window_decisions(cascade: OpenCVCascade, windows) -> np.ndarray:
-    """Whether ``cascade`` (Haar, of stumps) accepts each window, as OpenCV 4's CPU detector decides at a window:
-    flat windows are rejected, every stage must score at least its loaded threshold.
+    """Whether ``cascade`` (of stumps) accepts each window, as OpenCV 4's CPU detector decides at a window: flat
+    windows are rejected (Haar), every stage must score at least its loaded threshold.
 
     Parameters
     ----------
     cascade : OpenCVCascade
-        A Haar cascade whose weak classifiers are stumps (:func:`train_opencv_cascade`'s, and most of OpenCV's).
+        A Haar or LBP cascade whose weak classifiers are stumps (:func:`train_opencv_cascade`'s, and most of
+        OpenCV's).
     windows : array_like
         (#windows, height, width) uint8 windows of the cascade's size.
 
@@ -176,16 +233,22 @@ def window_decisions(cascade: OpenCVCascade, windows) -> np.ndarray:
     Raises
     ------
     ValueError
-        For an LBP cascade or one with deeper trees, and windows of another size.
+        For a cascade with deeper trees, and windows of another size.
     """
-    if cascade.feature_type != "HAAR" or not np.all(np.diff(cascade.weak_nodes) == 1):
-        raise InvalidValueError("cascade: window decisions take a Haar cascade of stumps")
+    if not np.all(np.diff(cascade.weak_nodes) == 1):
+        raise InvalidValueError("cascade: window decisions take a cascade of stumps")
     array = check_windows(windows, "windows", (cascade.height, cascade.width))
-    values, factors = haar_values(array, cascade.rects, cascade.rect_weights, cascade.tilted)
-    accepted = factors != 0
+    lbp = cascade.feature_type == "LBP"
+    subsets = cascade.node_subset.reshape(-1, 8)
+    if lbp:
+        values, accepted = lbp_codes(array, cascade.rects), np.ones(array.shape[0], bool)
+    else:
+        values, factors = haar_values(array, cascade.rects, cascade.rect_weights, cascade.tilted)
+        accepted = factors != 0
     for stage in range(cascade.number_of_stages):
         first, last = int(cascade.stage_weak[stage]), int(cascade.stage_weak[stage + 1])
-        stumps = [(None, np.float32(cascade.node_threshold[w]), np.float32(cascade.leaves[cascade.weak_leaves[w]]),
+        stumps = [(None, subsets[w] if lbp else np.float32(cascade.node_threshold[w]),
+                   np.float32(cascade.leaves[cascade.weak_leaves[w]]),
                    np.float32(cascade.leaves[cascade.weak_leaves[w] + 1])) for w in range(first, last)]
         own = values[cascade.node_feature[first:last]].T
         accepted &= passes(stage_scores(own, stumps), np.float32(cascade.stage_thresholds[stage]))

@@ -1,14 +1,17 @@
-"""Training Haar cascades in OpenCV's own feature values, so that OpenCV 4 runs them as bob_boost does.
+"""Training Haar and LBP cascades in OpenCV's own feature values, so that OpenCV 4 runs them as bob_boost does.
 
 The features are those ``opencv_traincascade`` enumerates, and every value is computed as OpenCV's CPU detector
-computes it at a window (:mod:`bob_boost.vision.opencv_features`); windows the detector rejects as flat are
+computes it at a window (:mod:`bob_boost.vision.opencv_features`); Haar windows the detector rejects as flat are
 never samples. Each stage boosts stumps by Gentle AdaBoost, as
 ``opencv_traincascade -bt GAB`` does (leaves the weighted means of the +-1 labels, weights times
 ``exp(-y f)``, the lightest 5% of the weight trimmed from each fit), its threshold is the positive score at
 OpenCV's index ``int((1 - minHitRate) numPos)``, and it stops adding stumps at a false-alarm rate of at most
-``max_false_alarm_rate`` (or ``max_weak_count`` stumps). A split's threshold lies strictly between the values
-it separates and is compared as the detector compares it (``value < threshold`` goes left), the leaves are
-float32, the stage scores their double sums in order, and a window passes a stage at a score of at least
+``max_false_alarm_rate`` (or ``max_weak_count`` stumps). A Haar split's threshold lies strictly between the
+values it separates and is compared as the detector compares it (``value < threshold`` goes left). An LBP split
+sends a set of the 256 codes left, as OpenCV's boosted trees split a category: the codes ordered by their
+weighted mean label (a code no window holds counts as mean 0), the best cut of that order by the same score
+``S_L^2 / W_L + S_R^2 / W_R``, the codes before it in the set (the detector's set bit). The leaves are float32,
+the stage scores their double sums in order, and a window passes a stage at a score of at least
 ``float32(threshold - 1e-5)``: the training's decisions are the detector's, window for window. The next stage
 trains on the negatives and positives that every stage so far accepts.
 
@@ -24,13 +27,16 @@ from __future__ import annotations
 import logging
 import numbers
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import check_positive_int, check_scalar
 from ..exceptions import InvalidValueError
-from .opencv_features import check_windows, haar_features, haar_values, passes, window_decisions
-from .opencv_xml import OpenCVCascade
+from ._opencv_kernels import category_split, category_split_gains
+from .opencv_features import (MODES, check_windows, haar_features, haar_values, lbp_codes, lbp_features, passes,
+                              stump_sides, window_decisions)
+from .opencv_xml import LBP_SUBSET_WORDS, OpenCVCascade
 
 __all__ = ["train_opencv_cascade"]
 
@@ -38,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 #: Background windows judged at once when picking a stage's negatives.
 _BATCH = 4096
+
+#: The features trained (``-featureType``).
+FEATURE_TYPES = ("HAAR", "LBP")
 
 
 def _split_thresholds(low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -81,6 +90,64 @@ def _best_stump(order: np.ndarray, ordered: np.ndarray, labels: np.ndarray, weig
     return best[1]
 
 
+class _HaarStumps:
+    """Gentle AdaBoost's stump search on Haar values: :func:`_best_stump` over each feature's sorted values."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.order, self.ordered = _sorted_features(values)
+
+    def best(self, labels: np.ndarray, weights: np.ndarray) -> tuple | None:
+        return _best_stump(self.order, self.ordered, labels, weights, chunk=max(1, 4_000_000 // labels.size))
+
+
+class _LBPStumps:
+    """Gentle AdaBoost's stump search on LBP codes: the best category split of every feature
+    (:func:`~bob_boost.vision._opencv_kernels.category_split_gains`), its set as OpenCV's eight int32 words."""
+
+    def __init__(self, codes: np.ndarray) -> None:
+        self.codes = codes
+
+    def best(self, labels: np.ndarray, weights: np.ndarray) -> tuple | None:
+        """``(feature row, category words, left leaf, right leaf)``, or None without a split."""
+        signed = weights * labels
+        gains, positions = np.empty(self.codes.shape[0]), np.empty(self.codes.shape[0], np.int64)
+        category_split_gains(self.codes, weights, signed, gains, positions)
+        row = int(np.argmax(gains))
+        if not np.isfinite(gains[row]):
+            return None
+        left, left_leaf, right_leaf = category_split(self.codes[row], weights, signed, positions[row])
+        bits = left.reshape(LBP_SUBSET_WORDS, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)
+        return row, bits.sum(axis=1).astype(np.uint32).view(np.int32), left_leaf, right_leaf
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """The features a run draws from: their type, and their ``rects``, ``weights`` and ``tilted`` as
+    :class:`~bob_boost.vision.opencv_xml.OpenCVCascade` holds them."""
+
+    kind: str
+    rects: np.ndarray
+    weights: np.ndarray
+    tilted: np.ndarray
+
+    @classmethod
+    def of(cls, kind: str, width: int, height: int, mode: str) -> "_Pool":
+        return cls(kind, *(lbp_features(width, height) if kind == "LBP" else haar_features(width, height, mode)))
+
+    @property
+    def size(self) -> int:
+        return int(self.rects.shape[0])
+
+    def search(self, windows: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, "_HaarStumps | _LBPStumps"]:
+        """The ``chosen`` features' values at the windows ((#chosen, #windows) float32 Haar values or uint8 LBP
+        codes) and the stump search over them."""
+        if self.kind == "LBP":
+            codes = lbp_codes(windows, self.rects[chosen])
+            return codes, _LBPStumps(codes)
+        values, _ = haar_values(windows, self.rects[chosen], self.weights[chosen], self.tilted[chosen])
+        return values, _HaarStumps(values)
+
+
 def _trimmed(weights: np.ndarray, trim_rate: float) -> np.ndarray:
     """The rows the next stump fits: all but the lightest, whose summed weight first reaches ``1 - trim_rate`` of
     the total (OpenCV's weight trimming; ties with the first kept weight are kept)."""
@@ -91,20 +158,21 @@ def _trimmed(weights: np.ndarray, trim_rate: float) -> np.ndarray:
     return weights >= ordered[dropped]
 
 
-def _cascade_decisions(windows: np.ndarray, features: tuple, stages: list[tuple]) -> np.ndarray:
-    """Whether every stage accepts each window, as the detector decides (:func:`window_decisions`): flat windows
-    never pass, before the first stage either, so that they are never samples."""
+def _cascade_decisions(windows: np.ndarray, pool: _Pool, stages: list[tuple]) -> np.ndarray:
+    """Whether every stage accepts each window, as the detector decides (:func:`window_decisions`): flat Haar
+    windows never pass, before the first stage either, so that they are never samples."""
     if windows.shape[0] == 0:
         return np.zeros(0, bool)
-    return window_decisions(_cascade(features, stages, windows.shape[2], windows.shape[1]), windows)
+    return window_decisions(_cascade(pool, stages, windows.shape[2], windows.shape[1]), windows)
 
 
 def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_hit_rate: float = 0.995,
                          max_false_alarm_rate: float = 0.5, max_weak_count: int = 100, mode: str = "BASIC",
                          num_pos: int | None = None, num_neg: int | None = None, features_per_stage: int = 8000,
                          weight_trim_rate: float = 0.95, random_state: int = 0, initial: OpenCVCascade | None = None,
-                         on_stage: Callable[[OpenCVCascade], None] | None = None) -> OpenCVCascade:
-    """Train a Haar cascade of stumps stage by stage (see the module's description).
+                         on_stage: Callable[[OpenCVCascade], None] | None = None,
+                         feature_type: str = "HAAR") -> OpenCVCascade:
+    """Train a Haar or LBP cascade of stumps stage by stage (see the module's description).
 
     Parameters
     ----------
@@ -123,7 +191,7 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     max_weak_count : int
         The most stumps a stage (``-maxWeakCount``).
     mode : {"BASIC", "CORE", "ALL"}
-        The Haar feature set (``-mode``).
+        The Haar feature set (``-mode``); LBP features have one set.
     num_pos, num_neg : int, optional
         Positives and negatives per stage (``-numPos``, ``-numNeg``); default all positives and as many
         negatives as positives.
@@ -139,6 +207,8 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
         the cascade an uninterrupted run gives.
     on_stage : callable, optional
         ``on_stage(cascade)`` after every stage with the cascade so far (e.g. to save it).
+    feature_type : {"HAAR", "LBP"}
+        Haar features (values normalised by the window's spread) or multi-block LBP codes (``-featureType``).
 
     Returns
     -------
@@ -149,8 +219,8 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     Raises
     ------
     ValueError
-        For windows of the wrong shape or type, rates outside (0, 1], counts below 1, and an ``initial``
-        cascade of other features or window, naming the argument.
+        For windows of the wrong shape or type, rates outside (0, 1], counts below 1, an unknown feature type or
+        mode, and an ``initial`` cascade of other features or window, naming the argument.
     """
     positives = check_windows(positives, "positives", None)
     height, width = positives.shape[1:]
@@ -165,28 +235,32 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     neg_count = pos_count if num_neg is None else check_positive_int(num_neg, "num_neg")
     draws = check_positive_int(features_per_stage, "features_per_stage")
     seed = int(check_scalar(random_state, "random_state", numbers.Integral, min_val=0))
-    features = haar_features(width, height, mode)
-    stages = [] if initial is None else _stages_of(initial, features, width, height)
+    if feature_type not in FEATURE_TYPES:
+        raise InvalidValueError(f"feature_type: must be one of {FEATURE_TYPES}, got {feature_type!r}")
+    if mode not in MODES:
+        raise InvalidValueError(f"mode: must be one of {MODES}, got {mode!r}")
+    pool = _Pool.of(feature_type, width, height, mode)
+    stages = [] if initial is None else _stages_of(initial, pool, width, height)
     background = _Negatives(source, (height, width))
     for stage in range(len(stages), stages_wanted):
-        kept_pos = positives[_cascade_decisions(positives, features, stages)][:pos_count]
-        kept_neg = background.passing(features, stages, neg_count)
+        kept_pos = positives[_cascade_decisions(positives, pool, stages)][:pos_count]
+        kept_neg = background.passing(pool, stages, neg_count)
         if kept_pos.shape[0] == 0 or kept_neg.shape[0] == 0:
             logger.info("stage %d: %d positives and %d negatives pass; stopping", stage, kept_pos.shape[0],
                         kept_neg.shape[0])
             break
         rng = np.random.default_rng([seed, stage])
-        chosen = np.sort(rng.choice(features[0].shape[0], min(draws, features[0].shape[0]), replace=False))
+        chosen = np.sort(rng.choice(pool.size, min(draws, pool.size), replace=False))
         windows = np.concatenate([kept_pos, kept_neg])
-        values, _ = haar_values(windows, *(part[chosen] for part in features))  # no flat window: see above
+        values, search = pool.search(windows, chosen)  # no flat Haar window: see above
         labels = np.where(np.arange(windows.shape[0]) < kept_pos.shape[0], 1.0, -1.0)
-        stage_stumps, threshold = _train_stage(values, labels, chosen, rates, weak_count)
+        stage_stumps, threshold = _train_stage(values, search, labels, chosen, rates, weak_count)
         stages.append((threshold, stage_stumps))
         logger.info("stage %d: %d stumps on %d positives and %d negatives (%d features searched)", stage,
                     len(stage_stumps), int(np.sum(labels > 0)), int(np.sum(labels < 0)), chosen.size)
         if on_stage is not None:
-            on_stage(_cascade(features, stages, width, height))
-    return _cascade(features, stages, width, height)
+            on_stage(_cascade(pool, stages, width, height))
+    return _cascade(pool, stages, width, height)
 
 
 def _array_source(windows: np.ndarray) -> Callable[[], Iterator[np.ndarray]]:
@@ -208,9 +282,9 @@ class _Negatives:
         self._survivors = np.empty((0, *size), np.uint8)
         self._judged = 0  # the stages the survivors passed
 
-    def passing(self, features: tuple, stages: list[tuple], count: int) -> np.ndarray:
+    def passing(self, pool: _Pool, stages: list[tuple], count: int) -> np.ndarray:
         """The first ``count`` windows of the source that every stage accepts (fewer when it runs out)."""
-        self._survivors = self._survivors[_cascade_decisions(self._survivors, features, stages[self._judged:])]
+        self._survivors = self._survivors[_cascade_decisions(self._survivors, pool, stages[self._judged:])]
         self._judged = len(stages)
         pending: list[np.ndarray] = []
         while self._survivors.shape[0] < count:
@@ -223,18 +297,18 @@ class _Negatives:
                 break
             batch = np.concatenate(pending)
             pending = []
-            self._survivors = np.concatenate([self._survivors, batch[_cascade_decisions(batch, features, stages)]])
+            self._survivors = np.concatenate([self._survivors, batch[_cascade_decisions(batch, pool, stages)]])
         return self._survivors[:count]
 
 
-def _stages_of(cascade: OpenCVCascade, features: tuple, width: int, height: int) -> list[tuple]:
+def _stages_of(cascade: OpenCVCascade, pool: _Pool, width: int, height: int) -> list[tuple]:
     """A trained cascade's stages as :func:`train_opencv_cascade` keeps them (its features' indices in the
-    table)."""
-    if cascade.feature_type != "HAAR" or (cascade.width, cascade.height) != (width, height) or \
+    pool)."""
+    if cascade.feature_type != pool.kind or (cascade.width, cascade.height) != (width, height) or \
             not np.all(np.diff(cascade.weak_nodes) == 1):
-        raise InvalidValueError(f"initial: a {width}x{height} Haar cascade of stumps resumes this training, got a "
-                                f"{cascade.width}x{cascade.height} {cascade.feature_type} cascade")
-    rects, weights, tilted = features
+        raise InvalidValueError(f"initial: a {width}x{height} {pool.kind} cascade of stumps resumes this training, "
+                                f"got a {cascade.width}x{cascade.height} {cascade.feature_type} cascade")
+    rects, weights, tilted = pool.rects, pool.weights, pool.tilted
     key = {(r.tobytes(), w.tobytes(), bool(t)): index
            for index, (r, w, t) in enumerate(zip(rects, weights.astype(np.float64), tilted))}
     try:
@@ -242,37 +316,38 @@ def _stages_of(cascade: OpenCVCascade, features: tuple, width: int, height: int)
                  for r, w, t in zip(cascade.rects, cascade.rect_weights, cascade.tilted)]
     except KeyError:
         raise InvalidValueError("initial: the cascade has features outside this mode's set") from None
+    subsets = cascade.node_subset.reshape(-1, LBP_SUBSET_WORDS).astype(np.int32)
     stages = []
     for stage in range(cascade.number_of_stages):
         first, last = int(cascade.stage_weak[stage]), int(cascade.stage_weak[stage + 1])
-        stumps = [(table[int(cascade.node_feature[w])], np.float32(cascade.node_threshold[w]),
+        stumps = [(table[int(cascade.node_feature[w])],
+                   subsets[w] if pool.kind == "LBP" else np.float32(cascade.node_threshold[w]),
                    np.float32(cascade.leaves[cascade.weak_leaves[w]]),
                    np.float32(cascade.leaves[cascade.weak_leaves[w] + 1])) for w in range(first, last)]
         stages.append((np.float32(cascade.stage_thresholds[stage]), stumps))
     return stages
 
 
-def _train_stage(values: np.ndarray, labels: np.ndarray, chosen: np.ndarray, rates: dict,
-                 weak_count: int) -> tuple[list[tuple], np.float32]:
-    """One stage's stumps ``(feature, threshold, left, right)`` (global feature index, float32 values) and its
-    float32 threshold: Gentle AdaBoost until the false-alarm rate is at most the most allowed."""
+def _train_stage(values: np.ndarray, search: "_HaarStumps | _LBPStumps", labels: np.ndarray, chosen: np.ndarray,
+                 rates: dict, weak_count: int) -> tuple[list[tuple], np.float32]:
+    """One stage's stumps ``(feature, split, left, right)`` (pool index; a float32 Haar threshold or LBP's eight
+    int32 category words; float32 leaves) and its float32 threshold: Gentle AdaBoost on ``values`` (``search``'s)
+    until the false-alarm rate is at most the most allowed."""
     weights = np.full(labels.size, 1.0 / labels.size)
     active = np.ones(labels.size, bool)
     positive = labels > 0
     count = int(np.float32(np.float32(1.0) - np.float32(rates["min_hit_rate"])) * np.float32(positive.sum()))
     stumps, score, threshold = [], np.zeros(labels.size), np.float32(0.0)
-    order, ordered = _sorted_features(values)
     for _ in range(weak_count):
-        found = _best_stump(order, ordered, labels, np.where(active, weights, 0.0),
-                            chunk=max(1, 4_000_000 // labels.size))
+        found = search.best(labels, np.where(active, weights, 0.0))
         if found is None:
             break
         row, split, left, right = found
-        goes_left = values[row] < split
+        goes_left = stump_sides(values[row], split)
         weights = weights * np.exp(-labels * np.where(goes_left, left, right))
         weights /= weights.sum()
         active = _trimmed(weights, rates["weight_trim_rate"])
-        stump = (int(chosen[row]), np.float32(split), np.float32(left), np.float32(right))
+        stump = (int(chosen[row]), split if np.ndim(split) else np.float32(split), np.float32(left), np.float32(right))
         stumps.append(stump)
         score += np.where(goes_left, np.float64(stump[2]), np.float64(stump[3]))
         threshold = np.sort(score[positive].astype(np.float32))[count]
@@ -281,23 +356,26 @@ def _train_stage(values: np.ndarray, labels: np.ndarray, chosen: np.ndarray, rat
     return stumps, threshold
 
 
-def _cascade(features: tuple, stages: list[tuple], width: int, height: int) -> OpenCVCascade:
+def _cascade(pool: _Pool, stages: list[tuple], width: int, height: int) -> OpenCVCascade:
     """The :class:`OpenCVCascade` of the trained stages, its features the used ones in ascending order (as
     ``opencv_traincascade`` numbers them in ``cascade.xml``)."""
-    rects, weights, tilted = features
+    rects, weights, tilted = pool.rects, pool.weights, pool.tilted
+    lbp = pool.kind == "LBP"
     used = sorted({stump[0] for _, stumps in stages for stump in stumps})
     index = {feature: position for position, feature in enumerate(used)}
     stumps = [stump for _, stage_stumps in stages for stump in stage_stumps]
     counts = [len(stage_stumps) for _, stage_stumps in stages]
     n = len(stumps)
     return OpenCVCascade(
-        feature_type="HAAR", width=width, height=height,
+        feature_type=pool.kind, width=width, height=height,
         stage_thresholds=np.array([float(threshold) for threshold, _ in stages]),
         stage_weak=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
         weak_nodes=np.arange(n + 1, dtype=np.int64), weak_leaves=np.arange(0, 2 * n + 1, 2, dtype=np.int64),
         node_left=np.zeros(n, np.int32), node_right=np.full(n, -1, np.int32),
         node_feature=np.array([index[stump[0]] for stump in stumps], np.int32),
-        node_threshold=np.array([float(stump[1]) for stump in stumps]), node_subset=np.zeros((0, 8), np.int32),
+        node_threshold=np.zeros(n) if lbp else np.array([float(stump[1]) for stump in stumps]),
+        node_subset=(np.array([stump[1] for stump in stumps], np.int32).reshape(n, LBP_SUBSET_WORDS) if lbp
+                     else np.zeros((0, LBP_SUBSET_WORDS), np.int32)),
         leaves=np.array([float(leaf) for stump in stumps for leaf in stump[2:]]),
         rects=rects[used].astype(np.int32), rect_weights=weights[used].astype(np.float64),
         tilted=tilted[used].astype(bool))
