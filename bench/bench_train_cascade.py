@@ -1,6 +1,6 @@
-"""The example face cascade against a Haar cascade trained in OpenCV's feature values on the same data.
+"""The example face cascade against Haar and LBP cascades trained in OpenCV's feature values on the same data.
 
-Two cascades, trained in the run on the training data of ``bob-boost example faces``
+Three cascades, trained in the run on the training data of ``bob-boost example faces``
 (:func:`bob_boost.vision.example.training_data`), measured on the same held-out data:
 
 (a) **bob_boost's Viola-Jones cascade**, ``example.train_example_cascade()`` (a :class:`~bob_boost.vision.Cascade`:
@@ -14,24 +14,28 @@ Two cascades, trained in the run on the training data of ``bob-boost example fac
     ``opencv_sources.image_windows(images, 24, 24)`` of the example's face-free images (windows cut as OpenCV's
     background reader cuts them, pass after pass; float images as uint8 as above); ``-numNeg`` twice the
     positives. Defaults: 20 stages at most, ``min_hit_rate=0.995``, ``max_false_alarm_rate=0.5``, 100 stumps a
-    stage at most, 8,000 features searched a stage, ``random_state=0``.
+    stage at most, 8,000 features searched a stage, ``random_state=0``;
+(c) **an OpenCV LBP cascade**, the same as (b) with ``feature_type="LBP"`` (category-set stumps on OpenCV's
+    multi-block LBP codes, as ``opencv_traincascade -featureType LBP`` trains; 8,000 of the 8,464 features a
+    stage).
 
 Held-out measures (the same data for both; (a) measured as ``bench/bench_faces.py`` section 2 measures it, with
 its own helpers):
 
 - detection rate on ``example.held_out_faces()`` (every 24x24 crop of the 30 held-out LFW faces): (a)
-  ``cascade.passed_stages`` reaching every stage, (b) ``opencv_features.window_decisions`` on the crops as uint8;
+  ``cascade.passed_stages`` reaching every stage, (b) and (c) ``opencv_features.window_decisions`` on the crops
+  as uint8;
 - false-positive rate on every 24x24 window, ``GRASS_STEP`` pixels apart, of ``grass`` and its pyramid (factor
-  ``training.PYRAMID_FACTOR``): (a) as above, (b) ``window_decisions`` on the same windows as uint8 grey;
+  ``training.PYRAMID_FACTOR``): (a) as above, (b) and (c) ``window_decisions`` on the same windows as uint8 grey;
 - the astronaut photograph: boxes at ``minNeighbors=3`` and whether one has IoU >= 0.5 with
   ``data.ASTRONAUT_FACE``: (a) ``detect(rgb, cascade, scale_factor, min_size=(24, 24), max_size=image,
-  min_neighbors=3)``, (b) ``CascadeClassifier(xml).detectMultiScale(gray, scale_factor, 3)`` on OpenCV's grey
+  min_neighbors=3)``, (b), (c) ``CascadeClassifier(xml).detectMultiScale(gray, scale_factor, 3)`` on OpenCV's grey
   conversion; scale factor 1.1 in the main table, 1.1 and 1.2 (``bench_faces.py``'s) in a second one.
 
-With OpenCV (``opencv-python-headless`` 4.x) installed, (b)'s XML is also loaded by ``cv2.CascadeClassifier``: its
-astronaut boxes (``minNeighbors`` 3 and 0) must equal bob_boost's, and its decision at every held-out face and
-grass window (``detectMultiScale`` on the single window, ``minNeighbors=0``, ``minSize=maxSize=(24, 24)``) must
-equal ``window_decisions``; the counts are printed.
+With OpenCV (``opencv-python-headless`` 4.x) installed, (b)'s and (c)'s XML is also loaded by
+``cv2.CascadeClassifier``: its astronaut boxes (``minNeighbors`` 3 and 0) must equal bob_boost's, and its decision
+at every held-out face and grass window (``detectMultiScale`` on the single window, ``minNeighbors=0``,
+``minSize=maxSize=(24, 24)``) must equal ``window_decisions``; the counts are printed.
 
 Training seconds are printed as indications only (other work may share the machine).
 
@@ -160,7 +164,7 @@ def header(args: argparse.Namespace, log: Log) -> None:
             versions.append(f"{module} {__import__(module).__version__}")
         except ImportError:
             versions.append(f"{module} missing")
-    log("# Training a Haar cascade in OpenCV's feature values vs the example cascade (bench_train_cascade.py)")
+    log("# Training Haar and LBP cascades in OpenCV's feature values vs the example cascade (bench_train_cascade.py)")
     log()
     log(f"- Command: `python {' '.join(['bench/' + Path(sys.argv[0]).name] + sys.argv[1:])}`")
     log(f"- Date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}")
@@ -171,7 +175,8 @@ def header(args: argparse.Namespace, log: Log) -> None:
 
 
 def negative_source(lfw: np.ndarray, images: list[np.ndarray]) -> Callable[[], Iterator[np.ndarray]]:
-    """The negatives of cascade (b), read from the start by every stage: the LFW crops, then the image windows.
+    """The negatives of cascades (b) and (c), read from the start by every stage: the LFW crops, then the image
+    windows.
 
     Parameters
     ----------
@@ -196,7 +201,7 @@ def negative_source(lfw: np.ndarray, images: list[np.ndarray]) -> Callable[[], I
 
 def train_opencv(positives: np.ndarray, source: Callable[[], Iterator[np.ndarray]], settings: dict[str, Any],
                  log: Log) -> tuple[OpenCVCascade, float]:
-    """Train cascade (b), printing every stage as it ends.
+    """Train cascade (b) or (c), printing every stage as it ends.
 
     Parameters
     ----------
@@ -294,16 +299,18 @@ def sorted_boxes(boxes: Any) -> np.ndarray:
     return array[np.lexsort(array.T[::-1])]
 
 
-def cv2_checks(xml: str, cascade: OpenCVCascade, gray: np.ndarray, faces: np.ndarray, grass: np.ndarray,
-               log: Log) -> None:
-    """OpenCV 4 itself on cascade (b)'s XML: the astronaut boxes and the per-window decisions against ours.
+def cv2_checks(label: str, xml: str, cascade: OpenCVCascade, gray: np.ndarray, faces: np.ndarray,
+               grass: np.ndarray, log: Log) -> None:
+    """OpenCV 4 itself on a trained cascade's XML: the astronaut boxes and the per-window decisions against ours.
 
     Parameters
     ----------
+    label : str
+        The cascade's letter, ``"b"`` or ``"c"``.
     xml : str
-        The XML file of cascade (b).
+        The XML file of the cascade.
     cascade : OpenCVCascade
-        Cascade (b).
+        The cascade.
     gray : numpy.ndarray
         The astronaut photograph, uint8 grey.
     faces, grass : numpy.ndarray
@@ -311,7 +318,7 @@ def cv2_checks(xml: str, cascade: OpenCVCascade, gray: np.ndarray, faces: np.nda
     log : Log
         Where the counts go.
     """
-    log("## OpenCV 4 on cascade (b)'s XML")
+    log(f"## OpenCV 4 on cascade ({label})'s XML")
     log()
     try:
         import cv2
@@ -364,9 +371,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     argparse.Namespace
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--stages", type=int, default=20, help="most stages of cascade (b) (-numStages)")
-    parser.add_argument("--features-per-stage", type=int, default=8000, help="features searched a stage of (b)")
-    parser.add_argument("--num-neg", type=int, default=None, help="negatives a stage of (b) (default 2 x positives)")
+    parser.add_argument("--stages", type=int, default=20, help="most stages of cascades (b), (c) (-numStages)")
+    parser.add_argument("--features-per-stage", type=int, default=8000, help="features searched a stage of (b), (c)")
+    parser.add_argument("--num-neg", type=int, default=None,
+                        help="negatives a stage of (b), (c) (default 2 x positives)")
     parser.add_argument("--threads", type=int, default=None, help="threads of bob_boost (default: every core)")
     parser.add_argument("--out", help="also write the report to this file")
     args = parser.parse_args(argv)
@@ -378,7 +386,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace, log: Log) -> None:
-    """Train both cascades and measure them (see the module).
+    """Train the three cascades and measure them (see the module).
 
     Parameters
     ----------
@@ -406,14 +414,17 @@ def run(args: argparse.Namespace, log: Log) -> None:
     seconds_a = time.perf_counter() - start
     log(f"  {ours!r}; {seconds_a:.0f} s (indicative)")
     log()
-    log(f"(b) `train_opencv_cascade`: {positives_u8.shape[0]:,} positives (uint8 round(255 x) of the example's); "
-        f"negatives read in order: {lfw_u8.shape[0]:,} LFW non-face crops first, then "
+    log(f"(b), (c) `train_opencv_cascade`: {positives_u8.shape[0]:,} positives (uint8 round(255 x) of the "
+        f"example's); negatives read in order: {lfw_u8.shape[0]:,} LFW non-face crops first, then "
         f"{source_size - lfw_u8.shape[0]:,} windows of `image_windows` over the {len(images_u8)} face-free images "
         f"(`{', '.join(data.NEGATIVE_IMAGES)}`), {source_size:,} in all.")
-    log(f"  settings: `{settings}`")
-    opencv_cascade, seconds_b = train_opencv(positives_u8, source, settings, log)
-    stumps_b = np.diff(opencv_cascade.stage_weak).tolist()
-    log(f"  {opencv_cascade.number_of_stages} stages of {stumps_b} stumps; {seconds_b:.0f} s (indicative)")
+    trained = {}
+    for label, feature_type in (("b", "HAAR"), ("c", "LBP")):
+        log(f"  ({label}) settings: `{settings}`, feature_type={feature_type!r}")
+        cascade, seconds = train_opencv(positives_u8, source, {**settings, "feature_type": feature_type}, log)
+        trained[label] = cascade
+        log(f"  ({label}) {cascade.number_of_stages} stages of {np.diff(cascade.stage_weak).tolist()} stumps; "
+            f"{seconds:.0f} s (indicative)")
     log()
 
     faces = example.held_out_faces()
@@ -422,53 +433,56 @@ def run(args: argparse.Namespace, log: Log) -> None:
     faces_u8, grass_u8 = to_uint8(faces), to_uint8(grass)
     rgb = data.image("astronaut")
     gray = bgr_to_gray(np.ascontiguousarray(rgb[..., ::-1]))
+    names = {"a": ("(a) bob_boost example cascade (`Cascade`)", "(a) example cascade, `detect`"),
+             "b": ("(b) OpenCV Haar cascade (`train_opencv_cascade`)", "(b) OpenCV Haar, `detectMultiScale`"),
+             "c": ("(c) OpenCV LBP cascade (`train_opencv_cascade`)", "(c) OpenCV LBP, `detectMultiScale`")}
 
     with tempfile.TemporaryDirectory() as folder:
-        xml = os.path.join(folder, "cascade.xml")
-        write_opencv_cascade(opencv_cascade, xml)
-        theirs = CascadeClassifier(xml)
-        detections = {}
+        files = {label: os.path.join(folder, f"cascade_{label}.xml") for label in trained}
+        detections, decisions = {}, {}
         for scale_factor in SCALE_FACTORS:
             detections["a", scale_factor] = astronaut_boxes_bob(ours, rgb, scale_factor, args.threads)
-            detections["b", scale_factor] = sorted_boxes(theirs.detectMultiScale(gray, scaleFactor=scale_factor,
-                                                                                 minNeighbors=3))
-        a_faces = passed_in_chunks(ours, faces) == len(ours)
-        a_grass = passed_in_chunks(ours, grass) == len(ours)
-        b_faces = window_decisions(opencv_cascade, faces_u8)
-        b_grass = window_decisions(opencv_cascade, grass_u8)
+        decisions["a"] = (passed_in_chunks(ours, faces) == len(ours), passed_in_chunks(ours, grass) == len(ours),
+                          len(ours), sum(len(m) for m, _ in ours.stages))
+        for label, cascade in trained.items():
+            write_opencv_cascade(cascade, files[label])
+            theirs = CascadeClassifier(files[label])
+            for scale_factor in SCALE_FACTORS:
+                detections[label, scale_factor] = sorted_boxes(theirs.detectMultiScale(
+                    gray, scaleFactor=scale_factor, minNeighbors=3))
+            decisions[label] = (window_decisions(cascade, faces_u8), window_decisions(cascade, grass_u8),
+                                cascade.number_of_stages, int(cascade.stage_weak[-1]))
 
         log("## Held-out results")
         log()
-        log(f"Held-out faces: `example.held_out_faces()`, {len(faces):,} crops (uint8 round(255 x) for (b)). Grass: "
-            f"every 24x24 window, {GRASS_STEP} px apart, of `grass` and its pyramid (x1/{factor:g}), "
-            f"{len(grass):,} windows (uint8 round(255 x) for (b)). Astronaut: `data.image('astronaut')`, "
+        log(f"Held-out faces: `example.held_out_faces()`, {len(faces):,} crops (uint8 round(255 x) for (b), (c)). "
+            f"Grass: every 24x24 window, {GRASS_STEP} px apart, of `grass` and its pyramid (x1/{factor:g}), "
+            f"{len(grass):,} windows (uint8 round(255 x) for (b), (c)). Astronaut: `data.image('astronaut')`, "
             f"minNeighbors=3, scale factor {SCALE_FACTORS[0]}; (a) `detect` on RGB with min_size=(24, 24), "
-            f"(b) `CascadeClassifier(xml).detectMultiScale` on OpenCV's grey; face found: IoU >= {FACE_IOU} with "
-            f"`data.ASTRONAUT_FACE` {tuple(data.ASTRONAUT_FACE)}.")
+            f"(b), (c) `CascadeClassifier(xml).detectMultiScale` on OpenCV's grey; face found: IoU >= {FACE_IOU} "
+            f"with `data.ASTRONAUT_FACE` {tuple(data.ASTRONAUT_FACE)}.")
         log()
         first = SCALE_FACTORS[0]
         rows = []
-        for name, stages, stumps, on_faces, on_grass, boxes in (
-                ("(a) bob_boost example cascade (`Cascade`)", len(ours), sum(len(m) for m, _ in ours.stages),
-                 a_faces, a_grass, detections["a", first]),
-                ("(b) OpenCV Haar cascade (`train_opencv_cascade`)", opencv_cascade.number_of_stages, sum(stumps_b),
-                 b_faces, b_grass, detections["b", first])):
-            found, _ = face_found(boxes)
-            rows.append([name, stages, stumps, f"{on_faces.mean():.4f} ({int(on_faces.sum())}/{len(on_faces)})",
-                         f"{on_grass.mean():.6f} ({int(on_grass.sum())}/{len(on_grass):,})", len(boxes),
-                         "yes" if found else "no"])
+        for label, (on_faces, on_grass, stages, stumps) in decisions.items():
+            found, _ = face_found(detections[label, first])
+            rows.append([names[label][0], stages, stumps,
+                         f"{on_faces.mean():.4f} ({int(on_faces.sum())}/{len(on_faces)})",
+                         f"{on_grass.mean():.6f} ({int(on_grass.sum())}/{len(on_grass):,})",
+                         len(detections[label, first]), "yes" if found else "no"])
         log.table(["cascade", "stages", "weak classifiers", "held-out face detection rate", "grass false-positive rate",
                    f"astronaut boxes (scale {first})", "face found"], rows)
         rows = []
-        for key, name in (("a", "(a) example cascade, `detect`"), ("b", "(b) OpenCV Haar, `detectMultiScale`")):
+        for label in decisions:
             for scale_factor in SCALE_FACTORS:
-                found, best = face_found(detections[key, scale_factor])
-                rows.append([name, scale_factor, len(detections[key, scale_factor]), "yes" if found else "no",
-                             f"{best:.2f}"])
+                found, best = face_found(detections[label, scale_factor])
+                rows.append([names[label][1], scale_factor, len(detections[label, scale_factor]),
+                             "yes" if found else "no", f"{best:.2f}"])
         log("Astronaut at both scale factors (1.2 is `bench_faces.py`'s default):")
         log()
         log.table(["cascade", "scale factor", "boxes", "face found", "best IoU"], rows)
-        cv2_checks(xml, opencv_cascade, gray, faces_u8, grass_u8, log)
+        for label, cascade in trained.items():
+            cv2_checks(label, files[label], cascade, gray, faces_u8, grass_u8, log)
 
 
 def main(argv: list[str] | None = None) -> None:
