@@ -167,6 +167,38 @@ def _first_stages(cascade, count: int):
         node_subset=subset[:nodes] if subset.size else subset, leaves=cascade.leaves[:int(cascade.weak_leaves[weak])])
 
 
+@pytest.mark.parametrize("feature_type, learner", [("HAAR", "AdaBoostStage"), ("LBP", "AdaBoostStage"),
+                                                   ("HAAR", "AdaBoostDBStage"), ("LBP", "CostSensitiveAdaBoostStage")])
+def test_stage_learners_train_cascades_that_opencv_decides_alike(feature_type, learner):
+    """bob_boost's stage learners boost on the values' ranks; their stumps, turned into value splits, make the
+    decisions OpenCV 4 makes with the written cascade."""
+    from bob_boost.vision import stages
+    from bob_boost.vision.opencv_write import cascade_xml, write_opencv_cascade
+    positives, negatives = _training_windows()
+    options = dict(number_of_stages=2, num_neg=600, features_per_stage=400, max_weak_count=6, random_state=3,
+                   feature_type=feature_type)
+    cascade = train_opencv_cascade(positives, negatives, stage_learner=getattr(stages, learner)(), **options)
+    again = train_opencv_cascade(positives, negatives, stage_learner=getattr(stages, learner)(), **options)
+    assert cascade_xml(again) == cascade_xml(cascade)
+    assert cascade.number_of_stages == 2 and cascade.feature_type == feature_type
+    leaves = cascade.leaves.reshape(-1, 2)
+    np.testing.assert_array_equal(leaves[:, 0], -leaves[:, 1])  # each stump outputs -+ its weight
+    assert np.mean(window_decisions(cascade, positives)) >= 0.995 ** 2
+    cv2 = pytest.importorskip("cv2", reason="OpenCV 4 (opencv-python-headless<5, the test extra) is the reference")
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/learned.xml"
+        write_opencv_cascade(cascade, path)
+        reference = cv2.CascadeClassifier(path)
+        windows = np.concatenate([positives, negatives, _windows(9, 3000), _faces_like(10, 3000)])
+        theirs = np.array([len(reference.detectMultiScale(window, scaleFactor=1.1, minNeighbors=0,
+                                                          minSize=(SIZE, SIZE), maxSize=(SIZE, SIZE))) > 0
+                           for window in windows])
+    ours = window_decisions(cascade, windows)
+    assert 500 < ours.sum() < windows.shape[0] - 500
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def _diagonals(seed: int, count: int, contrast: tuple[float, float]) -> np.ndarray:
     """A dark band along a diagonal (either one, shifted by up to two pixels) of random contrast, under noise:
     what the 45-degree (tilted) features see best."""
@@ -222,6 +254,11 @@ def test_bad_input_names_the_argument(options, message):
         train_opencv_cascade(**arguments)
 
 
+def test_a_stage_learner_needs_a_fit_method():
+    with pytest.raises(TypeError, match="stage_learner"):
+        train_opencv_cascade(_faces_like(0, 20), _windows(1, 20), stage_learner="GAB")
+
+
 def _training_files(folder) -> tuple[str, str]:
     """A .vec file of pattern positives and a background list of two textured images (PNG)."""
     pytest.importorskip("imageio", reason="the faces extra (imageio) reads background images")
@@ -239,12 +276,13 @@ def _training_files(folder) -> tuple[str, str]:
     return str(vec), str(folder / "bg.txt")
 
 
-@pytest.mark.parametrize("feature_type", ["HAAR", "LBP"])
-def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path, feature_type):
+@pytest.mark.parametrize("feature_type, boost_type", [("HAAR", "GAB"), ("LBP", "GAB"), ("LBP", "AdaBoostDB")])
+def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path, feature_type, boost_type):
     from bob_boost.cli import main
     vec, background = _training_files(tmp_path)
     common = ["-vec", vec, "-bg", background, "-w", str(SIZE), "-h", str(SIZE), "-numPos", "300", "-numNeg", "300",
-              "-maxWeakCount", "6", "--features-per-stage", "400", "-featureType", feature_type, "-q"]
+              "-maxWeakCount", "6", "--features-per-stage", "400", "-featureType", feature_type, "-bt", boost_type,
+              "-q"]
     assert main(["train-cascade", "-data", str(tmp_path / "whole"), "-numStages", "3", *common]) == 0
     assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "2", *common]) == 0
     assert main(["train-cascade", "-data", str(tmp_path / "parts"), "-numStages", "3", *common]) == 0
@@ -264,7 +302,9 @@ def test_train_cascade_command_bad_input(tmp_path, capsys):
     (tmp_path / "missing.txt").write_text("nowhere.png\n", encoding="utf-8")
     cases = [(["-vec", vec, "-bg", background, "-w", "24", "-h", "24"], "positives.vec"),
              (["-vec", vec, "-bg", str(tmp_path / "missing.txt"), "-w", str(SIZE), "-h", str(SIZE)], "nowhere.png"),
-             (["-vec", vec, "-bg", background, "-featureType", "HOG"], "-featureType")]
+             (["-vec", vec, "-bg", background, "-featureType", "HOG"], "-featureType"),
+             (["-vec", vec, "-bg", background, "-bt", "RAB"], "-bt"),
+             (["-vec", vec, "-bg", background, "-bt", "AdaBoostDB", "--costs", "0", "1"], "--costs")]
     for index, (arguments, message) in enumerate(cases):
         assert main(["train-cascade", "-data", str(tmp_path / f"out{index}"), *arguments]) != 0
         assert message in capsys.readouterr().err

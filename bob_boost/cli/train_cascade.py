@@ -2,7 +2,9 @@
 
 The options keep ``opencv_traincascade``'s names and meanings (``-data``, ``-vec``, ``-bg``, ``-numPos``,
 ``-numNeg``, ``-numStages``, ``-w``, ``-h``, ``-featureType``, ``-mode``, ``-minHitRate``, ``-maxFalseAlarmRate``,
-``-weightTrimRate``, ``-maxWeakCount``), plus ``-info`` for positives boxed in images. ``-data DIR`` receives
+``-weightTrimRate``, ``-maxWeakCount``, ``-bt``), plus ``-info`` for positives boxed in images. ``-bt`` takes
+``GAB`` (OpenCV's default) and bob_boost's stage learners ``DAB`` (discrete AdaBoost), ``AdaBoostDB`` and
+``CSAdaBoost`` (Cost-Sensitive AdaBoost, both with ``--costs``). ``-data DIR`` receives
 ``cascade.xml`` after every stage and ``params.json``; a run on a folder that has them continues after their
 stages and gives the cascade one uninterrupted run gives. The training is
 :func:`bob_boost.vision.opencv_train.train_opencv_cascade`.
@@ -19,7 +21,13 @@ from ._common import CommandError, HelpFormatter, positive_int
 
 #: The options a resumed run must share with the run that began it (``params.json``).
 RESUMED_OPTIONS = ("w", "h", "featureType", "mode", "minHitRate", "maxFalseAlarmRate", "weightTrimRate",
-                   "maxWeakCount", "numPos", "numNeg", "features_per_stage", "seed")
+                   "maxWeakCount", "numPos", "numNeg", "features_per_stage", "seed", "bt", "costs")
+
+#: What a ``params.json`` written before an option existed means by its absence.
+EARLIER_SETTINGS = {"bt": "GAB", "costs": [2.0, 1.0]}
+
+#: ``-bt``'s stage learners (None: Gentle AdaBoost in OpenCV's arithmetic).
+BOOST_TYPES = ("GAB", "DAB", "AdaBoostDB", "CSAdaBoost")
 
 
 def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -53,6 +61,11 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     parser.add_argument("--features-per-stage", dest="features_per_stage", type=positive_int, default=8000,
                         help="features searched each stage, drawn at random (OpenCV searches all)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the feature draws")
+    parser.add_argument("-bt", default="GAB", choices=BOOST_TYPES,
+                        help="stage learner: GAB (Gentle AdaBoost, as opencv_traincascade's), DAB (discrete "
+                             "AdaBoost), AdaBoostDB or CSAdaBoost (Cost-Sensitive AdaBoost; both with --costs)")
+    parser.add_argument("--costs", nargs=2, type=float, default=[2.0, 1.0], metavar=("MISS", "FALSE_ALARM"),
+                        help="AdaBoostDB's and CSAdaBoost's costs of a missed object and of a false alarm")
     parser.set_defaults(handler=command_train_cascade)
 
 
@@ -74,13 +87,15 @@ def command_train_cascade(args: argparse.Namespace) -> int:
     initial = None
     if params_path.exists():
         previous = json.loads(params_path.read_text(encoding="utf-8"))
-        changed = [name for name in RESUMED_OPTIONS if previous.get(name) != settings[name]]
+        changed = [name for name in RESUMED_OPTIONS
+                   if previous.get(name, EARLIER_SETTINGS.get(name)) != settings[name]]
         if changed:
             raise CommandError(f"-data: {folder} was trained with other -{', -'.join(changed)} "
                                f"({', '.join(f'{name}={previous.get(name)!r}' for name in changed)})")
         if cascade_path.exists():
             initial = read_opencv_cascade(os.fspath(cascade_path))
     try:
+        learner = _stage_learner(args)
         positives = (vec_positives(args.vec, args.w, args.h) if args.vec is not None
                      else info_positives(args.info, args.w, args.h))
         negatives = background_windows(read_background_list(args.bg), args.w, args.h)
@@ -97,7 +112,7 @@ def command_train_cascade(args: argparse.Namespace) -> int:
             max_false_alarm_rate=args.maxFalseAlarmRate, max_weak_count=args.maxWeakCount, mode=args.mode,
             num_pos=args.numPos, num_neg=args.numNeg, features_per_stage=args.features_per_stage,
             weight_trim_rate=args.weightTrimRate, random_state=args.seed, initial=initial, on_stage=saved,
-            feature_type=args.featureType)
+            feature_type=args.featureType, stage_learner=learner)
     except (BobBoostError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     write_opencv_cascade(cascade, cascade_path)
@@ -105,3 +120,13 @@ def command_train_cascade(args: argparse.Namespace) -> int:
         print(f"{cascade.number_of_stages} stages, {int(cascade.stage_weak[-1])} stumps: {cascade_path}",
               file=sys.stderr)
     return 0
+
+
+def _stage_learner(args: argparse.Namespace):
+    """``-bt``'s stage learner (None: Gentle AdaBoost)."""
+    from ..vision.stages import AdaBoostDBStage, AdaBoostStage, CostSensitiveAdaBoostStage
+    if args.bt != "GAB" and not all(cost > 0 for cost in args.costs):
+        raise CommandError(f"--costs: must be positive, got {args.costs}")
+    return {"GAB": lambda: None, "DAB": AdaBoostStage,
+            "AdaBoostDB": lambda: AdaBoostDBStage(*args.costs),
+            "CSAdaBoost": lambda: CostSensitiveAdaBoostStage(*args.costs)}[args.bt]()

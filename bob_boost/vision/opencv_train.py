@@ -13,7 +13,9 @@ weighted mean label (a code no window holds counts as mean 0), the best cut of t
 ``S_L^2 / W_L + S_R^2 / W_R``, the codes before it in the set (the detector's set bit). The leaves are float32,
 the stage scores their double sums in order, and a window passes a stage at a score of at least
 ``float32(threshold - 1e-5)``: the training's decisions are the detector's, window for window. The next stage
-trains on the negatives and positives that every stage so far accepts.
+trains on the negatives and positives that every stage so far accepts. Instead of Gentle AdaBoost, any bob_boost
+stage learner (discrete AdaBoost, AdaBoostDB, Cost-Sensitive AdaBoost) can boost the stages
+(:func:`~bob_boost.vision.opencv_stages.learned_stage`), with the same thresholds and decisions.
 
 Differences from ``opencv_traincascade``: each stage searches a random sample of ``features_per_stage``
 features (OpenCV searches all of them, 162,336 for a 24 x 24 BASIC window, through a value cache), drawn from
@@ -32,10 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_positive_int, check_scalar
-from ..exceptions import InvalidValueError
-from ._opencv_kernels import category_split, category_split_gains
-from .opencv_features import (MODES, check_windows, haar_features, haar_values, lbp_codes, lbp_features, passes,
-                              stump_sides, window_decisions)
+from ..exceptions import InvalidTypeError, InvalidValueError
+from .opencv_features import (MODES, check_windows, haar_features, haar_values, lbp_codes, lbp_features,
+                              window_decisions)
+from .opencv_stages import gentle_stage, learned_stage
 from .opencv_xml import LBP_SUBSET_WORDS, OpenCVCascade
 
 __all__ = ["train_opencv_cascade"]
@@ -47,77 +49,6 @@ _BATCH = 4096
 
 #: The features trained (``-featureType``).
 FEATURE_TYPES = ("HAAR", "LBP")
-
-
-def _split_thresholds(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """float32 thresholds ``t`` with ``low < t <= high`` (the midpoint, or ``high`` where the midpoint rounds to
-    ``low``): ``value < t`` then sends ``low`` left and ``high`` right."""
-    middle = ((low.astype(np.float64) + high) / 2).astype(np.float32)
-    return np.where((middle > low) & (middle <= high), middle, high)
-
-
-def _sorted_features(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each feature's window order by value (int32) and its sorted values: the stage's stumps reuse them."""
-    order = np.argsort(values, axis=1, kind="stable").astype(np.int32)
-    return order, np.take_along_axis(values, order, axis=1)
-
-
-def _best_stump(order: np.ndarray, ordered: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                chunk: int) -> tuple | None:
-    """Gentle AdaBoost's stump: the feature and split of largest ``S_L^2 / W_L + S_R^2 / W_R`` (``S`` the weighted
-    label sums, ``W`` the weights, over the rows of positive weight), between two distinct values; ``order`` and
-    ``ordered`` are :func:`_sorted_features`'.
-
-    Returns ``(feature row, threshold, left leaf, right leaf)`` (leaves as doubles), or None without a split."""
-    best = (-np.inf, None)
-    signed = weights * labels
-    total_w, total_s = weights.sum(), signed.sum()
-    for start in range(0, order.shape[0], chunk):
-        rows, sorted_values = order[start:start + chunk], ordered[start:start + chunk]
-        left_w = np.cumsum(weights[rows], axis=1)[:, :-1]
-        left_s = np.cumsum(signed[rows], axis=1)[:, :-1]
-        right_w, right_s = total_w - left_w, total_s - left_s
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = np.where(left_w > 0, left_s ** 2 / left_w, 0.0) + np.where(right_w > 0, right_s ** 2 / right_w, 0.0)
-        gain[sorted_values[:, 1:] <= sorted_values[:, :-1]] = -np.inf  # no split between equal values
-        row, position = np.unravel_index(int(np.argmax(gain)), gain.shape)
-        if gain[row, position] > best[0]:
-            low, high = sorted_values[row, position], sorted_values[row, position + 1]
-            leaves = (left_s[row, position] / left_w[row, position] if left_w[row, position] > 0 else 0.0,
-                      right_s[row, position] / right_w[row, position] if right_w[row, position] > 0 else 0.0)
-            best = (gain[row, position], (start + row, _split_thresholds(np.array([low]), np.array([high]))[0],
-                                          *leaves))
-    return best[1]
-
-
-class _HaarStumps:
-    """Gentle AdaBoost's stump search on Haar values: :func:`_best_stump` over each feature's sorted values."""
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.order, self.ordered = _sorted_features(values)
-
-    def best(self, labels: np.ndarray, weights: np.ndarray) -> tuple | None:
-        return _best_stump(self.order, self.ordered, labels, weights, chunk=max(1, 4_000_000 // labels.size))
-
-
-class _LBPStumps:
-    """Gentle AdaBoost's stump search on LBP codes: the best category split of every feature
-    (:func:`~bob_boost.vision._opencv_kernels.category_split_gains`), its set as OpenCV's eight int32 words."""
-
-    def __init__(self, codes: np.ndarray) -> None:
-        self.codes = codes
-
-    def best(self, labels: np.ndarray, weights: np.ndarray) -> tuple | None:
-        """``(feature row, category words, left leaf, right leaf)``, or None without a split."""
-        signed = weights * labels
-        gains, positions = np.empty(self.codes.shape[0]), np.empty(self.codes.shape[0], np.int64)
-        category_split_gains(self.codes, weights, signed, gains, positions)
-        row = int(np.argmax(gains))
-        if not np.isfinite(gains[row]):
-            return None
-        left, left_leaf, right_leaf = category_split(self.codes[row], weights, signed, positions[row])
-        bits = left.reshape(LBP_SUBSET_WORDS, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)
-        return row, bits.sum(axis=1).astype(np.uint32).view(np.int32), left_leaf, right_leaf
 
 
 @dataclass(frozen=True)
@@ -138,24 +69,12 @@ class _Pool:
     def size(self) -> int:
         return int(self.rects.shape[0])
 
-    def search(self, windows: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, "_HaarStumps | _LBPStumps"]:
-        """The ``chosen`` features' values at the windows ((#chosen, #windows) float32 Haar values or uint8 LBP
-        codes) and the stump search over them."""
+    def values(self, windows: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """The ``chosen`` features' values at the windows: (#chosen, #windows) float32 Haar values or uint8 LBP
+        codes."""
         if self.kind == "LBP":
-            codes = lbp_codes(windows, self.rects[chosen])
-            return codes, _LBPStumps(codes)
-        values, _ = haar_values(windows, self.rects[chosen], self.weights[chosen], self.tilted[chosen])
-        return values, _HaarStumps(values)
-
-
-def _trimmed(weights: np.ndarray, trim_rate: float) -> np.ndarray:
-    """The rows the next stump fits: all but the lightest, whose summed weight first reaches ``1 - trim_rate`` of
-    the total (OpenCV's weight trimming; ties with the first kept weight are kept)."""
-    ordered = np.sort(weights)
-    dropped = int(np.searchsorted(np.cumsum(ordered), (1.0 - trim_rate) * weights.sum(), side="left")) + 1
-    if dropped >= weights.size:
-        return np.ones(weights.size, bool)
-    return weights >= ordered[dropped]
+            return lbp_codes(windows, self.rects[chosen])
+        return haar_values(windows, self.rects[chosen], self.weights[chosen], self.tilted[chosen])[0]
 
 
 def _cascade_decisions(windows: np.ndarray, pool: _Pool, stages: list[tuple]) -> np.ndarray:
@@ -171,7 +90,7 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
                          num_pos: int | None = None, num_neg: int | None = None, features_per_stage: int = 8000,
                          weight_trim_rate: float = 0.95, random_state: int = 0, initial: OpenCVCascade | None = None,
                          on_stage: Callable[[OpenCVCascade], None] | None = None,
-                         feature_type: str = "HAAR") -> OpenCVCascade:
+                         feature_type: str = "HAAR", stage_learner=None) -> OpenCVCascade:
     """Train a Haar or LBP cascade of stumps stage by stage (see the module's description).
 
     Parameters
@@ -209,6 +128,12 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
         ``on_stage(cascade)`` after every stage with the cascade so far (e.g. to save it).
     feature_type : {"HAAR", "LBP"}
         Haar features (values normalised by the window's spread) or multi-block LBP codes (``-featureType``).
+    stage_learner : StageLearner, optional
+        None: Gentle AdaBoost as OpenCV's (above). Else a :class:`~bob_boost.vision.stages.StageLearner`
+        (:class:`~bob_boost.vision.stages.AdaBoostStage`, :class:`~bob_boost.vision.stages.AdaBoostDBStage`,
+        :class:`~bob_boost.vision.stages.CostSensitiveAdaBoostStage`) that boosts each stage's stumps on the
+        values' ranks (:func:`~bob_boost.vision.opencv_stages.learned_stage`; ``weight_trim_rate`` unused),
+        with the same stage thresholds and stopping rule.
 
     Returns
     -------
@@ -221,6 +146,8 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
     ValueError
         For windows of the wrong shape or type, rates outside (0, 1], counts below 1, an unknown feature type or
         mode, and an ``initial`` cascade of other features or window, naming the argument.
+    TypeError
+        For a ``stage_learner`` without a ``fit`` method.
     """
     positives = check_windows(positives, "positives", None)
     height, width = positives.shape[1:]
@@ -239,6 +166,9 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
         raise InvalidValueError(f"feature_type: must be one of {FEATURE_TYPES}, got {feature_type!r}")
     if mode not in MODES:
         raise InvalidValueError(f"mode: must be one of {MODES}, got {mode!r}")
+    if stage_learner is not None and not callable(getattr(stage_learner, "fit", None)):
+        raise InvalidTypeError(f"stage_learner: needs a fit(pool, labels, max_rounds, callback) method, got "
+                               f"{type(stage_learner).__name__}")
     pool = _Pool.of(feature_type, width, height, mode)
     stages = [] if initial is None else _stages_of(initial, pool, width, height)
     background = _Negatives(source, (height, width))
@@ -252,9 +182,15 @@ def train_opencv_cascade(positives, negatives, number_of_stages: int = 20, min_h
         rng = np.random.default_rng([seed, stage])
         chosen = np.sort(rng.choice(pool.size, min(draws, pool.size), replace=False))
         windows = np.concatenate([kept_pos, kept_neg])
-        values, search = pool.search(windows, chosen)  # no flat Haar window: see above
+        values = pool.values(windows, chosen)  # no flat Haar window: see above
         labels = np.where(np.arange(windows.shape[0]) < kept_pos.shape[0], 1.0, -1.0)
-        stage_stumps, threshold = _train_stage(values, search, labels, chosen, rates, weak_count)
+        lbp = pool.kind == "LBP"
+        stage_stumps, threshold = (gentle_stage(values, lbp, labels, chosen, rates, weak_count)
+                                   if stage_learner is None else
+                                   learned_stage(values, lbp, labels, chosen, rates, weak_count, stage_learner))
+        if not stage_stumps:
+            logger.info("stage %d: no stump separates the windows; stopping", stage)
+            break
         stages.append((threshold, stage_stumps))
         logger.info("stage %d: %d stumps on %d positives and %d negatives (%d features searched)", stage,
                     len(stage_stumps), int(np.sum(labels > 0)), int(np.sum(labels < 0)), chosen.size)
@@ -326,34 +262,6 @@ def _stages_of(cascade: OpenCVCascade, pool: _Pool, width: int, height: int) -> 
                    np.float32(cascade.leaves[cascade.weak_leaves[w] + 1])) for w in range(first, last)]
         stages.append((np.float32(cascade.stage_thresholds[stage]), stumps))
     return stages
-
-
-def _train_stage(values: np.ndarray, search: "_HaarStumps | _LBPStumps", labels: np.ndarray, chosen: np.ndarray,
-                 rates: dict, weak_count: int) -> tuple[list[tuple], np.float32]:
-    """One stage's stumps ``(feature, split, left, right)`` (pool index; a float32 Haar threshold or LBP's eight
-    int32 category words; float32 leaves) and its float32 threshold: Gentle AdaBoost on ``values`` (``search``'s)
-    until the false-alarm rate is at most the most allowed."""
-    weights = np.full(labels.size, 1.0 / labels.size)
-    active = np.ones(labels.size, bool)
-    positive = labels > 0
-    count = int(np.float32(np.float32(1.0) - np.float32(rates["min_hit_rate"])) * np.float32(positive.sum()))
-    stumps, score, threshold = [], np.zeros(labels.size), np.float32(0.0)
-    for _ in range(weak_count):
-        found = search.best(labels, np.where(active, weights, 0.0))
-        if found is None:
-            break
-        row, split, left, right = found
-        goes_left = stump_sides(values[row], split)
-        weights = weights * np.exp(-labels * np.where(goes_left, left, right))
-        weights /= weights.sum()
-        active = _trimmed(weights, rates["weight_trim_rate"])
-        stump = (int(chosen[row]), split if np.ndim(split) else np.float32(split), np.float32(left), np.float32(right))
-        stumps.append(stump)
-        score += np.where(goes_left, np.float64(stump[2]), np.float64(stump[3]))
-        threshold = np.sort(score[positive].astype(np.float32))[count]
-        if np.mean(passes(score[~positive], threshold)) <= rates["max_false_alarm_rate"]:
-            break
-    return stumps, threshold
 
 
 def _cascade(pool: _Pool, stages: list[tuple], width: int, height: int) -> OpenCVCascade:
