@@ -381,6 +381,37 @@ def test_grouped_quantiles_are_each_groups_weighted_quantile():
             assert np.array_equal(found[k], expected, equal_nan=True)
 
 
+@pytest.mark.parametrize("loss", [QuantileLoss(0.3), AbsoluteErrorLoss()], ids=repr)
+def test_leaves_renewed_from_the_growers_rows_are_those_of_the_routed_rows(loss, monkeypatch):
+    """The grower's row-to-leaf assignment, which the leaf renewal uses, is where the tree routes the training rows:
+    the model is the same bit for bit when every row is routed afresh (NaN and a categorical feature included)."""
+    from bob_boost.boosting.protocol import Proposal
+    from bob_boost.weak_trainers.tree import TreeTrainer
+    features, mean, rng = _regression_data(n=1200, seed=21)
+    features[rng.random(features.shape) < 0.05] = np.nan
+    features[:, 3] = rng.integers(0, 6, features.shape[0])
+    targets = mean + rng.normal(size=mean.size)
+
+    def train():
+        trainer = TreeTrainer(max_leaves=12, missing="bin", categorical_features=[3], n_threads=2)
+        return bob_boost.Boosting(trainer, loss, learning_rate=0.2).train(features, targets, 15, baseline="auto")
+
+    given = train()
+    propose = TreeTrainer.propose
+
+    def routed(self, prepared, state):
+        proposal = propose(self, prepared, state)
+        assert proposal.leaves is not None  # the grower's assignment was there to be used
+        return Proposal(proposal.machine, proposal.weight, proposal.perfect, proposal.outputs)
+
+    monkeypatch.setattr(TreeTrainer, "propose", routed)
+    again = train()
+    for first, second in zip(given.weak_machines, again.weak_machines):
+        np.testing.assert_array_equal(first.values, second.values)
+        np.testing.assert_array_equal(first.thresholds, second.thresholds)
+    np.testing.assert_array_equal(given.decision_scores(features), again.decision_scores(features))
+
+
 def test_partitioned_training_refuses_losses_that_renew_leaves():
     with pytest.raises(ValueError, match=r"loss_function: QuantileLoss re-estimates each tree leaf"):
         PartitionedBoosting(QuantileLoss(0.3), weak_learner="tree")

@@ -252,9 +252,9 @@ def renewed_leaves(proposal: Proposal, features: np.ndarray, residuals: np.ndarr
                    sample_weight: np.ndarray | None, loss: LossFunction) -> Proposal:
     """``proposal``'s trees with every leaf's value re-estimated by ``loss.leaf_values`` from the residuals of
     the training rows it holds (the tree of output ``k`` from column ``k``; a tree shared by the outputs from
-    each column), and their training outputs."""
+    each column), and their training outputs. The rows' leaves are the proposal's, when the weak trainer gave them."""
     tree = proposal.machine
-    leaves = by_row_blocks(tree.leaves, features)
+    leaves = by_row_blocks(tree.leaves, features) if proposal.leaves is None else proposal.leaves
     values = np.array(tree.values)
     shared = tree.roots.size == 1
     for t in range(leaves.shape[1]):

@@ -51,12 +51,16 @@ class Proposal:
         (#samples, #outputs) the machine's outputs on the training samples, equal to
         ``machine.forward(features)``, when the weak trainer has them more cheaply (from its bin codes);
         the algorithm then need not evaluate the machine on the raw features.
+    leaves : numpy.ndarray, optional
+        (#samples, #trees) the node of every training sample's leaf in every tree of a tree machine, equal to
+        ``machine.leaves(features)``, when the weak trainer has them from its growing.
     """
 
     machine: WeakMachine
     weight: float | np.ndarray | None = None
     perfect: bool = False
     outputs: np.ndarray | None = None
+    leaves: np.ndarray | None = None
 
 
 @dataclass

@@ -331,14 +331,16 @@ class TreeTrainer:
                                     "gradient-only leaves with a line search")
         if hessian is None and self.constrained:  # a line-searched weight could turn the trees' order around
             raise InvalidValueError("monotonic_cst: needs Newton leaves, from a loss with a hessian")
+        reached: list[np.ndarray] = []
         machine, outputs = self._grow(prepared, state.gradient, hessian, state.rounds_before + state.round_index,
-                                      state.feature_subset, state.rows, state.node_columns)
+                                      state.feature_subset, state.rows, state.node_columns, reached)
         weight = None if hessian is None else np.ones(outputs.shape[1])
-        return Proposal(machine, weight=weight, outputs=outputs)
+        return Proposal(machine, weight=weight, outputs=outputs, leaves=reached[0] if reached else None)
 
     def _grow(self, binned: BinnedFeatures, gradient: np.ndarray, hessian: np.ndarray | None,
               round_index: int, columns: np.ndarray | None = None, rows: np.ndarray | None = None,
-              node_columns: tuple[int, float] | None = None) -> tuple[TreeMachine, np.ndarray]:
+              node_columns: tuple[int, float] | None = None,
+              reached: list | None = None) -> tuple[TreeMachine, np.ndarray]:
         """The tree machine and its (#samples, #outputs) outputs on the training samples.
 
         The trees of several outputs (``multi_output="per_output"``) grow in
@@ -347,6 +349,7 @@ class TreeTrainer:
         ``columns`` (None: all) are the features the trees may split on; ``rows`` (ascending) the samples they
         grow on (their counts are what ``min_samples_leaf`` limits); ``node_columns`` ``(key, fraction)`` the
         round's sampling of each node's columns among those (:func:`~bob_boost.engine.split_scan.node_columns`).
+        A lone tree grown on every row appends the (#samples, 1) leaves its rows reach to ``reached`` (when given).
         """
         self._check_monotone_outputs(gradient.shape[1])
         if hessian is None:
@@ -412,7 +415,9 @@ class TreeTrainer:
                          np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                         for _ in range(batches)]
             if trees == 1:
-                grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
+                sample_node = grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
+                if reached is not None and (rows is None or rows.size == samples):
+                    reached.append(sample_node[:, np.newaxis])
             else:
                 blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
                           for b in range(batches)]

@@ -63,9 +63,10 @@ class Parts:
 
 
 def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
-               quantised_as: tuple | None = None) -> None:
+               quantised_as: tuple | None = None) -> np.ndarray:
     """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: the compiled grower
     leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts.
+    Returns the (#samples,) leaf node of every row the tree grew on (0 for the others).
 
     Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
     leaves, the packing's field bits and the scales.
@@ -98,3 +99,4 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
         parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
     n_nodes[0] = grown
     tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
+    return sample_node
