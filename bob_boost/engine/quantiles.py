@@ -1,8 +1,8 @@
 """Weighted quantiles of groups of values (the leaves' residuals of the robust losses), compiled.
 
-Each group's values are sorted on their own (a counting sort by group, then a stable sort within each
-group), so the cost is that of the groups' sorts, and every group's quantile is the one
-:func:`bob_boost.losses.robust.weighted_quantile` takes of its values alone.
+The values are sorted once (numpy's sort), then sorted stably by group (a counting sort), and every group's
+running weight is summed on its own, so each group's quantile is the one
+:func:`bob_boost.losses.robust.weighted_quantile` takes of its values alone (up to the order of equal values).
 """
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
-def grouped_weighted_quantiles(groups, values, weights, quantile, out):
-    """``out[g]``: the weighted ``quantile`` of the ``values`` whose group is ``g`` (``weights`` per value), the
-    first value in ascending order (stable) whose running weight reaches ``quantile`` times the group's total,
-    summed in that order (the last value when rounding leaves it short); NaN for a group without values."""
+def grouped_weighted_quantiles(groups, by_value, values, weights, quantile, out):
+    """``out[g]``: the weighted ``quantile`` of the ``values`` whose group is ``g`` (``weights`` per value;
+    ``by_value`` the values' ascending order): the first value in that order whose running weight within the
+    group reaches ``quantile`` times the group's total (the group's last when rounding leaves it short); NaN for
+    a group without values."""
     number = out.size
     starts = np.zeros(number + 1, np.int64)
     for i in range(groups.size):
@@ -24,26 +25,24 @@ def grouped_weighted_quantiles(groups, values, weights, quantile, out):
     for g in range(number):
         starts[g + 1] += starts[g]
     filled = starts[:-1].copy()
-    members = np.empty(groups.size, np.int64)
-    for i in range(groups.size):
-        members[filled[groups[i]]] = i
+    ordered = np.empty(groups.size, np.int64)
+    for i in by_value:
+        ordered[filled[groups[i]]] = i
         filled[groups[i]] += 1
     for g in range(number):
         first, stop = starts[g], starts[g + 1]
         if first == stop:
             out[g] = np.nan
             continue
-        rows = members[first:stop]
-        ordered = rows[np.argsort(values[rows], kind="mergesort")]
         total = 0.0
-        for row in ordered:
-            total += weights[row]
+        for k in range(first, stop):
+            total += weights[ordered[k]]
         goal = quantile * total
         running = 0.0
-        chosen = ordered[ordered.size - 1]
-        for row in ordered:
-            running += weights[row]
+        chosen = ordered[stop - 1]
+        for k in range(first, stop):
+            running += weights[ordered[k]]
             if running >= goal:
-                chosen = row
+                chosen = ordered[k]
                 break
         out[g] = values[chosen]

@@ -47,7 +47,7 @@ def weighted_quantile(values: np.ndarray, sample_weight: np.ndarray | None, quan
 def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.ndarray | None, quantile: float,
                       number_of_groups: int) -> np.ndarray:
     """(#groups,) the weighted ``quantile`` of the ``values`` of every group, as :func:`weighted_quantile` takes it
-    of the group's values (NaN for a group without values).
+    of the group's values up to the order of equal values (NaN for a group without values).
 
     Parameters
     ----------
@@ -64,7 +64,8 @@ def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.
     """
     weights = np.ones(values.size) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     result = np.empty(number_of_groups)
-    grouped_weighted_quantiles(np.asarray(groups, dtype=np.int64), np.asarray(values, dtype=np.float64), weights,
+    values = np.asarray(values, dtype=np.float64)
+    grouped_weighted_quantiles(np.asarray(groups, dtype=np.int64), np.argsort(values), values, weights,
                                float(quantile), result)
     return result
 
