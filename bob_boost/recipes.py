@@ -295,9 +295,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
     categorical_features : optional
         The features split by category sets: by the generic trainer's stumps and gradient trees
         (``categorical_features`` of :class:`~bob_boost.StumpTrainer` and :class:`~bob_boost.TreeTrainer`)
-        and by the multi-class trainers' cost-sensitive trees (of
-        :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`); look-up tables read every
-        feature as categories already, and take them as they are.
+        by the stump pools of AdaBoostDB and Cost-Sensitive AdaBoost, and by the multi-class trainers'
+        cost-sensitive trees (of :class:`~bob_boost.weak_trainers.multiclass.CostSensitiveTreeTrainer`);
+        look-up tables read every feature as categories already, and take them as they are.
     tree_min_weight_fraction_leaf : float
         The multi-class trainers' stumps and cost-sensitive trees: the least share of the round's weight
         in each child of a split (``min_weight_fraction_leaf`` of
@@ -360,11 +360,11 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
             max_bins=max_bins, n_threads=n_threads, missing=missing, shrinkage=shrinkage,
             min_weight_fraction_leaf=tree_min_weight_fraction_leaf, categorical_features=categorical_features,
             feature_fraction=feature_fraction, sampling=sampling, subset_size=subset_size))
-    if categorical_features is not None and (trainer in BINARY_COST_TRAINERS or (
-            trainer in MULTICLASS_TRAINERS and weak_learner != "tree")):
-        raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting' "
-                                f"and by the cost-sensitive trees of the multi-class trainers, got trainer="
-                                f"{trainer!r} with weak_learner={weak_learner!r}")
+    if categorical_features is not None and trainer in MULTICLASS_TRAINERS and weak_learner != "tree":
+        raise InvalidValueError(f"categorical_features: split by the stumps and gradient trees of trainer='boosting', "
+                                f"the stump pools of {' and '.join(map(repr, BINARY_COST_TRAINERS))} and the "
+                                f"cost-sensitive trees of the multi-class trainers, got trainer={trainer!r} with "
+                                f"weak_learner={weak_learner!r}")
     if trainer in MULTICLASS_TRAINERS:
         recipe = _multiclass_recipe(trainer, number_of_classes, weak_learner, lut_entries,
                                     2 if tree_depth is None else tree_depth, cost_matrix,
@@ -383,8 +383,9 @@ def make_recipe(trainer: str = "boosting", *, number_of_classes: int | None,
         if weak_learner != "stump":  # recorded in the model's metadata: it must be what was trained
             raise InvalidValueError(f"weak_learner: {trainer!r} boosts decision stumps, got {weak_learner!r}")
         costs = (1.0 if cost_positive is None else cost_positive, 1.0 if cost_negative is None else cost_negative)
-        configured = (AdaBoostDBTrainer(*costs, selection=selection) if trainer == "adaboostdb"
-                      else CostSensitiveAdaBoostTrainer(*costs))
+        configured = (AdaBoostDBTrainer(*costs, selection=selection, categorical_features=categorical_features)
+                      if trainer == "adaboostdb" else
+                      CostSensitiveAdaBoostTrainer(*costs, categorical_features=categorical_features))
         return Recipe(trainer, configured, configured.loss_function, "signed")
     return _boosting_recipe(number_of_classes, loss, weak_learner, lut_entries, selection_style,
                             cost_positive, cost_negative, cost_matrix, one_vs_rest, max_bins, n_threads,

@@ -282,11 +282,31 @@ def test_estimators_refuse_categories_they_cannot_split():
         BoostingClassifier(weak_learner="tree", categorical_features=["city"]).fit(X, y)
     with pytest.raises(ValueError, match="categorical_features: must be 'from_dtype'"):
         BoostingClassifier(weak_learner="tree", categorical_features="auto").fit(X, y)
-    for trainer, weak in (("samme", "stump"), ("badacost", "lut"), ("adaboostdb", "stump")):
+    for trainer, weak in (("samme", "stump"), ("badacost", "lut")):
         with pytest.raises(ValueError, match=f"categorical_features: split by .* got trainer='{trainer}' with "
                                              f"weak_learner='{weak}'"):
             bob_boost.recipes.make_recipe(trainer, number_of_classes=3, weak_learner=weak, categorical_features=[0],
                                           cost_matrix=1 - np.eye(3))
+
+
+def test_adaboostdb_splits_a_frames_category_column_by_sets():
+    """AdaBoostDBClassifier takes a pandas category column as categories (``"from_dtype"``): its stumps on it hold
+    sets, it beats the same data read as ordered codes, and a category ``fit`` never saw gets the sign outside."""
+    pd = pytest.importorskip("pandas", reason="pandas (the test extra) makes the category column")
+    from bob_boost.sklearn import AdaBoostDBClassifier
+    X, y = _category_data(n=1600, seed=3)
+    frame = pd.DataFrame({"city": pd.Categorical(X[:, 0].astype(int)), "x": X[:, 1]})
+    train, test = slice(0, 1200), slice(1200, None)
+    model = AdaBoostDBClassifier(n_estimators=20, early_stopping=False).fit(frame[train], y[train])
+    on_city = [m for m in model.machine_.weak_machines if m.index == 0]
+    assert on_city and all(m.categories is not None for m in on_city)
+    ordered = AdaBoostDBClassifier(n_estimators=20, early_stopping=False, categorical_features=None).fit(
+        X[train, :2], y[train])
+    assert model.score(frame[test], y[test]) > ordered.score(X[test, :2], y[test])
+    # the frame's 12 categories reach the model as positions 0 .. 11: position 12 was never seen
+    assert all(m.forward(np.array([[12.0, 0.0]]))[0, 0] == -m.polarity for m in on_city)
+    unseen = pd.DataFrame({"city": pd.Categorical([99], categories=[99]), "x": [0.0]})
+    assert model.predict(unseen).shape == (1,)
 
 
 def test_a_categorical_stump_takes_the_best_of_all_category_sets():

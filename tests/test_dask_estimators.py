@@ -155,6 +155,29 @@ def test_shapley_values_of_dask_rows_are_lazy_and_the_in_memory_ones(client):
         np.testing.assert_array_equal(values.compute(), costs.to_local().shap_values(features, features[:10]))
 
 
+def test_adaboostdb_splits_a_dask_frames_category_column_as_in_memory(client):
+    """The stump pool's category sets on a cluster: the same stumps and steps as in memory (the numeric column has
+    fewer distinct values than the bins, so both pools hold the same stumps)."""
+    pd = pytest.importorskip("pandas", reason="dataframes are pandas'")
+    dd = pytest.importorskip("dask.dataframe", reason="Dask dataframes need dask[dataframe]")
+    rng = np.random.default_rng(8)
+    n = 900
+    colour = rng.choice(["red", "green", "blue", "grey", "pink"], n)
+    frame = pd.DataFrame({"colour": pd.Categorical(colour), "size": np.round(rng.normal(size=n), 1)})
+    y = np.where(np.isin(colour, ["green", "pink"]) ^ (frame["size"] > 0.9), "yes", "no")
+    local = AdaBoostDBClassifier(2.0, 1.0, n_estimators=6, early_stopping=False).fit(frame, y)
+    model = DaskAdaBoostDBClassifier(2.0, 1.0, n_estimators=6, early_stopping=False, client=client).fit(
+        dd.from_pandas(frame, npartitions=3), y)
+    sets = [m.categories for m in model.machine_.weak_machines if m.categories is not None]
+    assert sets and all(0 < s.size < 5 for s in sets)
+    for ours, theirs in zip(model.machine_.weak_machines, local.machine_.weak_machines):
+        assert (ours.index, ours.polarity, ours.threshold) == (theirs.index, theirs.polarity, theirs.threshold)
+        assert (ours.categories is None) == (theirs.categories is None)
+        if ours.categories is not None:
+            np.testing.assert_array_equal(ours.categories, theirs.categories)
+    np.testing.assert_allclose(model.machine_.weights, local.machine_.weights, rtol=1e-12)
+
+
 def test_dask_dataframes_with_category_and_text_columns_train_the_in_memory_model(client):
     """A ``category`` column (with categories Dask knows, or must find) and a named text column are coded as
     the in-memory estimator codes the pandas frame: the same categories, the same model and predictions."""

@@ -40,20 +40,19 @@ class PartitionedCostSensitive:
     offsets : numpy.ndarray
         Each feature's first bin in the class histograms.
     pool : StumpPool
-        The stumps of the binned features (:meth:`~bob_boost.weak_trainers.stump_pool.pool.StumpPool.from_bins`).
-    stump_outputs : callable
-        ``stump_outputs(coded, feature, code threshold, polarity)``: a stump's outputs on a partition's codes.
+        The stumps of the binned features (:meth:`~bob_boost.weak_trainers.stump_pool.pool.StumpPool.from_bins`),
+        which gives each stump's outputs on a partition's codes (its ``output_task``).
     counter : RootCounter
         Counts the step equations solved.
     metadata : dict
         The machine's metadata.
     """
 
-    def __init__(self, trainer, partitions: Partitions, offsets: np.ndarray, pool, stump_outputs,
-                 counter: RootCounter, metadata: dict) -> None:
+    def __init__(self, trainer, partitions: Partitions, offsets: np.ndarray, pool, counter: RootCounter,
+                 metadata: dict) -> None:
         self.name = trainer.algorithm
         self.trainer, self.partitions, self.offsets, self.counter = trainer, partitions, offsets, counter
-        self.pool, self.stump_outputs, self.metadata = pool, stump_outputs, metadata
+        self.pool, self.metadata = pool, metadata
         self.costs = np.array([trainer.cost_positive, trainer.cost_negative])
         self.initial = _initial(partitions)
         self.history: list[tuple] = []
@@ -99,8 +98,7 @@ class PartitionedCostSensitive:
         if choice is None:
             return None
         candidate, alpha, perfect = choice
-        feature, bin_index, polarity = self.pool.candidate_bin(candidate)
-        state.extra["arguments"] = (feature, bin_index + 1, polarity)
+        state.extra["outputs"] = self.pool.output_task(candidate)
         return Proposal(self.pool.stump(candidate), np.array([alpha]), perfect)
 
     def step(self, machine, state: RoundState) -> None:
@@ -110,10 +108,10 @@ class PartitionedCostSensitive:
     def end_round(self, state: RoundState, machine, weight: np.ndarray) -> None:
         """The partitions' scores plus the weighted stump (rebuilt from the codes every checkpoint)."""
         parts, alpha = self.partitions, float(weight[0])
-        arguments = state.extra.pop("arguments")
-        self.history.append((self.stump_outputs, arguments, alpha))
+        function, arguments = state.extra.pop("outputs")
+        self.history.append((function, arguments, alpha))
         if not rebuilds(parts, len(self.history)):
-            outputs = parts.each(self.stump_outputs, parts.coded, *arguments)
+            outputs = parts.each(function, parts.coded, *arguments)
             parts.scores = parts.each(tasks.moved, parts.scores, outputs, alpha)
         else:
             parts.scores = parts.each(tasks.rebuilt_scores, parts.coded, parts.start, 1, tuple(self.history))

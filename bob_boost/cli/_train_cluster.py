@@ -89,8 +89,10 @@ def check_cluster_options(args: argparse.Namespace) -> None:
     groups = ((LUT_ONLY, args.weak_learner == "lut", "-w lut"),
               (GRADIENT_TREE_ONLY, gradient_trees, "--trainer boosting -w tree"),
               (SPLIT_ONLY, (args.trainer == "boosting" and args.weak_learner != "lut")
-               or (multiclass and args.weak_learner == "tree"), "--trainer boosting -w stump or tree, and of the "
-                                                                 "multi-class trainers' -w tree"),
+               or (multiclass and args.weak_learner == "tree")
+               or args.trainer in ("adaboostdb", "cost-sensitive-adaboost"),
+               "--trainer boosting -w stump or tree, adaboostdb, cost-sensitive-adaboost and the multi-class "
+               "trainers' -w tree"),
               (ADABOOSTDB_ONLY, args.trainer == "adaboostdb", "--trainer adaboostdb"),
               (TREE_ONLY, args.weak_learner == "tree", "-w tree"),
               (BADACOST_ONLY, args.trainer == "badacost", "--trainer badacost"),

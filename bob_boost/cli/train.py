@@ -114,8 +114,9 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
                             "group), or no_interactions")
     train.add_argument("--categorical", type=integer_list, metavar="F,F,...",
                        default=SPLIT_ONLY["categorical"],
-                       help="stumps, gradient trees and the multi-class trainers' trees: the feature columns "
-                            "(from 0) that hold category codes, non-negative integers split by sets of categories")
+                       help="stumps (adaboostdb's and cost-sensitive-adaboost's too), gradient trees and the "
+                            "multi-class trainers' trees: the feature columns (from 0) that hold category codes, "
+                            "non-negative integers split by sets of categories")
     train.add_argument("--shrinkage", type=fraction, default=MULTICLASS_ONLY["shrinkage"],
                        help="learning rate in (0, 1] (badacost/samme, and the generic trainer); default 0.1 for "
                             "gradient trees (-w tree with --trainer boosting), 1 otherwise")

@@ -17,7 +17,7 @@ class DaskAdaBoostDBClassifier(_DaskClassifier, AdaBoostDBClassifier):
     Parameters
     ----------
     cost_positive, cost_negative, n_estimators, selection, validation_fraction, \
-n_iter_no_change, tol, warm_start, random_state, importance_type
+n_iter_no_change, tol, warm_start, random_state, importance_type, categorical_features
         As in :class:`~bob_boost.sklearn.AdaBoostDBClassifier`.
     early_stopping, scoring, client
         As :class:`DaskBoostingClassifier`'s.
@@ -40,13 +40,13 @@ n_iter_no_change, tol, warm_start, random_state, importance_type
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, random_state=None, importance_type: str = "loss", max_bins: int = 256,
-                 client=None) -> None:
+                 warm_start: bool = False, random_state=None, importance_type: str = "loss",
+                 categorical_features="from_dtype", max_bins: int = 256, client=None) -> None:
         super().__init__(cost_positive=cost_positive, cost_negative=cost_negative, n_estimators=n_estimators,
                          selection=selection, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
                          scoring=scoring, warm_start=warm_start, random_state=random_state,
-                         importance_type=importance_type)
+                         importance_type=importance_type, categorical_features=categorical_features)
         self.max_bins = max_bins
         self.client = client
 

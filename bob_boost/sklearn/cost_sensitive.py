@@ -57,6 +57,12 @@ class AdaBoostDBClassifier(_TwoClassClassifier):
     importance_type : {"loss", "split", "weight", "gain", "cover"}
         What :attr:`feature_importances_` measures: the training loss decrease (the default), or the
         machine's :meth:`~bob_boost.BoostedMachine.feature_importances` of that kind, normalised.
+    categorical_features : "from_dtype", array_like of int, str or bool, or None
+        The features that are categories, as :class:`~bob_boost.sklearn.BoostingClassifier` takes them
+        (``"from_dtype"``, the default: a frame's category columns). Their stumps output one sign on a set
+        of categories, the best of all sets each round (see
+        :class:`~bob_boost.trainers.cost_sensitive.AdaBoostDBTrainer`); a category never seen by ``fit``
+        gets the sign outside the set.
 
     Attributes
     ----------
@@ -103,8 +109,10 @@ class AdaBoostDBClassifier(_TwoClassClassifier):
     def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
                  selection: str = "alpha", early_stopping="auto",
                  validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, random_state=None, importance_type: str = "loss") -> None:
+                 warm_start: bool = False, random_state=None, importance_type: str = "loss",
+                 categorical_features="from_dtype") -> None:
         self.importance_type = importance_type
+        self.categorical_features = categorical_features
         self.cost_positive = cost_positive
         self.cost_negative = cost_negative
         self.n_estimators = n_estimators
@@ -141,10 +149,11 @@ class AdaBoostDBClassifier(_TwoClassClassifier):
             ``self``.
         """
         rounds = check_positive_int(self.n_estimators, "n_estimators")
-        recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
-                             cost_negative=self.cost_negative, selection=self.selection)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
+        recipe = make_recipe("adaboostdb", number_of_classes=2, cost_positive=self.cost_positive,
+                             cost_negative=self.cost_negative, selection=self.selection,
+                             categorical_features=self._categorical_features())
         X, encoded, y, weights, index = self._encoded_two_class_rows(
             data, X, y, sample_weight, "AdaBoostDB", "use BAdaCostClassifier for costs between several classes.")
         if data.all_constant(X):

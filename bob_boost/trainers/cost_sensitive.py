@@ -49,6 +49,7 @@ from ..exceptions import InvalidValueError
 from ..losses.double_base import DoubleBaseLoss, check_cost
 from ..machine import BoostedMachine
 from ..weak_trainers.stump_pool.pool import StumpPool
+from ..weak_trainers.tree_categories import check_categorical_features
 from ..boosting.roots import (HYPERBOLIC_SOLVERS, ROOT_SEARCHES, DoubleBaseEquation,
                                               HyperbolicEquation, RootCounter, double_base_roots, infinite_step)
 from ..weak_trainers.stump_pool.searches import DOMINANCE_MARGIN, SEARCHES, make_search
@@ -71,15 +72,17 @@ _TINY = float(np.finfo(np.float64).tiny)
 class _PoolTrainer:
     """The stump pool as a weak trainer of the loop: the trainer's selection rule picks a stump and its step."""
 
-    def __init__(self, select, positive: np.ndarray, counter: RootCounter, algorithm: str) -> None:
+    def __init__(self, select, positive: np.ndarray, counter: RootCounter, algorithm: str,
+                 categorical_features=None) -> None:
         self.select = select
         self.positive = positive
         self.counter = counter
         self.algorithm = algorithm
+        self.categorical_features = categorical_features
 
     def prepare(self, features: np.ndarray) -> StumpPool:
         """Every stump of ``features``, with exact class errors."""
-        return StumpPool(features)
+        return StumpPool(features, self.categorical_features)
 
     def propose(self, pool: StumpPool, state: RoundState) -> Proposal | None:
         """The round's stump with its step; None when no stump satisfies the Contribution Condition."""
@@ -99,9 +102,11 @@ class _CostSensitiveStumpBoosting:
     #: Written into the trained machine's metadata.
     algorithm = ""
 
-    def __init__(self, cost_positive: float, cost_negative: float) -> None:
+    def __init__(self, cost_positive: float, cost_negative: float, categorical_features=None) -> None:
         self.cost_positive = check_cost(cost_positive, "cost_positive")
         self.cost_negative = check_cost(cost_negative, "cost_negative")
+        check_categorical_features(categorical_features)
+        self.categorical_features = categorical_features
         self.loss_function = DoubleBaseLoss(self.cost_positive, self.cost_negative)
         self._root_counter = RootCounter()
 
@@ -217,7 +222,7 @@ class _CostSensitiveStumpBoosting:
             raise InvalidValueError("targets: both classes (-1 and +1) must occur")
         log_initial = self._initial_log_weights(sample_weights, positive)
         counter = self._root_counter = RootCounter()
-        pool_trainer = _PoolTrainer(self.select, positive, counter, self.algorithm)
+        pool_trainer = _PoolTrainer(self.select, positive, counter, self.algorithm, self.categorical_features)
         algorithm = CostSensitiveStumpBoosting(self.algorithm, pool_trainer, labels, log_initial, self.cost_positive,
                                                self.cost_negative, self.model_metadata())
         return loop.run(algorithm, pool_trainer, features, number_of_rounds, boosted_machine, callback)
@@ -290,12 +295,17 @@ class CostSensitiveAdaBoostTrainer(_CostSensitiveStumpBoosting):
         Newton steps in numpy. ``"scalar"`` runs one Brent search (``scipy.optimize.brentq``) per candidate in a
         Python loop: the algorithm as the AdaBoostDB paper states and times it, kept as the reference baseline for
         training-time comparisons; in ``bench/bench_adaboostdb.py`` it is 26 to 53 times slower.
+    categorical_features : sequence of int, boolean mask or None
+        Features whose values are categories (integers): their stumps output one sign on a set of categories,
+        the best of all sets (:mod:`bob_boost.weak_trainers.stump_pool.pool`); a category unseen in training
+        gets the other sign. None: every feature is ordered.
     """
 
     algorithm = "CostSensitiveAdaBoost"
 
-    def __init__(self, cost_positive: float, cost_negative: float, root_search: str = "vectorised") -> None:
-        super().__init__(cost_positive, cost_negative)
+    def __init__(self, cost_positive: float, cost_negative: float, root_search: str = "vectorised",
+                 categorical_features=None) -> None:
+        super().__init__(cost_positive, cost_negative, categorical_features)
         if root_search not in ROOT_SEARCHES:
             raise InvalidValueError(f"root_search: must be one of {ROOT_SEARCHES}, got {root_search!r}")
         self.root_search = root_search
@@ -374,13 +384,15 @@ class AdaBoostDBTrainer(_CostSensitiveStumpBoosting):
         ``(eps_P, eps_N)``, where both optima lie (the root and the bound are monotone in each error); with the
         ``"loss"`` rule it also solves the bound search's survivors, because a dominated candidate can still tie
         with the best within the tie tolerance and come first in pool order.
+    categorical_features : sequence of int, boolean mask or None
+        As :class:`CostSensitiveAdaBoostTrainer`'s: the best set of categories for either selection rule.
     """
 
     algorithm = "AdaBoostDB"
 
     def __init__(self, cost_positive: float, cost_negative: float, selection: str = "alpha",
-                 search: str | None = None) -> None:
-        super().__init__(cost_positive, cost_negative)
+                 search: str | None = None, categorical_features=None) -> None:
+        super().__init__(cost_positive, cost_negative, categorical_features)
         # validates the selection, then the search and the combination
         self._search = make_search(search, selection)
 

@@ -32,7 +32,6 @@ from ..engine.edges import QUANTIZATION_BINS
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassStumpTrainer
-from ..weak_trainers.partitioned import stump_outputs
 from ..weak_trainers.partitioned_class_trees import PartitionedClassTrees
 from ..weak_trainers.stump_pool.pool import StumpPool
 from ..weak_trainers.tree_categories import check_categorical_features
@@ -118,11 +117,14 @@ class PartitionedCostSensitiveBoosting:
         check_rows(features, targets=targets, sample_weight=sample_weight)
         trainer = self.trainer
         previous = check_continued(boosted_machine, 1, features.shape[1])
-        coded, offsets, split = data.binned(source, features, self.max_bins, n_threads=self.n_threads)
+        categories = data.global_categories(source, features, check_categorical_features(
+            trainer.categorical_features, features.shape[1]), self.max_bins, False)
+        coded, offsets, split = data.binned(source, features, self.max_bins, n_threads=self.n_threads,
+                                            categories=categories)
         parts = source.place(coded, targets, sample_weight, 1, data.binary_labels)
         self._root_counter = RootCounter()
-        pool = StumpPool.from_bins(offsets, split)
-        algorithm = PartitionedCostSensitive(trainer, parts, offsets, pool, stump_outputs, self._root_counter,
+        pool = StumpPool.from_bins(offsets, split, categories)
+        algorithm = PartitionedCostSensitive(trainer, parts, offsets, pool, self._root_counter,
                                              {**trainer.model_metadata(), **self.source_metadata})
         return run(algorithm, None, features, number_of_rounds, previous, callback)
 

@@ -4,6 +4,14 @@
 threshold half-way between consecutive distinct values, both polarities) at once: one sparse product per
 round gives per-bin sums of the class-wise weights, and running sums within each feature (in rows of a
 fixed width, plus the rows' totals) turn them into the errors of all thresholds without any subtraction.
+
+A categorical feature's stumps output one sign on a set of its categories. Each round its categories are put in
+the order of their share of positive weight ``P_c / (P_c + N_c)`` (categories without weight first, then ties in
+category order) and its candidates are the cuts of that order, the set being the categories above the cut. The
+best of all its sets is one of these cuts for both selection rules: for a fixed step the bound is linear in the
+two class errors, so the best set puts each category on its side by its ratio ``P_c / N_c`` alone, and the
+largest root is reached where the bound's derivative, also linear in the errors, is smallest. A category without
+weight in the round, like one never seen in training, is outside the set.
 """
 from __future__ import annotations
 
@@ -13,6 +21,9 @@ from ..._validation import as_feature_matrix
 from ...exceptions import InvalidValueError
 from ...binning import BinnedFeatures, midpoints
 from ...weak.stump import StumpMachine
+from ..partitioned import stump_outputs
+from ..stump import set_outputs
+from ..tree_categories import check_categorical_features, feature_categories
 
 #: Bins per row of ``StumpPool``'s grid of class-wise sums.
 _ROW_WIDTH = 32
@@ -29,21 +40,28 @@ class StumpPool:
     ----------
     features : array_like
         (#samples, #features) matrix; binned once here.
+    categorical_features : sequence of int, boolean mask or None
+        Features whose values are categories (integers in ``[0, 2^31)``): their stumps split sets of them (see
+        the module).
     """
 
-    def __init__(self, features) -> None:
+    def __init__(self, features, categorical_features=None) -> None:
+        array = as_feature_matrix(features)
+        categories = feature_categories(array, check_categorical_features(categorical_features, array.shape[1]),
+                                        None, False)
         # every bin summed directly, so that tiny class errors keep their relative precision
-        binned = BinnedFeatures.from_values(as_feature_matrix(features), exact=True)
+        binned = BinnedFeatures.from_values(array, exact=True)
         values = binned.bin_values
         last = np.zeros(values.size, dtype=bool)
         last[binned.offsets[1:] - 1] = True
         with np.errstate(invalid="ignore"):  # the last bins' "thresholds" are never used
             thresholds = np.where(last, np.nan, midpoints(values, np.append(values[1:], np.nan)))
-        self._layout(binned.offsets, thresholds)
+        self._layout(binned.offsets, thresholds, categories)
         self._binned = binned
 
     @classmethod
-    def from_bins(cls, offsets: np.ndarray, thresholds: np.ndarray) -> "StumpPool":
+    def from_bins(cls, offsets: np.ndarray, thresholds: np.ndarray,
+                  categories: dict[int, np.ndarray] | None = None) -> "StumpPool":
         """The pool of bins given by their layout, whose class-wise sums come from elsewhere (a cluster).
 
         Parameters
@@ -52,20 +70,26 @@ class StumpPool:
             (#features + 1,) feature ``f``'s bins are ``offsets[f]:offsets[f + 1]``.
         thresholds : numpy.ndarray
             (#bins,) the threshold between each bin and the next of its feature (any value for a last bin).
+        categories : dict, optional
+            The categorical features' categories, one bin each in this order.
 
         Use :meth:`errors_from_sums` rather than :meth:`class_errors` on it.
         """
         pool = cls.__new__(cls)
-        pool._layout(np.asarray(offsets, dtype=np.int64), np.asarray(thresholds, dtype=np.float64))
+        pool._layout(np.asarray(offsets, dtype=np.int64), np.asarray(thresholds, dtype=np.float64), categories or {})
         pool._binned = None
         return pool
 
-    def _layout(self, offsets: np.ndarray, thresholds: np.ndarray) -> None:
+    def _layout(self, offsets: np.ndarray, thresholds: np.ndarray, categories: dict[int, np.ndarray]) -> None:
         sizes = np.diff(offsets)
         n_features = sizes.size
         self._offsets = offsets
         self._thresholds = thresholds
         self._feature_of_bin = np.repeat(np.arange(n_features), sizes)
+        self._categories = {int(f): np.asarray(values, dtype=np.float64) for f, values in categories.items()}
+        # the categorical features' bins, and the round's order of them (the identity until a round sorts them)
+        self._category_bins = np.flatnonzero(np.isin(self._feature_of_bin, list(self._categories)))
+        self._bin_order = np.arange(offsets[-1])
         last_bin = offsets[1:] - 1
         splits = np.ones(offsets[-1], dtype=bool)
         splits[last_bin] = False
@@ -121,7 +145,10 @@ class StumpPool:
         return int(self._offsets[-1])
 
     def errors_from_sums(self, sums: np.ndarray) -> tuple[np.ndarray, ...]:
-        """:meth:`class_errors` from the (#bins, 2) per-bin sums of the class-wise weights."""
+        """:meth:`class_errors` from the (#bins, 2) per-bin sums of the class-wise weights (a categorical feature's
+        bins first put in the round's order, which :meth:`stump` then reads)."""
+        if self._category_bins.size:
+            sums = self._sorted_categories(sums)
         grid = np.zeros((2, self._grid_size))
         grid[:, self._bin_cell] = sums.T
         rows = grid.reshape(2, -1, _ROW_WIDTH + 1)
@@ -146,15 +173,42 @@ class StumpPool:
         right_negative[0::2], right_negative[1::2] = below[1], above[1]
         return wrong_positive, right_positive, wrong_negative, right_negative
 
-    def candidate_bin(self, candidate: int) -> tuple[int, int, float]:
-        """``(feature, bin, polarity)`` of a candidate: it outputs ``polarity`` on bins above ``bin``."""
-        split = int(self._splits[candidate // 2])
+    def _sorted_categories(self, sums: np.ndarray) -> np.ndarray:
+        """``sums`` with each categorical feature's bins in the order of their share of positive weight
+        (without weight first; ties in bin order), kept in :attr:`_bin_order` for the round's stump."""
+        bins = self._category_bins
+        positive, total = sums[bins, 0], sums[bins].sum(axis=1)
+        share = np.divide(positive, total, out=np.full(bins.size, -1.0), where=total > 0)
+        order = self._bin_order.copy()
+        order[bins] = bins[np.lexsort((bins, share, self._feature_of_bin[bins]))]
+        self._bin_order = order
+        return sums[order]
+
+    def _above(self, split: int) -> tuple[int, np.ndarray | None]:
+        """A split's feature, and for a categorical one its bins (within the feature) above the split in the
+        round's order: the stump's set."""
         feature = int(self._feature_of_bin[split])
-        return feature, split - int(self._offsets[feature]), 1.0 if candidate % 2 == 0 else -1.0
+        if feature not in self._categories:
+            return feature, None
+        start = int(self._offsets[feature])
+        return feature, np.sort(self._bin_order[split + 1:int(self._offsets[feature + 1])]) - start
+
+    def output_task(self, candidate: int) -> tuple:
+        """``(function, arguments)`` whose ``function(coded, *arguments)`` gives the candidate's outputs on a
+        partition's codes (:func:`~bob_boost.weak_trainers.partitioned.stump_outputs`, or
+        :func:`~bob_boost.weak_trainers.stump.set_outputs` for a categorical feature's set)."""
+        split = int(self._splits[candidate // 2])
+        feature, above = self._above(split)
+        polarity = 1.0 if candidate % 2 == 0 else -1.0
+        if above is None:
+            return stump_outputs, (feature, split - int(self._offsets[feature]) + 1, polarity)
+        return set_outputs, (feature, above, polarity)
 
     def stump(self, candidate: int) -> StumpMachine:
-        """The :class:`StumpMachine` of candidate ``candidate``."""
+        """The :class:`StumpMachine` of candidate ``candidate`` (a set of categories on a categorical feature)."""
         split = int(self._splits[candidate // 2])
-        threshold = self._thresholds[split]
         polarity = 1.0 if candidate % 2 == 0 else -1.0
-        return StumpMachine(float(threshold), polarity, int(self._feature_of_bin[split]))
+        feature, above = self._above(split)
+        if above is None:
+            return StumpMachine(float(self._thresholds[split]), polarity, feature)
+        return StumpMachine(0.0, polarity, feature, categories=self._categories[feature][above])
