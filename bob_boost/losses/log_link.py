@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.special import xlogy
 
 from .._validation import as_score_matrix, check_scalar
 from ..exceptions import InvalidValueError
@@ -18,6 +17,7 @@ from .base import LossFunction, weighted
 
 #: Scores are clipped to this magnitude before ``exp``: ``exp(700)`` is near float64's largest value.
 SCORE_LIMIT = 700.0
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 def _clipped(scores: np.ndarray) -> np.ndarray:
@@ -79,7 +79,8 @@ class TweedieLoss(LossFunction):
         p, log_mu = self.power, _clipped(scores)
         mu = np.exp(log_mu)
         if p == 1.0:
-            values = xlogy(targets, targets) - targets * log_mu - targets + mu
+            # t log t, 0 at t = 0 (as scipy's xlogy, which took twice the time of numpy's log)
+            values = targets * np.log(np.maximum(targets, _TINY)) - targets * log_mu - targets + mu
         elif p == 2.0:
             values = log_mu - np.log(targets) + targets / mu - 1.0
         else:
