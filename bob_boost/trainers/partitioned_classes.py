@@ -52,7 +52,8 @@ class PartitionedCostSensitiveBoosting:
     the binned one: features with at most ``max_bins`` distinct values (integers, say), which both bin one
     value per bin. With more values a feature's candidate thresholds are the ``max_bins - 1`` of the
     histogram engine's bins rather than every midpoint. Weights agree to about 1e-12 relative (the class
-    sums are added per partition).
+    sums are added per partition). The trainer's categorical features get a bin per category (at most
+    ``max_bins``), and their stumps the in-memory sets of categories.
 
     Parameters
     ----------
