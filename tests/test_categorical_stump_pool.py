@@ -80,6 +80,19 @@ def test_partitions_train_the_in_memory_model(trainer, rows):
     np.testing.assert_allclose(parts.weights, memory.weights, rtol=1e-12)
 
 
+def test_partitions_rebuilt_from_their_codes_keep_the_category_sets(monkeypatch):
+    """At a checkpoint the partitions' scores are rebuilt from the codes and every stump so far: a set's outputs
+    come from its bins then, as in the rounds between."""
+    from bob_boost.boosting.partitions import LocalPartitions
+    monkeypatch.setattr(LocalPartitions, "checkpoint_rounds", 3)
+    features, targets = _data()
+    trainer = AdaBoostDBTrainer(2.0, 1.0, categorical_features=[0])
+    memory = trainer.train(features, targets, 10)
+    parts = PartitionedCostSensitiveBoosting(trainer).train_on(LocalRows((300, 400)), features, targets, 10)
+    assert sum(m.categories is not None for m in parts.weak_machines) >= 3
+    np.testing.assert_allclose(parts.weights, memory.weights, rtol=1e-12)
+
+
 def test_categorical_stumps_beat_thresholds_on_set_shaped_data():
     features, targets = _data(seed=1)
     test_features, test_targets = _data(seed=2)
