@@ -22,13 +22,13 @@ from ._opencv_kernels import category_split, category_split_gains
 from .opencv_features import passes, stump_sides
 from .opencv_xml import LBP_SUBSET_WORDS
 
-__all__ = ["gentle_stage", "learned_stage", "split_thresholds"]
+__all__ = ["RankedValues", "gentle_stage", "learned_stage"]
 
 #: Features whose ranks are computed at once (bounds the sort's memory).
 _RANK_CHUNK = 1024
 
 
-def split_thresholds(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def _split_thresholds(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """float32 thresholds ``t`` with ``low < t <= high`` (the midpoint, or ``high`` where the midpoint rounds to
     ``low``): ``value < t`` then sends ``low`` left and ``high`` right."""
     middle = ((low.astype(np.float64) + high) / 2).astype(np.float32)
@@ -64,7 +64,7 @@ def _best_stump(order: np.ndarray, ordered: np.ndarray, labels: np.ndarray, weig
             low, high = sorted_values[row, position], sorted_values[row, position + 1]
             leaves = (left_s[row, position] / left_w[row, position] if left_w[row, position] > 0 else 0.0,
                       right_s[row, position] / right_w[row, position] if right_w[row, position] > 0 else 0.0)
-            best = (gain[row, position], (start + row, split_thresholds(np.array([low]), np.array([high]))[0],
+            best = (gain[row, position], (start + row, _split_thresholds(np.array([low]), np.array([high]))[0],
                                           *leaves))
     return best[1]
 
@@ -137,10 +137,29 @@ class _StageScores:
 
 def gentle_stage(values: np.ndarray, lbp: bool, labels: np.ndarray, chosen: np.ndarray, rates: dict,
                  weak_count: int) -> tuple[list[tuple], np.float32]:
-    """One stage's stumps ``(feature, split, left, right)`` (pool index ``chosen[row]``; a float32 Haar threshold
-    or LBP's eight int32 category words; float32 leaves) and its float32 threshold: Gentle AdaBoost on ``values``
-    ((#chosen, #windows) float32 Haar values, or uint8 LBP codes for ``lbp``) until the false-alarm rate is at
-    most the most allowed."""
+    """One stage boosted by Gentle AdaBoost until its false-alarm rate is at most the most allowed.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (#chosen, #windows) float32 Haar values, or uint8 LBP codes for ``lbp``.
+    lbp : bool
+        Whether ``values`` are LBP codes (split by sets) rather than Haar values (split by thresholds).
+    labels : numpy.ndarray
+        (#windows,) +1 for the positives, -1 for the negatives.
+    chosen : numpy.ndarray
+        Each row's feature in the run's pool.
+    rates : dict
+        ``min_hit_rate``, ``max_false_alarm_rate`` and ``weight_trim_rate``.
+    weak_count : int
+        The most stumps.
+
+    Returns
+    -------
+    tuple
+        The stumps ``(feature, split, left, right)`` (pool index; a float32 Haar threshold or LBP's eight int32
+        category words; float32 leaves) and the float32 stage threshold.
+    """
     search = _LBPStumps(values) if lbp else _HaarStumps(values)
     weights = np.full(labels.size, 1.0 / labels.size)
     active = np.ones(labels.size, bool)
@@ -202,7 +221,7 @@ def _value_split(values: np.ndarray, above: np.ndarray, lbp: bool):
         return np.nextafter(values.max(), np.float32(np.inf))
     if above.all():
         return values.min()
-    return split_thresholds(np.array([values[~above].max()]), np.array([values[above].min()]))[0]
+    return _split_thresholds(np.array([values[~above].max()]), np.array([values[above].min()]))[0]
 
 
 def learned_stage(values: np.ndarray, lbp: bool, labels: np.ndarray, chosen: np.ndarray, rates: dict,
@@ -210,6 +229,18 @@ def learned_stage(values: np.ndarray, lbp: bool, labels: np.ndarray, chosen: np.
     """One stage as :func:`gentle_stage` returns it, boosted by the stage learner ``learner`` on the values' ranks
     (:class:`RankedValues`): each of its stumps becomes the value split that sends the stage's windows as the stump
     sends their ranks, with the stump's weighted outputs below and above its threshold as the leaves.
+
+    Parameters
+    ----------
+    values, lbp, labels, chosen, rates, weak_count
+        As :func:`gentle_stage`'s (``weight_trim_rate`` unused).
+    learner : StageLearner
+        Its ``fit(pool, labels, max_rounds, callback)`` boosts the stumps (:mod:`bob_boost.vision.stages`).
+
+    Returns
+    -------
+    tuple
+        As :func:`gentle_stage`'s.
 
     Raises
     ------
