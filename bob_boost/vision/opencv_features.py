@@ -181,8 +181,21 @@ def lbp_codes(windows: np.ndarray, rects: np.ndarray) -> np.ndarray:
 
 
 def stump_sides(values: np.ndarray, split) -> np.ndarray:
-    """Which windows a stump sends to its first leaf, as the detector decides: a Haar value below the float32
-    threshold ``split``; an LBP code whose bit is set in the eight int32 category words ``split``."""
+    """Which windows a stump sends to its first leaf, as the detector decides.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (#windows,) float32 Haar values, or uint8 LBP codes.
+    split : numpy.float32 or numpy.ndarray
+        A Haar stump's threshold (a value below it goes to the first leaf), or an LBP stump's eight int32
+        category words (a code whose bit is set goes to the first leaf).
+
+    Returns
+    -------
+    numpy.ndarray
+        (#windows,) bool.
+    """
     if np.ndim(split) == 0:
         return values < split
     words = np.asarray(split, np.int32).view(np.uint32)
