@@ -512,6 +512,32 @@ def test_categorical_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, 
     assert code == 1 and "--categorical: feature indices must be in [0, 2)" in err
 
 
+def test_categorical_adaboostdb_stumps_give_the_in_memory_stumps(cluster, tmp_path, capsys):
+    """``--trainer adaboostdb --categorical 0`` on a scheduler: the stump pool's category sets of in-memory
+    training (every feature has fewer distinct values than the bins, so both pools are the same)."""
+    rng = np.random.default_rng(23)
+    codes = rng.integers(0, 7, 1000)
+    noise = np.round(rng.normal(size=1000), 1)
+    labels = np.where(rng.random(1000) < np.array([0.2, 0.8, 0.3, 0.7, 0.1, 0.6, 0.5])[codes], 1, 0)
+    data = tmp_path / "a.npy"
+    np.save(data, np.column_stack([codes, noise, labels]))
+    options = ["--trainer", "adaboostdb", "--categorical", "0", "-r", 5, "-q"]
+    models = {name: tmp_path / f"{name}.hdf5" for name in ("cluster", "memory")}
+    code, _, err = _run(capsys, "train", data, "-o", models["cluster"], *options, "--scheduler",
+                        cluster.scheduler_address, "--chunk-rows", 400)
+    assert code == 0, err
+    assert _run(capsys, "train", data, "-o", models["memory"], *options)[0] == 0
+    machine, memory = (BoostedMachine.load(models[name]) for name in ("cluster", "memory"))
+    assert any(m.categories is not None for m in machine.weak_machines)
+    for ours, theirs in zip(machine.weak_machines, memory.weak_machines):
+        assert (ours.index, ours.polarity) == (theirs.index, theirs.polarity)
+        assert (None if ours.categories is None else ours.categories.tolist()) == \
+               (None if theirs.categories is None else theirs.categories.tolist())
+    features = np.column_stack([codes, noise])
+    np.testing.assert_allclose(machine.decision_scores(features), memory.decision_scores(features), rtol=1e-12,
+                               atol=1e-12)
+
+
 UNSUPPORTED = [
     (["--monotonic-cst", "1,0,0,0,0,0"], "--monotonic-cst: is an option of --trainer boosting -w tree; drop it"),
     (["--tree-growth", "levelwise"], "--tree-growth: is an option of --trainer boosting -w tree; drop it"),
