@@ -259,14 +259,7 @@ class BinnedFeatures:
         thresholds, distinct = all_thresholds(features, max_bins, n_threads, rows)
         if max(t.size for t in thresholds) + 1 > limit:
             return cls._sparse_from_values(features, exact=False)
-        lossy = any(d is None for d in distinct)
-        if rows is not None and is_sparse(features):  # checked before coding: the codes are made once
-            return cls._encoded(features, thresholds, n_threads,
-                                lossy=sparse_rebinned(features, distinct, thresholds, max_bins) or lossy)
-        binned = cls._encoded(features, thresholds, n_threads, lossy=lossy)
-        if rows is not None:
-            binned._check_sampled_distinct(features, distinct, thresholds, max_bins)
-        return binned
+        return cls._sample_coded(features, thresholds, distinct, rows is not None, max_bins, n_threads)
 
     @classmethod
     def _with_missing(cls, features: np.ndarray, max_bins: int | None, n_threads: int) -> "BinnedFeatures":
@@ -277,13 +270,22 @@ class BinnedFeatures:
         if max(t.size for t in thresholds) + 2 > MAX_BINS_LIMIT + 1:
             raise InvalidValueError("max_bins: with missing values every feature needs at most 65535 value bins; "
                                     "set max_bins")
+        return cls._sample_coded(features, thresholds, distinct, rows is not None, value_bins, n_threads, missing=True)
+
+    @classmethod
+    def _sample_coded(cls, features, thresholds: list, distinct: list, sampled: bool, max_bins: int | None,
+                      n_threads: int, missing: bool = False) -> "BinnedFeatures":
+        """The codes of ``thresholds`` found from the sample's rows (``sampled``) or from every row. A feature whose
+        sample got a bin per value but whose rows hold another value is re-binned from all its rows: a sparse
+        matrix's stored values are checked before coding (its codes are then made once), a dense matrix's codes
+        after (comparing codes is cheaper than searching each value among the sampled ones)."""
         lossy = any(d is None for d in distinct)
-        if rows is not None and is_sparse(features):
-            return cls._encoded(features, thresholds, n_threads, missing=True,
-                                lossy=sparse_rebinned(features, distinct, thresholds, value_bins) or lossy)
-        binned = cls._encoded(features, thresholds, n_threads, lossy=lossy, missing=True)
-        if rows is not None:
-            binned._check_sampled_distinct(features, distinct, thresholds, value_bins)
+        if sampled and is_sparse(features):
+            lossy = sparse_rebinned(features, distinct, thresholds, max_bins) or lossy
+            sampled = False
+        binned = cls._encoded(features, thresholds, n_threads, lossy=lossy, missing=missing)
+        if sampled:
+            binned._check_sampled_distinct(features, distinct, thresholds, max_bins)
         return binned
 
     @classmethod

@@ -23,7 +23,8 @@ from ..costs import check_class_labels
 from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                             padded_thresholds, step_codes)
 from ..engine.categorical import category_ranks, checked_categories
-from ..engine.edges import all_thresholds, count_thresholds, midpoints, sample_rows, value_thresholds
+from ..engine.edges import (all_thresholds, count_thresholds, holds_unsampled, midpoints, sample_rows,
+                            value_thresholds)
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
@@ -78,12 +79,7 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
 
 def unseen_columns(chunk: np.ndarray, columns: np.ndarray, distinct: tuple) -> set[int]:
     """The ``columns`` of the block holding a value (not NaN) outside their sampled ``distinct`` values."""
-    found = set()
-    for f, values in zip(columns, distinct):
-        column = np.asarray(chunk[:, f], dtype=np.float64)
-        if not np.all(np.isin(column[~np.isnan(column)], values)):
-            found.add(int(f))
-    return found
+    return {int(f) for f, values in zip(columns, distinct) if holds_unsampled(chunk[:, f], values)}
 
 
 def column_counts(chunk: np.ndarray, columns: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -160,6 +160,12 @@ def all_thresholds(features: np.ndarray, max_bins: int | None, n_threads: int,
     return thresholds, distinct
 
 
+def holds_unsampled(column: np.ndarray, values: np.ndarray) -> bool:
+    """Whether ``column`` holds a value (NaN aside) outside the sampled distinct ``values``."""
+    column = np.asarray(column, dtype=np.float64)
+    return not np.all(np.isin(column[~np.isnan(column)], values))
+
+
 def sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | None) -> bool:
     """The binning's re-check of sampled thresholds (``BinnedFeatures._check_sampled_distinct``) for a sparse
     matrix, before its coding: a feature whose sampled distinct values miss one of its values (a stored one, or
@@ -171,9 +177,8 @@ def sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | 
         if values is None:
             continue
         start, stop = columns.indptr[f], columns.indptr[f + 1]
-        stored = columns.data[start:stop].astype(np.float64)
         zeros = stop - start < columns.shape[0]
-        if np.all(np.isin(stored[~np.isnan(stored)], values)) and not (zeros and not np.any(values == 0.0)):
+        if not holds_unsampled(columns.data[start:stop], values) and not (zeros and not np.any(values == 0.0)):
             continue
         thresholds[f], _ = value_thresholds(*column_value_counts(columns, f), max_bins)
         changed = True
