@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
+from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integer_entries, integral_features,
                            padded_thresholds, rank_codes, step_codes)
 from .engine.edges import (MAX_BINS_LIMIT, QuantizedLayout, all_thresholds, check_max_bins, count_thresholds,
                            feature_thresholds, midpoints, sample_rows, sparse_rebinned)
@@ -48,7 +48,7 @@ from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError
-from .sparse import dense_column, is_sparse
+from .sparse import is_sparse
 
 
 #: Largest histogram (#features x #values x #outputs) a look-up-table trainer may allocate (1 GiB of float64).
@@ -133,7 +133,7 @@ class BinnedFeatures:
         ``bins`` may be None (built from the codes when asked for).
         """
         self.number_of_features = len(offsets) - 1
-        self.number_of_samples = bins.shape[0] if bins is not None else coded.codes.shape[1]
+        self.number_of_samples = bins.shape[0] if bins is not None else coded.n_samples
         self._codes = bins
         self.offsets = offsets
         self.bin_values = bin_values
@@ -160,7 +160,7 @@ class BinnedFeatures:
     def codes(self) -> np.ndarray:
         """(#samples, #features) global bin of every entry."""
         if self._codes is None:
-            self._codes = self.coded.codes.T + self.offsets[np.newaxis, :-1]
+            self._codes = self.coded.whole_codes().T + self.offsets[np.newaxis, :-1]
         return self._codes
 
     @property
@@ -186,7 +186,7 @@ class BinnedFeatures:
         """(#samples, #features) int64 bin of every entry within its feature (the value, for integer coding)."""
         if self._values is None:
             if self.coded is not None:
-                self._values = self.coded.codes.T.astype(np.int64)
+                self._values = self.coded.whole_codes().T.astype(np.int64)
             else:
                 self._values = self.codes - self.offsets[np.newaxis, :-1]
         return self._values
@@ -370,12 +370,10 @@ class BinnedFeatures:
         n_features = features.shape[1]
         offsets = np.arange(n_features + 1, dtype=np.int64) * number_of_values
         if number_of_values <= MAX_BINS_LIMIT + 1:
-            codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(number_of_values))
-            if is_sparse(features):  # the implicit zeros, then the stored values in place
-                columns = features.tocsc()
-                codes.fill(0)
-                codes[np.repeat(np.arange(n_features), np.diff(columns.indptr)), columns.indices] = columns.data
+            if is_sparse(features):
+                codes = integer_entries(features, None, code_dtype(number_of_values))
             else:
+                codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(number_of_values))
                 codes[...] = features.T
             coded = CodedFeatures(codes, number_of_values, check_threads(n_threads))
             return cls(None, offsets, None, number_of_values=number_of_values, coded=coded)
@@ -394,11 +392,13 @@ class BinnedFeatures:
             raise InvalidValueError(f"maximum_feature_value: with missing values at most {MAX_BINS_LIMIT} values, "
                                     f"got {number_of_values}")
         n_features = features.shape[1]
-        codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(bins))
-        columns = features.tocsc() if is_sparse(features) else None
-        for f in range(n_features):  # a column at a time: no float copy of the whole matrix
-            column = features[:, f] if columns is None else dense_column(columns, f)
-            codes[f] = np.where(np.isnan(column), number_of_values, column) if column.dtype.kind == "f" else column
+        if is_sparse(features):
+            codes = integer_entries(features, number_of_values, code_dtype(bins))
+        else:
+            codes = np.empty((n_features, features.shape[0]), dtype=code_dtype(bins))
+            for f in range(n_features):  # a column at a time: no float copy of the whole matrix
+                column = features[:, f]
+                codes[f] = np.where(np.isnan(column), number_of_values, column) if column.dtype.kind == "f" else column
         offsets = np.arange(n_features + 1, dtype=np.int64) * bins
         binned = cls(None, offsets, None, number_of_values=number_of_values,
                      coded=CodedFeatures(codes, bins, n_threads))

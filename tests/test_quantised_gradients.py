@@ -365,11 +365,11 @@ def test_paired_histograms_are_the_packed_histograms():
     batch = np.hstack([_packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32, seed=s)[0] for s in range(3)])
     total = batch.sum(axis=0)
     expected = np.full((bins, 3), -7, dtype=np.int64)
-    tree_histograms.root_histograms(coded.codes, coded.mode_bins, coded.row_starts, coded.rows, coded.number_of_bins,
-                                    batch, total, expected, np.zeros(bins, dtype=np.int32))
+    tree_histograms.root_histograms(coded.stored(), coded.mode_bins, coded.number_of_bins, batch, total, expected,
+                                    np.zeros(bins, dtype=np.int32))
     sums = np.full((bins, 3), -7, dtype=np.int64)
-    tree_histograms.paired_root_histograms(coded.codes, coded.mode_bins, coded.row_starts, coded.rows, pairs,
-                                           coded.number_of_bins, batch, total, sums)
+    tree_histograms.paired_root_histograms(coded.stored(), coded.mode_bins, pairs, coded.number_of_bins, batch, total,
+                                           sums)
     assert np.array_equal(sums, expected)
 
 

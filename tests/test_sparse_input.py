@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from bob_boost import (Boosting, ExponentialLoss, LogitLoss, LUTTrainer, QuantileLoss, SquaredLoss, StumpTrainer,
+from bob_boost import (Boosting, ExponentialLoss, LogitLoss, LUTTrainer, QuantileLoss, Sampling, SoftmaxLoss,
+                       SquaredLoss, StumpTrainer,
                        TreeTrainer)
 from bob_boost import sparse as sparse_rows
 from bob_boost.binning import BinnedFeatures
@@ -34,7 +35,9 @@ def small_blocks(monkeypatch):
 
 
 def _same_bins(a: BinnedFeatures, b: BinnedFeatures) -> None:
-    np.testing.assert_array_equal(a.coded.codes, b.coded.codes)
+    np.testing.assert_array_equal(a.coded.whole_codes(), b.coded.whole_codes())
+    for name in ("mode_bins", "row_starts", "rows", "listed_codes", "counts"):
+        np.testing.assert_array_equal(getattr(a.coded, name), getattr(b.coded, name))
     np.testing.assert_array_equal(a.offsets, b.offsets)
     assert a.lossy == b.lossy and a.missing == b.missing
     if a.split_thresholds is not None:
@@ -83,7 +86,7 @@ def test_missing_values_stored_in_a_sparse_matrix_get_the_missing_bin(small_bloc
         dense = BinnedFeatures.from_integers(values, 5, 2, missing=missing)
         sparse = BinnedFeatures.from_integers(as_sparse_rows(sp.csc_matrix(values), allow_nan=missing), 5, 2,
                                               missing=missing)
-        np.testing.assert_array_equal(sparse.coded.codes, dense.coded.codes)
+        np.testing.assert_array_equal(sparse.coded.whole_codes(), dense.coded.whole_codes())
 
 
 def _training_cases():
@@ -92,6 +95,7 @@ def _training_cases():
     y = np.where(x[:, 0] + x[:, 1] - x[:, 2] + 0.3 * rng.normal(size=x.shape[0]) > 0, 1.0, -1.0)
     codes = (np.abs(x) * 3).astype(np.int64) % 5
     real = x[:, 0] * 2 + x[:, 5] + rng.normal(size=x.shape[0])
+    classes = np.eye(3)[(real > 0.5).astype(int) + (real > -0.5)]
     return [
         ("stumps", lambda n: Boosting(StumpTrainer(max_bins=64, n_threads=n), ExponentialLoss()), x, y),
         ("leafwise trees", lambda n: Boosting(TreeTrainer(max_leaves=15, n_threads=n), LogitLoss(),
@@ -103,10 +107,17 @@ def _training_cases():
         ("look-up tables", lambda n: Boosting(LUTTrainer(5, 1, n_threads=n), ExponentialLoss()), codes, y),
         ("quantile trees", lambda n: Boosting(TreeTrainer(max_leaves=7, n_threads=n), QuantileLoss(0.3),
                                               learning_rate=0.1), x, real),
+        # one tree per class, grown in batches whose roots share a pass; rows and columns sampled each round
+        ("sampled softmax trees", lambda n: Boosting(
+            TreeTrainer(max_leaves=7, n_threads=n), SoftmaxLoss(), learning_rate=0.1,
+            sampling=Sampling(subsample=0.7, colsample_bytree=0.6, colsample_bynode=0.8, random_state=3)),
+         x, classes),
+        ("quantised softmax trees", lambda n: Boosting(TreeTrainer(max_leaves=7, quantized_gradients=8, n_threads=n),
+                                                       SoftmaxLoss(), learning_rate=0.1), x, classes),
     ]
 
 
-@pytest.mark.parametrize("case", range(6), ids=[case[0] for case in _training_cases()])
+@pytest.mark.parametrize("case", range(8), ids=[case[0] for case in _training_cases()])
 def test_training_on_sparse_rows_gives_the_dense_model_bit_for_bit(case, small_blocks):
     name, make, features, targets = _training_cases()[case]
     dense = make(2).train(features, targets, 12)
@@ -244,3 +255,34 @@ def test_the_command_line_trains_and_predicts_libsvm_files_as_their_dense_tables
                                  str(tmp_path / "costs.csv")], "sparse rows (a LibSVM file) train --trainer boosting")):
         assert main(["train", *arguments, "-o", str(tmp_path / "bad.hdf5"), "-q"]) != 0
         assert message in capsys.readouterr().err
+
+
+def test_the_codes_of_a_sparse_matrix_take_memory_for_its_non_zeros():
+    """Features mostly zero keep their listed rows and codes only: binning and training stay far below the
+    one byte per entry that (#features x #samples) codes would take."""
+    import tracemalloc
+
+    n, d, nnz = 200_000, 2_000, 200_000
+    rng = np.random.default_rng(0)
+    x = sp.csr_matrix((rng.standard_normal(nnz), (rng.integers(0, n, nnz), rng.integers(0, d, nnz))), shape=(n, d))
+    y = np.where(x @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    trees = Boosting(TreeTrainer(max_leaves=4, n_threads=2), LogitLoss(), learning_rate=0.1)
+    trees.train(x[:5000], y[:5000], 1)  # the kernels loaded (or compiled) before memory is traced
+    tracemalloc.start()
+    try:
+        binned = BinnedFeatures.from_values(x, max_bins=256, n_threads=2)
+        binning_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        machine = trees.train(x, y, 2)
+        training_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    coded = binned.coded
+    assert coded.codes.shape == (0, n) and not coded.whole
+    assert coded.rows.size == coded.listed_codes.size <= nnz
+    # per non-zero: a CSC copy (value, row) and its code, the listed row and code; per feature: bin counts
+    assert binning_peak < 48 * nnz + 16 * d * coded.number_of_bins
+    # the leaves' histograms (and a lone tree's parts of them) and the per-row gradients and scores, against
+    # n * d bytes for (#features x #samples) codes
+    assert training_peak < n * d / 3
+    assert len(machine.weak_machines) == 2

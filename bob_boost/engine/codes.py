@@ -1,10 +1,12 @@
 """Features as compact per-feature bin codes, and their histograms from the compiled kernels."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..sparse import is_sparse
-from . import kernels
+from . import kernels, listed
 from .threads import balanced_ranges, run_blocks
 
 #: A feature whose most frequent bin holds more than this share of the samples is stored sparse.
@@ -28,6 +30,18 @@ def code_dtype(number_of_bins: int) -> type:
     return np.uint8 if number_of_bins <= 256 else np.uint16
 
 
+class CodedEntries(NamedTuple):
+    """A CSC matrix's bin codes per stored value: ``stored[k]`` is the code of ``data[k]`` (row ``indices[k]``
+    of feature ``f`` for ``indptr[f] <= k < indptr[f + 1]``), ``zero_codes[f]`` that of the feature's
+    implicit zeros."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    stored: np.ndarray
+    zero_codes: np.ndarray
+    n_samples: int
+
+
 def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
     """(#features, P) thresholds padded with +inf: P = 256 for up to 255 thresholds, else a power of two."""
     longest = max((t.size for t in thresholds), default=0)
@@ -39,8 +53,9 @@ def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
 
 
 def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
-           missing_codes: np.ndarray | None = None) -> np.ndarray:
-    """(#features, #samples) codes ``#(thresholds[f] <= x[i, f])``, in the loop order that suits the layout.
+           missing_codes: np.ndarray | None = None) -> np.ndarray | CodedEntries:
+    """(#features, #samples) codes ``#(thresholds[f] <= x[i, f])``, in the loop order that suits the layout;
+    a sparse matrix's codes per stored value (:class:`CodedEntries`).
 
     NaN gets ``missing_codes[f]`` (the feature's missing-value bin).
     """
@@ -48,13 +63,9 @@ def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
     if missing_codes is None:
         missing_codes = np.zeros(n_features, dtype=np.int64)
     largest = max(thresholds.shape[1], int(missing_codes.max()) + 1)
-    out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
     if is_sparse(features):
-        columns = features.tocsc()
-        blocks = [(columns.indptr, columns.indices, columns.data, thresholds, missing_codes, a, b, out)
-                  for a, b in balanced_ranges(np.diff(columns.indptr) + n_samples, 4 * n_threads)]
-        run_blocks(kernels.code_sparse_columns, blocks, n_threads)
-        return out
+        return _entries(features, listed.code_entries, (thresholds, missing_codes), code_dtype(largest), n_threads)
+    out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
     if features.flags.f_contiguous and not features.flags.c_contiguous:
         blocks = [(features, thresholds, missing_codes, a, b, out)
                   for a, b in balanced_ranges(np.ones(n_features), 4 * n_threads)]
@@ -98,18 +109,44 @@ def _sparse_value_counts(features, low: np.ndarray, span: int) -> np.ndarray:
     return counts
 
 
-def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray, n_threads: int) -> np.ndarray:
-    """(#features, #samples) codes ``ranks[f, x[i, f] - low[f]]`` of integer features."""
-    out = np.empty((features.shape[1], features.shape[0]), dtype=code_dtype(int(ranks.max()) + 1))
+def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray,
+               n_threads: int) -> np.ndarray | CodedEntries:
+    """(#features, #samples) codes ``ranks[f, x[i, f] - low[f]]`` of integer features (of a sparse matrix:
+    :class:`CodedEntries`)."""
+    dtype = code_dtype(int(ranks.max()) + 1)
     if is_sparse(features):  # a column without implicit zeros is never asked for the rank of 0
-        columns = features.tocsc()
-        blocks = [(columns.indptr, columns.indices, columns.data, low, ranks, a, b, out)
-                  for a, b in balanced_ranges(np.diff(columns.indptr) + features.shape[0], 4 * n_threads)]
-        run_blocks(kernels.rank_sparse_columns, blocks, n_threads)
-        return out
+        return _entries(features, listed.rank_entries, (low, ranks), dtype, n_threads)
+    out = np.empty((features.shape[1], features.shape[0]), dtype=dtype)
     run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
                                                                                              n_threads)], n_threads)
     return out
+
+
+def _entries(features, kernel, arguments: tuple, dtype: type, n_threads: int) -> CodedEntries:
+    """A sparse matrix's :class:`CodedEntries` by ``kernel`` (:mod:`.listed`), a block of features a task."""
+    columns = _sorted_columns(features)
+    stored = np.empty(columns.data.size, dtype=dtype)
+    zero_codes = np.empty(features.shape[1], dtype=dtype)
+    blocks = [(columns.indptr, columns.data) + arguments + (a, b, stored, zero_codes)
+              for a, b in balanced_ranges(np.diff(columns.indptr) + 1, 4 * n_threads)]
+    run_blocks(kernel, blocks, n_threads)
+    return CodedEntries(columns.indptr, columns.indices, stored, zero_codes, features.shape[0])
+
+
+def _sorted_columns(features):
+    """The matrix in CSC form with each column's rows ascending (a copy where it was not so already)."""
+    columns = features.tocsc()
+    return columns if columns.has_sorted_indices else columns.sorted_indices()
+
+
+def integer_entries(features, missing_code: int | None, dtype: type) -> CodedEntries:
+    """A sparse matrix of integer values as their own codes (look-up tables), NaN as ``missing_code``."""
+    columns = _sorted_columns(features)
+    data = columns.data
+    if missing_code is not None and data.dtype.kind == "f":
+        data = np.where(np.isnan(data), missing_code, data)
+    return CodedEntries(columns.indptr, columns.indices, data.astype(dtype), np.zeros(features.shape[1], dtype=dtype),
+                        features.shape[0])
 
 
 def integral_features(features: np.ndarray, n_threads: int) -> np.ndarray:
@@ -139,70 +176,137 @@ def step_codes(features: np.ndarray, low: np.ndarray, step: np.ndarray, n_thread
 
 
 class CodedFeatures:
-    """(#features, #samples) bin codes, with the rows outside each sparse feature's frequent bin.
+    """Bin codes of (#features, #samples) entries, with the rows outside each sparse feature's frequent bin.
+
+    A feature whose frequent bin holds more than :data:`SPARSE_SHARE` of the samples is *sparse*: its rows
+    outside that bin are listed with their codes (:mod:`~bob_boost.engine.listed`). The codes of a dense
+    matrix are kept whole; those of a sparse matrix (:class:`CodedEntries`) only for its dense features, so
+    that their memory follows the non-zeros.
 
     Parameters
     ----------
-    codes : numpy.ndarray
-        (#features, #samples) uint8 or uint16 bin of every entry within its feature.
+    codes : numpy.ndarray or CodedEntries
+        (#features, #samples) uint8 or uint16 bin of every entry within its feature, or a sparse
+        matrix's codes per stored value.
     number_of_bins : int
         Bins per feature in the padded histograms (at least every feature's largest code + 1).
     n_threads : int
         Threads for :meth:`histograms`.
+
+    Attributes
+    ----------
+    codes : numpy.ndarray
+        (#stored features, #samples) codes; feature ``f``'s are row ``code_rows[f]`` (-1: listed only).
+    mode_bins : numpy.ndarray
+        Each feature's frequent bin, -1 for a dense feature.
+    row_starts, rows, listed_codes : numpy.ndarray
+        Sparse feature ``f``'s rows outside its frequent bin, ascending, are
+        ``rows[row_starts[f]:row_starts[f + 1]]``, their codes alongside in ``listed_codes``.
     """
 
-    def __init__(self, codes: np.ndarray, number_of_bins: int, n_threads: int) -> None:
-        self.codes = codes
+    def __init__(self, codes: np.ndarray | CodedEntries, number_of_bins: int, n_threads: int) -> None:
         self.number_of_bins = number_of_bins
         self.n_threads = n_threads
-        n_features, n_samples = codes.shape
+        entries = codes if isinstance(codes, CodedEntries) else None
+        if entries is None:
+            codes = np.ascontiguousarray(codes)
+            self.n_features, self.n_samples = codes.shape
+            dtype = codes.dtype
+        else:
+            self.n_features, self.n_samples = entries.indptr.size - 1, entries.n_samples
+            dtype = entries.stored.dtype
+        n_features, n_samples = self.n_features, self.n_samples
         counts = np.zeros((n_features, number_of_bins), dtype=np.int64)
         feature_blocks = balanced_ranges(np.ones(n_features), 4 * n_threads)
-        run_blocks(kernels.count_bins, [(codes, a, b, counts) for a, b in feature_blocks], n_threads)
+        if entries is None:
+            run_blocks(kernels.count_bins, [(codes, a, b, counts) for a, b in feature_blocks], n_threads)
+        else:
+            run_blocks(listed.count_entries, [(entries.indptr, entries.stored, entries.zero_codes, n_samples, a, b,
+                                               counts) for a, b in feature_blocks], n_threads)
         self.counts = counts
         modes = np.argmax(counts, axis=1)
         sparse = counts[np.arange(n_features), modes] > SPARSE_SHARE * n_samples
         self.mode_bins = np.where(sparse, modes, -1).astype(np.int64)
-        listed = np.where(sparse, n_samples - counts[np.arange(n_features), modes], 0)
-        self.row_starts = np.concatenate([[0], np.cumsum(listed)]).astype(np.int64)
+        listed_counts = np.where(sparse, n_samples - counts[np.arange(n_features), modes], 0)
+        self.row_starts = np.concatenate([[0], np.cumsum(listed_counts)]).astype(np.int64)
         self.rows = np.empty(int(self.row_starts[-1]), dtype=np.int32 if n_samples < 2 ** 31 else np.int64)
-        run_blocks(kernels.list_sparse_rows,
-                   [(codes, self.mode_bins, self.row_starts, a, b, self.rows) for a, b in feature_blocks], n_threads)
+        self.listed_codes = np.empty(self.rows.size, dtype=dtype)
+        if entries is None:
+            self.codes = codes
+            self.code_rows = np.arange(n_features, dtype=np.int64)
+            run_blocks(listed.list_codes, [(codes, self.mode_bins, self.row_starts, a, b, self.rows, self.listed_codes)
+                                           for a, b in feature_blocks], n_threads)
+        else:  # only the dense features get a row of codes
+            self.code_rows = np.where(sparse, -1, np.cumsum(~sparse) - 1).astype(np.int64)
+            self.codes = np.empty((int(np.count_nonzero(~sparse)), n_samples), dtype=dtype)
+            costs = np.where(sparse, np.diff(entries.indptr), n_samples) + 1
+            run_blocks(listed.fill_entries,
+                       [(entries.indptr, entries.indices, entries.stored, entries.zero_codes, self.mode_bins,
+                         self.code_rows, self.row_starts, n_samples, a, b, self.codes, self.rows, self.listed_codes)
+                        for a, b in balanced_ranges(costs, 4 * n_threads)], n_threads)
         # a feature costs a pass over its rows (dense) or over its listed rows (sparse)
-        self._blocks = balanced_ranges(np.where(sparse, listed, n_samples) + 1, 4 * n_threads)
+        self._blocks = balanced_ranges(np.where(sparse, listed_counts, n_samples) + 1, 4 * n_threads)
         self._row_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._row_layout: tuple[np.ndarray, ...] | None = None
         self._pair_layout: tuple[np.ndarray, ...] | None = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether every feature has its row of :attr:`codes` (the codes of a dense matrix)."""
+        return self.codes.shape[0] == self.n_features
+
+    def column(self, feature: int) -> np.ndarray:
+        """(#samples,) codes of one feature (a view of :attr:`codes` where it has a row)."""
+        if self.code_rows[feature] >= 0:
+            return self.codes[self.code_rows[feature]]
+        out = np.full(self.n_samples, self.mode_bins[feature], dtype=self.codes.dtype)
+        span = slice(self.row_starts[feature], self.row_starts[feature + 1])
+        out[self.rows[span]] = self.listed_codes[span]
+        return out
+
+    def whole_codes(self) -> np.ndarray:
+        """(#features, #samples) codes of every feature: :attr:`codes` itself, or built from the listed rows
+        (as large as a dense matrix's codes)."""
+        if self.whole:
+            return self.codes
+        return np.stack([self.column(f) for f in range(self.n_features)])
+
+    def stored(self) -> tuple[np.ndarray, ...]:
+        """``(codes, code_rows, row_starts, rows, listed_codes)``, the storage the compiled growers read."""
+        return self.codes, self.code_rows, self.row_starts, self.rows, self.listed_codes
+
+    def scratch(self) -> np.ndarray:
+        """Room for one listed feature's codes (:func:`~bob_boost.engine.listed.node_codes`); empty when
+        every feature has its row of :attr:`codes`."""
+        return np.empty(0 if self.whole else self.n_samples, dtype=self.codes.dtype)
 
     def row_layout(self) -> tuple[np.ndarray, ...]:
         """The codes row by row, for histograms over a node's rows (built once, on first use).
 
         Returns ``(dense_rows, dense_bases, row_starts, entry_bins, codes,
-        dense_features)``: the dense features' codes as a (#samples, #dense)
+        dense_code_rows)``: the dense features' codes as a (#samples, #dense)
         matrix and each dense feature's first bin in a (#features x
         :attr:`number_of_bins`) histogram; and, in
         compressed rows, the histogram bin of every entry of a sparse feature
         outside its frequent bin (row ``i``'s are ``entry_bins[row_starts[i]:
         row_starts[i + 1]]``, in feature order); then :attr:`codes` themselves and
-        the dense features' indices. A row's codes lie together, and a node's
+        the dense features' rows in them. A row's codes lie together, and a node's
         histogram costs its own rows' entries only.
         """
         if self._row_layout is None:
-            n_features, n_samples = self.codes.shape
+            n_features, n_samples = self.n_features, self.n_samples
             dense = np.flatnonzero(self.mode_bins < 0)
             # the listed rows (feature by feature) placed row by row, features in order: from the listed
             # entries alone, no (#samples x #features) mask
             row_starts = np.zeros(n_samples + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
-            column = np.empty(self.rows.size, dtype=np.int64)
-            kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
-                                   row_starts, column)
-            row_of_entry = np.repeat(np.arange(n_samples), np.diff(row_starts))
             index = np.int32 if n_features * self.number_of_bins < 2 ** 31 else np.int64
-            entry_bins = (column * self.number_of_bins).astype(index)
-            entry_bins += self.codes[column, row_of_entry]
-            self._row_layout = (np.ascontiguousarray(self.codes[dense].T), dense * self.number_of_bins, row_starts,
-                                entry_bins, self.codes, dense)
+            entry_bins = np.empty(self.rows.size, dtype=index)
+            kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
+                                   self.listed_codes, self.number_of_bins, row_starts, entry_bins)
+            dense_rows = self.code_rows[dense]
+            self._row_layout = (np.ascontiguousarray(self.codes[dense_rows].T), dense * self.number_of_bins, row_starts,
+                                entry_bins, self.codes, dense_rows)
         return self._row_layout
 
     def column_layout(self, columns: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -212,15 +316,15 @@ class CodedFeatures:
         The sums of a sampled feature's bins are those of the full layout, bit for bit: each bin still adds its
         rows in ascending order.
         """
-        dense_rows, dense_bases, row_starts, entry_bins, codes, dense = self.row_layout()
-        allowed = np.zeros(self.codes.shape[0], dtype=bool)
+        dense_rows, dense_bases, row_starts, entry_bins, codes, dense_code_rows = self.row_layout()
+        allowed = np.zeros(self.n_features, dtype=bool)
         allowed[columns] = True
-        kept_dense = allowed[dense]
+        kept_dense = allowed[self.mode_bins < 0]
         starts = np.empty(row_starts.size, dtype=np.int64)
         kept = np.empty_like(entry_bins)
         count = kernels.kept_entries(row_starts, entry_bins, self.number_of_bins, allowed, starts, kept)
         return (np.ascontiguousarray(dense_rows[:, kept_dense]), dense_bases[kept_dense], starts, kept[:count], codes,
-                dense[kept_dense])
+                dense_code_rows[kept_dense])
 
     def pair_layout(self, paired: bool = True) -> tuple[np.ndarray, ...]:
         """The dense features two by two where their bins allow, for packed histograms (built once).
@@ -272,7 +376,7 @@ class CodedFeatures:
     def _row_plan(self, width: int) -> tuple[np.ndarray, np.ndarray]:
         """Row-block edges for histograms ``width`` entries wide, and where each feature's listed rows enter them."""
         if width not in self._row_plans:
-            n_features, n_samples = self.codes.shape
+            n_features, n_samples = self.n_features, self.n_samples
             most = max(1, MAX_PARTIAL_ENTRIES // width)
             size = max(HISTOGRAM_ROWS, -(-n_samples // most))
             edges = np.append(np.arange(0, n_samples, size), n_samples).astype(np.int64)
@@ -291,7 +395,8 @@ class CodedFeatures:
         totals = values.sum(axis=0)
         edges, bounds = self._row_plan(int(offsets[-1]) * values.shape[1])
         partial = np.zeros((edges.size - 1, int(offsets[-1]), values.shape[1]))
-        tasks = [(self.codes, values, self.mode_bins, bounds, self.rows, offsets, edges[r], edges[r + 1],
+        tasks = [(self.codes, self.code_rows, self.listed_codes, values, self.mode_bins, bounds, self.rows, offsets,
+                  edges[r], edges[r + 1],
                   r, a, b, partial[r]) for r in range(edges.size - 1) for a, b in self._blocks]
         run_blocks(kernels.histograms, tasks, self.n_threads)
         out = partial[0]
@@ -325,6 +430,6 @@ class CodedFeatures:
 
         Samples in bin ``missing_code`` get ``high`` if ``missing_above`` else ``low``.
         """
-        out = np.empty((self.codes.shape[1], 1))
-        kernels.select_above(self.codes[feature], bin_index, missing_code, missing_above, high, low, out[:, 0])
+        out = np.empty((self.n_samples, 1))
+        kernels.select_above(self.column(feature), bin_index, missing_code, missing_above, high, low, out[:, 0])
         return out

@@ -75,27 +75,6 @@ def code_columns(values, thresholds, missing_codes, feature_start, feature_stop,
 
 
 @numba.njit(**_JIT)
-def code_sparse_columns(indptr, indices, data, thresholds, missing_codes, feature_start, feature_stop, codes):
-    """:func:`code_rows` of a CSC matrix's features ``feature_start:feature_stop``: each feature's implicit
-    zeros get the code of 0, its stored values their own (the same comparisons as for the dense matrix)."""
-    for f in range(feature_start, feature_stop):
-        edges = thresholds[f]
-        codes[f, :] = _code(edges, missing_codes[f], 0.0)
-        for k in range(indptr[f], indptr[f + 1]):
-            codes[f, indices[k]] = _code(edges, missing_codes[f], np.float64(data[k]))
-
-
-@numba.njit(**_JIT)
-def rank_sparse_columns(indptr, indices, data, low, ranks, feature_start, feature_stop, codes):
-    """:func:`rank_rows` of a CSC matrix's features ``feature_start:feature_stop`` (implicit zeros: the rank
-    of 0)."""
-    for f in range(feature_start, feature_stop):
-        codes[f, :] = ranks[f, -low[f]] if low[f] <= 0 else 0
-        for k in range(indptr[f], indptr[f + 1]):
-            codes[f, indices[k]] = ranks[f, np.int64(data[k]) - low[f]]
-
-
-@numba.njit(**_JIT)
 def count_values(values, low, row_start, row_stop, counts):
     """``counts[f, v - low[f]] += 1`` for every value ``v`` of feature ``f`` in rows ``row_start:row_stop``."""
     n_features = values.shape[1]
@@ -173,30 +152,16 @@ def kept_entries(row_starts, entry_bins, n_bins, allowed, starts, kept):
 
 
 @numba.njit(**_JIT)
-def entries_by_row(rows, features, row_starts, out_features):
-    """Place the entries (``rows[k]``, ``features[k]``), given feature by feature, row by row: entry ``k`` goes
-    to the next free place of its row's range ``row_starts[r]:row_starts[r + 1]``, so each row keeps its
-    entries in the order given (a stable counting sort)."""
+def entries_by_row(rows, features, codes, n_bins, row_starts, out_bins):
+    """Place the entries (``rows[k]``, ``features[k]``, ``codes[k]``), given feature by feature, row by row as
+    histogram bins ``features[k] * n_bins + codes[k]``: entry ``k`` goes to the next free place of its row's
+    range ``row_starts[r]:row_starts[r + 1]``, so each row keeps its entries in the order given (a stable
+    counting sort)."""
     position = row_starts[:-1].copy()
     for k in range(rows.size):
         r = rows[k]
-        out_features[position[r]] = features[k]
+        out_bins[position[r]] = features[k] * n_bins + codes[k]
         position[r] += 1
-
-
-@numba.njit(**_JIT)
-def list_sparse_rows(codes, mode_bins, row_starts, feature_start, feature_stop, rows):
-    """Fill ``rows[row_starts[f]:row_starts[f + 1]]`` with the rows of feature ``f`` outside its mode bin."""
-    n_samples = codes.shape[1]
-    for f in range(feature_start, feature_stop):
-        mode = mode_bins[f]
-        if mode < 0:
-            continue
-        position = row_starts[f]
-        for i in range(n_samples):
-            if codes[f, i] != mode:
-                rows[position] = i
-                position += 1
 
 
 @numba.njit(**_JIT)
@@ -210,20 +175,20 @@ def select_above(codes, bin_index, missing_code, missing_above, high, low, out):
 
 
 @numba.njit(**_JIT)
-def histograms(codes, values, mode_bins, list_bounds, rows, offsets, row_start, row_stop, block, feature_start,
-               feature_stop, out):
+def histograms(codes, code_rows, listed_codes, values, mode_bins, list_bounds, rows, offsets, row_start, row_stop,
+               block, feature_start, feature_stop, out):
     """``out[offsets[f] + b, k] += values[i, k]`` over rows ``row_start:row_stop`` (row block ``block``).
 
     ``out`` is the block's own (#bins, #outputs) array, zero on entry. Dense
-    features (``mode_bins[f] < 0``) visit every row of the block in order;
+    features (``mode_bins[f] < 0``, codes ``codes[code_rows[f]]``) visit every row of the block in order;
     sparse ones visit their listed rows ``rows[list_bounds[f, block]:list_bounds[f, block + 1]]``
-    in order and leave their frequent bin for :func:`recover_frequent_bins`.
+    in order (codes ``listed_codes`` alongside) and leave their frequent bin for :func:`recover_frequent_bins`.
     """
     n_outputs = values.shape[1]
     for f in range(feature_start, feature_stop):
         histogram = out[offsets[f]:offsets[f + 1]]
-        feature_codes = codes[f]
         if mode_bins[f] < 0:
+            feature_codes = codes[code_rows[f]]
             if n_outputs == 1:
                 for i in range(row_start, row_stop):
                     histogram[feature_codes[i], 0] += values[i, 0]
@@ -235,12 +200,11 @@ def histograms(codes, values, mode_bins, list_bounds, rows, offsets, row_start, 
             continue
         if n_outputs == 1:
             for j in range(list_bounds[f, block], list_bounds[f, block + 1]):
-                i = rows[j]
-                histogram[feature_codes[i], 0] += values[i, 0]
+                histogram[listed_codes[j], 0] += values[rows[j], 0]
         else:
             for j in range(list_bounds[f, block], list_bounds[f, block + 1]):
                 i = rows[j]
-                b = feature_codes[i]
+                b = listed_codes[j]
                 for k in range(n_outputs):
                     histogram[b, k] += values[i, k]
 

@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from .categorical import has_category
+from .listed import code_at
 from .quantised import quantise
 from .tree_histograms import node_total, paired_root_histograms, root_histograms
 from .tree_kernels import grow_tree, tree_state
@@ -39,18 +40,19 @@ def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs, rows):
 
 
 @numba.njit(**_JIT)
-def routed_outputs(codes, offsets, missing, categorical, node_feature, node_bin, node_nan_left, node_left, node_right,
-                   node_categories, leaf_values, leaf_width, dropped, outputs):
+def routed_outputs(stored, mode_bins, offsets, missing, categorical, node_feature, node_bin, node_nan_left, node_left,
+                   node_right, node_categories, leaf_values, leaf_width, dropped, outputs):
     """The leaf values of the samples ``dropped`` (those a sampled round's trees did not grow on), each routed
     from every tree's root by its codes as the grower splits rows (a categorical feature's, ``categorical[f]``,
-    by its node's set), into the trees' columns of ``outputs``."""
+    by its node's set), into the trees' columns of ``outputs``; ``stored`` is
+    :meth:`~bob_boost.engine.codes.CodedFeatures.stored`."""
     for q in range(dropped.size):
         i = dropped[q]
         for t in range(node_feature.shape[0]):
             node = 0
             while node_feature[t, node] >= 0:
                 f = node_feature[t, node]
-                code = np.intp(codes[f, i])
+                code = code_at(stored, mode_bins, f, i)
                 if categorical.size > 0 and categorical[f]:
                     right = not has_category(node_categories[t, node], code)
                 else:
@@ -63,7 +65,15 @@ def routed_outputs(codes, offsets, missing, categorical, node_feature, node_bin,
 
 
 @numba.njit(**_JIT)
-def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
+def _with_scratch(stored, n_samples):
+    """``stored`` and this batch's own scratch column for the grower's splits of listed features."""
+    codes, mode_count = stored[0], stored[1].size
+    column = np.empty(n_samples if codes.shape[0] < mode_count else 0, dtype=codes.dtype)
+    return stored[0], stored[1], stored[2], stored[3], stored[4], column
+
+
+@numba.njit(**_JIT)
+def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
                feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
                node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values, node_records,
@@ -76,8 +86,8 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     copy of them, gradients then hessians (see :func:`grow_tree`). A batch of
     several (one-output) trees first copies its columns side by side, from
     which one pass over the rows makes every root histogram of the batch
-    (``listed_starts`` and ``listed_rows``: each sparse feature's rows outside
-    its frequent bin). The trees grow on the samples ``rows`` (ascending:
+    (``stored``: :meth:`~bob_boost.engine.codes.CodedFeatures.stored`, with a
+    scratch column for the grower after it). The trees grow on the samples ``rows`` (ascending:
     all, or a round's sample, whose trees build their roots one by one).
     Tree ``t`` writes row ``t`` of the node arrays (its nodes' cover and gain into
     ``node_records``), ``n_nodes[t]``, and its
@@ -89,6 +99,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
     trees = last - first
     width = 2 * leaf_width
     sample_node = np.zeros(n_samples, dtype=np.int64)
+    splitting = _with_scratch(stored, n_samples)
     # the shared pass reads every row: with a sample of the rows, each tree builds its root from them
     shared_root = trees > 1 and rows.size == n_samples
     if shared_root:
@@ -103,8 +114,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
         root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
         root_totals = np.zeros(2 * trees)
         node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, batch, root_totals, root_sums,
-                         root_counts)
+        root_histograms(stored, mode_bins, n_bins, batch, root_totals, root_sums, root_counts)
     else:
         root_sums = np.zeros((1, 1))
         root_totals = np.zeros(width)
@@ -124,7 +134,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = root_totals
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(splitting, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
@@ -138,7 +148,7 @@ def grow_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout
 
 
 @numba.njit(**_JIT)
-def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_rows, layout, pairs, n_bins, offsets,
+def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
                          feature_of_bin, columns, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                          slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, node_categories,
@@ -156,6 +166,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     trees = last - first
     histogram_bins, w = slot_sums.shape[1], slot_sums.shape[2]
     sample_node = np.zeros(n_samples, dtype=np.int64)
+    splitting = _with_scratch(stored, n_samples)
     scales = np.ones((trees, 2))
     batch = np.empty((n_samples, w * trees), dtype=np.int64)
     packed = np.empty((n_samples, w), dtype=np.int64)
@@ -166,8 +177,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
     root_totals = np.zeros(w * trees, dtype=np.int64)
     if shared_root:
         node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, batch, root_totals,
-                               root_sums)
+        paired_root_histograms(stored, mode_bins, pairs, n_bins, batch, root_totals, root_sums)
     scan_sums = np.empty((histogram_bins, 2))
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
@@ -176,7 +186,7 @@ def grow_quantised_trees(first, last, codes, mode_bins, listed_starts, listed_ro
         packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(splitting, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,

@@ -287,26 +287,33 @@ def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
 
 
 @numba.njit(**_JIT)
-def _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts):
-    """Every row of feature ``f`` (a sparse feature's listed rows) into its bins, in ascending row order."""
+def _add_feature(stored, mode_bins, n_bins, f, values, sums, counts):
+    """Every row of feature ``f`` (a sparse feature's listed rows) into its bins, in ascending row order;
+    ``stored`` is :meth:`~bob_boost.engine.codes.CodedFeatures.stored`."""
+    codes, code_rows, listed_starts, listed_rows, listed_codes = stored[0], stored[1], stored[2], stored[3], stored[4]
     width = values.shape[1]
-    feature_codes = codes[f]
     base = f * n_bins
-    dense = mode_bins[f] < 0
-    low = 0 if dense else listed_starts[f]
-    high = feature_codes.size if dense else listed_starts[f + 1]
-    for q in range(low, high):
-        i = q if dense else listed_rows[q]
-        b = base + feature_codes[i]
+    if mode_bins[f] < 0:
+        feature_codes = codes[code_rows[f]]
+        for i in range(feature_codes.size):
+            b = base + feature_codes[i]
+            target = sums[b]
+            row_values = values[i]
+            for v in range(width):
+                target[v] += row_values[v]
+            counts[b] += 1
+        return
+    for q in range(listed_starts[f], listed_starts[f + 1]):
+        b = base + listed_codes[q]
         target = sums[b]
-        row_values = values[i]
+        row_values = values[listed_rows[q]]
         for v in range(width):
             target[v] += row_values[v]
         counts[b] += 1
 
 
 @numba.njit(**_JIT)
-def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values, total, sums, counts):
+def root_histograms(stored, mode_bins, n_bins, values, total, sums, counts):
     """The histogram of every sample (``values`` may hold several trees' columns), a feature at a time.
 
     A feature's part of a wide histogram stays in cache while its rows (every
@@ -316,13 +323,13 @@ def root_histograms(codes, mode_bins, listed_starts, listed_rows, n_bins, values
     """
     sums[:, :] = 0
     counts[:] = 0
-    for f in range(codes.shape[0]):
-        _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts)
+    for f in range(mode_bins.size):
+        _add_feature(stored, mode_bins, n_bins, f, values, sums, counts)
     _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)
 
 
 @numba.njit(**_JIT)
-def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, n_bins, values, total, sums):
+def paired_root_histograms(stored, mode_bins, pairs, n_bins, values, total, sums):
     """:func:`root_histograms` of packed quantised ``values`` (int64, one column a tree), a pair of dense
     features a pass where :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout` pairs them (exact
     integer sums, as :func:`build_paired_histogram`'s)."""
@@ -331,14 +338,16 @@ def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, 
     sums[:, :] = 0
     counts = np.zeros(sums.shape[0], dtype=np.int32)  # unused by packed sums, which count themselves
     joint = np.empty((pair_bases[-1], width), dtype=values.dtype)
-    paired = np.zeros(codes.shape[0], dtype=np.bool_)
+    codes, code_rows = stored[0], stored[1]
+    paired = np.zeros(mode_bins.size, dtype=np.bool_)
     for j in range(pair_features.shape[0]):
         paired[pair_features[j, 0]] = True
         paired[pair_features[j, 1]] = True
         part = joint[pair_bases[j]:pair_bases[j + 1]]
         part[:, :] = 0
         # the joint code from the two features' own (contiguous) rows of codes
-        first_codes, second_codes, width_b = codes[pair_features[j, 0]], codes[pair_features[j, 1]], pair_bins[j, 1]
+        first_codes, second_codes = codes[code_rows[pair_features[j, 0]]], codes[code_rows[pair_features[j, 1]]]
+        width_b = pair_bins[j, 1]
         for i in range(first_codes.size):
             target = part[np.intp(first_codes[i]) * width_b + np.intp(second_codes[i])]
             row_values = values[i]
@@ -352,7 +361,7 @@ def paired_root_histograms(codes, mode_bins, listed_starts, listed_rows, pairs, 
                     sums[first + a, v] += part[code, v]
                     sums[second + b, v] += part[code, v]
                 code += 1
-    for f in range(codes.shape[0]):
+    for f in range(mode_bins.size):
         if not paired[f]:
-            _add_feature(codes, mode_bins, listed_starts, listed_rows, n_bins, f, values, sums, counts)
+            _add_feature(stored, mode_bins, n_bins, f, values, sums, counts)
     _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)

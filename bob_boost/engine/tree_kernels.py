@@ -27,6 +27,7 @@ from . import tree_policy
 from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
+from .listed import node_codes
 from .split_scan import best_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram, node_total
 
@@ -85,7 +86,7 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
 
 
 @numba.njit(**_JIT)
-def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
+def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, node_categories, leaf_values, node_records, sample_node, root_ready, root_total,
@@ -95,9 +96,11 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
 
     Parameters
     ----------
-    codes, mode_bins : numpy.ndarray
-        The coded features' (#features, #samples) codes and frequent bins (-1: dense), of
-        :class:`~bob_boost.engine.codes.CodedFeatures`.
+    stored : tuple
+        The coded features' storage (:meth:`~bob_boost.engine.codes.CodedFeatures.stored`) and a scratch
+        column (:meth:`~bob_boost.engine.codes.CodedFeatures.scratch`), by which rows are split.
+    mode_bins : numpy.ndarray
+        Each feature's frequent bin (-1: dense).
     layout, pairs : tuple
         The same codes row by row (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`), and the
         dense features in pairs for packed histograms (:meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`).
@@ -241,11 +244,14 @@ def grow_tree(codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, 
                 g = node_bin[node]
                 if categorical.size > 0 and categorical[f]:
                     node_categories[node, :] = split_sets[node]
-                    middle = partition_by_set(order, buffer, start[node], stop[node], codes[f], node_categories[node])
+                    middle = partition_by_set(order, buffer, start[node], stop[node],
+                                              node_codes(stored, mode_bins, f, order, start[node], stop[node]),
+                                              node_categories[node])
                 else:
                     missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
-                    middle = _partition(order, buffer, start[node], stop[node], codes[f], g - offsets[f],
-                                        missing_code, node_nan_left[node])
+                    middle = _partition(order, buffer, start[node], stop[node],
+                                        node_codes(stored, mode_bins, f, order, start[node], stop[node]),
+                                        g - offsets[f], missing_code, node_nan_left[node])
                 start[node_left[node]], stop[node_left[node]] = start[node], middle
                 start[node_right[node]], stop[node_right[node]] = middle, stop[node]
             n_frontier = 0

@@ -122,11 +122,11 @@ class LUTTrainer:
     def _outputs(binned: BinnedFeatures, machine: LUTMachine) -> np.ndarray:
         """``machine.forward`` on the training samples, read through their codes (each a feature's value, or
         the NaN entry's row): contiguous per feature, where the raw matrix is read across its rows."""
-        codes = binned.coded.codes
+        coded = binned.coded
         # Fortran order, as forward's: the step rule's sums add in memory order
-        out = np.empty((codes.shape[1], machine.number_of_outputs), order="F")
+        out = np.empty((coded.n_samples, machine.number_of_outputs), order="F")
         for j, feature in enumerate(machine.indices):
-            np.take(machine.look_up_tables[:, j], codes[feature], out=out[:, j])
+            np.take(machine.look_up_tables[:, j], coded.column(feature), out=out[:, j])
         return out
 
     def _fit(self, binned: BinnedFeatures, gradient: np.ndarray) -> LUTMachine:

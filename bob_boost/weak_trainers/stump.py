@@ -232,7 +232,7 @@ def category_bins(machine: StumpMachine, values: np.ndarray, missing_code: int) 
 def set_outputs(coded, feature: int, bins: np.ndarray, polarity: float) -> np.ndarray:
     """(#rows, 1) a categorical stump's outputs from the codes: ``polarity`` where the feature's code is one of
     ``bins``, else ``-polarity``."""
-    return np.where(np.isin(coded.codes[feature], bins), polarity, -polarity)[:, np.newaxis]
+    return np.where(np.isin(coded.column(feature), bins), polarity, -polarity)[:, np.newaxis]
 
 
 def _categorical_gain(sums: np.ndarray, offsets: np.ndarray, f: int) -> float:

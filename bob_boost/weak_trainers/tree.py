@@ -381,7 +381,7 @@ class TreeTrainer:
         # a column sample's histograms read its columns only (packed ones keep their pairs of every column)
         layout = (coded.column_layout(columns) if columns is not None and self.quantized_gradients is None
                   else coded.row_layout())
-        common = (coded.codes, coded.mode_bins, coded.row_starts, coded.rows, layout,
+        common = (coded.stored(), coded.mode_bins, layout,
                   coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
                   (allowed_columns(binned.number_of_features, columns),
@@ -394,7 +394,7 @@ class TreeTrainer:
                   self.growth == "leafwise")
         nodes_out = (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values,
                      node_records, n_nodes, training_outputs)
-        work = float(coded.codes.size) * (self.max_depth or 1) * trees
+        work = float(coded.n_features) * coded.n_samples * (self.max_depth or 1) * trees
         if self.quantized_gradients is not None:
             levels = int(self.quantized_gradients)
             columns, *packing = quantised.packing(samples, levels)
@@ -426,7 +426,8 @@ class TreeTrainer:
         if rows is not None and rows.size < samples:  # the rows the trees did not grow on, routed by their codes
             dropped = np.ones(samples, dtype=bool)
             dropped[rows] = False
-            tree_batches.routed_outputs(coded.codes, binned.offsets, bool(binned.missing), common[9][6],
+            tree_batches.routed_outputs(coded.stored(), coded.mode_bins, binned.offsets, bool(binned.missing),
+                                        common[7][6],
                                         node_feature, node_bin, node_nan_left, node_left, node_right, node_sets,
                                         leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,

@@ -54,7 +54,7 @@ class Parts:
             tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, coded.number_of_bins,
                                         values, order, edges[k], edges[k + 1], self.totals[k], *target)
         parts = edges.size - 1
-        run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.codes.shape[0])
+        run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.n_features)
         total[:] = self.totals[0]
         for k in range(1, parts):  # in part order
             sums += self.sums[k - 1]
@@ -75,8 +75,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records, n_nodes,
      outputs) = nodes_out
     samples, width = values.shape
-    codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = (common[0], common[1],
-                                                                                      *common[4:11])
+    stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = common[:9]
     if quantised_as is None:
         real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
     else:
@@ -87,9 +86,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     root_total = np.zeros(width, dtype=values.dtype)
     parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
-    arguments = ((codes, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing,
-                  scales,
-                  np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
+    arguments = ((stored + (coded.scratch(),), mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
+                  values, real, packing, scales, np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node, True,
                              root_total,
