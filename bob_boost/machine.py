@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import h5py
@@ -264,6 +264,14 @@ class BoostedMachine:
 
     def _compiled_forward(self, array: np.ndarray, include_baseline: bool = True) -> np.ndarray | None:
         """Scores of an all-stump or all-LUT ensemble from the compiled kernels; None for other machines."""
+        scores = self._compiled_scores(include_baseline)
+        return None if scores is None else scores(array)
+
+    def _compiled_scores(self, include_baseline: bool = True,
+                         columns: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The compiled scores of an all-stump, all-LUT or all-tree ensemble as a function of the rows; None
+        for other machines. With ``columns`` (the feature each column of the rows is, ascending, holding every
+        feature the machine reads) the rows hold those columns only."""
         machines = self._weak_machines
         if not machines:
             return None
@@ -271,25 +279,35 @@ class BoostedMachine:
         baseline = self._initial_scores(1, include_baseline)[0]
         weights = np.vstack(self._weights)
         kinds = {type(machine) for machine in machines}
+
+        def local(indices: np.ndarray) -> np.ndarray:
+            """Feature ``indices`` (-1: none) as columns of the rows."""
+            if columns is None:
+                return indices
+            return np.where(indices >= 0, np.searchsorted(columns, indices), indices)
         if kinds == {StumpMachine} and all(m.categories is None for m in machines):
-            indices = np.array([m.index for m in machines], dtype=np.int64)
+            indices = local(np.array([m.index for m in machines], dtype=np.int64))
             thresholds = np.array([m.threshold for m in machines], dtype=np.float64)
             polarities = np.array([m.polarity for m in machines], dtype=np.float64)
             missing = np.array([-1 if m.missing_above is None else int(m.missing_above) for m in machines],
                                dtype=np.int64)
-            return prediction.stump_scores(array, indices, thresholds, polarities, missing, weights[:, 0],
-                                           float(baseline[0]), n_threads)
+            return lambda array: prediction.stump_scores(array, indices, thresholds, polarities, missing,
+                                                         weights[:, 0], float(baseline[0]), n_threads)
         if kinds == {LUTMachine}:
             entries = max(m.look_up_tables.shape[0] for m in machines)
             tables = np.zeros((len(machines), entries, weights.shape[1]))
             for r, machine in enumerate(machines):
                 tables[r, :machine.look_up_tables.shape[0]] = machine.look_up_tables
-            indices = np.vstack([m.indices for m in machines])
-            return prediction.lut_scores(array, indices, tables, weights, baseline, n_threads,
-                                         prediction.lut_missing_rows(machines))
+            indices = local(np.vstack([m.indices for m in machines]))
+            missing_rows = prediction.lut_missing_rows(machines)
+            return lambda array: prediction.lut_scores(array, indices, tables, weights, baseline, n_threads,
+                                                       missing_rows)
         if kinds in ({MultiClassTreeMachine}, {TreeMachine}) and all(m.categories is None for m in machines):
-            return prediction.tree_scores(array, *_tree_table(machines), weights, baseline, n_threads,
-                                          missing_left=prediction.tree_missing_left(machines))
+            features, *table = _tree_table(machines)
+            features = local(features)
+            missing_left = prediction.tree_missing_left(machines)
+            return lambda array: prediction.tree_scores(array, features, *table, weights, baseline, n_threads,
+                                                        missing_left=missing_left)
         return None
 
     def decision_scores(self, features, include_baseline: bool = True) -> np.ndarray:
@@ -304,6 +322,12 @@ class BoostedMachine:
             False gives the rounds' sum alone, as a trainer that boosts
             residuals from 0 accumulates it (to continue such a machine).
         """
+        if is_sparse(features):
+            rows = self._sparse_rows(features)
+            columns = self.feature_indices()
+            scores = self._compiled_scores(include_baseline, columns)
+            if scores is not None:  # the columns the machine reads, dense a block of rows at a time
+                return by_row_blocks(scores, rows[:, columns], check_threads(self.n_threads, "n_threads"))
         return self._by_checked_blocks(lambda rows: self._forward(rows, include_baseline), features)
 
     def shap_values(self, features, background=None) -> np.ndarray:
