@@ -117,7 +117,7 @@ def rebuilt_scores(coded: CodedFeatures, start, outputs: int, history: tuple) ->
     the scores are the same bit for bit. This cuts the chain of each round's scores depending on the last
     (see :attr:`bob_boost.boosting.partitions.Partitions.checkpoint_rounds`).
     """
-    scores = np.zeros((coded.codes.shape[1], outputs)) if start is None else start
+    scores = np.zeros((coded.n_samples, outputs)) if start is None else start
     for task, arguments, alpha in history:
         scores = scores + alpha * task(coded, *arguments)
     return scores

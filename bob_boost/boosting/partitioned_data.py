@@ -17,18 +17,22 @@ plain numpy, checking the block as the in-memory trainers check the whole matrix
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 
 from ..binning import QuantizedLayout
 from ..costs import check_class_labels
-from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
+from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integer_entries,
+                            integral_features,
                             padded_thresholds, step_codes)
 from ..engine.categorical import category_ranks, checked_categories
-from ..engine.edges import (all_thresholds, count_thresholds, holds_unsampled, midpoints, sample_rows,
+from ..engine.edges import (all_thresholds, column_holds_unsampled, count_thresholds, holds_unsampled, midpoints,
+                            sample_rows,
                             value_thresholds)
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
+from ..sparse import as_sparse_rows, column_extremes, column_value_counts, is_sparse
 from ..weak.lut import check_discrete
 from .partitions import LocalPartitions, RowSource, in_order
 
@@ -56,8 +60,10 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
     rows = sample_rows(features.shape[0])
     edges = LocalPartitions.bounds(source.rows)
     picks = [None if rows is None else rows[(rows >= a) & (rows < b)] - a for a, b in zip(edges[:-1], edges[1:])]
-    sample = np.concatenate(source.gather(source.raw(features, rows_of, picks)))
-    if np.isinf(sample).any() if missing else not np.isfinite(sample).all():
+    pieces = source.gather(source.raw(features, rows_of, picks))
+    sample = scipy.sparse.vstack(pieces, format="csr") if is_sparse(pieces[0]) else np.concatenate(pieces)
+    stored = sample.data if is_sparse(sample) else sample
+    if np.isinf(stored).any() if missing else not np.isfinite(stored).all():
         raise InvalidValueError("features: contain infinite values" if missing
                                 else "features: contain NaN or infinite values")
     bins = max_bins - 1 if missing else max_bins
@@ -79,11 +85,17 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
 
 def unseen_columns(chunk: np.ndarray, columns: np.ndarray, distinct: tuple) -> set[int]:
     """The ``columns`` of the block holding a value (not NaN) outside their sampled ``distinct`` values."""
+    if is_sparse(chunk):
+        by_column = _rows(chunk).tocsc()
+        return {int(f) for f, values in zip(columns, distinct) if column_holds_unsampled(by_column, f, values)}
     return {int(f) for f, values in zip(columns, distinct) if holds_unsampled(chunk[:, f], values)}
 
 
 def column_counts(chunk: np.ndarray, columns: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each of the block's ``columns``' distinct float64 values (NaN last) and their counts."""
+    if is_sparse(chunk):
+        by_column = _rows(chunk).tocsc()
+        return [column_value_counts(by_column, f) for f in columns]
     return [np.unique(np.asarray(chunk[:, f], dtype=np.float64), return_counts=True) for f in columns]
 
 
@@ -167,18 +179,26 @@ def quantized(source: RowSource, features, n_threads: int | None, missing: bool,
 
 # -- what runs on one raw block ------------------------------------------------------------------------------
 
+def _rows(chunk):
+    """A scipy sparse block as canonical CSR (a copy where it is not), as the in-memory trainers read a sparse
+    matrix; a dense block as it is."""
+    return as_sparse_rows(chunk, allow_nan=True) if is_sparse(chunk) else chunk
+
+
 def integer_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each column's smallest and largest value."""
-    return chunk.min(axis=0).astype(np.int64), chunk.max(axis=0).astype(np.int64)
+    """Each column's smallest and largest value (a sparse block's implicit zeros included)."""
+    low, high = column_extremes(chunk) if is_sparse(chunk) else (chunk.min(axis=0), chunk.max(axis=0))
+    return low.astype(np.int64), high.astype(np.int64)
 
 
 def value_counts(chunk: np.ndarray, low: np.ndarray, span: int, n_threads: int | None = 1) -> np.ndarray:
     """(#features, span) counts of every integer value ``low[f] + k``."""
-    return count_integer_values(chunk, low, span, check_threads(n_threads))
+    return count_integer_values(_rows(chunk), low, span, check_threads(n_threads))
 
 
 def rows_of(chunk: np.ndarray, rows) -> np.ndarray:
     """The block's ``rows`` (all for None): its part of the deterministic sample."""
+    chunk = _rows(chunk)
     return chunk if rows is None else chunk[rows]
 
 
@@ -186,6 +206,10 @@ def finite_max(chunk: np.ndarray, allow_nan: bool = False) -> float:
     """The block's largest value; infinity is an error, and so is NaN unless ``allow_nan`` (a missing value,
     skipped: -inf for a block of NaN only)."""
     _check_finite(chunk, allow_nan)
+    if is_sparse(chunk):  # the stored values, and 0 where a column has implicit zeros
+        rows = _rows(chunk)
+        implicit = [0.0] if rows.nnz < rows.shape[0] * rows.shape[1] else []
+        chunk = np.concatenate([np.asarray(rows.data, dtype=np.float64), implicit])
     if allow_nan and chunk.dtype.kind == "f":
         present = chunk[~np.isnan(chunk)]
         return float(present.max()) if present.size else -np.inf
@@ -196,6 +220,8 @@ def _check_finite(chunk: np.ndarray, allow_nan: bool) -> None:
     """Raise for infinity in the block, and for NaN unless ``allow_nan`` (NaN a missing value)."""
     if chunk.dtype.kind != "f":
         return
+    if is_sparse(chunk):  # implicit zeros are finite
+        chunk = chunk.data
     if allow_nan:
         if np.isinf(chunk).any():
             raise InvalidValueError("features: contain infinite values")
@@ -213,7 +239,7 @@ def coded_bins(chunk: np.ndarray, padded: np.ndarray, number_of_bins: int,
     """
     threads = check_threads(n_threads)
     _check_finite(chunk, missing_codes is not None)
-    return CodedFeatures(encode(chunk, padded, threads, missing_codes), number_of_bins, threads)
+    return CodedFeatures(encode(_rows(chunk), padded, threads, missing_codes), number_of_bins, threads)
 
 
 def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1, missing: bool = False) -> CodedFeatures:
@@ -224,8 +250,13 @@ def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1, mis
     :meth:`bob_boost.binning.BinnedFeatures.from_integers` codes it in memory; infinity is an error either way.
     """
     _check_finite(chunk, missing)
-    check_discrete(chunk, entries, allow_nan=missing)
     bins = entries + int(missing)
+    if is_sparse(chunk):
+        rows = _rows(chunk)
+        check_discrete(rows, entries, allow_nan=missing)
+        return CodedFeatures(integer_entries(rows, entries if missing else None, code_dtype(bins)), bins,
+                             check_threads(n_threads))
+    check_discrete(chunk, entries, allow_nan=missing)
     codes = np.empty((chunk.shape[1], chunk.shape[0]), dtype=code_dtype(bins))
     codes[...] = np.where(np.isnan(chunk), entries, chunk).T if missing and chunk.dtype.kind == "f" else chunk.T
     return CodedFeatures(codes, bins, check_threads(n_threads))
@@ -233,7 +264,7 @@ def coded_values(chunk: np.ndarray, entries: int, n_threads: int | None = 1, mis
 
 def code_counts(coded: CodedFeatures, code: int) -> np.ndarray:
     """(#features,) rows of the block whose code is ``code`` (a look-up table's NaN code: its missing values)."""
-    return np.count_nonzero(coded.codes == code, axis=1)
+    return coded.counts[:, code].copy()
 
 
 def value_range(chunk: np.ndarray, n_threads: int | None = 1,

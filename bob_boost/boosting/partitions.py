@@ -119,8 +119,8 @@ class LocalPartitions:
     checkpoint_rounds = 0
 
     def __init__(self, coded: list, targets: list, weights: list, outputs: int | None) -> None:
-        sizes = [c.codes.shape[1] for c in coded]
-        features = {c.codes.shape[0] for c in coded}
+        sizes = [c.n_samples for c in coded]
+        features = {c.n_features for c in coded}
         if len(features) > 1:
             raise InvalidValueError(f"coded: partitions of {sorted(features)} features; all must have the same")
         for name, parts in (("targets", targets), ("weights", weights)):

@@ -23,10 +23,6 @@ class _DaskEstimator:
     #: The in-memory estimator this one subclasses.
     _local_class: type
 
-    def _sparse_formats(self) -> bool:
-        """Sparse input is read in memory only: the cluster's chunks are dense arrays."""
-        return False
-
     def _fit_data(self) -> ClusterData:
         """The Dask rows of ``fit``: the in-memory estimator's ``fit`` then trains on the cluster."""
         if getattr(self, "quantized_gradients", None) is not None:

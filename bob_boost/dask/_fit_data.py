@@ -14,11 +14,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..exceptions import InvalidValueError
+from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..io.frames import frame_kind
 from ..recipes import Recipe
 from ..sklearn import _categories
+from ..sparse import is_sparse
 from . import _dask
 from ._dask import da
 from ._trainers import dask_trainer
@@ -61,6 +62,9 @@ class ClusterData:
             if names and all(isinstance(name, str) for name in names):  # a dataframe's, as scikit-learn keeps them
                 estimator.feature_names_in_ = np.asarray(names, dtype=object)
         features = _dask.as_row_chunked(coded_frame(estimator, X, reset), "X")
+        if is_sparse(getattr(features, "_meta", None)) and not estimator._sparse_formats():
+            raise InvalidTypeError(f"X: {type(estimator).__name__} reads dense chunks; its trainer does not take "
+                                   f"scipy sparse chunks (BoostingClassifier and BoostingRegressor do)")
         if not reset and features.shape[1] != estimator.n_features_in_:
             raise InvalidValueError(f"X has {features.shape[1]} features, but {type(estimator).__name__} is "
                                     f"expecting {estimator.n_features_in_} features as input")

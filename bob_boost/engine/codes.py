@@ -271,6 +271,14 @@ class CodedFeatures:
             return self.codes
         return np.stack([self.column(f) for f in range(self.n_features)])
 
+    def codes_at(self, features: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The codes of entries (``rows[k]``, ``features[k]``)."""
+        if self.whole:
+            return self.codes[features, rows]
+        out = np.empty(rows.size, dtype=self.codes.dtype)
+        listed.codes_at(self.stored(), self.mode_bins, features, rows, out)
+        return out
+
     def stored(self) -> tuple[np.ndarray, ...]:
         """``(codes, code_rows, row_starts, rows, listed_codes)``, the storage the compiled growers read."""
         return self.codes, self.code_rows, self.row_starts, self.rows, self.listed_codes

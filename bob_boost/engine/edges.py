@@ -174,15 +174,19 @@ def sparse_rebinned(features, distinct: list, thresholds: list, max_bins: int | 
     columns = features.tocsc()
     changed = False
     for f, values in enumerate(distinct):
-        if values is None:
-            continue
-        start, stop = columns.indptr[f], columns.indptr[f + 1]
-        zeros = stop - start < columns.shape[0]
-        if not holds_unsampled(columns.data[start:stop], values) and not (zeros and not np.any(values == 0.0)):
+        if values is None or not column_holds_unsampled(columns, f, values):
             continue
         thresholds[f], _ = value_thresholds(*column_value_counts(columns, f), max_bins)
         changed = True
     return changed
+
+
+def column_holds_unsampled(columns, f: int, values: np.ndarray) -> bool:
+    """:func:`holds_unsampled` of column ``f`` of a CSC matrix: a stored value, or 0 where it has implicit
+    zeros, outside the sampled distinct ``values``."""
+    start, stop = columns.indptr[f], columns.indptr[f + 1]
+    zeros = stop - start < columns.shape[0]
+    return holds_unsampled(columns.data[start:stop], values) or (zeros and not np.any(values == 0.0))
 
 
 #: Number of bins of the quantised (uint8) feature coding.

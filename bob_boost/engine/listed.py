@@ -138,3 +138,10 @@ def code_at(stored, mode_bins, f, i):
     if low < row_starts[f + 1] and rows[low] == i:
         return np.intp(listed_codes[low])
     return np.intp(mode_bins[f])
+
+
+@numba.njit(**_JIT)
+def codes_at(stored, mode_bins, features, rows, out):
+    """``out[k]``: the code of feature ``features[k]`` at row ``rows[k]`` (:func:`code_at`)."""
+    for k in range(rows.size):
+        out[k] = code_at(stored, mode_bins, features[k], rows[k])

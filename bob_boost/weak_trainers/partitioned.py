@@ -80,7 +80,7 @@ def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polar
                   missing_above: bool = False) -> np.ndarray:
     """(#rows, 1) outputs of a stump given by its feature and its first code above the threshold; rows of code
     ``missing_code`` (NaN, with ``missing="bin"``) are above the threshold when ``missing_above``."""
-    codes = coded.codes[feature]
+    codes = coded.column(feature)
     above = codes >= code_threshold
     if missing_code >= 0:
         above = np.where(codes == missing_code, missing_above, above)
@@ -89,7 +89,7 @@ def stump_outputs(coded: CodedFeatures, feature: int, code_threshold: int, polar
 
 def lut_outputs(coded: CodedFeatures, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """(#rows, #outputs) outputs of a look-up table: ``table[x[indices[k]], k]``."""
-    columns = [table[coded.codes[feature], k] for k, feature in enumerate(indices)]
+    columns = [table[coded.column(feature), k] for k, feature in enumerate(indices)]
     return np.stack(columns, axis=1)
 
 
@@ -109,7 +109,7 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
     if moving.size == 0:
         return sample_node
     node = sample_node[moving]
-    codes = coded.codes[feature[moving], moving]
+    codes = coded.codes_at(feature[moving], moving)
     above = codes > split[node, 1]
     above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
     if split.shape[1] > 6:

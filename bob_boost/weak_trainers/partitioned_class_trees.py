@@ -73,7 +73,7 @@ def leaf_sums(sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray, 
 def tree_leaves(coded: CodedFeatures, table: np.ndarray, depth: int) -> np.ndarray:
     """Every row's leaf of a tree given by the split table of its inner nodes (see :func:`routed`), the rows
     routed ``depth`` times through the whole table from the root, level by level as growing moved them."""
-    leaves = root_nodes(coded.codes.shape[1])
+    leaves = root_nodes(coded.n_samples)
     for _ in range(depth):
         leaves = routed(coded, leaves, table)
     return leaves

@@ -66,7 +66,7 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
     """
     outputs = values.shape[1] // 2
     layout = coded.row_layout()
-    cells = coded.codes.shape[0] * coded.number_of_bins
+    cells = coded.n_features * coded.number_of_bins
     result = []
     for t, frontier in enumerate(frontiers):
         columns = np.concatenate([groups[t], groups[t] + outputs])
@@ -138,7 +138,7 @@ def tree_outputs(sample_node: np.ndarray, leaf_values: list[np.ndarray], groups:
 def coded_tree_outputs(coded: CodedFeatures, tables: list[np.ndarray], leaf_values: list[np.ndarray],
                        groups: np.ndarray, outputs: int, depth: int) -> np.ndarray:
     """:func:`tree_outputs` of a round's trees for the partition's rows routed from the roots by their codes."""
-    sample_node = root_nodes(coded.codes.shape[1], len(tables))
+    sample_node = root_nodes(coded.n_samples, len(tables))
     for _ in range(depth):
         sample_node = routed_trees(coded, sample_node, tables)
     return tree_outputs(sample_node, leaf_values, groups, outputs)

@@ -1,0 +1,70 @@
+"""Dask arrays of scipy sparse chunks: the estimators that read sparse matrices in memory train on them the model
+of the same rows in dense chunks, without a dense copy of a chunk; the others refuse them by name."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
+da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
+pytest.importorskip("distributed", reason="distributed training needs the dask extra")
+
+from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBoostingClassifier, DaskBoostingRegressor  # noqa: E402
+
+
+def _rows(n=900, d=30, density=0.08, seed=0, integers=False):
+    rng = np.random.default_rng(seed)
+    values = (lambda size: rng.integers(1, 5, size).astype(float)) if integers else rng.standard_normal
+    matrix = sp.random(n, d, density=density, format="csr", random_state=rng, data_rvs=values)
+    return matrix, matrix @ rng.standard_normal(d) + 0.2 * rng.standard_normal(n)
+
+
+def _chunks(matrix, rows: int = 300):
+    """The matrix in row chunks, each a scipy sparse matrix (and its dense form in the same chunks)."""
+    return (da.from_array(matrix, chunks=(rows, matrix.shape[1]), asarray=False),
+            da.from_array(matrix.toarray(), chunks=(rows, matrix.shape[1])))
+
+
+@pytest.mark.parametrize("options", [{}, {"weak_learner": "tree", "n_estimators": 4},
+                                     {"weak_learner": "tree", "n_estimators": 8, "early_stopping": True,
+                                      "n_iter_no_change": 2},
+                                     {"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6}],
+                         ids=["defaults", "trees", "early stopping", "tables"])
+def test_sparse_chunks_train_the_model_of_their_dense_chunks(client, options):
+    matrix, scores = _rows(integers=options.get("weak_learner") == "lut")
+    labels = np.where(scores > 0, "up", "down")
+    sparse_chunks, dense_chunks = _chunks(matrix)
+    assert sp.issparse(sparse_chunks.blocks[0].compute())
+    model = DaskBoostingClassifier(client=client, **options).fit(sparse_chunks, labels)
+    dense = DaskBoostingClassifier(client=client, **options).fit(dense_chunks, labels)
+    assert len(model.machine_.weak_machines) >= 2
+    assert model.machine_.weak_machines == dense.machine_.weak_machines
+    np.testing.assert_array_equal(model.machine_.weights, dense.machine_.weights)
+    probabilities = model.predict_proba(sparse_chunks)
+    assert isinstance(probabilities, da.Array)
+    np.testing.assert_array_equal(probabilities.compute(), dense.to_local().predict_proba(matrix.toarray()))
+
+
+def test_a_regressor_on_sparse_chunks_is_the_regressor_on_dense_chunks(client):
+    matrix, scores = _rows(seed=1)
+    sparse_chunks, dense_chunks = _chunks(matrix, rows=250)
+    options = {"weak_learner": "tree", "n_estimators": 4, "client": client}
+    model = DaskBoostingRegressor(**options).fit(sparse_chunks, scores)
+    dense = DaskBoostingRegressor(**options).fit(dense_chunks, scores)
+    assert model.machine_.weak_machines == dense.machine_.weak_machines
+    np.testing.assert_array_equal(model.predict(sparse_chunks).compute(), dense.predict(matrix.toarray()))
+
+
+def test_estimators_of_dense_trainers_refuse_sparse_chunks_naming_them(client):
+    matrix, scores = _rows(seed=2)
+    with pytest.raises(TypeError, match="X: DaskAdaBoostDBClassifier reads dense chunks"):
+        DaskAdaBoostDBClassifier(client=client, n_estimators=2).fit(_chunks(matrix)[0], scores > 0)
+
+
+def test_infinite_values_in_a_sparse_chunk_are_an_error(client):
+    matrix, scores = _rows(seed=3)
+    matrix = matrix.tolil()
+    matrix[700, 4] = np.inf
+    with pytest.raises(ValueError, match="features: contains? .*infinite values"):
+        DaskBoostingClassifier(client=client, n_estimators=2).fit(_chunks(matrix.tocsr())[0], scores > 0)
