@@ -67,3 +67,23 @@ def test_each_trainer_refuses_another_coding(features):
         MultiClassLUTTrainer(5).prepare(BinnedFeatures.from_integers(integers, 6))
     shared = LUTTrainer(5).prepare(integers)
     assert MultiClassLUTTrainer(5).prepare(shared) is shared  # one coding serves both LUT trainers
+
+
+def test_bins_cut_from_more_rows_than_the_sample_hold_at_least_min_bin_rows():
+    """A mostly-zero feature whose sample shows few values is re-binned from every row: over more rows than the
+    sample, its non-zeros share bins of at least MIN_BIN_ROWS rows (LightGBM's min_data_in_bin); over fewer,
+    the same values keep a bin each where max_bins allows."""
+    from bob_boost.engine.edges import MIN_BIN_ROWS, SAMPLE_SIZE
+
+    for rows, smallest in ((2 * SAMPLE_SIZE, MIN_BIN_ROWS), (SAMPLE_SIZE // 2, 1)):
+        rng = np.random.default_rng(0)
+        column = np.zeros(rows)
+        # 400 distinct non-zeros: about 200 in the sample of 100,000 rows, a bin each there
+        column[rng.choice(rows, 400, replace=False)] = rng.standard_normal(400)
+        binned = BinnedFeatures.from_values(column[:, np.newaxis], max_bins=256, n_threads=2)
+        counts = binned.coded.counts[0, :binned.number_of_bins]
+        zero_bin = int(np.argmax(counts))
+        others = np.delete(counts, zero_bin)
+        assert counts[zero_bin] == rows - 400 and others.sum() == 400
+        assert others.min() == smallest
+        assert (others.size <= 400 // MIN_BIN_ROWS) == (smallest > 1)

@@ -21,6 +21,13 @@ from .threads import run_blocks
 #: Rows sampled (without replacement, seed 0) to place the quantile cuts; all rows when there are fewer.
 SAMPLE_SIZE = 50_000
 
+#: Fewest rows an equal-mass bin holds when the cuts come from more rows than the sample (:data:`SAMPLE_SIZE`):
+#: those of a feature re-binned from every row because its sample showed few distinct values (a mostly-zero
+#: column of a sparse matrix, whose non-zeros would otherwise get a bin for every one or two of them) or of an
+#: integer feature's count table. LightGBM's ``min_data_in_bin`` default. Cuts from the sample, and any data
+#: set of at most :data:`SAMPLE_SIZE` rows, give bins of a single row where the values are that spread.
+MIN_BIN_ROWS = 3
+
 #: Largest and smallest accepted ``max_bins`` (codes are uint16 at most).
 MAX_BINS_LIMIT = 65535
 MIN_BINS = 2
@@ -55,27 +62,35 @@ def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -
     equal-mass cuts would fall, gets a bin of its own, and the other bins are shared by the runs of values
     between such heavy values in proportion to their mass, each run cut the same way (as LightGBM's greedy
     binning gives a frequent value its own bin); equal-mass cuts of the whole would put every cut inside the
-    heavy value and leave the rest of the feature in one or two bins.
+    heavy value and leave the rest of the feature in one or two bins. Cuts of more than :data:`SAMPLE_SIZE` rows
+    give each bin at least :data:`MIN_BIN_ROWS` of them.
     """
+    return _cut(values, counts, max_bins, MIN_BIN_ROWS if counts.sum() > SAMPLE_SIZE else 1)
+
+
+def _cut(values: np.ndarray, counts: np.ndarray, max_bins: int, min_rows: int) -> np.ndarray:
+    """:func:`quantile_thresholds` with bins of at least ``min_rows`` rows."""
     heavy = counts * max_bins >= 2 * counts.sum()
     if heavy.any():
-        thresholds = _around_heavy(values, counts, heavy, max_bins)
+        thresholds = _around_heavy(values, counts, heavy, max_bins, min_rows)
         if thresholds is not None:
             return thresholds
-    return _equal_masses(values, counts, max_bins)
+    return _equal_masses(values, counts, max_bins, min_rows)
 
 
-def _equal_masses(values: np.ndarray, counts: np.ndarray, bins: int) -> np.ndarray:
-    """At most ``bins - 1`` thresholds cutting ``values`` into ``bins`` equal masses (fewer where a value's
-    mass spans several)."""
+def _equal_masses(values: np.ndarray, counts: np.ndarray, bins: int, min_rows: int) -> np.ndarray:
+    """At most ``bins - 1`` thresholds cutting ``values`` into ``bins`` equal masses of at least ``min_rows``
+    rows (fewer bins where the rows are too few, or a value's mass spans several)."""
     cumulative = np.cumsum(counts)
+    bins = max(1, min(bins, int(cumulative[-1]) // min_rows))
     targets = cumulative[-1] * np.arange(1, bins) / bins
     cuts = np.unique(np.searchsorted(cumulative, targets, side="left"))
     cuts = cuts[cuts < values.size - 1]
     return midpoints(values[cuts], values[cuts + 1])
 
 
-def _around_heavy(values: np.ndarray, counts: np.ndarray, heavy: np.ndarray, max_bins: int) -> np.ndarray | None:
+def _around_heavy(values: np.ndarray, counts: np.ndarray, heavy: np.ndarray, max_bins: int,
+                  min_rows: int) -> np.ndarray | None:
     """Thresholds around each heavy value, and within the runs between them (:func:`quantile_thresholds`); None
     when the heavy values and the runs between them need more than ``max_bins`` bins."""
     # runs of light values: starts and stops of the maximal stretches where heavy is False
@@ -90,7 +105,7 @@ def _around_heavy(values: np.ndarray, counts: np.ndarray, heavy: np.ndarray, max
         shares[np.argmax(shares)] -= 1
     pieces = [midpoints(values[:-1], values[1:])[np.flatnonzero(heavy[:-1] | heavy[1:])]]
     for (a, b), bins in zip(zip(starts, stops), shares):
-        pieces.append(quantile_thresholds(values[a:b], counts[a:b], int(bins)))  # heavy within its run too
+        pieces.append(_cut(values[a:b], counts[a:b], int(bins), min_rows))  # heavy within its run too
     return np.unique(np.concatenate(pieces))
 
 
