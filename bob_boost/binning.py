@@ -40,11 +40,12 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integer_entries, integral_features,
+from .engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                            padded_thresholds, rank_codes, step_codes)
 from .engine.edges import (MAX_BINS_LIMIT, QuantizedLayout, all_thresholds, check_max_bins, count_thresholds,
                            feature_thresholds, midpoints, sample_rows, sparse_rebinned)
 from .engine.edges import QUANTIZATION_BINS  # noqa: F401  (its old import path)
+from .engine.listed import integer_entries
 from .engine.threads import check_threads
 from .engine.values import distinct_value_bins, integer_range, integer_table, segment_argmax, value_slots
 from .exceptions import InvalidValueError

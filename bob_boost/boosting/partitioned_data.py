@@ -21,13 +21,13 @@ import scipy.sparse
 
 from ..binning import QuantizedLayout
 from ..costs import check_class_labels
-from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integer_entries,
-                            integral_features,
+from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, encode, integral_features,
                             padded_thresholds, step_codes)
 from ..engine.categorical import category_ranks, checked_categories
 from ..engine.edges import (all_thresholds, column_holds_unsampled, count_thresholds, holds_unsampled, midpoints,
                             sample_rows,
                             value_thresholds)
+from ..engine.listed import integer_entries
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
 from ..exceptions import InvalidValueError

@@ -1,12 +1,11 @@
 """Features as compact per-feature bin codes, and their histograms from the compiled kernels."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from ..sparse import is_sparse
 from . import kernels, listed
+from .listed import CodedEntries, sparse_entries
 from .threads import balanced_ranges, run_blocks
 
 #: A feature whose most frequent bin holds more than this share of the samples is stored sparse.
@@ -28,18 +27,6 @@ PAIR_BINS = 256
 def code_dtype(number_of_bins: int) -> type:
     """uint8 for up to 256 bins per feature, else uint16."""
     return np.uint8 if number_of_bins <= 256 else np.uint16
-
-
-class CodedEntries(NamedTuple):
-    """A CSC matrix's bin codes per stored value: ``stored[k]`` is the code of ``data[k]`` (row ``indices[k]``
-    of feature ``f`` for ``indptr[f] <= k < indptr[f + 1]``), ``zero_codes[f]`` that of the feature's
-    implicit zeros."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    stored: np.ndarray
-    zero_codes: np.ndarray
-    n_samples: int
 
 
 def padded_thresholds(thresholds: list[np.ndarray]) -> np.ndarray:
@@ -64,7 +51,8 @@ def encode(features: np.ndarray, thresholds: np.ndarray, n_threads: int,
         missing_codes = np.zeros(n_features, dtype=np.int64)
     largest = max(thresholds.shape[1], int(missing_codes.max()) + 1)
     if is_sparse(features):
-        return _entries(features, listed.code_entries, (thresholds, missing_codes), code_dtype(largest), n_threads)
+        return sparse_entries(features, listed.code_entries, (thresholds, missing_codes), code_dtype(largest),
+                              n_threads)
     out = np.empty((n_features, n_samples), dtype=code_dtype(largest))
     if features.flags.f_contiguous and not features.flags.c_contiguous:
         blocks = [(features, thresholds, missing_codes, a, b, out)
@@ -115,38 +103,11 @@ def rank_codes(features: np.ndarray, low: np.ndarray, ranks: np.ndarray,
     :class:`CodedEntries`)."""
     dtype = code_dtype(int(ranks.max()) + 1)
     if is_sparse(features):  # a column without implicit zeros is never asked for the rank of 0
-        return _entries(features, listed.rank_entries, (low, ranks), dtype, n_threads)
+        return sparse_entries(features, listed.rank_entries, (low, ranks), dtype, n_threads)
     out = np.empty((features.shape[1], features.shape[0]), dtype=dtype)
     run_blocks(kernels.rank_rows, [(features, low, ranks, a, b, out) for a, b in _row_blocks(features.shape[0],
                                                                                              n_threads)], n_threads)
     return out
-
-
-def _entries(features, kernel, arguments: tuple, dtype: type, n_threads: int) -> CodedEntries:
-    """A sparse matrix's :class:`CodedEntries` by ``kernel`` (:mod:`.listed`), a block of features a task."""
-    columns = _sorted_columns(features)
-    stored = np.empty(columns.data.size, dtype=dtype)
-    zero_codes = np.empty(features.shape[1], dtype=dtype)
-    blocks = [(columns.indptr, columns.data) + arguments + (a, b, stored, zero_codes)
-              for a, b in balanced_ranges(np.diff(columns.indptr) + 1, 4 * n_threads)]
-    run_blocks(kernel, blocks, n_threads)
-    return CodedEntries(columns.indptr, columns.indices, stored, zero_codes, features.shape[0])
-
-
-def _sorted_columns(features):
-    """The matrix in CSC form with each column's rows ascending (a copy where it was not so already)."""
-    columns = features.tocsc()
-    return columns if columns.has_sorted_indices else columns.sorted_indices()
-
-
-def integer_entries(features, missing_code: int | None, dtype: type) -> CodedEntries:
-    """A sparse matrix of integer values as their own codes (look-up tables), NaN as ``missing_code``."""
-    columns = _sorted_columns(features)
-    data = columns.data
-    if missing_code is not None and data.dtype.kind == "f":
-        data = np.where(np.isnan(data), missing_code, data)
-    return CodedEntries(columns.indptr, columns.indices, data.astype(dtype), np.zeros(features.shape[1], dtype=dtype),
-                        features.shape[0])
 
 
 def integral_features(features: np.ndarray, n_threads: int) -> np.ndarray:

@@ -1,21 +1,65 @@
-"""Compiled kernels of codes kept per listed entry: a sparse feature's codes are its frequent bin except at
-its listed rows, so a feature that is mostly one bin costs memory for its other rows only.
+"""Codes kept per listed entry: a sparse feature's codes are its frequent bin except at its listed rows, so a
+feature that is mostly one bin costs memory for its other rows only.
 
 :class:`~bob_boost.engine.codes.CodedFeatures` keeps the codes of its *stored* features in a matrix (row
 ``code_rows[f]`` of ``codes``; every feature of a dense matrix is stored) and, for every sparse feature,
 the rows outside its frequent bin (``rows[row_starts[f]:row_starts[f + 1]]``, ascending) with their codes
 (``listed_codes``, alongside). A feature coded from a sparse matrix's non-zeros is only listed
-(``code_rows[f] == -1``); the kernels here code such a matrix without a (#features, #samples) array, and
-give the codes of one listed feature where a grower needs them.
+(``code_rows[f] == -1``). A sparse matrix is coded per stored value (:class:`CodedEntries`), never as a
+(#features, #samples) array; the compiled kernels here build the storage from that and give the codes of one
+listed feature where a grower needs them.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from .kernels import _code
+from .threads import balanced_ranges, run_blocks
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+
+class CodedEntries(NamedTuple):
+    """A CSC matrix's bin codes per stored value: ``stored[k]`` is the code of ``data[k]`` (row ``indices[k]``
+    of feature ``f`` for ``indptr[f] <= k < indptr[f + 1]``), ``zero_codes[f]`` that of the feature's
+    implicit zeros."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    stored: np.ndarray
+    zero_codes: np.ndarray
+    n_samples: int
+
+
+def sparse_entries(features, kernel, arguments: tuple, dtype: type, n_threads: int) -> CodedEntries:
+    """A sparse matrix's :class:`CodedEntries` by ``kernel`` (:func:`code_entries` or :func:`rank_entries` and
+    their ``arguments``), a block of features a task."""
+    columns = _sorted_columns(features)
+    stored = np.empty(columns.data.size, dtype=dtype)
+    zero_codes = np.empty(features.shape[1], dtype=dtype)
+    blocks = [(columns.indptr, columns.data) + arguments + (a, b, stored, zero_codes)
+              for a, b in balanced_ranges(np.diff(columns.indptr) + 1, 4 * n_threads)]
+    run_blocks(kernel, blocks, n_threads)
+    return CodedEntries(columns.indptr, columns.indices, stored, zero_codes, features.shape[0])
+
+
+def _sorted_columns(features):
+    """The matrix in CSC form with each column's rows ascending (a copy where it was not so already)."""
+    columns = features.tocsc()
+    return columns if columns.has_sorted_indices else columns.sorted_indices()
+
+
+def integer_entries(features, missing_code: int | None, dtype: type) -> CodedEntries:
+    """A sparse matrix of integer values as their own codes (look-up tables), NaN as ``missing_code``."""
+    columns = _sorted_columns(features)
+    data = columns.data
+    if missing_code is not None and data.dtype.kind == "f":
+        data = np.where(np.isnan(data), missing_code, data)
+    return CodedEntries(columns.indptr, columns.indices, data.astype(dtype), np.zeros(features.shape[1], dtype=dtype),
+                        features.shape[0])
 
 
 @numba.njit(**_JIT)
