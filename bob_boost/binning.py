@@ -319,7 +319,7 @@ class BinnedFeatures:
 
     @classmethod
     def from_codes(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int | None = 1) -> "BinnedFeatures":
-        """Features already coded elsewhere, used as they are (trusted, not copied).
+        """Features already coded elsewhere, used as they are (trusted; copied only when not C-ordered).
 
         ``codes`` is the (#features, #samples) uint8 or uint16 bin of every entry; feature ``f`` has
         ``thresholds[f].size + 1`` bins, and its bin ``c`` holds the values between ``thresholds[f][c-1]``

@@ -198,6 +198,18 @@ class BoostedMachine:
     def _check_features(self, features) -> np.ndarray:
         handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
         array = as_feature_matrix(features, allow_1d=True, allow_nan=handles_missing)
+        self._check_columns(array, handles_missing)
+        return array
+
+    def _checked_sparse(self, features):
+        """A scipy sparse ``features`` as canonical CSR with every check of :meth:`_check_features`, made on its
+        stored values (its implicit zeros are finite and not missing)."""
+        rows = self._sparse_rows(features)
+        self._check_columns(rows, any(machine.accepts_missing for machine in self._weak_machines))
+        return rows
+
+    def _check_columns(self, array, handles_missing: bool) -> None:
+        """The width, missing values and values the weak machines read of a 2-D array or canonical CSR matrix."""
         if self.number_of_features is not None and array.shape[1] != self.number_of_features:
             raise InvalidValueError(
                 f"features: the machine was trained on {self.number_of_features} features, got {array.shape[1]}")
@@ -206,7 +218,8 @@ class BoostedMachine:
             raise InvalidValueError(f"features: the machine reads feature {indices[-1]} but features have "
                                     f"only {array.shape[1]} columns")
         if handles_missing and array.dtype.kind == "f":
-            missing_columns = np.flatnonzero(np.isnan(array).any(axis=0))
+            missing_columns = (np.unique(array.indices[np.isnan(array.data)]) if is_sparse(array)
+                               else np.flatnonzero(np.isnan(array).any(axis=0)))
             for machine in self._weak_machines:
                 read = np.intersect1d(machine.feature_indices(), missing_columns)
                 if read.size and not machine.accepts_missing:
@@ -214,7 +227,6 @@ class BoostedMachine:
                                             f"missing-value handling")
         for machine in self._weak_machines:
             machine.check_values(array)
-        return array
 
     def _sparse_rows(self, features):
         """A scipy sparse ``features`` as canonical CSR, its stored values and width checked (each dense row
@@ -322,13 +334,15 @@ class BoostedMachine:
             False gives the rounds' sum alone, as a trainer that boosts
             residuals from 0 accumulates it (to continue such a machine).
         """
-        if is_sparse(features):
-            rows = self._sparse_rows(features)
-            columns = self.feature_indices()
-            scores = self._compiled_scores(include_baseline, columns)
-            if scores is not None:  # the columns the machine reads, dense a block of rows at a time
-                return by_row_blocks(scores, rows[:, columns], check_threads(self.n_threads, "n_threads"))
-        return self._by_checked_blocks(lambda rows: self._forward(rows, include_baseline), features)
+        if not is_sparse(features):
+            return self._forward(self._check_features(features), include_baseline)
+        rows = self._checked_sparse(features)
+        threads = check_threads(self.n_threads, "n_threads")
+        columns = self.feature_indices()
+        scores = self._compiled_scores(include_baseline, columns)
+        if scores is not None:  # the columns the machine reads, dense a block of rows at a time
+            return by_row_blocks(scores, rows[:, columns], threads)
+        return by_row_blocks(lambda block: self._forward(block, include_baseline), rows, threads)
 
     def shap_values(self, features, background=None) -> np.ndarray:
         """Each feature's exact Shapley value of every row's scores (:mod:`bob_boost.explanations`):

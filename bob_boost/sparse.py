@@ -1,12 +1,12 @@
 """Scipy sparse feature matrices (CSR and CSC, matrices or arrays), read without densifying them whole.
 
 Training bins a sparse matrix into the bins its dense form gets (:mod:`bob_boost.binning`): each feature's
-thresholds come from its stored values and its count of implicit zeros, and the bin codes are computed a
-block of rows at a time by the same compiled kernels. Prediction, too, runs a block of rows at a time. Every
-row's codes and scores depend on that row alone, so a model trained on the sparse, CSR, CSC or dense form of
-the same data is the same bit for bit, and so are its predictions. The float matrix is never dense as a
-whole; the bin codes take one byte per entry, as for dense input, and a dense row block at most
-:data:`BLOCK_ENTRIES` entries.
+thresholds come from its stored values and its count of implicit zeros, each stored value is coded by the
+comparisons of the dense kernels, and a feature mostly in one bin keeps only its other rows and their codes
+(:mod:`bob_boost.engine.listed`). Prediction and the rows a run reads (held-out rows, evaluation sets) go
+a block of rows at a time, a dense block of at most :data:`BLOCK_ENTRIES` entries. Every row's codes and
+scores depend on that row alone, so a model trained on the sparse, CSR, CSC or dense form of the same data
+is the same bit for bit, and so are its predictions. The float matrix is never dense as a whole.
 """
 from __future__ import annotations
 
@@ -98,14 +98,6 @@ def by_row_blocks(function: Callable[[np.ndarray], np.ndarray], features, n_thre
         return np.concatenate([function(dense_rows(features, a, b)) for a, b in blocks])
     with ThreadPoolExecutor(max_workers=n_threads) as pool:
         return np.concatenate(list(pool.map(lambda block: function(dense_rows(features, *block)), blocks)))
-
-
-def dense_column(columns, f: int) -> np.ndarray:
-    """Column ``f`` of a CSC matrix, dense."""
-    start, stop = columns.indptr[f], columns.indptr[f + 1]
-    column = np.zeros(columns.shape[0], dtype=columns.dtype)
-    column[columns.indices[start:stop]] = columns.data[start:stop]
-    return column
 
 
 def column_value_counts(columns, f: int) -> tuple[np.ndarray, np.ndarray]:

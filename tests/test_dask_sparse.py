@@ -29,10 +29,11 @@ def _chunks(matrix, rows: int = 300):
 @pytest.mark.parametrize("options", [{}, {"weak_learner": "tree", "n_estimators": 4},
                                      {"weak_learner": "tree", "n_estimators": 8, "early_stopping": True,
                                       "n_iter_no_change": 2},
-                                     {"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6}],
-                         ids=["defaults", "trees", "early stopping", "tables"])
+                                     {"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6},
+                                     {"weak_learner": "tree", "n_estimators": 4, "categorical_features": [0, 3]}],
+                         ids=["defaults", "trees", "early stopping", "tables", "categories"])
 def test_sparse_chunks_train_the_model_of_their_dense_chunks(client, options):
-    matrix, scores = _rows(integers=options.get("weak_learner") == "lut")
+    matrix, scores = _rows(integers="maximum_feature_value" in options or "categorical_features" in options)
     labels = np.where(scores > 0, "up", "down")
     sparse_chunks, dense_chunks = _chunks(matrix)
     assert sp.issparse(sparse_chunks.blocks[0].compute())

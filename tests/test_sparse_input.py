@@ -96,6 +96,8 @@ def _training_cases():
     codes = (np.abs(x) * 3).astype(np.int64) % 5
     real = x[:, 0] * 2 + x[:, 5] + rng.normal(size=x.shape[0])
     classes = np.eye(3)[(real > 0.5).astype(int) + (real > -0.5)]
+    half = _sparse_data(n=2500, d=8, density=0.45, seed=7)  # listed rows: 45% of every feature's
+    half_y = np.where(half[:, 0] - half[:, 1] + 0.3 * rng.normal(size=half.shape[0]) > 0, 1.0, -1.0)
     return [
         ("stumps", lambda n: Boosting(StumpTrainer(max_bins=64, n_threads=n), ExponentialLoss()), x, y),
         ("leafwise trees", lambda n: Boosting(TreeTrainer(max_leaves=15, n_threads=n), LogitLoss(),
@@ -114,10 +116,14 @@ def _training_cases():
          x, classes),
         ("quantised softmax trees", lambda n: Boosting(TreeTrainer(max_leaves=7, quantized_gradients=8, n_threads=n),
                                                        SoftmaxLoss(), learning_rate=0.1), x, classes),
+        # nodes of a few rows split features of many listed rows: each row looked up
+        ("deep trees of small leaves", lambda n: Boosting(
+            TreeTrainer(max_depth=9, max_leaves=None, growth="levelwise", min_samples_leaf=2, n_threads=n),
+            LogitLoss(), learning_rate=0.1), half, half_y),
     ]
 
 
-@pytest.mark.parametrize("case", range(8), ids=[case[0] for case in _training_cases()])
+@pytest.mark.parametrize("case", range(9), ids=[case[0] for case in _training_cases()])
 def test_training_on_sparse_rows_gives_the_dense_model_bit_for_bit(case, small_blocks):
     name, make, features, targets = _training_cases()[case]
     dense = make(2).train(features, targets, 12)
@@ -286,3 +292,21 @@ def test_the_codes_of_a_sparse_matrix_take_memory_for_its_non_zeros():
     # n * d bytes for (#features x #samples) codes
     assert training_peak < n * d / 3
     assert len(machine.weak_machines) == 2
+
+
+def test_sparse_rows_get_the_checks_of_dense_rows_before_they_are_scored():
+    """Scoring reads a sparse matrix's columns directly: its values are checked first, as dense rows are (a
+    look-up table indexed by 1e6 would read outside its table)."""
+    rng = np.random.default_rng(6)
+    x = np.where(rng.random((400, 6)) < 0.3, rng.integers(1, 5, (400, 6)), 0).astype(float)
+    y = np.where(x[:, 0] + x[:, 1] > 3, 1.0, -1.0)
+    machine = Boosting(LUTTrainer(5, 1), ExponentialLoss()).train(sp.csr_matrix(x), y, 4)
+    read = int(machine.feature_indices()[0])
+    for value in (2.5, 7.0, 1e6):
+        bad = x[:3].copy()
+        bad[0, read] = value
+        for rows in (bad, sp.csr_matrix(bad)):
+            with pytest.raises(ValueError, match="features: LUT feature"):
+                machine.decision_scores(rows)
+    with pytest.raises(ValueError, match="features: the machine was trained on 6 features, got 5"):
+        machine.decision_scores(sp.csr_matrix(x[:, :5]))

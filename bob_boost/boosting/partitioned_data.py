@@ -112,8 +112,12 @@ def global_categories(source: RowSource, features, indices: np.ndarray | None, m
 
 def distinct_columns(chunk: np.ndarray, indices: np.ndarray, missing: bool) -> list[np.ndarray]:
     """The block's distinct values of each column in ``indices`` (NaN left out with ``missing``)."""
-    columns = [np.asarray(chunk[:, f], dtype=np.float64) for f in indices]
-    return [np.unique(c[~np.isnan(c)] if missing else c) for c in columns]
+    if is_sparse(chunk):  # a column's stored values, and 0 where it has implicit zeros
+        by_column = _rows(chunk).tocsc()
+        distinct = [column_value_counts(by_column, f)[0] for f in indices]
+    else:
+        distinct = [np.unique(np.asarray(chunk[:, f], dtype=np.float64)) for f in indices]
+    return [d[~np.isnan(d)] if missing else d for d in distinct]
 
 
 def binned(source: RowSource, features, max_bins: int, missing: bool = False,

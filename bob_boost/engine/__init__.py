@@ -2,6 +2,8 @@
 
 - :mod:`.edges`: where each feature's bins end (distinct values, or quantiles of a sample);
 - :mod:`.codes`: (#features, #samples) uint8/uint16 codes and their histograms;
+- :mod:`.listed`: the codes of a feature mostly in one bin kept for its other rows only (a sparse matrix's
+  codes never make a (#features, #samples) array);
 - :mod:`.values`: the exact distinct-value coding of the sparse-product path;
 - :mod:`.kernels`: the numba kernels of stumps, tables and the multi-class trees (``nogil``, cached, no
   fastmath);

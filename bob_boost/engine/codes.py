@@ -377,7 +377,8 @@ class CodedFeatures:
     def node_histograms(self, sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
                         totals: np.ndarray, node_counts: np.ndarray,
                         features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-node class sums (#nodes, #features, #bins, #classes) and counts (#nodes, #features, #bins).
+        """Per-node class sums (#nodes, #features, #bins, #classes) and counts (#nodes, #features, #bins), of
+        the codes of a dense matrix (:attr:`whole`: the multi-class trees read no sparse matrix).
 
         Only ``features`` are filled (the others stay 0); ``sample_node`` is
         each sample's node or -1. See :func:`~bob_boost.engine.kernels.node_histograms`.

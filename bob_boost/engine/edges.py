@@ -63,7 +63,7 @@ def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -
     between such heavy values in proportion to their mass, each run cut the same way (as LightGBM's greedy
     binning gives a frequent value its own bin); equal-mass cuts of the whole would put every cut inside the
     heavy value and leave the rest of the feature in one or two bins. Cuts of more than :data:`SAMPLE_SIZE` rows
-    give each bin at least :data:`MIN_BIN_ROWS` of them.
+    give each equal-mass bin of a run at least :data:`MIN_BIN_ROWS` of them (a run that holds fewer is one bin).
     """
     return _cut(values, counts, max_bins, MIN_BIN_ROWS if counts.sum() > SAMPLE_SIZE else 1)
 

@@ -21,6 +21,10 @@ from .threads import balanced_ranges, run_blocks
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
+#: Steps of a binary search among a feature's listed rows, about log2 of a large count: a node of fewer rows
+#: than its feature's listed rows over this looks its rows up instead of setting all the listed ones.
+SEARCH_STEPS = 24
+
 
 class CodedEntries(NamedTuple):
     """A CSC matrix's bin codes per stored value: ``stored[k]`` is the code of ``data[k]`` (row ``indices[k]``
@@ -153,10 +157,15 @@ def list_codes(codes, mode_bins, row_starts, feature_start, feature_stop, rows, 
 def node_codes(stored, mode_bins, f, order, start, stop):
     """Feature ``f``'s codes, readable at the rows ``order[start:stop]``: its row of the stored codes, or (a
     listed feature) the scratch column ``stored[5]`` set at those rows, which costs the node's rows and the
-    feature's listed rows, not a pass over every sample."""
+    feature's listed rows (a node far smaller looks each row up instead), not a pass over every sample."""
     codes, code_rows, row_starts, rows, listed_codes, column = stored
     if code_rows[f] >= 0:
         return codes[code_rows[f]]
+    if (stop - start) * SEARCH_STEPS < row_starts[f + 1] - row_starts[f]:
+        # a node far smaller than the feature's listed rows: a binary search per row costs less than them
+        for p in range(start, stop):
+            column[order[p]] = code_at(stored, mode_bins, f, order[p])
+        return column
     mode = mode_bins[f]
     for p in range(start, stop):
         column[order[p]] = mode

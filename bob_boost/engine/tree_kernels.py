@@ -25,9 +25,9 @@ import numpy as np
 
 from . import tree_policy
 from .categorical import CATEGORY_WORDS, partition_by_set, workspace
+from .listed import node_codes
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
-from .listed import node_codes
 from .split_scan import best_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram, node_total
 
