@@ -9,22 +9,21 @@ from typing import Any
 import h5py
 import numpy as np
 
-from . import decision, explanations, importances
+from . import decision, ensemble_scores, explanations, importances
 from ._validation import as_feature_matrix, check_positive_int
-from .costs import check_cost_matrix, cost_star, margin_vectors  # noqa: F401  (cost_star: old import path)
+from .costs import check_cost_matrix, cost_star, margin_vectors  # noqa: F401  (cost_star, margin_vectors: old import path)
 from .exceptions import InvalidTypeError, InvalidValueError
 from .io import model
 from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .registry import weak_machine_class  # noqa: F401  (re-exported, old import path)
 from .sparse import by_row_blocks, dense_rows, is_sparse, row_blocks
-from .engine import prediction
 from .engine.threads import check_threads
 from .weak.base import WeakMachine
-from .weak.lut import LUTMachine
-from .weak.multiclass import MultiClassTreeMachine
-from .weak.stump import StumpMachine
-from .weak.tree import TreeMachine
+from .weak.lut import LUTMachine  # noqa: F401  (re-exported, old import path)
+from .weak.multiclass import MultiClassTreeMachine  # noqa: F401  (re-exported, old import path)
+from .weak.stump import StumpMachine  # noqa: F401  (re-exported, old import path)
+from .weak.tree import TreeMachine  # noqa: F401  (re-exported, old import path)
 
 
 class BoostedMachine:
@@ -281,46 +280,13 @@ class BoostedMachine:
 
     def _compiled_scores(self, include_baseline: bool = True,
                          columns: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray] | None:
-        """The compiled scores of an all-stump, all-LUT or all-tree ensemble as a function of the rows; None
-        for other machines. With ``columns`` (the feature each column of the rows is, ascending, holding every
-        feature the machine reads) the rows hold those columns only."""
-        machines = self._weak_machines
-        if not machines:
+        """:func:`bob_boost.ensemble_scores.compiled_scores` of this machine's rounds (None: no rounds, or kinds
+        without a compiled ensemble)."""
+        if not self._weak_machines:
             return None
-        n_threads = check_threads(self.n_threads, "n_threads")
-        baseline = self._initial_scores(1, include_baseline)[0]
-        weights = np.vstack(self._weights)
-        kinds = {type(machine) for machine in machines}
-
-        def local(indices: np.ndarray) -> np.ndarray:
-            """Feature ``indices`` (-1: none) as columns of the rows."""
-            if columns is None:
-                return indices
-            return np.where(indices >= 0, np.searchsorted(columns, indices), indices)
-        if kinds == {StumpMachine} and all(m.categories is None for m in machines):
-            indices = local(np.array([m.index for m in machines], dtype=np.int64))
-            thresholds = np.array([m.threshold for m in machines], dtype=np.float64)
-            polarities = np.array([m.polarity for m in machines], dtype=np.float64)
-            missing = np.array([-1 if m.missing_above is None else int(m.missing_above) for m in machines],
-                               dtype=np.int64)
-            return lambda array: prediction.stump_scores(array, indices, thresholds, polarities, missing,
-                                                         weights[:, 0], float(baseline[0]), n_threads)
-        if kinds == {LUTMachine}:
-            entries = max(m.look_up_tables.shape[0] for m in machines)
-            tables = np.zeros((len(machines), entries, weights.shape[1]))
-            for r, machine in enumerate(machines):
-                tables[r, :machine.look_up_tables.shape[0]] = machine.look_up_tables
-            indices = local(np.vstack([m.indices for m in machines]))
-            missing_rows = prediction.lut_missing_rows(machines)
-            return lambda array: prediction.lut_scores(array, indices, tables, weights, baseline, n_threads,
-                                                       missing_rows)
-        if kinds in ({MultiClassTreeMachine}, {TreeMachine}) and all(m.categories is None for m in machines):
-            features, *table = _tree_table(machines)
-            features = local(features)
-            missing_left = prediction.tree_missing_left(machines)
-            return lambda array: prediction.tree_scores(array, features, *table, weights, baseline, n_threads,
-                                                        missing_left=missing_left)
-        return None
+        return ensemble_scores.compiled_scores(self._weak_machines, np.vstack(self._weights),
+                                               self._initial_scores(1, include_baseline)[0],
+                                               check_threads(self.n_threads, "n_threads"), columns)
 
     def decision_scores(self, features, include_baseline: bool = True) -> np.ndarray:
         """(#samples, #outputs) scores, always 2-D (a 1-D sample gives one row).
@@ -483,29 +449,3 @@ class BoostedMachine:
 
     def __repr__(self) -> str:
         return f"BoostedMachine({len(self)} weak machines, {self._number_of_outputs} output(s))"
-
-
-def _tree_table(machines: list) -> tuple[np.ndarray, ...]:
-    """The node arrays of tree machines concatenated for :func:`bob_boost.engine.prediction.tree_scores`.
-
-    A multi-class tree's node values are the margin vectors of its node labels, which is what its
-    ``forward`` outputs.
-    """
-    features, thresholds, left, right, values, roots, round_trees = [], [], [], [], [], [], [0]
-    offset = 0
-    for machine in machines:
-        if isinstance(machine, TreeMachine):
-            node_values, tree_roots = machine.values, machine.roots
-        else:
-            node_values, tree_roots = margin_vectors(machine.number_of_classes)[machine.labels], np.array([0])
-        internal = machine.features >= 0
-        features.append(machine.features)
-        thresholds.append(machine.thresholds)
-        left.append(np.where(internal, machine.left_children + offset, -1))
-        right.append(np.where(internal, machine.right_children + offset, -1))
-        values.append(node_values)
-        roots.append(tree_roots + offset)
-        round_trees.append(round_trees[-1] + tree_roots.size)
-        offset += machine.features.size
-    return (np.concatenate(features), np.concatenate(thresholds), np.concatenate(left), np.concatenate(right),
-            np.vstack(values), np.array(round_trees, dtype=np.int64), np.concatenate(roots))

@@ -69,3 +69,18 @@ def test_infinite_values_in_a_sparse_chunk_are_an_error(client):
     matrix[700, 4] = np.inf
     with pytest.raises(ValueError, match="features: contains? .*infinite values"):
         DaskBoostingClassifier(client=client, n_estimators=2).fit(_chunks(matrix.tocsr())[0], scores > 0)
+
+
+def test_auto_early_stopping_counts_a_sparse_chunks_stored_values(client, monkeypatch):
+    """``early_stopping="auto"`` holds out rows unless they would not fit the client: of sparse chunks, what
+    their stored values and indices take, not their dense size."""
+    from bob_boost.dask import _fit_data
+
+    matrix, scores = _rows(n=10_400, d=40, density=0.05, seed=4)
+    held_out = 0.1 * matrix.nnz * (8 + 4)  # the default validation_fraction of the stored values and indices
+    assert held_out < 0.1 * matrix.shape[0] * matrix.shape[1] * 8 / 5
+    chunks = _chunks(matrix, rows=5200)[0]
+    monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", int(held_out) - 1)
+    assert DaskBoostingClassifier(n_estimators=3, client=client).fit(chunks, scores > 0).validation_score_.size == 0
+    monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", int(held_out) + 1)
+    assert DaskBoostingClassifier(n_estimators=3, client=client).fit(chunks, scores > 0).validation_score_.size == 4

@@ -145,8 +145,14 @@ class ClusterData:
     @staticmethod
     def holds_out(estimator, X: "da.Array", stopping: bool) -> bool:
         """As in memory, except that ``"auto"`` holds out nothing when the held-out rows' features would take
-        more than :data:`AUTO_HELD_OUT_BYTES` on the client (logged)."""
-        held_out_bytes = estimator.validation_fraction * X.shape[0] * X.shape[1] * X.dtype.itemsize
+        more than :data:`AUTO_HELD_OUT_BYTES` on the client (logged): of sparse chunks, their share of the
+        stored values and indices, counted on the cluster."""
+        entries = X.shape[0] * X.shape[1]
+        entry_bytes = X.dtype.itemsize
+        if stopping and estimator.early_stopping == "auto" and is_sparse(getattr(X, "_meta", None)):
+            entries = int(X.map_blocks(_stored, chunks=((1,) * X.numblocks[0], (1,)), dtype=np.int64).sum().compute())
+            entry_bytes += 4  # a stored value's column index
+        held_out_bytes = estimator.validation_fraction * entries * entry_bytes
         if stopping and estimator.early_stopping == "auto" and held_out_bytes > AUTO_HELD_OUT_BYTES:
             logger.info("%s: early_stopping='auto' holds out no rows: they would take %.3g GB on the client "
                         "(early_stopping=True holds them out)", type(estimator).__name__, held_out_bytes / 1e9)
@@ -197,6 +203,11 @@ def coded_frame(estimator, X, reset: bool):
         return X
     return X.map_partitions(_categories.coded_columns, "pandas", kept,
                             meta=_categories.coded_columns(meta, "pandas", kept))
+
+
+def _stored(block) -> np.ndarray:
+    """A sparse block's count of stored values, as a (1, 1) block."""
+    return np.array([[block.nnz]], dtype=np.int64)
 
 
 def _checked_block(block: np.ndarray, check: Callable[[np.ndarray], None]) -> np.ndarray:
