@@ -13,7 +13,7 @@ import pytest
 
 from bob_boost import BoostedMachine, Boosting, LogitLoss, SoftmaxLoss, TreeMachine, TreeTrainer
 from bob_boost.engine import prediction
-from bob_boost.costs import margin_vectors
+from bob_boost.ensemble_scores import _tree_table as _node_table
 from bob_boost.weak.tree import route
 
 
@@ -26,28 +26,6 @@ def _with_missing(n: int = 2000, seed: int = 0, features: int = 4) -> tuple[np.n
     y[np.isnan(x[:, 0]) & (rng.random(n) < 0.8)] = 1.0
     x[rng.random(n) < 0.1, 2] = np.nan
     return x, y
-
-
-def _node_table(machines: list) -> tuple[np.ndarray, ...]:
-    """The machines' nodes as one table for :func:`bob_boost.engine.prediction.tree_scores`."""
-    features, thresholds, left, right, values, roots, round_trees = [], [], [], [], [], [], [0]
-    offset = 0
-    for machine in machines:
-        if isinstance(machine, TreeMachine):
-            node_values, tree_roots = machine.values, machine.roots
-        else:  # a multi-class tree outputs the margin vector of its leaf's class
-            node_values, tree_roots = margin_vectors(machine.number_of_classes)[machine.labels], np.array([0])
-        internal = machine.features >= 0
-        features.append(machine.features)
-        thresholds.append(machine.thresholds)
-        left.append(np.where(internal, machine.left_children + offset, -1))
-        right.append(np.where(internal, machine.right_children + offset, -1))
-        values.append(node_values)
-        roots.append(tree_roots + offset)
-        round_trees.append(round_trees[-1] + tree_roots.size)
-        offset += machine.features.size
-    return (np.concatenate(features), np.concatenate(thresholds), np.concatenate(left), np.concatenate(right),
-            np.vstack(values), np.array(round_trees, dtype=np.int64), np.concatenate(roots))
 
 
 def _compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
