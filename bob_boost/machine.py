@@ -17,7 +17,7 @@ from .io import model
 from .exceptions import ModelFormatError  # noqa: F401  (re-exported, old import path)
 from .io.model import FORMAT_VERSION  # noqa: F401  (re-exported, old import path)
 from .registry import weak_machine_class  # noqa: F401  (re-exported, old import path)
-from .sparse import by_row_blocks, dense_rows, is_sparse, row_blocks
+from .sparse import by_row_blocks, is_sparse
 from .engine.threads import check_threads
 from .weak.base import WeakMachine
 from .weak.lut import LUTMachine  # noqa: F401  (re-exported, old import path)
@@ -200,13 +200,6 @@ class BoostedMachine:
         self._check_columns(array, handles_missing)
         return array
 
-    def _checked_sparse(self, features):
-        """A scipy sparse ``features`` as canonical CSR with every check of :meth:`_check_features`, made on its
-        stored values (its implicit zeros are finite and not missing)."""
-        rows = self._sparse_rows(features)
-        self._check_columns(rows, any(machine.accepts_missing for machine in self._weak_machines))
-        return rows
-
     def _check_columns(self, array, handles_missing: bool) -> None:
         """The width, missing values and values the weak machines read of a 2-D array or canonical CSR matrix."""
         if self.number_of_features is not None and array.shape[1] != self.number_of_features:
@@ -227,33 +220,20 @@ class BoostedMachine:
         for machine in self._weak_machines:
             machine.check_values(array)
 
-    def _sparse_rows(self, features):
-        """A scipy sparse ``features`` as canonical CSR, its stored values and width checked (each dense row
-        block gets :meth:`_check_features` where it is used, :mod:`bob_boost.sparse`)."""
-        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
-        rows = as_feature_matrix(features, allow_nan=handles_missing, accept_sparse=True)
-        if self.number_of_features is not None and rows.shape[1] != self.number_of_features:
-            raise InvalidValueError(
-                f"features: the machine was trained on {self.number_of_features} features, got {rows.shape[1]}")
-        return rows
-
     def _checked_rows(self, features):
-        """:meth:`_check_features` of ``features``; a scipy sparse matrix as canonical CSR, every row block
-        checked (for uses that must be checked before they start)."""
+        """:meth:`_check_features` of ``features``; a scipy sparse matrix as canonical CSR with the same checks,
+        made on its stored values (its implicit zeros are finite and not missing)."""
         if not is_sparse(features):
             return self._check_features(features)
-        rows = self._sparse_rows(features)
-        for start, stop in row_blocks(rows):
-            self._check_features(dense_rows(rows, start, stop))
+        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
+        rows = as_feature_matrix(features, allow_nan=handles_missing, accept_sparse=True)
+        self._check_columns(rows, handles_missing)
         return rows
 
     def _by_checked_blocks(self, function, features) -> np.ndarray:
-        """``function`` of the checked ``features``; of a sparse matrix, of each checked dense row block (in
-        the machine's threads)."""
-        if not is_sparse(features):
-            return function(self._check_features(features))
-        return by_row_blocks(lambda block: function(self._check_features(block)), self._sparse_rows(features),
-                             check_threads(self.n_threads, "n_threads"))
+        """``function`` of the checked ``features``; of a sparse matrix, of each dense row block (in the
+        machine's threads)."""
+        return by_row_blocks(function, self._checked_rows(features), check_threads(self.n_threads, "n_threads"))
 
     def _initial_scores(self, n_samples: int, include_baseline: bool = True) -> np.ndarray:
         """(#samples, #outputs) scores of the empty machine: the baseline (or zeros)."""
@@ -300,9 +280,9 @@ class BoostedMachine:
             False gives the rounds' sum alone, as a trainer that boosts
             residuals from 0 accumulates it (to continue such a machine).
         """
-        if not is_sparse(features):
-            return self._forward(self._check_features(features), include_baseline)
-        rows = self._checked_sparse(features)
+        rows = self._checked_rows(features)
+        if not is_sparse(rows):
+            return self._forward(rows, include_baseline)
         threads = check_threads(self.n_threads, "n_threads")
         columns = self.feature_indices()
         scores = self._compiled_scores(include_baseline, columns)
@@ -338,7 +318,7 @@ class BoostedMachine:
             values = self._by_checked_blocks(lambda block: explanations.path_dependent_shap(
                 baseline, self._weak_machines, self.weights, block, n_threads), features)
             return values[:, :, 0] if values.shape[2] == 1 else values
-        array = self._sparse_rows(features) if is_sparse(features) else self._check_features(features)
+        array = self._checked_rows(features)
         try:
             rows = self._checked_rows(background)
         except (InvalidTypeError, InvalidValueError) as error:  # the same checks, naming the argument
@@ -351,7 +331,7 @@ class BoostedMachine:
             return explanations.interventional_shap(baseline, self._weak_machines, self.weights, block, rows,
                                                     n_threads)
 
-        values = self._by_checked_blocks(explained, array) if is_sparse(array) else explained(array)
+        values = by_row_blocks(explained, array, n_threads)
         return values[:, :, 0] if values.shape[2] == 1 else values
 
     def feature_importances(self, kind: str = "split", features=None, background=None) -> np.ndarray:

@@ -25,8 +25,7 @@ from ..engine.codes import (CodedFeatures, code_dtype, count_integer_values, enc
                             padded_thresholds, step_codes)
 from ..engine.categorical import category_ranks, checked_categories
 from ..engine.edges import (all_thresholds, column_holds_unsampled, count_thresholds, holds_unsampled, midpoints,
-                            sample_rows,
-                            value_thresholds)
+                            sample_rows, value_thresholds)
 from ..engine.listed import integer_entries
 from ..engine.threads import check_threads
 from ..engine.values import MAX_TABLE_SIZE
@@ -86,7 +85,7 @@ def global_thresholds(source: RowSource, features, max_bins: int, missing: bool 
 def unseen_columns(chunk: np.ndarray, columns: np.ndarray, distinct: tuple) -> set[int]:
     """The ``columns`` of the block holding a value (not NaN) outside their sampled ``distinct`` values."""
     if is_sparse(chunk):
-        by_column = _rows(chunk).tocsc()
+        by_column = _columns(chunk)
         return {int(f) for f, values in zip(columns, distinct) if column_holds_unsampled(by_column, f, values)}
     return {int(f) for f, values in zip(columns, distinct) if holds_unsampled(chunk[:, f], values)}
 
@@ -94,7 +93,7 @@ def unseen_columns(chunk: np.ndarray, columns: np.ndarray, distinct: tuple) -> s
 def column_counts(chunk: np.ndarray, columns: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each of the block's ``columns``' distinct float64 values (NaN last) and their counts."""
     if is_sparse(chunk):
-        by_column = _rows(chunk).tocsc()
+        by_column = _columns(chunk)
         return [column_value_counts(by_column, f) for f in columns]
     return [np.unique(np.asarray(chunk[:, f], dtype=np.float64), return_counts=True) for f in columns]
 
@@ -113,7 +112,7 @@ def global_categories(source: RowSource, features, indices: np.ndarray | None, m
 def distinct_columns(chunk: np.ndarray, indices: np.ndarray, missing: bool) -> list[np.ndarray]:
     """The block's distinct values of each column in ``indices`` (NaN left out with ``missing``)."""
     if is_sparse(chunk):  # a column's stored values, and 0 where it has implicit zeros
-        by_column = _rows(chunk).tocsc()
+        by_column = _columns(chunk)
         distinct = [column_value_counts(by_column, f)[0] for f in indices]
     else:
         distinct = [np.unique(np.asarray(chunk[:, f], dtype=np.float64)) for f in indices]
@@ -187,6 +186,11 @@ def _rows(chunk):
     """A scipy sparse block as canonical CSR (a copy where it is not), as the in-memory trainers read a sparse
     matrix; a dense block as it is."""
     return as_sparse_rows(chunk, allow_nan=True) if is_sparse(chunk) else chunk
+
+
+def _columns(chunk):
+    """A scipy sparse block by column (CSC), from its canonical rows."""
+    return _rows(chunk).tocsc()
 
 
 def integer_range(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -244,10 +244,11 @@ class CodedFeatures:
         """``(codes, code_rows, row_starts, rows, listed_codes)``, the storage the compiled growers read."""
         return self.codes, self.code_rows, self.row_starts, self.rows, self.listed_codes
 
-    def scratch(self) -> np.ndarray:
-        """Room for one listed feature's codes (:func:`~bob_boost.engine.listed.node_codes`); empty when
-        every feature has its row of :attr:`codes`."""
-        return np.empty(0 if self.whole else self.n_samples, dtype=self.codes.dtype)
+    def splitting(self) -> tuple[np.ndarray, ...]:
+        """:meth:`stored` and a new scratch column, room for one listed feature's codes where a grower splits
+        rows (:func:`~bob_boost.engine.listed.node_codes`; empty when every feature has its row of
+        :attr:`codes`): one for each thread that grows trees."""
+        return self.stored() + (np.empty(0 if self.whole else self.n_samples, dtype=self.codes.dtype),)
 
     def row_layout(self) -> tuple[np.ndarray, ...]:
         """The codes row by row, for histograms over a node's rows (built once, on first use).
@@ -365,8 +366,7 @@ class CodedFeatures:
         edges, bounds = self._row_plan(int(offsets[-1]) * values.shape[1])
         partial = np.zeros((edges.size - 1, int(offsets[-1]), values.shape[1]))
         tasks = [(self.codes, self.code_rows, self.listed_codes, values, self.mode_bins, bounds, self.rows, offsets,
-                  edges[r], edges[r + 1],
-                  r, a, b, partial[r]) for r in range(edges.size - 1) for a, b in self._blocks]
+                  edges[r], edges[r + 1], r, a, b, partial[r]) for r in range(edges.size - 1) for a, b in self._blocks]
         run_blocks(kernels.histograms, tasks, self.n_threads)
         out = partial[0]
         for r in range(1, partial.shape[0]):  # in block order

@@ -65,14 +65,6 @@ def routed_outputs(stored, mode_bins, offsets, missing, categorical, node_featur
 
 
 @numba.njit(**_JIT)
-def _with_scratch(stored, n_samples):
-    """``stored`` and this batch's own scratch column for the grower's splits of listed features."""
-    codes, mode_count = stored[0], stored[1].size
-    column = np.empty(n_samples if codes.shape[0] < mode_count else 0, dtype=codes.dtype)
-    return stored[0], stored[1], stored[2], stored[3], stored[4], column
-
-
-@numba.njit(**_JIT)
 def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
                feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
@@ -86,8 +78,8 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
     copy of them, gradients then hessians (see :func:`grow_tree`). A batch of
     several (one-output) trees first copies its columns side by side, from
     which one pass over the rows makes every root histogram of the batch
-    (``stored``: :meth:`~bob_boost.engine.codes.CodedFeatures.stored`, with a
-    scratch column for the grower after it). The trees grow on the samples ``rows`` (ascending:
+    (``stored``: the batch's :meth:`~bob_boost.engine.codes.CodedFeatures.splitting`). The trees grow on
+    the samples ``rows`` (ascending:
     all, or a round's sample, whose trees build their roots one by one).
     Tree ``t`` writes row ``t`` of the node arrays (its nodes' cover and gain into
     ``node_records``), ``n_nodes[t]``, and its
@@ -99,7 +91,6 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
     trees = last - first
     width = 2 * leaf_width
     sample_node = np.zeros(n_samples, dtype=np.int64)
-    splitting = _with_scratch(stored, n_samples)
     # the shared pass reads every row: with a sample of the rows, each tree builds its root from them
     shared_root = trees > 1 and rows.size == n_samples
     if shared_root:
@@ -134,7 +125,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = root_totals
-        n_nodes[t] = grow_tree(splitting, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
@@ -166,7 +157,6 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
     trees = last - first
     histogram_bins, w = slot_sums.shape[1], slot_sums.shape[2]
     sample_node = np.zeros(n_samples, dtype=np.int64)
-    splitting = _with_scratch(stored, n_samples)
     scales = np.ones((trees, 2))
     batch = np.empty((n_samples, w * trees), dtype=np.int64)
     packed = np.empty((n_samples, w), dtype=np.int64)
@@ -186,7 +176,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
         packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(splitting, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,

@@ -381,7 +381,8 @@ class TreeTrainer:
         # a column sample's histograms read its columns only (packed ones keep their pairs of every column)
         layout = (coded.column_layout(columns) if columns is not None and self.quantized_gradients is None
                   else coded.row_layout())
-        common = (coded.stored(), coded.mode_bins, layout,
+        # the arguments every tree's grower takes after the codes (each batch gets its own coded.splitting())
+        common = (coded.mode_bins, layout,
                   coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
                   np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
                   (allowed_columns(binned.number_of_features, columns),
@@ -406,7 +407,8 @@ class TreeTrainer:
                                                          np.empty((slots, 0), dtype=np.int32)),
                                  nodes_out, packed, (real[0], np.array(packing), scales[0]))
             else:
-                blocks = [(bounds[b], bounds[b + 1]) + common + (levels, int(round_index), np.array(packing)) +
+                blocks = [(bounds[b], bounds[b + 1], coded.splitting()) + common +
+                          (levels, int(round_index), np.array(packing)) +
                           limits + (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
                           for b in range(batches)]
                 run_blocks(tree_batches.grow_quantised_trees, blocks, coded.n_threads, work=work)
@@ -419,15 +421,15 @@ class TreeTrainer:
                 if reached is not None and (rows is None or rows.size == samples):
                     reached.append(sample_node[:, np.newaxis])
             else:
-                blocks = [(bounds[b], bounds[b + 1]) + common + (leaf_width,) + limits + slots_of[b] + nodes_out
-                          for b in range(batches)]
+                blocks = [(bounds[b], bounds[b + 1], coded.splitting()) + common + (leaf_width,) + limits +
+                          slots_of[b] + nodes_out for b in range(batches)]
                 run_blocks(tree_batches.grow_trees, blocks, coded.n_threads, work=work)
         self._cap(leaf_values, training_outputs)
         if rows is not None and rows.size < samples:  # the rows the trees did not grow on, routed by their codes
             dropped = np.ones(samples, dtype=bool)
             dropped[rows] = False
             tree_batches.routed_outputs(coded.stored(), coded.mode_bins, binned.offsets, bool(binned.missing),
-                                        common[7][6],
+                                        common[6][6],
                                         node_feature, node_bin, node_nan_left, node_left, node_right, node_sets,
                                         leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,

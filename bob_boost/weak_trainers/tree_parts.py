@@ -75,7 +75,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records, n_nodes,
      outputs) = nodes_out
     samples, width = values.shape
-    stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = common[:9]
+    mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = common[:8]
     if quantised_as is None:
         real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
     else:
@@ -86,7 +86,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     root_total = np.zeros(width, dtype=values.dtype)
     parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
-    arguments = ((stored + (coded.scratch(),), mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
+    arguments = ((coded.splitting(), mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
                   values, real, packing, scales, np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node, True,
