@@ -252,7 +252,7 @@ def multiview_car_cost_matrix(number_of_views: int, false_positive_cost: float =
 
 
 def check_sample_costs(sample_costs, labels: np.ndarray, number_of_classes: int,
-                       name: str = "sample_costs") -> np.ndarray:
+                       name: str = "sample_costs", first: int = 0) -> np.ndarray:
     """Validate example-dependent costs and return them as new (#samples, K) float64 rows.
 
     Parameters
@@ -267,6 +267,8 @@ def check_sample_costs(sample_costs, labels: np.ndarray, number_of_classes: int,
         K.
     name : str
         Argument name used in error messages.
+    first : int
+        The index of the first sample in the messages (a block of rows names its samples as the whole array does).
 
     Raises
     ------
@@ -288,14 +290,25 @@ def check_sample_costs(sample_costs, labels: np.ndarray, number_of_classes: int,
     if costs.ndim == 3:
         diagonals = costs[:, np.arange(k), np.arange(k)]
         if np.any(diagonals != 0):
-            raise InvalidValueError(f"{name}: sample {int(np.flatnonzero(diagonals.any(axis=1))[0])}'s matrix has a "
-                                    f"non-zero diagonal")
+            bad = first + int(np.flatnonzero(diagonals.any(axis=1))[0])
+            raise InvalidValueError(f"{name}: sample {bad}'s matrix has a non-zero diagonal")
         costs = costs[np.arange(n), labels]
     own = costs[np.arange(n), labels]
     if np.any(own != 0):
-        raise InvalidValueError(f"{name}: sample {int(np.flatnonzero(own)[0])} has a non-zero cost for its own "
-                                f"class {int(labels[np.flatnonzero(own)[0]])}")
+        bad = int(np.flatnonzero(own)[0])
+        raise InvalidValueError(f"{name}: sample {first + bad} has a non-zero cost for its own class "
+                                f"{int(labels[bad])}")
     return costs
+
+
+def sample_cost_exponents(sample_costs, labels: np.ndarray, number_of_classes: int, first: int = 0) -> np.ndarray:
+    """BAdaCost's (#samples, K) per-sample exponents ``K/(K-1) c*_n`` of example-dependent costs: each sample's
+    validated row (:func:`check_sample_costs`, whose ``first`` names the samples in messages) with minus its sum
+    at the sample's class, as :func:`margin_cost_matrix` makes ``C2`` of a class matrix."""
+    k = number_of_classes
+    rows = check_sample_costs(sample_costs, labels, k, first=first)
+    rows[np.arange(labels.size), labels] = -rows.sum(axis=1)
+    return k / (k - 1) * rows
 
 
 def class_mean_costs(labels: np.ndarray, sample_costs: np.ndarray, number_of_classes: int) -> np.ndarray:

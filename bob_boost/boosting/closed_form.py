@@ -38,6 +38,13 @@ logger = logging.getLogger(__name__)
 LARGEST_EXPONENT = 300.0
 
 
+def loss_shift(peak: float) -> float:
+    """What exponents whose largest is ``peak`` are shifted down by before their exponentials become a weak
+    learner's losses: ``peak`` when ``exp`` would overflow near it, else 0 (the losses as they are, bit for bit),
+    as :meth:`BAdaCostTrainer.round_matrices <bob_boost.BAdaCostTrainer.round_matrices>` shifts a class matrix."""
+    return peak if peak > LARGEST_EXPONENT else 0.0
+
+
 class MulticlassCostBoosting:
     """BAdaCost's configuration of the loop (SAMME and AdaBoost.M1 change its matrices and step).
 
@@ -102,9 +109,8 @@ class MulticlassCostBoosting:
         self._row_log_factors = None if class_log_factors is None else class_log_factors[labels]
         self.row_exponents = row_exponents
         self._row_losses = None
-        if row_exponents is not None:  # shifted as BAdaCostTrainer.round_matrices shifts the class matrix
-            peak = float(row_exponents.max())
-            self._row_losses = np.exp(row_exponents - peak if peak > LARGEST_EXPONENT else row_exponents)
+        if row_exponents is not None:
+            self._row_losses = np.exp(row_exponents - loss_shift(float(row_exponents.max())))
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine holding the cost matrix (it predicts ``argmin_k (C* f)_k``)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..costs import sample_cost_exponents
 from ..engine.codes import CodedFeatures
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
@@ -201,19 +202,78 @@ def initial_log_weights(labels: np.ndarray, weights, mean: float) -> np.ndarray:
         return np.log(weights / mean)
 
 
-def replayed_log_weights(rows: np.ndarray, labels: np.ndarray, initial: np.ndarray, exponents: np.ndarray,
-                         machine) -> np.ndarray:
+def replayed_log_weights(rows: np.ndarray, labels: np.ndarray, initial: np.ndarray, row_exponents: np.ndarray | None,
+                         exponents: np.ndarray, machine) -> np.ndarray:
     """The partition's log weights after a continued machine's rounds, replayed on its raw rows in their order, as
     the in-memory loop replays them (:meth:`bob_boost.boosting.closed_form.MulticlassCostBoosting.start`)."""
     log_weights = initial
     for weak, weight in zip(machine.weak_machines, machine.weights[:, 0]):
-        log_weights = log_weights + weight * exponents[labels, weak.forward_labels(rows)]
+        log_weights = log_weights + weight * predicted_exponents(labels, weak.forward_labels(rows), row_exponents,
+                                                                 exponents)
     return log_weights
 
 
 def raw_confusion(rows: np.ndarray, labels: np.ndarray, weights: np.ndarray, weak, k: int) -> np.ndarray:
     """(K, K) weighted confusion matrix of a weak machine's labels on the partition's raw rows."""
     return np.bincount(labels * k + weak.forward_labels(rows), weights=weights, minlength=k * k).reshape(k, k)
+
+
+def predicted_exponents(labels: np.ndarray, predicted: np.ndarray, row_exponents: np.ndarray | None,
+                        exponents: np.ndarray) -> np.ndarray:
+    """Every row's weight-update exponent for the predicted class: ``exponents[label, predicted]`` of the (K, K)
+    class matrix, or with example-dependent costs the row's own ``row_exponents[n, predicted]``."""
+    if row_exponents is None:
+        return exponents[labels, predicted]
+    return row_exponents[np.arange(predicted.size), predicted]
+
+
+# -- example-dependent costs: per-row exponents, losses and the step on their sums ------------------------------
+
+def cost_exponents(costs: np.ndarray, labels: np.ndarray, first: int, number_of_classes: int) -> np.ndarray:
+    """The partition's (#rows, K) BAdaCost exponents of its block of example-dependent costs (checked, the
+    samples named by their place in the whole array: the block's first is sample ``first``)."""
+    return sample_cost_exponents(costs, labels, number_of_classes, first=first)
+
+
+def exponent_losses(row_exponents: np.ndarray, shift: float) -> np.ndarray:
+    """The weak learner's per-row losses ``exp(row exponents - shift)``."""
+    return np.exp(row_exponents - shift)
+
+
+def exponent_range(row_exponents: np.ndarray) -> np.ndarray:
+    """The partition's largest exponent and largest magnitude of one (-inf and 0 without rows)."""
+    return np.array([row_exponents.max(initial=-np.inf), np.abs(row_exponents).max(initial=0.0)])
+
+
+def _step_terms(weights: np.ndarray, row_exponents: np.ndarray, predicted: np.ndarray) -> tuple:
+    """The step's terms ``(s, u)``: the weights of the rows of positive weight and their exponents for the
+    predicted classes."""
+    active = weights > 0
+    return weights[active], row_exponents[np.flatnonzero(active), predicted[active]]
+
+
+def step_sums(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
+              node_labels: np.ndarray) -> np.ndarray:
+    """``(sum s u, min u, max u)`` of the partition's step terms, ``s`` a row's weight and ``u`` its exponent for the
+    tree's prediction (rows of weight 0 left out; no terms: ``(0, inf, -inf)``), for
+    :func:`~bob_boost.boosting.steps.exponential_root`."""
+    return _sums_of(*_step_terms(weights, row_exponents, node_labels[sample_node]))
+
+
+def raw_step_sums(rows: np.ndarray, weights: np.ndarray, row_exponents: np.ndarray, weak) -> np.ndarray:
+    """:func:`step_sums` of a weak machine's labels on the partition's raw rows."""
+    return _sums_of(*_step_terms(weights, row_exponents, weak.forward_labels(rows)))
+
+
+def _sums_of(s: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return np.array([np.sum(s * u), u.min(initial=np.inf), u.max(initial=-np.inf)])
+
+
+def step_derivative(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
+                    node_labels: np.ndarray, beta: float, shift: float) -> float:
+    """The partition's ``sum s u exp(beta u - shift)`` over the terms of :func:`step_sums`."""
+    s, u = _step_terms(weights, row_exponents, node_labels[sample_node])
+    return float(np.sum(s * u * np.exp(beta * u - shift)))
 
 
 def largest(values: np.ndarray) -> float:
@@ -239,13 +299,15 @@ def confusion(labels: np.ndarray, sample_node: np.ndarray, weights: np.ndarray, 
 
 
 def updated_log_weights(log_weights: np.ndarray, labels: np.ndarray, sample_node: np.ndarray,
-                        node_labels: np.ndarray, exponents: np.ndarray, weight: float) -> np.ndarray:
-    """The multi-class weight update ``log w + weight * exponents[label, predicted]``."""
-    return log_weights + weight * exponents[labels, node_labels[sample_node]]
+                        row_exponents: np.ndarray | None, node_labels: np.ndarray, exponents: np.ndarray,
+                        weight: float) -> np.ndarray:
+    """The multi-class weight update ``log w + weight * exponents[label, predicted]`` (a row's own exponents with
+    example-dependent costs)."""
+    return log_weights + weight * predicted_exponents(labels, node_labels[sample_node], row_exponents, exponents)
 
 
-def rebuilt_log_weights(coded: CodedFeatures, labels: np.ndarray, initial: np.ndarray, exponents: np.ndarray,
-                        history: tuple) -> np.ndarray:
+def rebuilt_log_weights(coded: CodedFeatures, labels: np.ndarray, initial: np.ndarray,
+                        row_exponents: np.ndarray | None, exponents: np.ndarray, history: tuple) -> np.ndarray:
     """The partition's log weights rebuilt from its codes and the trees so far, as the rounds updated them.
 
     ``history`` holds each round's ``(leaves, its arguments, node labels, weight)``: ``leaves(coded,
@@ -253,6 +315,6 @@ def rebuilt_log_weights(coded: CodedFeatures, labels: np.ndarray, initial: np.nd
     """
     log_weights = initial
     for leaves, arguments, node_labels, weight in history:
-        log_weights = updated_log_weights(log_weights, labels, leaves(coded, *arguments), node_labels, exponents,
-                                          weight)
+        log_weights = updated_log_weights(log_weights, labels, leaves(coded, *arguments), row_exponents, node_labels,
+                                          exponents, weight)
     return log_weights

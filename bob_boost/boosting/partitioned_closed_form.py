@@ -4,7 +4,8 @@
 - :class:`PartitionedCostSensitive`: AdaBoostDB and Cost-Sensitive AdaBoost, the trainer's selection rule on
   the stump pool's errors from class histograms summed over the partitions;
 - :class:`PartitionedMultiClass`: BAdaCost, SAMME and AdaBoost.M1 with cost-sensitive trees, the trainer's
-  step rule on summed confusion matrices.
+  step rule on summed confusion matrices (BAdaCost's with example-dependent costs: its root search on sums over
+  the partitions' rows).
 
 The per-row state (scores, log weights) stays with its partition and is rebuilt from the codes at the
 partitions' checkpoints.
@@ -23,7 +24,7 @@ from .partitions import Partitions, in_order, rebuilds, summed_pieces
 from .protocol import Proposal, RoundState
 from .roots import RootCounter
 from .sampling import Sampling
-from .steps import capped_step
+from .steps import capped_step, exponential_root, unbounded
 
 
 class PartitionedCostSensitive:
@@ -176,12 +177,17 @@ class PartitionedMultiClass:
         The machine's metadata.
     sampling : Sampling, optional
         The rows of every round's tree, as in memory (the strata are the classes, GOSS's magnitudes the weights).
+    row_exponents : list, optional
+        Handles of every partition's (#rows, K) example-dependent exponents (BAdaCost's per-sample ``C2`` rows),
+        replacing ``exponents``' class rows in the weight update; the step is then BAdaCost's
+        (:func:`~bob_boost.boosting.steps.exponential_root` on every row's weight and exponent, summed over the
+        partitions at each point of the search), as in memory.
     """
 
     def __init__(self, partitions: Partitions, grower, cost_matrix: np.ndarray, loss_matrix: np.ndarray,
                  exponents: np.ndarray, step: Callable, shrinkage: float, feature_fraction: float, random_state,
                  initial: list, n_features: int, name: str, metadata: dict,
-                 sampling: Sampling | None = None) -> None:
+                 sampling: Sampling | None = None, row_exponents: list | None = None) -> None:
         self.name, self.metadata = name, metadata
         self.partitions, self.grower, self.cost_matrix = partitions, grower, cost_matrix
         self.loss_matrix, self.exponents, self.step_rule, self.shrinkage = loss_matrix, exponents, step, shrinkage
@@ -191,6 +197,8 @@ class PartitionedMultiClass:
         self.history: list[tuple] = []
         self.sampler = (PartitionSampler(sampling, partitions, partitions.targets)
                         if sampling is not None and sampling.samples_rows else None)
+        self.row_exponents = [None] * len(partitions.rows) if row_exponents is None else row_exponents
+        self.by_rows = row_exponents is not None
 
     def new_machine(self, features) -> BoostedMachine:
         """An empty machine deciding by the cost matrix."""
@@ -205,8 +213,8 @@ class PartitionedMultiClass:
         n_features = features.shape[1]
         if len(machine):
             parts = self.partitions
-            self.initial = self.log_weights = parts.raw(features, tasks.replayed_log_weights,
-                                                        parts.targets, self.initial, self.exponents, machine)
+            self.initial = self.log_weights = parts.raw(features, tasks.replayed_log_weights, parts.targets,
+                                                        self.initial, self.row_exponents, self.exponents, machine)
             for _ in range(len(machine) * (self.subset_size != n_features)):
                 self.rng.choice(n_features, self.subset_size, replace=False)
         return RoundState(features=features, scores=None)
@@ -215,9 +223,12 @@ class PartitionedMultiClass:
         """Whether the step of the machine's last weak machine, at the current weights, is infinite (the in-memory
         test, on the raw rows)."""
         parts, k = self.partitions, self.exponents.shape[0]
-        confusion = in_order(*parts.gather(parts.raw(
-            state.features, tasks.raw_confusion, parts.targets,
-            _normalised(parts, self.log_weights), machine.weak_machines[-1], k)))
+        weights, last = _normalised(parts, self.log_weights), machine.weak_machines[-1]
+        if self.by_rows:
+            return unbounded(*_step_sums(parts.gather(parts.raw(state.features, tasks.raw_step_sums, weights,
+                                                                self.row_exponents, last))))
+        confusion = in_order(*parts.gather(parts.raw(state.features, tasks.raw_confusion, parts.targets, weights,
+                                                     last, k)))
         return bool(np.isinf(self.step_rule(confusion, self.exponents)))
 
     def begin_round(self, state: RoundState) -> None:
@@ -240,13 +251,36 @@ class PartitionedMultiClass:
     def step(self, machine, state: RoundState) -> tuple[float, bool] | None:
         """The trainer's step rule on the summed confusion matrix; None when it is not positive."""
         leaves, node_labels, _ = state.extra["grown"]
-        confusion = self.partitions.summed(tasks.confusion, self.partitions.targets, leaves, state.extra["weights"],
-                                           node_labels, self.exponents.shape[0])
-        step = self.step_rule(confusion, self.exponents)
+        parts, weights = self.partitions, state.extra["weights"]
+        if self.by_rows:
+            step = self._row_step(weights, leaves, node_labels)
+        else:
+            confusion = parts.summed(tasks.confusion, parts.targets, leaves, weights, node_labels,
+                                     self.exponents.shape[0])
+            step = self.step_rule(confusion, self.exponents)
         if not step > 0:
             return None
         perfect = bool(np.isinf(step))
-        return (capped_step(self.exponents) if perfect else step) * self.shrinkage, perfect
+        return (self._capped() if perfect else step) * self.shrinkage, perfect
+
+    def _capped(self) -> float:
+        """:func:`~bob_boost.boosting.steps.capped_step` of the exponents (every row's, by their largest magnitude)."""
+        if not self.by_rows:
+            return capped_step(self.exponents)
+        parts = self.partitions
+        return capped_step(np.array([max(float(magnitude) for _, magnitude in
+                                         parts.gather(parts.each(tasks.exponent_range, self.row_exponents)))]))
+
+    def _row_step(self, weights: list, leaves: list, node_labels: np.ndarray) -> float:
+        """BAdaCost's step on every row's weight and own exponent: the partitions send the slope and range of the
+        terms, then the derivative's sum at each point the root search asks for."""
+        parts, rows = self.partitions, self.row_exponents
+        sums = _step_sums(parts.gather(parts.each(tasks.step_sums, weights, leaves, rows, node_labels)))
+
+        def derivative(beta: float, shift: float) -> float:
+            return float(parts.summed(tasks.step_derivative, weights, leaves, rows, node_labels, beta, shift))
+
+        return exponential_root(*sums, derivative)
 
     def end_round(self, state: RoundState, machine, weight: float) -> None:
         """Every partition's log weights moved by the rows' leaves (rebuilt from the codes every checkpoint)."""
@@ -255,14 +289,21 @@ class PartitionedMultiClass:
         self.history.append((*routing, node_labels, weight))
         if not rebuilds(parts, len(self.history)):
             self.log_weights = parts.each(tasks.updated_log_weights, self.log_weights, parts.targets, leaves,
-                                          node_labels, self.exponents, weight)
+                                          self.row_exponents, node_labels, self.exponents, weight)
         else:
             self.log_weights = parts.each(tasks.rebuilt_log_weights, parts.coded, parts.targets,
-                                          self.initial, self.exponents, tuple(self.history))
+                                          self.initial, self.row_exponents, self.exponents, tuple(self.history))
 
     def describe(self, state: RoundState) -> str:
         """Nothing beyond the weak machine and its weight."""
         return ""
+
+
+def _step_sums(pieces: list) -> tuple[float, float, float]:
+    """The slope, smallest and largest exponent of the step's terms from the partitions' :func:`step_sums
+    <bob_boost.boosting.partition_tasks.step_sums>` (the slope added in partition order)."""
+    return (float(in_order(*(piece[0] for piece in pieces))), float(min(piece[1] for piece in pieces)),
+            float(max(piece[2] for piece in pieces)))
 
 
 def _normalised(parts: Partitions, log_weights: list) -> list:

@@ -6,7 +6,8 @@
 - :func:`newton_fit_weights`: the same minimiser for a separable built-in loss (exponential, logit,
   squared) by a compiled one-dimensional Newton solve per output (:mod:`bob_boost.engine.newton`), which
   the generic trainer uses on quantised features;
-- :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors);
+- :func:`optimal_step`: the minimiser of BAdaCost's convex step function (CMEL along the margin vectors), its
+  search :func:`exponential_root` on sums that may be made elsewhere (row partitions);
 - :func:`adaboost_m1_step`: AdaBoost.M1's ``log((1 - E) / E)``;
 - :func:`capped_step`: the finite step that replaces an infinite one (a weak learner without costly error);
 - :func:`adac2_m1_step`: AdaC2.M1's step, AdaC2's on a multi-class weak learner's weighted confusions;
@@ -45,9 +46,9 @@ from .roots import double_base_root, double_base_roots, hyperbolic_roots
 
 __all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adac2_m1_step",
            "adaboost_m1_step", "capped_step", "compiled_loss", "double_base_root", "double_base_roots",
-           "fit_line_step", "fit_weights", "hyperbolic_roots", "minimise_line_step", "minimise_weights",
-           "multiboost_step", "newton_fit_step", "newton_fit_weights", "optimal_step", "proves_descent",
-           "reweighting_step"]
+           "exponential_root", "fit_line_step", "fit_weights", "hyperbolic_roots", "minimise_line_step",
+           "minimise_weights", "multiboost_step", "newton_fit_step", "newton_fit_weights", "optimal_step",
+           "proves_descent", "reweighting_step", "unbounded"]
 
 logger = logging.getLogger(__name__)
 
@@ -285,9 +286,9 @@ def optimal_step(confusion, exponents) -> float:
     Parameters
     ----------
     confusion : array_like
-        (K, K) non-negative weights ``S[i, j]``.
+        (K, K) non-negative weights ``S[i, j]`` (or any shape: a weight per term, e.g. per sample).
     exponents : array_like
-        (K, K) finite exponents, e.g. ``C2 = K/(K-1) C*``.
+        Finite exponents of ``confusion``'s shape, e.g. ``C2 = K/(K-1) C*``.
 
     Returns
     -------
@@ -306,24 +307,57 @@ def optimal_step(confusion, exponents) -> float:
         raise InvalidValueError("exponents: contains NaN or infinite values")
     active = weights > 0
     s, u = weights[active], values[active]
+    if u.size == 0:
+        return 0.0
 
-    def derivative(beta: float) -> float:
-        # scaled by exp(-max(beta u)): same sign and root, but no overflow for large steps
-        exponent = beta * u
-        return float(np.sum(s * u * np.exp(exponent - exponent.max())))
+    def derivative(beta: float, shift: float) -> float:
+        return float(np.sum(s * u * np.exp(beta * u - shift)))
 
-    slope = float(np.sum(s * u))
+    return exponential_root(float(np.sum(s * u)), float(u.min()), float(u.max()), derivative)
+
+
+def exponential_root(slope: float, lowest: float, highest: float,
+                     derivative: Callable[[float, float], float]) -> float:
+    """The minimiser of the convex ``phi(beta) = sum_i s_i exp(beta u_i)`` (all ``s_i > 0``), from its sums:
+    :func:`optimal_step`'s search, for terms held anywhere (row partitions sum them where they are).
+
+    Parameters
+    ----------
+    slope : float
+        ``phi'(0) = sum_i s_i u_i``.
+    lowest, highest : float
+        The smallest and largest exponent ``u_i``.
+    derivative : callable
+        ``derivative(beta, shift) = sum_i s_i u_i exp(beta u_i - shift)``; ``shift`` is the largest
+        ``beta u_i`` (so that no term overflows), which the search computes from ``lowest`` and ``highest``
+        (rounding is monotone, so it is exactly the largest of the products).
+
+    Returns
+    -------
+    float
+        As :func:`optimal_step`: ``+-inf`` when ``phi`` decreases without bound, 0 when ``slope`` is 0.
+    """
     if slope == 0.0:
         return 0.0
     direction = -1.0 if slope < 0 else 1.0
     # phi is bounded in the descent direction only if some exponent grows along it
-    if not np.any(-direction * u > 0):
+    if unbounded(slope, lowest, highest):
         return -direction * np.inf
-    near, far = 0.0, -direction / np.abs(u).max()
-    while np.sign(derivative(far)) == np.sign(slope):
+
+    def scaled(beta: float) -> float:
+        return derivative(beta, beta * highest if beta >= 0 else beta * lowest)
+
+    near, far = 0.0, -direction / max(abs(lowest), abs(highest))
+    while np.sign(scaled(far)) == np.sign(slope):
         near, far = far, 2.0 * far
     low, high = sorted((near, far))
-    return float(scipy.optimize.brentq(derivative, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+    return float(scipy.optimize.brentq(scaled, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+
+
+def unbounded(slope: float, lowest: float, highest: float) -> bool:
+    """Whether :func:`exponential_root`'s ``phi`` decreases without bound (an infinite step: along the descent
+    direction no exponent grows, e.g. a weak learner without costly errors)."""
+    return slope != 0.0 and not (highest > 0 if slope < 0 else lowest < 0)
 
 
 def adaboost_m1_step(confusion: np.ndarray, exponents: np.ndarray) -> float:

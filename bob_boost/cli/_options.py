@@ -14,7 +14,7 @@ from ._common import CommandError, as_options
 
 #: Options of in-memory training only, with their defaults (the parser's): any other value is an error
 #: with --scheduler, rather than silently ignored.
-IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None, "sample_costs": None}
+IN_MEMORY_ONLY = {"threads": None, "tree_quantized_gradients": None}
 
 #: Options that only -w lut reads, only --trainer adaboostdb, only -w tree, only --trainer badacost and only
 #: the multi-class trainers (badacost, samme, adaboost-m1), with their defaults: with --scheduler another value

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from ._common import CommandError, as_options, load_dask_support
 from ._options import (ADABOOSTDB_ONLY, BADACOST_ONLY, BINARY_COSTS, BOOSTING_CLASSIFIER_ONLY, CLUSTER_MAX_BINS,
                        DEFAULT_MAX_BINS, GRADIENT_TREE_ONLY, IN_MEMORY_ONLY, LUT_ONLY, MULTICLASS_ONLY, SPLIT_ONLY,
                        TREE_ONLY, check_constraints, file_categorical, is_regression, sampling_of)
+from .train import sample_costs_and_matrix
 
 #: The trainers of distributed training, and the weak learners each of them boosts there (the multi-class
 #: LUT learner has no distributed version: :class:`bob_boost.dask.DaskMultiClassBoosting` refuses it).
@@ -157,7 +159,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
         samples = table.features.shape[0]
         if table.categories:  # a Parquet or Arrow file's category and text columns, coded with their categories
             args.categorical = file_categorical(args, table.categories)
-        encoding, recipe = _cluster_recipe(args, table.distinct_labels(), cost_matrix)
+        encoding, recipe = _cluster_recipe(args, table.distinct_labels(), cost_matrix,
+                                           lambda: np.asarray(table.labels.compute()))
         try:
             check_constraints(args, int(table.features.shape[1]))
         except ValueError as error:
@@ -180,6 +183,8 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
                                          dtype=np.int64, **({} if targets.ndim == 1 else {"drop_axis": 1}))
             options["baseline"] = recipe.prior_baseline(_dask.class_sizes(classes, None, encoding.number_of_classes))
         start = time.perf_counter()
+        if recipe.sample_costs is not None:
+            options["sample_costs"] = recipe.sample_costs
         try:
             machine = trainer.train(table.features, targets, args.rounds, **options)
         except InvalidValueError as error:
@@ -206,10 +211,11 @@ def command_train_on_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
-                    cost_matrix: np.ndarray | None) -> tuple[ClassEncoding | None, Recipe]:
+def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray, cost_matrix: np.ndarray | None,
+                    labels: Callable[[], np.ndarray]) -> tuple[ClassEncoding | None, Recipe]:
     """The class encoding (None: regression) and the in-memory recipe of the options, from the distinct labels
-    and the ``--cost-matrix`` (None without it).
+    and the ``--cost-matrix`` (None without it); with ``--sample-costs``, whose rows the client reads, ``labels()``
+    brings the training labels to the client too, to check the rows against them as in memory.
 
     The cluster trains the recipe's trainer as its partitioned twin
     (:func:`~bob_boost.dask._trainers.dask_trainer`).
@@ -219,6 +225,8 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
         if regression and classes.dtype.kind not in "iuf":
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
         encoding = None if regression else ClassEncoding.fit(classes, args.positive_label)
+        sample_costs, cost_matrix = sample_costs_and_matrix(args, encoding, labels() if args.sample_costs else None,
+                                                            cost_matrix)
         # the in-memory call (the options the cluster refuses, --threads, at their defaults); lut_entries only
         # sizes the recipe's own LUT trainer: its twin takes --lut-entries (None: from the data)
         recipe = make_recipe(args.trainer, number_of_classes=None if encoding is None else encoding.number_of_classes,
@@ -231,7 +239,7 @@ def _cluster_recipe(args: argparse.Namespace, classes: np.ndarray,
                              tree_outputs=args.tree_outputs, tree_growth=args.tree_growth, sampling=sampling_of(args),
                              tree_min_weight_fraction_leaf=args.min_weight_fraction_leaf,
                              tree_monotonic_cst=args.monotonic_cst, tree_interaction_cst=args.interaction_cst,
-                             categorical_features=args.categorical)
+                             categorical_features=args.categorical, sample_costs=sample_costs)
     except ValueError as error:
         raise as_options(error) from None
     softmax_trees = isinstance(recipe.loss, SoftmaxLoss) and args.weak_learner == "tree"

@@ -205,6 +205,18 @@ def _lut_entries(features: np.ndarray, requested: int | None, source: str) -> in
     return entries
 
 
+def sample_costs_and_matrix(args: argparse.Namespace, encoding: ClassEncoding | None, labels: np.ndarray,
+                            cost_matrix: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The checked (#samples, K) rows of ``--sample-costs`` (None without it) for the training ``labels``, and the
+    cost matrix: ``cost_matrix`` (``--cost-matrix``), else with sample costs their class means."""
+    if not args.sample_costs:
+        return None, cost_matrix
+    rows = _sample_costs(args, encoding, labels)
+    if cost_matrix is None:
+        cost_matrix = class_mean_costs(encoding.encode(labels, args.data), rows, encoding.number_of_classes)
+    return rows, cost_matrix
+
+
 def _sample_costs(args: argparse.Namespace, encoding: ClassEncoding | None, labels: np.ndarray) -> np.ndarray:
     """The checked (#samples, K) rows of ``--sample-costs`` for the training labels."""
     if encoding is None:
@@ -240,12 +252,7 @@ def train_machine(args: argparse.Namespace, table: Table) -> BoostedMachine:
         encoding = None if is_regression(args, cost_matrix) else ClassEncoding.fit(labels, args.positive_label)
         if encoding is None and labels.dtype.kind not in "iuf":
             raise CommandError(f"loss {args.loss!r} is a regression loss but the labels are not numbers")
-        sample_costs = None
-        if args.sample_costs:
-            sample_costs = _sample_costs(args, encoding, labels)
-            if cost_matrix is None:
-                cost_matrix = class_mean_costs(encoding.encode(labels, args.data), sample_costs,
-                                               encoding.number_of_classes)
+        sample_costs, cost_matrix = sample_costs_and_matrix(args, encoding, labels, cost_matrix)
         entries = 256
         if args.weak_learner == "lut":
             entries = _lut_entries(features, args.lut_entries, args.data)

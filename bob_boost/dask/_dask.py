@@ -125,22 +125,31 @@ def as_matching_targets(values, chunks: tuple[int, ...], name: str, vector: bool
 
     1-D, or 2-D with its columns in one chunk (a single column becomes 1-D); ``vector``: 1-D only.
     """
+    array = as_matching_rows(values, chunks, name)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in ((1,) if vector else (1, 2)):
+        raise InvalidValueError(f"{name}: expected {sum(chunks)} values{'' if vector else ' (or rows)'}, "
+                                f"got shape {array.shape}")
+    return array
+
+
+def as_matching_rows(values, chunks: tuple[int, ...], name: str) -> "da.Array":
+    """``values`` (a Dask array, dataframe or array_like of any dimensions) as a float64 Dask array with the
+    features' row chunks and its other axes in one chunk (rechunked if needed)."""
     values = _as_array(values, name)
     if isinstance(values, da.Array):
-        if any(np.isnan(c) for c in values.chunks[0]):
+        if values.ndim and any(np.isnan(c) for c in values.chunks[0]):
             raise InvalidValueError(f"{name}: the chunk sizes are unknown; call compute_chunk_sizes() first")
         array = values
     else:
-        local = np.asarray(values, dtype=np.float64)
-        if local.shape[:1] != (sum(chunks),):
-            raise InvalidValueError(f"{name}: expected {sum(chunks)} values, got shape {local.shape}")
-        array = da.from_array(local, chunks=(chunks,) + tuple((s,) for s in local.shape[1:]))
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim not in ((1,) if vector else (1, 2)) or array.shape[0] != sum(chunks):
-        raise InvalidValueError(f"{name}: expected {sum(chunks)} values{'' if vector else ' (or rows)'}, "
-                                f"got shape {array.shape}")
-    wanted = (chunks,) + ((array.shape[1],) if array.ndim == 2 else ())
+        array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 0 or array.shape[0] != sum(chunks):
+        raise InvalidValueError(f"{name}: expected {sum(chunks)} rows (one per row of the features), got shape "
+                                f"{array.shape}")
+    if not isinstance(array, da.Array):
+        array = da.from_array(array, chunks=(chunks,) + tuple((size,) for size in array.shape[1:]))
+    wanted = (chunks,) + tuple((size,) for size in array.shape[1:])
     if array.chunks != wanted:
         array = array.rechunk(wanted)
     return array.astype(np.float64)
@@ -246,6 +255,23 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
     """(K,) the (weighted) number of samples of each class index, counted on the cluster."""
     return np.asarray(da.bincount(classes, weights=weights, minlength=number_of_classes).compute(),
                       dtype=np.float64)
+
+
+def class_means(classes: "da.Array", rows: "da.Array", number_of_classes: int) -> np.ndarray:
+    """(K, K) each class's mean of the (#samples, K) ``rows`` (0 for a class without samples), summed on the
+    cluster chunk by chunk and added in chunk order."""
+    pairs = zip(classes.rechunk((rows.chunks[0],)).to_delayed().ravel(), rows.to_delayed().reshape(-1, 1)[:, 0])
+    pieces = dask.compute(*[dask.delayed(_class_row_sums)(block, values, number_of_classes)
+                            for block, values in pairs])
+    sums = np.sum([piece[0] for piece in pieces], axis=0)
+    counts = np.sum([piece[1] for piece in pieces], axis=0)[:, np.newaxis]
+    return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+
+
+def _class_row_sums(classes: np.ndarray, rows: np.ndarray, number_of_classes: int) -> tuple:
+    sums = np.zeros((number_of_classes, rows.shape[1]))
+    np.add.at(sums, classes, rows)
+    return sums, np.bincount(classes, minlength=number_of_classes)
 
 
 def holdout(groups: "da.Array", counts: np.ndarray, seed: int, index: "da.Array | None" = None) -> "da.Array":

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..costs import check_sample_costs
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..io.frames import frame_kind
@@ -118,6 +119,27 @@ class ClusterData:
         return None if weights is None else _dask.class_halves(weights, positive, "sample_weight")
 
     @staticmethod
+    def aligned(values, rows: "da.Array", name: str) -> "da.Array":
+        if not hasattr(values, "dtype") and not hasattr(values, "to_dask_array"):  # array_like
+            values = np.asarray(values)
+        dtype = getattr(values, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind not in "biuf":
+            raise InvalidTypeError(f"{name}: expected numbers, got dtype {dtype}")
+        return _dask.as_matching_rows(values, rows.chunks[0], name)
+
+    @staticmethod
+    def cost_rows(sample_costs: "da.Array", indices: "da.Array", number: int) -> "da.Array":
+        # the labels as a column (or a column of matrices): blocks are aligned by their trailing axes
+        labels = indices.rechunk((sample_costs.chunks[0],)).reshape((-1,) + (1,) * (sample_costs.ndim - 1))
+        options = {"drop_axis": 2} if sample_costs.ndim == 3 else {}
+        return da.map_blocks(_cost_rows, sample_costs, labels, number, chunks=(sample_costs.chunks[0], (number,)),
+                             dtype=np.float64, **options)
+
+    @staticmethod
+    def class_means(indices: "da.Array", cost_rows: "da.Array", number: int) -> np.ndarray:
+        return _dask.class_means(indices, cost_rows, number)
+
+    @staticmethod
     def positive(weights: "da.Array | None", *arrays) -> tuple:
         if weights is None:
             return None, None, list(arrays)
@@ -168,6 +190,8 @@ class ClusterData:
               sample_weight=None, boosted_machine=None, baseline=None) -> BoostedMachine:
         trainer = dask_trainer(recipe.trainer, self.max_bins, self.client, self.n_threads)
         options = {} if baseline is None else {"baseline": baseline}
+        if recipe.sample_costs is not None:
+            options["sample_costs"] = recipe.sample_costs
         return trainer.train(X, targets, rounds, sample_weight=sample_weight, callback=callback,
                              boosted_machine=boosted_machine, **options)
 
@@ -203,6 +227,12 @@ def coded_frame(estimator, X, reset: bool):
         return X
     return X.map_partitions(_categories.coded_columns, "pandas", kept,
                             meta=_categories.coded_columns(meta, "pandas", kept))
+
+
+def _cost_rows(costs: np.ndarray, indices: np.ndarray, number: int, block_info=None) -> np.ndarray:
+    """A block's checked cost rows, its samples named by their rows in the whole array."""
+    first = 0 if block_info is None else block_info[0]["array-location"][0][0]
+    return check_sample_costs(costs, indices.reshape(-1), number, first=first)
 
 
 def _stored(block) -> np.ndarray:

@@ -30,15 +30,18 @@ check_cluster_threads = check_partition_threads
 
 
 
-def _train_on_chunks(trainer, features, targets, name: str, vector: bool, sample_weight, **options):
+def _train_on_chunks(trainer, features, targets, name: str, vector: bool, sample_weight, sample_costs=None,
+                     **options):
     """``trainer.train_on`` the row chunks of the Dask array (or dataframe) ``features``, with ``targets`` (called
-    ``name``; a vector for ``vector``) and ``sample_weight`` (None stays None) as float64 Dask arrays chunked like
-    its rows, on the trainer's client."""
+    ``name``; a vector for ``vector``), ``sample_weight`` and ``sample_costs`` (None stays None, and is not passed
+    on) as float64 Dask arrays chunked like its rows, on the trainer's client."""
     with _dask.connected(trainer.client) as client:
         array = _dask.as_row_chunked(features, "features")
         rows = array.chunks[0]
         weights = None if sample_weight is None else _dask.as_matching_vector(sample_weight, rows, "sample_weight")
         values = _dask.as_matching_targets(targets, rows, name, vector=vector)
+        if sample_costs is not None:
+            options["sample_costs"] = _dask.as_matching_rows(sample_costs, rows, "sample_costs")
         return trainer.train_on(DaskRows(client, array), array, values, sample_weight=weights, **options)
 
 
@@ -157,17 +160,18 @@ class DaskMultiClassBoosting(PartitionedMultiClassBoosting):
         self.client = client
 
     def train(self, features, labels, number_of_rounds: int | None = None, sample_weight=None,
-              callback=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+              callback=None, boosted_machine: BoostedMachine | None = None, sample_costs=None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` trees (default: the trainer's) on the Dask array ``features``, as
         :meth:`~bob_boost.trainers.partitioned_classes.PartitionedMultiClassBoosting.train_on` does, with
-        ``labels`` and ``sample_weight`` (Dask arrays or array_like) rechunked to the features' rows.
+        ``labels``, ``sample_weight`` and BAdaCost's example-dependent ``sample_costs`` ((#samples, K) or
+        (#samples, K, K); Dask arrays or array_like) rechunked to the features' rows.
 
         Raises
         ------
         ValueError
             For unknown chunk sizes, no client, and what ``train_on`` rejects.
         """
-        return _train_on_chunks(self, features, labels, "labels", True, sample_weight,
+        return _train_on_chunks(self, features, labels, "labels", True, sample_weight, sample_costs,
                                 number_of_rounds=number_of_rounds, callback=callback, boosted_machine=boosted_machine)
 
 

@@ -46,10 +46,11 @@ def _offers_probabilities(estimator) -> bool:
 class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
     """Label encoding, class weights and score -> label decisions shared by the classifiers."""
 
-    def _encoded_rows(self, data, X, y, sample_weight) -> tuple:
-        """Set ``classes_`` from ``y``; return ``(X, class indices, y, weights, index)`` of the samples with
-        positive weight (:meth:`FitData.positive`), each weighed by ``sample_weight`` times its class's
-        ``class_weight`` (for an estimator that has the parameter).
+    def _encoded_rows(self, data, X, y, sample_weight, *aligned) -> tuple:
+        """Set ``classes_`` from ``y``; return ``(X, class indices, y, weights, index, *aligned)`` of the samples
+        with positive weight (:meth:`FitData.positive`), each weighed by ``sample_weight`` times its class's
+        ``class_weight`` (for an estimator that has the parameter); ``aligned`` are further row arrays of the data
+        (:meth:`FitData.aligned`), kept where the samples are.
 
         Raises
         ------
@@ -65,14 +66,14 @@ class _BoostedClassifier(ClassifierMixin, _BoostedEstimator):
             factors = self._class_weight_factors(class_weight, lambda: data.sums(encoded, None, self.classes_.size))
             per_sample = data.rows(lambda indices: factors[indices], encoded, np.float64)
             weights = per_sample if weights is None else weights * per_sample
-        weights, index, (X, encoded, y) = data.positive(weights, X, encoded, y)
+        weights, index, (X, encoded, y, *aligned) = data.positive(weights, X, encoded, y, *aligned)
         if weights is not None:
             weighted = data.sums(encoded, None, self.classes_.size)
             if np.any(weighted == 0):
                 missing = self.classes_[np.flatnonzero(weighted == 0)[:1]].tolist()[0]
                 raise InvalidValueError(f"sample_weight: class {missing!r} has no sample with positive weight; "
                                         "every class in y needs some weight")
-        return X, encoded, y, weights, index
+        return (X, encoded, y, weights, index, *aligned)
 
     def _class_weight_factors(self, class_weight, counts) -> np.ndarray:
         """(K,) each class's ``class_weight`` factor (``"balanced"``: ``n / (K n_class)`` of the class sizes

@@ -17,6 +17,8 @@ import numpy as np
 
 from .. import holdout as _holdout
 from .._validation import check_sample_weight, mean_one
+from ..costs import check_sample_costs, class_mean_costs
+from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from ..recipes import Recipe
 from ..sparse import column_extremes, is_sparse
@@ -61,6 +63,17 @@ class FitData(Protocol):
     def class_halves(self, weights, positive):
         """``weights`` (None: ones) rescaled so that the rows where ``positive`` holds and the others weigh the
         same (AdaBoostDB's start)."""
+
+    def aligned(self, values, rows, name: str):
+        """``values`` (array_like, or this data's kind of array) as a row array of this data beside ``rows``: one
+        row per row of ``rows``, any further axes kept; an error naming ``name`` otherwise."""
+
+    def cost_rows(self, sample_costs, indices, number: int):
+        """Example-dependent costs of the classes ``indices`` (rows or matrices, :func:`~bob_boost.costs.
+        check_sample_costs`) as their checked (#rows, K) cost rows."""
+
+    def class_means(self, indices, cost_rows, number: int) -> np.ndarray:
+        """The (K, K) class means of ``cost_rows`` (:func:`~bob_boost.costs.class_mean_costs`)."""
 
     def positive(self, weights, *arrays) -> tuple:
         """``(weights, index, arrays)`` of the rows with positive weight: their weights, their positions in
@@ -141,6 +154,22 @@ class MemoryData:
     def class_halves(weights: np.ndarray, positive: np.ndarray) -> np.ndarray:
         weights = mean_one(weights)
         return weights / np.where(positive, weights[positive].sum(), weights[~positive].sum())
+
+    @staticmethod
+    def aligned(values, rows: np.ndarray, name: str) -> np.ndarray:
+        array = np.asarray(values)
+        if array.ndim == 0 or array.shape[0] != rows.shape[0]:
+            raise InvalidValueError(f"{name}: expected {rows.shape[0]} rows (one per sample of X), got shape "
+                                    f"{array.shape}")
+        return array
+
+    @staticmethod
+    def cost_rows(sample_costs: np.ndarray, indices: np.ndarray, number: int) -> np.ndarray:
+        return check_sample_costs(sample_costs, indices, number)
+
+    @staticmethod
+    def class_means(indices: np.ndarray, cost_rows: np.ndarray, number: int) -> np.ndarray:
+        return class_mean_costs(indices, cost_rows, number)
 
     @staticmethod
     def positive(weights: np.ndarray, *arrays) -> tuple:

@@ -6,13 +6,11 @@ import numbers
 import numpy as np
 
 from .._validation import check_choice, check_positive_int
-from ..costs import (check_cost_matrix, check_sample_costs, class_mean_costs, imbalance_cost_matrix_from_confusion,
-                     samme_cost_matrix)
+from ..costs import check_cost_matrix, imbalance_cost_matrix_from_confusion, samme_cost_matrix
 from ..exceptions import InvalidValueError
 from ..recipes import make_recipe
 from ..weak_trainers.multiclass import CostSensitiveTreeTrainer
 from ._classifier import _BoostedClassifier
-from ._fit_data import MemoryData
 from ._fitting import early_stopping_enabled, estimator_sampling, kept_seed
 
 #: The named ``cost_matrix`` presets of :class:`BAdaCostClassifier`.
@@ -184,9 +182,10 @@ class BAdaCostClassifier(_BoostedClassifier):
             class for each sample (zero at its own class), or (#samples, K, K) matrices, one per sample (see
             :meth:`bob_boost.trainers.badacost.BAdaCostTrainer.train`). The trees, steps and weights then
             follow each sample's costs; the machine predicts with ``cost_matrix``, by default (None) the
-            class means of these rows (:func:`~bob_boost.costs.class_mean_costs`). In memory, on every
+            class means of these rows (:func:`~bob_boost.costs.class_mean_costs`). Training uses every
             sample: early stopping would hold some out, so it takes an ``eval_set`` instead. ``train_score_``
-            and the ``"loss"`` importances measure the CMEL loss of the machine's class matrix.
+            and the ``"loss"`` importances measure the CMEL loss of the machine's class matrix. The Dask
+            estimator takes them as a Dask array (or array_like) with the rows of ``X``.
 
         Returns
         -------
@@ -198,10 +197,14 @@ class BAdaCostClassifier(_BoostedClassifier):
                                         min_weight_fraction_leaf=self.min_weight_fraction_leaf)
         data = self._fit_data()
         X, y = self._fit_features(data, X, y)
-        n_samples = X.shape[0]
-        X, encoded, y, weights, index = self._encoded_rows(data, X, y, sample_weight)
-        rows = None if sample_costs is None else self._sample_cost_rows(data, sample_costs, n_samples, encoded,
-                                                                        index, eval_set)
+        costs = [] if sample_costs is None else [data.aligned(sample_costs, X, "sample_costs")]
+        X, encoded, y, weights, index, *costs = self._encoded_rows(data, X, y, sample_weight, *costs)
+        rows = None
+        if costs:
+            if early_stopping_enabled(self, encoded.shape[0]) and not eval_set:
+                raise InvalidValueError("sample_costs: early stopping would hold out samples with their costs; give "
+                                        "an eval_set, or early_stopping=False")
+            rows = data.cost_rows(costs[0], encoded, self.classes_.size)
         continuing = self.warm_start and hasattr(self, "machine_")
         if isinstance(self.random_state, numbers.Integral):
             seed = int(self.random_state)
@@ -216,7 +219,7 @@ class BAdaCostClassifier(_BoostedClassifier):
         if continuing:
             matrix = self.machine_.cost_matrix
         elif rows is not None and self.cost_matrix is None:
-            matrix = class_mean_costs(encoded, rows, self.classes_.size)
+            matrix = data.class_means(encoded, rows, self.classes_.size)
         else:
             matrix = self._cost_matrix(data, X, encoded, weights, options)
         recipe = make_recipe("badacost", cost_matrix=matrix, sample_costs=rows, **options)
@@ -225,27 +228,6 @@ class BAdaCostClassifier(_BoostedClassifier):
         self.cost_matrix_ = self.machine_.cost_matrix
         self.machine_.metadata.update(self._classifier_metadata())
         return self
-
-    def _sample_cost_rows(self, data, sample_costs, n_samples: int, encoded, index, eval_set) -> np.ndarray:
-        """The validated (#samples kept, K) cost rows of ``sample_costs`` for the samples of positive weight.
-
-        Raises
-        ------
-        ValueError
-            For costs :func:`~bob_boost.costs.check_sample_costs` refuses, data on a cluster, or early
-            stopping that would hold out samples.
-        """
-        if not isinstance(data, MemoryData):
-            raise InvalidValueError("sample_costs: example-dependent costs are trained in memory; the cluster's "
-                                    "estimators take a cost_matrix")
-        if early_stopping_enabled(self, encoded.shape[0]) and not eval_set:
-            raise InvalidValueError("sample_costs: early stopping would hold out samples with their costs; give "
-                                    "an eval_set, or early_stopping=False")
-        array = np.asarray(sample_costs)
-        if array.ndim not in (2, 3) or array.shape[0] != n_samples:
-            raise InvalidValueError(f"sample_costs: expected {n_samples} rows (one per sample of X), got shape "
-                                    f"{array.shape}")
-        return check_sample_costs(array if index is None else array[index], encoded, self.classes_.size)
 
     def _cost_matrix(self, data, X, encoded, weights, options: dict) -> np.ndarray:
         """The (K, K) costs of ``cost_matrix``: given, SAMME's, or a preset from the training data."""

@@ -25,11 +25,11 @@ import numpy as np
 
 from .._validation import as_feature_matrix, check_positive_int, check_scalar
 from ..boosting import loop
-from ..boosting.closed_form import LARGEST_EXPONENT, MulticlassCostBoosting
+from ..boosting.closed_form import MulticlassCostBoosting, loss_shift
 from ..boosting.sampling import Sampling, check_class_sampling
 from ..boosting.steps import adac2_m1_step, adaboost_m1_step, optimal_step
 from ..callbacks import RoundCallback
-from ..costs import (check_class_labels, check_class_rows, check_cost_matrix, check_sample_costs, margin_cost_matrix,
+from ..costs import (check_class_labels, check_class_rows, check_cost_matrix, margin_cost_matrix, sample_cost_exponents,
                      samme_cost_matrix, zero_one_cost_matrix)
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
@@ -110,8 +110,7 @@ class BAdaCostTrainer:
         shifted down by their maximum first; smaller ones are left as they are, bit for bit.
         """
         exponents = margin_cost_matrix(cost_matrix)
-        peak = float(exponents.max())
-        return np.exp(exponents - peak if peak > LARGEST_EXPONENT else exponents), exponents
+        return np.exp(exponents - loss_shift(float(exponents.max()))), exponents
 
     def weak_step(self, confusion: np.ndarray, exponents: np.ndarray) -> float:
         """The unshrunk step of a weak learner with weighted confusion matrix ``confusion`` (BAdaCost's
@@ -174,7 +173,10 @@ class BAdaCostTrainer:
         classes, weights = check_class_rows(array, labels, cost_matrix.shape[0], sample_weight)
         self._check_continued(boosted_machine)
         loss_matrix, exponents = self.round_matrices(cost_matrix)
-        row_exponents = None if sample_costs is None else self._row_exponents(sample_costs, classes, cost_matrix)
+        row_exponents = None
+        if sample_costs is not None:
+            self.check_sample_costs_allowed()
+            row_exponents = sample_cost_exponents(sample_costs, classes, cost_matrix.shape[0])
         algorithm = MulticlassCostBoosting(
             self.weak_learner, classes, cost_matrix, loss_matrix, exponents, self.weak_step,
             self.shrinkage, self.feature_fraction, self.random_state, name=type(self).__name__,
@@ -183,18 +185,21 @@ class BAdaCostTrainer:
             row_exponents=row_exponents)
         return loop.run(algorithm, self.weak_learner, array, rounds, boosted_machine, callback)
 
-    def _row_exponents(self, sample_costs, classes: np.ndarray, cost_matrix: np.ndarray) -> np.ndarray:
-        """The (#samples, K) per-sample ``C2`` rows ``K/(K-1) c*_n`` of validated ``sample_costs``."""
+    def check_sample_costs_allowed(self) -> None:
+        """Refuse example-dependent costs where this configuration cannot train on them.
+
+        Raises
+        ------
+        ValueError
+            Naming ``sample_costs``, for SAMME, AdaBoost.M1 and AdaC2.M1 (their costs are their own) and for a
+            weak learner that reads a class loss matrix only.
+        """
         if isinstance(self, (SAMMETrainer, AdaC2M1Trainer)):
             raise InvalidValueError(f"sample_costs: {type(self).__name__} has costs of its own; example-dependent "
                                     f"costs are BAdaCost's (BAdaCostTrainer)")
         if not getattr(self.weak_learner, "accepts_row_losses", False):
             raise InvalidValueError(f"sample_costs: the weak learner {type(self.weak_learner).__name__} reads a "
                                     f"class loss matrix only; use CostSensitiveTreeTrainer")
-        k = cost_matrix.shape[0]
-        rows = check_sample_costs(sample_costs, classes, k)
-        rows[np.arange(classes.size), classes] = -rows.sum(axis=1)
-        return k / (k - 1) * rows
 
     def _metadata(self) -> dict:
         """What a new machine's metadata records of the trainer beyond its name."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..boosting import partition_tasks, partitioned_data as data
+from ..boosting.closed_form import loss_shift
 from ..boosting.loop import run
 from ..boosting.partitioned_closed_form import PartitionedCostSensitive, PartitionedMultiClass
 from ..boosting.partitions import RowSource
@@ -166,7 +167,8 @@ class PartitionedMultiClassBoosting:
         self.n_threads = check_partition_threads(n_threads)
 
     def train_on(self, source: RowSource, features, labels, number_of_rounds: int | None = None, sample_weight=None,
-                 callback=None, boosted_machine: BoostedMachine | None = None) -> BoostedMachine:
+                 callback=None, boosted_machine: BoostedMachine | None = None,
+                 sample_costs=None) -> BoostedMachine:
         """Boost up to ``number_of_rounds`` trees (default: the trainer's) on the rows of ``source``.
 
         Parameters
@@ -187,20 +189,28 @@ class PartitionedMultiClassBoosting:
             Continue this machine (extended in place and returned; it must hold the run's cost matrix), as in
             memory: its rounds' weight updates and feature draws are replayed, the updates from the raw row
             blocks; nothing is added when its last tree has no costly training error.
+        sample_costs : array, optional
+            BAdaCost's example-dependent costs in the source's form, (#samples, K) rows or (#samples, K, K)
+            matrices, as :meth:`BAdaCostTrainer.train <bob_boost.BAdaCostTrainer.train>` takes them: the trees'
+            losses, the step and the weight update follow each row's costs (checked and turned into exponents
+            where the rows are). The step's root search then sums over the partitions at each of its points.
 
         Raises
         ------
         ValueError
-            For labels or weights of another number of rows than the features, labels that are not classes of
-            the cost matrix, infinite features (NaN ones too, unless the
-            weak learner has ``missing="bin"``), negative weights, or a machine of another cost matrix or
-            other features.
+            For labels, weights or costs of another number of rows than the features, labels that are not
+            classes of the cost matrix, infinite features (NaN ones too, unless the
+            weak learner has ``missing="bin"``), negative weights, costs that
+            :func:`~bob_boost.costs.check_sample_costs` refuses or a trainer that takes none, or a machine of
+            another cost matrix or other features.
         """
         trainer = self.trainer
         rounds = trainer.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
-        check_rows(features, labels=labels, sample_weight=sample_weight)
+        check_rows(features, labels=labels, sample_weight=sample_weight, sample_costs=sample_costs)
+        if sample_costs is not None:
+            trainer.check_sample_costs_allowed()
         previous = check_continued(boosted_machine, None, features.shape[1])
         weak = trainer.weak_learner
         missing = weak.missing is not None
@@ -224,14 +234,30 @@ class PartitionedMultiClassBoosting:
             mean = total / features.shape[0]
         initial = parts.each(partition_tasks.initial_log_weights, parts.targets, parts.weights, mean)
         loss_matrix, exponents = trainer.round_matrices(cost_matrix)
+        row_exponents = row_losses = None
+        if sample_costs is not None:
+            row_exponents, row_losses = _row_costs(parts, sample_costs, k)
         name = type(trainer).__name__
         algorithm = PartitionedMultiClass(
-            parts, PartitionedClassTrees(parts, layout, loss_matrix, weak, categories), cost_matrix,
+            parts, PartitionedClassTrees(parts, layout, loss_matrix, weak, categories, row_losses), cost_matrix,
             loss_matrix, exponents, trainer.weak_step, trainer.shrinkage, trainer.feature_fraction,
             trainer.random_state, initial, features.shape[1], name,
             {"trainer": name, **self.source_metadata, "weak_learner": repr(trainer.weak_learner)},
-            trainer.sampling)
+            trainer.sampling, row_exponents)
         return run(algorithm, None, features, rounds, previous, callback)
+
+
+def _row_costs(parts, sample_costs, k: int) -> tuple[list, list]:
+    """Handles of every partition's (#rows, K) exponents of its block of ``sample_costs`` (checked there) and of
+    the losses the trees read, shifted by the exponents' global peak as in memory."""
+    shape = tuple(sample_costs.shape)
+    if shape[1:] not in ((k,), (k, k)):
+        raise InvalidValueError(f"sample_costs: expected shape ({shape[0]}, {k}) (a row per sample) or ({shape[0]}, "
+                                f"{k}, {k}) (a matrix per sample), got {shape}")
+    firsts = [int(first) for first in np.cumsum((0,) + parts.rows[:-1])]
+    exponents = parts.raw(sample_costs, partition_tasks.cost_exponents, parts.targets, firsts, k)
+    peak = max(float(largest) for largest, _ in parts.gather(parts.each(partition_tasks.exponent_range, exponents)))
+    return exponents, parts.each(partition_tasks.exponent_losses, exponents, loss_shift(peak))
 
 
 def partitioned_twin(trainer, max_bins: int = 256, *, n_threads: int | None = 1,

@@ -19,7 +19,8 @@ from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
 from .multiclass import MultiClassStumpTrainer
 from .partitioned import routed
 from .tree_categories import CategoryTable, categorical_mask
-from .tree_growing import LeafWeight, TreeNodes, choose_splits, grow_levels, label_nodes, least_leaf_weight
+from .tree_growing import (LeafWeight, TreeNodes, choose_splits, grow_levels, label_nodes, label_nodes_by_costs,
+                           leaf_costs, least_leaf_weight, row_gini_factors)
 
 
 def root_nodes(rows: int) -> np.ndarray:
@@ -28,10 +29,13 @@ def root_nodes(rows: int) -> np.ndarray:
 
 
 def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels: np.ndarray, weights: np.ndarray,
-                          factors: np.ndarray, local: np.ndarray, subset: np.ndarray, number_of_classes: int) -> tuple:
+                          row_factors: np.ndarray | None, factors: np.ndarray, local: np.ndarray, subset: np.ndarray,
+                          number_of_classes: int) -> tuple:
     """The partition's cost-weighted class histograms of the frontier nodes.
 
-    ``local[node]`` is a node's position in the frontier (-1 for the others). Returns the (#frontier,
+    A row counts its class's ``factors`` times in the Gini impurity, or its own ``row_factors`` (per-row losses,
+    :func:`~bob_boost.weak_trainers.tree_growing.row_gini_factors`) where given. ``local[node]`` is a node's
+    position in the frontier (-1 for the others). Returns the (#frontier,
     padded bins, K) class sums, the (#frontier, padded bins) counts, the (#frontier, K) class totals
     and the (#frontier,) node counts, as :func:`bob_boost.weak_trainers.tree_growing.choose_splits` reads them.
     """
@@ -39,7 +43,7 @@ def node_class_histograms(coded: CodedFeatures, sample_node: np.ndarray, labels:
     nodes = int((local >= 0).sum())
     frontier = local[sample_node]
     inside = frontier >= 0
-    gini_weights = weights * factors[labels]
+    gini_weights = weights * (factors[labels] if row_factors is None else row_factors)
     totals = np.bincount(frontier[inside] * k + labels[inside], weights=gini_weights[inside],
                          minlength=nodes * k).reshape(nodes, k)
     counts = np.bincount(frontier[inside], minlength=nodes)
@@ -82,11 +86,15 @@ def tree_leaves(coded: CodedFeatures, table: np.ndarray, depth: int) -> np.ndarr
 class PartitionedClassTrees:
     """The :class:`~bob_boost.weak_trainers.tree_growing.LevelSource` of row partitions: the round's tree grows
     level by level (:func:`~bob_boost.weak_trainers.tree_growing.grow_levels`, as in memory) from the
-    partitions' summed node histograms."""
+    partitions' summed node histograms. ``row_losses``, handles of every partition's (#rows, K) losses, replace
+    the class loss matrix's rows (example-dependent costs), as ``row_losses`` do in memory."""
 
     def __init__(self, partitions: Partitions, layout: QuantizedLayout, loss_matrix: np.ndarray, weak_trainer,
-                 categories: dict[int, np.ndarray] | None = None) -> None:
+                 categories: dict[int, np.ndarray] | None = None, row_losses: list | None = None) -> None:
         self.partitions = partitions
+        self.row_losses = row_losses
+        self.row_factors = ([None] * len(partitions.rows) if row_losses is None
+                            else partitions.each(row_gini_factors, partitions.targets, row_losses))
         self.categories = categories or {}
         self.categorical = categorical_mask(np.array(sorted(self.categories), dtype=np.int64),
                                             layout.offsets.size - 1)
@@ -120,9 +128,13 @@ class PartitionedClassTrees:
         self.splits_made: list[tuple[int, ...]] = []  # node, feature, bin within it, children, NaN code and side
         self.depth = 0  # levels split
         nodes = grow_levels(self, self.feature_of_bin, self.max_depth)
-        sums = partitions.summed(leaf_sums, self.sample_node, partitions.targets, sample_weights,
-                                 len(nodes.features), k)
-        node_labels, cover = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        n_nodes = len(nodes.features)
+        sums = partitions.summed(leaf_sums, self.sample_node, partitions.targets, sample_weights, n_nodes, k)
+        if self.row_losses is None:
+            node_labels, cover = label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
+        else:
+            costs = partitions.summed(leaf_costs, self.sample_node, sample_weights, self.row_losses, n_nodes)
+            node_labels, cover = label_nodes_by_costs(sums, costs, nodes.features, nodes.left, nodes.right)
         routing = np.full((len(nodes.features), self._table_width), -1, dtype=np.int64)
         for node, *split in self.splits_made:
             routing[node] = split
@@ -136,7 +148,7 @@ class PartitionedClassTrees:
         local = np.full(len(nodes.features), -1, dtype=np.int64)
         local[frontier] = np.arange(len(frontier))
         pieces = partitions.each(node_class_histograms, partitions.coded, self.sample_node, partitions.targets,
-                                 self.weights, self.factors, local, self.subset, self.k)
+                                 self.weights, self.row_factors, self.factors, local, self.subset, self.k)
         histograms, counts, totals, node_counts = partitions.combined(summed_pieces, pieces)
         leaf_weight = None
         if self.min_weight > 0:

@@ -153,7 +153,7 @@ class TreeGrower:
         if row_losses is None:
             factors = (loss_matrix - np.diag(loss_matrix)[:, np.newaxis]).sum(axis=1)[labels]
         else:
-            factors = (row_losses - row_losses[np.arange(labels.size), labels][:, np.newaxis]).sum(axis=1)
+            factors = row_gini_factors(labels, row_losses)
         self.gini_weights = weights * factors
         self.feature_of_bin = np.repeat(np.arange(data.number_of_features), np.diff(data.offsets))
         self.sample_node = np.zeros(data.number_of_samples, dtype=np.int64)
@@ -202,11 +202,8 @@ class TreeGrower:
                            minlength=n_nodes * self.k).reshape(n_nodes, self.k)
         if self.row_losses is None:
             return label_nodes(sums, nodes.features, nodes.left, nodes.right, self.loss_matrix)
-        # each node's cost of every class is its rows' weighted losses, summed bottom-up as the class sums are
-        costs = np.stack([np.bincount(self.sample_node, weights=self.weights * self.row_losses[:, j],
-                                      minlength=n_nodes) for j in range(self.k)], axis=1)
-        node_costs, _ = node_class_sums(costs, nodes.features, nodes.left, nodes.right)
-        return cheapest(node_costs), node_class_sums(sums, nodes.features, nodes.left, nodes.right)[1]
+        costs = leaf_costs(self.sample_node, self.weights, self.row_losses, n_nodes)
+        return label_nodes_by_costs(sums, costs, nodes.features, nodes.left, nodes.right)
 
     def _best_splits(self, sample_node: np.ndarray, frontier: np.ndarray, n_nodes: int) -> list[Split]:
         """The best :data:`Split` per frontier node."""
@@ -367,6 +364,27 @@ def label_nodes(leaf_sums: np.ndarray, node_features, left, right,
     """
     sums, cover = node_class_sums(leaf_sums, node_features, left, right)
     return cheapest(sums @ loss_matrix), cover
+
+
+def row_gini_factors(labels: np.ndarray, row_losses: np.ndarray) -> np.ndarray:
+    """How many times each row counts in the cost-weighted Gini impurity with per-row losses: its own
+    ``sum_k (L[n, k] - L[n, l_n])``, as a class-``j`` row counts ``r_j`` times with a class loss matrix."""
+    return (row_losses - row_losses[np.arange(labels.size), labels][:, np.newaxis]).sum(axis=1)
+
+
+def leaf_costs(sample_node: np.ndarray, weights: np.ndarray, row_losses: np.ndarray, nodes: int) -> np.ndarray:
+    """(#nodes, K) the weighted per-row losses ``sum_n w_n L[n, k]`` of the rows ending in each node: with
+    example-dependent losses, each node's cost of predicting every class."""
+    return np.stack([np.bincount(sample_node, weights=weights * row_losses[:, j], minlength=nodes)
+                     for j in range(row_losses.shape[1])], axis=1)
+
+
+def label_nodes_by_costs(leaf_sums: np.ndarray, leaf_costs: np.ndarray, node_features, left,
+                         right) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`label_nodes` with per-row losses: every node's cheapest class by the (#nodes, K) costs of the rows
+    ending in each node (:func:`leaf_costs`), summed bottom-up as the class sums are, and its cover."""
+    node_costs, _ = node_class_sums(leaf_costs, node_features, left, right)
+    return cheapest(node_costs), node_class_sums(leaf_sums, node_features, left, right)[1]
 
 
 def node_class_sums(leaf_sums: np.ndarray, node_features, left, right) -> tuple[np.ndarray, np.ndarray]:
