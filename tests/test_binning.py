@@ -87,3 +87,21 @@ def test_bins_cut_from_more_rows_than_the_sample_hold_at_least_min_bin_rows():
         assert counts[zero_bin] == rows - 400 and others.sum() == 400
         assert others.min() == smallest
         assert (others.size <= 400 // MIN_BIN_ROWS) == (smallest > 1)
+
+
+def test_bins_cut_from_more_rows_than_lightgbms_sample_hold_rows_in_proportion():
+    """Above BIN_RATE_ROWS rows a re-binned feature's bins hold MIN_BIN_ROWS rows per BIN_RATE_ROWS (the
+    resolution of LightGBM's bins from its 200,000-row sample): 600,000 rows, bins of at least 9."""
+    from bob_boost.engine.edges import BIN_RATE_ROWS, MIN_BIN_ROWS, SAMPLE_SIZE, min_bin_rows
+
+    assert [min_bin_rows(n) for n in (SAMPLE_SIZE, SAMPLE_SIZE + 1, BIN_RATE_ROWS, BIN_RATE_ROWS + 1,
+                                      3 * BIN_RATE_ROWS, 5 * BIN_RATE_ROWS)] == [1, MIN_BIN_ROWS, MIN_BIN_ROWS,
+                                                                             MIN_BIN_ROWS + 1, 9, 15]
+    rows = 3 * BIN_RATE_ROWS
+    rng = np.random.default_rng(1)
+    column = np.zeros(rows)
+    column[rng.choice(rows, 1800, replace=False)] = rng.standard_normal(1800)
+    binned = BinnedFeatures.from_values(column[:, np.newaxis], max_bins=256, n_threads=2)
+    counts = binned.coded.counts[0, :binned.number_of_bins]
+    others = np.delete(counts, int(np.argmax(counts)))
+    assert others.sum() == 1800 and others.min() >= 9 and 1800 // 18 <= others.size <= 1800 // 9

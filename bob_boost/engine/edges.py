@@ -28,6 +28,11 @@ SAMPLE_SIZE = 50_000
 #: set of at most :data:`SAMPLE_SIZE` rows, give bins of a single row where the values are that spread.
 MIN_BIN_ROWS = 3
 
+#: Cuts from more rows than this give bins of :data:`MIN_BIN_ROWS` rows per this many rows: the resolution
+#: LightGBM's bins get from its 200,000-row binning sample (``bin_construct_sample_cnt``), whose bins hold
+#: ``min_data_in_bin`` sampled rows. A re-binned sparse column of a million rows then has bins of 15 rows.
+BIN_RATE_ROWS = 200_000
+
 #: Largest and smallest accepted ``max_bins`` (codes are uint16 at most).
 MAX_BINS_LIMIT = 65535
 MIN_BINS = 2
@@ -65,7 +70,15 @@ def quantile_thresholds(values: np.ndarray, counts: np.ndarray, max_bins: int) -
     heavy value and leave the rest of the feature in one or two bins. Cuts of more than :data:`SAMPLE_SIZE` rows
     give each equal-mass bin of a run at least :data:`MIN_BIN_ROWS` of them (a run that holds fewer is one bin).
     """
-    return _cut(values, counts, max_bins, MIN_BIN_ROWS if counts.sum() > SAMPLE_SIZE else 1)
+    return _cut(values, counts, max_bins, min_bin_rows(int(counts.sum())))
+
+
+def min_bin_rows(rows: int) -> int:
+    """The fewest rows an equal-mass bin of cuts from ``rows`` rows holds: 1 up to :data:`SAMPLE_SIZE` rows,
+    :data:`MIN_BIN_ROWS` up to :data:`BIN_RATE_ROWS`, and that many per :data:`BIN_RATE_ROWS` rows above."""
+    if rows <= SAMPLE_SIZE:
+        return 1
+    return max(MIN_BIN_ROWS, -(-MIN_BIN_ROWS * rows // BIN_RATE_ROWS))
 
 
 def _cut(values: np.ndarray, counts: np.ndarray, max_bins: int, min_rows: int) -> np.ndarray:
