@@ -304,11 +304,31 @@ def check_sample_costs(sample_costs, labels: np.ndarray, number_of_classes: int,
 def sample_cost_exponents(sample_costs, labels: np.ndarray, number_of_classes: int, first: int = 0) -> np.ndarray:
     """BAdaCost's (#samples, K) per-sample exponents ``K/(K-1) c*_n`` of example-dependent costs: each sample's
     validated row (:func:`check_sample_costs`, whose ``first`` names the samples in messages) with minus its sum
-    at the sample's class, as :func:`margin_cost_matrix` makes ``C2`` of a class matrix."""
+    at the sample's class, as :func:`margin_cost_matrix` makes ``C2`` of a class matrix.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_sample_costs`, and for costs whose exponents overflow.
+    """
     k = number_of_classes
     rows = check_sample_costs(sample_costs, labels, k, first=first)
-    rows[np.arange(labels.size), labels] = -rows.sum(axis=1)
-    return k / (k - 1) * rows
+    with np.errstate(over="ignore"):  # an overflow is the error below
+        rows[np.arange(labels.size), labels] = -rows.sum(axis=1)
+        exponents = k / (k - 1) * rows
+    if not np.all(np.isfinite(exponents)):
+        bad = int(np.flatnonzero(~np.isfinite(exponents).all(axis=1))[0])
+        raise InvalidValueError(f"sample_costs: sample {first + bad}'s costs are too large: their sum overflows")
+    return exponents
+
+
+def predicted_exponents(labels: np.ndarray, predicted: np.ndarray, exponents: np.ndarray,
+                        row_exponents: np.ndarray | None = None) -> np.ndarray:
+    """Every sample's weight-update exponent for its predicted class: ``exponents[label, predicted]`` of a (K, K)
+    class matrix (``C2``), or with example-dependent costs the sample's own ``row_exponents[n, predicted]``."""
+    if row_exponents is None:
+        return exponents[labels, predicted]
+    return row_exponents[np.arange(predicted.size), predicted]
 
 
 def class_mean_costs(labels: np.ndarray, sample_costs: np.ndarray, number_of_classes: int) -> np.ndarray:

@@ -150,9 +150,10 @@ class Recipe:
     target_kind : str
         ``"signed"``, ``"one_vs_rest"``, ``"indices"`` (see
         :meth:`bob_boost.labels.ClassEncoding.targets`) or ``"values"`` (regression).
-    sample_costs : numpy.ndarray or None
+    sample_costs : numpy.ndarray, dask.array.Array or None
         BAdaCost's example-dependent costs, given to every run (``sample_costs`` of
-        :meth:`~bob_boost.trainers.badacost.BAdaCostTrainer.train`), or None.
+        :meth:`~bob_boost.trainers.badacost.BAdaCostTrainer.train`; on a cluster, a Dask array with the training
+        rows' chunks), or None.
     """
 
     name: str

@@ -95,6 +95,17 @@ def test_bad_sample_costs_on_partitions_are_errors_naming_them():
     samme = bob_boost.SAMMETrainer(CostSensitiveTreeTrainer(max_depth=2, quantized=True))
     with pytest.raises(ValueError, match="sample_costs: SAMMETrainer has costs of its own"):
         PartitionedMultiClassBoosting(samme).train_on(source, features, labels, sample_costs=costs)
+    with pytest.raises(ValueError, match="sample_costs: expected a row or a matrix of costs per sample"):
+        partitioned.train_on(source, features, labels, sample_costs=1.0)
+    huge = costs.copy()
+    huge[7, (labels[7] + 1) % K] = 1.5e308  # its exponents overflow: an error before training, here and in memory
+    for train in (lambda: partitioned.train_on(source, features, labels, sample_costs=huge),
+                  lambda: _trainer(rounds=2).train(features, labels, sample_costs=huge)):
+        with pytest.raises(ValueError, match="sample_costs: sample 7's costs are too large"):
+            train()
+    # a list of rows trains as the array does
+    listed = partitioned.train_on(source, features, labels, sample_costs=costs.tolist())
+    _same_model(listed, partitioned.train_on(source, features, labels, sample_costs=costs), features, rtol=0)
 
 
 # -- on a Dask cluster -------------------------------------------------------------------------------------------
@@ -113,9 +124,12 @@ def test_dask_trainer_trains_the_in_memory_model_on_sample_costs(client):
     _same_model(machine, trainer.train(features, labels, sample_costs=costs), features, rtol=1e-9)
     wrong = costs.copy()
     wrong[700, labels[700]] = 2.0
+    rows = da.from_array(features, chunks=chunks + ((5,),))
     with pytest.raises(ValueError, match="sample_costs: sample 700 has a non-zero cost"):
-        DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=chunks + ((5,),)),
-                                                             labels, sample_costs=wrong)
+        DaskMultiClassBoosting(trainer, client=client).train(rows, labels, sample_costs=wrong)
+    for text in (costs.astype(str), da.from_array(costs.astype(str), chunks=300)):
+        with pytest.raises(TypeError, match="sample_costs: expected numbers"):
+            DaskMultiClassBoosting(trainer, client=client).train(rows, labels, sample_costs=text)
 
 
 def test_dask_estimator_takes_sample_costs_as_in_memory(client):
@@ -136,7 +150,17 @@ def test_dask_estimator_takes_sample_costs_as_in_memory(client):
     assert fitted.machine_.weak_machines == memory.machine_.weak_machines
     np.testing.assert_allclose(fitted.machine_.weights, memory.machine_.weights, rtol=1e-9)
     np.testing.assert_array_equal(fitted.predict(rows).compute(), memory.predict(features))
+    # a matrix per sample: the rows of weight 0 are dropped from the (n, K, K) array too
+    matrices = np.broadcast_to(np.ones((K, K)) - np.eye(K), (labels.size, K, K)).copy()
+    matrices[np.arange(labels.size), labels] = costs
+    memory = BAdaCostClassifier(**options).fit(features, names, sample_weight=weights, sample_costs=matrices)
+    fitted = DaskBAdaCostClassifier(**options).fit(rows, names, sample_weight=weights,
+                                                   sample_costs=da.from_array(matrices, chunks=(250, K, K)))
+    assert fitted.machine_.weak_machines == memory.machine_.weak_machines
+    np.testing.assert_allclose(fitted.machine_.weights, memory.machine_.weights, rtol=1e-9)
     estimator = DaskBAdaCostClassifier(**options)
+    with pytest.raises(ValueError, match=r"sample_costs: expected shape \(900, 3\) .* got \(900, 2\)"):
+        estimator.fit(rows, names, sample_costs=costs[:, :2])
     with pytest.raises(ValueError, match="sample_costs: expected 900 rows"):
         estimator.fit(rows, names, sample_costs=costs[:10])
     with pytest.raises(TypeError, match="sample_costs: expected numbers"):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.special
 
-from ..costs import margin_vectors
+from ..costs import margin_vectors, predicted_exponents
 from ..exceptions import ConvergenceWarning, InvalidTypeError, InvalidValueError
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
@@ -213,16 +213,16 @@ class MulticlassCostBoosting:
         """The step rule on the weighted confusion matrix (with per-row exponents: on every row's weight and
         exponent)."""
         if self.row_exponents is not None:
-            return self.step_rule(weights, self.row_exponents[np.arange(predicted.size), predicted])
+            return self.step_rule(weights, predicted_exponents(self.labels, predicted, self.exponents,
+                                                               self.row_exponents))
         k = self.cost_matrix.shape[0]
         confusion = np.bincount(self.labels * k + predicted, weights=weights, minlength=k * k).reshape(k, k)
         return self.step_rule(confusion, self.exponents)
 
     def _updated(self, log_weights: np.ndarray, weight: float, predicted: np.ndarray) -> np.ndarray:
         """The log weights after a weak learner of ``weight`` predicting ``predicted``."""
-        exponents = self.exponents[self.labels, predicted] if self.row_exponents is None else \
-            self.row_exponents[np.arange(predicted.size), predicted]
-        log_weights = log_weights + weight * exponents
+        log_weights = log_weights + weight * predicted_exponents(self.labels, predicted, self.exponents,
+                                                                 self.row_exponents)
         return log_weights if self._row_log_factors is None else log_weights + self._row_log_factors
 
     def describe(self, state: RoundState) -> str:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..costs import sample_cost_exponents
+from ..costs import predicted_exponents, sample_cost_exponents
 from ..engine.codes import CodedFeatures
 from ..exceptions import InvalidValueError
 from ..losses import LossFunction
 from ..losses.exponential import EXPONENT_LIMIT
 from .sampling import goss_magnitudes
+from .steps import exponential_derivative
 
 
 def checked_weights(weights: np.ndarray) -> np.ndarray:
@@ -208,23 +209,14 @@ def replayed_log_weights(rows: np.ndarray, labels: np.ndarray, initial: np.ndarr
     the in-memory loop replays them (:meth:`bob_boost.boosting.closed_form.MulticlassCostBoosting.start`)."""
     log_weights = initial
     for weak, weight in zip(machine.weak_machines, machine.weights[:, 0]):
-        log_weights = log_weights + weight * predicted_exponents(labels, weak.forward_labels(rows), row_exponents,
-                                                                 exponents)
+        log_weights = log_weights + weight * predicted_exponents(labels, weak.forward_labels(rows), exponents,
+                                                                 row_exponents)
     return log_weights
 
 
 def raw_confusion(rows: np.ndarray, labels: np.ndarray, weights: np.ndarray, weak, k: int) -> np.ndarray:
     """(K, K) weighted confusion matrix of a weak machine's labels on the partition's raw rows."""
     return np.bincount(labels * k + weak.forward_labels(rows), weights=weights, minlength=k * k).reshape(k, k)
-
-
-def predicted_exponents(labels: np.ndarray, predicted: np.ndarray, row_exponents: np.ndarray | None,
-                        exponents: np.ndarray) -> np.ndarray:
-    """Every row's weight-update exponent for the predicted class: ``exponents[label, predicted]`` of the (K, K)
-    class matrix, or with example-dependent costs the row's own ``row_exponents[n, predicted]``."""
-    if row_exponents is None:
-        return exponents[labels, predicted]
-    return row_exponents[np.arange(predicted.size), predicted]
 
 
 # -- example-dependent costs: per-row exponents, losses and the step on their sums ------------------------------
@@ -272,8 +264,7 @@ def _sums_of(s: np.ndarray, u: np.ndarray) -> np.ndarray:
 def step_derivative(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
                     node_labels: np.ndarray, beta: float, shift: float) -> float:
     """The partition's ``sum s u exp(beta u - shift)`` over the terms of :func:`step_sums`."""
-    s, u = _step_terms(weights, row_exponents, node_labels[sample_node])
-    return float(np.sum(s * u * np.exp(beta * u - shift)))
+    return exponential_derivative(*_step_terms(weights, row_exponents, node_labels[sample_node]), beta, shift)
 
 
 def largest(values: np.ndarray) -> float:
@@ -303,7 +294,7 @@ def updated_log_weights(log_weights: np.ndarray, labels: np.ndarray, sample_node
                         weight: float) -> np.ndarray:
     """The multi-class weight update ``log w + weight * exponents[label, predicted]`` (a row's own exponents with
     example-dependent costs)."""
-    return log_weights + weight * predicted_exponents(labels, node_labels[sample_node], row_exponents, exponents)
+    return log_weights + weight * predicted_exponents(labels, node_labels[sample_node], exponents, row_exponents)
 
 
 def rebuilt_log_weights(coded: CodedFeatures, labels: np.ndarray, initial: np.ndarray,

@@ -46,9 +46,9 @@ from .roots import double_base_root, double_base_roots, hyperbolic_roots
 
 __all__ = ["DESCENT_TOLERANCE", "GRADIENT_TOLERANCE", "PERFECT_LEARNER_WEIGHT_RATIO", "LineStep", "adac2_m1_step",
            "adaboost_m1_step", "capped_step", "compiled_loss", "double_base_root", "double_base_roots",
-           "exponential_root", "fit_line_step", "fit_weights", "hyperbolic_roots", "minimise_line_step",
-           "minimise_weights", "multiboost_step", "newton_fit_step", "newton_fit_weights", "optimal_step",
-           "proves_descent", "reweighting_step", "unbounded"]
+           "exponential_derivative", "exponential_root", "fit_line_step", "fit_weights", "hyperbolic_roots",
+           "minimise_line_step", "minimise_weights", "multiboost_step", "newton_fit_step", "newton_fit_weights",
+           "optimal_step", "proves_descent", "reweighting_step", "unbounded"]
 
 logger = logging.getLogger(__name__)
 
@@ -311,7 +311,7 @@ def optimal_step(confusion, exponents) -> float:
         return 0.0
 
     def derivative(beta: float, shift: float) -> float:
-        return float(np.sum(s * u * np.exp(beta * u - shift)))
+        return exponential_derivative(s, u, beta, shift)
 
     return exponential_root(float(np.sum(s * u)), float(u.min()), float(u.max()), derivative)
 
@@ -352,6 +352,11 @@ def exponential_root(slope: float, lowest: float, highest: float,
         near, far = far, 2.0 * far
     low, high = sorted((near, far))
     return float(scipy.optimize.brentq(scaled, low, high, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+
+
+def exponential_derivative(s: np.ndarray, u: np.ndarray, beta: float, shift: float) -> float:
+    """``sum_i s_i u_i exp(beta u_i - shift)``: :func:`exponential_root`'s derivative of the terms ``(s, u)``."""
+    return float(np.sum(s * u * np.exp(beta * u - shift)))
 
 
 def unbounded(slope: float, lowest: float, highest: float) -> bool:

@@ -143,7 +143,14 @@ def as_matching_rows(values, chunks: tuple[int, ...], name: str) -> "da.Array":
             raise InvalidValueError(f"{name}: the chunk sizes are unknown; call compute_chunk_sizes() first")
         array = values
     else:
-        array = np.asarray(values, dtype=np.float64)
+        array = np.asarray(values)
+        if array.dtype.kind == "O":  # numbers held as objects (a nullable pandas column) read as floats
+            try:
+                array = array.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InvalidTypeError(f"{name}: expected numbers, got dtype object") from None
+    if array.dtype.kind not in "biuf":
+        raise InvalidTypeError(f"{name}: expected numbers, got dtype {array.dtype}")
     if array.ndim == 0 or array.shape[0] != sum(chunks):
         raise InvalidValueError(f"{name}: expected {sum(chunks)} rows (one per row of the features), got shape "
                                 f"{array.shape}")
@@ -331,7 +338,8 @@ def rows_kept(mask: "da.Array", *arrays) -> list:
         if array is None:
             kept.append(None)
             continue
-        flags = mask if array.ndim == 1 else mask[:, np.newaxis]
+        # a column (of columns ...): map_blocks lines blocks up by their last axes
+        flags = mask.reshape((-1,) + (1,) * (array.ndim - 1))
         rows = da.map_blocks(_selected, array, flags, chunks=(chunks,) + array.chunks[1:], dtype=array.dtype)
         kept.append(rows.rechunk({0: tuple(size for size in chunks if size)}) if 0 in chunks else rows)
     return kept

@@ -120,15 +120,14 @@ class ClusterData:
 
     @staticmethod
     def aligned(values, rows: "da.Array", name: str) -> "da.Array":
-        if not hasattr(values, "dtype") and not hasattr(values, "to_dask_array"):  # array_like
-            values = np.asarray(values)
-        dtype = getattr(values, "dtype", None)
-        if dtype is not None and np.dtype(dtype).kind not in "biuf":
-            raise InvalidTypeError(f"{name}: expected numbers, got dtype {dtype}")
         return _dask.as_matching_rows(values, rows.chunks[0], name)
 
     @staticmethod
     def cost_rows(sample_costs: "da.Array", indices: "da.Array", number: int) -> "da.Array":
+        if sample_costs.shape[1:] not in ((number,), (number, number)):  # the whole array's shape, not a chunk's
+            n = sample_costs.shape[0]
+            raise InvalidValueError(f"sample_costs: expected shape ({n}, {number}) (a row per sample) or ({n}, "
+                                    f"{number}, {number}) (a matrix per sample), got {sample_costs.shape}")
         # the labels as a column (or a column of matrices): blocks are aligned by their trailing axes
         labels = indices.rechunk((sample_costs.chunks[0],)).reshape((-1,) + (1,) * (sample_costs.ndim - 1))
         options = {"drop_axis": 2} if sample_costs.ndim == 3 else {}

@@ -208,9 +208,14 @@ class PartitionedMultiClassBoosting:
         rounds = trainer.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
-        check_rows(features, labels=labels, sample_weight=sample_weight, sample_costs=sample_costs)
         if sample_costs is not None:
             trainer.check_sample_costs_allowed()
+            if not hasattr(sample_costs, "shape"):  # array_like rows, as in memory
+                sample_costs = np.asarray(sample_costs)
+            if len(sample_costs.shape) not in (2, 3):
+                raise InvalidValueError(f"sample_costs: expected a row or a matrix of costs per sample, got shape "
+                                        f"{sample_costs.shape}")
+        check_rows(features, labels=labels, sample_weight=sample_weight, sample_costs=sample_costs)
         previous = check_continued(boosted_machine, None, features.shape[1])
         weak = trainer.weak_learner
         missing = weak.missing is not None
