@@ -84,3 +84,29 @@ def test_auto_early_stopping_counts_a_sparse_chunks_stored_values(client, monkey
     assert DaskBoostingClassifier(n_estimators=3, client=client).fit(chunks, scores > 0).validation_score_.size == 0
     monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", int(held_out) + 1)
     assert DaskBoostingClassifier(n_estimators=3, client=client).fit(chunks, scores > 0).validation_score_.size == 4
+
+
+def test_the_cost_sensitive_trainers_on_sparse_chunks(client):
+    """``DaskCostSensitiveBoosting`` (AdaBoostDB, Cost-Sensitive AdaBoost) reads sparse chunks as the generic
+    trainer does, into the model of the same rows in dense chunks; the multi-class trainer, whose quantised codes
+    are dense, refuses them by name (as its in-memory trainer refuses a sparse matrix)."""
+    import bob_boost
+    from bob_boost.boosting.partitions import LocalRows
+    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting
+    from bob_boost.trainers.partitioned_classes import PartitionedMultiClassBoosting
+
+    matrix, scores = _rows(seed=5, integers=True)
+    sparse_chunks, dense_chunks = _chunks(matrix)
+    signs = np.where(scores > 0, 1.0, -1.0)
+    for trainer in (bob_boost.AdaBoostDBTrainer(1.0, 3.0), bob_boost.CostSensitiveAdaBoostTrainer(2.0, 1.0)):
+        model = DaskCostSensitiveBoosting(trainer, client=client).train(sparse_chunks, signs, 6)
+        dense = DaskCostSensitiveBoosting(trainer, client=client).train(dense_chunks, signs, 6)
+        assert len(model) == 6 and model.weak_machines == dense.weak_machines
+        np.testing.assert_array_equal(model.weights, dense.weights)
+    classes = np.digitize(scores, np.quantile(scores, [1 / 3, 2 / 3]))
+    badacost = bob_boost.BAdaCostTrainer(np.ones((3, 3)) - np.eye(3),
+                                         bob_boost.CostSensitiveTreeTrainer(max_depth=2, quantized=True))
+    with pytest.raises(TypeError, match="features: BAdaCostTrainer on partitions reads dense rows"):
+        DaskMultiClassBoosting(badacost, client=client).train(sparse_chunks, classes, 2)
+    with pytest.raises(TypeError, match="features: BAdaCostTrainer on partitions reads dense rows"):
+        PartitionedMultiClassBoosting(badacost).train_on(LocalRows([900]), matrix, classes, 2)

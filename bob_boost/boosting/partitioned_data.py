@@ -275,6 +275,12 @@ def code_counts(coded: CodedFeatures, code: int) -> np.ndarray:
     return coded.counts[:, code].copy()
 
 
+def holds_sparse(features) -> bool:
+    """Whether ``features`` (rows in a source's form) are scipy sparse: a sparse matrix, or a Dask array whose
+    chunks are."""
+    return is_sparse(features) or is_sparse(getattr(features, "_meta", None))
+
+
 def value_range(chunk: np.ndarray, n_threads: int | None = 1,
                 missing: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each column's smallest and largest value and whether it holds only integers; NaN is an error, unless

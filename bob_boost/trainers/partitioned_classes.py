@@ -197,6 +197,8 @@ class PartitionedMultiClassBoosting:
 
         Raises
         ------
+        TypeError
+            For scipy sparse rows (a sparse matrix or chunks).
         ValueError
             For labels, weights or costs of another number of rows than the features, labels that are not
             classes of the cost matrix, infinite features (NaN ones too, unless the
@@ -205,6 +207,10 @@ class PartitionedMultiClassBoosting:
             another cost matrix or other features.
         """
         trainer = self.trainer
+        if data.holds_sparse(features):  # the quantised codes and node histograms read whole dense codes
+            raise InvalidTypeError(f"features: {type(trainer).__name__} on partitions reads dense rows; scipy sparse "
+                                   f"rows are read by the generic trainer and by AdaBoostDB and Cost-Sensitive "
+                                   f"AdaBoost there: pass dense chunks")
         rounds = trainer.number_of_rounds if number_of_rounds is None else \
             check_positive_int(number_of_rounds, "number_of_rounds")
         callback = check_callback(callback)
