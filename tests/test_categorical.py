@@ -45,7 +45,7 @@ def test_the_ordered_prefixes_hold_the_best_of_all_partitions():
         sums = np.column_stack([rng.normal(size=k), rng.uniform(0.1, 2.0, size=k)])
         counts = rng.integers(1, 20, size=k).astype(np.int32)
         total = sums.sum(axis=0)
-        gain = best_category_split(sums, counts, 0, 0, k, total, int(counts.sum()), 0.0, 1, 0.0, 1e-12, EXACT,
+        gain = best_category_split(sums, counts, 0, k, total, int(counts.sum()), 0.0, 1, 0.0, 1e-12, EXACT,
                                    -np.inf, np.inf, False, bits, workspace(2, 1))
         chosen = [c for c in range(k) if has_category(bits, c)]
         best = _best_partition(sums)
@@ -61,7 +61,7 @@ def test_one_against_the_rest_takes_the_best_single_category():
         sums = np.column_stack([rng.normal(size=k), rng.uniform(0.1, 2.0, size=k)])
         counts = np.full(k, 5, dtype=np.int32)
         total = sums.sum(axis=0)
-        gain = best_category_split(sums, counts, 0, 0, k, total, 5 * k, 0.0, 1, 0.0, 1e-12,
+        gain = best_category_split(sums, counts, 0, k, total, 5 * k, 0.0, 1, 0.0, 1e-12,
                                    category_parameters(0.0, 0.0, 32, 4, 0), -np.inf, np.inf, False, bits,
                                    workspace(2, 1))
         singles = [_newton_gain(total, sums[c]) for c in range(k)]

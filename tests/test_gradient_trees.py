@@ -251,31 +251,30 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     dense = rng.normal(size=(n, 70))  # 256 bins each: 70 x 256 bins of (width x 8 + 4) bytes, over the limit
     sparse = np.where(rng.random((n, 20)) < 0.85, 0.0, rng.integers(1, 9, size=(n, 20)))
     binned = TreeTrainer(n_threads=1).prepare(np.hstack([dense, sparse]))
-    coded = binned.coded
-    layout = coded.row_layout()
+    coded, offsets = binned.coded, binned.offsets
+    layout = coded.row_layout(offsets)
     assert layout[5].size * coded.number_of_bins * (8 * width + 4) > tree_histograms.FEATURE_MAJOR_BYTES
     assert np.count_nonzero(coded.mode_bins >= 0) == 20
     values = np.ascontiguousarray(np.column_stack([rng.normal(size=(n, width // 2)), rng.random((n, width // 2))]))
     order = np.sort(rng.choice(n, tree_histograms.FEATURE_MAJOR_ROWS + 700, replace=False))
     total = np.zeros(width)
     tree_histograms.node_total(values, order, 0, order.size, total)
-    bins = binned.number_of_features * coded.number_of_bins
+    bins = int(offsets[-1])
     sums, counts = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32)
-    tree_histograms.build_histogram(layout, coded.mode_bins, coded.number_of_bins, values, order, 0, order.size,
-                                    total, order.size, sums, counts)
+    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
+                                    order.size, total, order.size, sums, counts)
     row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
     tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts)
-    tree_histograms._recover_frequent_bins(coded.mode_bins, coded.number_of_bins, total, order.size, row_sums,
-                                           row_counts)
+    tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, total, order.size, row_sums, row_counts)
     assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
     # and both are the brute-force histogram
     codes = coded.codes
     for f in (0, 69, 75):
-        expected = np.zeros((coded.number_of_bins, width))
+        part = slice(offsets[f], offsets[f + 1])
+        expected = np.zeros((offsets[f + 1] - offsets[f], width))
         np.add.at(expected, codes[f, order], values[order])
-        assert np.allclose(sums[f * coded.number_of_bins:(f + 1) * coded.number_of_bins], expected, atol=1e-9)
-        assert np.array_equal(counts[f * coded.number_of_bins:(f + 1) * coded.number_of_bins],
-                              np.bincount(codes[f, order], minlength=coded.number_of_bins))
+        assert np.allclose(sums[part], expected, atol=1e-9)
+        assert np.array_equal(counts[part], np.bincount(codes[f, order], minlength=offsets[f + 1] - offsets[f]))
 
 
 def test_leaves_stay_finite_on_pure_nodes_and_trees_do_not_depend_on_threads():
@@ -314,16 +313,17 @@ def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_thre
     candidates = [binned.split_thresholds[binned.offsets[f]:binned.offsets[f + 1] - 1] for f in range(3)]
     _same_nested(_as_nested(trainer.train(binned, g, h)), _reference_tree(x, g[:, 0], h[:, 0], 1, 20, candidates))
     # and bin by bin, the counts and sums of every row, and of a node's rows
-    coded = binned.coded
-    cells = 3 * coded.number_of_bins
+    coded, offsets = binned.coded, binned.offsets
+    cells = int(offsets[-1])
     values = np.ascontiguousarray(np.hstack([g, h]))
     sums, counts = np.empty((1, cells, 2)), np.empty((1, cells), dtype=np.int64)
-    parts = tree_parts.Parts(coded, coded.row_layout(), coded.pair_layout(paired=False), values, sums, counts)
+    parts = tree_parts.Parts(coded, offsets, coded.row_layout(offsets), coded.pair_layout(offsets, paired=False),
+                             values, sums, counts)
     for order in (np.arange(y.size), np.flatnonzero(rng.random(y.size) < 0.5)):
         total = np.zeros(2)
         assert tree_parts._part_bounds(0, order.size, cells * 2).size - 1 >= 3
         parts.build(order, 0, order.size, total, sums[0], counts[0])
-        bins = (coded.codes[:, order] + (np.arange(3) * coded.number_of_bins)[:, np.newaxis]).ravel()
+        bins = (coded.codes[:, order] + offsets[:-1, np.newaxis]).ravel()
         assert counts[0].tolist() == np.bincount(bins, minlength=cells).tolist()
         for column, column_values in enumerate((g[order, 0], h[order, 0])):
             np.testing.assert_allclose(sums[0, :, column],

@@ -32,8 +32,7 @@ def _partitions(binned, targets, rows, weights=None, outputs=1):
 
 def _grow(tree, binned, targets, rows, outputs=1):
     partitions = _partitions(binned, targets, rows, outputs=outputs)
-    grower = PartitionedGradientTrees(tree, partitions, binned.offsets, binned.split_thresholds,
-                                      binned.coded.number_of_bins, outputs)
+    grower = PartitionedGradientTrees(tree, partitions, binned.offsets, binned.split_thresholds, outputs)
     machine, training_outputs, _, _ = grower.grow(bob_boost.LogitLoss(), True)
     return machine, np.concatenate(training_outputs)
 

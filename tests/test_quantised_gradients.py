@@ -65,25 +65,27 @@ def test_packed_node_histograms_count_every_row_once():
     rng = np.random.default_rng(2)
     n = tree_histograms.FEATURE_MAJOR_ROWS + 900  # large enough for the feature-by-feature pass
     x = np.hstack([rng.normal(size=(n, 90)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
-    coded = TreeTrainer(n_threads=1).prepare(x).coded
+    binned = TreeTrainer(n_threads=1).prepare(x)
+    coded, offsets = binned.coded, binned.offsets
     # 90 dense features of 256 packed bins (12 bytes with the unused count) exceed the row-by-row size
-    assert coded.row_layout()[5].size * coded.number_of_bins * 12 > tree_histograms.FEATURE_MAJOR_BYTES
+    assert coded.row_layout(offsets)[5].size * coded.number_of_bins * 12 > tree_histograms.FEATURE_MAJOR_BYTES
     gradient, hessian = rng.normal(size=(n, 1)), rng.random((n, 1))
     packed, scales, bits = _packed(gradient, hessian, 4)
     rows, _ = _decoded(packed, scales, bits)
-    bins = x.shape[1] * coded.number_of_bins
+    bins = int(offsets[-1])
     for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):  # by feature, then by row
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         sums = np.full((bins, 1), -7, dtype=np.int64)
-        tree_histograms.build_histogram(coded.row_layout(), coded.mode_bins, coded.number_of_bins, packed, order, 0,
-                                        order.size, total, order.size, sums, np.empty(0, dtype=np.int32))
+        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
+                                        packed, order, 0, order.size, total, order.size, sums,
+                                        np.empty(0, dtype=np.int32))
         decoded, counts = _decoded(sums, scales, bits)
         for f in (0, 89, 91):  # dense, dense, sparse (its frequent bin recovered from the total)
-            part = slice(f * coded.number_of_bins, (f + 1) * coded.number_of_bins)
+            part = slice(offsets[f], offsets[f + 1])
             codes = coded.codes[f, order]
-            assert counts[part].tolist() == np.bincount(codes, minlength=coded.number_of_bins).tolist()
-            expected = np.zeros((coded.number_of_bins, 2))
+            assert counts[part].tolist() == np.bincount(codes, minlength=offsets[f + 1] - offsets[f]).tolist()
+            expected = np.zeros((offsets[f + 1] - offsets[f], 2))
             np.add.at(expected, codes, rows[order])
             np.testing.assert_allclose(decoded[part], expected, rtol=1e-12, atol=1e-9)
 
@@ -320,11 +322,13 @@ def _few_valued(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def test_pairs_cover_the_dense_features_once_within_the_joint_bins():
     rng = np.random.default_rng(11)
-    coded = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, 4000)).coded
+    binned = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, 4000))
+    coded, offsets = binned.coded, binned.offsets
     assert coded.codes.dtype == np.uint16  # the 300 values
-    pair_rows, pair_bases, pair_features, pair_bins, single_rows, single_bases = coded.pair_layout()
+    pair_rows, pair_bases, pair_features, pair_bins, single_rows, single_bases = coded.pair_layout(offsets)
     dense = np.flatnonzero(coded.mode_bins < 0)
-    singles = single_bases // coded.number_of_bins
+    singles = np.searchsorted(offsets, single_bases, side="right") - 1  # each single's first bin is its feature's
+    assert np.array_equal(offsets[singles], single_bases)
     assert sorted(pair_features.ravel().tolist() + singles.tolist()) == dense.tolist()
     bins = {f: int(coded.codes[f].max()) + 1 for f in dense}
     assert np.all(pair_bins.prod(axis=1) <= 256) and np.array_equal(np.diff(pair_bases), pair_bins.prod(axis=1))
@@ -337,26 +341,28 @@ def test_pairs_cover_the_dense_features_once_within_the_joint_bins():
         assert np.array_equal(pair_rows[:, j], coded.codes[a] * bins[b] + coded.codes[b])
     assert np.array_equal(single_rows, coded.codes[singles].T)
     # unpaired, for float histograms: every dense feature alone
-    no_pairs = coded.pair_layout(paired=False)
-    assert no_pairs[2].shape == (0, 2) and no_pairs[4] is coded.row_layout()[0]
+    no_pairs = coded.pair_layout(offsets, paired=False)
+    assert no_pairs[2].shape == (0, 2) and no_pairs[4] is coded.row_layout(offsets)[0]
 
 
 def test_paired_histograms_are_the_packed_histograms():
     rng = np.random.default_rng(12)
     n = 4000
-    coded = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, n)).coded
+    binned = TreeTrainer(missing="bin", max_bins=512, n_threads=1).prepare(_few_valued(rng, n))
+    coded, offsets = binned.coded, binned.offsets
     packed, _, _ = _packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32)
-    pairs = coded.pair_layout()
+    pairs = coded.pair_layout(offsets)
     assert pairs[2].shape[0] == 3
-    bins = coded.codes.shape[0] * coded.number_of_bins
+    bins = int(offsets[-1])
     for order in (np.arange(n), np.sort(rng.choice(n, 700, replace=False)), np.array([5]), np.array([], dtype=int)):
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         expected = np.full((bins, 1), -7, dtype=np.int64)
-        tree_histograms.build_histogram(coded.row_layout(), coded.mode_bins, coded.number_of_bins, packed, order, 0,
-                                        order.size, total, order.size, expected, np.empty(0, dtype=np.int32))
+        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
+                                        packed, order, 0, order.size, total, order.size, expected,
+                                        np.empty(0, dtype=np.int32))
         paired_total, sums = np.full(1, -3, dtype=np.int64), np.full((bins, 1), -7, dtype=np.int64)
-        tree_histograms.build_paired_histogram(coded.row_layout(), pairs, coded.mode_bins, coded.number_of_bins,
+        tree_histograms.build_paired_histogram(coded.row_layout(offsets), pairs, coded.mode_bins, offsets,
                                                packed, order, 0, order.size, paired_total, sums,
                                                np.full(pairs[1][-1], -5, dtype=np.int64))
         assert paired_total[0] == total[0]
@@ -365,11 +371,10 @@ def test_paired_histograms_are_the_packed_histograms():
     batch = np.hstack([_packed(rng.normal(size=(n, 1)), rng.random((n, 1)), 32, seed=s)[0] for s in range(3)])
     total = batch.sum(axis=0)
     expected = np.full((bins, 3), -7, dtype=np.int64)
-    tree_histograms.root_histograms(coded.stored(), coded.mode_bins, coded.number_of_bins, batch, total, expected,
+    tree_histograms.root_histograms(coded.stored(), coded.mode_bins, offsets, batch, total, expected,
                                     np.zeros(bins, dtype=np.int32))
     sums = np.full((bins, 3), -7, dtype=np.int64)
-    tree_histograms.paired_root_histograms(coded.stored(), coded.mode_bins, pairs, coded.number_of_bins, batch, total,
-                                           sums)
+    tree_histograms.paired_root_histograms(coded.stored(), coded.mode_bins, pairs, offsets, batch, total, sums)
     assert np.array_equal(sums, expected)
 
 
@@ -385,7 +390,8 @@ def test_trees_with_paired_features_are_the_trees_without(monkeypatch):
         return Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x, labels, 8)
     paired = [train(threads) for threads in (1, 3)]
     monkeypatch.setattr(codes, "PAIR_BINS", 0)
-    assert TreeTrainer(missing="bin").prepare(x).coded.pair_layout()[2].shape[0] == 0
+    binned = TreeTrainer(missing="bin").prepare(x)
+    assert binned.coded.pair_layout(binned.offsets)[2].shape[0] == 0
     alone = [train(threads) for threads in (1, 3)]
     for machine in paired[1:] + alone:
         assert np.array_equal(machine.decision_scores(x), paired[0].decision_scores(x))

@@ -108,9 +108,9 @@ def workspace(width, features):
 
 
 @numba.njit(**_JIT)
-def best_category_split(sums, counts, base, first, stop, total, count, regularization, min_samples, min_hessian,
+def best_category_split(sums, counts, first, stop, total, count, regularization, min_samples, min_hessian,
                         tie_tolerance, params, lower, upper, missing, bits, work):
-    """The best category set of a feature whose bins are ``first:stop`` (histogram rows ``base + g``) in a node
+    """The best category set of a feature whose bins are ``first:stop`` (histogram rows ``g``) in a node
     of ``count`` samples with (2K,) sums ``total``: returns its gain (-1: none) and writes it into ``bits``.
 
     Each side needs ``min_samples`` samples and a hessian sum of ``min_hessian``; with one output the
@@ -127,7 +127,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     present, ordered, keys, gains, left, right = work[0], work[1], work[2], work[3], work[4], work[5]
     n = 0
     for g in range(first, stop):
-        if counts[base + g] > 0:
+        if counts[g] > 0:
             present[n] = g
             n += 1
     if n < 2:
@@ -135,7 +135,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
     if n <= params[MAX_ONEHOT]:
         parent = child_score(total, outputs, regularization, lower, upper)
         for j in range(n):
-            p = base + present[j]
+            p = present[j]
             for v in range(width):
                 left[v] = sums[p, v]
             gains[j] = split_gain(total, left, count, counts[p], outputs, regularization, min_samples, min_hessian,
@@ -150,7 +150,7 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
         return gains[pick]
     m = 0
     for j in range(n):
-        p = base + present[j]
+        p = present[j]
         if counts[p] >= params[MIN_GROUP]:
             key = 0.0
             for k in range(outputs):
@@ -172,10 +172,9 @@ def best_category_split(sums, counts, base, first, stop, total, count, regulariz
         left_count = 0
         for i in range(size):
             g = ordered[i] if direction == 0 else ordered[m - 1 - i]
-            p = base + g
             for v in range(width):
-                left[v] += sums[p, v]
-            left_count += counts[p]
+                left[v] += sums[g, v]
+            left_count += counts[g]
             gains[direction * size + i] = split_gain(total, left, count, left_count, outputs, regularization,
                                                      min_samples, min_hessian, lower, upper, parent, right)
             if direction == 1 and m - (i + 1) <= size:
@@ -227,7 +226,7 @@ def _turn_missing_around(bits, present, missing_code, missing):
 
 
 @numba.njit(**_JIT)
-def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+def scan_categories(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                     tie_tolerance, missing, gains, allowed, categorical, params, lower, upper, work):
     """Every allowed categorical feature's best set gain into ``gains`` at its first bin (side 0; its other
     entries -1), as :func:`~bob_boost.engine.split_scan.best_split` reads them; returns the largest (0 if none).
@@ -244,10 +243,9 @@ def scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regu
             gains[2 * g + 1] = -1.0
         if offsets[f + 1] - offsets[f] - (1 if missing else 0) < 2:
             continue
-        if mode_bins[f] >= 0 and counts[f * n_bins + mode_bins[f]] == count:
+        if mode_bins[f] >= 0 and counts[offsets[f] + mode_bins[f]] == count:
             continue
-        base = f * n_bins - offsets[f]
-        value = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
+        value = best_category_split(sums, counts, offsets[f], offsets[f + 1], total, count, regularization,
                                     min_samples, min_hessian, tie_tolerance, params, lower, upper, missing, bits,
                                     work)
         gains[2 * offsets[f]] = value

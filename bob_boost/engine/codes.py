@@ -250,53 +250,55 @@ class CodedFeatures:
         :attr:`codes`): one for each thread that grows trees."""
         return self.stored() + (np.empty(0 if self.whole else self.n_samples, dtype=self.codes.dtype),)
 
-    def row_layout(self) -> tuple[np.ndarray, ...]:
-        """The codes row by row, for histograms over a node's rows (built once, on first use).
+    def row_layout(self, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The codes row by row, for histograms over a node's rows (built once for these ``offsets``).
 
-        Returns ``(dense_rows, dense_bases, row_starts, entry_bins, codes,
-        dense_code_rows)``: the dense features' codes as a (#samples, #dense)
-        matrix and each dense feature's first bin in a (#features x
-        :attr:`number_of_bins`) histogram; and, in
-        compressed rows, the histogram bin of every entry of a sparse feature
-        outside its frequent bin (row ``i``'s are ``entry_bins[row_starts[i]:
-        row_starts[i + 1]]``, in feature order); then :attr:`codes` themselves and
-        the dense features' rows in them. A row's codes lie together, and a node's
-        histogram costs its own rows' entries only.
+        A histogram holds every feature's bins one after the other, feature ``f``'s at the global bins
+        ``offsets[f]:offsets[f + 1]`` (the binning's offsets: a feature of few bins takes few, whatever the
+        others take). Returns ``(dense_rows, dense_bases, row_starts, entry_bins, codes, dense_code_rows)``: the
+        dense features' codes as a (#samples, #dense) matrix and each dense feature's first bin; and, in
+        compressed rows, the global bin of every entry of a sparse feature outside its frequent bin (row ``i``'s
+        are ``entry_bins[row_starts[i]:row_starts[i + 1]]``, in feature order); then :attr:`codes` themselves and
+        the dense features' rows in them. A row's codes lie together, and a node's histogram costs its own rows'
+        entries only.
         """
-        if self._row_layout is None:
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if self._row_layout is None or not np.array_equal(self._row_layout[0], offsets):
             n_features, n_samples = self.n_features, self.n_samples
             dense = np.flatnonzero(self.mode_bins < 0)
             # the listed rows (feature by feature) placed row by row, features in order: from the listed
             # entries alone, no (#samples x #features) mask
             row_starts = np.zeros(n_samples + 1, dtype=np.int64)
             np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
-            index = np.int32 if n_features * self.number_of_bins < 2 ** 31 else np.int64
+            index = np.int32 if offsets[-1] < 2 ** 31 else np.int64
             entry_bins = np.empty(self.rows.size, dtype=index)
             kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
-                                   self.listed_codes, self.number_of_bins, row_starts, entry_bins)
+                                   self.listed_codes, offsets, row_starts, entry_bins)
             dense_rows = self.code_rows[dense]
-            self._row_layout = (np.ascontiguousarray(self.codes[dense_rows].T), dense * self.number_of_bins, row_starts,
-                                entry_bins, self.codes, dense_rows)
-        return self._row_layout
+            self._row_layout = (offsets, (np.ascontiguousarray(self.codes[dense_rows].T), offsets[dense], row_starts,
+                                          entry_bins, self.codes, dense_rows))
+            self._pair_layout = None
+        return self._row_layout[1]
 
-    def column_layout(self, columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    def column_layout(self, columns: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`row_layout` of the features ``columns`` only (a round's column sample), built anew: histograms
         over it leave the other features' bins at zero, and cost the sampled features' entries only.
 
         The sums of a sampled feature's bins are those of the full layout, bit for bit: each bin still adds its
         rows in ascending order.
         """
-        dense_rows, dense_bases, row_starts, entry_bins, codes, dense_code_rows = self.row_layout()
+        dense_rows, dense_bases, row_starts, entry_bins, codes, dense_code_rows = self.row_layout(offsets)
         allowed = np.zeros(self.n_features, dtype=bool)
         allowed[columns] = True
         kept_dense = allowed[self.mode_bins < 0]
         starts = np.empty(row_starts.size, dtype=np.int64)
         kept = np.empty_like(entry_bins)
-        count = kernels.kept_entries(row_starts, entry_bins, self.number_of_bins, allowed, starts, kept)
+        feature_of_bin = np.repeat(np.arange(self.n_features), np.diff(offsets))
+        count = kernels.kept_entries(row_starts, entry_bins, feature_of_bin, allowed, starts, kept)
         return (np.ascontiguousarray(dense_rows[:, kept_dense]), dense_bases[kept_dense], starts, kept[:count], codes,
                 dense_code_rows[kept_dense])
 
-    def pair_layout(self, paired: bool = True) -> tuple[np.ndarray, ...]:
+    def pair_layout(self, offsets: np.ndarray, paired: bool = True) -> tuple[np.ndarray, ...]:
         """The dense features two by two where their bins allow, for packed histograms (built once).
 
         A row then adds once for a pair, at the pair's joint code, into a
@@ -315,11 +317,11 @@ class CodedFeatures:
         same types, for histograms that do not pair features).
         """
         if not paired:
-            dense_rows, dense_bases = self.row_layout()[:2]
+            dense_rows, dense_bases = self.row_layout(offsets)[:2]
             return (np.empty((dense_rows.shape[0], 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
                     np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), dense_rows, dense_bases)
+        dense_rows, dense_bases = self.row_layout(offsets)[:2]  # (a layout of other offsets forgets the pairs)
         if self._pair_layout is None:
-            dense_rows, dense_bases = self.row_layout()[:2]
             dense = np.flatnonzero(self.mode_bins < 0)
             used = self.counts[dense] > 0
             bins = self.number_of_bins - np.argmax(used[:, ::-1], axis=1)  # largest code + 1

@@ -137,14 +137,14 @@ def count_bins(codes, feature_start, feature_stop, counts):
 
 
 @numba.njit(**_JIT)
-def kept_entries(row_starts, entry_bins, n_bins, allowed, starts, kept):
-    """The compressed rows of ``entry_bins`` (bins of features ``bin // n_bins``) of the ``allowed`` features
-    only, in one pass: their bins into ``kept``, each row's start into ``starts``; returns their count."""
+def kept_entries(row_starts, entry_bins, feature_of_bin, allowed, starts, kept):
+    """The compressed rows of ``entry_bins`` (global bins, of features ``feature_of_bin[bin]``) of the ``allowed``
+    features only, in one pass: their bins into ``kept``, each row's start into ``starts``; returns their count."""
     position = 0
     for i in range(row_starts.size - 1):
         starts[i] = position
         for e in range(row_starts[i], row_starts[i + 1]):
-            if allowed[entry_bins[e] // n_bins]:
+            if allowed[feature_of_bin[entry_bins[e]]]:
                 kept[position] = entry_bins[e]
                 position += 1
     starts[row_starts.size - 1] = position
@@ -152,15 +152,15 @@ def kept_entries(row_starts, entry_bins, n_bins, allowed, starts, kept):
 
 
 @numba.njit(**_JIT)
-def entries_by_row(rows, features, codes, n_bins, row_starts, out_bins):
+def entries_by_row(rows, features, codes, offsets, row_starts, out_bins):
     """Place the entries (``rows[k]``, ``features[k]``, ``codes[k]``), given feature by feature, row by row as
-    histogram bins ``features[k] * n_bins + codes[k]``: entry ``k`` goes to the next free place of its row's
-    range ``row_starts[r]:row_starts[r + 1]``, so each row keeps its entries in the order given (a stable
+    global histogram bins ``offsets[features[k]] + codes[k]``: entry ``k`` goes to the next free place of its
+    row's range ``row_starts[r]:row_starts[r + 1]``, so each row keeps its entries in the order given (a stable
     counting sort)."""
     position = row_starts[:-1].copy()
     for k in range(rows.size):
         r = rows[k]
-        out_bins[position[r]] = features[k] * n_bins + codes[k]
+        out_bins[position[r]] = offsets[features[k]] + codes[k]
         position[r] += 1
 
 

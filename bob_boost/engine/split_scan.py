@@ -1,8 +1,7 @@
 """Compiled split scan of gradient trees: each node's best split by the Newton gain, from its histogram.
 
-A node's histogram slot is ``(#features * bins_per_feature, width)``: bin ``b`` of
-feature ``f`` at ``f * bins_per_feature + b``, ``width`` K gradient then K hessian
-sums (see :mod:`.tree_histograms`).
+A node's histogram slot is ``(#bins, width)``: bin ``b`` of feature ``f`` at the global
+bin ``offsets[f] + b``, ``width`` K gradient then K hessian sums (see :mod:`.tree_histograms`).
 """
 from __future__ import annotations
 
@@ -58,12 +57,12 @@ def interaction_columns(allowed, groups, mask, out):
 
 
 @numba.njit(**_JIT)
-def _nan_count(counts, base, offsets, f, missing):
-    return counts[base + offsets[f + 1] - 1] if missing else 0
+def _nan_count(counts, offsets, f, missing):
+    return counts[offsets[f + 1] - 1] if missing else 0
 
 
 @numba.njit(**_JIT)
-def _hessian_side(sums, base, first, g, width, outputs, total):
+def _hessian_side(sums, first, g, width, outputs, total):
     """Whether the left child of a split after global bin ``g`` has the larger hessian sum (left on a tie).
 
     The left sums are added as the split scans add them.
@@ -71,7 +70,7 @@ def _hessian_side(sums, base, first, g, width, outputs, total):
     left = np.zeros(width)
     for h in range(first, g + 1):
         for v in range(width):
-            left[v] += sums[base + h, v]
+            left[v] += sums[h, v]
     left_hessian = 0.0
     right_hessian = 0.0
     for k in range(outputs, width):
@@ -81,22 +80,21 @@ def _hessian_side(sums, base, first, g, width, outputs, total):
 
 
 @numba.njit(**_JIT)
-def _one_bin(mode_bins, counts, n_bins, f, count):
+def _one_bin(mode_bins, counts, offsets, f, count):
     """Whether sparse feature ``f``'s frequent bin holds all ``count`` samples of the node (no split)."""
-    return mode_bins[f] >= 0 and counts[f * n_bins + mode_bins[f]] == count
+    return mode_bins[f] >= 0 and counts[offsets[f] + mode_bins[f]] == count
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, floor, allowed):
+def _first_within(gains, counts, mode_bins, offsets, count, missing, floor, allowed):
     """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
     last = 2 if missing else 1
     for f in range(offsets.size - 1):
-        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count):
             continue
-        base = f * n_bins - offsets[f]
-        nan_count = _nan_count(counts, base, offsets, f, missing)
+        nan_count = _nan_count(counts, offsets, f, missing)
         for g in range(offsets[f], offsets[f + 1] - last):
-            if counts[base + g] == 0 and g > offsets[f]:
+            if counts[g] == 0 and g > offsets[f]:
                 continue
             for side in range(2 if nan_count > 0 else 1):
                 value = gains[2 * g + side]
@@ -106,7 +104,7 @@ def _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing, flo
 
 
 @numba.njit(**_JIT)
-def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+def best_split(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values, categorical,
                category_params, category_set, category_work):
     """A node's best split by the Newton gain ``sum_k G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)``.
@@ -158,20 +156,20 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
         for f in range(allowed.size):
             numeric[f] = allowed[f] and not categorical[f]
     if width == 2:
-        top = _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples,
+        top = _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
                            min_hessian, missing, gains, numeric, monotone, lower, upper)
     else:
-        top = _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+        top = _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                     missing, gains, numeric)
     if categorical.size > 0:
-        top = max(top, scan_categories(sums, counts, mode_bins, offsets, n_bins, total, count, regularization,
+        top = max(top, scan_categories(sums, counts, mode_bins, offsets, total, count, regularization,
                                        min_samples, min_hessian, tie_tolerance, missing, gains, allowed, categorical,
                                        category_params, lower, upper, category_work))
     if top <= 0:
         return -1, 0.0, False
     # a gain is a difference of the children's and the parent's scores: its rounding is relative to those
     parent = child_score(total, width // 2, regularization, lower, upper)
-    g, side = _first_within(gains, counts, mode_bins, offsets, n_bins, count, missing,
+    g, side = _first_within(gains, counts, mode_bins, offsets, count, missing,
                             top - tie_tolerance * (top + abs(parent)),
                             allowed)
     if g < 0:
@@ -179,36 +177,34 @@ def best_split(sums, counts, mode_bins, offsets, n_bins, total, count, regulariz
     f = 0
     while offsets[f + 1] <= g:
         f += 1
-    base = f * n_bins - offsets[f]
     if categorical.size > 0 and categorical[f]:
-        gain = best_category_split(sums, counts, base, offsets[f], offsets[f + 1], total, count, regularization,
+        gain = best_category_split(sums, counts, offsets[f], offsets[f + 1], total, count, regularization,
                                    min_samples, min_hessian, tie_tolerance, category_params, lower, upper, missing,
                                    category_set, category_work)
         nan_left = missing and has_category(category_set, offsets[f + 1] - offsets[f] - 1)
         return g, gain, nan_left
     nan_left = side == 0
-    if _nan_count(counts, base, offsets, f, missing) == 0:
-        nan_left = _hessian_side(sums, base, offsets[f], g, width, width // 2, total)
+    if _nan_count(counts, offsets, f, missing) == 0:
+        nan_left = _hessian_side(sums, offsets[f], g, width, width // 2, total)
     if constrained:
-        _child_values(sums, counts, base, offsets, f, g, side == 0, missing, total, regularization, lower, upper,
+        _child_values(sums, counts, offsets, f, g, side == 0, missing, total, regularization, lower, upper,
                       child_values)
     return g, gains[2 * g + side], nan_left
 
 
 @numba.njit(**_JIT)
-def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, regularization, lower, upper, out):
+def _child_values(sums, counts, offsets, f, g, nan_moved, missing, total, regularization, lower, upper, out):
     """The clipped values of the children of the split after global bin ``g`` (NaN samples left if
     ``nan_moved``), summed as :func:`_scan_single` sums them, into ``out`` (left, right)."""
     gradient = 0.0
     hessian = 0.0
     for h in range(offsets[f], g + 1):
-        p = base + h
-        if counts[p] == 0 and h > offsets[f]:
+        if counts[h] == 0 and h > offsets[f]:
             continue
-        gradient += sums[p, 0]
-        hessian += sums[p, 1]
-    nan_position = base + offsets[f + 1] - 1
-    if nan_moved and _nan_count(counts, base, offsets, f, missing) > 0:
+        gradient += sums[h, 0]
+        hessian += sums[h, 1]
+    nan_position = offsets[f + 1] - 1
+    if nan_moved and _nan_count(counts, offsets, f, missing) > 0:
         gradient += sums[nan_position, 0]
         hessian += sums[nan_position, 1]
     out[0] = bounded_score(gradient, hessian, regularization, lower, upper)[1]
@@ -216,7 +212,7 @@ def _child_values(sums, counts, base, offsets, f, g, nan_moved, missing, total, 
 
 
 @numba.njit(**_JIT)
-def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian, missing,
+def _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian, missing,
           gains, allowed):
     """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
     width = sums.shape[1]
@@ -228,20 +224,18 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
     parent = newton_score(total, outputs, regularization)
     top = 0.0
     for f in range(offsets.size - 1):
-        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count):
             continue
-        base = f * n_bins - offsets[f]
-        nan_count = _nan_count(counts, base, offsets, f, missing)
-        nan_position = base + offsets[f + 1] - 1
+        nan_count = _nan_count(counts, offsets, f, missing)
+        nan_position = offsets[f + 1] - 1
         left[:] = 0.0
         left_count = 0
         for g in range(offsets[f], offsets[f + 1] - last):
-            p = base + g
-            if counts[p] == 0 and g > offsets[f]:
+            if counts[g] == 0 and g > offsets[f]:
                 continue
             for v in range(width):
-                left[v] += sums[p, v]
-            left_count += counts[p]
+                left[v] += sums[g, v]
+            left_count += counts[g]
             # side 0: NaN samples (if any) left; side 1: right
             for side in range(2 if nan_count > 0 else 1):
                 moved = nan_count if side == 0 else 0
@@ -255,7 +249,7 @@ def _scan(sums, counts, mode_bins, offsets, n_bins, total, count, regularization
 
 
 @numba.njit(**_JIT)
-def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regularization, min_samples, min_hessian,
+def _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                  missing, gains, allowed, monotone, lower, upper):
     """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains); with
     monotone constraints (a non-empty ``monotone``) the values clipped to ``[lower, upper]`` and the splits that
@@ -267,23 +261,21 @@ def _scan_single(sums, counts, mode_bins, offsets, n_bins, total, count, regular
               else 0.0 + gradient * gradient / (hessian + regularization))
     top = 0.0
     for f in range(offsets.size - 1):
-        if not allowed[f] or _one_bin(mode_bins, counts, n_bins, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count):
             continue
-        base = f * n_bins - offsets[f]
-        nan_count = _nan_count(counts, base, offsets, f, missing)
-        nan_position = base + offsets[f + 1] - 1
+        nan_count = _nan_count(counts, offsets, f, missing)
+        nan_position = offsets[f + 1] - 1
         nan_gradient = sums[nan_position, 0] if nan_count > 0 else 0.0
         nan_hessian = sums[nan_position, 1] if nan_count > 0 else 0.0
         left_gradient = 0.0
         left_hessian = 0.0
         left_count = 0
         for g in range(offsets[f], offsets[f + 1] - last):
-            p = base + g
-            if counts[p] == 0 and g > offsets[f]:
+            if counts[g] == 0 and g > offsets[f]:
                 continue
-            left_gradient += sums[p, 0]
-            left_hessian += sums[p, 1]
-            left_count += counts[p]
+            left_gradient += sums[g, 0]
+            left_hessian += sums[g, 1]
+            left_count += counts[g]
             for side in range(2 if nan_count > 0 else 1):
                 moved = nan_count if side == 0 else 0
                 value = -1.0

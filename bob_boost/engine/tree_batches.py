@@ -105,7 +105,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
         root_counts = np.zeros(slot_counts.shape[1], dtype=slot_counts.dtype)
         root_totals = np.zeros(2 * trees)
         node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        root_histograms(stored, mode_bins, n_bins, batch, root_totals, root_sums, root_counts)
+        root_histograms(stored, mode_bins, offsets, batch, root_totals, root_sums, root_counts)
     else:
         root_sums = np.zeros((1, 1))
         root_totals = np.zeros(width)
@@ -147,7 +147,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
     """:func:`grow_trees` of one-output trees on gradients quantised to ``levels`` (:mod:`.quantised`).
 
     Each tree's column is quantised and packed into the ``w`` int64 columns of
-    the slots ``(#slots, #features * n_bins, w)``, with the ``packing`` field
+    the slots ``(#slots, #bins, w)``, with the ``packing`` field
     bits (:func:`~bob_boost.engine.quantised.packing`; ``seed`` keys the
     rounding); a batch of several trees makes its root histograms in one pass
     over the packed columns side by side. Each node's histogram is decoded for
@@ -167,7 +167,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
     root_totals = np.zeros(w * trees, dtype=np.int64)
     if shared_root:
         node_total(batch, np.arange(n_samples), np.int64(0), n_samples, root_totals)
-        paired_root_histograms(stored, mode_bins, pairs, n_bins, batch, root_totals, root_sums)
+        paired_root_histograms(stored, mode_bins, pairs, offsets, batch, root_totals, root_sums)
     scan_sums = np.empty((histogram_bins, 2))
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)

@@ -1,8 +1,8 @@
 """Compiled gradient/hessian histograms of gradient-tree nodes.
 
 A node's rows are ``order[start:stop]`` (ascending); its histogram is a slot
-``(#features * bins_per_feature, width)``, bin ``b`` of feature ``f`` at
-``f * bins_per_feature + b``, ``width`` K gradient then K hessian columns, with
+``(#bins, width)`` of every feature's bins one after the other, bin ``b`` of feature ``f`` at the global bin
+``offsets[f] + b`` (the binning's offsets), ``width`` K gradient then K hessian columns, with
 per-bin sample counts beside it. Every bin adds its rows in ascending order, so a
 histogram does not depend on how the work was split.
 
@@ -191,12 +191,13 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
 
 
 @numba.njit(**_JIT)
-def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total, count, sums, counts):
+def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, count, sums, counts):
     """The histogram of the node whose rows are ``order[start:stop]`` (sums ``total``, ``count`` rows).
 
-    ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`. A
+    ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout` of ``offsets``. A
     sparse feature's frequent bin is recovered as the node's total minus its
-    other bins. Every bin adds its rows in ascending order.
+    other bins. Every bin adds its rows in ascending order. ``n_bins``, the most bins of a feature, sizes
+    the dense features' part of the histogram for the choice of the feature-major pass.
     """
     dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
     sums[:, :] = 0
@@ -207,11 +208,11 @@ def build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total
                                values, sums, counts)
     else:
         _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts)
-    _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts)
+    _recover_frequent_bins(mode_bins, offsets, total, count, sums, counts)
 
 
 @numba.njit(**_JIT)
-def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, start, stop, total, sums, joint):
+def build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, start, stop, total, sums, joint):
     """:func:`build_histogram` of packed quantised ``values`` (one int64 column), with the node's sum into ``total``.
 
     ``pairs`` is :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`:
@@ -247,7 +248,7 @@ def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, star
     total[0] = node
     # the one-column sum-out of paired_root_histograms': sharing one loop over a width cost 1-2 us a node
     for j in range(pair_features.shape[0]):
-        first, second = pair_features[j, 0] * n_bins, pair_features[j, 1] * n_bins
+        first, second = offsets[pair_features[j, 0]], offsets[pair_features[j, 1]]
         code = pair_bases[j]
         for a in range(pair_bins[j, 0]):
             row = np.int64(0)
@@ -256,11 +257,11 @@ def build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, star
                 flat[second + b] += joint[code]
                 code += 1
             flat[first + a] += row
-    _recover_frequent_bins(mode_bins, n_bins, total, stop - start, sums, np.empty(0, dtype=np.int32))
+    _recover_frequent_bins(mode_bins, offsets, total, stop - start, sums, np.empty(0, dtype=np.int32))
 
 
 @numba.njit(**_JIT)
-def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
+def _recover_frequent_bins(mode_bins, offsets, total, count, sums, counts):
     """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins.
 
     The frequent bins hold zeros on entry (no row was added to them). Packed sums (empty ``counts``)
@@ -271,28 +272,29 @@ def _recover_frequent_bins(mode_bins, n_bins, total, count, sums, counts):
         mode = mode_bins[f]
         if mode < 0:
             continue
-        base = f * n_bins
+        base = offsets[f]
+        bins = offsets[f + 1] - base
         if counts.size > 0:
             remaining = count
-            for b in range(n_bins):
+            for b in range(bins):
                 if b != mode:
                     remaining -= counts[base + b]
             counts[base + mode] = remaining
         for v in range(width):
             rest = sums[base + mode, v]  # zero, of the histogram's type (packed sums must stay integers)
-            for b in range(n_bins):
+            for b in range(bins):
                 if b != mode:
                     rest += sums[base + b, v]
             sums[base + mode, v] = total[v] - rest
 
 
 @numba.njit(**_JIT)
-def _add_feature(stored, mode_bins, n_bins, f, values, sums, counts):
+def _add_feature(stored, mode_bins, offsets, f, values, sums, counts):
     """Every row of feature ``f`` (a sparse feature's listed rows) into its bins, in ascending row order;
     ``stored`` is :meth:`~bob_boost.engine.codes.CodedFeatures.stored`."""
     codes, code_rows, listed_starts, listed_rows, listed_codes = stored[0], stored[1], stored[2], stored[3], stored[4]
     width = values.shape[1]
-    base = f * n_bins
+    base = offsets[f]
     if mode_bins[f] < 0:
         feature_codes = codes[code_rows[f]]
         for i in range(feature_codes.size):
@@ -313,7 +315,7 @@ def _add_feature(stored, mode_bins, n_bins, f, values, sums, counts):
 
 
 @numba.njit(**_JIT)
-def root_histograms(stored, mode_bins, n_bins, values, total, sums, counts):
+def root_histograms(stored, mode_bins, offsets, values, total, sums, counts):
     """The histogram of every sample (``values`` may hold several trees' columns), a feature at a time.
 
     A feature's part of a wide histogram stays in cache while its rows (every
@@ -324,12 +326,12 @@ def root_histograms(stored, mode_bins, n_bins, values, total, sums, counts):
     sums[:, :] = 0
     counts[:] = 0
     for f in range(mode_bins.size):
-        _add_feature(stored, mode_bins, n_bins, f, values, sums, counts)
-    _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)
+        _add_feature(stored, mode_bins, offsets, f, values, sums, counts)
+    _recover_frequent_bins(mode_bins, offsets, total, values.shape[0], sums, counts)
 
 
 @numba.njit(**_JIT)
-def paired_root_histograms(stored, mode_bins, pairs, n_bins, values, total, sums):
+def paired_root_histograms(stored, mode_bins, pairs, offsets, values, total, sums):
     """:func:`root_histograms` of packed quantised ``values`` (int64, one column a tree), a pair of dense
     features a pass where :meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout` pairs them (exact
     integer sums, as :func:`build_paired_histogram`'s)."""
@@ -353,7 +355,7 @@ def paired_root_histograms(stored, mode_bins, pairs, n_bins, values, total, sums
             row_values = values[i]
             for v in range(width):
                 target[v] += row_values[v]
-        first, second = pair_features[j, 0] * n_bins, pair_features[j, 1] * n_bins
+        first, second = offsets[pair_features[j, 0]], offsets[pair_features[j, 1]]
         code = 0
         for a in range(pair_bins[j, 0]):
             for b in range(pair_bins[j, 1]):
@@ -363,5 +365,5 @@ def paired_root_histograms(stored, mode_bins, pairs, n_bins, values, total, sums
                 code += 1
     for f in range(mode_bins.size):
         if not paired[f]:
-            _add_feature(stored, mode_bins, n_bins, f, values, sums, counts)
-    _recover_frequent_bins(mode_bins, n_bins, total, values.shape[0], sums, counts)
+            _add_feature(stored, mode_bins, offsets, f, values, sums, counts)
+    _recover_frequent_bins(mode_bins, offsets, total, values.shape[0], sums, counts)

@@ -13,8 +13,8 @@ trees of one round (one per output) can grow on several threads at once
 (:mod:`.tree_batches`). The grower can stop for a large node's histogram and go
 on once its caller has built it (``part_rows``).
 
-Histogram layout: a slot is ``(#features * bins_per_feature, width)``, bin
-``b`` of feature ``f`` at ``f * bins_per_feature + b``; ``width`` is K
+Histogram layout: a slot is ``(#bins, width)``, bin ``b`` of feature ``f`` at the
+global bin ``offsets[f] + b``; ``width`` is K
 gradient then K hessian columns, or the int64 columns of packed quantised
 gradients (:mod:`~bob_boost.engine.quantised`, one output).
 """
@@ -67,7 +67,7 @@ def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_cod
 
 
 @numba.njit(**_JIT)
-def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start, stop, total, sums, counts):
+def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start, stop, total, sums, counts):
     """The histogram and sums (into ``total``) of the node whose rows are ``order[start:stop]``.
 
     Packed quantised values go through :func:`build_paired_histogram` where
@@ -79,10 +79,11 @@ def node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start
     """
     pairs_count = pairs[2].shape[0]
     if values.shape[1] == 1 and pairs_count > 0 and (stop - start) * pairs_count >= pairs[1][-1]:
-        build_paired_histogram(layout, pairs, mode_bins, n_bins, values, order, start, stop, total, sums, joint)
+        build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, start, stop, total, sums, joint)
     else:
         node_total(values, order, start, stop, total)
-        build_histogram(layout, mode_bins, n_bins, values, order, start, stop, total, stop - start, sums, counts)
+        build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, stop - start, sums,
+                        counts)
 
 
 @numba.njit(**_JIT)
@@ -105,9 +106,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         The same codes row by row (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`), and the
         dense features in pairs for packed histograms (:meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`).
     n_bins : int
-        Bins per feature in the histogram slots.
+        The most bins of a feature (:func:`~bob_boost.engine.tree_histograms.build_histogram` reads it).
     offsets, feature_of_bin : numpy.ndarray
-        Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``; each global bin's feature.
+        Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``, its bins in the histogram slots; each
+        global bin's feature.
     columns : tuple
         ``(allowed, key, fraction, tree, monotone, groups, categorical, category_params)``: (#features,) bool,
         whether the tree may split on
@@ -126,7 +128,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         Packed ``values``: the count and hessian field bits and the gradient and hessian scales
         (:func:`~bob_boost.engine.quantised.decode`); float ``values``: zeros and ones.
     scan_sums, scan_counts : numpy.ndarray
-        Packed ``values``: (#features * n_bins, 2) and (#features * n_bins,) space for a decoded histogram.
+        Packed ``values``: (#bins, 2) and (#bins,) space for a decoded histogram.
     max_depth, max_leaves : int
         Depth limit (<= 0: none) and leaf limit (<= 0: none).
     min_samples, min_hessian, regularization, tie_tolerance : int or float
@@ -139,7 +141,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         Split the leaf of largest gain first, until ``max_leaves`` (else level by level; with
         ``max_leaves``, each level splits its nodes of largest gain first).
     slot_sums, slot_counts : numpy.ndarray
-        (#slots, #features * n_bins, width) and (#slots, #features * n_bins) histogram space (with packed
+        (#slots, #bins, width) and (#slots, #bins) histogram space (with packed
         ``values``, counts of size 0: the sums count themselves).
     node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values : numpy.ndarray
         Node outputs (room for every node the limits allow): split feature (-1 for a leaf), global bin
@@ -185,8 +187,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, np.int64(0), n_root,
-                            totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
+            node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
+                           totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
         n_nodes = 1
         leaves = 1
         # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
@@ -208,13 +210,13 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                         decode(totals[node:node + 1], packing[0], packing[1], scales, scan_total.reshape(1, 2),
                                scan_counts[:1].copy())
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                            scan_sums, scan_counts, mode_bins, offsets, n_bins, scan_total, stop[node] - start[node],
+                            scan_sums, scan_counts, mode_bins, offsets, scan_total, stop[node] - start[node],
                             regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed,
                             monotone, bounds[node, 0], bounds[node, 1], child_values[node], categorical,
                             category_params, split_sets[node], category_work)
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
-                            slot_sums[s], slot_counts[s], mode_bins, offsets, n_bins, totals[node],
+                            slot_sums[s], slot_counts[s], mode_bins, offsets, totals[node],
                             stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
                             missing, gains, node_allowed, monotone, bounds[node, 0], bounds[node, 1],
                             child_values[node], categorical, category_params, split_sets[node], category_work)
@@ -277,8 +279,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                 if 0 < part_rows <= stop[small] - start[small]:
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
-                node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[small], stop[small],
-                                totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
+                node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
+                               stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
             if step == _LARGE:
                 slot[large] = slot[parent]
                 slot[parent] = -1
@@ -299,8 +301,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 else:
-                    node_histogram(layout, pairs, joint, mode_bins, n_bins, values, order, start[large], stop[large],
-                                    totals[large], large_sums, large_counts)
+                    node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[large],
+                                   stop[large], totals[large], large_sums, large_counts)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right
             n_frontier += 2

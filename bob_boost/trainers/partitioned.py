@@ -244,8 +244,7 @@ class PartitionedBoosting:
         metadata = {"loss": loss.name or type(loss).__name__, "trainer": name, "weak_learner": self.weak_learner}
         trees = None
         if self.weak_learner == "tree":
-            trees = PartitionedGradientTrees(self.tree, parts, offsets, split, int(np.diff(offsets).max()), outputs,
-                                             categories)
+            trees = PartitionedGradientTrees(self.tree, parts, offsets, split, outputs, categories)
         # Newton leaves make a tree's own step 1: its weight is the learning rate
         fixed_step = trees is not None and self.tree.newton_leaves is not False and loss.has_hessian
         algorithm = PartitionedGradientBoosting(name, loss, self.learning_rate, parts, outputs, baseline, metadata,

@@ -58,15 +58,15 @@ def sampled_roots(factors: np.ndarray, trees: int) -> np.ndarray:
 
 
 def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray,
-                    frontiers: tuple[np.ndarray, ...]) -> list[tuple]:
+                    frontiers: tuple[np.ndarray, ...], offsets: np.ndarray) -> list[tuple]:
     """Per tree, the partition's (sums, counts, totals, node counts) of its frontier nodes.
 
     Tree ``t`` reads the gradient columns ``groups[t]`` and the matching hessian columns of ``values``;
-    sums are (#frontier, #features x bins, 2K), in the in-memory trees' histogram layout.
+    sums are (#frontier, #bins, 2K), in the in-memory trees' histogram layout of the global ``offsets``.
     """
     outputs = values.shape[1] // 2
-    layout = coded.row_layout()
-    cells = coded.n_features * coded.number_of_bins
+    layout = coded.row_layout(offsets)
+    cells = int(offsets[-1])
     result = []
     for t, frontier in enumerate(frontiers):
         columns = np.concatenate([groups[t], groups[t] + outputs])
@@ -84,8 +84,8 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])
             node_total(tree_values, order, start, stop, totals[j])
-            build_histogram(layout, coded.mode_bins, coded.number_of_bins, tree_values, order, start,
-                                          stop, totals[j], stop - start, sums[j], counts[j])
+            build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, tree_values, order, start, stop,
+                            totals[j], stop - start, sums[j], counts[j])
         result.append((sums, counts, totals, np.diff(bounds)))
     return result
 
@@ -150,17 +150,16 @@ class PartitionedGradientTrees:
     """Grows a round's gradient trees from the partitions (see the module's description)."""
 
     def __init__(self, trainer: TreeTrainer, partitions: Partitions, offsets: np.ndarray, split_thresholds: np.ndarray,
-                 bins_per_feature: int, outputs: int, categories: dict[int, np.ndarray] | None = None) -> None:
+                 outputs: int, categories: dict[int, np.ndarray] | None = None) -> None:
         self.trainer = trainer
         self.partitions = partitions
         self.offsets = offsets
         self.split_thresholds = split_thresholds
-        self.bins_per_feature = bins_per_feature
         self.outputs = outputs
         self.groups = (np.arange(outputs)[np.newaxis] if trainer.multi_output == "shared"
                        else np.arange(outputs)[:, np.newaxis])
         self.feature_of_bin = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-        # the partitions' histograms hold every feature's bins at f x bins_per_feature; best_split reads global bins
+        # the partitions' summed histograms hold every bin, their frequent bins recovered by each partition
         self.no_modes = np.full(offsets.size - 1, -1, dtype=np.int64)
         self.missing = trainer.missing is not None
         self.allowed = allowed_columns(offsets.size - 1, None)
@@ -198,7 +197,7 @@ class PartitionedGradientTrees:
                     sample_node = partitions.each(routed_trees, partitions.coded, sample_node, self._tables(growing))
                     moved = False
                 pieces = partitions.each(node_histograms, partitions.coded, sample_node, values, self.groups,
-                                         tuple(tree.frontier for tree in growing))
+                                         tuple(tree.frontier for tree in growing), self.offsets)
                 for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
                     self._scan(tree, *histogram)
             split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone, self.interaction_groups,
@@ -249,7 +248,7 @@ class PartitionedGradientTrees:
                     node_columns(grouped, np.uint64(self.node_columns[0]), tree.index, int(node),
                                  self.node_columns[1], allowed)
                 nodes["split_bin"][node], nodes["split_gain"][node], nodes["split_nan_left"][node] = best_split(
-                    sums[j], counts[j], self.no_modes, self.offsets, self.bins_per_feature, totals[j],
+                    sums[j], counts[j], self.no_modes, self.offsets, totals[j],
                     int(node_counts[j]), float(trainer.l2_regularization), int(trainer.min_samples_leaf),
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed,
                     self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node],

@@ -377,14 +377,14 @@ class TreeTrainer:
         training_outputs = np.empty((samples, outputs))
         batches = min(coded.n_threads, trees)
         bounds = [trees * b // batches for b in range(batches + 1)]
-        histogram_bins = binned.number_of_features * coded.number_of_bins
+        histogram_bins = int(binned.offsets[-1])  # every feature's bins, one after the other
         # a column sample's histograms read its columns only (packed ones keep their pairs of every column)
-        layout = (coded.column_layout(columns) if columns is not None and self.quantized_gradients is None
-                  else coded.row_layout())
+        offsets = binned.offsets
+        layout = (coded.column_layout(columns, offsets) if columns is not None and self.quantized_gradients is None
+                  else coded.row_layout(offsets))
         # the arguments every tree's grower takes after the codes (each batch gets its own coded.splitting())
-        common = (coded.mode_bins, layout,
-                  coded.pair_layout(paired=self.quantized_gradients is not None), coded.number_of_bins, binned.offsets,
-                  np.repeat(np.arange(binned.number_of_features), np.diff(binned.offsets)),
+        common = (coded.mode_bins, layout, coded.pair_layout(offsets, paired=self.quantized_gradients is not None),
+                  coded.number_of_bins, offsets, np.repeat(np.arange(binned.number_of_features), np.diff(offsets)),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
                    0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features),

@@ -33,9 +33,9 @@ class Parts:
     the first, which goes straight into the node's slot. Packed quantised sums are integers: their parts
     add up to the one-pass sums exactly."""
 
-    def __init__(self, coded, layout: tuple, pairs: tuple, values: np.ndarray, sums: np.ndarray,
+    def __init__(self, coded, offsets: np.ndarray, layout: tuple, pairs: tuple, values: np.ndarray, sums: np.ndarray,
                  counts: np.ndarray) -> None:
-        self.coded, self.layout, self.pairs, self.values = coded, layout, pairs, values
+        self.coded, self.offsets, self.layout, self.pairs, self.values = coded, offsets, layout, pairs, values
         self.entries = sums.shape[1] * values.shape[1]
         room = max(1, min(MOST_PARTS, MAX_PARTIAL_ENTRIES // self.entries))
         self.sums = np.empty((room - 1,) + sums.shape[1:], dtype=sums.dtype)
@@ -51,8 +51,9 @@ class Parts:
 
         def part(k: int) -> None:
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
-            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, coded.number_of_bins,
-                                        values, order, edges[k], edges[k + 1], self.totals[k], *target)
+            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, self.offsets,
+                                        coded.number_of_bins, values, order, edges[k], edges[k + 1], self.totals[k],
+                                        *target)
         parts = edges.size - 1
         run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.n_features)
         total[:] = self.totals[0]
@@ -82,7 +83,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
         (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
     state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
     order, slot, totals = state[0], state[5], state[6]
-    parts = Parts(coded, layout, pairs, values, sums, counts)
+    parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
     root_total = np.zeros(width, dtype=values.dtype)
     parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
