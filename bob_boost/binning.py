@@ -324,8 +324,20 @@ class BinnedFeatures:
         ``codes`` is the (#features, #samples) uint8 or uint16 bin of every entry; feature ``f`` has
         ``thresholds[f].size + 1`` bins, and its bin ``c`` holds the values between ``thresholds[f][c-1]``
         and ``thresholds[f][c]``, the thresholds its stumps will use.
+
+        Raises
+        ------
+        ValueError
+            For a code outside its feature's bins (it would be counted in the next feature's).
         """
-        return cls._coded(codes, thresholds, check_threads(n_threads), lossy=False)
+        binned = cls._coded(codes, thresholds, check_threads(n_threads), lossy=False)
+        counts, sizes = binned.coded.counts, np.diff(binned.offsets)
+        outside = (counts > 0) & (np.arange(counts.shape[1]) >= sizes[:, np.newaxis])
+        if outside.any():
+            f, code = np.argwhere(outside)[0]
+            raise InvalidValueError(f"codes: feature {f} holds code {code} but its {thresholds[f].size} thresholds "
+                                    f"give it {sizes[f]} bins")
+        return binned
 
     @classmethod
     def _coded(cls, codes: np.ndarray, thresholds: list[np.ndarray], n_threads: int,
@@ -457,7 +469,8 @@ class BinnedFeatures:
         return binned
 
     def padded_positions(self) -> np.ndarray:
-        """(#bins,) position of each global bin in the engine's padded (#features x bins-per-feature) layout."""
+        """(#bins,) position of each global bin in a padded (#features x bins-per-feature) layout: the cost-sensitive
+        class trees' node histograms (the gradient trees' hold each feature's own bins, at its offsets)."""
         if self._flat is None:
             sizes = np.diff(self.offsets)
             starts = np.arange(self.number_of_features) * self.coded.number_of_bins

@@ -105,3 +105,13 @@ def test_bins_cut_from_more_rows_than_lightgbms_sample_hold_rows_in_proportion()
     counts = binned.coded.counts[0, :binned.number_of_bins]
     others = np.delete(counts, int(np.argmax(counts)))
     assert others.sum() == 1800 and others.min() >= 9 and 1800 // 18 <= others.size <= 1800 // 9
+
+
+def test_codes_given_as_they_are_must_lie_within_their_features_bins():
+    """``from_codes`` trusts the codes' order, not their range: a code past its feature's bins would be counted in
+    the next feature's bins of every histogram, so it is an error naming the feature."""
+    codes = np.array([[0, 1, 2], [0, 1, 1]], dtype=np.uint8)
+    binned = BinnedFeatures.from_codes(codes, [np.array([0.5, 1.5]), np.array([0.5])])
+    assert binned.offsets.tolist() == [0, 3, 5]
+    with pytest.raises(ValueError, match="codes: feature 1 holds code 1 but its 0 thresholds give it 1 bins"):
+        BinnedFeatures.from_codes(codes, [np.array([0.5, 1.5]), np.array([])])

@@ -150,7 +150,9 @@ class CodedFeatures:
         (#features, #samples) uint8 or uint16 bin of every entry within its feature, or a sparse
         matrix's codes per stored value.
     number_of_bins : int
-        Bins per feature in the padded histograms (at least every feature's largest code + 1).
+        At least every feature's largest code + 1: the width of :attr:`counts` and of the class trees' padded
+        node histograms (:meth:`node_histograms`; the gradient trees' hold each feature's own bins, at the
+        offsets their layouts take).
     n_threads : int
         Threads for :meth:`histograms`.
 
@@ -321,7 +323,8 @@ class CodedFeatures:
             return (np.empty((dense_rows.shape[0], 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
                     np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), dense_rows, dense_bases)
         dense_rows, dense_bases = self.row_layout(offsets)[:2]  # (a layout of other offsets forgets the pairs)
-        if self._pair_layout is None:
+        layout = self._pair_layout  # read once: another thread's row_layout may forget it meanwhile
+        if layout is None:
             dense = np.flatnonzero(self.mode_bins < 0)
             used = self.counts[dense] > 0
             bins = self.number_of_bins - np.argmax(used[:, ::-1], axis=1)  # largest code + 1
@@ -340,10 +343,11 @@ class CodedFeatures:
                          dense_rows[:, paired[:, 1]])
             # without pairs the unpaired codes are row_layout's own array, not a copy
             single_rows = dense_rows if not pairs else np.ascontiguousarray(dense_rows[:, single])
-            self._pair_layout = (np.ascontiguousarray(pair_rows, dtype=np.uint8),
-                                 np.concatenate([[0], np.cumsum(pair_bins.prod(axis=1))]).astype(np.int64),
-                                 dense[paired], pair_bins, single_rows, dense_bases[single])
-        return self._pair_layout
+            layout = (np.ascontiguousarray(pair_rows, dtype=np.uint8),
+                      np.concatenate([[0], np.cumsum(pair_bins.prod(axis=1))]).astype(np.int64),
+                      dense[paired], pair_bins, single_rows, dense_bases[single])
+            self._pair_layout = layout
+        return layout
 
     def _row_plan(self, width: int) -> tuple[np.ndarray, np.ndarray]:
         """Row-block edges for histograms ``width`` entries wide, and where each feature's listed rows enter them."""

@@ -249,7 +249,7 @@ class QuantizedLayout:
 
     @property
     def bins_per_feature(self) -> int:
-        """The most bins of any feature (the padded histograms' width)."""
+        """The most bins of any feature (the width of the class trees' padded histograms)."""
         return int(np.diff(self.offsets).max())
 
     @classmethod
