@@ -534,6 +534,12 @@ def test_the_command_line_trains_badacost_on_sample_costs(tmp_path, capsys):
     np.testing.assert_array_equal(machine.weights, expected.weights)
     np.testing.assert_array_equal(machine.cost_matrix, matrix)
     np.testing.assert_array_equal(machine.predict(x), expected.predict(x))
+    # without -w: the costs choose the trees, the only weak learner that reads them
+    assert main(["train", str(data), "-o", str(tmp_path / "default.hdf5"), "--trainer", "badacost", "--sample-costs",
+                 str(rows_file), "-r", "6", "-q"]) == 0
+    default = BoostedMachine.load(tmp_path / "default.hdf5")
+    assert default.weak_machines == machine.weak_machines and default.metadata["weak_learner"] == "tree"
+    np.testing.assert_array_equal(default.weights, machine.weights)
     bad = tmp_path / "bad.csv"
     np.savetxt(bad, costs[:10], delimiter=",")
     for arguments, message in ((["--sample-costs", str(bad)], "has 10 rows but"),

@@ -57,7 +57,7 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("-w", "--weak-learner", choices=WEAK_LEARNERS,
                        help="weak learner; LUTs need integer features >= 0, trees are for badacost/samme and the "
                             "generic trainer; default stump, and tree for adac2-m1, multiboost and lp-csb, which "
-                            "boost trees")
+                            "boost trees, and for badacost with --sample-costs")
     train.add_argument("-r", "--rounds", type=positive_int, default=100, metavar="N", help="number of boosting rounds")
     train.add_argument("-s", "--selection-style", choices=SELECTION_STYLES,
                        default=LUT_ONLY["selection_style"],
@@ -82,9 +82,10 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
     train.add_argument("--calibration-fraction", type=fraction, default=0.5, metavar="F",
                        help="adamec: the share of each class held out to calibrate (chosen from --seed)")
     train.add_argument("--sample-costs", metavar="FILE",
-                       help="badacost with -w tree: example-dependent costs, a row per training sample with the cost "
-                            "of predicting each class (sorted label order; zero at its own class), as CSV/TSV/"
-                            "text/NPY; the machine predicts with --cost-matrix, by default these rows' class means")
+                       help="badacost (with trees, -w's default then): example-dependent costs, a row per training "
+                            "sample with the cost of predicting each class (sorted label order; zero at its own "
+                            "class), as CSV/TSV/text/NPY; the machine predicts with --cost-matrix, by default these "
+                            "rows' class means")
     train.add_argument("--lp-norm", type=float, default=2.0, metavar="P",
                        help="lp-csb: the norm p (>= 1) of its loss (default 2)")
     train.add_argument("--pool-size", type=positive_int, default=6000, metavar="N",
@@ -167,9 +168,11 @@ def add_parser(commands: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def resolve_weak_learner(args: argparse.Namespace) -> None:
-    """Fill in ``-w``'s default for the trainer: trees for the ones that boost trees only, stumps otherwise."""
+    """Fill in ``-w``'s default for the trainer: trees for the ones that boost trees only and for BAdaCost's
+    example-dependent costs (which only its trees read), stumps otherwise."""
     if args.weak_learner is None:
-        args.weak_learner = "tree" if args.trainer in MULTICLASS_COST_TRAINERS else "stump"
+        trees = args.trainer in MULTICLASS_COST_TRAINERS or (args.trainer == "badacost" and args.sample_costs)
+        args.weak_learner = "tree" if trees else "stump"
 
 
 def command_train(args: argparse.Namespace) -> int:
