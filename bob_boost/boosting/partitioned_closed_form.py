@@ -249,7 +249,8 @@ class PartitionedMultiClass:
         return Proposal(weak)
 
     def step(self, machine, state: RoundState) -> tuple[float, bool] | None:
-        """The trainer's step rule on the summed confusion matrix; None when it is not positive."""
+        """The trainer's step rule on the summed confusion matrix (with example-dependent costs, BAdaCost's on every
+        row's weight and exponent); None when it is not positive."""
         leaves, node_labels, _ = state.extra["grown"]
         parts, weights = self.partitions, state.extra["weights"]
         if self.by_rows:
