@@ -169,3 +169,23 @@ def test_the_cost_sensitive_trainers_take_sample_weight_too(data, make):
     _same(older, make().train(features, signed, 6, sample_weight=3.7 * weights), tolerance=1e-12)
     with pytest.raises(ValueError, match="give sample_weight or its older name sample_weights, not both"):
         make().train(features, signed, 6, sample_weights=weights, sample_weight=weights)
+
+
+def test_rows_of_positive_weight_are_trained_on_without_a_copy():
+    """Dropping rows of zero weight copies the rows kept; with every weight positive nothing is dropped, and the
+    features are not copied: fitting the default classifier traces less memory than the features take."""
+    import tracemalloc
+
+    from bob_boost.sklearn import BoostingClassifier
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100_000, 20))
+    y = (X[:, 0] > 0).astype(int)
+    BoostingClassifier(n_estimators=2).fit(X[:500], y[:500])  # the kernels compiled outside the trace
+    for weights in (None, np.ones(y.size)):
+        tracemalloc.start()
+        try:
+            BoostingClassifier(n_estimators=2, early_stopping=False).fit(X, y, sample_weight=weights)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < X.nbytes

@@ -174,6 +174,8 @@ class MemoryData:
     @staticmethod
     def positive(weights: np.ndarray, *arrays) -> tuple:
         kept = weights > 0
+        if kept.all():  # every row: the arrays as they are (a copy of the features would double their memory)
+            return weights, None, list(arrays)
         return weights[kept], np.flatnonzero(kept), [array[kept] for array in arrays]
 
     @staticmethod
@@ -181,7 +183,7 @@ class MemoryData:
                  rows: np.ndarray) -> np.ndarray:
         if groups is None:
             groups = np.zeros(rows.shape[0], dtype=np.int64)
-        return _holdout.held_out_mask(index, groups, counts, seed)
+        return _holdout.held_out_mask(np.arange(rows.shape[0]) if index is None else index, groups, counts, seed)
 
     @staticmethod
     def kept(mask: np.ndarray, *arrays) -> list:
