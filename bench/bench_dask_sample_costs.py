@@ -11,7 +11,8 @@ matrix is their class means (:func:`bob_boost.costs.class_mean_costs`), which bo
 
 Times are the fastest of ``--repeats``; the distributed runs include sending the chunks and coding them (as a
 user's call does). With costs per sample the step is a root search whose every point sums over the chunks:
-the table gives those sums per round (counted on the in-memory partitions of the same chunks) and whether the
+the table gives those sums over the chunks per round (the points of the search, counted on the in-memory
+partitions of the same chunks, and the round's pass for the terms' slope and range) and whether the
 distributed model is the in-memory one (same trees, weights within 1e-9).
 
 Usage: ``python bench/bench_dask_sample_costs.py [--rows 400000] [--chunk 100000] [--rounds 10] [--repeats 3]``
@@ -61,17 +62,18 @@ def main() -> None:
     rows = [args.chunk] * (args.rows // args.chunk) + ([args.rows % args.chunk] if args.rows % args.chunk else [])
 
     sums = [0]
-    derivative = partition_tasks.step_derivative
+    derivative = partition_tasks.term_derivative
 
     def counted(*arguments):
         sums[0] += 1
         return derivative(*arguments)
 
-    partition_tasks.step_derivative = counted
+    partition_tasks.term_derivative = counted
     counted_machine = PartitionedMultiClassBoosting(trainer).train_on(LocalRows(rows), features, labels,
                                                                       sample_costs=costs)
-    partition_tasks.step_derivative = derivative
-    per_round = (sums[0] + len(counted_machine)) / len(counted_machine)  # with each round's (slope, range) pass
+    partition_tasks.term_derivative = derivative
+    # every point of the search sums over every partition; each round also gathers its terms' slope and range
+    per_round = (sums[0] / len(rows) + len(counted_machine)) / len(counted_machine)
 
     memory = {}
     results = {}

@@ -335,9 +335,20 @@ def class_mean_costs(labels: np.ndarray, sample_costs: np.ndarray, number_of_cla
     """The (K, K) matrix whose row ``l`` is the mean cost row of the samples of class ``l`` (0 for a class without
     samples): the class matrix that example-dependent costs reduce to, and the one a machine trained on them
     predicts with."""
+    return class_means_of(*class_cost_sums(labels, sample_costs, number_of_classes))
+
+
+def class_cost_sums(labels: np.ndarray, sample_costs: np.ndarray, number_of_classes: int) -> tuple:
+    """``(sums, counts)``: the (K, K) sums of the cost rows of each class and the (K,) class counts, which
+    :func:`class_means_of` divides (summed block by block where the rows are in blocks)."""
     sums = np.zeros((number_of_classes, number_of_classes))
     np.add.at(sums, labels, sample_costs)
-    counts = np.bincount(labels, minlength=number_of_classes)[:, np.newaxis]
+    return sums, np.bincount(labels, minlength=number_of_classes)
+
+
+def class_means_of(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each class's mean cost row from :func:`class_cost_sums` (0 for a class without samples)."""
+    counts = counts[:, np.newaxis]
     return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
 
 

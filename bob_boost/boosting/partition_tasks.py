@@ -237,34 +237,34 @@ def exponent_range(row_exponents: np.ndarray) -> np.ndarray:
     return np.array([row_exponents.max(initial=-np.inf), np.abs(row_exponents).max(initial=0.0)])
 
 
-def _step_terms(weights: np.ndarray, row_exponents: np.ndarray, predicted: np.ndarray) -> tuple:
-    """The step's terms ``(s, u)``: the weights of the rows of positive weight and their exponents for the
-    predicted classes."""
+def step_terms(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
+               node_labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The partition's terms ``(s, u)`` of BAdaCost's step with example-dependent costs: the weights of its rows
+    of positive weight and their exponents for the tree's prediction (the labels of their leaves), made once a
+    round for every point of the root search (:func:`term_sums`, :func:`term_derivative`)."""
+    return _terms(weights, row_exponents, node_labels[sample_node])
+
+
+def raw_step_terms(rows: np.ndarray, weights: np.ndarray, row_exponents: np.ndarray, weak) -> tuple:
+    """:func:`step_terms` of a weak machine's labels on the partition's raw rows."""
+    return _terms(weights, row_exponents, weak.forward_labels(rows))
+
+
+def _terms(weights: np.ndarray, row_exponents: np.ndarray, predicted: np.ndarray) -> tuple:
     active = weights > 0
     return weights[active], row_exponents[np.flatnonzero(active), predicted[active]]
 
 
-def step_sums(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
-              node_labels: np.ndarray) -> np.ndarray:
-    """``(sum s u, min u, max u)`` of the partition's step terms, ``s`` a row's weight and ``u`` its exponent for the
-    tree's prediction (rows of weight 0 left out; no terms: ``(0, inf, -inf)``), for
+def term_sums(terms: tuple) -> np.ndarray:
+    """``(sum s u, min u, max u)`` of the partition's step terms (no terms: ``(0, inf, -inf)``), for
     :func:`~bob_boost.boosting.steps.exponential_root`."""
-    return _sums_of(*_step_terms(weights, row_exponents, node_labels[sample_node]))
-
-
-def raw_step_sums(rows: np.ndarray, weights: np.ndarray, row_exponents: np.ndarray, weak) -> np.ndarray:
-    """:func:`step_sums` of a weak machine's labels on the partition's raw rows."""
-    return _sums_of(*_step_terms(weights, row_exponents, weak.forward_labels(rows)))
-
-
-def _sums_of(s: np.ndarray, u: np.ndarray) -> np.ndarray:
+    s, u = terms
     return np.array([np.sum(s * u), u.min(initial=np.inf), u.max(initial=-np.inf)])
 
 
-def step_derivative(weights: np.ndarray, sample_node: np.ndarray, row_exponents: np.ndarray,
-                    node_labels: np.ndarray, beta: float, shift: float) -> float:
-    """The partition's ``sum s u exp(beta u - shift)`` over the terms of :func:`step_sums`."""
-    return exponential_derivative(*_step_terms(weights, row_exponents, node_labels[sample_node]), beta, shift)
+def term_derivative(terms: tuple, beta: float, shift: float) -> float:
+    """The partition's ``sum s u exp(beta u - shift)`` over its step terms."""
+    return exponential_derivative(*terms, beta, shift)
 
 
 def largest(values: np.ndarray) -> float:

@@ -225,8 +225,8 @@ class PartitionedMultiClass:
         parts, k = self.partitions, self.exponents.shape[0]
         weights, last = _normalised(parts, self.log_weights), machine.weak_machines[-1]
         if self.by_rows:
-            return unbounded(*_step_sums(parts.gather(parts.raw(state.features, tasks.raw_step_sums, weights,
-                                                                self.row_exponents, last))))
+            terms = parts.raw(state.features, tasks.raw_step_terms, weights, self.row_exponents, last)
+            return unbounded(*_step_sums(parts.gather(parts.each(tasks.term_sums, terms))))
         confusion = in_order(*parts.gather(parts.raw(state.features, tasks.raw_confusion, parts.targets, weights,
                                                      last, k)))
         return bool(np.isinf(self.step_rule(confusion, self.exponents)))
@@ -275,11 +275,12 @@ class PartitionedMultiClass:
     def _row_step(self, weights: list, leaves: list, node_labels: np.ndarray) -> float:
         """BAdaCost's step on every row's weight and own exponent: the partitions send the slope and range of the
         terms, then the derivative's sum at each point the root search asks for."""
-        parts, rows = self.partitions, self.row_exponents
-        sums = _step_sums(parts.gather(parts.each(tasks.step_sums, weights, leaves, rows, node_labels)))
+        parts = self.partitions
+        terms = parts.each(tasks.step_terms, weights, leaves, self.row_exponents, node_labels)
+        sums = _step_sums(parts.gather(parts.each(tasks.term_sums, terms)))
 
         def derivative(beta: float, shift: float) -> float:
-            return float(parts.summed(tasks.step_derivative, weights, leaves, rows, node_labels, beta, shift))
+            return float(parts.summed(tasks.term_derivative, terms, beta, shift))
 
         return exponential_root(*sums, derivative)
 
@@ -301,8 +302,8 @@ class PartitionedMultiClass:
 
 
 def _step_sums(pieces: list) -> tuple[float, float, float]:
-    """The slope, smallest and largest exponent of the step's terms from the partitions' :func:`step_sums
-    <bob_boost.boosting.partition_tasks.step_sums>` (the slope added in partition order)."""
+    """The slope, smallest and largest exponent of the step's terms from the partitions' :func:`term_sums
+    <bob_boost.boosting.partition_tasks.term_sums>` (the slope added in partition order)."""
     return (float(in_order(*(piece[0] for piece in pieces))), float(min(piece[1] for piece in pieces)),
             float(max(piece[2] for piece in pieces)))
 

@@ -7,6 +7,7 @@ import contextlib
 import numpy as np
 
 from .._optional import optional_import
+from ..costs import class_cost_sums, class_means_of
 from ..engine import hashing
 from ..exceptions import BobBoostError, InvalidTypeError, InvalidValueError
 
@@ -265,20 +266,13 @@ def class_sizes(classes: "da.Array", weights: "da.Array | None", number_of_class
 
 
 def class_means(classes: "da.Array", rows: "da.Array", number_of_classes: int) -> np.ndarray:
-    """(K, K) each class's mean of the (#samples, K) ``rows`` (0 for a class without samples), summed on the
-    cluster chunk by chunk and added in chunk order."""
+    """(K, K) each class's mean of the (#samples, K) cost ``rows`` (0 for a class without samples), summed on the
+    cluster chunk by chunk (:func:`~bob_boost.costs.class_cost_sums`) and added in chunk order."""
     pairs = zip(classes.rechunk((rows.chunks[0],)).to_delayed().ravel(), rows.to_delayed().reshape(-1, 1)[:, 0])
-    pieces = dask.compute(*[dask.delayed(_class_row_sums)(block, values, number_of_classes)
+    pieces = dask.compute(*[dask.delayed(class_cost_sums)(block, values, number_of_classes)
                             for block, values in pairs])
-    sums = np.sum([piece[0] for piece in pieces], axis=0)
-    counts = np.sum([piece[1] for piece in pieces], axis=0)[:, np.newaxis]
-    return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-
-
-def _class_row_sums(classes: np.ndarray, rows: np.ndarray, number_of_classes: int) -> tuple:
-    sums = np.zeros((number_of_classes, rows.shape[1]))
-    np.add.at(sums, classes, rows)
-    return sums, np.bincount(classes, minlength=number_of_classes)
+    return class_means_of(np.sum([piece[0] for piece in pieces], axis=0),
+                          np.sum([piece[1] for piece in pieces], axis=0))
 
 
 def holdout(groups: "da.Array", counts: np.ndarray, seed: int, index: "da.Array | None" = None) -> "da.Array":
