@@ -13,7 +13,8 @@ import pytest
 import bob_boost
 from bob_boost import BoostedMachine, Boosting, LogitLoss, SquaredLoss, TreeMachine, TreeTrainer
 from bob_boost.boosting.partitions import LocalRows
-from bob_boost.engine.categorical import best_category_split, category_parameters, has_category, workspace
+from bob_boost.engine.categorical import (INSERTION_SORT_MOST, _sort_by_keys, best_category_split,
+                                          category_parameters, has_category, scan_categories, workspace)
 from bob_boost.trainers.partitioned import PartitionedBoosting
 
 DATA = Path(__file__).parent / "data"
@@ -69,6 +70,54 @@ def test_one_against_the_rest_takes_the_best_single_category():
         assert len(chosen) == 1  # two categories: either alone is the same partition, with the same gain
         assert singles[chosen[0]] == pytest.approx(max(singles), rel=1e-9)
         assert gain == pytest.approx(max(singles), rel=1e-9)
+
+
+def test_the_split_scan_scores_one_output_as_the_set_search_does():
+    """The scan's scalar path for one output gives every feature the gain best_category_split returns, bit for
+    bit: one-vs-rest and ordered prefixes, smoothing, caps, small groups, bounds, missing values, empty bins and
+    exact ties."""
+    rng = np.random.default_rng(3)
+    bits = np.zeros(4, dtype=np.uint64)
+    compared = 0
+    for trial in range(600):
+        k = int(rng.integers(2, 40))
+        counts = rng.integers(0, 60, size=k).astype(np.int32)
+        sums = np.column_stack([rng.normal(size=k) * counts, rng.uniform(0.05, 0.3, size=k) * counts])
+        if trial % 3 == 0:  # exact ties: categories with the same sums
+            sums[1::2] = sums[0]
+            counts[1::2] = counts[0]
+        missing = bool(trial % 2)
+        params = category_parameters(float(rng.choice([0.0, 10.0])), float(rng.choice([0.0, 10.0])),
+                                     int(rng.choice([1, 4, 32])), int(rng.choice([0, 4, 8])),
+                                     int(rng.choice([0, 20, 100])))
+        bounds = ((-np.inf, np.inf), (-0.1, 0.2), (-0.1, np.inf), (-np.inf, 0.2))
+        lower, upper = bounds[0 if trial % 4 else trial % 3 + 1]
+        total, count = sums.sum(axis=0), int(counts.sum())
+        min_samples, min_hessian = int(rng.choice([1, 20])), float(rng.choice([0.0, 1.0]))
+        gains = np.full(2 * k, np.nan)
+        scan_categories(sums, counts, np.full(1, -1, dtype=np.int64), np.array([0, k]), total, count, 0.5,
+                        min_samples, min_hessian, 1e-12, missing, gains, np.ones(1, dtype=bool),
+                        np.ones(1, dtype=bool), params, lower, upper, workspace(2, 1))
+        gain = best_category_split(sums, counts, 0, k, total, count, 0.5, min_samples, min_hessian, 1e-12, params,
+                                   lower, upper, missing, bits, workspace(2, 1))
+        if (counts > 0).sum() - (missing and counts[-1] > 0) >= 2:
+            assert gains[0] == gain, trial
+            compared += gain > 0
+    assert compared > 200
+
+
+def test_categories_sort_as_numpys_stable_sort_puts_their_keys():
+    """A node's categories are ordered as numpy's stable merge sort orders their keys (ties in bin order, NaN
+    last), with few categories (insertion) and with many."""
+    rng = np.random.default_rng(4)
+    for trial in range(400):
+        m = int(rng.integers(1, 3 * INSERTION_SORT_MOST))
+        keys = (rng.choice([0.5, -1.0, 2.0, np.nan, 0.0], size=m) if trial % 2
+                else rng.normal(size=m).astype(np.float32).astype(np.float64))
+        ordered = rng.permutation(1000)[:m].astype(np.int64)
+        expected = ordered[np.argsort(keys, kind="mergesort")]
+        _sort_by_keys(ordered, keys, m)
+        np.testing.assert_array_equal(ordered, expected)
 
 
 def _category_data(n=3000, seed=0, missing=False):

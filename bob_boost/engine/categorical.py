@@ -27,9 +27,12 @@ import numba
 import numpy as np
 
 from ..exceptions import InvalidValueError
-from .newton_gain import child_score, split_gain
+from .newton_gain import ROUNDING_GAIN, bounded_score, child_score, split_gain
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+# the scan calls its per-feature search for every categorical feature of every node: inlined, it does not take
+# and release its array arguments' references at each call (a tenth of a node's scan on credit-g)
+_INLINE = dict(_JIT, inline="always")
 
 #: 64-bit words of a node's category set.
 CATEGORY_WORDS = 4
@@ -142,11 +145,11 @@ def best_category_split(sums, counts, first, stop, total, count, regularization,
                                   lower, upper, parent, right)
         if n == 2:  # the second category alone is the first's partition again
             gains[1] = -1.0
-        pick = _first_within(gains[:n], tie_tolerance, parent)
+        pick = _first_within(gains, n, tie_tolerance, parent)
         if pick < 0:
             return -1.0
         _add(bits, present[pick] - first)
-        _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
+        _turn_missing_around(bits, present, n, first, stop - first - 1, missing)
         return gains[pick]
     m = 0
     for j in range(n):
@@ -162,7 +165,7 @@ def best_category_split(sums, counts, first, stop, total, count, regularization,
             m += 1
     if m < 1:
         return -1.0
-    ordered = ordered[:m][np.argsort(keys[:m], kind="mergesort")]
+    _sort_by_keys(ordered, keys, m)
     most = min(int(params[MAX_THRESHOLD]), (m + 1) // 2)
     regularization = regularization + params[CAT_L2]
     parent = child_score(total, outputs, regularization, lower, upper)
@@ -181,26 +184,125 @@ def best_category_split(sums, counts, first, stop, total, count, regularization,
                 # the front's prefix of the other m - i - 1 is this partition, summed the other way round:
                 # scoring it once keeps rounding from choosing between the two
                 gains[size + i] = -1.0
-    pick = _first_within(gains[:2 * size], tie_tolerance, parent)
+    pick = _first_within(gains, 2 * size, tie_tolerance, parent)
     if pick < 0:
         return -1.0
     direction, length = pick // size, pick % size + 1
     for i in range(length):
         _add(bits, (ordered[i] if direction == 0 else ordered[m - 1 - i]) - first)
-    _turn_missing_around(bits, present[:n] - first, stop - first - 1, missing)
+    _turn_missing_around(bits, present, n, first, stop - first - 1, missing)
     return gains[pick]
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, tie_tolerance, parent):
-    """The first of ``gains`` within ``tie_tolerance`` of the largest positive one, relative to the children's
-    scores (the largest gain plus the ``parent``'s score, whose difference a gain is); -1 if none."""
+def _single_gain(gradient, hessian, count, left_gradient, left_hessian, left_count, regularization, min_samples,
+                 min_hessian, lower, upper, parent):
+    """:func:`~bob_boost.engine.newton_gain.split_gain` of one output, in scalars (the same operations in the
+    same order, so the same gain)."""
+    if left_count < min_samples or count - left_count < min_samples:
+        return -1.0
+    right_gradient = gradient - left_gradient
+    right_hessian = hessian - left_hessian
+    if left_hessian < min_hessian or right_hessian < min_hessian:
+        return -1.0
+    if lower > -np.inf or upper < np.inf:
+        children = (bounded_score(left_gradient, left_hessian, regularization, lower, upper)[0]
+                    + bounded_score(right_gradient, right_hessian, regularization, lower, upper)[0])
+    else:
+        children = ((0.0 + left_gradient * left_gradient / (left_hessian + regularization))
+                    + (0.0 + right_gradient * right_gradient / (right_hessian + regularization)))
+    value = children - parent
+    if value <= ROUNDING_GAIN * abs(children):
+        return -1.0
+    return value
+
+
+@numba.njit(**_INLINE)
+def _category_gain_single(sums, counts, first, stop, total, count, regularization, min_samples, min_hessian,
+                          tie_tolerance, params, lower, upper, present, ordered, keys, gains):
+    """The gain :func:`best_category_split` returns for a histogram of one output (two columns), computed in
+    scalars without the set: the split scan's hot path, where a node scores every categorical feature and only
+    the winner's set is made."""
+    gradient, hessian = total[0], total[1]
+    n = 0
+    for g in range(first, stop):
+        if counts[g] > 0:
+            present[n] = g
+            n += 1
+    if n < 2:
+        return -1.0
+    if n <= params[MAX_ONEHOT]:
+        parent = child_score(total, 1, regularization, lower, upper)
+        for j in range(n):
+            p = present[j]
+            gains[j] = _single_gain(gradient, hessian, count, sums[p, 0], sums[p, 1], counts[p], regularization,
+                                    min_samples, min_hessian, lower, upper, parent)
+        if n == 2:
+            gains[1] = -1.0
+        pick = _first_within(gains, n, tie_tolerance, parent)
+        return -1.0 if pick < 0 else gains[pick]
+    m = 0
+    for j in range(n):
+        p = present[j]
+        if counts[p] >= params[MIN_GROUP]:
+            ordered[m] = p
+            keys[m] = np.float32(0.0 + sums[p, 0] / (sums[p, 1] + params[SMOOTH]))
+            m += 1
+    if m < 1:
+        return -1.0
+    _sort_by_keys(ordered, keys, m)
+    size = min(int(params[MAX_THRESHOLD]), (m + 1) // 2, m)
+    regularization = regularization + params[CAT_L2]
+    parent = child_score(total, 1, regularization, lower, upper)
+    for direction in range(2):
+        left_gradient = 0.0
+        left_hessian = 0.0
+        left_count = 0
+        for i in range(size):
+            g = ordered[i] if direction == 0 else ordered[m - 1 - i]
+            left_gradient += sums[g, 0]
+            left_hessian += sums[g, 1]
+            left_count += counts[g]
+            gains[direction * size + i] = (-1.0 if direction == 1 and m - (i + 1) <= size else
+                                           _single_gain(gradient, hessian, count, left_gradient, left_hessian,
+                                                        left_count, regularization, min_samples, min_hessian,
+                                                        lower, upper, parent))
+    pick = _first_within(gains, 2 * size, tie_tolerance, parent)
+    return -1.0 if pick < 0 else gains[pick]
+
+
+#: Most categories a node's ordering sorts by insertion (allocation-free, quadratic); more take a merge sort.
+INSERTION_SORT_MOST = 32
+
+
+@numba.njit(**_JIT)
+def _sort_by_keys(ordered, keys, m):
+    """Sort ``ordered[:m]`` by ``keys[:m]`` in place, stably (equal keys keep their order), NaN last: numpy's
+    merge sort, or for a few categories the insertion sort that gives the same order without allocating."""
+    if m > INSERTION_SORT_MOST:
+        order = np.argsort(keys[:m], kind="mergesort")
+        ordered[:m] = ordered[:m][order]
+        keys[:m] = keys[:m][order]
+        return
+    for i in range(1, m):
+        key, item = keys[i], ordered[i]
+        j = i - 1
+        while j >= 0 and (keys[j] > key or (np.isnan(keys[j]) and not np.isnan(key))):
+            keys[j + 1], ordered[j + 1] = keys[j], ordered[j]
+            j -= 1
+        keys[j + 1], ordered[j + 1] = key, item
+
+
+@numba.njit(**_JIT)
+def _first_within(gains, n, tie_tolerance, parent):
+    """The first of ``gains[:n]`` within ``tie_tolerance`` of the largest positive one, relative to the
+    children's scores (the largest gain plus the ``parent``'s score, whose difference a gain is); -1 if none."""
     top = 0.0
-    for value in gains:
-        top = max(top, value)
+    for j in range(n):
+        top = max(top, gains[j])
     if top <= 0:
         return -1
-    for j in range(gains.size):
+    for j in range(n):
         if gains[j] > 0 and gains[j] >= top - tie_tolerance * (top + abs(parent)):
             return j
     return -1
@@ -212,17 +314,18 @@ def _add(bits, code):
 
 
 @numba.njit(**_JIT)
-def _turn_missing_around(bits, present, missing_code, missing):
-    """With ``missing``, a set holding the missing values' bin alone becomes the ``present`` bins but that one."""
+def _turn_missing_around(bits, present, n, first, missing_code, missing):
+    """With ``missing``, a set holding the missing values' bin alone becomes the ``present[:n]`` bins (global:
+    less ``first``) but that one."""
     if not missing or not has_category(bits, missing_code):
         return
-    for j in range(present.size):
-        if present[j] != missing_code and has_category(bits, present[j]):
+    for j in range(n):
+        if present[j] - first != missing_code and has_category(bits, present[j] - first):
             return
     bits[:] = 0
-    for j in range(present.size):
-        if present[j] != missing_code:
-            _add(bits, present[j])
+    for j in range(n):
+        if present[j] - first != missing_code:
+            _add(bits, present[j] - first)
 
 
 @numba.njit(**_JIT)
@@ -234,6 +337,8 @@ def scan_categories(sums, counts, mode_bins, offsets, total, count, regularizati
     A feature needs two value bins (the missing values' bin is not one), as a numeric split does.
     """
     bits = work[6]
+    present, ordered, keys, scores = work[0], work[1], work[2], work[3]
+    single = sums.shape[1] == 2
     top = 0.0
     for f in range(offsets.size - 1):
         if not (allowed[f] and categorical[f]):
@@ -245,9 +350,14 @@ def scan_categories(sums, counts, mode_bins, offsets, total, count, regularizati
             continue
         if mode_bins[f] >= 0 and counts[offsets[f] + mode_bins[f]] == count:
             continue
-        value = best_category_split(sums, counts, offsets[f], offsets[f + 1], total, count, regularization,
-                                    min_samples, min_hessian, tie_tolerance, params, lower, upper, missing, bits,
-                                    work)
+        if single:
+            value = _category_gain_single(sums, counts, offsets[f], offsets[f + 1], total, count, regularization,
+                                          min_samples, min_hessian, tie_tolerance, params, lower, upper, present,
+                                          ordered, keys, scores)
+        else:
+            value = best_category_split(sums, counts, offsets[f], offsets[f + 1], total, count, regularization,
+                                        min_samples, min_hessian, tie_tolerance, params, lower, upper, missing,
+                                        bits, work)
         gains[2 * offsets[f]] = value
         top = max(top, value)
     return top
