@@ -7,6 +7,7 @@ import pytest
 
 from bob_boost import (BoostedMachine, Boosting, CMELoss, DoubleBaseLoss, ExponentialLoss, LogitLoss, SoftmaxLoss,
                        SquaredLoss, TangentialLoss, TreeMachine, TreeTrainer)
+from bob_boost.boosting.protocol import RoundState
 from bob_boost.exceptions import ModelFormatError
 
 
@@ -483,3 +484,41 @@ def test_command_line_trains_softmax_trees(tmp_path, capsys):
     machine = BoostedMachine.load(model)
     assert all(m.roots.size == 3 and np.sum(m.features < 0) <= 15 for m in machine.weak_machines)
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("options", [{}, {"multi_output": "shared"}, {"growth": "levelwise", "max_depth": 3},
+                                     {"categorical_features": [0], "missing": "bin"}])
+def test_a_grown_round_is_the_machine_the_checked_constructor_makes(options):
+    """The compiled assembly of a round's trees (thresholds, children in the stored order, each tree's outputs,
+    category values, NaN sides, depth) gives the machine the checking constructor makes of the same arrays,
+    and that machine scores the training rows as the grower's own outputs do."""
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.integers(0, 6, 600), rng.normal(size=600), rng.normal(size=600)]).astype(float)
+    labels = (X[:, 0] % 3 + (X[:, 1] > 0)).astype(int) % 3
+    if "missing" in options:
+        X[rng.random(600) < 0.1, 0] = np.nan
+        X[rng.random(600) < 0.1, 1] = np.nan
+    targets = np.eye(3)[labels]
+    trainer = TreeTrainer(max_leaves=8, **options)
+    machine = Boosting(trainer, SoftmaxLoss()).train(X, targets, 3)
+    categorical = 0
+    for weak in machine.weak_machines:
+        checked = TreeMachine(weak.features, weak.thresholds, weak.left_children, weak.right_children, weak.values,
+                              weak.roots, weak.missing_left, weak.categories, weak.cover, weak.gains)
+        assert checked == weak and checked.depth == weak.depth >= 1
+        np.testing.assert_array_equal(checked.cover, weak.cover)
+        np.testing.assert_array_equal(checked.gains, weak.gains)
+        assert weak.roots.size == (1 if "multi_output" in options else 3)
+        inner = weak.features >= 0
+        np.testing.assert_allclose(weak.cover[inner], weak.cover[weak.left_children[inner]]
+                                   + weak.cover[weak.right_children[inner]], rtol=1e-12)
+        assert np.all(weak.gains[inner] > 0) and np.all(weak.gains[~inner] == 0)
+        split_sets = [i for i, sets in enumerate(weak.categories or []) if sets is not None]
+        assert np.all(weak.thresholds[split_sets] == 0) and np.all(weak.thresholds[~inner] == 0)
+        categorical += len(split_sets)
+    assert categorical > 0 or "categorical_features" not in options
+    scores = np.zeros(targets.shape)
+    gradient, hessian = SoftmaxLoss().gradient_and_hessian(targets, scores)
+    proposal = trainer.propose(trainer.prepare(X), RoundState(features=X, scores=scores, gradient=gradient,
+                                                              hessian=hessian))
+    np.testing.assert_array_equal(proposal.machine.forward(X), proposal.outputs)

@@ -312,10 +312,11 @@ class TreeMachine(CategorySplits, WeakMachine):
 
     @classmethod
     def trusted(cls, features, thresholds, left_children, right_children, values, roots, missing_left=None,
-                categories=None, cover=None, gains=None) -> "TreeMachine":
+                categories=None, cover=None, gains=None, depth: int | None = None) -> "TreeMachine":
         """The machine of node arrays a trainer grew (the constructor's types, valid by construction): the
         constructor without its checks, which would cost a small data set's round a fifth of its time.
-        ``categories`` is None or the ``(offsets, values)`` of :attr:`category_layout`."""
+        ``categories`` is None or the ``(offsets, values)`` of :attr:`category_layout`; ``depth``, when the
+        grower knows it, the trees' :attr:`depth` (computed otherwise)."""
         machine = cls.__new__(cls)
         arrays = [np.array(a, dtype=np.int64) for a in (features, left_children, right_children, roots)]
         arrays += [np.array(a, dtype=np.float64) for a in (thresholds, values)]
@@ -330,7 +331,8 @@ class TreeMachine(CategorySplits, WeakMachine):
         (machine.features, machine.left_children, machine.right_children, machine.roots, machine.thresholds,
          machine.values, machine.missing_left, machine.cover, machine.gains) = arrays[:9]
         machine._category_sets = categories
-        machine.depth = tree_depth(machine.features, machine.left_children, machine.right_children)
+        machine.depth = (tree_depth(machine.features, machine.left_children, machine.right_children) if depth is None
+                         else int(depth))
         return machine
 
     def with_values(self, values) -> "TreeMachine":

@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import as_feature_matrix, as_score_matrix, check_positive_int, check_scalar
 from ..binning import BinnedFeatures, check_missing
 from ..boosting.protocol import Proposal, RoundState
-from ..engine import quantised, tree_batches, tree_policy
+from ..engine import grown_trees, quantised, tree_batches, tree_policy
 from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
@@ -230,13 +230,21 @@ class TreeTrainer:
 
     def _categorical(self, n_features: int) -> tuple[np.ndarray, np.ndarray]:
         """The kernels' (#features,) categorical mask (empty without any) and categorical-split parameters."""
+        indices = self._categorical_indices(n_features)
+        return categorical_mask(indices, n_features), self._category_parameters()
+
+    def _categorical_indices(self, n_features: int) -> np.ndarray | None:
+        """The categorical features' sorted indices (None: none), checked against ``n_features`` and the
+        monotone constraints."""
         indices = check_categorical_features(self.categorical_features, n_features)
         monotone = self._monotone(n_features)
         if indices is not None and monotone.size and np.any(monotone[indices] != 0):
             raise InvalidValueError("monotonic_cst: a categorical feature has no order to be monotone in; give it 0")
-        return categorical_mask(indices, n_features), category_parameters(
-            float(self.cat_smooth), float(self.cat_l2), int(self.max_cat_threshold), int(self.max_cat_to_onehot),
-            int(self.min_data_per_group))
+        return indices
+
+    def _category_parameters(self) -> np.ndarray:
+        return category_parameters(float(self.cat_smooth), float(self.cat_l2), int(self.max_cat_threshold),
+                                   int(self.max_cat_to_onehot), int(self.min_data_per_group))
 
     def _groups(self, n_features: int) -> np.ndarray:
         """The kernels' (#groups, #features) interaction groups; no rows without constraints."""
@@ -290,13 +298,13 @@ class TreeTrainer:
             if features.missing != self.accepts_missing:
                 raise InvalidValueError(f"features: binned with missing={'bin' if features.missing else None!r}, "
                                         f"the trainer has missing={self.missing!r}")
-            indices = check_categorical_features(self.categorical_features, features.number_of_features)
+            indices = self._categorical_indices(features.number_of_features)
             if set(features.categories) != set(() if indices is None else indices.tolist()):
                 raise InvalidValueError("features: binned with other categorical features than the trainer's "
                                         "categorical_features (use TreeTrainer.prepare)")
             return features
         array = as_feature_matrix(features, allow_nan=self.accepts_missing, accept_sparse=True)
-        indices = check_categorical_features(self.categorical_features, array.shape[1])
+        indices = self._categorical_indices(array.shape[1])
         categories = feature_categories(array, indices, self.max_bins, self.accepts_missing)
         binned = BinnedFeatures.from_values(array, max_bins=self.max_bins, n_threads=check_threads(self.n_threads),
                                             missing=self.accepts_missing)
@@ -388,7 +396,9 @@ class TreeTrainer:
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
                    0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features),
-                   *self._categorical(binned.number_of_features)),
+                   # prepare checked the categorical features: they are the binned ones
+                   (binned.category_table.categorical[:-1] if binned.categories else np.zeros(0, dtype=np.bool_)),
+                   self._category_parameters()),
                   np.arange(samples) if rows is None else rows, gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
@@ -454,22 +464,18 @@ class TreeTrainer:
                  node_sets, leaf_values, node_records, outputs: int) -> TreeMachine:
         """One :class:`TreeMachine` of a round's trees (tree ``t`` predicts output ``t``, or all of them), with
         their nodes' cover and gains (``node_records``)."""
-        used = np.arange(node_feature.shape[1]) < n_nodes[:, np.newaxis]
-        roots = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
-        shift = np.repeat(roots, n_nodes)
-        features = node_feature[used]
-        inner = features >= 0
-        thresholds = np.zeros(features.size)
-        thresholds[inner] = binned.split_thresholds[node_bin[used][inner]]
-        if leaf_values.shape[2] == outputs:
-            values = leaf_values[used]
-        else:  # one tree per output
-            values = np.zeros((features.size, outputs))
-            values[np.arange(features.size), np.repeat(np.arange(n_nodes.size), n_nodes)] = leaf_values[used][:, 0]
-        categories = binned.category_table.sets(features, node_sets[used]) if binned.categories else None
-        if categories is not None:
-            thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
-        return TreeMachine.trusted(features, thresholds, np.where(inner, node_left[used] + shift, -1),
-                                   np.where(inner, node_right[used] + shift, -1), values, roots,
-                                   inner & node_nan_left[used] if binned.missing else None, categories,
-                                   node_records[used][:, 0], node_records[used][:, 1])
+        trees, _, leaf_width = leaf_values.shape
+        columns = (np.arange(outputs)[np.newaxis] if leaf_width == outputs  # one tree for every output
+                   else np.arange(trees)[:, np.newaxis])
+        (features, thresholds, left, right, values, roots, missing_left, cover, gains, bin_sets,
+         depth) = grown_trees.machine_arrays(n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                                             node_sets, leaf_values, node_records, columns, outputs,
+                                             binned.split_thresholds)
+        categories = None
+        if binned.categories:
+            table = binned.category_table
+            *categories, splits = grown_trees.category_sets(features, bin_sets, table.categorical, table.slot,
+                                                            table.sizes, table.table, thresholds)
+            categories = tuple(categories) if splits else None
+        return TreeMachine.trusted(features, thresholds, left, right, values, roots,
+                                   missing_left if binned.missing else None, categories, cover, gains, depth=depth)

@@ -66,7 +66,8 @@ class Parts:
 def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
                quantised_as: tuple | None = None) -> np.ndarray:
     """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: the compiled grower
-    leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first, to be built here in parts.
+    leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first when it is one, to be built here
+    in parts.
     Returns the (#samples,) leaf node of every row the tree grew on (0 for the others).
 
     Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
@@ -83,15 +84,18 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
         (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
     state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
     order, slot, totals = state[0], state[5], state[6]
-    parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
     root_total = np.zeros(width, dtype=values.dtype)
-    parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
+    # a root of fewer rows is one part, which the compiled grower builds as this would (the same sums)
+    parts = None
+    if rows.size >= 2 * PART_ROWS:
+        parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
+        parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
     arguments = ((coded.splitting(), mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
                   values, real, packing, scales, np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
-                             node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node, True,
-                             root_total,
+                             node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node,
+                             parts is not None, root_total,
                              2 * PART_ROWS, state))
     while (grown := tree_kernels.grow_tree(*arguments)) < 0:
         node, start, stop = tree_kernels.requested_node(state)
