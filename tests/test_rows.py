@@ -141,3 +141,24 @@ def test_training_above_the_threshold_is_the_same_at_one_and_two_threads():
         np.testing.assert_array_equal(scores_1, scores_2)
         assert scores_1.flags.f_contiguous == scores_2.flags.f_contiguous
         assert loss_1 == loss_2
+
+
+def test_training_runs_blas_on_one_thread_and_gives_the_threads_back():
+    """The loop's many tiny BLAS calls run on one thread while a trainer trains, and the BLAS libraries get their
+    thread counts back afterwards, training after training (the libraries are found once per process)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+    seen = []
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 3)), np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        for _ in range(2):
+            bob_boost.Boosting(bob_boost.StumpTrainer(), bob_boost.LogitLoss()).train(
+                X, y, 3, callback=lambda *_: seen.append(blas_threads()))
+            assert blas_threads() == before
+    assert before and all(threads == 2 for threads in before)
+    assert len(seen) == 6 and all(threads == [1] * len(before) for threads in seen)

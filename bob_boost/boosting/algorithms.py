@@ -79,6 +79,8 @@ class GradientBoosting:
                        if sampling is not None and sampling.samples_rows and sampling.method in CLASS_METHODS else None)
         # the last draw's factors and rows, reused for subsample_freq rounds
         self._drawn: tuple[int, np.ndarray, np.ndarray] | None = None
+        # weights of 1 (an estimator's default) leave the derivatives as they are: multiplying costs a pass
+        self._unit_weights = isinstance(sample_weight, np.ndarray) and bool(np.all(sample_weight == 1.0))
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""
@@ -120,9 +122,11 @@ class GradientBoosting:
                                                  self._with_hessian(), getattr(state.prepared, "n_threads", 1))
         weights = self._round_weights(state, gradient)
         state.extra["round_weights"] = weights
+        # times ones, a C-ordered array would be copied bit for bit, in the same order
+        unit = self._unit_weights and weights is self.sample_weight
         if hessian is not None:
-            state.hessian = weighted(hessian, weights)
-        state.gradient = weighted(gradient, weights)
+            state.hessian = hessian if unit and hessian.flags.c_contiguous else weighted(hessian, weights)
+        state.gradient = gradient if unit and gradient.flags.c_contiguous else weighted(gradient, weights)
 
     def _round_weights(self, state: RoundState, gradient: np.ndarray) -> np.ndarray | None:
         """The sample weights of the round's weak trainer: times the sampling's factors (and its columns into

@@ -17,11 +17,27 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from ..exceptions import InvalidTypeError, InvalidValueError
 
 _pools: dict[int, ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
+_blas: list[ThreadpoolController] = []
+
+
+def single_threaded_blas():
+    """A context in which BLAS calls run on one thread.
+
+    The loop's step rules make many tiny BLAS calls a round, for which a multi-threaded BLAS spends more on
+    waking its threads than on the work (3x slower on 2 cores). The thread pools are found once per process
+    (finding them takes about a millisecond, as much as a small fit's ten rounds), as scikit-learn does;
+    a BLAS loaded later is not limited.
+    """
+    with _pools_lock:
+        if not _blas:
+            _blas.append(ThreadpoolController())
+    return _blas[0].limit(limits=1, user_api="blas")
 
 
 def available_cores() -> int:

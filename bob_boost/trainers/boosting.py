@@ -5,7 +5,6 @@ import numbers
 
 import numpy as np
 
-from threadpoolctl import threadpool_limits
 
 from .._validation import (as_feature_matrix, check_choice, check_same_samples, check_sample_weight, check_scalar,
                            mean_one)
@@ -14,6 +13,7 @@ from ..boosting.algorithms import GradientBoosting
 from ..boosting.sampling import Sampling, check_sampling
 from ..boosting.steps import GRADIENT_TOLERANCE, compiled_loss, fit_weights  # noqa: F401  (old import path)
 from ..callbacks import RoundCallback
+from ..engine.threads import single_threaded_blas
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..losses.base import LossFunction
 from ..machine import BoostedMachine
@@ -171,7 +171,5 @@ class Boosting:
         check_loss = getattr(self.weak_trainer, "check_loss", None)
         if check_loss is not None:
             check_loss(self.loss_function)
-        # L-BFGS makes many tiny BLAS calls per round; a multi-threaded BLAS
-        # spends more on waking its threads than on the work (3x slower on 2 cores)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_threaded_blas():
             return loop.run(algorithm, self.weak_trainer, features, number_of_rounds, boosted_machine, callback)

@@ -21,13 +21,13 @@ import numbers
 
 import numpy as np
 import scipy.optimize
-from threadpoolctl import threadpool_limits
 
 from ... import trainers as core_trainers
 from ..._validation import as_feature_matrix, check_same_samples
 from ...boosting import loop
 from ...boosting.algorithms import GradientBoosting
 from ...boosting.protocol import Proposal, RoundState
+from ...engine.threads import single_threaded_blas
 from ...exceptions import InvalidTypeError, InvalidValueError
 from ...losses.base import LossFunction as CoreLossFunction
 from ...weak import base as core_base
@@ -386,8 +386,7 @@ class Boosting:
         weak_trainer.check_outputs(targets.shape[1])
         algorithm = _BobGradientBoosting(self.m_loss_function, weak_trainer, targets)
         continued = None if boosted_machine is None else boosted_machine.core
-        # L-BFGS makes many tiny BLAS calls per round, which a multi-threaded BLAS slows down (as bob_boost's Boosting)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_threaded_blas():
             trained = loop.run(algorithm, weak_trainer, features, number_of_rounds, continued)
         return boosted_machine if boosted_machine is not None else BoostedMachine.from_core(trained)
 
