@@ -104,10 +104,11 @@ def has_category(bits, code):
 @numba.njit(**_JIT)
 def workspace(width, features):
     """Scratch arrays of the categorical scan for histograms of ``width`` columns and ``features`` features,
-    made once per tree: :func:`best_category_split`'s six, a bin set and a feature mask."""
+    made once per tree: :func:`best_category_split`'s six, a bin set, a feature mask and each feature's largest
+    gain (:func:`~bob_boost.engine.split_scan.best_split`'s)."""
     return (np.empty(MAX_CATEGORY_BINS, dtype=np.int64), np.empty(MAX_CATEGORY_BINS, dtype=np.int64),
             np.empty(MAX_CATEGORY_BINS), np.empty(2 * MAX_CATEGORY_BINS), np.empty(width), np.empty(width),
-            np.zeros(CATEGORY_WORDS, dtype=np.uint64), np.empty(features, dtype=np.bool_))
+            np.zeros(CATEGORY_WORDS, dtype=np.uint64), np.empty(features, dtype=np.bool_), np.empty(features))
 
 
 @numba.njit(**_JIT)
@@ -336,7 +337,7 @@ def scan_categories(sums, counts, mode_bins, offsets, total, count, regularizati
 
     A feature needs two value bins (the missing values' bin is not one), as a numeric split does.
     """
-    bits = work[6]
+    bits, feature_top = work[6], work[8]
     present, ordered, keys, scores = work[0], work[1], work[2], work[3]
     single = sums.shape[1] == 2
     top = 0.0
@@ -346,6 +347,7 @@ def scan_categories(sums, counts, mode_bins, offsets, total, count, regularizati
         for g in range(offsets[f], offsets[f + 1]):
             gains[2 * g] = -1.0
             gains[2 * g + 1] = -1.0
+        feature_top[f] = -1.0
         if offsets[f + 1] - offsets[f] - (1 if missing else 0) < 2:
             continue
         if mode_bins[f] >= 0 and counts[offsets[f] + mode_bins[f]] == count:
@@ -359,6 +361,7 @@ def scan_categories(sums, counts, mode_bins, offsets, total, count, regularizati
                                         min_samples, min_hessian, tie_tolerance, params, lower, upper, missing,
                                         bits, work)
         gains[2 * offsets[f]] = value
+        feature_top[f] = value
         top = max(top, value)
     return top
 

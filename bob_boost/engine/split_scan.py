@@ -86,11 +86,12 @@ def _one_bin(mode_bins, counts, offsets, f, count):
 
 
 @numba.njit(**_JIT)
-def _first_within(gains, counts, mode_bins, offsets, count, missing, floor, allowed):
-    """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none."""
+def _first_within(gains, counts, mode_bins, offsets, count, missing, floor, allowed, feature_top):
+    """The first (bin, side) whose gain is at least ``floor``, as scanned by :func:`best_split`; (-1, 0) if none.
+    Only the features whose largest gain (``feature_top``, from the scans) reaches the floor are read again."""
     last = 2 if missing else 1
     for f in range(offsets.size - 1):
-        if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count):
+        if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count) or feature_top[f] < floor:
             continue
         nan_count = _nan_count(counts, offsets, f, missing)
         for g in range(offsets[f], offsets[f + 1] - last):
@@ -150,6 +151,7 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
     """
     width = sums.shape[1]
     constrained = monotone.size > 0
+    feature_top = category_work[8]
     numeric = allowed
     if categorical.size > 0:
         numeric = category_work[7]
@@ -157,10 +159,10 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
             numeric[f] = allowed[f] and not categorical[f]
     if width == 2:
         top = _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
-                           min_hessian, missing, gains, numeric, monotone, lower, upper)
+                           min_hessian, missing, gains, numeric, monotone, lower, upper, feature_top)
     else:
         top = _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
-                    missing, gains, numeric)
+                    missing, gains, numeric, feature_top)
     if categorical.size > 0:
         top = max(top, scan_categories(sums, counts, mode_bins, offsets, total, count, regularization,
                                        min_samples, min_hessian, tie_tolerance, missing, gains, allowed, categorical,
@@ -170,8 +172,7 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
     # a gain is a difference of the children's and the parent's scores: its rounding is relative to those
     parent = child_score(total, width // 2, regularization, lower, upper)
     g, side = _first_within(gains, counts, mode_bins, offsets, count, missing,
-                            top - tie_tolerance * (top + abs(parent)),
-                            allowed)
+                            top - tie_tolerance * (top + abs(parent)), allowed, feature_top)
     if g < 0:
         return -1, 0.0, False
     f = 0
@@ -213,8 +214,9 @@ def _child_values(sums, counts, offsets, f, g, nan_moved, missing, total, regula
 
 @numba.njit(**_JIT)
 def _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian, missing,
-          gains, allowed):
-    """Fill ``gains`` with every split's gain (-1: not allowed) and return the largest (0 if none)."""
+          gains, allowed, feature_top):
+    """Fill ``gains`` with every split's gain (-1: not allowed) and ``feature_top`` with each scanned feature's
+    largest, and return the largest (0 if none)."""
     width = sums.shape[1]
     outputs = width // 2
     last = 2 if missing else 1
@@ -230,6 +232,7 @@ def _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_sa
         nan_position = offsets[f + 1] - 1
         left[:] = 0.0
         left_count = 0
+        best = -1.0
         for g in range(offsets[f], offsets[f + 1] - last):
             if counts[g] == 0 and g > offsets[f]:
                 continue
@@ -244,13 +247,15 @@ def _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_sa
                 value = split_gain(total, candidate, count, left_count + moved, outputs, regularization,
                                    min_samples, min_hessian, -np.inf, np.inf, parent, right)
                 gains[2 * g + side] = value
-                top = max(top, value)
+                best = max(best, value)
+        feature_top[f] = best
+        top = max(top, best)
     return top
 
 
 @numba.njit(**_JIT)
 def _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
-                 missing, gains, allowed, monotone, lower, upper):
+                 missing, gains, allowed, monotone, lower, upper, feature_top):
     """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains); with
     monotone constraints (a non-empty ``monotone``) the values clipped to ``[lower, upper]`` and the splits that
     go against a constrained feature refused (see :func:`best_split`)."""
@@ -270,6 +275,7 @@ def _scan_single(sums, counts, mode_bins, offsets, total, count, regularization,
         left_gradient = 0.0
         left_hessian = 0.0
         left_count = 0
+        best = -1.0
         for g in range(offsets[f], offsets[f + 1] - last):
             if counts[g] == 0 and g > offsets[f]:
                 continue
@@ -299,5 +305,7 @@ def _scan_single(sums, counts, mode_bins, offsets, total, count, regularization,
                             if value <= ROUNDING_GAIN * abs(children):
                                 value = -1.0
                 gains[2 * g + side] = value
-                top = max(top, value)
+                best = max(best, value)
+        feature_top[f] = best
+        top = max(top, best)
     return top
