@@ -258,16 +258,19 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     assert np.count_nonzero(coded.mode_bins >= 0) == 20
     values = np.ascontiguousarray(np.column_stack([rng.normal(size=(n, width // 2)), rng.random((n, width // 2))]))
     order = np.sort(rng.choice(n, tree_histograms.FEATURE_MAJOR_ROWS + 700, replace=False))
-    total = np.zeros(width)
-    tree_histograms.node_total(values, order, 0, order.size, total)
+    expected_total = np.zeros(width)
+    tree_histograms.node_total(values, order, 0, order.size, expected_total)
     bins = int(offsets[-1])
-    sums, counts = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32)
+    sums, counts, total = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32), np.full(width, np.nan)
     tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
                                     order.size, total, order.size, sums, counts)
     row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
-    tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts)
-    tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, total, order.size, row_sums, row_counts)
+    row_total = np.full(width, np.nan)
+    tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
+    tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
     assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
+    # the sums of the rows, added with their histogram or in a pass of their own, are node_total's bits
+    assert np.array_equal(total, expected_total) and np.array_equal(row_total, expected_total)
     # and both are the brute-force histogram
     codes = coded.codes
     for f in (0, 69, 75):

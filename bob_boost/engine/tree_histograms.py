@@ -32,8 +32,10 @@ def node_total(values, order, start, stop, total):
 
 
 @numba.njit(**_JIT)
-def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts):
-    """Add the rows ``order[start:stop]`` into the histogram, a row at a time.
+def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts,
+                     total):
+    """Add the rows ``order[start:stop]`` into the histogram, a row at a time, and their sums into ``total``
+    (added in row order, as :func:`node_total` adds them: with a count and two columns, in the same pass).
 
     Row ``i`` adds to the bins ``dense_bases + dense_rows[i]`` of the dense
     features and to the bins ``entry_bins[row_starts[i]:row_starts[i + 1]]``
@@ -43,6 +45,11 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
     """
     width = values.shape[1]
     counted = counts.size > 0
+    fused = width == 2 and counted
+    if not fused:
+        node_total(values, order, start, stop, total)
+    node_gradient = 0.0
+    node_hessian = 0.0
     # one output: the sums as a flat array (cheaper addressing in the innermost loop)
     flat = sums.reshape(-1)
     for p in range(start, stop):
@@ -52,9 +59,11 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
             prefetch(dense_rows, ahead * dense_rows.shape[1])
         i = order[p]
         row = dense_rows[i]
-        if width == 2 and counted:
+        if fused:
             gradient = values[i, 0]
             hessian = values[i, 1]
+            node_gradient += gradient
+            node_hessian += hessian
             for j in range(dense_bases.size):
                 b = dense_bases[j] + np.intp(row[j])
                 flat[2 * b] += gradient
@@ -100,6 +109,9 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                     target[v] += row_values[v]
                 if counted:
                     counts[b] += 1
+    if fused:
+        total[0] = node_gradient
+        total[1] = node_hessian
 
 
 #: A node of at least this many rows adds its dense features one at a time when their part of the
@@ -192,7 +204,8 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
 
 @numba.njit(**_JIT)
 def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, count, sums, counts):
-    """The histogram of the node whose rows are ``order[start:stop]`` (sums ``total``, ``count`` rows).
+    """The histogram of the node whose rows are ``order[start:stop]`` (``count`` rows), and their sums into
+    ``total`` (:func:`node_total`'s).
 
     ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout` of ``offsets``. A
     sparse feature's frequent bin is recovered as the node's total minus its
@@ -204,10 +217,12 @@ def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, st
     counts[:] = 0
     if stop - start >= FEATURE_MAJOR_ROWS and dense_features.size * n_bins * (8 * values.shape[1] + 4) > \
             FEATURE_MAJOR_BYTES:
+        node_total(values, order, start, stop, total)
         _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop,
                                values, sums, counts)
     else:
-        _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts)
+        _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts,
+                         total)
     _recover_frequent_bins(mode_bins, offsets, total, count, sums, counts)
 
 

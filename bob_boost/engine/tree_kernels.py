@@ -81,7 +81,6 @@ def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, ord
     if values.shape[1] == 1 and pairs_count > 0 and (stop - start) * pairs_count >= pairs[1][-1]:
         build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, start, stop, total, sums, joint)
     else:
-        node_total(values, order, start, stop, total)
         build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, stop - start, sums,
                         counts)
 

@@ -20,7 +20,7 @@ from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
 from ..engine.categorical import workspace
 from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
-from ..engine.tree_histograms import build_histogram, node_total
+from ..engine.tree_histograms import build_histogram
 from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
 from ..losses.base import weighted
@@ -83,7 +83,6 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         totals = np.zeros((frontier.size, width))
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])
-            node_total(tree_values, order, start, stop, totals[j])
             build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, tree_values, order, start, stop,
                             totals[j], stop - start, sums[j], counts[j])
         result.append((sums, counts, totals, np.diff(bounds)))
