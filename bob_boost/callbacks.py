@@ -111,6 +111,16 @@ def training_started(callback: RoundCallback | None, machine: "BoostedMachine") 
         hook(machine)
 
 
+def loss_reached(callback: RoundCallback, loss_function: LossFunction, targets: np.ndarray,
+                 sample_weight: np.ndarray | None, total: float) -> None:
+    """Tell the callback's ``loss_reached`` hook, when it has one, the training loss the trainer summed at the
+    round's scores (``sum_n w_n sum_k loss(t_n, s_n)_k`` of ``loss_function`` on ``targets`` with
+    ``sample_weight``, None: ones), before the round's call."""
+    hook = getattr(callback, "loss_reached", None)
+    if hook is not None:
+        hook(loss_function, targets, sample_weight, total)
+
+
 def training_ended(callback: RoundCallback | None, machine: "BoostedMachine") -> None:
     """Call the callback's ``after_training(machine)``, when it has one."""
     hook = getattr(callback, "after_training", None)
@@ -139,6 +149,12 @@ class CallbackList:
         # every callback sees every round, even after one has asked to stop
         stops = [_asks_to_stop(callback(round_index, machine, scores)) for callback in self.callbacks]
         return any(stops)
+
+    def loss_reached(self, loss_function: LossFunction, targets: np.ndarray, sample_weight: np.ndarray | None,
+                     total: float) -> None:
+        """Every callback's ``loss_reached`` (:func:`loss_reached`)."""
+        for callback in self.callbacks:
+            loss_reached(callback, loss_function, targets, sample_weight, total)
 
     def after_training(self, machine: "BoostedMachine") -> None:
         """Every callback's ``after_training``."""
@@ -173,7 +189,9 @@ class RecordEvaluation:
     training : bool
         ``features`` are the training features, in the trainer's order: after each round the metric
         reads the training scores the trainer passes instead of evaluating the round's weak machine
-        (``features`` then serve only for the scores before the first round).
+        (``features`` then serve only for the scores before the first round). A loss the trainer has
+        just summed at those scores, on the same targets and weights (:func:`loss_reached`), is taken as
+        summed, which rounds as the trainer's sums do.
 
     Attributes
     ----------
@@ -205,6 +223,10 @@ class RecordEvaluation:
         self.history: list[float] = []
         self._scores: np.ndarray | None = None
         self._rounds = 0
+        # the trainer's own sum of this loss at the round's training scores (loss_reached), and whether it sums
+        # this metric's loss of these targets and weights (checked once a run)
+        self._reached: float | None = None
+        self._same_sum: bool | None = None
 
     def before_training(self, machine: "BoostedMachine") -> None:
         """Start the history with the metric of the machine before this run's first round."""
@@ -212,7 +234,23 @@ class RecordEvaluation:
         self._scores = (machine.decision_scores(self.features) if len(machine)
                         else np.tile(machine.baseline, (self.features.shape[0], 1)))
         self._rounds = len(machine)
+        self._reached, self._same_sum = None, None
         self.history = [self._evaluate(machine)]
+
+    def loss_reached(self, loss_function: LossFunction, targets: np.ndarray, sample_weight: np.ndarray | None,
+                     total: float) -> None:
+        """Keep the trainer's training loss of the round, when it is this record's metric on the same training
+        targets and weights: the round's value is then that sum over the weights' total, not a second pass."""
+        if not self.training or loss_function is not self.metric:
+            return
+        if self._same_sum is None:
+            same_weights = (sample_weight is None and self.sample_weight is None) or (
+                sample_weight is not None and self.sample_weight is not None
+                and np.array_equal(sample_weight, self.sample_weight))
+            self._same_sum = bool(same_weights and np.shape(targets) == self._targets.shape
+                                  and np.array_equal(targets, self._targets))
+        if self._same_sum:
+            self._reached = float(total)
 
     def __call__(self, round_index: int, machine: "BoostedMachine", scores: np.ndarray) -> bool | None:
         if self._scores is None:  # called without before_training (a trainer of bob_boost 0.1's loop)
@@ -223,15 +261,18 @@ class RecordEvaluation:
             for weak_machine, weight in zip(machine.weak_machines[self._rounds:], machine.weights[self._rounds:]):
                 self._scores = self._scores + weight * by_row_blocks(weak_machine.forward, self.features)
         self._rounds = len(machine)
-        self.history.append(self._evaluate(machine))
+        reached, self._reached = self._reached, None
+        self.history.append(self._evaluate(machine) if reached is None else float(reached / self._weight_total()))
         return None
 
     def _evaluate(self, machine: "BoostedMachine") -> float:
         if isinstance(self.metric, LossFunction):
             values = weighted(self.metric.loss(self._targets, self._scores), self.sample_weight)
-            total = self.features.shape[0] if self.sample_weight is None else np.sum(self.sample_weight)
-            return float(np.sum(values) / total)
+            return float(np.sum(values) / self._weight_total())
         return float(self.metric(machine, self._scores))
+
+    def _weight_total(self):
+        return self.features.shape[0] if self.sample_weight is None else np.sum(self.sample_weight)
 
     def improvement(self, new: float, old: float) -> float:
         """How much better ``new`` is than ``old`` (positive: better)."""

@@ -332,6 +332,31 @@ def test_record_and_early_stopping_callbacks_in_scripts(caplog):
     np.testing.assert_array_equal(record.history[1:len(machine) + 1], staged)
 
 
+def test_a_training_record_takes_the_loss_the_trainer_summed():
+    """Where the trainer sums the training loss at a round's scores (trees' Newton steps, checked for descent),
+    a record of that loss on the same training targets and weights takes the sum instead of a second pass; a
+    record with other weights computes its own. Both histories are the loss of the staged scores."""
+    from bob_boost import TreeTrainer
+    X, y = _binary(n=3000, flip=0.1)
+    t = np.where(y == 1, 1.0, -1.0)[:, np.newaxis]
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, size=t.shape[0])
+    loss = LogitLoss()
+    same = RecordEvaluation(X, loss, targets=t, name="training", training=True)
+    other = RecordEvaluation(X, loss, targets=t, sample_weight=weights, name="training", training=True)
+    passes = {"same": 0, "other": 0}
+    for name, record in (("same", same), ("other", other)):
+        def counted(machine, evaluate=record._evaluate, name=name):
+            passes[name] += 1
+            return evaluate(machine)
+        record._evaluate = counted
+    machine = Boosting(TreeTrainer(max_leaves=8), loss, learning_rate=0.3).train(X, t, 12, callback=[same, other])
+    assert len(machine) == 12 and passes == {"same": 1, "other": 13}  # before training, then every round
+    staged = list(machine.staged_decision_scores(X))
+    np.testing.assert_allclose(same.history[1:], [np.mean(loss.loss(t, s)) for s in staged], rtol=1e-13)
+    np.testing.assert_array_equal(other.history[1:], [np.sum(weights[:, np.newaxis] * loss.loss(t, s))
+                                                      / np.sum(weights) for s in staged])
+
+
 def test_callback_bad_input():
     X, y = _binary(n=50)
     with pytest.raises(ValueError, match="targets"):

@@ -229,6 +229,15 @@ class GradientBoosting:
         weight, state.extra["loss"] = accepted
         return weight
 
+    def reached_loss(self, state: RoundState) -> tuple | None:
+        """``(loss_function, targets, sample_weight, total)``: the training loss the descent check summed at the
+        round's scores (:func:`~bob_boost.boosting.rows.loss_total`), for callbacks that would sum it again; None
+        when it did not (a certified step), or when the scores are residuals of a baseline callbacks add back."""
+        total = state.extra.get("loss")
+        if total is None or state.score_offset is not None:
+            return None
+        return self.loss_function, self.targets, self.sample_weight, total
+
     def _uses_newton(self, prepared: Any) -> bool:
         if self.step_rule == "auto":
             return compiled_loss(self.loss_function) is not None and bool(getattr(prepared, "lossy", False))

@@ -29,7 +29,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._validation import check_positive_int
-from ..callbacks import RoundCallback, check_callback, stop_requested, training_ended, training_started
+from ..callbacks import (RoundCallback, check_callback, loss_reached, stop_requested, training_ended,
+                         training_started)
 from ..exceptions import InvalidTypeError
 from ..machine import BoostedMachine
 from ..weak.base import WeakMachine
@@ -125,6 +126,7 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
     training_started(callback, machine)
     ended_perfect = getattr(algorithm, "ended_perfect", None)
     descend = getattr(algorithm, "descend", None)
+    reached_loss = getattr(algorithm, "reached_loss", None)
     if boosted_machine is not None and len(machine) and ended_perfect is not None and ended_perfect(machine, state):
         logger.info("%s: the machine's last weak machine classifies every training sample correctly; nothing "
                     "to add", algorithm.name)
@@ -155,6 +157,8 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         if logger.isEnabledFor(logging.INFO):
             logger.info("%s round %d/%d: %r, weight %s%s", algorithm.name, round_index + 1, number_of_rounds,
                         proposal.machine, np.array2string(np.asarray(weight), precision=4), algorithm.describe(state))
+        if callback is not None and reached_loss is not None and (reached := reached_loss(state)) is not None:
+            loss_reached(callback, *reached)
         if callback is not None and stop_requested(callback, round_index, machine, _reported_scores(state)):
             break
         if perfect:
