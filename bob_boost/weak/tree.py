@@ -338,7 +338,8 @@ class TreeMachine(CategorySplits, WeakMachine):
     def with_values(self, values) -> "TreeMachine":
         """The same trees (splits, cover and gains) with other (#nodes, #outputs) leaf ``values``."""
         return TreeMachine.trusted(self.features, self.thresholds, self.left_children, self.right_children, values,
-                                   self.roots, self.missing_left, self._category_sets, self.cover, self.gains)
+                                   self.roots, self.missing_left, self._category_sets, self.cover, self.gains,
+                                   depth=self.depth)
 
     @property
     def accepts_missing(self) -> bool:
