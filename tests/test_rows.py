@@ -162,3 +162,27 @@ def test_training_runs_blas_on_one_thread_and_gives_the_threads_back():
             assert blas_threads() == before
     assert before and all(threads == 2 for threads in before)
     assert len(seen) == 6 and all(threads == [1] * len(before) for threads in seen)
+
+
+def test_a_rounds_derivatives_fill_the_last_rounds_arrays_with_the_same_bits(monkeypatch):
+    """The loop computes a round's derivatives into the arrays of the round before (the weak trainer has read
+    them): they are filled, not reallocated, and the model is the one of new arrays every round, bit for bit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(SAMPLES, 4))
+    targets = np.eye(4)[rng.integers(0, 4, SAMPLES)]
+    addresses = []
+
+    class Spy(bob_boost.TreeTrainer):
+        def propose(self, prepared, state):
+            addresses.append(state.gradient.__array_interface__["data"][0])
+            return super().propose(prepared, state)
+
+    def train():
+        return bob_boost.Boosting(Spy(max_leaves=4, n_threads=2), bob_boost.SoftmaxLoss(),
+                                  learning_rate=0.3).train(X, targets, 5)
+
+    reused = train()
+    assert len(addresses) == 5 and len(set(addresses[1:])) == 1  # the rounds after the first: one pair
+    monkeypatch.setattr(rows, "_buffers", lambda shape, out: (np.empty(shape), np.empty(shape)))
+    fresh = train()
+    assert fresh.weak_machines == reused.weak_machines and np.array_equal(fresh.weights, reused.weights)

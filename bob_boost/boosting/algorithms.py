@@ -79,6 +79,8 @@ class GradientBoosting:
                        if sampling is not None and sampling.samples_rows and sampling.method in CLASS_METHODS else None)
         # the last draw's factors and rows, reused for subsample_freq rounds
         self._drawn: tuple[int, np.ndarray, np.ndarray] | None = None
+        # the last round's derivative arrays, which the weak trainer has read (filled again, not reallocated)
+        self._spent: tuple[np.ndarray, np.ndarray] | None = None
         # weights of 1 (an estimator's default) leave the derivatives as they are: multiplying costs a pass
         self._unit_weights = isinstance(sample_weight, np.ndarray) and bool(np.all(sample_weight == 1.0))
 
@@ -119,7 +121,10 @@ class GradientBoosting:
             gradient, hessian = cached
         else:
             gradient, hessian = loss_derivatives(self.loss_function, self.targets, state.scores,
-                                                 self._with_hessian(), getattr(state.prepared, "n_threads", 1))
+                                                 self._with_hessian(), getattr(state.prepared, "n_threads", 1),
+                                                 self._spent)
+        # the weak trainer reads them in this round only: the next round's derivatives may fill them
+        self._spent = (gradient, hessian) if hessian is not None else None
         weights = self._round_weights(state, gradient)
         state.extra["round_weights"] = weights
         # times ones, a C-ordered array would be copied bit for bit, in the same order
@@ -215,7 +220,8 @@ class GradientBoosting:
             derivatives = None
             if halvings == 0:
                 *derivatives, after = derivatives_and_total(self.loss_function, self.targets, scores,
-                                                            self._with_hessian(), self.sample_weight, n_threads)
+                                                            self._with_hessian(), self.sample_weight, n_threads,
+                                                            self._spent)
             else:
                 after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
             state.extra.update(next_scores=scores, derivatives=derivatives)

@@ -83,7 +83,9 @@ class RoundState:
         Weak machines the machine already had when this run began (a continued machine's rounds):
         ``rounds_before + round_index`` is the round's place in the whole machine.
     gradient : numpy.ndarray, optional
-        The loss gradient at ``scores`` (generic boosting).
+        The loss gradient at ``scores`` (generic boosting). It and :attr:`hessian` hold for the round: the
+        next round's derivatives may be computed into the same arrays (a weak trainer that keeps them past
+        its ``propose`` copies them).
     hessian : numpy.ndarray, optional
         The diagonal of the loss Hessian at ``scores``, for a weak trainer with ``uses_hessian`` and a loss
         that has one (generic boosting); None otherwise.
