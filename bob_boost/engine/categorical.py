@@ -111,6 +111,17 @@ def workspace(width, features):
             np.zeros(CATEGORY_WORDS, dtype=np.uint64), np.empty(features, dtype=np.bool_), np.empty(features))
 
 
+@numba.njit(**_INLINE)
+def _present_bins(counts, first, stop, present):
+    """The bins ``first:stop`` that hold samples, into ``present``; returns how many."""
+    n = 0
+    for g in range(first, stop):
+        if counts[g] > 0:
+            present[n] = g
+            n += 1
+    return n
+
+
 @numba.njit(**_JIT)
 def best_category_split(sums, counts, first, stop, total, count, regularization, min_samples, min_hessian,
                         tie_tolerance, params, lower, upper, missing, bits, work):
@@ -129,11 +140,7 @@ def best_category_split(sums, counts, first, stop, total, count, regularization,
     outputs = width // 2
     bits[:] = 0
     present, ordered, keys, gains, left, right = work[0], work[1], work[2], work[3], work[4], work[5]
-    n = 0
-    for g in range(first, stop):
-        if counts[g] > 0:
-            present[n] = g
-            n += 1
+    n = _present_bins(counts, first, stop, present)
     if n < 2:
         return -1.0
     if n <= params[MAX_ONEHOT]:
@@ -225,11 +232,7 @@ def _category_gain_single(sums, counts, first, stop, total, count, regularizatio
     scalars without the set: the split scan's hot path, where a node scores every categorical feature and only
     the winner's set is made."""
     gradient, hessian = total[0], total[1]
-    n = 0
-    for g in range(first, stop):
-        if counts[g] > 0:
-            present[n] = g
-            n += 1
+    n = _present_bins(counts, first, stop, present)
     if n < 2:
         return -1.0
     if n <= params[MAX_ONEHOT]:
