@@ -271,7 +271,7 @@ class RecordEvaluation:
             return float(np.sum(values) / self._weight_total())
         return float(self.metric(machine, self._scores))
 
-    def _weight_total(self):
+    def _weight_total(self) -> float:
         return self.features.shape[0] if self.sample_weight is None else np.sum(self.sample_weight)
 
     def improvement(self, new: float, old: float) -> float:
