@@ -17,9 +17,11 @@ any other value (``None``, ``False``, a number) lets it go on. :class:`bob_boost
 such a callback; early stopping plugs in the same way.
 
 A callback object may also define ``before_training(machine)`` (called once before the first round,
-with the empty or continued machine) and ``after_training(machine)`` (called once when the run's last round is
-done, whatever stopped it; :class:`EarlyStopping` trims the machine there). A list or tuple of callbacks is
-called in order, and training stops when any of them asks.
+with the empty or continued machine), ``after_training(machine)`` (called once when the run's last round is
+done, whatever stopped it; :class:`EarlyStopping` trims the machine there) and ``loss_reached(loss_function,
+targets, sample_weight, total)`` (called before a round's call when the trainer has just summed its training
+loss at the round's scores, :func:`loss_reached`). A list or tuple of callbacks is called in order, and
+training stops when any of them asks.
 
 The objects below follow LightGBM's ``callback.py``: :class:`RecordEvaluation` evaluates a metric on
 a data set before the first round and after every round (keeping the history),
@@ -27,7 +29,8 @@ a data set before the first round and after every round (keeping the history),
 ``patience`` rounds and trims the machine to its best round, :class:`LogEvaluation` logs records.
 Their scores follow the machine round by round (one weak machine's outputs per round), in the order
 :meth:`~bob_boost.BoostedMachine.staged_decision_scores` adds them, so a history equals the metric of
-the staged scores bit for bit.
+the staged scores bit for bit (a training record that takes the trainer's summed loss rounds as the trainer's
+blocks of rows are summed).
 
 Example
 -------
