@@ -73,15 +73,14 @@ def machine_arrays(n_nodes, node_feature, node_bin, node_nan_left, node_left, no
 
 
 @numba.njit(**_JIT)
-def category_sets(features, node_sets, categorical, slot, sizes, table, thresholds):
-    """The category values of the machine's categorical splits, as :class:`~bob_boost.weak.TreeMachine`'s
-    ``(offsets, values)``, from the nodes' (#nodes, CATEGORY_WORDS) bin sets.
+def category_sets(features, node_sets, categorical, slot, sizes, table):
+    """The category values of the categorical splits, as :class:`~bob_boost.weak.TreeMachine`'s ``(offsets,
+    values)``, from the nodes' (#nodes, CATEGORY_WORDS) bin sets.
 
     Node ``i`` splits categorical feature ``f = features[i]`` when ``categorical[f]``; its feature's
     categories are ``table[slot[f], :sizes[slot[f]]]``, one bin each (a bin past them, the missing values',
-    is where NaN goes, not a category). A node whose set holds a category has its threshold in
-    ``thresholds`` set to 0 (unused). Returns ``(offsets, values, splits)``: ``splits`` counts the nodes
-    that split a categorical feature (0: the machine has none).
+    is where NaN goes, not a category). Returns ``(offsets, values, splits)``: ``splits`` counts the nodes
+    that split a categorical feature (0: none).
     """
     n = features.size
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -93,8 +92,6 @@ def category_sets(features, node_sets, categorical, slot, sizes, table, threshol
             splits += 1
             for code in range(sizes[slot[f]]):
                 count += (node_sets[i, code >> 6] >> np.uint64(code & 63)) & np.uint64(1)
-            if count > 0:
-                thresholds[i] = 0.0
         offsets[i + 1] = offsets[i] + count
     values = np.empty(offsets[n])
     for i in range(n):
@@ -106,4 +103,3 @@ def category_sets(features, node_sets, categorical, slot, sizes, table, threshol
                     values[j] = table[slot[f], code]
                     j += 1
     return offsets, values, splits
-

@@ -5,7 +5,6 @@ import numbers
 
 import numpy as np
 
-
 from .._validation import (as_feature_matrix, check_choice, check_same_samples, check_sample_weight, check_scalar,
                            mean_one)
 from ..boosting import loop

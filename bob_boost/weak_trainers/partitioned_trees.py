@@ -26,8 +26,8 @@ from ..losses import LossFunction
 from ..losses.base import weighted
 from ..weak.tree import TreeMachine
 from .partitioned import routed
-from .tree import TIE_TOLERANCE, TreeTrainer
-from .tree_categories import CategoryTable, joined_sets
+from .tree import TIE_TOLERANCE, TreeTrainer, grown_machine
+from .tree_categories import CategoryTable
 
 
 # -- on each partition -------------------------------------------------------------------------------------------
@@ -278,28 +278,24 @@ class PartitionedGradientTrees:
 
     def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...],
                  records: list[np.ndarray]) -> TreeMachine:
-        features, thresholds, left, right, values, roots, nan_left, sets = [], [], [], [], [], [], [], []
-        offset = 0
-        for t, (tree, leaves) in enumerate(zip(growing, leaf_values)):
-            n, nodes = tree.n_nodes, tree.nodes
-            inner = nodes["node_feature"][:n] >= 0
-            features.append(nodes["node_feature"][:n])
-            nan_left.append(inner & nodes["node_nan_left"][:n])
-            categorised = self.category_table.sets(nodes["node_feature"][:n], nodes["node_sets"][:n])
-            sets.append(categorised)
-            numeric = inner if categorised is None else inner & (np.diff(categorised[0]) == 0)
-            thresholds.append(np.where(numeric, self.split_thresholds[nodes["node_bin"][:n]], 0.0))
-            left.append(np.where(inner, nodes["node_left"][:n] + offset, -1))
-            right.append(np.where(inner, nodes["node_right"][:n] + offset, -1))
-            full = np.zeros((n, self.outputs))
-            full[:, self.groups[t]] = leaves
-            values.append(full)
-            roots.append(offset)
-            offset += n
-        return TreeMachine.trusted(np.concatenate(features), np.concatenate(thresholds), np.concatenate(left),
-                                   np.concatenate(right), np.vstack(values), roots,
-                                   np.concatenate(nan_left) if self.missing else None,
-                                   joined_sets(sets, [tree.n_nodes for tree in growing]), *np.vstack(records).T)
+        """The round's machine, assembled as in memory (:func:`~bob_boost.weak_trainers.tree.grown_machine`) from
+        the trees' node arrays and their leaf values and records padded to the trees' capacity."""
+        n_nodes = np.array([tree.n_nodes for tree in growing], dtype=np.int64)
+        capacity = growing[0].nodes["node_feature"].size
+
+        def stacked(name: str) -> np.ndarray:
+            return np.stack([tree.nodes[name] for tree in growing])
+
+        def padded(arrays: list[np.ndarray]) -> np.ndarray:
+            out = np.zeros((len(arrays), capacity) + arrays[0].shape[1:])
+            for t, array in enumerate(arrays):
+                out[t, :array.shape[0]] = array
+            return out
+        return grown_machine(self.split_thresholds, self.category_table if self.categorical.size else None,
+                             self.missing, n_nodes, stacked("node_feature"), stacked("node_bin"),
+                             stacked("node_nan_left"), stacked("node_left"), stacked("node_right"),
+                             stacked("node_sets"), padded(list(leaf_values)), padded(records), self.groups,
+                             self.outputs)
 
 
 class _GrowingTree:

@@ -467,15 +467,23 @@ class TreeTrainer:
         trees, _, leaf_width = leaf_values.shape
         columns = (np.arange(outputs)[np.newaxis] if leaf_width == outputs  # one tree for every output
                    else np.arange(trees)[:, np.newaxis])
-        (features, thresholds, left, right, values, roots, missing_left, cover, gains, bin_sets,
-         depth) = grown_trees.machine_arrays(n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
-                                             node_sets, leaf_values, node_records, columns, outputs,
-                                             binned.split_thresholds)
-        categories = None
-        if binned.categories:
-            table = binned.category_table
-            *categories, splits = grown_trees.category_sets(features, bin_sets, table.categorical, table.slot,
-                                                            table.sizes, table.table, thresholds)
-            categories = tuple(categories) if splits else None
-        return TreeMachine.trusted(features, thresholds, left, right, values, roots,
-                                   missing_left if binned.missing else None, categories, cover, gains, depth=depth)
+        return grown_machine(binned.split_thresholds, binned.category_table if binned.categories else None,
+                             binned.missing, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                             node_sets, leaf_values, node_records, columns, outputs)
+
+
+def grown_machine(split_thresholds: np.ndarray, category_table: CategoryTable | None, missing: bool, n_nodes,
+                  node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records,
+                  columns: np.ndarray, outputs: int) -> TreeMachine:
+    """The :class:`TreeMachine` of grown gradient trees (in memory or on partitions): row ``t`` of the
+    ``(#trees, #capacity)`` node arrays is tree ``t``'s first ``n_nodes[t]`` nodes, its leaf value ``w`` the
+    machine's output ``columns[t, w]`` (:func:`~bob_boost.engine.grown_trees.machine_arrays`); a categorical
+    split's bins become its categories through ``category_table`` (None: no categorical feature)."""
+    (features, thresholds, left, right, values, roots, missing_left, cover, gains, bin_sets,
+     depth) = grown_trees.machine_arrays(n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,
+                                         node_sets, leaf_values, node_records, columns, outputs, split_thresholds)
+    categories = None if category_table is None else category_table.sets(features, bin_sets)
+    if categories is not None:
+        thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
+    return TreeMachine.trusted(features, thresholds, left, right, values, roots, missing_left if missing else None,
+                               categories, cover, gains, depth=depth)

@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 
+from ..engine import grown_trees
 from ..engine.categorical import CATEGORY_WORDS, checked_categories
 from ..exceptions import InvalidTypeError, InvalidValueError
 from ..sparse import is_sparse
@@ -99,23 +100,7 @@ class CategoryTable:
     def sets(self, node_feature: np.ndarray, node_sets: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """A grown tree's category values going left, as :class:`~bob_boost.weak.TreeMachine`'s ``(offsets,
         values)``, from its (#nodes, CATEGORY_WORDS) bin sets; None when no node splits a categorical feature."""
-        nodes = np.flatnonzero(self.categorical[node_feature])
-        if nodes.size == 0:
-            return None
-        slot = self.slot[node_feature[nodes]]
-        bits = np.unpackbits(np.ascontiguousarray(node_sets[nodes]).view(np.uint8), axis=1, bitorder="little")
-        # the missing values' bin follows the categories' bins: its membership is missing_left
-        rows, bins = np.nonzero(bits.astype(bool) & (np.arange(bits.shape[1]) < self.sizes[slot][:, np.newaxis]))
-        counts = np.zeros(node_feature.size, dtype=np.int64)
-        counts[nodes] = np.bincount(rows, minlength=nodes.size)
-        return np.concatenate([[0], np.cumsum(counts)]), self.table[slot[rows], bins]
-
-
-def joined_sets(sets: list[tuple[np.ndarray, np.ndarray] | None], sizes: list[int]
-                ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The category sets of trees of ``sizes`` nodes stored one after the other (None: no categorical node)."""
-    if all(piece is None for piece in sets):
-        return None
-    counts = [np.zeros(n, dtype=np.int64) if piece is None else np.diff(piece[0]) for piece, n in zip(sets, sizes)]
-    values = [np.empty(0) if piece is None else piece[1] for piece in sets]
-    return np.concatenate([[0], np.cumsum(np.concatenate(counts))]), np.concatenate(values)
+        offsets, values, splits = grown_trees.category_sets(
+            np.ascontiguousarray(node_feature, dtype=np.int64), np.ascontiguousarray(node_sets, dtype=np.uint64),
+            self.categorical, self.slot, self.sizes, self.table)
+        return (offsets, values) if splits else None
