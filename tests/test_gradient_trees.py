@@ -243,6 +243,45 @@ def test_histogram_subtraction_gives_the_same_tree(multi_output):
     assert np.allclose(with_subtraction.values, direct.values, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("count_type", [np.int32, np.int64])
+def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
+    """One output's histograms of nodes with rows enough are added in quads: the same sums, counts and totals,
+    bit for bit, wherever the scratch starts; smaller nodes leave the scratch alone."""
+    from bob_boost.engine import bin_quads, tree_histograms
+    rng = np.random.default_rng(11)
+    n = 5000
+    dense = rng.normal(size=(n, 12))
+    sparse = np.where(rng.random((n, 4)) < 0.8, 0.0, rng.integers(1, 6, size=(n, 4)))
+    binned = TreeTrainer(n_threads=1).prepare(np.hstack([dense, sparse]))
+    coded, offsets = binned.coded, binned.offsets
+    layout = coded.row_layout(offsets)
+    assert np.count_nonzero(coded.mode_bins >= 0) == 4
+    bins = int(offsets[-1])
+    # rounded gradients collide in their sums: a different order of additions would show in the bits
+    values = np.column_stack([np.round(rng.normal(size=n), 3) * 1e-3 + rng.normal(size=n) * 1e-9, rng.random(n)])
+    large = np.sort(rng.choice(n, 3000, replace=False))
+    small = large[:40]
+    assert large.size * layout[1].size >= bin_quads.QUAD_ROWS_PER_BIN * bins > small.size * layout[1].size
+    for order, shift in ((large, 0), (large, 1), (large, 2), (large, 3), (small, 0)):
+        row_sums, row_counts, row_total = np.zeros((bins, 2)), np.zeros(bins, dtype=count_type), np.zeros(2)
+        tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
+        tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
+        scratch = np.full(4 * bins + 8, np.nan)[shift:]
+        sums, counts, total = np.full((bins, 2), np.nan), np.full(bins, -1, dtype=count_type), np.full(2, np.nan)
+        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
+                                        order.size, total, order.size, sums, counts, scratch)
+        assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
+        assert np.array_equal(total, row_total)
+        quads = bin_quads.quads_of(scratch, bins)
+        assert quads.ctypes.data % 32 == 0
+        assert np.isnan(scratch).all() == (order is small)
+        if order is large:
+            assert np.array_equal(quads[:, 3], np.zeros(bins))
+        for f in (0, 13):  # dense, sparse
+            expected = np.bincount(coded.codes[f, order], minlength=offsets[f + 1] - offsets[f])
+            assert np.array_equal(counts[offsets[f]:offsets[f + 1]], expected)
+
+
 @pytest.mark.parametrize("width", [2, 6])
 def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     """Large nodes of wide data add their dense features one at a time: the same sums, bit for bit."""
@@ -263,7 +302,7 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     bins = int(offsets[-1])
     sums, counts, total = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32), np.full(width, np.nan)
     tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
-                                    order.size, total, order.size, sums, counts)
+                                    order.size, total, order.size, sums, counts, np.empty(0))
     row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
     row_total = np.full(width, np.nan)
     tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)

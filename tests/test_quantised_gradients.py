@@ -79,7 +79,7 @@ def test_packed_node_histograms_count_every_row_once():
         sums = np.full((bins, 1), -7, dtype=np.int64)
         tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
                                         packed, order, 0, order.size, total, order.size, sums,
-                                        np.empty(0, dtype=np.int32))
+                                        np.empty(0, dtype=np.int32), np.empty(0))
         decoded, counts = _decoded(sums, scales, bits)
         for f in (0, 89, 91):  # dense, dense, sparse (its frequent bin recovered from the total)
             part = slice(offsets[f], offsets[f + 1])
@@ -360,7 +360,7 @@ def test_paired_histograms_are_the_packed_histograms():
         expected = np.full((bins, 1), -7, dtype=np.int64)
         tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
                                         packed, order, 0, order.size, total, order.size, expected,
-                                        np.empty(0, dtype=np.int32))
+                                        np.empty(0, dtype=np.int32), np.empty(0))
         paired_total, sums = np.full(1, -3, dtype=np.int64), np.full((bins, 1), -7, dtype=np.int64)
         tree_histograms.build_paired_histogram(coded.row_layout(offsets), pairs, coded.mode_bins, offsets,
                                                packed, order, 0, order.size, paired_total, sums,

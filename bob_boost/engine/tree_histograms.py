@@ -15,6 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .bin_quads import QUAD_ROWS_PER_BIN, accumulate_quads, quads_of
 from .prefetch import DISTANCE, prefetch
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -203,24 +204,34 @@ def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry
 
 
 @numba.njit(**_JIT)
-def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, count, sums, counts):
+def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, count, sums, counts,
+                    scratch):
     """The histogram of the node whose rows are ``order[start:stop]`` (``count`` rows), and their sums into
     ``total`` (:func:`node_total`'s).
 
     ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout` of ``offsets``. A
     sparse feature's frequent bin is recovered as the node's total minus its
     other bins. Every bin adds its rows in ascending order. ``n_bins``, the most bins of a feature, sizes
-    the dense features' part of the histogram for the choice of the feature-major pass.
+    the dense features' part of the histogram for the choice of the feature-major pass. One output's float
+    gradients of a node with rows enough are added in quads (:mod:`.bin_quads`) in ``scratch``
+    (:func:`~bob_boost.engine.bin_quads.quad_scratch` of the histogram's bins; empty: never).
     """
     dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
-    sums[:, :] = 0
-    counts[:] = 0
+    bins = sums.shape[0]
     if stop - start >= FEATURE_MAJOR_ROWS and dense_features.size * n_bins * (8 * values.shape[1] + 4) > \
             FEATURE_MAJOR_BYTES:
+        sums[:, :] = 0
+        counts[:] = 0
         node_total(values, order, start, stop, total)
         _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop,
                                values, sums, counts)
+    elif values.shape[1] == 2 and counts.size > 0 and scratch.size >= 4 * bins + 4 and \
+            (stop - start) * dense_bases.size >= QUAD_ROWS_PER_BIN * bins:
+        accumulate_quads(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values,
+                         quads_of(scratch, bins), sums, counts, total)
     else:
+        sums[:, :] = 0
+        counts[:] = 0
         _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts,
                          total)
     _recover_frequent_bins(mode_bins, offsets, total, count, sums, counts)

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 
 from . import tree_policy
+from .bin_quads import quad_scratch
 from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .listed import node_codes
 from .prefetch import DISTANCE, prefetch
@@ -67,7 +68,8 @@ def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_cod
 
 
 @numba.njit(**_JIT)
-def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start, stop, total, sums, counts):
+def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start, stop, total, sums, counts,
+                   scratch):
     """The histogram and sums (into ``total``) of the node whose rows are ``order[start:stop]``.
 
     Packed quantised values go through :func:`build_paired_histogram` where
@@ -75,14 +77,14 @@ def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, ord
     clearing and summing out the joint bins (at least as many row-pair adds
     as joint bins: 256 rows for letter's 8 pairs, where a node of 20 rows
     took 4 us paired and 2 alone), every other histogram through
-    :func:`build_histogram` (the same sums).
+    :func:`build_histogram` (the same sums; ``scratch`` is its room for quads).
     """
     pairs_count = pairs[2].shape[0]
     if values.shape[1] == 1 and pairs_count > 0 and (stop - start) * pairs_count >= pairs[1][-1]:
         build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, start, stop, total, sums, joint)
     else:
         build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, stop - start, sums,
-                        counts)
+                        counts, scratch)
 
 
 @numba.njit(**_JIT)
@@ -173,6 +175,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
     category_work = workspace(2 if packed else width, allowed.size)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
+    # one output's float histograms of dense features may be added in quads (:mod:`.bin_quads`)
+    scratch = quad_scratch(offsets[-1]) if width == 2 and not packed and layout[1].size > 0 else np.empty(0)
     # counters: the stage to go on from (0: a new tree), the split being given histograms, then the scalars below
     stage, resume = counters[0], counters[1]
     n_free, n_nodes, leaves, n_frontier, n_split = counters[2], counters[3], counters[4], counters[5], counters[6]
@@ -187,7 +191,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
             node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
-                           totals[0], slot_sums[slot[0]], slot_counts[slot[0]])
+                           totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
         n_nodes = 1
         leaves = 1
         # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
@@ -279,7 +283,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
-                               stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]])
+                               stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]], scratch)
             if step == _LARGE:
                 slot[large] = slot[parent]
                 slot[parent] = -1
@@ -301,7 +305,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                     return -1
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[large],
-                                   stop[large], totals[large], large_sums, large_counts)
+                                   stop[large], totals[large], large_sums, large_counts, scratch)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right
             n_frontier += 2

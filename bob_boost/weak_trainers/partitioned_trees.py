@@ -20,6 +20,7 @@ from ..boosting.partitions import Partitions, summed_pieces
 from ..engine import tree_policy
 from ..engine.categorical import workspace
 from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
+from ..engine.bin_quads import quad_scratch
 from ..engine.tree_histograms import build_histogram
 from ..engine.codes import CodedFeatures
 from ..losses import LossFunction
@@ -81,10 +82,11 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         sums = np.empty((frontier.size, cells, width))
         counts = np.empty((frontier.size, cells), dtype=np.int64)
         totals = np.zeros((frontier.size, width))
+        scratch = quad_scratch(cells)
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])
             build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, tree_values, order, start, stop,
-                            totals[j], stop - start, sums[j], counts[j])
+                            totals[j], stop - start, sums[j], counts[j], scratch)
         result.append((sums, counts, totals, np.diff(bounds)))
     return result
 

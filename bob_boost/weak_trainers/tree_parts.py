@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine import tree_batches, tree_kernels
+from ..engine.bin_quads import quad_scratch
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.threads import run_blocks
 
@@ -42,6 +43,8 @@ class Parts:
         self.counts = np.empty((room - 1,) + counts.shape[1:], dtype=counts.dtype)
         self.totals = np.zeros((room, values.shape[1]), dtype=values.dtype)
         self.joint = np.empty((room, pairs[1][-1]), dtype=values.dtype)
+        quads = values.shape[1] == 2 and counts.shape[1] > 0 and layout[1].size > 0  # see bin_quads
+        self.scratch = [quad_scratch(offsets[-1]) if quads else np.empty(0) for _ in range(room)]
 
     def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
               counts: np.ndarray) -> None:
@@ -53,7 +56,7 @@ class Parts:
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
             tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, self.offsets,
                                         coded.number_of_bins, values, order, edges[k], edges[k + 1], self.totals[k],
-                                        *target)
+                                        *target, self.scratch[k])
         parts = edges.size - 1
         run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.n_features)
         total[:] = self.totals[0]
