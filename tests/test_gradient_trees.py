@@ -246,7 +246,8 @@ def test_histogram_subtraction_gives_the_same_tree(multi_output):
 @pytest.mark.parametrize("count_type", [np.int32, np.int64])
 def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
     """One output's histograms of nodes with rows enough are added in quads: the same sums, counts and totals,
-    bit for bit, wherever the scratch starts; smaller nodes leave the scratch alone."""
+    bit for bit, as one add per row and bin in row order, wherever the scratch starts; smaller nodes leave the
+    scratch alone."""
     from bob_boost.engine import bin_quads, tree_histograms
     rng = np.random.default_rng(11)
     n = 5000
@@ -263,13 +264,15 @@ def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
     small = large[:40]
     assert large.size * layout[1].size >= bin_quads.QUAD_ROWS_PER_BIN * bins > small.size * layout[1].size
     for order, shift in ((large, 0), (large, 1), (large, 2), (large, 3), (small, 0)):
-        row_sums, row_counts, row_total = np.zeros((bins, 2)), np.zeros(bins, dtype=count_type), np.zeros(2)
-        tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
-        tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
         scratch = np.full(4 * bins + 8, np.nan)[shift:]
         sums, counts, total = np.full((bins, 2), np.nan), np.full(bins, -1, dtype=count_type), np.full(2, np.nan)
         tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
                                         order.size, total, order.size, sums, counts, scratch)
+        row_sums, row_counts, row_total = np.zeros((bins, 2)), np.zeros(bins, dtype=count_type), np.zeros(2)
+        tree_histograms.node_total(values, order, 0, order.size, row_total)
+        bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
+                            False, np.empty((0, 4)), row_sums, row_counts)
+        tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
         assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
         assert np.array_equal(total, row_total)
         quads = bin_quads.quads_of(scratch, bins)
@@ -277,15 +280,23 @@ def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
         assert np.isnan(scratch).all() == (order is small)
         if order is large:
             assert np.array_equal(quads[:, 3], np.zeros(bins))
-        for f in (0, 13):  # dense, sparse
-            expected = np.bincount(coded.codes[f, order], minlength=offsets[f + 1] - offsets[f])
-            assert np.array_equal(counts[offsets[f]:offsets[f + 1]], expected)
+        # both are the rows added one at a time in row order (np.add.at), the exact reference
+        total_expected = np.zeros(2)
+        for i in order:
+            total_expected += values[i]
+        assert np.array_equal(total, total_expected)
+        for f in range(12):  # the dense features
+            part = slice(offsets[f], offsets[f + 1])
+            expected = np.zeros((offsets[f + 1] - offsets[f], 2))
+            np.add.at(expected, coded.codes[f, order], values[order])
+            assert np.array_equal(sums[part], expected)
+            assert np.array_equal(counts[part], np.bincount(coded.codes[f, order], minlength=expected.shape[0]))
 
 
 @pytest.mark.parametrize("width", [2, 6])
 def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     """Large nodes of wide data add their dense features one at a time: the same sums, bit for bit."""
-    from bob_boost.engine import tree_histograms
+    from bob_boost.engine import bin_quads, tree_histograms
     rng = np.random.default_rng(3)
     n = tree_histograms.FEATURE_MAJOR_ROWS + 1500
     dense = rng.normal(size=(n, 70))  # 256 bins each: 70 x 256 bins of (width x 8 + 4) bytes, over the limit
@@ -305,7 +316,12 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
                                     order.size, total, order.size, sums, counts, np.empty(0))
     row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
     row_total = np.full(width, np.nan)
-    tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
+    if width == 2:
+        tree_histograms.node_total(values, order, 0, order.size, row_total)
+        bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
+                            False, np.empty((0, 4)), row_sums, row_counts)
+    else:
+        tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
     tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
     assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
     # the sums of the rows, added with their histogram or in a pass of their own, are node_total's bits
@@ -379,19 +395,20 @@ def test_a_lone_tree_whose_histograms_are_built_in_parts_does_not_depend_on_thre
 @pytest.mark.parametrize("subtraction", [True, False])
 def test_a_grower_that_stops_for_its_large_histograms_grows_the_same_tree(monkeypatch, growth, subtraction):
     """With parts of one, histograms built outside the compiled grower (which stops and goes on again for
-    every node of at least 2 x PART_ROWS rows) are the ones it builds itself: the same trees bit for bit."""
+    every node of at least 2 x PART_ROWS rows) are the ones it builds itself: the same trees bit for bit.
+    (A lone tree of several outputs: one output's trees share their large nodes out to a team instead.)"""
     from bob_boost.weak_trainers import tree as tree_module
     from bob_boost.weak_trainers import tree_parts
     rng = np.random.default_rng(11)
     x = np.round(rng.normal(size=(3000, 4)), 2)
     x[rng.random(x.shape) < 0.05] = np.nan
-    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=3000) > 0, 1.0, -1.0)
+    y = (x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=3000) > 0).astype(int) + (x[:, 3] > 0.5)
 
     def train():
         tree = TreeTrainer(max_depth=None if growth == "leafwise" else 5, max_leaves=20, growth=growth,
-                           missing="bin", min_samples_leaf=5)
+                           missing="bin", min_samples_leaf=5, multi_output="shared")
         tree.histogram_subtraction = subtraction  # an attribute, not a parameter
-        return Boosting(tree, LogitLoss(), learning_rate=0.3).train(x, y, 5)
+        return Boosting(tree, SoftmaxLoss(), learning_rate=0.3).train(x, y, 5)
     inline = train()
     assert 2 * tree_module.PART_ROWS > x.shape[0]  # by default every histogram is the grower's
     monkeypatch.setattr(tree_module, "PART_ROWS", 8)

@@ -161,7 +161,7 @@ def test_column_samples_restrict_every_tree_and_stump_to_their_columns():
 
 
 def test_sampled_trees_do_not_depend_on_the_thread_count():
-    features, labels = _binary(40_000)  # above twice PART_ROWS: the root's histogram is built in parts
+    features, labels = _binary(40_000)  # above twice PART_ROWS: a team shares out the large nodes
     chosen = bob_boost.Sampling(subsample=0.6, colsample_bytree=0.7, random_state=1)
     machines = [bob_boost.Boosting(_weak("tree", n_threads=threads), bob_boost.LogitLoss(), sampling=chosen).train(
         features, labels, 6) for threads in (1, 2, 4)]

@@ -11,11 +11,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .bin_quads import quad_scratch
 from .categorical import has_category
 from .listed import code_at
 from .quantised import quantise
 from .tree_histograms import node_total, paired_root_histograms, root_histograms
 from .tree_kernels import grow_tree, tree_state
+from .tree_team import crew_of
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -114,6 +116,8 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
     no_scales = np.ones(2)
     no_scan = np.empty((0, 2))
     no_scan_counts = np.empty(0, dtype=np.int32)
+    # one thread a batch; one output's histograms may be added in quads (:mod:`.bin_quads`)
+    crew = crew_of(1, quad_scratch(offsets[-1]) if width == 2 and layout[1].size > 0 else np.empty(0))
     for t in range(first, last):
         column = t * leaf_width
         _tree_values(gradient, hessian, column, leaf_width, values)
@@ -134,7 +138,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
                                node_right[t], node_categories[t], leaf_values[t], node_records[t], sample_node,
                                shared_root,
                                root_total, 0,
-                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values))
+                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values), crew)
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
 
 
@@ -171,6 +175,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
     scan_sums = np.empty((histogram_bins, 2))
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
+    crew = crew_of(1, np.empty(0))  # one thread a batch; packed sums are never added in quads
     for t in range(first, last):
         j = t - first
         packed[:, :] = batch[:, w * j:w * (j + 1)]
@@ -184,5 +189,5 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                node_categories[t], leaf_values[t], node_records[t], sample_node, shared_root,
                                root_totals[w * j:w * (j + 1)].copy(), 0,
-                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed))
+                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed), crew)
         leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .bin_quads import QUAD_ROWS_PER_BIN, accumulate_quads, quads_of
+from .bin_quads import add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, prefetch
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -36,7 +36,7 @@ def node_total(values, order, start, stop, total):
 def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values, sums, counts,
                      total):
     """Add the rows ``order[start:stop]`` into the histogram, a row at a time, and their sums into ``total``
-    (added in row order, as :func:`node_total` adds them: with a count and two columns, in the same pass).
+    (:func:`node_total`'s). One output's float gradients go through :func:`~bob_boost.engine.bin_quads.add_share`.
 
     Row ``i`` adds to the bins ``dense_bases + dense_rows[i]`` of the dense
     features and to the bins ``entry_bins[row_starts[i]:row_starts[i + 1]]``
@@ -46,11 +46,7 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
     """
     width = values.shape[1]
     counted = counts.size > 0
-    fused = width == 2 and counted
-    if not fused:
-        node_total(values, order, start, stop, total)
-    node_gradient = 0.0
-    node_hessian = 0.0
+    node_total(values, order, start, stop, total)
     # one output: the sums as a flat array (cheaper addressing in the innermost loop)
     flat = sums.reshape(-1)
     for p in range(start, stop):
@@ -60,22 +56,7 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
             prefetch(dense_rows, ahead * dense_rows.shape[1])
         i = order[p]
         row = dense_rows[i]
-        if fused:
-            gradient = values[i, 0]
-            hessian = values[i, 1]
-            node_gradient += gradient
-            node_hessian += hessian
-            for j in range(dense_bases.size):
-                b = dense_bases[j] + np.intp(row[j])
-                flat[2 * b] += gradient
-                flat[2 * b + 1] += hessian
-                counts[b] += 1
-            for e in range(row_starts[i], row_starts[i + 1]):
-                b = np.intp(entry_bins[e])
-                flat[2 * b] += gradient
-                flat[2 * b + 1] += hessian
-                counts[b] += 1
-        elif width == 1:
+        if width == 1:
             packed = values[i, 0]
             for j in range(dense_bases.size):
                 flat[dense_bases[j] + np.intp(row[j])] += packed
@@ -110,9 +91,6 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                     target[v] += row_values[v]
                 if counted:
                     counts[b] += 1
-    if fused:
-        total[0] = node_gradient
-        total[1] = node_hessian
 
 
 #: A node of at least this many rows adds its dense features one at a time when their part of the
@@ -225,10 +203,11 @@ def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, st
         node_total(values, order, start, stop, total)
         _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop,
                                values, sums, counts)
-    elif values.shape[1] == 2 and counts.size > 0 and scratch.size >= 4 * bins + 4 and \
-            (stop - start) * dense_bases.size >= QUAD_ROWS_PER_BIN * bins:
-        accumulate_quads(dense_rows, dense_bases, row_starts, entry_bins, order, start, stop, values,
-                         quads_of(scratch, bins), sums, counts, total)
+    elif values.shape[1] == 2 and counts.size > 0:
+        in_quads = uses_quads(stop - start, dense_bases.size, bins, scratch)
+        node_total(values, order, start, stop, total)
+        add_share(layout, offsets, values, order, start, stop, 0, dense_bases.size, True, in_quads,
+                  quads_of(scratch, bins) if in_quads else np.empty((0, 4)), sums, counts)
     else:
         sums[:, :] = 0
         counts[:] = 0

@@ -24,13 +24,13 @@ import numba
 import numpy as np
 
 from . import tree_policy
-from .bin_quads import quad_scratch
 from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .listed import node_codes
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
 from .split_scan import best_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram, node_total
+from .tree_team import SHARED_PARTITION_ROWS, shared_histogram, shared_partition, shares_histogram
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -92,7 +92,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, node_categories, leaf_values, node_records, sample_node, root_ready, root_total,
-              part_rows, state):
+              part_rows, state, crew):
     """Grow one tree; returns its number of nodes (node 0 is the root; children follow their parent), or -1
     when it stops to have a node's histogram built by the caller (see ``part_rows``).
 
@@ -162,6 +162,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         with the same arguments to go on. 0: every histogram is built here.
     state : tuple
         :func:`tree_state`: the growing tree's working arrays and counters, fresh for each tree.
+    crew : tuple
+        The team that shares out the large nodes' histograms and partitions, and room for histograms in quads
+        (:mod:`.tree_team`'s ``crew``, of one share: no team); its helpers serve the context
+        :func:`team_context` makes of these arguments.
     """
     width = values.shape[1]
     packed = packing[0] > 0  # a packed count field has at least one bit
@@ -175,8 +179,9 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
     category_work = workspace(2 if packed else width, allowed.size)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
-    # one output's float histograms of dense features may be added in quads (:mod:`.bin_quads`)
-    scratch = quad_scratch(offsets[-1]) if width == 2 and not packed and layout[1].size > 0 else np.empty(0)
+    context = team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew)
+    counted = slot_counts.shape[1] > 0
+    scratch = crew[3]
     # counters: the stage to go on from (0: a new tree), the split being given histograms, then the scalars below
     stage, resume = counters[0], counters[1]
     n_free, n_nodes, leaves, n_frontier, n_split = counters[2], counters[3], counters[4], counters[5], counters[6]
@@ -190,8 +195,11 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
-                           totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
+            if shares_histogram(context, n_root, width, counted, n_bins):
+                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0))
+            else:
+                node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
+                               totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
         n_nodes = 1
         leaves = 1
         # the nodes whose histograms are new (to be scored; levelwise: the candidates to split)
@@ -254,9 +262,13 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                                               node_categories[node])
                 else:
                     missing_code = offsets[f + 1] - offsets[f] - 1 if missing else -1
-                    middle = _partition(order, buffer, start[node], stop[node],
-                                        node_codes(stored, mode_bins, f, order, start[node], stop[node]),
-                                        g - offsets[f], missing_code, node_nan_left[node])
+                    column = node_codes(stored, mode_bins, f, order, start[node], stop[node])
+                    if crew[1] > 1 and stop[node] - start[node] >= SHARED_PARTITION_ROWS:
+                        middle = shared_partition(context, start[node], stop[node], f, g - offsets[f], missing_code,
+                                                  node_nan_left[node])
+                    else:
+                        middle = _partition(order, buffer, start[node], stop[node], column, g - offsets[f],
+                                            missing_code, node_nan_left[node])
                 start[node_left[node]], stop[node_left[node]] = start[node], middle
                 start[node_right[node]], stop[node_right[node]] = middle, stop[node]
             n_frontier = 0
@@ -282,8 +294,12 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                 if 0 < part_rows <= stop[small] - start[small]:
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
-                node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
-                               stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]], scratch)
+                if shares_histogram(context, stop[small] - start[small], width, counted, n_bins):
+                    shared_histogram(context, start[small], stop[small], slot[small], small)
+                else:
+                    node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
+                                   stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]],
+                                   scratch)
             if step == _LARGE:
                 slot[large] = slot[parent]
                 slot[parent] = -1
@@ -303,6 +319,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                 elif 0 < part_rows <= stop[large] - start[large]:
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
+                elif shares_histogram(context, stop[large] - start[large], width, counted, n_bins):
+                    shared_histogram(context, start[large], stop[large], slot[large], large)
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[large],
                                    stop[large], totals[large], large_sums, large_counts, scratch)
@@ -338,6 +356,12 @@ def _save(counters, step, j, node, n_free, n_nodes, leaves, n_frontier, n_split)
     """Keep where :func:`grow_tree` stops: the step to go on with, the split, the requested node, the scalars."""
     counters[0], counters[1], counters[7] = step, j, node
     counters[2], counters[3], counters[4], counters[5], counters[6] = n_free, n_nodes, leaves, n_frontier, n_split
+
+
+@numba.njit(**_JIT)
+def team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew):
+    """What :func:`grow_tree` shares with its team's helpers (:func:`~bob_boost.engine.tree_team.serve`)."""
+    return (layout, mode_bins, offsets, values, stored, state[0], state[1], slot_sums, slot_counts, state[6], crew)
 
 
 @numba.njit(**_JIT)

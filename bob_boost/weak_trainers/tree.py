@@ -45,9 +45,12 @@ class TreeTrainer:
     then shrinks it, as in scikit-learn).
 
     ``n_threads`` threads grow the trees of a round side by side (one per
-    output); a round's lone tree has the histograms of its nodes of at least
-    8,192 rows (twice :data:`PART_ROWS`), the root's first, built in parts on the
-    threads and added in order, so the tree is the same for any ``n_threads``.
+    output). A round's lone tree of one output, from 8,192 rows (twice :data:`PART_ROWS`)
+    on, shares its large nodes' histograms (by features) and partitions (by rows) out to a
+    team of the threads (:mod:`~bob_boost.engine.tree_team`), which gives the bits of one
+    thread; a lone tree of packed quantised gradients or of several outputs has the
+    histograms of its nodes of at least 8,192 rows built in parts on the threads and added
+    in order. Either way the tree is the same for any ``n_threads``.
 
     The defaults are those of LightGBM and scikit-learn's HistGradientBoosting:
     31 leaves grown leaf-wise, at least 20 samples a leaf, and a learning rate of

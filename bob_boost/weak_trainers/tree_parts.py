@@ -1,16 +1,18 @@
-"""A round's lone gradient tree, grown with its large histograms built in parts on the trainer's threads, added in
-part order so that the tree does not depend on the thread count."""
+"""A round's lone gradient tree on the trainer's threads, the same for any number of them: one output's float
+gradients with a team that shares out its large nodes (:mod:`~bob_boost.engine.tree_team`), other trees with
+their large histograms built in parts here, added in part order."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..engine import tree_batches, tree_kernels
+from ..engine import team, tree_batches, tree_kernels, tree_team
 from ..engine.bin_quads import quad_scratch
 from ..engine.codes import MAX_PARTIAL_ENTRIES
 from ..engine.threads import run_blocks
 
 #: A lone tree's histograms of nodes of at least twice this many rows (the root's too) are built in
-#: parts on the trainer's threads: one part per this many rows, at most :data:`MOST_PARTS` (and at most
+#: parts on the trainer's threads (packed quantised gradients or several outputs; one output's float trees
+#: take a team from this many rows): one part per this many rows, at most :data:`MOST_PARTS` (and at most
 #: :data:`~bob_boost.engine.codes.MAX_PARTIAL_ENTRIES` entries in all), added in order afterwards, so that
 #: the sums depend on the data only, never on ``n_threads``. The compiled grower
 #: (:func:`bob_boost.engine.tree_kernels.grow_tree`'s ``part_rows``) builds the smaller ones itself.
@@ -20,6 +22,11 @@ from ..engine.threads import run_blocks
 #: 1,000,000 rows and lost at 300,000.
 PART_ROWS = 1 << 12
 MOST_PARTS = 8
+
+
+#: Parts hold packed quantised sums or several outputs' (one output's float trees grow with a team instead),
+#: never added in quads.
+_NO_QUADS = np.empty(0)
 
 
 def _part_bounds(start: int, stop: int, entries: int) -> np.ndarray:
@@ -43,8 +50,6 @@ class Parts:
         self.counts = np.empty((room - 1,) + counts.shape[1:], dtype=counts.dtype)
         self.totals = np.zeros((room, values.shape[1]), dtype=values.dtype)
         self.joint = np.empty((room, pairs[1][-1]), dtype=values.dtype)
-        quads = values.shape[1] == 2 and counts.shape[1] > 0 and layout[1].size > 0  # see bin_quads
-        self.scratch = [quad_scratch(offsets[-1]) if quads else np.empty(0) for _ in range(room)]
 
     def build(self, order: np.ndarray, start: int, stop: int, total: np.ndarray, sums: np.ndarray,
               counts: np.ndarray) -> None:
@@ -56,7 +61,7 @@ class Parts:
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
             tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, self.offsets,
                                         coded.number_of_bins, values, order, edges[k], edges[k + 1], self.totals[k],
-                                        *target, self.scratch[k])
+                                        *target, _NO_QUADS)
         parts = edges.size - 1
         run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.n_features)
         total[:] = self.totals[0]
@@ -68,9 +73,9 @@ class Parts:
 
 def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
                quantised_as: tuple | None = None) -> np.ndarray:
-    """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: the compiled grower
-    leaves the histograms of large nodes (:data:`PART_ROWS`), the root's first when it is one, to be built here
-    in parts.
+    """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: with one output's
+    float gradients, the compiled grower leads a team of them; otherwise it leaves the histograms of large
+    nodes (:data:`PART_ROWS`), the root's first when it is one, to be built here in parts.
     Returns the (#samples,) leaf node of every row the tree grew on (0 for the others).
 
     Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
@@ -88,21 +93,29 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
     order, slot, totals = state[0], state[5], state[6]
     root_total = np.zeros(width, dtype=values.dtype)
-    # a root of fewer rows is one part, which the compiled grower builds as this would (the same sums)
+    # one output's float trees: the grower builds every histogram, sharing the large ones out to a team of the
+    # threads (the bits of one thread); other trees' large histograms are built here in parts. A root of
+    # fewer rows is one part, which the compiled grower builds as this would (the same sums).
+    one_output = quantised_as is None and width == 2
+    shares = coded.n_threads if one_output and rows.size >= 2 * PART_ROWS else 1
+    crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0))
     parts = None
-    if rows.size >= 2 * PART_ROWS:
+    if not one_output and rows.size >= 2 * PART_ROWS:
         parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
         parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
-    arguments = ((coded.splitting(), mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
+    stored = coded.splitting()
+    arguments = ((stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
                   values, real, packing, scales, np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node,
                              parts is not None, root_total,
-                             2 * PART_ROWS, state))
-    while (grown := tree_kernels.grow_tree(*arguments)) < 0:
-        node, start, stop = tree_kernels.requested_node(state)
-        parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
+                             0 if one_output else 2 * PART_ROWS, state, crew))
+    context = tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state, sums, counts, crew)
+    with team.helpers(tree_team.serve, context, shares, crew[0]):
+        while (grown := tree_kernels.grow_tree(*arguments)) < 0:
+            node, start, stop = tree_kernels.requested_node(state)
+            parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
     n_nodes[0] = grown
     tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
     return sample_node

@@ -1,0 +1,209 @@
+"""A team of threads that share the steps of one compiled call, handed over in microseconds.
+
+The compiled kernels release the GIL, and :func:`~bob_boost.engine.threads.run_blocks` runs their blocks on
+Python threads; handing work to a pool thread and collecting it costs tens of microseconds, more than a
+gradient tree's node of a few thousand rows takes. A team instead keeps its helper threads inside a
+compiled loop (:func:`next_job`) for as long as one call (a tree's growth) lasts: the leader publishes a
+job in a small control array, does its own share, and waits for the helpers' shares, with acquire/release
+atomics and no system call on the way (about a microsecond on 2 cores).
+
+A helper waiting for work spins briefly, then yields its core at each check (``sched_yield``), so a
+leader that is descheduled (more threads than cores) does not starve. Every share writes its own part
+of the output, so a job's result does not depend on which thread ran which share, nor on how many
+shares there were, where its jobs say so.
+
+Control array (int64, :data:`CONTROL_SIZE`): the job's generation, kind and arguments, and the count of
+helpers done, on separate cache lines.
+"""
+from __future__ import annotations
+
+import platform
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+#: Control array fields: the job generation, the job kind and its arguments, the helpers done.
+GENERATION, KIND, ARGUMENTS, DONE = 0, 8, 9, 24
+#: The arguments a job can have (:data:`ARGUMENTS` onwards).
+MAX_ARGUMENTS = 15
+CONTROL_SIZE = 32
+#: The job kind that ends the helpers' loop.
+STOP = -1
+#: Checks a waiting thread makes before it yields its core at each further one.
+SPINS = 1 << 12
+
+
+@numba.njit(**_JIT)
+def control_array():
+    """A fresh control array (generation 0, no job)."""
+    return np.zeros(CONTROL_SIZE, dtype=np.int64)
+
+
+def _element(context, builder, array_type, array, index):
+    data = context.make_array(array_type)(context, builder, array)
+    return builder.gep(data.data, [index])
+
+
+@intrinsic
+def load_acquire(typingctx, array, index):
+    """``array[index]`` (int64) read with acquire ordering: what was written before its release is visible."""
+    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_element(context, builder, sig.args[0], *args), "acquire", 8)
+    return types.int64(array, index), codegen
+
+
+@intrinsic
+def store_release(typingctx, array, index, value):
+    """Write ``value`` to ``array[index]`` (int64) with release ordering: every earlier write is published."""
+    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[2], sig.args[2], types.int64)
+        builder.store_atomic(value, _element(context, builder, sig.args[0], args[0], args[1]), "release", 8)
+        return context.get_dummy_value()
+    return types.void(array, index, value), codegen
+
+
+@intrinsic
+def fetch_add(typingctx, array, index, value):
+    """Add ``value`` to ``array[index]`` (int64) atomically (acquire and release); returns the old value."""
+    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[2], sig.args[2], types.int64)
+        return builder.atomic_rmw("add", _element(context, builder, sig.args[0], args[0], args[1]), value, "acq_rel")
+    return types.int64(array, index, value), codegen
+
+
+@intrinsic
+def _yield_core(typingctx):
+    """Let another thread run on this core (POSIX ``sched_yield``)."""
+    def codegen(context, builder, sig, args):
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
+                                                  "sched_yield")
+        builder.call(function, [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@intrinsic
+def _pause(typingctx):
+    """A spin-wait hint to the processor (x86 ``pause``; nothing elsewhere)."""
+    def codegen(context, builder, sig, args):
+        if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
+            builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                        "llvm.x86.sse2.pause"), [])
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@numba.njit(**_JIT)
+def _wait_while(control, field, value):
+    """Wait until ``control[field]`` differs from ``value``; returns what it became."""
+    spins = 0
+    while True:
+        now = load_acquire(control, field)
+        if now != value:
+            return now
+        spins += 1
+        if spins > SPINS:
+            _yield_core()
+        else:
+            _pause()
+
+
+@numba.njit(**_JIT)
+def start_job(control, kind):
+    """Publish a job of ``kind`` (its arguments already in ``control[ARGUMENTS:]``) to the helpers."""
+    control[DONE] = 0
+    control[KIND] = kind
+    store_release(control, GENERATION, control[GENERATION] + 1)
+
+
+@numba.njit(**_JIT)
+def finish_job(control, helpers):
+    """The leader's wait for the ``helpers`` to finish their shares of the job."""
+    spins = 0
+    while load_acquire(control, DONE) < helpers:
+        spins += 1
+        if spins > SPINS:
+            _yield_core()
+        else:
+            _pause()
+
+
+@numba.njit(**_JIT)
+def next_job(control, seen):
+    """A helper's wait for the job after generation ``seen``; returns ``(generation, kind)``."""
+    generation = _wait_while(control, GENERATION, seen)
+    return generation, control[KIND]
+
+
+@numba.njit(**_JIT)
+def share_done(control):
+    """A helper's report that its share of the job is done."""
+    fetch_add(control, DONE, 1)
+
+
+@numba.njit(**_JIT)
+def stop_helpers(control):
+    """End the helpers' loops (they return once they read the job)."""
+    start_job(control, STOP)
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    # the helpers' own threads: a helper stays for a whole call, and must never hold up the blocks of
+    # run_blocks, which another call of the same process may be waiting for
+    with _pools_lock:
+        pool = _pools.get(size)
+        if pool is None:
+            pool = _pools[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bob_boost-team")
+        return pool
+
+
+def _help(serve: Callable, context: tuple, share: int, control: np.ndarray) -> None:
+    try:
+        serve(context, share)
+    except BaseException:
+        control[DONE] = 1 << 40  # let the leader go on: its call's results are discarded when this is raised
+        raise
+
+
+@contextmanager
+def helpers(serve: Callable, context: tuple, shares: int, control: np.ndarray) -> Iterator[None]:
+    """Run ``serve(context, share)`` for the shares ``1 .. shares - 1`` on helper threads while the block runs
+    (the leader, share 0, is the caller), then stop them (``control``: the team's control array).
+
+    Several calls may lead teams at once; a team whose helpers wait for a pool thread still runs, later.
+    An exception of a helper is raised here.
+    """
+    if shares <= 1:
+        yield
+        return
+    control[:] = 0  # generation 0: what a helper starting now waits past (no helper of it is running)
+    pool = _pool(shares - 1)
+    futures = [pool.submit(_help, serve, context, share, control) for share in range(1, shares)]
+    try:
+        yield
+    finally:
+        stop_helpers(control)
+        for future in futures:
+            future.result()

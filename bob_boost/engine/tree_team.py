@@ -1,0 +1,179 @@
+"""A gradient tree's node histograms and row partitions, shared out to a team of threads (:mod:`.team`).
+
+The compiled grower (:func:`~bob_boost.engine.tree_kernels.grow_tree`) leads; the team's other threads wait
+in :func:`serve` for its jobs. Both kinds of job give the bits one thread gives, whatever the number of
+shares:
+
+- a node's histogram (one output's float gradients): each share adds every row of the node to the bins of
+  its own run of dense features (the first share also the sparse features' entries and the node's sums),
+  each bin adding its rows in ascending order (:func:`~bob_boost.engine.bin_quads.add_share`);
+- a split's partition: each share splits its run of the node's rows stably into a buffer, then, knowing
+  every share's count, moves its rows to their places; the result is the one stable partition.
+
+``crew`` is ``(control, shares, share_counts, scratch)``: the team's control array, the number of shares
+(1: no team), a count per share, and room for histograms in quads
+(:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from . import team
+from .bin_quads import add_share, quads_of, uses_quads
+from .prefetch import DISTANCE, prefetch
+from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_frequent_bins, node_total
+
+_JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+_HISTOGRAM, _SPLIT, _MOVE = 0, 1, 2
+
+#: A node's histogram is shared out when its rows times its dense features reach this (the threads
+#: repeat each row's reading, and a job costs about a microsecond to hand out).
+SHARED_HISTOGRAM_WORK = 1 << 14
+#: A split's rows are shared out from this many.
+SHARED_PARTITION_ROWS = 1 << 12
+
+
+@numba.njit(**_JIT)
+def crew_of(shares, scratch):
+    """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads."""
+    return team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch
+
+
+@numba.njit(**_JIT)
+def shares_histogram(context, rows, width, counted, n_bins):
+    """Whether the histogram of a node of ``rows`` rows is shared out (a team, one output's float gradients,
+    work enough, and not the feature-major pass of wide dense data)."""
+    layout, crew = context[0], context[-1]
+    dense = layout[1].size
+    return (crew[1] > 1 and width == 2 and counted and rows * dense >= SHARED_HISTOGRAM_WORK
+            and not (rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES))
+
+
+@numba.njit(**_JIT)
+def _arguments(control, a, b, c, d, e, f):
+    """A job's six arguments into the control array (before :func:`~bob_boost.engine.team.start_job`)."""
+    control[team.ARGUMENTS] = a
+    control[team.ARGUMENTS + 1] = b
+    control[team.ARGUMENTS + 2] = c
+    control[team.ARGUMENTS + 3] = d
+    control[team.ARGUMENTS + 4] = e
+    control[team.ARGUMENTS + 5] = f
+
+
+@numba.njit(**_JIT)
+def _histogram_share(context, share, start, stop, slot, node, in_quads):
+    layout, mode_bins, offsets, values, stored, order, buffer, slot_sums, slot_counts, totals, crew = context
+    shares = crew[1]
+    dense = layout[1].size
+    quads = quads_of(crew[3], slot_sums.shape[1]) if in_quads else np.empty((0, 4))
+    if share == 0:
+        node_total(values, order, start, stop, totals[node])
+    add_share(layout, offsets, values, order, start, stop, dense * share // shares,
+              dense * (share + 1) // shares, share == 0, in_quads, quads, slot_sums[slot], slot_counts[slot])
+
+
+@numba.njit(**_JIT)
+def shared_histogram(context, start, stop, slot, node):
+    """The histogram of the node ``node`` (rows ``order[start:stop]``) into slot ``slot`` and its sums into
+    ``totals[node]``, shared out to the team: :func:`~bob_boost.engine.tree_histograms.build_histogram`'s bits."""
+    mode_bins, offsets, slot_sums, slot_counts, totals, crew = (context[1], context[2], context[7], context[8],
+                                                              context[9], context[10])
+    control = crew[0]
+    in_quads = uses_quads(stop - start, context[0][1].size, slot_sums.shape[1], crew[3])
+    _arguments(control, start, stop, slot, node, np.int64(in_quads), 0)
+    team.start_job(control, _HISTOGRAM)
+    _histogram_share(context, 0, start, stop, slot, node, in_quads)
+    # the first share's own bins: the sparse features' frequent bins, from its node sums and counts
+    _recover_frequent_bins(mode_bins, offsets, totals[node], stop - start, slot_sums[slot], slot_counts[slot])
+    team.finish_job(control, crew[1] - 1)
+
+
+@numba.njit(**_JIT)
+def _split_share(context, share, start, stop, f, local_bin, missing_code, nan_left):
+    """Split this share's rows stably into the buffer: those going left from its first place on, those going
+    right from its last place back; their count into ``share_counts``."""
+    stored, order, buffer, crew = context[4], context[5], context[6], context[10]
+    codes, code_rows = stored[0], stored[1]
+    column = codes[code_rows[f]] if code_rows[f] >= 0 else stored[5]
+    shares, rows = crew[1], stop - start
+    first, last = start + rows * share // shares, start + rows * (share + 1) // shares
+    left, right = first, last - 1
+    has_missing = missing_code >= 0
+    nan_right = not nan_left
+    for p in range(first, last):
+        if p + DISTANCE < last:
+            prefetch(column, order[p + DISTANCE])
+        i = order[p]
+        code = column[i]
+        goes_right = code > local_bin
+        if has_missing:
+            goes_right = nan_right if code == missing_code else goes_right
+        # branch-free, as the one-thread partition: both ends get the row and only one end moves (the two
+        # places differ until the last row, and neither holds a row kept before)
+        buffer[left] = i
+        buffer[right] = i
+        step = np.intp(goes_right)
+        left += 1 - step
+        right -= step
+    crew[2][share] = left - first
+
+
+@numba.njit(**_JIT)
+def _move_share(context, share, start, stop):
+    """Move this share's rows from the buffer to their places: its left rows after the earlier shares' left
+    rows, its right rows (kept backwards) after every left row and the earlier shares' right rows."""
+    order, buffer, crew = context[5], context[6], context[10]
+    shares, counts, rows = crew[1], crew[2], stop - start
+    first, last = start + rows * share // shares, start + rows * (share + 1) // shares
+    lefts_before = 0
+    for s in range(share):
+        lefts_before += counts[s]
+    lefts = 0
+    for s in range(shares):
+        lefts += counts[s]
+    mine = counts[share]
+    for q in range(mine):
+        order[start + lefts_before + q] = buffer[first + q]
+    right_start = start + lefts + (first - start - lefts_before)
+    for r in range(last - first - mine):
+        order[right_start + r] = buffer[last - 1 - r]
+
+
+@numba.njit(**_JIT)
+def shared_partition(context, start, stop, f, local_bin, missing_code, nan_left):
+    """:func:`~bob_boost.engine.tree_kernels._partition` of ``order[start:stop]`` by feature ``f``'s codes (its
+    column set for those rows), shared out to the team; returns the boundary."""
+    crew = context[10]
+    control, helpers = crew[0], crew[1] - 1
+    _arguments(control, start, stop, f, local_bin, missing_code, np.int64(nan_left))
+    team.start_job(control, _SPLIT)
+    _split_share(context, 0, start, stop, f, local_bin, missing_code, nan_left)
+    team.finish_job(control, helpers)
+    team.start_job(control, _MOVE)
+    _move_share(context, 0, start, stop)
+    team.finish_job(control, helpers)
+    middle = start
+    for s in range(crew[1]):
+        middle += crew[2][s]
+    return middle
+
+
+@numba.njit(**_JIT)
+def serve(context, share):
+    """A helper's loop: do share ``share`` of each job the leader publishes, until it stops the team."""
+    control = context[10][0]
+    seen = 0
+    while True:
+        seen, kind = team.next_job(control, seen)
+        if kind == team.STOP:
+            return
+        a = control[team.ARGUMENTS:team.ARGUMENTS + 6]
+        if kind == _HISTOGRAM:
+            _histogram_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0)
+        elif kind == _SPLIT:
+            _split_share(context, share, a[0], a[1], a[2], a[3], a[4], a[5] != 0)
+        else:
+            _move_share(context, share, a[0], a[1])
+        team.share_done(control)

@@ -1,0 +1,114 @@
+"""A team of threads inside one compiled call: its jobs give one thread's bits, whatever the number of shares."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from bob_boost import Boosting, LogitLoss, TreeTrainer
+from bob_boost.engine import team, tree_histograms, tree_kernels, tree_team
+from bob_boost.engine.bin_quads import quad_scratch
+
+
+def _coded(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    dense = np.round(rng.normal(size=(n, 9)), 2)
+    dense[rng.random(dense.shape) < 0.05] = np.nan
+    sparse = np.where(rng.random((n, 3)) < 0.85, 0.0, rng.integers(1, 7, size=(n, 3)))
+    binned = TreeTrainer(n_threads=1, missing="bin").prepare(np.hstack([dense, sparse]))
+    return binned.coded, binned.offsets, rng
+
+
+def _context(coded, offsets, values, shares, rows):
+    layout, bins = coded.row_layout(offsets), int(offsets[-1])
+    sums, counts = np.full((3, bins, 2), np.nan), np.full((3, bins), -1, dtype=np.int32)
+    crew = tree_team.crew_of(shares, quad_scratch(bins))
+    state = tree_kernels.tree_state(rows, 8, 3, 2, values)
+    stored = coded.splitting()
+    return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew)
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3, 4])
+def test_a_shared_histogram_is_the_one_thread_histogram(shares):
+    coded, offsets, rng = _coded()
+    n = coded.n_samples
+    # rounded gradients collide in their sums: another order of additions would show in the bits
+    values = np.column_stack([np.round(rng.normal(size=n), 2) + rng.normal(size=n) * 1e-9, rng.random(n)])
+    rows = np.sort(rng.choice(n, 4000, replace=False))
+    context = _context(coded, offsets, values, shares, rows)
+    layout, crew = context[0], context[-1]
+    bins = int(offsets[-1])
+    for start, stop in ((0, 4000), (1000, 1700), (3990, 4000)):
+        with team.helpers(tree_team.serve, context, shares, crew[0]):
+            tree_team.shared_histogram(context, np.int64(start), np.int64(stop), np.int64(1), np.int64(2))
+        sums, counts, total = np.zeros((bins, 2)), np.zeros(bins, dtype=np.int32), np.zeros(2)
+        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, rows, start,
+                                        stop, total, stop - start, sums, counts, np.empty(0))
+        assert np.array_equal(context[7][1], sums) and np.array_equal(context[8][1], counts)
+        assert np.array_equal(context[9][2], total)
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3, 4])
+@pytest.mark.parametrize("feature, nan_left", [(0, False), (4, True), (10, False)])  # dense, dense, sparse
+def test_a_shared_partition_is_the_one_stable_partition(shares, feature, nan_left):
+    coded, offsets, rng = _coded(seed=1)
+    n = coded.n_samples
+    rows = np.sort(rng.choice(n, 5000, replace=False))
+    context = _context(coded, offsets, np.zeros((n, 2)), shares, rows)
+    order, stored = context[5], context[4]
+    bins = int(offsets[feature + 1] - offsets[feature])
+    missing_code = bins - 1 if coded.mode_bins[feature] < 0 else -1
+    for start, stop, local_bin in ((0, 5000, bins // 3), (700, 4100, 0), (20, 27, bins - 2)):
+        before = order.copy()
+        expected = order.copy()
+        column = tree_kernels.node_codes(stored, coded.mode_bins, feature, expected, start, stop).copy()
+        middle_expected = tree_kernels._partition(expected, np.empty_like(expected), start, stop, column, local_bin,
+                                                  missing_code, nan_left)
+        with team.helpers(tree_team.serve, context, shares, context[-1][0]):
+            tree_kernels.node_codes(stored, coded.mode_bins, feature, order, start, stop)
+            middle = tree_team.shared_partition(context, np.int64(start), np.int64(stop), np.int64(feature),
+                                                np.int64(local_bin), np.int64(missing_code), nan_left)
+        assert middle == middle_expected and np.array_equal(order, expected)
+        # rows outside the node stay; inside, the left rows, then the right rows, each ascending
+        assert np.array_equal(order[:start], before[:start]) and np.array_equal(order[stop:], before[stop:])
+        assert np.all(np.diff(order[start:middle]) > 0) and np.all(np.diff(order[middle:stop]) > 0)
+        assert 0 < middle - start < stop - start or stop - start < 10
+        order[start:stop] = np.sort(order[start:stop])
+
+
+@numba.njit(nogil=True)
+def _failing_serve(context, share):
+    seen = 0
+    seen, kind = team.next_job(context, seen)
+    raise ValueError("a helper failed")
+
+
+@numba.njit(nogil=True)
+def _lead(control):
+    team.start_job(control, 0)
+    team.finish_job(control, 1)
+
+
+def test_a_helpers_failure_is_raised_and_does_not_hang_its_leader():
+    control = team.control_array()
+    with pytest.raises(ValueError, match="a helper failed"):
+        with team.helpers(lambda context, share: _failing_serve(control, share), control, 2, control):
+            _lead(control)
+
+
+def test_lone_trees_are_the_same_on_any_number_of_threads():
+    """Twice the rows a team takes on: the histograms and partitions of large nodes are shared out."""
+    from bob_boost.weak_trainers.tree_parts import PART_ROWS
+    rng = np.random.default_rng(5)
+    n = 2 * PART_ROWS + 3000
+    x = np.round(rng.normal(size=(n, 8)), 2)
+    x[:, 6] = np.where(rng.random(n) < 0.8, 0.0, x[:, 6])  # mostly zero: a sparse feature
+    x[rng.random(x.shape) < 0.03] = np.nan
+    y = np.where(x[:, 0] + np.nan_to_num(x[:, 1]) * x[:, 2] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    scores = []
+    for threads in (1, 2, 3):
+        trainer = TreeTrainer(n_threads=threads, missing="bin", max_leaves=15)
+        machine = Boosting(trainer, LogitLoss(), learning_rate=0.3).train(x, y, 6)
+        scores.append(machine(x))
+    assert np.array_equal(scores[0], scores[1]) and np.array_equal(scores[0], scores[2])
+    assert np.mean(np.sign(scores[0]) == y) > 0.7
