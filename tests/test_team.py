@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bob_boost import Boosting, LogitLoss, TreeTrainer
+from bob_boost.callbacks import RecordEvaluation
 from bob_boost.engine import team, tree_histograms, tree_kernels, tree_team
 from bob_boost.engine.bin_quads import quad_scratch
 
@@ -22,10 +23,11 @@ def _coded(n=6000, seed=0):
 def _context(coded, offsets, values, shares, rows):
     layout, bins = coded.row_layout(offsets), int(offsets[-1])
     sums, counts = np.full((3, bins, 2), np.nan), np.full((3, bins), -1, dtype=np.int32)
-    crew = tree_team.crew_of(shares, quad_scratch(bins))
+    crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2)
     state = tree_kernels.tree_state(rows, 8, 3, 2, values)
     stored = coded.splitting()
-    return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew)
+    return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew,
+                                     np.full(8, -1), np.zeros(coded.n_samples, dtype=np.int64), values)
 
 
 @pytest.mark.parametrize("shares", [1, 2, 3, 4])
@@ -36,7 +38,7 @@ def test_a_shared_histogram_is_the_one_thread_histogram(shares):
     values = np.column_stack([np.round(rng.normal(size=n), 2) + rng.normal(size=n) * 1e-9, rng.random(n)])
     rows = np.sort(rng.choice(n, 4000, replace=False))
     context = _context(coded, offsets, values, shares, rows)
-    layout, crew = context[0], context[-1]
+    layout, crew = context[0], context[10]
     bins = int(offsets[-1])
     for start, stop in ((0, 4000), (1000, 1700), (3990, 4000)):
         with team.helpers(tree_team.serve, context, shares, crew[0]):
@@ -64,7 +66,7 @@ def test_a_shared_partition_is_the_one_stable_partition(shares, feature, nan_lef
         column = tree_kernels.node_codes(stored, coded.mode_bins, feature, expected, start, stop).copy()
         middle_expected = tree_kernels._partition(expected, np.empty_like(expected), start, stop, column, local_bin,
                                                   missing_code, nan_left)
-        with team.helpers(tree_team.serve, context, shares, context[-1][0]):
+        with team.helpers(tree_team.serve, context, shares, context[10][0]):
             tree_kernels.node_codes(stored, coded.mode_bins, feature, order, start, stop)
             middle = tree_team.shared_partition(context, np.int64(start), np.int64(stop), np.int64(feature),
                                                 np.int64(local_bin), np.int64(missing_code), nan_left)
@@ -108,7 +110,15 @@ def test_lone_trees_are_the_same_on_any_number_of_threads():
     scores = []
     for threads in (1, 2, 3):
         trainer = TreeTrainer(n_threads=threads, missing="bin", max_leaves=15)
-        machine = Boosting(trainer, LogitLoss(), learning_rate=0.3).train(x, y, 6)
+        seen = []  # the training scores the trainer kept from each row's leaf
+        record = RecordEvaluation(x, lambda machine, s: seen.append(s.copy()) or 0.0, training=True)
+        machine = Boosting(trainer, LogitLoss(), learning_rate=0.3).train(x, y, 6, callback=record)
         scores.append(machine(x))
+        # the rows' leaves and the leaves' values the team found are those the machine routes the rows to, and
+        # every leaf has its rows' sums (a leaf left out would cover nothing)
+        np.testing.assert_allclose(seen[-1].ravel(), scores[-1].ravel(), rtol=1e-12, atol=1e-12)
+        for tree in machine.weak_machines:
+            leaves = np.asarray(tree.features) < 0
+            assert np.all(np.asarray(tree.cover)[leaves] > 0) and np.all(np.asarray(tree.values)[leaves] != 0)
     assert np.array_equal(scores[0], scores[1]) and np.array_equal(scores[0], scores[2])
     assert np.mean(np.sign(scores[0]) == y) > 0.7

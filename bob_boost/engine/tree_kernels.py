@@ -29,8 +29,9 @@ from .listed import node_codes
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
 from .split_scan import best_split, interaction_columns, node_columns
-from .tree_histograms import build_histogram, build_paired_histogram, node_total
-from .tree_team import SHARED_PARTITION_ROWS, shared_histogram, shared_partition, shares_histogram
+from .tree_histograms import build_histogram, build_paired_histogram
+from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, shared_histogram, shared_leaves, shared_partition,
+                        shares_histogram)
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -179,7 +180,8 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
     category_work = workspace(2 if packed else width, allowed.size)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
-    context = team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew)
+    context = team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew,
+                           node_feature, sample_node, real)
     counted = slot_counts.shape[1] > 0
     scratch = crew[3]
     # counters: the stage to go on from (0: a new tree), the split being given histograms, then the scalars below
@@ -332,13 +334,13 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
         resume = -1
         if not leafwise and n_frontier == 0:
             break
-    leaf_totals = np.zeros((n_nodes, real.shape[1]))
-    for node in range(n_nodes):
-        if node_feature[node] < 0:
-            # each sample's leaf, set once here rather than at every split on its way
-            for p in range(start[node], stop[node]):
-                sample_node[order[p]] = node
-            node_total(real, order, start[node], stop[node], leaf_totals[node])
+    # each sample's leaf, set once here rather than at every split on its way, and the leaves' sums
+    leaf_totals = crew[4][:n_nodes]
+    leaf_totals[:, :] = 0
+    if crew[1] > 1 and n_root >= SHARED_PARTITION_ROWS:
+        shared_leaves(context, n_nodes)
+    else:
+        leaves_share(context, 0, 1, n_nodes)
     tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, bounds, leaf_values)
     tree_policy.node_records(leaf_totals, node_feature, node_left, node_right, split_gain, n_nodes, node_records)
     counters[0] = _DONE
@@ -359,9 +361,11 @@ def _save(counters, step, j, node, n_free, n_nodes, leaves, n_frontier, n_split)
 
 
 @numba.njit(**_JIT)
-def team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew):
+def team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, slot_counts, crew, node_feature,
+                 sample_node, real):
     """What :func:`grow_tree` shares with its team's helpers (:func:`~bob_boost.engine.tree_team.serve`)."""
-    return (layout, mode_bins, offsets, values, stored, state[0], state[1], slot_sums, slot_counts, state[6], crew)
+    return (layout, mode_bins, offsets, values, stored, state[0], state[1], slot_sums, slot_counts, state[6], crew,
+            node_feature, sample_node, real, state[2], state[3])
 
 
 @numba.njit(**_JIT)

@@ -10,9 +10,12 @@ shares:
 - a split's partition: each share splits its run of the node's rows stably into a buffer, then, knowing
   every share's count, moves its rows to their places; the result is the one stable partition.
 
-``crew`` is ``(control, shares, share_counts, scratch)``: the team's control array, the number of shares
-(1: no team), a count per share, and room for histograms in quads
-(:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none).
+- the grown tree's leaves: each share sets each row's leaf and sums the rows of the leaves that start in its
+  run of the row order (a leaf's rows are summed in order by one share).
+
+``crew`` is ``(control, shares, share_counts, scratch, leaf_totals)``: the team's control array, the number
+of shares (1: no team), a count per share, room for histograms in quads
+(:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none) and for the leaves' sums.
 """
 from __future__ import annotations
 
@@ -26,7 +29,11 @@ from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_f
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-_HISTOGRAM, _SPLIT, _MOVE = 0, 1, 2
+_HISTOGRAM, _SPLIT, _MOVE, _LEAVES = 0, 1, 2, 3
+#: Places in the context (:func:`~bob_boost.engine.tree_kernels.team_context`).
+(_LAYOUT, _MODE_BINS, _OFFSETS, _VALUES, _STORED, _ORDER, _BUFFER, _SLOT_SUMS, _SLOT_COUNTS, _TOTALS, _CREW,
+ _NODE_FEATURE, _SAMPLE_NODE, _REAL, _START, _STOP) = range(16)
+
 
 #: A node's histogram is shared out when its rows times its dense features reach this (the threads
 #: repeat each row's reading, and a job costs about a microsecond to hand out).
@@ -36,16 +43,17 @@ SHARED_PARTITION_ROWS = 1 << 12
 
 
 @numba.njit(**_JIT)
-def crew_of(shares, scratch):
-    """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads."""
-    return team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch
+def crew_of(shares, scratch, nodes, width):
+    """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads and room for the leaves'
+    sums of a tree of ``nodes`` nodes and ``width`` columns of gradients and hessians."""
+    return team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch, np.zeros((nodes, width))
 
 
 @numba.njit(**_JIT)
 def shares_histogram(context, rows, width, counted, n_bins):
     """Whether the histogram of a node of ``rows`` rows is shared out (a team, one output's float gradients,
     work enough, and not the feature-major pass of wide dense data)."""
-    layout, crew = context[0], context[-1]
+    layout, crew = context[_LAYOUT], context[_CREW]
     dense = layout[1].size
     return (crew[1] > 1 and width == 2 and counted and rows * dense >= SHARED_HISTOGRAM_WORK
             and not (rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES))
@@ -64,7 +72,8 @@ def _arguments(control, a, b, c, d, e, f):
 
 @numba.njit(**_JIT)
 def _histogram_share(context, share, start, stop, slot, node, in_quads):
-    layout, mode_bins, offsets, values, stored, order, buffer, slot_sums, slot_counts, totals, crew = context
+    layout, offsets, values, order = context[_LAYOUT], context[_OFFSETS], context[_VALUES], context[_ORDER]
+    slot_sums, slot_counts, totals, crew = context[_SLOT_SUMS], context[_SLOT_COUNTS], context[_TOTALS], context[_CREW]
     shares = crew[1]
     dense = layout[1].size
     quads = quads_of(crew[3], slot_sums.shape[1]) if in_quads else np.empty((0, 4))
@@ -78,10 +87,10 @@ def _histogram_share(context, share, start, stop, slot, node, in_quads):
 def shared_histogram(context, start, stop, slot, node):
     """The histogram of the node ``node`` (rows ``order[start:stop]``) into slot ``slot`` and its sums into
     ``totals[node]``, shared out to the team: :func:`~bob_boost.engine.tree_histograms.build_histogram`'s bits."""
-    mode_bins, offsets, slot_sums, slot_counts, totals, crew = (context[1], context[2], context[7], context[8],
-                                                              context[9], context[10])
+    mode_bins, offsets, totals, crew = context[_MODE_BINS], context[_OFFSETS], context[_TOTALS], context[_CREW]
+    slot_sums, slot_counts = context[_SLOT_SUMS], context[_SLOT_COUNTS]
     control = crew[0]
-    in_quads = uses_quads(stop - start, context[0][1].size, slot_sums.shape[1], crew[3])
+    in_quads = uses_quads(stop - start, context[_LAYOUT][1].size, slot_sums.shape[1], crew[3])
     _arguments(control, start, stop, slot, node, np.int64(in_quads), 0)
     team.start_job(control, _HISTOGRAM)
     _histogram_share(context, 0, start, stop, slot, node, in_quads)
@@ -94,7 +103,7 @@ def shared_histogram(context, start, stop, slot, node):
 def _split_share(context, share, start, stop, f, local_bin, missing_code, nan_left):
     """Split this share's rows stably into the buffer: those going left from its first place on, those going
     right from its last place back; their count into ``share_counts``."""
-    stored, order, buffer, crew = context[4], context[5], context[6], context[10]
+    stored, order, buffer, crew = context[_STORED], context[_ORDER], context[_BUFFER], context[_CREW]
     codes, code_rows = stored[0], stored[1]
     column = codes[code_rows[f]] if code_rows[f] >= 0 else stored[5]
     shares, rows = crew[1], stop - start
@@ -124,7 +133,7 @@ def _split_share(context, share, start, stop, f, local_bin, missing_code, nan_le
 def _move_share(context, share, start, stop):
     """Move this share's rows from the buffer to their places: its left rows after the earlier shares' left
     rows, its right rows (kept backwards) after every left row and the earlier shares' right rows."""
-    order, buffer, crew = context[5], context[6], context[10]
+    order, buffer, crew = context[_ORDER], context[_BUFFER], context[_CREW]
     shares, counts, rows = crew[1], crew[2], stop - start
     first, last = start + rows * share // shares, start + rows * (share + 1) // shares
     lefts_before = 0
@@ -145,7 +154,7 @@ def _move_share(context, share, start, stop):
 def shared_partition(context, start, stop, f, local_bin, missing_code, nan_left):
     """:func:`~bob_boost.engine.tree_kernels._partition` of ``order[start:stop]`` by feature ``f``'s codes (its
     column set for those rows), shared out to the team; returns the boundary."""
-    crew = context[10]
+    crew = context[_CREW]
     control, helpers = crew[0], crew[1] - 1
     _arguments(control, start, stop, f, local_bin, missing_code, np.int64(nan_left))
     team.start_job(control, _SPLIT)
@@ -161,9 +170,36 @@ def shared_partition(context, start, stop, f, local_bin, missing_code, nan_left)
 
 
 @numba.njit(**_JIT)
+def leaves_share(context, share, shares, n_nodes):
+    """Share ``share`` of ``shares`` of the grown tree's leaves: every row's leaf into ``sample_node`` and each
+    leaf's sums of the real gradients and hessians into the crew's ``leaf_totals``, for the leaves whose rows
+    start in this share's run of the row order."""
+    order, crew, node_feature = context[_ORDER], context[_CREW], context[_NODE_FEATURE]
+    sample_node = context[_SAMPLE_NODE]
+    real, start, stop = context[_REAL], context[_START], context[_STOP]
+    n_root = order.shape[0]
+    first, last = n_root * share // shares, n_root * (share + 1) // shares
+    for node in range(n_nodes):
+        if node_feature[node] < 0 and first <= start[node] < last:
+            for p in range(start[node], stop[node]):
+                sample_node[order[p]] = node
+            node_total(real, order, start[node], stop[node], crew[4][node])
+
+
+@numba.njit(**_JIT)
+def shared_leaves(context, n_nodes):
+    """:func:`leaves_share` of every share, shared out to the team."""
+    crew = context[_CREW]
+    _arguments(crew[0], n_nodes, 0, 0, 0, 0, 0)
+    team.start_job(crew[0], _LEAVES)
+    leaves_share(context, 0, crew[1], n_nodes)
+    team.finish_job(crew[0], crew[1] - 1)
+
+
+@numba.njit(**_JIT)
 def serve(context, share):
     """A helper's loop: do share ``share`` of each job the leader publishes, until it stops the team."""
-    control = context[10][0]
+    control = context[_CREW][0]
     seen = 0
     while True:
         seen, kind = team.next_job(control, seen)
@@ -174,6 +210,8 @@ def serve(context, share):
             _histogram_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0)
         elif kind == _SPLIT:
             _split_share(context, share, a[0], a[1], a[2], a[3], a[4], a[5] != 0)
-        else:
+        elif kind == _MOVE:
             _move_share(context, share, a[0], a[1])
+        else:
+            leaves_share(context, share, context[_CREW][1], a[0])
         team.share_done(control)

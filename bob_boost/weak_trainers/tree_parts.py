@@ -98,7 +98,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     # fewer rows is one part, which the compiled grower builds as this would (the same sums).
     one_output = quantised_as is None and width == 2
     shares = coded.n_threads if one_output and rows.size >= 2 * PART_ROWS else 1
-    crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0))
+    crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0),
+                             node_feature.shape[1], real.shape[1])
     parts = None
     if not one_output and rows.size >= 2 * PART_ROWS:
         parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
@@ -111,7 +112,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node,
                              parts is not None, root_total,
                              0 if one_output else 2 * PART_ROWS, state, crew))
-    context = tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state, sums, counts, crew)
+    context = tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state, sums, counts, crew,
+                                        node_feature[0], sample_node, real)
     with team.helpers(tree_team.serve, context, shares, crew[0]):
         while (grown := tree_kernels.grow_tree(*arguments)) < 0:
             node, start, stop = tree_kernels.requested_node(state)
