@@ -269,9 +269,8 @@ def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
         tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
                                         order.size, total, order.size, sums, counts, scratch)
         row_sums, row_counts, row_total = np.zeros((bins, 2)), np.zeros(bins, dtype=count_type), np.zeros(2)
-        tree_histograms.node_total(values, order, 0, order.size, row_total)
         bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
-                            False, np.empty((0, 4)), row_sums, row_counts)
+                            False, np.empty((0, 4)), row_sums, row_counts, row_total)
         tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
         assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
         assert np.array_equal(total, row_total)
@@ -317,9 +316,8 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
     row_total = np.full(width, np.nan)
     if width == 2:
-        tree_histograms.node_total(values, order, 0, order.size, row_total)
         bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
-                            False, np.empty((0, 4)), row_sums, row_counts)
+                            False, np.empty((0, 4)), row_sums, row_counts, row_total)
     else:
         tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
     tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)

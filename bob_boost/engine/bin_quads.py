@@ -88,6 +88,9 @@ def _bins(first, last, in_quads, quads, sums, counts, copy_out):
 def _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, quads, sums, counts, copy_out):
     """Clear (or, with ``copy_out``, copy out of the quads) the bins a share answers for: those of the layout's
     dense features ``first_dense .. last_dense - 1`` and, with ``entries``, every other feature's."""
+    if entries and first_dense == 0 and last_dense == dense_bases.size:  # the whole histogram: in one go
+        _bins(0, offsets[-1], in_quads, quads, sums, counts, copy_out)
+        return
     for j in range(first_dense, last_dense):
         f = _feature_at(offsets, dense_bases[j])
         _bins(offsets[f], offsets[f + 1], in_quads, quads, sums, counts, copy_out)
@@ -102,10 +105,11 @@ def _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, 
 
 @numba.njit(**_JIT)
 def add_share(layout, offsets, values, order, start, stop, first_dense, last_dense, entries, in_quads,
-              quads, sums, counts):
+              quads, sums, counts, total):
     """A share of the histogram of one output's (#samples, 2) float ``values`` at the rows ``order[start:stop]``:
     the bins of the dense features ``first_dense .. last_dense - 1`` and, with ``entries``, the sparse features'
-    listed entries (their frequent bins are left at zero; the node's sums, which recover them, are the caller's).
+    listed entries (their frequent bins are left at zero; the node's sums recover them). ``total``, unless
+    empty, gets the rows' sums, added in row order (:func:`~bob_boost.engine.tree_histograms.node_total`'s).
 
     ``in_quads``: added in ``quads`` (:func:`quads_of`), then copied out into ``sums``/``counts``. The rows'
     bins are read as :func:`~bob_boost.engine.tree_histograms.build_histogram`'s row pass reads them and every
@@ -118,9 +122,11 @@ def add_share(layout, offsets, values, order, start, stop, first_dense, last_den
     # kinds of adds behind flags took 30 ns a row of 28 features against 22), and every bin still adds its
     # rows in ascending order
     if in_quads:
-        _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, quads.reshape(-1))
+        _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, quads.reshape(-1),
+                   total)
     else:
-        _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, sums.reshape(-1), counts)
+        _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, sums.reshape(-1), counts,
+              total)
     if entries and entry_bins.size > 0:
         _entries(row_starts, entry_bins, order, start, stop, values, in_quads, quads.reshape(-1), sums.reshape(-1),
                  counts)
@@ -129,7 +135,10 @@ def add_share(layout, offsets, values, order, start, stop, first_dense, last_den
 
 
 @numba.njit(**_JIT)
-def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat):
+def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total):
+    summing = total.size > 0
+    node_gradient = 0.0
+    node_hessian = 0.0
     for p in range(start, stop):
         if p + DISTANCE < stop:  # scattered rows: ask for a later row's values and codes now
             ahead = order[p + DISTANCE]
@@ -139,12 +148,21 @@ def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
         row = dense_rows[i]
         gradient = np.float64(values[i, 0])
         hessian = np.float64(values[i, 1])
+        if summing:
+            node_gradient += gradient
+            node_hessian += hessian
         for j in range(first_dense, last_dense):
             _add_row(flat, 4 * (dense_bases[j] + np.intp(row[j])), gradient, hessian)
+    if summing:
+        total[0] = node_gradient
+        total[1] = node_hessian
 
 
 @numba.njit(**_JIT)
-def _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, counts):
+def _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, counts, total):
+    summing = total.size > 0
+    node_gradient = 0.0
+    node_hessian = 0.0
     for p in range(start, stop):
         if p + DISTANCE < stop:
             ahead = order[p + DISTANCE]
@@ -154,11 +172,17 @@ def _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, 
         row = dense_rows[i]
         gradient = values[i, 0]
         hessian = values[i, 1]
+        if summing:
+            node_gradient += gradient
+            node_hessian += hessian
         for j in range(first_dense, last_dense):
             b = dense_bases[j] + np.intp(row[j])
             flat[2 * b] += gradient
             flat[2 * b + 1] += hessian
             counts[b] += 1
+    if summing:
+        total[0] = node_gradient
+        total[1] = node_hessian
 
 
 @numba.njit(**_JIT)

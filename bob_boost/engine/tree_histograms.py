@@ -205,9 +205,8 @@ def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, st
                                values, sums, counts)
     elif values.shape[1] == 2 and counts.size > 0:
         in_quads = uses_quads(stop - start, dense_bases.size, bins, scratch)
-        node_total(values, order, start, stop, total)
         add_share(layout, offsets, values, order, start, stop, 0, dense_bases.size, True, in_quads,
-                  quads_of(scratch, bins) if in_quads else np.empty((0, 4)), sums, counts)
+                  quads_of(scratch, bins) if in_quads else np.empty((0, 4)), sums, counts, total)
     else:
         sums[:, :] = 0
         counts[:] = 0

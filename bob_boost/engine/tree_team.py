@@ -77,10 +77,10 @@ def _histogram_share(context, share, start, stop, slot, node, in_quads):
     shares = crew[1]
     dense = layout[1].size
     quads = quads_of(crew[3], slot_sums.shape[1]) if in_quads else np.empty((0, 4))
-    if share == 0:
-        node_total(values, order, start, stop, totals[node])
+    # the first share also sums the node's rows
     add_share(layout, offsets, values, order, start, stop, dense * share // shares,
-              dense * (share + 1) // shares, share == 0, in_quads, quads, slot_sums[slot], slot_counts[slot])
+              dense * (share + 1) // shares, share == 0, in_quads, quads, slot_sums[slot], slot_counts[slot],
+              totals[node] if share == 0 else totals[node, :0])
 
 
 @numba.njit(**_JIT)

@@ -112,8 +112,10 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node,
                              parts is not None, root_total,
                              0 if one_output else 2 * PART_ROWS, state, crew))
-    context = tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state, sums, counts, crew,
-                                        node_feature[0], sample_node, real)
+    # the helpers' view of the grower's arguments (no helpers: none)
+    context = None if shares == 1 else tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state,
+                                                                 sums, counts, crew, node_feature[0], sample_node,
+                                                                 real)
     with team.helpers(tree_team.serve, context, shares, crew[0]):
         while (grown := tree_kernels.grow_tree(*arguments)) < 0:
             node, start, stop = tree_kernels.requested_node(state)
