@@ -101,9 +101,10 @@ def test_a_helpers_failure_is_raised_and_does_not_hang_its_leader():
 def test_lone_trees_are_the_same_on_any_number_of_threads():
     """Twice the rows a team takes on: the histograms and partitions of large nodes are shared out."""
     from bob_boost.weak_trainers.tree_parts import PART_ROWS
+    assert 13 >= 3 * tree_team.SHARED_FEATURES
     rng = np.random.default_rng(5)
     n = 2 * PART_ROWS + 3000
-    x = np.round(rng.normal(size=(n, 8)), 2)
+    x = np.round(rng.normal(size=(n, 14)), 2)  # 13 dense features: histograms shared by up to 3 threads
     x[:, 6] = np.where(rng.random(n) < 0.8, 0.0, x[:, 6])  # mostly zero: a sparse feature
     x[rng.random(x.shape) < 0.03] = np.nan
     y = np.where(x[:, 0] + np.nan_to_num(x[:, 1]) * x[:, 2] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
