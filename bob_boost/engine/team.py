@@ -18,9 +18,7 @@ helpers done, on separate cache lines.
 from __future__ import annotations
 
 import platform
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
@@ -28,6 +26,8 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from .threads import thread_pool
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -48,6 +48,10 @@ def control_array():
     return np.zeros(CONTROL_SIZE, dtype=np.int64)
 
 
+def _int64s(array_type) -> bool:
+    return isinstance(array_type, types.Array) and array_type.dtype == types.int64
+
+
 def _element(context, builder, array_type, array, index):
     data = context.make_array(array_type)(context, builder, array)
     return builder.gep(data.data, [index])
@@ -56,7 +60,7 @@ def _element(context, builder, array_type, array, index):
 @intrinsic
 def load_acquire(typingctx, array, index):
     """``array[index]`` (int64) read with acquire ordering: what was written before its release is visible."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+    if not _int64s(array):
         return None
 
     def codegen(context, builder, sig, args):
@@ -67,7 +71,7 @@ def load_acquire(typingctx, array, index):
 @intrinsic
 def store_release(typingctx, array, index, value):
     """Write ``value`` to ``array[index]`` (int64) with release ordering: every earlier write is published."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+    if not _int64s(array):
         return None
 
     def codegen(context, builder, sig, args):
@@ -80,7 +84,7 @@ def store_release(typingctx, array, index, value):
 @intrinsic
 def fetch_add(typingctx, array, index, value):
     """Add ``value`` to ``array[index]`` (int64) atomically (acquire and release); returns the old value."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+    if not _int64s(array):
         return None
 
     def codegen(context, builder, sig, args):
@@ -112,18 +116,25 @@ def _pause(typingctx):
 
 
 @numba.njit(**_JIT)
+def _wait_a_little(checks):
+    """A waiting thread's pause between two checks (a yield of its core after :data:`SPINS` checks); returns the
+    number of checks made."""
+    if checks >= SPINS:
+        _yield_core()
+    else:
+        _pause()
+    return checks + 1
+
+
+@numba.njit(**_JIT)
 def _wait_while(control, field, value):
     """Wait until ``control[field]`` differs from ``value``; returns what it became."""
-    spins = 0
+    checks = 0
     while True:
         now = load_acquire(control, field)
         if now != value:
             return now
-        spins += 1
-        if spins > SPINS:
-            _yield_core()
-        else:
-            _pause()
+        checks = _wait_a_little(checks)
 
 
 @numba.njit(**_JIT)
@@ -137,13 +148,9 @@ def start_job(control, kind):
 @numba.njit(**_JIT)
 def finish_job(control, helpers):
     """The leader's wait for the ``helpers`` to finish their shares of the job."""
-    spins = 0
+    checks = 0
     while load_acquire(control, DONE) < helpers:
-        spins += 1
-        if spins > SPINS:
-            _yield_core()
-        else:
-            _pause()
+        checks = _wait_a_little(checks)
 
 
 @numba.njit(**_JIT)
@@ -163,20 +170,6 @@ def share_done(control):
 def stop_helpers(control):
     """End the helpers' loops (they return once they read the job)."""
     start_job(control, STOP)
-
-
-_pools: dict[int, ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
-
-
-def _pool(size: int) -> ThreadPoolExecutor:
-    # the helpers' own threads: a helper stays for a whole call, and must never hold up the blocks of
-    # run_blocks, which another call of the same process may be waiting for
-    with _pools_lock:
-        pool = _pools.get(size)
-        if pool is None:
-            pool = _pools[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bob_boost-team")
-        return pool
 
 
 def _help(serve: Callable, context: tuple, share: int, control: np.ndarray) -> None:
@@ -199,7 +192,9 @@ def helpers(serve: Callable, context: tuple, shares: int, control: np.ndarray) -
         yield
         return
     control[:] = 0  # generation 0: what a helper starting now waits past (no helper of it is running)
-    pool = _pool(shares - 1)
+    # the helpers' own threads: a helper stays for a whole call, and must never hold up the blocks of
+    # run_blocks, which another call of the same process may be waiting for
+    pool = thread_pool(shares - 1, "team")
     futures = [pool.submit(_help, serve, context, share, control) for share in range(1, shares)]
     try:
         yield

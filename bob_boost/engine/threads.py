@@ -21,7 +21,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..exceptions import InvalidTypeError, InvalidValueError
 
-_pools: dict[int, ThreadPoolExecutor] = {}
+_pools: dict[tuple[int, str], ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
 _blas: list[ThreadpoolController] = []
 
@@ -65,11 +65,14 @@ def check_threads(n_threads, name: str = "n_threads") -> int:
     return int(n_threads)
 
 
-def _pool(size: int) -> ThreadPoolExecutor:
+def thread_pool(size: int, purpose: str = "blocks") -> ThreadPoolExecutor:
+    """The process's pool of ``size`` threads for ``purpose`` (made once; pools of different purposes never wait
+    for each other)."""
     with _pools_lock:
-        pool = _pools.get(size)
+        pool = _pools.get((size, purpose))
         if pool is None:
-            pool = _pools[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bob_boost")
+            pool = _pools[size, purpose] = ThreadPoolExecutor(max_workers=size,
+                                                             thread_name_prefix=f"bob_boost-{purpose}")
         return pool
 
 
@@ -101,7 +104,7 @@ def run_blocks(kernel: Callable[..., None], blocks: Sequence[tuple], n_threads: 
             kernel(*block)
 
     # the caller runs the last group itself instead of waiting idle
-    futures = [_pool(groups - 1).submit(run_group, bounds[g], bounds[g + 1]) for g in range(groups - 1)]
+    futures = [thread_pool(groups - 1).submit(run_group, bounds[g], bounds[g + 1]) for g in range(groups - 1)]
     try:
         run_group(bounds[groups - 1], bounds[groups])
     finally:
