@@ -17,6 +17,7 @@ helpers done, on separate cache lines.
 """
 from __future__ import annotations
 
+import os
 import platform
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,10 +32,8 @@ from .threads import thread_pool
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-#: Control array fields: the job generation, the job kind and its arguments, the helpers done.
+#: Control array fields: the job generation, the job kind and its arguments (up to 15), the helpers done.
 GENERATION, KIND, ARGUMENTS, DONE = 0, 8, 9, 24
-#: The arguments a job can have (:data:`ARGUMENTS` onwards).
-MAX_ARGUMENTS = 15
 CONTROL_SIZE = 32
 #: The job kind that ends the helpers' loop.
 STOP = -1
@@ -95,11 +94,12 @@ def fetch_add(typingctx, array, index, value):
 
 @intrinsic
 def _yield_core(typingctx):
-    """Let another thread run on this core (POSIX ``sched_yield``)."""
+    """Let another thread run on this core (POSIX ``sched_yield``; elsewhere nothing: the wait spins on)."""
     def codegen(context, builder, sig, args):
-        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
-                                                  "sched_yield")
-        builder.call(function, [])
+        if os.name == "posix":
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
+                                                      "sched_yield")
+            builder.call(function, [])
         return context.get_dummy_value()
     return types.void(), codegen
 
