@@ -123,3 +123,27 @@ def test_lone_trees_are_the_same_on_any_number_of_threads():
             assert np.all(np.asarray(tree.cover)[leaves] > 0) and np.all(np.asarray(tree.values)[leaves] != 0)
     assert np.array_equal(scores[0], scores[1]) and np.array_equal(scores[0], scores[2])
     assert np.mean(np.sign(scores[0]) == y) > 0.7
+
+
+def test_several_calls_lead_teams_at_once():
+    """Four threads each train with a team of two: the helpers share one pool, every call finishes, and each
+    gets the model of a call alone."""
+    import threading
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20_000, 16))
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=20_000) > 0, 1.0, -1.0)
+
+    def fit():
+        return Boosting(TreeTrainer(n_threads=2), LogitLoss()).train(x, y, 5)(x)
+    alone = fit()
+    results = [None] * 4
+
+    def run(k):
+        results[k] = fit()
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert all(result is not None and np.array_equal(result, alone) for result in results)
