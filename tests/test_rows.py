@@ -6,6 +6,7 @@ import bob_boost
 from bob_boost.boosting import rows
 from bob_boost.compat.bob import losses as bob_losses
 from bob_boost.engine.threads import MIN_PARALLEL_WORK
+from bob_boost.losses.base import joined_derivatives
 
 SAMPLES = MIN_PARALLEL_WORK // 4 + 123  # several blocks and a ragged last one, at 4 outputs
 
@@ -37,12 +38,18 @@ def _targets(loss, rng, outputs):
     return rng.choice([-1.0, 1.0], size=(SAMPLES, outputs))
 
 
-@pytest.mark.parametrize("loss", [bob_boost.SoftmaxLoss(), bob_boost.ExponentialLoss(), bob_boost.LogitLoss(),
-                                  bob_boost.SquaredLoss(), bob_losses.ExponentialLoss(), bob_losses.LogitLoss(),
-                                  bob_boost.HuberLoss(), bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3),
-                                  bob_boost.PoissonLoss(), bob_boost.GammaLoss(), bob_boost.TweedieLoss(1.4),
-                                  bob_boost.FocalLoss(2.0, 0.25)],
-                         ids=lambda loss: f"{type(loss).__module__}.{type(loss).__name__}")
+SEPARABLE_LOSSES = [bob_boost.SoftmaxLoss(), bob_boost.ExponentialLoss(), bob_boost.LogitLoss(),
+                    bob_boost.SquaredLoss(), bob_losses.ExponentialLoss(), bob_losses.LogitLoss(),
+                    bob_boost.HuberLoss(), bob_boost.AbsoluteErrorLoss(), bob_boost.QuantileLoss(0.3),
+                    bob_boost.PoissonLoss(), bob_boost.GammaLoss(), bob_boost.TweedieLoss(1.4),
+                    bob_boost.FocalLoss(2.0, 0.25), bob_boost.MultiLabelLogitLoss()]
+
+
+def _loss_id(loss):
+    return f"{type(loss).__module__}.{type(loss).__name__}"
+
+
+@pytest.mark.parametrize("loss", SEPARABLE_LOSSES, ids=_loss_id)
 @pytest.mark.parametrize("with_hessian", [True, False])
 def test_blocked_derivatives_equal_the_whole_matrix(loss, with_hessian, threaded_calls):
     rng = np.random.default_rng(3)
@@ -183,6 +190,102 @@ def test_a_rounds_derivatives_fill_the_last_rounds_arrays_with_the_same_bits(mon
 
     reused = train()
     assert len(addresses) == 5 and len(set(addresses[1:])) == 1  # the rounds after the first: one pair
-    monkeypatch.setattr(rows, "_buffers", lambda shape, out: (np.empty(shape), np.empty(shape)))
+    real = rows._buffers
+    monkeypatch.setattr(rows, "_buffers", lambda shape, out, joint=False: real(shape, None, joint))
     fresh = train()
     assert fresh.weak_machines == reused.weak_machines and np.array_equal(fresh.weights, reused.weights)
+
+
+def _bits(array):
+    return np.ascontiguousarray(array).view(np.uint64)
+
+
+@pytest.mark.parametrize("loss", SEPARABLE_LOSSES, ids=_loss_id)
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_joint_derivatives_are_the_halves_of_one_array_with_the_same_bits(loss, n_threads):
+    """Asked for joint derivatives, the loop gets the gradient and hessian as the halves of one C-ordered
+    (#samples, 2K) array, the bits of the loss's separate arrays, filled again next round."""
+    rng = np.random.default_rng(7)
+    scores = rng.normal(scale=3.0, size=(SAMPLES, 4))
+    scores[::997] *= 400.0
+    targets = _targets(loss, rng, 4)
+    whole_gradient, whole_hessian = loss.gradient_and_hessian(targets, scores)
+    gradient, hessian = rows.loss_derivatives(loss, targets, scores, True, n_threads, joint=True)
+    joint = joined_derivatives(gradient, hessian)
+    assert joint is not None and joint.shape == (SAMPLES, 8) and joint.flags.c_contiguous
+    np.testing.assert_array_equal(_bits(gradient), _bits(whole_gradient))
+    np.testing.assert_array_equal(_bits(hessian), _bits(whole_hessian))
+    moved = scores + 0.5
+    again = rows.derivatives_and_total(loss, targets, moved, True, None, n_threads, (gradient, hessian), joint=True)
+    assert joined_derivatives(again[0], again[1]) is joint  # filled, not reallocated
+    separate = rows.derivatives_and_total(loss, targets, moved, True, None, n_threads)
+    for got, expected in zip(again, separate):
+        np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def test_compiled_logit_derivatives_have_the_bits_of_numpy_and_scipy():
+    loss = bob_boost.LogitLoss()
+    margins = np.array([0.0, -0.0, 1e-300, 0.5, 36.0, 37.0, 700.0, 709.0, 710.0, 745.0, 746.0, 1000.0, 1e308])
+    scores = np.concatenate([margins, -margins, np.random.default_rng(8).normal(scale=20.0, size=5000)])
+    targets = np.where(np.arange(scores.size) % 3 == 0, -1.0, 1.0)
+    scores, targets = scores.reshape(-1, 2), targets.reshape(-1, 2)
+    out = np.full((scores.shape[0], 4), np.nan)
+    loss.derivatives_into(targets, scores, out)
+    gradient, hessian = loss.gradient_and_hessian(targets, scores)
+    np.testing.assert_array_equal(_bits(out[:, :2]), _bits(gradient))
+    np.testing.assert_array_equal(_bits(out[:, 2:]), _bits(hessian))
+
+
+def test_a_logit_subclass_with_its_own_derivatives_fills_them():
+    class Doubled(bob_boost.LogitLoss):
+        def loss_gradient(self, targets, scores, sample_weight=None):
+            return 2.0 * super().loss_gradient(targets, scores, sample_weight)
+
+    rng = np.random.default_rng(9)
+    targets, scores = rng.choice([-1.0, 1.0], size=(50, 1)), rng.normal(size=(50, 1))
+    out = np.empty((50, 2))
+    Doubled().derivatives_into(targets, scores, out)
+    np.testing.assert_array_equal(out[:, :1], 2.0 * bob_boost.LogitLoss().loss_gradient(targets, scores))
+    np.testing.assert_array_equal(out[:, 1:], bob_boost.LogitLoss().loss_hessian(targets, scores))
+
+
+def test_joined_derivatives_recognises_only_the_two_halves_in_order():
+    joint = np.zeros((10, 4))
+    assert joined_derivatives(joint[:, :2], joint[:, 2:]) is joint
+    assert joined_derivatives(joint[:, 2:], joint[:, :2]) is None
+    assert joined_derivatives(joint[:, ::2], joint[:, 1::2]) is None
+    assert joined_derivatives(joint[:, :1], joint[:, 1:2]) is None  # not the halves of four columns
+    assert joined_derivatives(np.zeros((10, 2)), np.zeros((10, 2))) is None
+    fortran = np.zeros((10, 4), order="F")
+    assert joined_derivatives(fortran[:, :2], fortran[:, 2:]) is None
+    assert joined_derivatives(joint[:5, :2], joint[:5, 2:]) is None  # a slice of rows has another base
+
+
+@pytest.mark.parametrize("weights", ["none", "ones", "random"])
+def test_trees_of_joint_derivatives_are_the_trees_of_separate_ones(weights):
+    """The gradient trees read the joint derivatives the loop gives them (with no or unit sample weights; other
+    weights make new arrays) and grow the trees of separate gradient and hessian arrays, bit for bit."""
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(SAMPLES, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=SAMPLES) > 0, 1.0, -1.0)
+    sample_weight = {"none": None, "ones": np.ones(SAMPLES), "random": rng.random(SAMPLES) + 0.5}[weights]
+    seen = []
+
+    class Joint(bob_boost.TreeTrainer):
+        def propose(self, prepared, state):
+            seen.append(joined_derivatives(state.gradient, state.hessian) is not None)
+            return super().propose(prepared, state)
+
+    class Separate(bob_boost.TreeTrainer):
+        joint_derivatives = False
+
+    def train(trainer):
+        return bob_boost.Boosting(trainer, bob_boost.LogitLoss(), learning_rate=0.3).train(
+            X, y, 4, sample_weight=sample_weight)
+
+    joint = train(Joint(max_leaves=8, n_threads=2))
+    separate = train(Separate(max_leaves=8, n_threads=2))
+    assert seen == [weights != "random"] * 4
+    assert joint.weak_machines == separate.weak_machines
+    np.testing.assert_array_equal(joint.weights, separate.weights)
+    np.testing.assert_array_equal(_bits(joint(X)), _bits(separate(X)))

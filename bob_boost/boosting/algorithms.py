@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ConvergenceWarning, InvalidValueError
-from ..losses.base import LossFunction, weighted
+from ..losses.base import LossFunction, joined_derivatives, weighted
 from ..machine import BoostedMachine
 from ..sparse import by_row_blocks
 from ..weak.base import WeakMachine
@@ -122,13 +122,17 @@ class GradientBoosting:
         else:
             gradient, hessian = loss_derivatives(self.loss_function, self.targets, state.scores,
                                                  self._with_hessian(), getattr(state.prepared, "n_threads", 1),
-                                                 self._spent)
+                                                 self._spent, self._joint())
         # the weak trainer reads them in this round only: the next round's derivatives may fill them
         self._spent = (gradient, hessian) if hessian is not None else None
         weights = self._round_weights(state, gradient)
         state.extra["round_weights"] = weights
-        # times ones, a C-ordered array would be copied bit for bit, in the same order
+        # times ones, a C-ordered array (or joint halves, which a weak trainer reads as one) would be copied bit
+        # for bit, in the same order
         unit = self._unit_weights and weights is self.sample_weight
+        if unit and hessian is not None and joined_derivatives(gradient, hessian) is not None:
+            state.gradient, state.hessian = gradient, hessian
+            return
         if hessian is not None:
             state.hessian = hessian if unit and hessian.flags.c_contiguous else weighted(hessian, weights)
         state.gradient = gradient if unit and gradient.flags.c_contiguous else weighted(gradient, weights)
@@ -153,6 +157,9 @@ class GradientBoosting:
 
     def _with_hessian(self) -> bool:
         return bool(getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian)
+
+    def _joint(self) -> bool:
+        return bool(getattr(self.weak_trainer, "joint_derivatives", False))
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""
@@ -221,7 +228,7 @@ class GradientBoosting:
             if halvings == 0:
                 *derivatives, after = derivatives_and_total(self.loss_function, self.targets, scores,
                                                             self._with_hessian(), self.sample_weight, n_threads,
-                                                            self._spent)
+                                                            self._spent, self._joint())
             else:
                 after = loss_total(self.loss_function, self.targets, scores, self.sample_weight, n_threads)
             state.extra.update(next_scores=scores, derivatives=derivatives)

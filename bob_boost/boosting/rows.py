@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.threads import MIN_PARALLEL_WORK, run_blocks
-from ..losses.base import LossFunction, weighted
+from ..losses.base import LossFunction, joined_derivatives, weighted
 
 #: Rows per block (any fixed size gives the same bits; 1024 and 4096 timed alike on letter's and
 #: MNIST's shapes with ``bench/bench_loss_rows.py``).
@@ -23,8 +23,9 @@ BLOCK_ROWS = 4096
 #: block of rows is worth a thread (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`).
 TRANSCENDENTAL_STEPS = 16
 
-#: Entries of a block of :func:`loss_total` at least: a block's Python call costs about as much as 10,000
-#: loss terms, so small blocks would cost more than their work.
+#: Entries of a block of :func:`loss_total` and :func:`updated_scores` at least: a block's Python call costs
+#: about as much as 10,000 loss terms, so small blocks would cost more than their work (a score update of
+#: 300,000 x 1 took 0.60 ms on two threads in blocks of 4,096 rows, 0.15 ms in blocks of 65,536).
 TOTAL_BLOCK_ENTRIES = 1 << 16
 
 
@@ -37,7 +38,8 @@ def _threaded(scores: np.ndarray, n_threads: int) -> bool:
 
 
 def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, with_hessian: bool,
-                     n_threads: int, out: tuple | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                     n_threads: int, out: tuple | None = None,
+                     joint: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """The loss gradient at ``scores`` and, ``with_hessian``, its hessian (else None).
 
     Unweighted, as :meth:`~bob_boost.losses.base.LossFunction.gradient_and_hessian`
@@ -47,7 +49,11 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
     (whatever the scores' order): sums over them (a weak trainer's totals) then
     round alike on both paths, so Fortran-ordered targets are computed whole. ``out``, a (gradient, hessian)
     pair of arrays no longer needed, is filled instead of new arrays where the blocks are (:func:`_buffers`).
+    ``joint`` (with the hessian) returns the two halves of one C-ordered (#samples, 2K) array
+    (:meth:`~bob_boost.losses.base.LossFunction.derivatives_into`), the same bits.
     """
+    if joint and with_hessian:
+        return _joint_derivatives(loss, targets, scores, n_threads, out)
     if not (loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads)):
         if with_hessian:
             return loss.gradient_and_hessian(targets, scores)
@@ -66,24 +72,42 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
     return gradient, hessian
 
 
+def _joint_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, n_threads: int,
+                       out: tuple | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loss_derivatives`' joint halves."""
+    gradient, hessian = _buffers(scores.shape, out, joint=True)
+    joint = gradient.base
+    if loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads):
+        run_blocks(lambda start, stop: loss.derivatives_into(targets[start:stop], scores[start:stop],
+                                                             joint[start:stop]),
+                   _blocks(scores.shape[0]), n_threads)
+    else:
+        loss.derivatives_into(targets, scores, joint)
+    return gradient, hessian
+
+
 def derivatives_and_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, with_hessian: bool,
-                          sample_weight: np.ndarray | None, n_threads: int,
-                          out: tuple | None = None) -> tuple[np.ndarray, np.ndarray | None, float]:
+                          sample_weight: np.ndarray | None, n_threads: int, out: tuple | None = None,
+                          joint: bool = False) -> tuple[np.ndarray, np.ndarray | None, float]:
     """:func:`loss_derivatives` and :func:`loss_total` at ``scores``, the same bits as the two calls (``out``
-    as for :func:`loss_derivatives`).
+    and ``joint`` as for :func:`loss_derivatives`).
 
     A loss whose :meth:`~bob_boost.losses.base.LossFunction.loss_and_derivatives` shares its work (the
     softmax's one exponential per entry) computes the three in one pass.
     """
     if not (with_hessian and loss.row_separable and _fused(loss)):
-        gradient, hessian = loss_derivatives(loss, targets, scores, with_hessian, n_threads, out)
+        gradient, hessian = loss_derivatives(loss, targets, scores, with_hessian, n_threads, out, joint)
         return gradient, hessian, loss_total(loss, targets, scores, sample_weight, n_threads)
     if not (targets.flags.c_contiguous and _threaded(scores, n_threads)):
         values, gradient, hessian = loss.loss_and_derivatives(targets, scores)
+        if joint:
+            halves = _buffers(scores.shape, out, joint)
+            halves[0][...], halves[1][...] = gradient, hessian
+            gradient, hessian = halves
     else:
         blocks = _blocks(scores.shape[0])
         parts: list = [None] * len(blocks)  # a loss's values may have one column or one per output
-        gradient, hessian = _buffers(scores.shape, out)
+        gradient, hessian = _buffers(scores.shape, out, joint)
 
         def block(index: int, start: int, stop: int) -> None:
             parts[index], gradient[start:stop], hessian[start:stop] = loss.loss_and_derivatives(
@@ -92,17 +116,23 @@ def derivatives_and_total(loss: LossFunction, targets: np.ndarray, scores: np.nd
         run_blocks(block, [(index, start, stop) for index, (start, stop) in enumerate(blocks)], n_threads)
         values = np.concatenate(parts)
     sums = [np.sum(weighted(values[start:stop], None if sample_weight is None else sample_weight[start:stop]))
-            for start, stop in _total_blocks(scores)]
+            for start, stop in _entry_blocks(scores)]
     return gradient, hessian, float(np.add.reduce(np.array(sums)))
 
 
-def _buffers(shape: tuple, out: tuple | None) -> tuple[np.ndarray, np.ndarray]:
-    """Two C-ordered float arrays of ``shape`` to fill: ``out``'s when they are such arrays, else new ones.
+def _buffers(shape: tuple, out: tuple | None, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Two C-ordered float arrays of ``shape`` to fill (``joint``: the halves of one C-ordered array of twice its
+    columns): ``out``'s when they are such arrays, else new ones.
 
     A round's derivatives of a million entries are 8 MB each; new memory of that size comes from the system
     a page at a time, which took longer than filling it (softmax, 28,000 x 18: 2.6 ms a round in new
     arrays, 1.0 ms in the last round's).
     """
+    if joint:
+        both = None if out is None else joined_derivatives(*out)
+        if both is None or both.shape != (shape[0], 2 * shape[1]) or not both.flags.writeable:
+            both = np.empty((shape[0], 2 * shape[1]))
+        return both[:, :shape[1]], both[:, shape[1]:]
     if out is not None and all(isinstance(a, np.ndarray) and a.shape == shape and a.dtype == np.float64
                                and a.flags.c_contiguous and a.flags.writeable for a in out):
         return out[0], out[1]
@@ -142,7 +172,8 @@ def updated_scores(scores: np.ndarray, weight: np.ndarray, weak_scores: np.ndarr
         np.multiply(weight, weak_scores[start:stop], out=part)
         np.add(part, scores[start:stop], out=part)
 
-    run_blocks(block, _blocks(scores.shape[0]), n_threads)
+    # an addition per entry: blocks of many entries, or waking threads per block costs more than the work
+    run_blocks(block, _entry_blocks(scores), n_threads)
     return result
 
 
@@ -156,7 +187,7 @@ def loss_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, samp
     """
     if not loss.row_separable:
         return float(np.sum(weighted(loss.loss(targets, scores), sample_weight)))
-    blocks = _total_blocks(scores)
+    blocks = _entry_blocks(scores)
     sums = np.empty(len(blocks))
 
     def block(index: int, start: int, stop: int) -> None:
@@ -169,6 +200,7 @@ def loss_total(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, samp
     return float(np.add.reduce(sums))
 
 
-def _total_blocks(scores: np.ndarray) -> list[tuple[int, int]]:
-    """The row blocks :func:`loss_total` sums separately (their bounds depend on the shape only)."""
+def _entry_blocks(scores: np.ndarray) -> list[tuple[int, int]]:
+    """Row blocks of at least :data:`BLOCK_ROWS` rows and :data:`TOTAL_BLOCK_ENTRIES` entries, which
+    :func:`loss_total` sums separately (their bounds depend on the shape only)."""
     return _blocks(scores.shape[0], max(BLOCK_ROWS, -(-TOTAL_BLOCK_ENTRIES // max(1, scores.shape[1]))))

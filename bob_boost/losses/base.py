@@ -13,6 +13,20 @@ from ..exceptions import InvalidValueError
 SHARE_LIMIT = float(np.finfo(np.float64).eps)
 
 
+def joined_derivatives(gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray | None:
+    """The C-ordered (#samples, 2K) array whose halves ``gradient`` and ``hessian`` are
+    (:meth:`LossFunction.derivatives_into`'s), or None when they are not its halves."""
+    joint = gradient.base
+    if not (isinstance(joint, np.ndarray) and hessian.base is joint and joint.flags.c_contiguous
+            and joint.dtype == np.float64 and gradient.ndim == 2 and joint.shape == (gradient.shape[0],
+                                                                                    2 * gradient.shape[1])):
+        return None
+    start = joint.__array_interface__["data"][0]
+    halves = (gradient.__array_interface__["data"][0], hessian.__array_interface__["data"][0])
+    same_layout = hessian.shape == gradient.shape and gradient.strides == hessian.strides == joint.strides
+    return joint if same_layout and halves == (start, start + 8 * gradient.shape[1]) else None
+
+
 def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
     """``sample_weight[n] * values[n, :]``, or ``values`` itself without weights.
 
@@ -183,6 +197,18 @@ class LossFunction:
         """
         return (self.loss_gradient(targets, scores, sample_weight),
                 self.loss_hessian(targets, scores, sample_weight))
+
+    def derivatives_into(self, targets: np.ndarray, scores: np.ndarray, out: np.ndarray) -> None:
+        """Fill (#samples, 2 #outputs) ``out`` with the unweighted gradient, then the hessian: the bits of
+        :meth:`gradient_and_hessian`, side by side.
+
+        Gradient trees read a sample's two derivatives together; a loss with a compiled form fills them in
+        one pass over the rows instead of two arrays and a copy.
+        """
+        gradient, hessian = self.gradient_and_hessian(targets, scores)
+        outputs = out.shape[1] // 2
+        out[:, :outputs] = gradient
+        out[:, outputs:] = hessian
 
     def loss_and_derivatives(self, targets: np.ndarray,
                              scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

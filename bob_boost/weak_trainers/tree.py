@@ -13,6 +13,7 @@ from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
 from ..exceptions import InvalidValueError
+from ..losses.base import joined_derivatives
 from ..weak.tree import TreeMachine
 from ..engine.categorical import CATEGORY_WORDS, category_parameters
 from .tree_categories import (CategoryTable, categorical_mask, check_categorical_features, check_category_parameters,
@@ -156,6 +157,10 @@ class TreeTrainer:
 
     #: The generic trainer fills ``state.hessian`` for weak trainers that set this.
     uses_hessian = True
+
+    #: Reads a sample's gradient and hessian together: the generic trainer may give them as the halves of one
+    #: (#samples, 2K) array (:meth:`~bob_boost.losses.base.LossFunction.derivatives_into`).
+    joint_derivatives = True
 
     #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
     samples_columns = True
@@ -371,8 +376,11 @@ class TreeTrainer:
         if self.quantized_gradients is not None and np.any(hessian < 0):
             raise InvalidValueError("loss_hessian: quantized_gradients needs non-negative hessians")
         width = 2 * leaf_width
-        gradient = np.ascontiguousarray(gradient, dtype=np.float64)
-        hessian = np.ascontiguousarray(hessian, dtype=np.float64)
+        # a lone float tree reads the joint derivatives only; the others read C-ordered gradients and hessians
+        joint = joined_derivatives(gradient, hessian) if trees == 1 and self.quantized_gradients is None else None
+        if joint is None:
+            gradient = np.ascontiguousarray(gradient, dtype=np.float64)
+            hessian = np.ascontiguousarray(hessian, dtype=np.float64)
         leaves, slots = self._room(samples)
         nodes = 2 * leaves - 1
         coded = binned.coded
@@ -430,7 +438,8 @@ class TreeTrainer:
                          np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
                         for _ in range(batches)]
             if trees == 1:
-                sample_node = grow_alone(coded, common, limits, slots_of[0], nodes_out, np.hstack([gradient, hessian]))
+                sample_node = grow_alone(coded, common, limits, slots_of[0], nodes_out,
+                                         np.hstack([gradient, hessian]) if joint is None else joint)
                 if reached is not None and (rows is None or rows.size == samples):
                     reached.append(sample_node[:, np.newaxis])
             else:

@@ -121,5 +121,9 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
     n_nodes[0] = grown
-    tree_batches.leaf_outputs(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, rows)
+    # every row's output written in place: any split of the rows gives the same outputs
+    runs = [rows[rows.size * k // coded.n_threads:rows.size * (k + 1) // coded.n_threads]
+            for k in range(coded.n_threads)]
+    run_blocks(tree_batches.leaf_outputs, [(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, run)
+                                           for run in runs], coded.n_threads, work=float(rows.size) * real.shape[1])
     return sample_node
