@@ -23,7 +23,7 @@ def _coded(n=6000, seed=0):
 def _context(coded, offsets, values, shares, rows):
     layout, bins = coded.row_layout(offsets), int(offsets[-1])
     sums, counts = np.full((3, bins, 2), np.nan), np.full((3, bins), -1, dtype=np.int32)
-    crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2)
+    crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2, bins, offsets.size - 1)
     state = tree_kernels.tree_state(rows, 8, 3, 2, values)
     stored = coded.splitting()
     return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew,
@@ -76,6 +76,43 @@ def test_a_shared_partition_is_the_one_stable_partition(shares, feature, nan_lef
         assert np.all(np.diff(order[start:middle]) > 0) and np.all(np.diff(order[middle:stop]) > 0)
         assert 0 < middle - start < stop - start or stop - start < 10
         order[start:stop] = np.sort(order[start:stop])
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3, 4])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_a_shared_split_scan_is_the_one_thread_scan(shares, sampled):
+    from bob_boost.engine.categorical import workspace
+    from bob_boost.engine.split_scan import best_split, chosen_split
+    coded, offsets, rng = _coded(seed=2)
+    n = coded.n_samples
+    values = np.column_stack([np.round(rng.normal(size=n), 1) + 0.3, rng.random(n)])
+    rows = np.sort(rng.choice(n, 3000, replace=False))
+    context = _context(coded, offsets, values, shares, rows)
+    crew, bins, features = context[10], int(offsets[-1]), offsets.size - 1
+    allowed = np.ones(features, dtype=np.bool_)
+    allowed[[1, 10]] = not sampled  # a node's sample of the columns leaves some out
+    no = (np.zeros(0, dtype=np.int64), -np.inf, np.inf, np.zeros(2), np.zeros(0, dtype=np.bool_), np.zeros(4),
+          np.zeros(2, dtype=np.uint64))
+    for start, stop, min_samples in ((0, 3000, 20), (100, 900, 5), (0, 3000, 1501)):
+        tree_histograms.build_histogram(context[0], coded.mode_bins, offsets, coded.number_of_bins, values, rows,
+                                        start, stop, context[9][1], stop - start, context[7][2], context[8][2],
+                                        np.empty(0))
+        crew[7][:] = allowed
+        with team.helpers(tree_team.serve, context, shares, crew[0]):
+            top = tree_team.shared_scan(context, np.int64(2), np.int64(1), np.int64(stop - start), 0.5, min_samples,
+                                        1e-3, True)
+        work = workspace(2, features)
+        shared = chosen_split(top, context[7][2], context[8][2], coded.mode_bins, offsets, context[9][1],
+                              stop - start, 0.5, min_samples, 1e-3, 1e-9, True, crew[5], allowed, no[0], no[1],
+                              no[2], no[3], no[4], no[5], no[6], work, crew[6])
+        gains = np.full(2 * bins, np.nan)
+        one = best_split(context[7][2], context[8][2], coded.mode_bins, offsets, context[9][1], stop - start, 0.5,
+                         min_samples, 1e-3, 1e-9, True, gains, allowed, *no[:6], no[6], work)
+        assert shared == one
+        assert (one[0] >= 0) == (min_samples < 1501)  # two children of 1,501 rows: none
+        scored = ~np.isnan(gains)
+        assert np.array_equal(crew[5][scored], gains[scored])
+        assert np.array_equal(crew[6][allowed], work[8][allowed])
 
 
 @numba.njit(nogil=True)

@@ -150,7 +150,6 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
     set.
     """
     width = sums.shape[1]
-    constrained = monotone.size > 0
     feature_top = category_work[8]
     numeric = allowed
     if categorical.size > 0:
@@ -158,8 +157,8 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
         for f in range(allowed.size):
             numeric[f] = allowed[f] and not categorical[f]
     if width == 2:
-        top = _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
-                           min_hessian, missing, gains, numeric, monotone, lower, upper, feature_top)
+        top = scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
+                          min_hessian, missing, gains, numeric, monotone, lower, upper, feature_top, 0, allowed.size)
     else:
         top = _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                     missing, gains, numeric, feature_top)
@@ -167,6 +166,19 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
         top = max(top, scan_categories(sums, counts, mode_bins, offsets, total, count, regularization,
                                        min_samples, min_hessian, tie_tolerance, missing, gains, allowed, categorical,
                                        category_params, lower, upper, category_work))
+    return chosen_split(top, sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
+                        min_hessian, tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values,
+                        categorical, category_params, category_set, category_work, feature_top)
+
+
+@numba.njit(**_JIT)
+def chosen_split(top, sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
+                 tie_tolerance, missing, gains, allowed, monotone, lower, upper, child_values, categorical,
+                 category_params, category_set, category_work, feature_top):
+    """:func:`best_split`'s result from its scans: ``gains`` and ``feature_top`` filled and ``top`` the largest
+    gain (0 if none)."""
+    width = sums.shape[1]
+    constrained = monotone.size > 0
     if top <= 0:
         return -1, 0.0, False
     # a gain is a difference of the children's and the parent's scores: its rounding is relative to those
@@ -196,7 +208,7 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
 @numba.njit(**_JIT)
 def _child_values(sums, counts, offsets, f, g, nan_moved, missing, total, regularization, lower, upper, out):
     """The clipped values of the children of the split after global bin ``g`` (NaN samples left if
-    ``nan_moved``), summed as :func:`_scan_single` sums them, into ``out`` (left, right)."""
+    ``nan_moved``), summed as :func:`scan_single` sums them, into ``out`` (left, right)."""
     gradient = 0.0
     hessian = 0.0
     for h in range(offsets[f], g + 1):
@@ -254,18 +266,19 @@ def _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_sa
 
 
 @numba.njit(**_JIT)
-def _scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
-                 missing, gains, allowed, monotone, lower, upper, feature_top):
-    """:func:`_scan` for one output, in scalars (the same operations in the same order, so the same gains); with
-    monotone constraints (a non-empty ``monotone``) the values clipped to ``[lower, upper]`` and the splits that
-    go against a constrained feature refused (see :func:`best_split`)."""
+def scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
+                missing, gains, allowed, monotone, lower, upper, feature_top, first_feature, last_feature):
+    """:func:`_scan` for one output and the features ``first_feature .. last_feature - 1``, in scalars (the same
+    operations in the same order, so the same gains); with monotone constraints (a non-empty ``monotone``) the
+    values clipped to ``[lower, upper]`` and the splits that go against a constrained feature refused (see
+    :func:`best_split`). Scans of other features may run at the same time: each writes only its own gains."""
     last = 2 if missing else 1
     constrained = monotone.size > 0
     gradient, hessian = total[0], total[1]
     parent = (bounded_score(gradient, hessian, regularization, lower, upper)[0] if constrained
               else 0.0 + gradient * gradient / (hessian + regularization))
     top = 0.0
-    for f in range(offsets.size - 1):
+    for f in range(first_feature, last_feature):
         if not allowed[f] or _one_bin(mode_bins, counts, offsets, f, count):
             continue
         nan_count = _nan_count(counts, offsets, f, missing)

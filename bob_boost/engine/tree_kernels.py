@@ -28,10 +28,10 @@ from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .listed import node_codes
 from .prefetch import DISTANCE, prefetch
 from .quantised import decode
-from .split_scan import best_split, interaction_columns, node_columns
+from .split_scan import best_split, chosen_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram
 from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, shared_histogram, shared_leaves, shared_partition,
-                        shares_histogram)
+                        shared_scan, shares_histogram)
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -174,9 +174,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
      split_nodes, bounds, child_values, node_groups, split_sets, counters) = state
     n_root = order.shape[0]  # the root's rows: every sample, or a round's sample of them
     allowed, node_key, node_fraction, tree_index, monotone, groups, categorical, category_params = columns
-    node_allowed = allowed.copy()
+    node_allowed = crew[7]  # the team's, which its split scans read
+    node_allowed[:] = allowed
     grouped = allowed.copy()  # the columns a node's interaction groups allow
-    gains = np.empty(2 * offsets[-1])
+    gains = crew[5]
     category_work = workspace(2 if packed else width, allowed.size)
     scan_total = np.zeros(2)
     joint = np.empty(pairs[1][-1], dtype=values.dtype)
@@ -227,6 +228,15 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                             regularization, min_samples, min_hessian, tie_tolerance, missing, gains, node_allowed,
                             monotone, bounds[node, 0], bounds[node, 1], child_values[node], categorical,
                             category_params, split_sets[node], category_work)
+                    elif crew[1] > 1 and width == 2 and monotone.size == 0 and categorical.size == 0:
+                        top = shared_scan(context, s, node, stop[node] - start[node], regularization, min_samples,
+                                          min_hessian, missing)
+                        split_bin[node], split_gain[node], split_nan_left[node] = chosen_split(
+                            top, slot_sums[s], slot_counts[s], mode_bins, offsets, totals[node],
+                            stop[node] - start[node], regularization, min_samples, min_hessian, tie_tolerance,
+                            missing, gains, node_allowed, monotone, bounds[node, 0], bounds[node, 1],
+                            child_values[node], categorical, category_params, split_sets[node], category_work,
+                            crew[6])
                     else:
                         split_bin[node], split_gain[node], split_nan_left[node] = best_split(
                             slot_sums[s], slot_counts[s], mode_bins, offsets, totals[node],

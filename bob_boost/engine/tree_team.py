@@ -10,12 +10,17 @@ shares:
 - a split's partition: each share splits its run of the node's rows stably into a buffer, then, knowing
   every share's count, moves its rows to their places; the result is the one stable partition.
 
+- a node's split scan (one output's float gradients, no constraints, no categories): each share scores the
+  splits of its run of features (:func:`~bob_boost.engine.split_scan.scan_single`); the leader takes the
+  largest gain of all and chooses the split as one thread would;
 - the grown tree's leaves: each share sets each row's leaf and sums the rows of the leaves that start in its
   run of the row order (a leaf's rows are summed in order by one share).
 
-``crew`` is ``(control, shares, share_counts, scratch, leaf_totals)``: the team's control array, the number
-of shares (1: no team), a count per share, room for histograms in quads
-(:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none) and for the leaves' sums.
+``crew`` is ``(control, shares, share_counts, scratch, leaf_totals, gains, feature_top, node_allowed,
+scan_values)``: the team's control array, the number of shares (1: no team), a count per share, room for
+histograms in quads (:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none) and for the leaves' sums,
+and the split scan's: every split's gain, every feature's largest, the features a node may split on, and the
+regularization and least hessian followed by each share's largest gain.
 """
 from __future__ import annotations
 
@@ -25,11 +30,12 @@ import numpy as np
 from . import team
 from .bin_quads import add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, prefetch
+from .split_scan import scan_single
 from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_frequent_bins, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-_HISTOGRAM, _SPLIT, _MOVE, _LEAVES = 0, 1, 2, 3
+_HISTOGRAM, _SPLIT, _MOVE, _LEAVES, _SCAN = 0, 1, 2, 3, 4
 #: Places in the context (:func:`~bob_boost.engine.tree_kernels.team_context`).
 (_LAYOUT, _MODE_BINS, _OFFSETS, _VALUES, _STORED, _ORDER, _BUFFER, _SLOT_SUMS, _SLOT_COUNTS, _TOTALS, _CREW,
  _NODE_FEATURE, _SAMPLE_NODE, _REAL, _START, _STOP) = range(16)
@@ -47,10 +53,12 @@ SHARED_PARTITION_ROWS = 1 << 12
 
 
 @numba.njit(**_JIT)
-def crew_of(shares, scratch, nodes, width):
-    """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads and room for the leaves'
-    sums of a tree of ``nodes`` nodes and ``width`` columns of gradients and hessians."""
-    return team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch, np.zeros((nodes, width))
+def crew_of(shares, scratch, nodes, width, bins, features):
+    """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads, room for the leaves'
+    sums of a tree of ``nodes`` nodes and ``width`` columns of gradients and hessians, and for the split scans
+    of histograms of ``bins`` bins of ``features`` features."""
+    return (team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch, np.zeros((nodes, width)),
+            np.empty(2 * bins), np.empty(features), np.ones(features, dtype=np.bool_), np.zeros(2 + shares))
 
 
 @numba.njit(**_JIT)
@@ -202,6 +210,39 @@ def shared_leaves(context, n_nodes):
 
 
 @numba.njit(**_JIT)
+def _scan_share(context, share, slot, node, count, min_samples, missing):
+    """Score the splits of this share's run of features of node ``node`` (histogram slot ``slot``); its largest
+    gain into the crew's scan values."""
+    crew, offsets = context[_CREW], context[_OFFSETS]
+    features = offsets.size - 1
+    values = crew[8]
+    values[2 + share] = scan_single(context[_SLOT_SUMS][slot], context[_SLOT_COUNTS][slot], context[_MODE_BINS],
+                                    offsets, context[_TOTALS][node], count, values[0], min_samples, values[1],
+                                    missing, crew[5], crew[7], np.empty(0, dtype=np.int64), -np.inf, np.inf,
+                                    crew[6], features * share // crew[1], features * (share + 1) // crew[1])
+
+
+@numba.njit(**_JIT)
+def shared_scan(context, slot, node, count, regularization, min_samples, min_hessian, missing):
+    """The split scan of node ``node`` (``count`` rows, histogram slot ``slot``) over the crew's ``node_allowed``
+    features, shared out to the team: the crew's gains and feature_top filled as
+    :func:`~bob_boost.engine.split_scan.best_split` fills them (one output, no constraints, no categories);
+    returns the largest gain (0 if none)."""
+    crew = context[_CREW]
+    values = crew[8]
+    values[0], values[1] = regularization, min_hessian
+    _arguments(crew[0], slot, node, count, min_samples, np.int64(missing), 0)
+    team.start_job(crew[0], _SCAN)
+    _scan_share(context, 0, slot, node, count, min_samples, missing)
+    team.finish_job(crew[0], crew[1] - 1)
+    # each share's largest is a largest of its features' from 0, as the one scan's: their largest is the one's
+    top = 0.0
+    for share in range(crew[1]):
+        top = max(top, values[2 + share])
+    return top
+
+
+@numba.njit(**_JIT)
 def serve(context, share):
     """A helper's loop: do share ``share`` of each job the leader publishes, until it stops the team."""
     control = context[_CREW][0]
@@ -217,6 +258,8 @@ def serve(context, share):
             _split_share(context, share, a[0], a[1], a[2], a[3], a[4], a[5] != 0)
         elif kind == _MOVE:
             _move_share(context, share, a[0], a[1])
+        elif kind == _SCAN:
+            _scan_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0)
         else:
             leaves_share(context, share, context[_CREW][1], a[0])
         team.share_done(control)

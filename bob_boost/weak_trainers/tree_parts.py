@@ -99,7 +99,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     one_output = quantised_as is None and width == 2
     shares = coded.n_threads if one_output and rows.size >= 2 * PART_ROWS else 1
     crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0),
-                             node_feature.shape[1], real.shape[1])
+                             node_feature.shape[1], real.shape[1], offsets[-1], offsets.size - 1)
     parts = None
     if not one_output and rows.size >= 2 * PART_ROWS:
         parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
