@@ -20,10 +20,11 @@ def _coded(n=6000, seed=0):
     return binned.coded, binned.offsets, rng
 
 
-def _context(coded, offsets, values, shares, rows):
+def _context(coded, offsets, values, shares, rows, root_counts=None):
     layout, bins = coded.row_layout(offsets), int(offsets[-1])
     sums, counts = np.full((3, bins, 2), np.nan), np.full((3, bins), -1, dtype=np.int32)
-    crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2, bins, offsets.size - 1)
+    crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2, bins, offsets.size - 1,
+                             np.empty(0, dtype=np.int32) if root_counts is None else root_counts)
     state = tree_kernels.tree_state(rows, 8, 3, 2, values)
     stored = coded.splitting()
     return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew,
@@ -42,12 +43,36 @@ def test_a_shared_histogram_is_the_one_thread_histogram(shares):
     bins = int(offsets[-1])
     for start, stop in ((0, 4000), (1000, 1700), (3990, 4000)):
         with team.helpers(tree_team.serve, context, shares, crew[0]):
-            tree_team.shared_histogram(context, np.int64(start), np.int64(stop), np.int64(1), np.int64(2))
+            tree_team.shared_histogram(context, np.int64(start), np.int64(stop), np.int64(1), np.int64(2), False)
         sums, counts, total = np.zeros((bins, 2)), np.zeros(bins, dtype=np.int32), np.zeros(2)
         tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, rows, start,
                                         stop, total, stop - start, sums, counts, np.empty(0))
         assert np.array_equal(context[7][1], sums) and np.array_equal(context[8][1], counts)
         assert np.array_equal(context[9][2], total)
+
+
+@pytest.mark.parametrize("shares", [1, 2, 3, 4])
+def test_a_root_of_known_counts_is_the_counted_histogram(shares):
+    """The root of every row copies its bins' counts from the binning's and adds only its gradients and hessians
+    (pairs): the histogram, counts and sums of the rows counted one by one, bit for bit."""
+    coded, offsets, rng = _coded(seed=3)
+    n = coded.n_samples
+    values = np.column_stack([np.round(rng.normal(size=n), 2) + rng.normal(size=n) * 1e-9, rng.random(n)])
+    rows = np.arange(n)
+    known = coded.bin_counts(offsets)
+    assert known is coded.bin_counts(offsets)  # computed once
+    context = _context(coded, offsets, values, shares, rows, known)
+    layout, crew, bins = context[0], context[10], int(offsets[-1])
+    assert tree_team.root_counted(context, n, 2, coded.number_of_bins)
+    assert not tree_team.root_counted(context, n - 1, 2, coded.number_of_bins)
+    with team.helpers(tree_team.serve, context, shares, crew[0]):
+        tree_team.shared_histogram(context, np.int64(0), np.int64(n), np.int64(1), np.int64(2), True)
+    sums, counts, total = np.zeros((bins, 2)), np.zeros(bins, dtype=np.int32), np.zeros(2)
+    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, rows, 0, n, total,
+                                    n, sums, counts, np.empty(0))
+    assert np.array_equal(counts, known)
+    assert np.array_equal(context[7][1], sums) and np.array_equal(context[8][1], counts)
+    assert np.array_equal(context[9][2], total)
 
 
 @pytest.mark.parametrize("shares", [1, 2, 3, 4])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sparse import is_sparse
-from . import kernels, listed
+from . import kernels, listed, tree_histograms
 from .listed import CodedEntries, sparse_entries
 from .threads import balanced_ranges, run_blocks
 
@@ -212,6 +212,7 @@ class CodedFeatures:
         self._row_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._row_layout: tuple[np.ndarray, ...] | None = None
         self._pair_layout: tuple[np.ndarray, ...] | None = None
+        self._bin_counts: tuple[tuple, np.ndarray] | None = None
 
     @property
     def whole(self) -> bool:
@@ -281,6 +282,17 @@ class CodedFeatures:
                                           entry_bins, self.codes, dense_rows))
             self._pair_layout = None
         return self._row_layout[1]
+
+    def bin_counts(self, offsets: np.ndarray) -> np.ndarray:
+        """Every row's count in each global bin of :meth:`row_layout` of ``offsets`` (computed once for them):
+        the counts of a histogram of all the rows, which a tree's root copies instead of counting its rows."""
+        layout = self.row_layout(offsets)
+        known = self._bin_counts  # read once: another thread may replace it meanwhile
+        if known is None or known[0] is not layout:
+            counts = np.empty(int(offsets[-1]), dtype=np.int32 if self.n_samples < 2 ** 31 else np.int64)
+            tree_histograms.layout_counts(layout, self.mode_bins, np.asarray(offsets, dtype=np.int64), counts)
+            known = self._bin_counts = (layout, counts)
+        return known[1]
 
     def column_layout(self, columns: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
         """:meth:`row_layout` of the features ``columns`` only (a round's column sample), built anew: histograms

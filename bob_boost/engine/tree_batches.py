@@ -118,7 +118,8 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
     no_scan_counts = np.empty(0, dtype=np.int32)
     # one thread a batch; one output's histograms may be added in quads (:mod:`.bin_quads`)
     crew = crew_of(1, quad_scratch(offsets[-1]) if width == 2 and layout[1].size > 0 else np.empty(0),
-                   node_feature.shape[1], width, offsets[-1], offsets.size - 1)
+                   node_feature.shape[1], width, offsets[-1], offsets.size - 1,
+                   np.empty(0, dtype=slot_counts.dtype))
     for t in range(first, last):
         column = t * leaf_width
         _tree_values(gradient, hessian, column, leaf_width, values)
@@ -177,7 +178,8 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
     # one thread a batch; packed sums: never in quads
-    crew = crew_of(1, np.empty(0), node_feature.shape[1], 2, offsets[-1], offsets.size - 1)
+    crew = crew_of(1, np.empty(0), node_feature.shape[1], 2, offsets[-1], offsets.size - 1,
+                   np.empty(0, dtype=np.int32))
     for t in range(first, last):
         j = t - first
         packed[:, :] = batch[:, w * j:w * (j + 1)]

@@ -265,6 +265,21 @@ def build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, sta
 
 
 @numba.njit(**_JIT)
+def layout_counts(layout, mode_bins, offsets, counts):
+    """Every row's count in each global bin of ``layout`` (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`
+    of ``offsets``) into ``counts``: the counts of a histogram of all the rows."""
+    dense_rows, dense_bases, entry_bins = layout[0], layout[1], layout[3]
+    counts[:] = 0
+    for i in range(dense_rows.shape[0]):
+        row = dense_rows[i]
+        for j in range(dense_bases.size):
+            counts[dense_bases[j] + np.intp(row[j])] += 1
+    for e in range(entry_bins.size):
+        counts[np.intp(entry_bins[e])] += 1
+    _recover_frequent_bins(mode_bins, offsets, np.zeros(1), dense_rows.shape[0], np.zeros((counts.size, 1)), counts)
+
+
+@numba.njit(**_JIT)
 def _recover_frequent_bins(mode_bins, offsets, total, count, sums, counts):
     """Set each sparse feature's frequent bin to the node's ``total``/``count`` minus its other bins.
 

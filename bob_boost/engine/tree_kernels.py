@@ -30,8 +30,8 @@ from .prefetch import DISTANCE, prefetch
 from .quantised import decode
 from .split_scan import best_split, chosen_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram
-from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, shared_histogram, shared_leaves, shared_partition,
-                        shared_scan, shares_histogram)
+from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, root_counted, shared_histogram, shared_leaves,
+                        shared_partition, shared_scan, shares_histogram)
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -198,8 +198,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            if shares_histogram(context, n_root, width, counted, n_bins):
-                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0))
+            if counted and root_counted(context, n_root, width, n_bins):
+                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), True)
+            elif shares_histogram(context, n_root, width, counted, n_bins):
+                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), False)
             else:
                 node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
                                totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
@@ -307,7 +309,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 if shares_histogram(context, stop[small] - start[small], width, counted, n_bins):
-                    shared_histogram(context, start[small], stop[small], slot[small], small)
+                    shared_histogram(context, start[small], stop[small], slot[small], small, False)
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
                                    stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]],
@@ -332,7 +334,7 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 elif shares_histogram(context, stop[large] - start[large], width, counted, n_bins):
-                    shared_histogram(context, start[large], stop[large], slot[large], large)
+                    shared_histogram(context, start[large], stop[large], slot[large], large, False)
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[large],
                                    stop[large], totals[large], large_sums, large_counts, scratch)

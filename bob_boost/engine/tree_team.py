@@ -17,10 +17,11 @@ shares:
   run of the row order (a leaf's rows are summed in order by one share).
 
 ``crew`` is ``(control, shares, share_counts, scratch, leaf_totals, gains, feature_top, node_allowed,
-scan_values)``: the team's control array, the number of shares (1: no team), a count per share, room for
-histograms in quads (:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none) and for the leaves' sums,
-and the split scan's: every split's gain, every feature's largest, the features a node may split on, and the
-regularization and least hessian followed by each share's largest gain.
+scan_values, root_counts)``: the team's control array, the number of shares (1: no team), a count per share,
+room for histograms in quads (:func:`~bob_boost.engine.bin_quads.quad_scratch`, empty: none) and for the
+leaves' sums, the split scan's (every split's gain, every feature's largest, the features a node may split on,
+and the regularization and least hessian followed by each share's largest gain), and the counts of the root's
+bins when it holds every row of the data (empty: unknown; its histogram then needs no count lane).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import numba
 import numpy as np
 
 from . import team
-from .bin_quads import add_share, quads_of, uses_quads
+from .bin_quads import add_pairs_share, add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, prefetch
 from .split_scan import scan_single
 from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_frequent_bins, node_total
@@ -53,12 +54,14 @@ SHARED_PARTITION_ROWS = 1 << 12
 
 
 @numba.njit(**_JIT)
-def crew_of(shares, scratch, nodes, width, bins, features):
+def crew_of(shares, scratch, nodes, width, bins, features, root_counts):
     """A fresh ``crew`` of ``shares`` shares (see the module) with ``scratch`` for quads, room for the leaves'
     sums of a tree of ``nodes`` nodes and ``width`` columns of gradients and hessians, and for the split scans
-    of histograms of ``bins`` bins of ``features`` features."""
+    of histograms of ``bins`` bins of ``features`` features; ``root_counts``, every row's count in each bin
+    (empty: unknown)."""
     return (team.control_array(), shares, np.zeros(shares, dtype=np.int64), scratch, np.zeros((nodes, width)),
-            np.empty(2 * bins), np.empty(features), np.ones(features, dtype=np.bool_), np.zeros(2 + shares))
+            np.empty(2 * bins), np.empty(features), np.ones(features, dtype=np.bool_), np.zeros(2 + shares),
+            root_counts)
 
 
 @numba.njit(**_JIT)
@@ -84,29 +87,46 @@ def _arguments(control, a, b, c, d, e, f):
 
 
 @numba.njit(**_JIT)
-def _histogram_share(context, share, start, stop, slot, node, in_quads):
+def _histogram_share(context, share, start, stop, slot, node, in_quads, counted):
     layout, offsets, values, order = context[_LAYOUT], context[_OFFSETS], context[_VALUES], context[_ORDER]
     slot_sums, slot_counts, totals, crew = context[_SLOT_SUMS], context[_SLOT_COUNTS], context[_TOTALS], context[_CREW]
     shares = crew[1]
     dense = layout[1].size
-    quads = quads_of(crew[3], slot_sums.shape[1]) if in_quads else np.empty((0, 4))
+    first, last = dense * share // shares, dense * (share + 1) // shares
     # the first share also sums the node's rows
-    add_share(layout, offsets, values, order, start, stop, dense * share // shares,
-              dense * (share + 1) // shares, share == 0, in_quads, quads, slot_sums[slot], slot_counts[slot],
-              totals[node] if share == 0 else totals[node, :0])
+    total = totals[node] if share == 0 else totals[node, :0]
+    if counted:
+        add_pairs_share(layout, offsets, values, order, start, stop, first, last, share == 0, slot_sums[slot],
+                        slot_counts[slot], crew[9], total)
+        return
+    quads = quads_of(crew[3], slot_sums.shape[1]) if in_quads else np.empty((0, 4))
+    add_share(layout, offsets, values, order, start, stop, first, last, share == 0, in_quads, quads, slot_sums[slot],
+              slot_counts[slot], total)
 
 
 @numba.njit(**_JIT)
-def shared_histogram(context, start, stop, slot, node):
+def root_counted(context, rows, width, n_bins):
+    """Whether the root of ``rows`` rows has its bins' counts in the crew (``root_counts``, for every row of the
+    data), for a histogram of one output's float gradients added as pairs
+    (:func:`~bob_boost.engine.bin_quads.add_pairs_share`)."""
+    layout, crew = context[_LAYOUT], context[_CREW]
+    dense = layout[1].size
+    feature_major = rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES
+    return crew[9].size > 0 and width == 2 and rows == context[_SAMPLE_NODE].size and not feature_major
+
+
+@numba.njit(**_JIT)
+def shared_histogram(context, start, stop, slot, node, counted):
     """The histogram of the node ``node`` (rows ``order[start:stop]``) into slot ``slot`` and its sums into
-    ``totals[node]``, shared out to the team: :func:`~bob_boost.engine.tree_histograms.build_histogram`'s bits."""
+    ``totals[node]``, shared out to the team: :func:`~bob_boost.engine.tree_histograms.build_histogram`'s bits.
+    ``counted``: the node is the root of :func:`root_counted`, whose counts are the crew's."""
     mode_bins, offsets, totals, crew = context[_MODE_BINS], context[_OFFSETS], context[_TOTALS], context[_CREW]
     slot_sums, slot_counts = context[_SLOT_SUMS], context[_SLOT_COUNTS]
     control = crew[0]
-    in_quads = uses_quads(stop - start, context[_LAYOUT][1].size, slot_sums.shape[1], crew[3])
-    _arguments(control, start, stop, slot, node, np.int64(in_quads), 0)
+    in_quads = uses_quads(stop - start, context[_LAYOUT][1].size, slot_sums.shape[1], crew[3]) and not counted
+    _arguments(control, start, stop, slot, node, np.int64(in_quads), np.int64(counted))
     team.start_job(control, _HISTOGRAM)
-    _histogram_share(context, 0, start, stop, slot, node, in_quads)
+    _histogram_share(context, 0, start, stop, slot, node, in_quads, counted)
     # the first share's own bins: the sparse features' frequent bins, from its node sums and counts
     _recover_frequent_bins(mode_bins, offsets, totals[node], stop - start, slot_sums[slot], slot_counts[slot])
     team.finish_job(control, crew[1] - 1)
@@ -253,7 +273,7 @@ def serve(context, share):
             return
         a = control[team.ARGUMENTS:team.ARGUMENTS + 6]
         if kind == _HISTOGRAM:
-            _histogram_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0)
+            _histogram_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0, a[5] != 0)
         elif kind == _SPLIT:
             _split_share(context, share, a[0], a[1], a[2], a[3], a[4], a[5] != 0)
         elif kind == _MOVE:

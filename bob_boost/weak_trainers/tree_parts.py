@@ -98,8 +98,12 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     # fewer rows is one part, which the compiled grower builds as this would (the same sums).
     one_output = quantised_as is None and width == 2
     shares = coded.n_threads if one_output and rows.size >= 2 * PART_ROWS else 1
+    # a root of every row of every feature copies its bins' counts, known from the binning
+    every_row = rows.size == samples and layout is coded.row_layout(offsets)
+    root_counts = coded.bin_counts(offsets) if one_output and every_row else np.empty(0, dtype=counts.dtype)
     crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0),
-                             node_feature.shape[1], real.shape[1], offsets[-1], offsets.size - 1)
+                             node_feature.shape[1], real.shape[1], offsets[-1], offsets.size - 1,
+                             root_counts.astype(counts.dtype, copy=False))
     parts = None
     if not one_output and rows.size >= 2 * PART_ROWS:
         parts = Parts(coded, offsets, layout, pairs, values, sums, counts)
