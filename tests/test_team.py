@@ -25,7 +25,7 @@ def _context(coded, offsets, values, shares, rows, root_counts=None):
     sums, counts = np.full((3, bins, 2), np.nan), np.full((3, bins), -1, dtype=np.int32)
     crew = tree_team.crew_of(shares, quad_scratch(bins), 8, 2, bins, offsets.size - 1,
                              np.empty(0, dtype=np.int32) if root_counts is None else root_counts)
-    state = tree_kernels.tree_state(rows, 8, 3, 2, values)
+    state = tree_kernels.tree_state(rows.copy(), 8, 3, 2, values)
     stored = coded.splitting()
     return tree_kernels.team_context(layout, coded.mode_bins, offsets, values, stored, state, sums, counts, crew,
                                      np.full(8, -1), np.zeros(coded.n_samples, dtype=np.int64), values)

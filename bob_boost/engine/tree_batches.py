@@ -36,9 +36,22 @@ def leaf_outputs(tree_values, sample_node, column, leaf_width, outputs, rows):
     """The leaf values of the training samples ``rows`` (those the tree grew on) into columns
     ``column:column + leaf_width`` of ``outputs``."""
     for i in rows:
-        leaf = tree_values[sample_node[i]]
-        for k in range(leaf_width):
-            outputs[i, column + k] = leaf[k]
+        _leaf_output(tree_values, sample_node, column, leaf_width, outputs, i)
+
+
+@numba.njit(**_JIT)
+def leaf_outputs_between(tree_values, sample_node, column, leaf_width, outputs, start, stop):
+    """:func:`leaf_outputs` of the samples ``start .. stop - 1`` (a tree grown on every sample)."""
+    for i in range(start, stop):
+        _leaf_output(tree_values, sample_node, column, leaf_width, outputs, i)
+
+
+@numba.njit(**dict(_JIT, inline="always"))
+def _leaf_output(tree_values, sample_node, column, leaf_width, outputs, i):
+    # inlined, and indexed rather than through a view of the leaf's row: a million rows took 1.9 ms, 5.5 as a call
+    node = sample_node[i]
+    for k in range(leaf_width):
+        outputs[i, column + k] = tree_values[node, k]
 
 
 @numba.njit(**_JIT)
@@ -140,7 +153,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
                                node_right[t], node_categories[t], leaf_values[t], node_records[t], sample_node,
                                shared_root,
                                root_total, 0,
-                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], width, values), crew)
+                               tree_state(rows.copy(), node_feature.shape[1], slot_sums.shape[0], width, values), crew)
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
 
 
@@ -193,5 +206,5 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                node_categories[t], leaf_values[t], node_records[t], sample_node, shared_root,
                                root_totals[w * j:w * (j + 1)].copy(), 0,
-                               tree_state(rows, node_feature.shape[1], slot_sums.shape[0], w, packed), crew)
+                               tree_state(rows.copy(), node_feature.shape[1], slot_sums.shape[0], w, packed), crew)
         leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)

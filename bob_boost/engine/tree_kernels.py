@@ -381,11 +381,12 @@ def team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, s
 
 
 @numba.njit(**_JIT)
-def tree_state(rows, capacity, slots, width, dtype_like):
+def tree_state(order, capacity, slots, width, dtype_like):
     """Fresh working arrays and counters of :func:`grow_tree` for a tree of at most ``capacity`` nodes, ``slots``
-    histogram slots and ``width`` histogram columns of ``dtype_like``'s type; the row order (``state[0]``)
-    starts as ``rows`` (ascending: every row, or a round's sample of them), the root's rows."""
-    return (rows.copy(), np.empty(rows.size, dtype=np.int64),
+    histogram slots and ``width`` histogram columns of ``dtype_like``'s type; the row order (``state[0]``) is
+    ``order`` itself (ascending: every row, or a round's sample of them, the root's rows), which the growing
+    rearranges."""
+    return (order, np.empty(order.size, dtype=np.int64),
             np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
             np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),

@@ -439,7 +439,8 @@ class TreeTrainer:
                         for _ in range(batches)]
             if trees == 1:
                 sample_node = grow_alone(coded, common, limits, slots_of[0], nodes_out,
-                                         np.hstack([gradient, hessian]) if joint is None else joint)
+                                         np.hstack([gradient, hessian]) if joint is None else joint,
+                                         own_rows=rows is None)
                 if reached is not None and (rows is None or rows.size == samples):
                     reached.append(sample_node[:, np.newaxis])
             else:

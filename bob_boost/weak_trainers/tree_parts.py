@@ -72,14 +72,15 @@ class Parts:
 
 
 def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tuple, values: np.ndarray,
-               quantised_as: tuple | None = None) -> np.ndarray:
+               quantised_as: tuple | None = None, own_rows: bool = False) -> np.ndarray:
     """Grow a round's lone tree on (#samples, 2K) ``values`` with the coded features' threads: with one output's
     float gradients, the compiled grower leads a team of them; otherwise it leaves the histograms of large
     nodes (:data:`PART_ROWS`), the root's first when it is one, to be built here in parts.
     Returns the (#samples,) leaf node of every row the tree grew on (0 for the others).
 
     Packed quantised ``values`` come with ``quantised_as``: the real gradients and hessians of the
-    leaves, the packing's field bits and the scales.
+    leaves, the packing's field bits and the scales. ``own_rows``: the rows of ``common`` are this call's to
+    rearrange (every row, made for it), not copied.
     """
     sums, counts = slots
     (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records, n_nodes,
@@ -90,7 +91,8 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
         real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
     else:
         (real, packing, scales), scan = quantised_as, (sums.shape[1], sums.shape[1])
-    state = tree_kernels.tree_state(rows, node_feature.shape[1], sums.shape[0], width, values)
+    state = tree_kernels.tree_state(rows if own_rows else rows.copy(), node_feature.shape[1], sums.shape[0], width,
+                                    values)
     order, slot, totals = state[0], state[5], state[6]
     root_total = np.zeros(width, dtype=values.dtype)
     # one output's float trees: the grower builds every histogram, sharing the large ones out to a team of the
@@ -126,8 +128,12 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
     n_nodes[0] = grown
     # every row's output written in place: any split of the rows gives the same outputs
-    runs = [rows[rows.size * k // coded.n_threads:rows.size * (k + 1) // coded.n_threads]
-            for k in range(coded.n_threads)]
-    run_blocks(tree_batches.leaf_outputs, [(leaf_values[0], sample_node, 0, real.shape[1] // 2, outputs, run)
-                                           for run in runs], coded.n_threads, work=float(rows.size) * real.shape[1])
+    bounds = [rows.size * k // coded.n_threads for k in range(coded.n_threads + 1)]
+    leaf_width, work = real.shape[1] // 2, float(rows.size) * real.shape[1]
+    if rows.size == samples:  # every row (rearranged by the growing when they were this call's)
+        run_blocks(tree_batches.leaf_outputs_between, [(leaf_values[0], sample_node, 0, leaf_width, outputs, a, b)
+                                                       for a, b in zip(bounds, bounds[1:])], coded.n_threads, work)
+    else:
+        run_blocks(tree_batches.leaf_outputs, [(leaf_values[0], sample_node, 0, leaf_width, outputs, rows[a:b])
+                                               for a, b in zip(bounds, bounds[1:])], coded.n_threads, work)
     return sample_node
