@@ -26,7 +26,7 @@ import numpy as np
 from . import tree_policy
 from .categorical import CATEGORY_WORDS, partition_by_set, workspace
 from .listed import node_codes
-from .prefetch import DISTANCE, prefetch
+from .prefetch import DISTANCE, PARTITION_SPREAD, prefetch
 from .quantised import decode
 from .split_scan import best_split, chosen_split, interaction_columns, node_columns
 from .tree_histograms import build_histogram, build_paired_histogram
@@ -34,6 +34,7 @@ from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, root_counted, share
                         shared_partition, shared_scan, shares_histogram)
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
+_INLINE = dict(_JIT, inline="always")
 
 
 @numba.njit(**_JIT)
@@ -46,26 +47,47 @@ def _partition(order, buffer, start, stop, feature_codes, local_bin, missing_cod
     counters move by its side (where rows go is data, which a branch would
     mispredict about every other row).
     """
+    # one loop for each case, none testing a flag for every row: a million rows took 1.4 ns a row without
+    # missing values, against 1.9 in one loop testing both flags
+    ahead = (stop - start) * PARTITION_SPREAD < feature_codes.size
+    if missing_code >= 0 and ahead:
+        middle, moved = _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left,
+                               True, True)
+    elif missing_code >= 0:
+        middle, moved = _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left,
+                               True, False)
+    elif ahead:
+        middle, moved = _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left,
+                               False, True)
+    else:
+        middle, moved = _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left,
+                               False, False)
+    for q in range(moved):
+        order[middle + q] = buffer[q]
+    return middle
+
+
+@numba.njit(**_INLINE)
+def _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, nan_left, with_missing, ahead):
+    """:func:`_partition`'s pass over the rows: the left ones in place, the right ones into ``buffer``; returns
+    ``(boundary, rows right)``. ``with_missing`` and ``ahead`` (prefetch the codes) are constants of each copy."""
     middle = start
     moved = 0
-    has_missing = missing_code >= 0
     nan_right = not nan_left
     for p in range(start, stop):
-        if p + DISTANCE < stop:
+        if ahead and p + DISTANCE < stop:
             prefetch(feature_codes, order[p + DISTANCE])
         i = order[p]
         code = feature_codes[i]
         goes_right = code > local_bin
-        if has_missing:  # the same every row: the compiler keeps a loop without it
+        if with_missing:
             goes_right = nan_right if code == missing_code else goes_right
         buffer[moved] = i
         order[middle] = i  # middle <= p: that entry has been read
         step = np.intp(goes_right)
         moved += step
         middle += 1 - step
-    for q in range(moved):
-        order[middle + q] = buffer[q]
-    return middle
+    return middle, moved
 
 
 @numba.njit(**_JIT)

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import team
 from .bin_quads import add_pairs_share, add_share, quads_of, uses_quads
-from .prefetch import DISTANCE, prefetch
+from .prefetch import DISTANCE, PARTITION_SPREAD, prefetch
 from .split_scan import scan_single
 from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_frequent_bins, node_total
 
@@ -141,16 +141,31 @@ def _split_share(context, share, start, stop, f, local_bin, missing_code, nan_le
     column = codes[code_rows[f]] if code_rows[f] >= 0 else stored[5]
     shares, rows = crew[1], stop - start
     first, last = start + rows * share // shares, start + rows * (share + 1) // shares
+    # one loop for each case, as the one-thread partition's
+    ahead = rows * PARTITION_SPREAD < column.size
+    if missing_code >= 0 and ahead:
+        left = _split_sweep(order, buffer, first, last, column, local_bin, missing_code, nan_left, True, True)
+    elif missing_code >= 0:
+        left = _split_sweep(order, buffer, first, last, column, local_bin, missing_code, nan_left, True, False)
+    elif ahead:
+        left = _split_sweep(order, buffer, first, last, column, local_bin, missing_code, nan_left, False, True)
+    else:
+        left = _split_sweep(order, buffer, first, last, column, local_bin, missing_code, nan_left, False, False)
+    crew[2][share] = left - first
+
+
+@numba.njit(**dict(_JIT, inline="always"))
+def _split_sweep(order, buffer, first, last, column, local_bin, missing_code, nan_left, with_missing, ahead):
+    """:func:`_split_share`'s pass over the rows ``order[first:last]``; returns the end of the left rows."""
     left, right = first, last - 1
-    has_missing = missing_code >= 0
     nan_right = not nan_left
     for p in range(first, last):
-        if p + DISTANCE < last:
+        if ahead and p + DISTANCE < last:
             prefetch(column, order[p + DISTANCE])
         i = order[p]
         code = column[i]
         goes_right = code > local_bin
-        if has_missing:
+        if with_missing:
             goes_right = nan_right if code == missing_code else goes_right
         # branch-free, as the one-thread partition: both ends get the row and only one end moves (the two
         # places differ until the last row, and neither holds a row kept before)
@@ -159,7 +174,7 @@ def _split_share(context, share, start, stop, f, local_bin, missing_code, nan_le
         step = np.intp(goes_right)
         left += 1 - step
         right -= step
-    crew[2][share] = left - first
+    return left
 
 
 @numba.njit(**_JIT)
