@@ -187,22 +187,21 @@ def add_pairs_share(layout, offsets, values, order, start, stop, first_dense, la
 @numba.njit(**_JIT)
 def _pair_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total):
     summing = total.size > 0
+    # a slice's indices are known to be positive: no wraparound test on every add (the root of 300,000 x 28
+    # codes took 5.3 ms in pairs this way, 6.2 indexed from first_dense)
+    bases = dense_bases[first_dense:last_dense]
     node_gradient = 0.0
     node_hessian = 0.0
-    for p in range(start, stop):
-        if p + DISTANCE < stop:
-            ahead = order[p + DISTANCE]
-            prefetch(values, ahead * 2)
-            prefetch(dense_rows, ahead * dense_rows.shape[1])
+    for p in range(start, stop):  # the root's rows, in order: nothing to ask for ahead
         i = order[p]
-        row = dense_rows[i]
+        row = dense_rows[i, first_dense:last_dense]
         gradient = np.float64(values[i, 0])
         hessian = np.float64(values[i, 1])
         if summing:
             node_gradient += gradient
             node_hessian += hessian
-        for j in range(first_dense, last_dense):
-            _add_pair(flat, 2 * (dense_bases[j] + np.intp(row[j])), gradient, hessian)
+        for j in range(bases.size):
+            _add_pair(flat, 2 * (bases[j] + np.intp(row[j])), gradient, hessian)
     if summing:
         total[0] = node_gradient
         total[1] = node_hessian
@@ -211,6 +210,9 @@ def _pair_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
 @numba.njit(**_JIT)
 def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total):
     summing = total.size > 0
+    # a slice's indices are known to be positive: no wraparound test on every add (the root of 300,000 x 28
+    # codes took 5.3 ms in pairs this way, 6.2 indexed from first_dense)
+    bases = dense_bases[first_dense:last_dense]
     node_gradient = 0.0
     node_hessian = 0.0
     for p in range(start, stop):
@@ -219,14 +221,14 @@ def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
             prefetch(values, ahead * 2)
             prefetch(dense_rows, ahead * dense_rows.shape[1])
         i = order[p]
-        row = dense_rows[i]
+        row = dense_rows[i, first_dense:last_dense]
         gradient = np.float64(values[i, 0])
         hessian = np.float64(values[i, 1])
         if summing:
             node_gradient += gradient
             node_hessian += hessian
-        for j in range(first_dense, last_dense):
-            _add_row(flat, 4 * (dense_bases[j] + np.intp(row[j])), gradient, hessian)
+        for j in range(bases.size):
+            _add_row(flat, 4 * (bases[j] + np.intp(row[j])), gradient, hessian)
     if summing:
         total[0] = node_gradient
         total[1] = node_hessian
@@ -235,6 +237,7 @@ def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
 @numba.njit(**_JIT)
 def _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, counts, total):
     summing = total.size > 0
+    bases = dense_bases[first_dense:last_dense]  # as in _quad_rows
     node_gradient = 0.0
     node_hessian = 0.0
     for p in range(start, stop):
@@ -243,14 +246,14 @@ def _rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, 
             prefetch(values, ahead * 2)
             prefetch(dense_rows, ahead * dense_rows.shape[1])
         i = order[p]
-        row = dense_rows[i]
+        row = dense_rows[i, first_dense:last_dense]
         gradient = values[i, 0]
         hessian = values[i, 1]
         if summing:
             node_gradient += gradient
             node_hessian += hessian
-        for j in range(first_dense, last_dense):
-            b = dense_bases[j] + np.intp(row[j])
+        for j in range(bases.size):
+            b = bases[j] + np.intp(row[j])
             flat[2 * b] += gradient
             flat[2 * b + 1] += hessian
             counts[b] += 1
