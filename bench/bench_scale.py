@@ -161,7 +161,7 @@ def main() -> int:
     folder = Path(arguments.data_dir or tempfile.mkdtemp(prefix="bench_scale_"))
     folder.mkdir(parents=True, exist_ok=True)
     cases = []
-    for n in (int(size) for size in arguments.sizes.split(",")):
+    for n in (int(size) for size in arguments.sizes.split(",") if size):  # --sizes "": MNIST alone
         paths = _generate(n, folder)
         cases += [(f"{n:,}", str(paths[0]), str(paths[1]), int(leaves)) for leaves in arguments.leaves.split(",")]
     if arguments.mnist:

@@ -298,7 +298,8 @@ def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
     from bob_boost.engine import bin_quads, tree_histograms
     rng = np.random.default_rng(3)
     n = tree_histograms.FEATURE_MAJOR_ROWS + 1500
-    dense = rng.normal(size=(n, 70))  # 256 bins each: 70 x 256 bins of (width x 8 + 4) bytes, over the limit
+    # 256 bins each, of (width x 8 + 4) bytes: over the limit (half the level-2 cache) at two columns
+    dense = rng.normal(size=(n, tree_histograms.FEATURE_MAJOR_BYTES // (256 * 20) + 10))
     sparse = np.where(rng.random((n, 20)) < 0.85, 0.0, rng.integers(1, 9, size=(n, 20)))
     binned = TreeTrainer(n_threads=1).prepare(np.hstack([dense, sparse]))
     coded, offsets = binned.coded, binned.offsets

@@ -64,10 +64,11 @@ def test_packed_sums_decode_to_the_sums_of_their_fields():
 def test_packed_node_histograms_count_every_row_once():
     rng = np.random.default_rng(2)
     n = tree_histograms.FEATURE_MAJOR_ROWS + 900  # large enough for the feature-by-feature pass
-    x = np.hstack([rng.normal(size=(n, 90)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
+    dense = tree_histograms.FEATURE_MAJOR_BYTES // (256 * 12) + 10  # 256 bins of 12 bytes each: over the limit
+    x = np.hstack([rng.normal(size=(n, dense)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
     binned = TreeTrainer(n_threads=1).prepare(x)
     coded, offsets = binned.coded, binned.offsets
-    # 90 dense features of 256 packed bins (12 bytes with the unused count) exceed the row-by-row size
+    # the dense features' 256 packed bins (12 bytes with the unused count) exceed the row-by-row size
     assert coded.row_layout(offsets)[5].size * coded.number_of_bins * 12 > tree_histograms.FEATURE_MAJOR_BYTES
     gradient, hessian = rng.normal(size=(n, 1)), rng.random((n, 1))
     packed, scales, bits = _packed(gradient, hessian, 4)
@@ -81,7 +82,7 @@ def test_packed_node_histograms_count_every_row_once():
                                         packed, order, 0, order.size, total, order.size, sums,
                                         np.empty(0, dtype=np.int32), np.empty(0))
         decoded, counts = _decoded(sums, scales, bits)
-        for f in (0, 89, 91):  # dense, dense, sparse (its frequent bin recovered from the total)
+        for f in (0, dense - 1, dense + 1):  # dense, dense, sparse (its frequent bin recovered from the total)
             part = slice(offsets[f], offsets[f + 1])
             codes = coded.codes[f, order]
             assert counts[part].tolist() == np.bincount(codes, minlength=offsets[f + 1] - offsets[f]).tolist()
