@@ -580,3 +580,54 @@ def test_a_grown_round_is_the_machine_the_checked_constructor_makes(options):
     proposal = trainer.propose(trainer.prepare(X), RoundState(features=X, scores=scores, gradient=gradient,
                                                               hessian=hessian))
     np.testing.assert_array_equal(proposal.machine.forward(X), proposal.outputs)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_split_gains_are_the_newton_gains_of_the_running_sums(missing):
+    """Every split's gain is ``G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)`` of the running sums over the bins in
+    order, bit for bit as numpy computes it; splits after an empty bin, with a child under ``min_samples`` rows
+    or under ``min_hessian``, are not scored (-1 or left alone)."""
+    from bob_boost.engine.split_scan import scan_single
+    rng = np.random.default_rng(11)
+    bins, features = 40, 3
+    offsets = np.arange(features + 1) * bins
+    counts = rng.integers(0, 6, size=features * bins).astype(np.int32)
+    counts[[5, 6, 7, 50]] = 0
+    sums = np.column_stack([np.round(rng.normal(size=counts.size), 1) * counts, 0.25 * counts + 0.01 * counts ** 2])
+    sums[counts == 0] = 0.0
+    if missing:  # feature 1 holds NaN rows in its last bin
+        counts[2 * bins - 1], sums[2 * bins - 1] = 4, (0.7, 1.1)
+    count = int(counts[:bins].sum())
+    total = sums[:bins].sum(axis=0)
+    for f in range(1, features):  # every feature sums to the same node
+        part = slice(offsets[f], offsets[f + 1])
+        counts[part][0] += count - counts[part].sum()
+        sums[part][0] += total - sums[part].sum(axis=0)
+    regularization, min_samples = 0.5, 3
+    gains, top = np.full(2 * counts.size, np.nan), np.zeros(features)
+    best = scan_single(sums, counts, np.full(features, -1), offsets, total, count, regularization, min_samples, 0.05,
+                       missing, gains, np.ones(features, dtype=np.bool_), np.zeros(0, dtype=np.int64), -np.inf,
+                       np.inf, top, 0, features)
+    parent = 0.0 + total[0] * total[0] / (total[1] + regularization)
+    for f in range(features):
+        last = offsets[f + 1] - (2 if missing else 1)
+        scored = [g for g in range(offsets[f], last) if counts[g] > 0 or g == offsets[f]]
+        kept = np.zeros(counts.size, dtype=bool)
+        kept[scored] = True
+        has_nan = missing and counts[offsets[f + 1] - 1] > 0
+        left_sums = np.cumsum(np.where(kept[:, None], sums, 0.0)[offsets[f]:last], axis=0)[np.array(scored) - offsets[f]]
+        left_counts = np.cumsum(counts[offsets[f]:last])[np.array(scored) - offsets[f]]
+        for side in ([0, 1] if has_nan else [0]):
+            moved = counts[offsets[f + 1] - 1] if side == 0 and has_nan else 0
+            left = left_sums + (sums[offsets[f + 1] - 1] if moved else 0.0)
+            right = total - left
+            children = (0.0 + left[:, 0] * left[:, 0] / (left[:, 1] + regularization)) + \
+                (0.0 + right[:, 0] * right[:, 0] / (right[:, 1] + regularization))
+            ok = ((left_counts + moved >= min_samples) & (count - left_counts - moved >= min_samples)
+                  & (left[:, 1] >= 0.05) & (right[:, 1] >= 0.05) & (children - parent > 1e-10 * children))
+            expected = np.where(ok, children - parent, -1.0)
+            got = gains[2 * np.array(scored) + (side if has_nan else 0)]
+            assert np.array_equal(got.view(np.uint64), expected.view(np.uint64))
+        assert np.isnan(gains[2 * np.flatnonzero(~kept[offsets[f]:last]) + 2 * offsets[f]]).all()
+        assert top[f] == max(-1.0, max(gains[2 * g + s] for g in scored for s in ((0, 1) if has_nan else (0,))))
+    assert best == max(0.0, top.max())
