@@ -186,29 +186,19 @@ def add_pairs_share(layout, offsets, values, order, start, stop, first_dense, la
 
 @numba.njit(**_JIT)
 def _pair_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total):
-    summing = total.size > 0
-    # a slice's indices are known to be positive: no wraparound test on every add (the root of 300,000 x 28
-    # codes took 5.3 ms in pairs this way, 6.2 indexed from first_dense)
-    bases = dense_bases[first_dense:last_dense]
-    node_gradient = 0.0
-    node_hessian = 0.0
-    for p in range(start, stop):  # the root's rows, in order: nothing to ask for ahead
-        i = order[p]
-        row = dense_rows[i, first_dense:last_dense]
-        gradient = np.float64(values[i, 0])
-        hessian = np.float64(values[i, 1])
-        if summing:
-            node_gradient += gradient
-            node_hessian += hessian
-        for j in range(bases.size):
-            _add_pair(flat, 2 * (bases[j] + np.intp(row[j])), gradient, hessian)
-    if summing:
-        total[0] = node_gradient
-        total[1] = node_hessian
+    _vector_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total, True)
 
 
 @numba.njit(**_JIT)
 def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total):
+    _vector_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total, False)
+
+
+@numba.njit(**dict(_JIT, inline="always"))
+def _vector_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, flat, total, pairs):
+    """The dense features ``first_dense .. last_dense - 1`` of the rows ``order[start:stop]`` added as vectors to
+    ``flat``: quads, or with ``pairs`` (a constant of each copy) gradient and hessian pairs of a root's rows,
+    in order, for which nothing is asked for ahead; the rows' sums into ``total`` unless it is empty."""
     summing = total.size > 0
     # a slice's indices are known to be positive: no wraparound test on every add (the root of 300,000 x 28
     # codes took 5.3 ms in pairs this way, 6.2 indexed from first_dense)
@@ -216,7 +206,7 @@ def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
     node_gradient = 0.0
     node_hessian = 0.0
     for p in range(start, stop):
-        if p + DISTANCE < stop:  # scattered rows: ask for a later row's values and codes now
+        if not pairs and p + DISTANCE < stop:  # scattered rows: ask for a later row's values and codes now
             ahead = order[p + DISTANCE]
             prefetch(values, ahead * 2)
             prefetch(dense_rows, ahead * dense_rows.shape[1])
@@ -228,7 +218,10 @@ def _quad_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_de
             node_gradient += gradient
             node_hessian += hessian
         for j in range(bases.size):
-            _add_row(flat, 4 * (bases[j] + np.intp(row[j])), gradient, hessian)
+            if pairs:
+                _add_pair(flat, 2 * (bases[j] + np.intp(row[j])), gradient, hessian)
+            else:
+                _add_row(flat, 4 * (bases[j] + np.intp(row[j])), gradient, hessian)
     if summing:
         total[0] = node_gradient
         total[1] = node_hessian
