@@ -615,8 +615,9 @@ def test_split_gains_are_the_newton_gains_of_the_running_sums(missing):
         kept = np.zeros(counts.size, dtype=bool)
         kept[scored] = True
         has_nan = missing and counts[offsets[f + 1] - 1] > 0
-        left_sums = np.cumsum(np.where(kept[:, None], sums, 0.0)[offsets[f]:last], axis=0)[np.array(scored) - offsets[f]]
-        left_counts = np.cumsum(counts[offsets[f]:last])[np.array(scored) - offsets[f]]
+        at = np.array(scored) - offsets[f]
+        left_sums = np.cumsum(np.where(kept[:, None], sums, 0.0)[offsets[f]:last], axis=0)[at]
+        left_counts = np.cumsum(counts[offsets[f]:last])[at]
         for side in ([0, 1] if has_nan else [0]):
             moved = counts[offsets[f + 1] - 1] if side == 0 and has_nan else 0
             left = left_sums + (sums[offsets[f + 1] - 1] if moved else 0.0)
