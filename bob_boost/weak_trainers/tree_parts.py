@@ -8,7 +8,7 @@ import numpy as np
 from ..engine import team, tree_batches, tree_kernels, tree_team
 from ..engine.bin_quads import quad_scratch
 from ..engine.codes import MAX_PARTIAL_ENTRIES
-from ..engine.threads import run_blocks
+from ..engine.threads import MIN_PARALLEL_WORK, run_blocks
 
 #: A lone tree's histograms of nodes of at least twice this many rows (the root's too) are built in
 #: parts on the trainer's threads (packed quantised gradients or several outputs; one output's float trees
@@ -100,8 +100,9 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     # fewer rows is one part, which the compiled grower builds as this would (the same sums).
     one_output = quantised_as is None and width == 2
     shares = coded.n_threads if one_output and rows.size >= 2 * PART_ROWS else 1
-    # a root of every row of every feature copies its bins' counts, known from the binning
-    every_row = rows.size == samples and layout is coded.row_layout(offsets)
+    # a large root of every row of every feature copies its bins' counts, known from the binning (a small one
+    # would spend more on finding them than they save)
+    every_row = rows.size == samples >= 2 * PART_ROWS and layout is coded.row_layout(offsets)
     root_counts = coded.bin_counts(offsets) if one_output and every_row else np.empty(0, dtype=counts.dtype)
     crew = tree_team.crew_of(shares, quad_scratch(offsets[-1]) if one_output and layout[1].size > 0 else np.empty(0),
                              node_feature.shape[1], real.shape[1], offsets[-1], offsets.size - 1,
@@ -128,8 +129,9 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
     n_nodes[0] = grown
     # every row's output written in place: any split of the rows gives the same outputs
-    bounds = [rows.size * k // coded.n_threads for k in range(coded.n_threads + 1)]
     leaf_width, work = real.shape[1] // 2, float(rows.size) * real.shape[1]
+    blocks = coded.n_threads if work >= MIN_PARALLEL_WORK else 1
+    bounds = [rows.size * k // blocks for k in range(blocks + 1)]
     if rows.size == samples:  # every row (rearranged by the growing when they were this call's)
         run_blocks(tree_batches.leaf_outputs_between, [(leaf_values[0], sample_node, 0, leaf_width, outputs, a, b)
                                                        for a, b in zip(bounds, bounds[1:])], coded.n_threads, work)
