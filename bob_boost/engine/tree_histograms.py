@@ -120,6 +120,13 @@ FEATURE_MAJOR_ROWS = 4096
 FEATURE_MAJOR_BYTES = _level2_bytes() // 2
 
 
+@numba.njit(**_JIT)
+def feature_major(rows, dense, n_bins, width):
+    """Whether a node of ``rows`` rows adds its ``dense`` features (of at most ``n_bins`` bins, ``width`` sums a
+    bin) one at a time (:data:`FEATURE_MAJOR_BYTES`)."""
+    return rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES
+
+
 #: Dense features added together by :func:`_accumulate_by_feature`: each row updates this many
 #: features' histograms in turn, so that no update waits on the one before it (rows in one bin of
 #: one feature follow each other often), while the group's part of the histogram stays in cache.
@@ -214,8 +221,7 @@ def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, st
     """
     dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
     bins = sums.shape[0]
-    if stop - start >= FEATURE_MAJOR_ROWS and dense_features.size * n_bins * (8 * values.shape[1] + 4) > \
-            FEATURE_MAJOR_BYTES:
+    if feature_major(stop - start, dense_features.size, n_bins, values.shape[1]):
         sums[:, :] = 0
         counts[:] = 0
         node_total(values, order, start, stop, total)

@@ -32,7 +32,7 @@ from . import team
 from .bin_quads import add_pairs_share, add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, PARTITION_SPREAD, prefetch
 from .split_scan import scan_single
-from .tree_histograms import FEATURE_MAJOR_BYTES, FEATURE_MAJOR_ROWS, _recover_frequent_bins, node_total
+from .tree_histograms import _recover_frequent_bins, feature_major, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -70,9 +70,8 @@ def shares_histogram(context, rows, width, counted, n_bins):
     work and dense features enough, and not the feature-major pass of wide dense data)."""
     layout, crew = context[_LAYOUT], context[_CREW]
     dense = layout[1].size
-    feature_major = rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES
     return (crew[1] > 1 and width == 2 and counted and rows * dense >= SHARED_HISTOGRAM_WORK
-            and dense >= SHARED_FEATURES * crew[1] and not feature_major)
+            and dense >= SHARED_FEATURES * crew[1] and not feature_major(rows, dense, n_bins, width))
 
 
 @numba.njit(**_JIT)
@@ -111,8 +110,8 @@ def root_counted(context, rows, width, n_bins):
     (:func:`~bob_boost.engine.bin_quads.add_pairs_share`)."""
     layout, crew = context[_LAYOUT], context[_CREW]
     dense = layout[1].size
-    feature_major = rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES
-    return crew[9].size > 0 and width == 2 and rows == context[_SAMPLE_NODE].size and not feature_major
+    return (crew[9].size > 0 and width == 2 and rows == context[_SAMPLE_NODE].size
+            and not feature_major(rows, dense, n_bins, width))
 
 
 @numba.njit(**_JIT)
