@@ -141,23 +141,65 @@ def test_a_shared_split_scan_is_the_one_thread_scan(shares, sampled):
 
 
 @numba.njit(nogil=True)
-def _failing_serve(context, share):
-    seen = 0
-    seen, kind = team.next_job(context, seen)
-    raise ValueError("a helper failed")
+def _failing_serve(control, helper):
+    seen, kind = team.next_job(control, 0)
+    if team.claim(control, seen, 2) >= 0:
+        raise ValueError("a helper failed")
 
 
 @numba.njit(nogil=True)
 def _lead(control):
+    # a leader that leaves both shares to its helper: it waits for a share the helper never reports done
     team.start_job(control, 0)
-    team.finish_job(control, 1)
+    team.finish_job(control, 2)
 
 
 def test_a_helpers_failure_is_raised_and_does_not_hang_its_leader():
     control = team.control_array()
     with pytest.raises(ValueError, match="a helper failed"):
-        with team.helpers(lambda context, share: _failing_serve(control, share), control, 2, control):
+        with team.helpers(lambda context, helper: _failing_serve(control, helper), control, 2, control):
             _lead(control)
+
+
+@numba.njit(nogil=True)
+def _claims(control, generation, shares, out):
+    count = 0
+    while True:
+        share = team.claim(control, generation, shares)
+        if share < 0:
+            return count
+        out[count] = share
+        count += 1
+
+
+def test_every_share_of_a_job_is_claimed_once_and_a_later_job_refuses_earlier_claims():
+    control = team.control_array()
+    first = team.start_job(control, 0)
+    out = np.full(8, -1)
+    assert _claims(control, first, 5, out) == 5 and list(out[:5]) == [0, 1, 2, 3, 4]
+    second = team.start_job(control, 0)
+    # a late thread still holding the first job's generation claims nothing of the second
+    assert _claims(control, first, 5, out) == 0
+    assert team.claim(control, second, 3) == 0 and team.claim(control, second, 3) == 1
+
+
+def test_a_leader_does_every_share_when_its_helper_never_starts():
+    """The team's one pool thread is held up: the tree's jobs are all done by their leader, with the same
+    model."""
+    import threading
+    from bob_boost.engine.threads import thread_pool
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(20_000, 16))
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.3 * rng.normal(size=20_000) > 0, 1.0, -1.0)
+    alone = Boosting(TreeTrainer(n_threads=1), LogitLoss()).train(x, y, 3)(x)
+    release = threading.Event()
+    blocked = thread_pool(1, "team").submit(release.wait, 60)
+    try:
+        teamed = Boosting(TreeTrainer(n_threads=2), LogitLoss()).train(x, y, 3)(x)
+        assert not blocked.done()  # no helper ran during the training
+    finally:
+        release.set()
+    assert np.array_equal(teamed, alone)
 
 
 def test_lone_trees_are_the_same_on_any_number_of_threads():

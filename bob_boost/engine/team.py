@@ -4,16 +4,20 @@ The compiled kernels release the GIL, and :func:`~bob_boost.engine.threads.run_b
 Python threads; handing work to a pool thread and collecting it costs tens of microseconds, more than a
 gradient tree's node of a few thousand rows takes. A team instead keeps its helper threads inside a
 compiled loop (:func:`next_job`) for as long as one call (a tree's growth) lasts: the leader publishes a
-job in a small control array, does its own share, and waits for the helpers' shares, with acquire/release
-atomics and no system call on the way (about a microsecond on 2 cores).
+job of a number of shares in a small control array, and every thread of the team, the leader too, claims
+shares (:func:`claim`) and does them until none is left; the leader then waits for the shares claimed by
+others, with acquire/release atomics and no system call on the way (about a microsecond on 2 cores).
 
-A helper waiting for work spins briefly, then yields its core at each check (``sched_yield``), so a
-leader that is descheduled (more threads than cores) does not starve. Every share writes its own part
-of the output, so a job's result does not depend on which thread ran which share, nor on how many
-shares there were, where its jobs say so.
+A helper starts a tenth of a millisecond or more after the leader asks for it (a pool thread wakes up and
+takes the GIL): by claiming, the leader does the shares of the jobs that come first itself, and never waits
+for a helper that has not started, nor for one that waits for a pool thread (several calls leading teams
+at once). A waiting thread spins briefly, then yields its core at each check (``sched_yield``), so a thread
+that is descheduled (more threads than cores) does not starve. Every share writes its own part of the
+output, so a job's result depends neither on which thread did which share nor on how many threads there were.
 
-Control array (int64, :data:`CONTROL_SIZE`): the job's generation, kind and arguments, and the count of
-helpers done, on separate cache lines.
+Control array (int64, :data:`CONTROL_SIZE`): the job's generation, kind and arguments, the shares done and
+the claims (the generation in the high bits, the shares claimed in the low :data:`CLAIM_BITS`), each group on
+its own cache line.
 """
 from __future__ import annotations
 
@@ -32,9 +36,12 @@ from .threads import thread_pool
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-#: Control array fields: the job generation, the job kind and its arguments (up to 15), the helpers done.
-GENERATION, KIND, ARGUMENTS, DONE = 0, 8, 9, 24
-CONTROL_SIZE = 32
+#: Control array fields: the job generation, the job kind and its arguments (up to 15), the shares done, the
+#: claims.
+GENERATION, KIND, ARGUMENTS, DONE, CLAIMS = 0, 8, 9, 24, 32
+CONTROL_SIZE = 40
+#: Low bits of the claims field that count the shares claimed (a job has fewer shares than this).
+CLAIM_BITS = 16
 #: The job kind that ends the helpers' loop.
 STOP = -1
 #: Checks a waiting thread makes before it yields its core at each further one.
@@ -93,6 +100,22 @@ def fetch_add(typingctx, array, index, value):
 
 
 @intrinsic
+def compare_swap(typingctx, array, index, expected, value):
+    """Write ``value`` to ``array[index]`` (int64) if it holds ``expected``, atomically (acquire and release);
+    returns whether it did."""
+    if not _int64s(array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        expected = context.cast(builder, args[2], sig.args[2], types.int64)
+        value = context.cast(builder, args[3], sig.args[3], types.int64)
+        result = builder.cmpxchg(_element(context, builder, sig.args[0], args[0], args[1]), expected, value,
+                                 "acq_rel", "acquire")
+        return builder.extract_value(result, 1)
+    return types.boolean(array, index, expected, value), codegen
+
+
+@intrinsic
 def _yield_core(typingctx):
     """Let another thread run on this core (POSIX ``sched_yield``; elsewhere nothing: the wait spins on)."""
     def codegen(context, builder, sig, args):
@@ -139,30 +162,49 @@ def _wait_while(control, field, value):
 
 @numba.njit(**_JIT)
 def start_job(control, kind):
-    """Publish a job of ``kind`` (its arguments already in ``control[ARGUMENTS:]``) to the helpers."""
+    """Publish a job of ``kind`` (its arguments already in ``control[ARGUMENTS:]``), none of its shares claimed;
+    returns its generation."""
+    generation = control[GENERATION] + 1
     control[DONE] = 0
     control[KIND] = kind
-    store_release(control, GENERATION, control[GENERATION] + 1)
+    store_release(control, CLAIMS, generation << CLAIM_BITS)
+    store_release(control, GENERATION, generation)
+    return generation
 
 
 @numba.njit(**_JIT)
-def finish_job(control, helpers):
-    """The leader's wait for the ``helpers`` to finish their shares of the job."""
+def claim(control, generation, shares):
+    """Claim the next unclaimed share of the job of ``generation`` (of ``shares`` shares): its number, or -1 when
+    every share is claimed or that job is over. A share claimed is the caller's to do and report
+    (:func:`share_done`); the job's kind and arguments stay until it is."""
+    while True:
+        word = load_acquire(control, CLAIMS)
+        share = word & ((1 << CLAIM_BITS) - 1)
+        if word >> CLAIM_BITS != generation or share >= shares:
+            return -1
+        if compare_swap(control, CLAIMS, word, word + 1):
+            return share
+
+
+@numba.njit(**_JIT)
+def finish_job(control, shares):
+    """The leader's wait for the job's ``shares`` shares to be done (those it did itself reported too)."""
     checks = 0
-    while load_acquire(control, DONE) < helpers:
+    while load_acquire(control, DONE) < shares:
         checks = _wait_a_little(checks)
 
 
 @numba.njit(**_JIT)
 def next_job(control, seen):
-    """A helper's wait for the job after generation ``seen``; returns ``(generation, kind)``."""
+    """A helper's wait for a job after generation ``seen``; returns ``(generation, kind)`` as they were read (the
+    kind may be a later job's: a job's kind is certain once one of its shares is claimed)."""
     generation = _wait_while(control, GENERATION, seen)
     return generation, control[KIND]
 
 
 @numba.njit(**_JIT)
 def share_done(control):
-    """A helper's report that its share of the job is done."""
+    """Report a claimed share done."""
     fetch_add(control, DONE, 1)
 
 
@@ -172,9 +214,9 @@ def stop_helpers(control):
     start_job(control, STOP)
 
 
-def _help(serve: Callable, context: tuple, share: int, control: np.ndarray) -> None:
+def _help(serve: Callable, context: tuple, helper: int, control: np.ndarray) -> None:
     try:
-        serve(context, share)
+        serve(context, helper)
     except BaseException:
         control[DONE] = 1 << 40  # let the leader go on: its call's results are discarded when this is raised
         raise
@@ -182,11 +224,11 @@ def _help(serve: Callable, context: tuple, share: int, control: np.ndarray) -> N
 
 @contextmanager
 def helpers(serve: Callable, context: tuple, shares: int, control: np.ndarray) -> Iterator[None]:
-    """Run ``serve(context, share)`` for the shares ``1 .. shares - 1`` on helper threads while the block runs
-    (the leader, share 0, is the caller), then stop them (``control``: the team's control array).
+    """Run ``serve(context, helper)`` for the helpers ``1 .. shares - 1`` on helper threads while the block runs
+    (the caller leads), then stop them (``control``: the team's control array).
 
-    Several calls may lead teams at once; a team whose helpers wait for a pool thread still runs, later.
-    An exception of a helper is raised here.
+    Several calls may lead teams at once; a helper that has not started when the block ends never runs. An
+    exception of a helper is raised here.
     """
     if shares <= 1:
         yield
@@ -195,10 +237,11 @@ def helpers(serve: Callable, context: tuple, shares: int, control: np.ndarray) -
     # the helpers' own threads: a helper stays for a whole call, and must never hold up the blocks of
     # run_blocks, which another call of the same process may be waiting for
     pool = thread_pool(shares - 1, "team")
-    futures = [pool.submit(_help, serve, context, share, control) for share in range(1, shares)]
+    futures = [pool.submit(_help, serve, context, helper, control) for helper in range(1, shares)]
     try:
         yield
     finally:
         stop_helpers(control)
         for future in futures:
-            future.result()
+            if not future.cancel():  # started: it returns once it reads the stop
+                future.result()

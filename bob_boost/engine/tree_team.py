@@ -1,8 +1,8 @@
 """A gradient tree's node histograms and row partitions, shared out to a team of threads (:mod:`.team`).
 
 The compiled grower (:func:`~bob_boost.engine.tree_kernels.grow_tree`) leads; the team's other threads wait
-in :func:`serve` for its jobs. Both kinds of job give the bits one thread gives, whatever the number of
-shares:
+in :func:`serve` for its jobs, and every thread claims their shares. Every kind of job gives the bits one
+thread gives, whatever the number of shares and whichever thread does which:
 
 - a node's histogram (one output's float gradients): each share adds every row of the node to the bins of
   its own run of dense features (the first share also the sparse features' entries and the node's sums),
@@ -121,14 +121,11 @@ def shared_histogram(context, start, stop, slot, node, counted):
     ``counted``: the node is the root of :func:`root_counted`, whose counts are the crew's."""
     mode_bins, offsets, totals, crew = context[_MODE_BINS], context[_OFFSETS], context[_TOTALS], context[_CREW]
     slot_sums, slot_counts = context[_SLOT_SUMS], context[_SLOT_COUNTS]
-    control = crew[0]
     in_quads = uses_quads(stop - start, context[_LAYOUT][1].size, slot_sums.shape[1], crew[3]) and not counted
-    _arguments(control, start, stop, slot, node, np.int64(in_quads), np.int64(counted))
-    team.start_job(control, _HISTOGRAM)
-    _histogram_share(context, 0, start, stop, slot, node, in_quads, counted)
+    _arguments(crew[0], start, stop, slot, node, np.int64(in_quads), np.int64(counted))
+    _lead(context, _HISTOGRAM)
     # the first share's own bins: the sparse features' frequent bins, from its node sums and counts
     _recover_frequent_bins(mode_bins, offsets, totals[node], stop - start, slot_sums[slot], slot_counts[slot])
-    team.finish_job(control, crew[1] - 1)
 
 
 @numba.njit(**_JIT)
@@ -202,14 +199,9 @@ def shared_partition(context, start, stop, f, local_bin, missing_code, nan_left)
     """:func:`~bob_boost.engine.tree_kernels._partition` of ``order[start:stop]`` by feature ``f``'s codes (its
     column set for those rows), shared out to the team; returns the boundary."""
     crew = context[_CREW]
-    control, helpers = crew[0], crew[1] - 1
-    _arguments(control, start, stop, f, local_bin, missing_code, np.int64(nan_left))
-    team.start_job(control, _SPLIT)
-    _split_share(context, 0, start, stop, f, local_bin, missing_code, nan_left)
-    team.finish_job(control, helpers)
-    team.start_job(control, _MOVE)
-    _move_share(context, 0, start, stop)
-    team.finish_job(control, helpers)
+    _arguments(crew[0], start, stop, f, local_bin, missing_code, np.int64(nan_left))
+    _lead(context, _SPLIT)
+    _lead(context, _MOVE)
     middle = start
     for s in range(crew[1]):
         middle += crew[2][s]
@@ -238,9 +230,7 @@ def shared_leaves(context, n_nodes):
     """:func:`leaves_share` of every share, shared out to the team."""
     crew = context[_CREW]
     _arguments(crew[0], n_nodes, 0, 0, 0, 0, 0)
-    team.start_job(crew[0], _LEAVES)
-    leaves_share(context, 0, crew[1], n_nodes)
-    team.finish_job(crew[0], crew[1] - 1)
+    _lead(context, _LEAVES)
 
 
 @numba.njit(**_JIT)
@@ -266,9 +256,7 @@ def shared_scan(context, slot, node, count, regularization, min_samples, min_hes
     values = crew[8]
     values[0], values[1] = regularization, min_hessian
     _arguments(crew[0], slot, node, count, min_samples, np.int64(missing), 0)
-    team.start_job(crew[0], _SCAN)
-    _scan_share(context, 0, slot, node, count, min_samples, missing)
-    team.finish_job(crew[0], crew[1] - 1)
+    _lead(context, _SCAN)
     # each share's largest is a largest of its features' from 0, as the one scan's: their largest is the one's
     top = 0.0
     for share in range(crew[1]):
@@ -277,14 +265,15 @@ def shared_scan(context, slot, node, count, regularization, min_samples, min_hes
 
 
 @numba.njit(**_JIT)
-def serve(context, share):
-    """A helper's loop: do share ``share`` of each job the leader publishes, until it stops the team."""
+def _do_shares(context, generation):
+    """Claim the shares of the job of ``generation`` and do them, until none is left (its arguments are in the
+    control array)."""
     control = context[_CREW][0]
-    seen = 0
     while True:
-        seen, kind = team.next_job(control, seen)
-        if kind == team.STOP:
+        share = team.claim(control, generation, context[_CREW][1])
+        if share < 0:
             return
+        kind = control[team.KIND]
         a = control[team.ARGUMENTS:team.ARGUMENTS + 6]
         if kind == _HISTOGRAM:
             _histogram_share(context, share, a[0], a[1], a[2], a[3], a[4] != 0, a[5] != 0)
@@ -297,3 +286,24 @@ def serve(context, share):
         else:
             leaves_share(context, share, context[_CREW][1], a[0])
         team.share_done(control)
+
+
+@numba.njit(**_JIT)
+def _lead(context, kind):
+    """Publish a job of ``kind`` (its arguments in the control array), do the shares no helper claims, and wait
+    for the others."""
+    crew = context[_CREW]
+    _do_shares(context, team.start_job(crew[0], kind))
+    team.finish_job(crew[0], crew[1])
+
+
+@numba.njit(**_JIT)
+def serve(context, helper):
+    """A helper's loop: claim and do shares of each job the leader publishes, until it stops the team."""
+    control = context[_CREW][0]
+    seen = 0
+    while True:
+        seen, kind = team.next_job(control, seen)
+        if kind == team.STOP:
+            return
+        _do_shares(context, seen)
