@@ -381,6 +381,22 @@ def test_grouped_quantiles_are_each_groups_weighted_quantile():
             assert np.array_equal(found[k], expected, equal_nan=True)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_quantiles_without_weights_select_what_unit_weights_choose(seed):
+    """Without weights each group's quantile is selected, not sorted for: the value unit weights choose, at every
+    quantile and group size (ties, single values and empty groups included)."""
+    from bob_boost.losses.robust import grouped_quantiles
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    groups = rng.integers(0, 11, n) if seed % 2 else rng.integers(0, 3, n) * 4  # some groups empty
+    values = np.round(rng.normal(size=n), 1 + seed % 3)
+    for q in (0.0, 1e-9, 0.1, 1 / 3, 0.5, 0.9, 1 - 1e-12, 1.0):
+        found = grouped_quantiles(groups, values, None, q, 12)
+        assert np.array_equal(found, grouped_quantiles(groups, values, np.ones(n), q, 12), equal_nan=True)
+        for k in np.unique(groups):
+            assert found[k] == weighted_quantile(values[groups == k, np.newaxis], None, q)[0]
+
+
 @pytest.mark.parametrize("loss", [QuantileLoss(0.3), AbsoluteErrorLoss()], ids=repr)
 def test_leaves_renewed_from_the_growers_rows_are_those_of_the_routed_rows(loss, monkeypatch):
     """The grower's row-to-leaf assignment, which the leaf renewal uses, is where the tree routes the training rows:
@@ -486,3 +502,34 @@ def test_the_classifier_takes_the_focal_loss(tmp_path):
     focal.save(tmp_path / "focal.hdf5")
     restored = load_estimator(tmp_path / "focal.hdf5")
     assert restored.loss == "focal" and np.array_equal(restored.predict(X), focal.predict(X))
+
+
+@pytest.mark.parametrize("learning_rate", [1.0, 0.3])
+def test_renewed_leaves_take_their_step_without_evaluating_the_loss(learning_rate):
+    """Renewed leaves minimise the loss over each leaf's rows: the training loss falls every round, and the loop
+    takes the step without evaluating the loss, unless the round samples its rows (the leaves then minimise the
+    sample's loss, and the descent check evaluates the whole loss)."""
+    from bob_boost import Boosting, TreeTrainer
+    from bob_boost.boosting.sampling import Sampling
+    from bob_boost.callbacks import RecordEvaluation
+
+    class Counting(QuantileLoss):
+        convex = True
+        calls = 0
+
+        def loss(self, targets, scores, sample_weight=None):
+            Counting.calls += 1
+            return super().loss(targets, scores, sample_weight)
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(3000, 4))
+    y = (x[:, 0] + np.abs(x[:, 1]) * rng.standard_t(3, size=3000))[:, np.newaxis]
+    seen = []
+    record = RecordEvaluation(x, lambda machine, scores: seen.append(scores.copy()) or 0.0, training=True)
+    Boosting(TreeTrainer(n_threads=2), Counting(0.3), learning_rate=learning_rate).train(x, y, 15, callback=record)
+    assert Counting.calls == 0
+    totals = [np.sum(QuantileLoss(0.3).loss(y, scores)) for scores in seen]
+    assert np.all(np.diff(totals) <= 1e-9 * np.abs(totals[1:])) and totals[-1] < 0.9 * totals[0]
+    Boosting(TreeTrainer(n_threads=2), Counting(0.3), learning_rate=learning_rate,
+             sampling=Sampling(subsample=0.5, random_state=0)).train(x, y, 3)
+    assert Counting.calls >= 3

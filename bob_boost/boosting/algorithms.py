@@ -167,8 +167,13 @@ class GradientBoosting:
             return Proposal(self.weak_trainer.train(prepared, state.gradient))
         proposal = self.weak_trainer.propose(prepared, state)
         if proposal is not None and self.loss_function.renews_leaves and isinstance(proposal.machine, TreeMachine):
-            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores,
-                                      state.extra.get("round_weights", self.sample_weight), self.loss_function)
+            weights = state.extra.get("round_weights", self.sample_weight)
+            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores, weights,
+                                      self.loss_function)
+            # each leaf's value minimises the training loss over its rows (unless the round samples them), so the
+            # whole step does not raise it, nor, the loss being convex, does any shrunk step
+            state.extra["certified"] = (self.loss_function.convex and weights is self.sample_weight
+                                        and 0.0 < self.learning_rate <= 1.0)
         if proposal is not None and proposal.outputs is not None:
             state.extra["weak_scores"] = proposal.outputs
         if proposal is not None and proposal.weight is not None and self.learning_rate != 1.0:

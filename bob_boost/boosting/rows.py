@@ -40,6 +40,12 @@ def _threaded(scores: np.ndarray, n_threads: int, steps: int = 1) -> bool:
     return n_threads > 1 and scores.ndim == 2 and scores.size * steps >= MIN_PARALLEL_WORK
 
 
+def _in_blocks(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, n_threads: int) -> bool:
+    """Whether ``loss``'s derivatives at ``scores`` are worth row blocks on threads."""
+    return (loss.row_separable and targets.flags.c_contiguous
+            and _threaded(scores, n_threads, TRANSCENDENTAL_STEPS if loss.transcendental else 1))
+
+
 def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, with_hessian: bool,
                      n_threads: int, out: tuple | None = None,
                      joint: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
@@ -57,7 +63,7 @@ def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray
     """
     if joint and with_hessian:
         return _joint_derivatives(loss, targets, scores, n_threads, out)
-    if not (loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads, TRANSCENDENTAL_STEPS)):
+    if not _in_blocks(loss, targets, scores, n_threads):
         if with_hessian:
             return loss.gradient_and_hessian(targets, scores)
         return loss.loss_gradient(targets, scores), None
@@ -80,7 +86,7 @@ def _joint_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarr
     """:func:`loss_derivatives`' joint halves."""
     gradient, hessian = _buffers(scores.shape, out, joint=True)
     joint = gradient.base
-    if loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads, TRANSCENDENTAL_STEPS):
+    if _in_blocks(loss, targets, scores, n_threads):
         run_blocks(lambda start, stop: loss.derivatives_into(targets[start:stop], scores[start:stop],
                                                              joint[start:stop]),
                    _blocks(scores.shape[0]), n_threads)
@@ -101,7 +107,7 @@ def derivatives_and_total(loss: LossFunction, targets: np.ndarray, scores: np.nd
     if not (with_hessian and loss.row_separable and _fused(loss)):
         gradient, hessian = loss_derivatives(loss, targets, scores, with_hessian, n_threads, out, joint)
         return gradient, hessian, loss_total(loss, targets, scores, sample_weight, n_threads)
-    if not (targets.flags.c_contiguous and _threaded(scores, n_threads, TRANSCENDENTAL_STEPS)):
+    if not _in_blocks(loss, targets, scores, n_threads):
         values, gradient, hessian = loss.loss_and_derivatives(targets, scores)
         if joint:
             halves = _buffers(scores.shape, out, joint)

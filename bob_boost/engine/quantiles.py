@@ -3,8 +3,11 @@
 The values are sorted once (numpy's sort), then sorted stably by group (a counting sort), and every group's
 running weight is summed on its own, so each group's quantile is the one
 :func:`bob_boost.losses.robust.weighted_quantile` takes of its values alone (up to the order of equal values).
+Without weights, each group's quantile is selected from its values instead (:func:`grouped_quantiles_of_counts`).
 """
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -46,3 +49,63 @@ def grouped_weighted_quantiles(groups, by_value, values, weights, quantile, out)
                 chosen = ordered[k]
                 break
         out[g] = values[chosen]
+
+
+@numba.njit(**_JIT)
+def grouped_quantiles_of_counts(groups, values, quantile, out):
+    """:func:`grouped_weighted_quantiles` with every weight 1: ``out[g]`` the ``k``-th smallest of group ``g``'s
+    values, ``k + 1`` the least count that reaches ``quantile`` times the group's (a running count is exact, so
+    it is the value the running weights choose), found by selection rather than a sort of every value."""
+    number = out.size
+    starts = np.zeros(number + 1, np.int64)
+    for i in range(groups.size):
+        starts[groups[i] + 1] += 1
+    for g in range(number):
+        starts[g + 1] += starts[g]
+    filled = starts[:-1].copy()
+    grouped = np.empty(groups.size)
+    for i in range(groups.size):
+        grouped[filled[groups[i]]] = values[i]
+        filled[groups[i]] += 1
+    for g in range(number):
+        first, stop = starts[g], starts[g + 1]
+        if first == stop:
+            out[g] = np.nan
+            continue
+        k = max(0, math.ceil(quantile * float(stop - first)) - 1)
+        out[g] = _select(grouped[first:stop], k)
+
+
+@numba.njit(**_JIT)
+def _select(values, k):
+    """The ``k``-th smallest of ``values`` (no NaN), which it reorders: Hoare's selection with the median of three
+    as pivot."""
+    low, high = 0, values.size - 1
+    while low < high:
+        middle = (low + high) >> 1
+        # the median of the three ends up in the middle, the smallest at low and the largest at high
+        if values[middle] < values[low]:
+            values[middle], values[low] = values[low], values[middle]
+        if values[high] < values[low]:
+            values[high], values[low] = values[low], values[high]
+        if values[high] < values[middle]:
+            values[high], values[middle] = values[middle], values[high]
+        pivot = values[middle]
+        i, j = low, high
+        while i <= j:
+            while values[i] < pivot:
+                i += 1
+            while pivot < values[j]:
+                j -= 1
+            if i <= j:
+                values[i], values[j] = values[j], values[i]
+                i += 1
+                j -= 1
+        # values[low:j + 1] <= pivot <= values[i:high + 1], and values between j and i equal the pivot
+        if k <= j:
+            high = j
+        elif k >= i:
+            low = i
+        else:
+            return values[k]
+    return values[k]

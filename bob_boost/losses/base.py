@@ -90,8 +90,15 @@ class LossFunction:
 
     #: Whether a gradient tree's leaf values are re-estimated from the residuals of its rows
     #: (:meth:`leaf_values`) once the tree is grown, as LightGBM and scikit-learn do for the absolute and
-    #: quantile losses, whose Newton leaves (with a constant hessian) only give a direction.
+    #: quantile losses, whose Newton leaves (with a constant hessian) only give a direction. The values must
+    #: minimise the loss over each leaf's rows: for a :attr:`convex` loss the training loop then takes the
+    #: round's step as a descent without evaluating the loss.
     renews_leaves: bool = False
+
+    #: Whether its gradient and hessian cost an exponential or a logarithm an entry, as most losses' do; the
+    #: training loop then computes them on threads from fewer rows than for arithmetic ones (squared, Huber,
+    #: absolute, quantile), whose rows cost less than waking a thread.
+    transcendental: bool = True
 
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that overrides a derivative is not row-separable, and one that overrides the loss is not

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_scalar
-from ..engine.quantiles import grouped_weighted_quantiles
+from ..engine.quantiles import grouped_quantiles_of_counts, grouped_weighted_quantiles
 from .base import weighted
 from .squared import ResidualLoss
 
@@ -62,11 +62,14 @@ def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.
     number_of_groups : int
         Groups in all.
     """
-    weights = np.ones(values.size) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     result = np.empty(number_of_groups)
     values = np.asarray(values, dtype=np.float64)
-    grouped_weighted_quantiles(np.asarray(groups, dtype=np.int64), np.argsort(values), values, weights,
-                               float(quantile), result)
+    groups = np.asarray(groups, dtype=np.int64)
+    if sample_weight is None or np.all(np.asarray(sample_weight) == 1.0):  # unit weights count: select
+        grouped_quantiles_of_counts(groups, values, float(quantile), result)
+    else:
+        grouped_weighted_quantiles(groups, np.argsort(values), values, np.asarray(sample_weight, dtype=np.float64),
+                                   float(quantile), result)
     return result
 
 
