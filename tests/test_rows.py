@@ -289,3 +289,60 @@ def test_trees_of_joint_derivatives_are_the_trees_of_separate_ones(weights):
     assert joint.weak_machines == separate.weak_machines
     np.testing.assert_array_equal(joint.weights, separate.weights)
     np.testing.assert_array_equal(_bits(joint(X)), _bits(separate(X)))
+
+
+@pytest.mark.parametrize("loss", [loss for loss in SEPARABLE_LOSSES if loss.curvature is not None], ids=_loss_id)
+def test_a_losses_curvature_bounds_every_step(loss):
+    """``L(s + d) <= L(s) + grad . d + curvature / 2 |d|^2`` for every sample, at scores and steps of every size."""
+    rng = np.random.default_rng(7)
+    for scale in (0.1, 1.0, 10.0):
+        scores = rng.normal(scale=3.0, size=(SAMPLES, 4))
+        targets = _targets(loss, rng, 4)
+        step = rng.normal(scale=scale, size=scores.shape)
+        # per sample: a loss of one term per output sums its outputs' (each bounded on its own), the softmax has one
+        before = np.sum(loss.loss(targets, scores), axis=1)
+        after = np.sum(loss.loss(targets, scores + step), axis=1)
+        linear = np.sum(loss.loss_gradient(targets, scores) * step, axis=1)
+        bound = before + linear + 0.5 * loss.curvature * np.sum(step * step, axis=1)
+        assert np.all(after <= bound + 1e-9 * (1.0 + np.abs(bound)))
+
+
+def test_a_subclass_with_its_own_loss_has_no_curvature_bound_unless_it_says_so():
+    class Mine(bob_boost.LogitLoss):
+        def loss(self, targets, scores, sample_weight=None):
+            return 2.0 * super().loss(targets, scores, sample_weight)
+
+    class Bounded(Mine):
+        curvature = 0.5
+
+    assert bob_boost.LogitLoss().curvature == 0.25 and Mine().curvature is None and Bounded().curvature == 0.5
+
+
+@pytest.mark.parametrize("learning_rate", [0.1, 1.0])
+def test_steps_the_curvature_bound_shows_to_descend_skip_the_loss_and_keep_the_model(learning_rate):
+    """A step the curvature bound shows to lower the training loss is taken without evaluating it: the same model
+    as with every step checked, fewer evaluations (none at a small learning rate), and a falling loss."""
+    class Counting(bob_boost.LogitLoss):
+        convex = True
+        curvature = 0.25
+        calls = 0
+
+        def loss(self, targets, scores, sample_weight=None):
+            type(self).calls += 1
+            return super().loss(targets, scores, sample_weight)
+
+    class Unbounded(Counting):
+        curvature = None
+        calls = 0
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(6000, 5))
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.5 * rng.normal(size=6000) > 0, 1.0, -1.0)
+    weights = rng.uniform(0.2, 3.0, size=6000)
+    scores = []
+    for loss in (Counting(), Unbounded()):
+        trainer = bob_boost.Boosting(bob_boost.TreeTrainer(n_threads=2), loss, learning_rate=learning_rate)
+        scores.append(trainer.train(x, y, 20, sample_weight=weights)(x))
+    assert np.array_equal(scores[0], scores[1])
+    assert Unbounded.calls >= 20 and Counting.calls < Unbounded.calls
+    assert Counting.calls == 0 or learning_rate == 1.0

@@ -333,14 +333,19 @@ def test_record_and_early_stopping_callbacks_in_scripts(caplog):
 
 
 def test_a_training_record_takes_the_loss_the_trainer_summed():
-    """Where the trainer sums the training loss at a round's scores (trees' Newton steps, checked for descent),
-    a record of that loss on the same training targets and weights takes the sum instead of a second pass; a
-    record with other weights computes its own. Both histories are the loss of the staged scores."""
+    """Where the trainer sums the training loss at a round's scores (trees' Newton steps, checked for descent:
+    here every round's, the loss having no curvature bound that would show a step to descend), a record of that
+    loss on the same training targets and weights takes the sum instead of a second pass; a record with other
+    weights computes its own. Both histories are the loss of the staged scores."""
     from bob_boost import TreeTrainer
+
+    class Checked(LogitLoss):
+        curvature = None
+
     X, y = _binary(n=3000, flip=0.1)
     t = np.where(y == 1, 1.0, -1.0)[:, np.newaxis]
     weights = np.random.default_rng(0).uniform(0.5, 2.0, size=t.shape[0])
-    loss = LogitLoss()
+    loss = Checked()
     same = RecordEvaluation(X, loss, targets=t, name="training", training=True)
     other = RecordEvaluation(X, loss, targets=t, sample_weight=weights, name="training", training=True)
     passes = {"same": 0, "other": 0}

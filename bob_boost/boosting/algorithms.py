@@ -25,7 +25,7 @@ from ..weak.tree import TreeMachine
 from .closed_form import CostSensitiveStumpBoosting, MulticlassCostBoosting  # noqa: F401 (re-exported)
 from .protocol import Proposal, RoundState, uses_propose
 from .sampling import CLASS_METHODS, Sampling, check_strata, distinct_rows, in_memory_factors, strata_of
-from .rows import derivatives_and_total, loss_derivatives, loss_total, updated_scores
+from .rows import derivatives_and_total, loss_derivatives, loss_total, step_moments, updated_scores
 from .steps import MAX_HALVINGS  # noqa: F401 (re-exported: first defined here)
 from .steps import compiled_loss, descending_weight, fit_line_step, newton_fit_step, proves_descent
 
@@ -214,7 +214,8 @@ class GradientBoosting:
         (and derivatives) of the weight accepted are kept for :meth:`end_round` and the next round, which
         would compute them anyway; a halved weight's are evaluated alone.
         """
-        if state.extra.pop("certified", False) or not self.loss_function.has_loss:
+        certified = state.extra.pop("certified", False)
+        if certified or not self.loss_function.has_loss or self._bounded_descent(weight, state):
             # the loss reached is not kept: a later check sums it afresh, as a continued run would (a loss
             # known by its derivatives only goes without the guarantee)
             state.extra["loss"] = None
@@ -246,6 +247,19 @@ class GradientBoosting:
             return None
         weight, state.extra["loss"] = accepted
         return weight
+
+    def _bounded_descent(self, weight: np.ndarray, state: RoundState) -> bool:
+        """Whether the loss's curvature bound shows that ``weight`` times the round's training outputs lowers the
+        training loss: first-order change plus ``curvature / 2`` times the weighted squared step below zero
+        (:func:`~bob_boost.boosting.rows.step_moments`, from the round's own derivatives)."""
+        curvature, weak_scores = self.loss_function.curvature, state.extra.get("weak_scores")
+        if curvature is None or weak_scores is None or self._spent is None:
+            return False
+        first, second = step_moments(self._spent[0], weak_scores, self.sample_weight)
+        alpha = np.broadcast_to(np.asarray(weight, dtype=np.float64), first.shape)
+        change, size = alpha @ first, 0.5 * curvature * (alpha * alpha) @ second
+        # by a margin well above the rounding of the two sums
+        return bool(change + size < -1e-9 * (abs(change) + size))
 
     def reached_loss(self, state: RoundState) -> tuple | None:
         """``(loss_function, targets, sample_weight, total)``: the training loss the descent check summed at the

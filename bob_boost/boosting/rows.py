@@ -213,3 +213,15 @@ def _entry_blocks(scores: np.ndarray) -> list[tuple[int, int]]:
     """Row blocks of at least :data:`BLOCK_ROWS` rows and :data:`TOTAL_BLOCK_ENTRIES` entries, which
     :func:`loss_total` sums separately (their bounds depend on the shape only)."""
     return _blocks(scores.shape[0], max(BLOCK_ROWS, -(-TOTAL_BLOCK_ENTRIES // max(1, scores.shape[1]))))
+
+
+def step_moments(gradient: np.ndarray, outputs: np.ndarray,
+                 sample_weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(#outputs,) ``sum_n w_n g_nk o_nk`` and ``sum_n w_n o_nk^2`` of the loss ``gradient`` and a weak machine's
+    training ``outputs``, in one pass each and the same order on any CPU: a step ``a`` along the outputs changes
+    the loss by ``a . first`` to first order, and its weighted squared length is ``a^2 . second``."""
+    if sample_weight is None:
+        return (np.einsum("nk,nk->k", gradient, outputs, optimize=False),
+                np.einsum("nk,nk->k", outputs, outputs, optimize=False))
+    return (np.einsum("n,nk,nk->k", sample_weight, gradient, outputs, optimize=False),
+            np.einsum("n,nk,nk->k", sample_weight, outputs, outputs, optimize=False))

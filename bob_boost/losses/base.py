@@ -100,15 +100,25 @@ class LossFunction:
     #: absolute, quantile), whose rows cost less than waking a thread.
     transcendental: bool = True
 
+    #: A bound of the loss's curvature in the scores per unit of sample weight (the largest eigenvalue of a
+    #: sample's hessian, or the Lipschitz constant of its gradient), or None without one: a step's loss is then
+    #: at most its first-order change plus ``curvature / 2`` times its weighted squared length, and the
+    #: training loop takes a step that this bound shows to descend without evaluating the loss. None, the safe
+    #: default, for third-party losses, and for a subclass that defines its own loss or derivatives without
+    #: setting it again.
+    curvature: float | None = None
+
     def __init_subclass__(cls, **kwargs) -> None:
-        """A subclass that overrides a derivative is not row-separable, and one that overrides the loss is not
-        convex, unless it says so itself."""
+        """A subclass that overrides a derivative is not row-separable, one that overrides the loss is not
+        convex, and one that overrides either has no curvature bound, unless it says so itself."""
         super().__init_subclass__(**kwargs)
         derivatives = ("loss_gradient", "loss_hessian", "gradient_and_hessian")
         if "row_separable" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
             cls.row_separable = False
         if "convex" not in cls.__dict__ and "loss" in cls.__dict__:
             cls.convex = False
+        if "curvature" not in cls.__dict__ and any(name in cls.__dict__ for name in ("loss",) + derivatives):
+            cls.curvature = None
 
     def decision_rule(self, number_of_outputs: int) -> str | None:
         """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).

@@ -16,6 +16,8 @@ class LogitLoss(BinaryClassificationLoss):
     name = "logit"
     convex = True
     row_separable = True
+    #: ``t^2 sigmoid(m) sigmoid(-m)`` is at most 1/4 for targets of -1 and +1.
+    curvature = 0.25
 
     #: The negative log-likelihood of a logistic model: the score is the log-odds.
     probability_scale = 1.0

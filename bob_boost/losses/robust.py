@@ -92,6 +92,8 @@ class HuberLoss(ResidualLoss):
     name = "huber"
     convex = True
     row_separable = True
+    #: Its gradient, the residual clipped to ``[-delta, delta]``, changes at most as fast as the scores.
+    curvature = 1.0
 
     def __init__(self, delta: float = 1.0) -> None:
         self.delta = float(check_scalar(delta, "delta", numbers.Real, min_val=0, include_boundaries="neither"))

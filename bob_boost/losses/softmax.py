@@ -125,6 +125,8 @@ class SoftmaxLoss(LossFunction):
     name = "softmax"
     convex = True
     row_separable = True
+    #: The hessian ``diag(p) - p p^T`` has no eigenvalue above 1/2.
+    curvature = 0.5
 
     def __init__(self, number_of_classes: int | None = None) -> None:
         if number_of_classes is not None and (isinstance(number_of_classes, bool)

@@ -52,6 +52,7 @@ class SquaredLoss(ResidualLoss):
     name = "squared"
     convex = True
     row_separable = True
+    curvature = 1.0
 
     def loss(self, targets: np.ndarray, scores: np.ndarray,
              sample_weight: np.ndarray | None = None) -> np.ndarray:
