@@ -20,9 +20,8 @@ from ..losses.base import LossFunction, joined_derivatives, weighted
 BLOCK_ROWS = 4096
 
 #: Elementary steps counted for one loss term (an exponential or a logarithm) when deciding whether a
-#: block of rows is worth a thread (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`): the logistic
-#: loss's gradient and hessian of 16,384 rows took 0.14 ms on one thread and 0.11 ms on two, of 150,000
-#: rows 1.32 and 0.78 ms.
+#: block of rows of a loss total is worth a thread (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`; a
+#: loss's derivatives count its :attr:`~bob_boost.losses.base.LossFunction.derivative_steps`).
 TRANSCENDENTAL_STEPS = 16
 
 #: Entries of a block of :func:`loss_total` and :func:`updated_scores` at least: a block's Python call costs
@@ -42,8 +41,7 @@ def _threaded(scores: np.ndarray, n_threads: int, steps: int = 1) -> bool:
 
 def _in_blocks(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, n_threads: int) -> bool:
     """Whether ``loss``'s derivatives at ``scores`` are worth row blocks on threads."""
-    return (loss.row_separable and targets.flags.c_contiguous
-            and _threaded(scores, n_threads, TRANSCENDENTAL_STEPS if loss.transcendental else 1))
+    return loss.row_separable and targets.flags.c_contiguous and _threaded(scores, n_threads, loss.derivative_steps)
 
 
 def loss_derivatives(loss: LossFunction, targets: np.ndarray, scores: np.ndarray, with_hessian: bool,

@@ -95,10 +95,12 @@ class LossFunction:
     #: round's step as a descent without evaluating the loss.
     renews_leaves: bool = False
 
-    #: Whether its gradient and hessian cost an exponential or a logarithm an entry, as most losses' do; the
-    #: training loop then computes them on threads from fewer rows than for arithmetic ones (squared, Huber,
-    #: absolute, quantile), whose rows cost less than waking a thread.
-    transcendental: bool = True
+    #: The elementary steps an entry of its gradient and hessian costs on a block of rows, which decides from how
+    #: many rows the training loop computes them on threads (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`
+    #: steps): 1 for numpy's vectorised arithmetic and exponentials, whose blocks cost little more than their
+    #: Python calls; more for scalar exponentials (the logistic loss's compiled pass) or several outputs mixed
+    #: per row (the softmax).
+    derivative_steps: int = 1
 
     #: A bound of the loss's curvature in the scores per unit of sample weight (the largest eigenvalue of a
     #: sample's hessian, or the Lipschitz constant of its gradient), or None without one: a step's loss is then

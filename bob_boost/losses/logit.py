@@ -18,6 +18,9 @@ class LogitLoss(BinaryClassificationLoss):
     row_separable = True
     #: ``t^2 sigmoid(m) sigmoid(-m)`` is at most 1/4 for targets of -1 and +1.
     curvature = 0.25
+    #: Two C library exponentials an entry: 2 threads gained from 16,384 rows (0.15 -> 0.11 ms; 150,000 rows:
+    #: 1.33 -> 0.77 ms).
+    derivative_steps = 16
 
     #: The negative log-likelihood of a logistic model: the score is the log-odds.
     probability_scale = 1.0

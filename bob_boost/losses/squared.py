@@ -28,7 +28,6 @@ class ResidualLoss(LossFunction):
     convex = True
     row_separable = True
     shift_invariant = True
-    transcendental = False
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted values."""
