@@ -307,7 +307,7 @@ def test_a_losses_curvature_bounds_every_step(loss):
         assert np.all(after <= bound + 1e-9 * (1.0 + np.abs(bound)))
 
 
-def test_a_subclass_with_its_own_loss_has_no_curvature_bound_unless_it_says_so():
+def test_a_subclass_with_its_own_loss_or_derivatives_keeps_no_curvature_bound_or_step_count_unless_it_says_so():
     class Mine(bob_boost.LogitLoss):
         def loss(self, targets, scores, sample_weight=None):
             return 2.0 * super().loss(targets, scores, sample_weight)
@@ -315,7 +315,13 @@ def test_a_subclass_with_its_own_loss_has_no_curvature_bound_unless_it_says_so()
     class Bounded(Mine):
         curvature = 0.5
 
+    class OwnGradient(bob_boost.LogitLoss):
+        def loss_gradient(self, targets, scores, sample_weight=None):
+            return super().loss_gradient(targets, scores, sample_weight)
+
     assert bob_boost.LogitLoss().curvature == 0.25 and Mine().curvature is None and Bounded().curvature == 0.5
+    # numpy's derivatives of its own, not the compiled pass: threads only from as many rows as numpy's losses
+    assert OwnGradient().curvature is None and OwnGradient().derivative_steps == 1 < Mine().derivative_steps
 
 
 @pytest.mark.parametrize("learning_rate", [0.1, 1.0])

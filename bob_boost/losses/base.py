@@ -99,7 +99,7 @@ class LossFunction:
     #: many rows the training loop computes them on threads (:data:`~bob_boost.engine.threads.MIN_PARALLEL_WORK`
     #: steps): 1 for numpy's vectorised arithmetic and exponentials, whose blocks cost little more than their
     #: Python calls; more for scalar exponentials (the logistic loss's compiled pass) or several outputs mixed
-    #: per row (the softmax).
+    #: per row (the softmax). A subclass that defines its own derivatives counts 1 unless it says otherwise.
     derivative_steps: int = 1
 
     #: A bound of the loss's curvature in the scores per unit of sample weight (the largest eigenvalue of a
@@ -111,8 +111,9 @@ class LossFunction:
     curvature: float | None = None
 
     def __init_subclass__(cls, **kwargs) -> None:
-        """A subclass that overrides a derivative is not row-separable, one that overrides the loss is not
-        convex, and one that overrides either has no curvature bound, unless it says so itself."""
+        """A subclass that overrides a derivative is not row-separable and costs one step an entry, one that
+        overrides the loss is not convex, and one that overrides either has no curvature bound, unless it says so
+        itself."""
         super().__init_subclass__(**kwargs)
         derivatives = ("loss_gradient", "loss_hessian", "gradient_and_hessian")
         if "row_separable" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
@@ -121,6 +122,8 @@ class LossFunction:
             cls.convex = False
         if "curvature" not in cls.__dict__ and any(name in cls.__dict__ for name in ("loss",) + derivatives):
             cls.curvature = None
+        if "derivative_steps" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
+            cls.derivative_steps = 1
 
     def decision_rule(self, number_of_outputs: int) -> str | None:
         """The decision rule of machines trained with this loss (see :mod:`bob_boost.decision`).
