@@ -352,3 +352,24 @@ def test_steps_the_curvature_bound_shows_to_descend_skip_the_loss_and_keep_the_m
     assert np.array_equal(scores[0], scores[1])
     assert Unbounded.calls >= 20 and Counting.calls < Unbounded.calls
     assert Counting.calls == 0 or learning_rate == 1.0
+
+
+def test_a_failing_curvature_bound_is_tried_again_only_every_few_rounds(monkeypatch):
+    """At learning rate 1 the logistic bound fails most rounds: after a failure its sums are skipped until the
+    next round that is a multiple of BOUND_RETRY, and the model is the one of a bound tried every round."""
+    from bob_boost.boosting import algorithms
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4000, 5))
+    y = np.where(x[:, 0] + x[:, 1] * x[:, 2] + 0.5 * rng.normal(size=4000) > 0, 1.0, -1.0)
+    tried = []
+    real = algorithms.step_moments
+    monkeypatch.setattr(algorithms, "step_moments", lambda *args: tried.append(1) or real(*args))
+
+    def train():
+        trainer = bob_boost.Boosting(bob_boost.TreeTrainer(n_threads=1), bob_boost.LogitLoss(), learning_rate=1.0)
+        return trainer.train(x, y, 32)(x)
+    retried = train()
+    assert 0 < len(tried) <= 32 // algorithms.BOUND_RETRY + 4
+    monkeypatch.setattr(algorithms, "BOUND_RETRY", 1)
+    tried.clear()
+    assert np.array_equal(train(), retried) and len(tried) == 32

@@ -32,6 +32,10 @@ from .steps import compiled_loss, descending_weight, fit_line_step, newton_fit_s
 logger = logging.getLogger(__name__)
 
 
+#: Rounds between two tries of a curvature bound once it has failed to show descent
+#: (:meth:`GradientBoosting._bounded_descent`).
+BOUND_RETRY = 8
+
 class GradientBoosting:
     """The generic loop configuration: a loss, a weak trainer following its gradient, L-BFGS weights.
 
@@ -81,6 +85,8 @@ class GradientBoosting:
         self._drawn: tuple[int, np.ndarray, np.ndarray] | None = None
         # the last round's derivative arrays, which the weak trainer has read (filled again, not reallocated)
         self._spent: tuple[np.ndarray, np.ndarray] | None = None
+        # whether the last curvature bound tried did not show descent (see _bounded_descent)
+        self._bound_missed = False
         # weights of 1 (an estimator's default) leave the derivatives as they are: multiplying costs a pass
         self._unit_weights = isinstance(sample_weight, np.ndarray) and bool(np.all(sample_weight == 1.0))
 
@@ -251,15 +257,23 @@ class GradientBoosting:
     def _bounded_descent(self, weight: np.ndarray, state: RoundState) -> bool:
         """Whether the loss's curvature bound shows that ``weight`` times the round's training outputs lowers the
         training loss: first-order change plus ``curvature / 2`` times the weighted squared step below zero
-        (:func:`~bob_boost.boosting.rows.step_moments`, from the round's own derivatives)."""
+        (:func:`~bob_boost.boosting.rows.step_moments`, from the round's own derivatives).
+
+        After a round the bound did not show to descend it is tried again every :data:`BOUND_RETRY` rounds only:
+        its two sums over the rows would then mostly come on top of the loss's evaluation (the softmax's bound
+        fails most rounds). Either way the round's weight is the same.
+        """
         curvature, weak_scores = self.loss_function.curvature, state.extra.get("weak_scores")
         if curvature is None or weak_scores is None or self._spent is None:
             return False
-        first, second = step_moments(self._spent[0], weak_scores, self.sample_weight)
+        if self._bound_missed and state.round_index % BOUND_RETRY:
+            return False
+        first, second = step_moments(self._spent[0], weak_scores, None if self._unit_weights else self.sample_weight)
         alpha = np.broadcast_to(np.asarray(weight, dtype=np.float64), first.shape)
         change, size = alpha @ first, 0.5 * curvature * (alpha * alpha) @ second
         # by a margin well above the rounding of the two sums
-        return bool(change + size < -1e-9 * (abs(change) + size))
+        self._bound_missed = not bool(change + size < -1e-9 * (abs(change) + size))
+        return not self._bound_missed
 
     def reached_loss(self, state: RoundState) -> tuple | None:
         """``(loss_function, targets, sample_weight, total)``: the training loss the descent check summed at the
