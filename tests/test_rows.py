@@ -277,7 +277,8 @@ def test_trees_of_joint_derivatives_are_the_trees_of_separate_ones(weights):
             return super().propose(prepared, state)
 
     class Separate(bob_boost.TreeTrainer):
-        joint_derivatives = False
+        def joint_derivatives(self, outputs):
+            return False
 
     def train(trainer):
         return bob_boost.Boosting(trainer, bob_boost.LogitLoss(), learning_rate=0.3).train(
@@ -373,3 +374,22 @@ def test_a_failing_curvature_bound_is_tried_again_only_every_few_rounds(monkeypa
     monkeypatch.setattr(algorithms, "BOUND_RETRY", 1)
     tried.clear()
     assert np.array_equal(train(), retried) and len(tried) == 32
+
+
+def test_the_trees_of_several_outputs_are_given_separate_derivatives():
+    """A lone tree reads the joint derivatives; the trees of several outputs read each output's columns apart, so the
+    loop gives them separate C-ordered arrays (no copies to make)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 4))
+    y = rng.integers(0, 3, 3000)
+    seen = []
+
+    class Watching(bob_boost.TreeTrainer):
+        def propose(self, prepared, state):
+            seen.append((joined_derivatives(state.gradient, state.hessian) is not None,
+                         state.gradient.flags.c_contiguous))
+            return super().propose(prepared, state)
+
+    bob_boost.Boosting(Watching(max_leaves=8), bob_boost.SoftmaxLoss()).train(X, y, 2)
+    bob_boost.Boosting(Watching(max_leaves=8, multi_output="shared"), bob_boost.SoftmaxLoss()).train(X, y, 2)
+    assert seen == [(False, True)] * 2 + [(True, False)] * 2

@@ -165,7 +165,8 @@ class GradientBoosting:
         return bool(getattr(self.weak_trainer, "uses_hessian", False) and self.loss_function.has_hessian)
 
     def _joint(self) -> bool:
-        return bool(getattr(self.weak_trainer, "joint_derivatives", False))
+        reads = getattr(self.weak_trainer, "joint_derivatives", None)
+        return reads is not None and bool(reads(self.targets.shape[1]))
 
     def propose(self, prepared: Any, state: RoundState) -> Proposal:
         """The weak trainer's machine for the gradient (with its training outputs, when it has them)."""

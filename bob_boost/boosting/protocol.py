@@ -14,8 +14,8 @@ fits it.
 A weak trainer whose ``samples_columns`` is true reads ``state.feature_subset`` in the generic algorithm too:
 a round's column sample (:class:`~bob_boost.boosting.sampling.Sampling`), the features its machine may use.
 
-A weak trainer whose ``joint_derivatives`` is true (gradient trees) may be given ``state.gradient`` and
-``state.hessian`` as the two halves of one C-ordered (#samples, 2K) array
+A weak trainer whose ``joint_derivatives(K)`` is true for the targets' K outputs (a lone gradient tree) may be
+given ``state.gradient`` and ``state.hessian`` as the two halves of one C-ordered (#samples, 2K) array
 (:func:`~bob_boost.losses.base.joined_derivatives` finds it), which it then reads without copying them together.
 
 A weak trainer whose ``accepts_missing`` is true (``StumpTrainer(missing="bin")``) is given features with NaN

@@ -158,10 +158,6 @@ class TreeTrainer:
     #: The generic trainer fills ``state.hessian`` for weak trainers that set this.
     uses_hessian = True
 
-    #: Reads a sample's gradient and hessian together: the generic trainer may give them as the halves of one
-    #: (#samples, 2K) array (:meth:`~bob_boost.losses.base.LossFunction.derivatives_into`).
-    joint_derivatives = True
-
     #: Reads ``state.feature_subset``, a round's column sample (:class:`~bob_boost.Sampling`).
     samples_columns = True
 
@@ -338,6 +334,12 @@ class TreeTrainer:
             if hessian.shape != gradient.shape or np.any(hessian < 0):
                 raise InvalidValueError("loss_hessian: must be non-negative and shaped like loss_gradient")
         return self._grow(binned, gradient, hessian, 0)[0]
+
+    def joint_derivatives(self, outputs: int) -> bool:
+        """Whether a round of ``outputs`` outputs reads a sample's gradient and hessian together, as the halves
+        of one (#samples, 2K) array (:meth:`~bob_boost.losses.base.LossFunction.derivatives_into`): a lone tree
+        of float gradients does; the trees of several outputs read each output's columns apart."""
+        return self.quantized_gradients is None and (outputs == 1 or self.multi_output == "shared")
 
     def propose(self, prepared: BinnedFeatures, state: RoundState) -> Proposal:
         """The round's tree, with weight 1 for Newton leaves (the step rule fits it otherwise)."""
