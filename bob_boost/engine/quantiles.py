@@ -16,17 +16,24 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
+def _group_starts(groups, number):
+    """Where each of the ``number`` groups starts in the values sorted by group, and the end (a counting sort)."""
+    starts = np.zeros(number + 1, np.int64)
+    for i in range(groups.size):
+        starts[groups[i] + 1] += 1
+    for g in range(number):
+        starts[g + 1] += starts[g]
+    return starts
+
+
+@numba.njit(**_JIT)
 def grouped_weighted_quantiles(groups, by_value, values, weights, quantile, out):
     """``out[g]``: the weighted ``quantile`` of the ``values`` whose group is ``g`` (``weights`` per value;
     ``by_value`` the values' ascending order): the first value in that order whose running weight within the
     group reaches ``quantile`` times the group's total (the group's last when rounding leaves it short); NaN for
     a group without values."""
     number = out.size
-    starts = np.zeros(number + 1, np.int64)
-    for i in range(groups.size):
-        starts[groups[i] + 1] += 1
-    for g in range(number):
-        starts[g + 1] += starts[g]
+    starts = _group_starts(groups, number)
     filled = starts[:-1].copy()
     ordered = np.empty(groups.size, np.int64)
     for i in by_value:
@@ -57,11 +64,7 @@ def grouped_quantiles_of_counts(groups, values, quantile, out):
     values, ``k + 1`` the least count that reaches ``quantile`` times the group's (a running count is exact, so
     it is the value the running weights choose), found by selection rather than a sort of every value."""
     number = out.size
-    starts = np.zeros(number + 1, np.int64)
-    for i in range(groups.size):
-        starts[groups[i] + 1] += 1
-    for g in range(number):
-        starts[g + 1] += starts[g]
+    starts = _group_starts(groups, number)
     filled = starts[:-1].copy()
     grouped = np.empty(groups.size)
     for i in range(groups.size):
