@@ -27,6 +27,17 @@ def _group_starts(groups, number):
 
 
 @numba.njit(**_JIT)
+def _by_group(groups, starts, sequence):
+    """The indices of ``sequence`` sorted stably by their group (``starts``: :func:`_group_starts`)."""
+    filled = starts[:-1].copy()
+    ordered = np.empty(groups.size, np.int64)
+    for i in sequence:
+        ordered[filled[groups[i]]] = i
+        filled[groups[i]] += 1
+    return ordered
+
+
+@numba.njit(**_JIT)
 def grouped_weighted_quantiles(groups, by_value, values, weights, quantile, out):
     """``out[g]``: the weighted ``quantile`` of the ``values`` whose group is ``g`` (``weights`` per value;
     ``by_value`` the values' ascending order): the first value in that order whose running weight within the
@@ -34,11 +45,7 @@ def grouped_weighted_quantiles(groups, by_value, values, weights, quantile, out)
     a group without values."""
     number = out.size
     starts = _group_starts(groups, number)
-    filled = starts[:-1].copy()
-    ordered = np.empty(groups.size, np.int64)
-    for i in by_value:
-        ordered[filled[groups[i]]] = i
-        filled[groups[i]] += 1
+    ordered = _by_group(groups, starts, by_value)
     for g in range(number):
         first, stop = starts[g], starts[g + 1]
         if first == stop:
@@ -65,11 +72,7 @@ def grouped_quantiles_of_counts(groups, values, quantile, out):
     it is the value the running weights choose), found by selection rather than a sort of every value."""
     number = out.size
     starts = _group_starts(groups, number)
-    filled = starts[:-1].copy()
-    grouped = np.empty(groups.size)
-    for i in range(groups.size):
-        grouped[filled[groups[i]]] = values[i]
-        filled[groups[i]] += 1
+    grouped = values[_by_group(groups, starts, np.arange(groups.size))]
     for g in range(number):
         first, stop = starts[g], starts[g + 1]
         if first == stop:
