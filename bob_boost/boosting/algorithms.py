@@ -175,8 +175,10 @@ class GradientBoosting:
         proposal = self.weak_trainer.propose(prepared, state)
         if proposal is not None and self.loss_function.renews_leaves and isinstance(proposal.machine, TreeMachine):
             weights = state.extra.get("round_weights", self.sample_weight)
-            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores, weights,
-                                      self.loss_function)
+            # unit weights are no weights: leaf quantiles are then selected rather than sorted for (the same values)
+            unit = self._unit_weights and weights is self.sample_weight
+            proposal = renewed_leaves(proposal, state.features, self.targets - state.scores,
+                                      None if unit else weights, self.loss_function)
             # each leaf's value minimises the training loss over its rows (unless the round samples them), so the
             # whole step does not raise it, nor, the loss being convex, does any shrunk step
             state.extra["certified"] = (self.loss_function.convex and weights is self.sample_weight

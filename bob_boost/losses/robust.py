@@ -65,7 +65,7 @@ def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.
     result = np.empty(number_of_groups)
     values = np.asarray(values, dtype=np.float64)
     groups = np.asarray(groups, dtype=np.int64)
-    if sample_weight is None or np.all(np.asarray(sample_weight) == 1.0):  # unit weights count: select
+    if sample_weight is None:
         grouped_quantiles_of_counts(groups, values, float(quantile), result)
     else:
         grouped_weighted_quantiles(groups, np.argsort(values), values, np.asarray(sample_weight, dtype=np.float64),
