@@ -169,6 +169,13 @@ class CallbackList:
 Metric = Callable[["BoostedMachine", np.ndarray], float]
 
 
+def _unless_units(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    """``sample_weight``, or None when it is absent or every weight is 1 (the same weighted sums)."""
+    if sample_weight is None or bool(np.all(np.asarray(sample_weight) == 1.0)):
+        return None
+    return sample_weight
+
+
 class RecordEvaluation:
     """Record a metric of the growing machine on one data set, before training and after every round.
 
@@ -220,6 +227,10 @@ class RecordEvaluation:
         self.metric = metric
         self.sample_weight = (None if sample_weight is None
                               else check_sample_weight(sample_weight, self.features.shape[0]))
+        # weights of 1 (an estimator's default) leave the losses as they are: multiplying costs a pass a round
+        self._loss_weights = _unless_units(self.sample_weight)
+        self._total = (self.features.shape[0] if self._loss_weights is None
+                       else float(np.sum(self._loss_weights)))
         self.greater_is_better = bool(greater_is_better)
         self.name = str(name)
         self.training = bool(training)
@@ -247,9 +258,9 @@ class RecordEvaluation:
         if not self.training or loss_function is not self.metric:
             return
         if self._same_sum is None:
-            same_weights = (sample_weight is None and self.sample_weight is None) or (
-                sample_weight is not None and self.sample_weight is not None
-                and np.array_equal(sample_weight, self.sample_weight))
+            ours, theirs = self._loss_weights, _unless_units(sample_weight)
+            same_weights = (ours is None and theirs is None) or (
+                ours is not None and theirs is not None and np.array_equal(ours, theirs))
             self._same_sum = bool(same_weights and np.shape(targets) == self._targets.shape
                                   and np.array_equal(targets, self._targets))
         if self._same_sum:
@@ -265,17 +276,14 @@ class RecordEvaluation:
                 self._scores = self._scores + weight * by_row_blocks(weak_machine.forward, self.features)
         self._rounds = len(machine)
         reached, self._reached = self._reached, None
-        self.history.append(self._evaluate(machine) if reached is None else float(reached / self._weight_total()))
+        self.history.append(self._evaluate(machine) if reached is None else float(reached / self._total))
         return None
 
     def _evaluate(self, machine: "BoostedMachine") -> float:
         if isinstance(self.metric, LossFunction):
-            values = weighted(self.metric.loss(self._targets, self._scores), self.sample_weight)
-            return float(np.sum(values) / self._weight_total())
+            values = weighted(self.metric.loss(self._targets, self._scores), self._loss_weights)
+            return float(np.sum(values) / self._total)
         return float(self.metric(machine, self._scores))
-
-    def _weight_total(self) -> float:
-        return self.features.shape[0] if self.sample_weight is None else np.sum(self.sample_weight)
 
     def improvement(self, new: float, old: float) -> float:
         """How much better ``new`` is than ``old`` (positive: better)."""

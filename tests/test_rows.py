@@ -7,6 +7,7 @@ from bob_boost.boosting import rows
 from bob_boost.compat.bob import losses as bob_losses
 from bob_boost.engine.threads import MIN_PARALLEL_WORK
 from bob_boost.losses.base import joined_derivatives
+from bob_boost.losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 
 SAMPLES = MIN_PARALLEL_WORK // 4 + 123  # several blocks and a ragged last one, at 4 outputs
 
@@ -247,6 +248,34 @@ def test_a_logit_subclass_with_its_own_derivatives_fills_them():
     Doubled().derivatives_into(targets, scores, out)
     np.testing.assert_array_equal(out[:, :1], 2.0 * bob_boost.LogitLoss().loss_gradient(targets, scores))
     np.testing.assert_array_equal(out[:, 1:], bob_boost.LogitLoss().loss_hessian(targets, scores))
+
+
+@pytest.mark.parametrize("loss", [bob_boost.SquaredLoss(), HuberLoss(0.7), AbsoluteErrorLoss(), QuantileLoss(0.3),
+                                  QuantileLoss(0.9)], ids=repr)
+def test_compiled_residual_derivatives_have_the_bits_of_numpy(loss):
+    rng = np.random.default_rng(10)
+    targets = rng.normal(size=(3000, 2))
+    scores = targets + rng.normal(scale=2.0, size=targets.shape)
+    scores[::7] = targets[::7]  # residuals of exactly 0
+    scores[1::11] = targets[1::11] + 0.7  # at Huber's delta
+    out = np.full((scores.shape[0], 4), np.nan)
+    loss.derivatives_into(targets, scores, out)
+    gradient, hessian = loss.gradient_and_hessian(targets, scores)
+    np.testing.assert_array_equal(_bits(out[:, :2]), _bits(gradient))
+    np.testing.assert_array_equal(_bits(out[:, 2:]), _bits(hessian))
+
+
+def test_a_residual_subclass_with_its_own_gradient_fills_it():
+    class Steeper(QuantileLoss):
+        def loss_gradient(self, targets, scores, sample_weight=None):
+            return 3.0 * super().loss_gradient(targets, scores, sample_weight)
+
+    rng = np.random.default_rng(11)
+    targets, scores = rng.normal(size=(50, 1)), rng.normal(size=(50, 1))
+    out = np.empty((50, 2))
+    Steeper(0.2).derivatives_into(targets, scores, out)
+    np.testing.assert_array_equal(out[:, :1], 3.0 * QuantileLoss(0.2).loss_gradient(targets, scores))
+    np.testing.assert_array_equal(out[:, 1:], 1.0)
 
 
 def test_joined_derivatives_recognises_only_the_two_halves_in_order():

@@ -335,8 +335,8 @@ def test_record_and_early_stopping_callbacks_in_scripts(caplog):
 def test_a_training_record_takes_the_loss_the_trainer_summed():
     """Where the trainer sums the training loss at a round's scores (trees' Newton steps, checked for descent:
     here every round's, the loss having no curvature bound that would show a step to descend), a record of that
-    loss on the same training targets and weights takes the sum instead of a second pass; a record with other
-    weights computes its own. Both histories are the loss of the staged scores."""
+    loss on the same training targets and weights (or weights of 1) takes the sum instead of a second pass; a
+    record with other weights computes its own. Both histories are the loss of the staged scores."""
     from bob_boost import TreeTrainer
 
     class Checked(LogitLoss):
@@ -348,14 +348,18 @@ def test_a_training_record_takes_the_loss_the_trainer_summed():
     loss = Checked()
     same = RecordEvaluation(X, loss, targets=t, name="training", training=True)
     other = RecordEvaluation(X, loss, targets=t, sample_weight=weights, name="training", training=True)
-    passes = {"same": 0, "other": 0}
-    for name, record in (("same", same), ("other", other)):
+    ones = RecordEvaluation(X, loss, targets=t, sample_weight=np.ones(t.shape[0]), name="training", training=True)
+    passes = {"same": 0, "other": 0, "ones": 0}
+    for name, record in (("same", same), ("other", other), ("ones", ones)):
         def counted(machine, evaluate=record._evaluate, name=name):
             passes[name] += 1
             return evaluate(machine)
         record._evaluate = counted
-    machine = Boosting(TreeTrainer(max_leaves=8), loss, learning_rate=0.3).train(X, t, 12, callback=[same, other])
-    assert len(machine) == 12 and passes == {"same": 1, "other": 13}  # before training, then every round
+    machine = Boosting(TreeTrainer(max_leaves=8), loss, learning_rate=0.3).train(X, t, 12,
+                                                                                callback=[same, other, ones])
+    # before training, then every round; weights of 1 are no weights
+    assert len(machine) == 12 and passes == {"same": 1, "other": 13, "ones": 1}
+    assert ones.history == same.history
     staged = list(machine.staged_decision_scores(X))
     np.testing.assert_allclose(same.history[1:], [np.mean(loss.loss(t, s)) for s in staged], rtol=1e-13)
     np.testing.assert_array_equal(other.history[1:], [np.sum(weights[:, np.newaxis] * loss.loss(t, s))
