@@ -202,12 +202,15 @@ def test_a_leader_does_every_share_when_its_helper_never_starts():
     assert np.array_equal(teamed, alone)
 
 
-def test_lone_trees_are_the_same_on_any_number_of_threads():
-    """Twice the rows a team takes on: the histograms and partitions of large nodes are shared out."""
-    from bob_boost.weak_trainers.tree_parts import PART_ROWS
+def test_lone_trees_are_the_same_on_any_number_of_threads(monkeypatch):
+    """Twice the rows a team takes on: the histograms and partitions of large nodes are shared out (the team
+    taken however little the work)."""
+    from bob_boost.weak_trainers import tree_parts
+    monkeypatch.setattr(tree_parts, "TEAM_WORK", 0)
     assert 13 >= 3 * tree_team.SHARED_FEATURES
     rng = np.random.default_rng(5)
-    n = 2 * PART_ROWS + 3000
+    n = 2 * tree_parts.PART_ROWS + 3000
+    assert tree_parts.team_shares(2, n, 13) == 2 and tree_parts.team_shares(3, n, 13) == 3
     x = np.round(rng.normal(size=(n, 14)), 2)  # 13 dense features: histograms shared by up to 3 threads
     x[:, 6] = np.where(rng.random(n) < 0.8, 0.0, x[:, 6])  # mostly zero: a sparse feature
     x[rng.random(x.shape) < 0.03] = np.nan
@@ -227,6 +230,15 @@ def test_lone_trees_are_the_same_on_any_number_of_threads():
             assert np.all(np.asarray(tree.cover)[leaves] > 0) and np.all(np.asarray(tree.values)[leaves] != 0)
     assert np.array_equal(scores[0], scores[1]) and np.array_equal(scores[0], scores[2])
     assert np.mean(np.sign(scores[0]) == y) > 0.7
+
+
+def test_a_small_tree_grows_without_a_team():
+    """A team costs more than it saves on few rows or few features (:data:`~.tree_parts.TEAM_WORK`)."""
+    from bob_boost.weak_trainers.tree_parts import PART_ROWS, TEAM_FEATURES, TEAM_WORK, team_shares
+    assert team_shares(2, 2 * PART_ROWS - 1, 64) == 1  # too few rows
+    assert team_shares(2, 20_000, 6) == 1 and team_shares(2, 20_000, 2 * TEAM_FEATURES) == 2
+    assert team_shares(2, TEAM_WORK // 6 + 1, 6) == 2  # few features, many rows
+    assert team_shares(1, 100_000, 64) == 1
 
 
 def test_several_calls_lead_teams_at_once():
