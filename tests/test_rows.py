@@ -7,6 +7,7 @@ from bob_boost.boosting import rows
 from bob_boost.compat.bob import losses as bob_losses
 from bob_boost.engine.threads import MIN_PARALLEL_WORK
 from bob_boost.losses.base import joined_derivatives
+from bob_boost.losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
 from bob_boost.losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 
 SAMPLES = MIN_PARALLEL_WORK // 4 + 123  # several blocks and a ragged last one, at 4 outputs
@@ -263,6 +264,25 @@ def test_compiled_residual_derivatives_have_the_bits_of_numpy(loss):
     gradient, hessian = loss.gradient_and_hessian(targets, scores)
     np.testing.assert_array_equal(_bits(out[:, :2]), _bits(gradient))
     np.testing.assert_array_equal(_bits(out[:, 2:]), _bits(hessian))
+
+
+@pytest.mark.parametrize("loss", [PoissonLoss(), GammaLoss(), TweedieLoss(1.4)], ids=repr)
+def test_log_link_derivatives_from_one_exponential_have_the_bits_of_each_derivative(loss):
+    rng = np.random.default_rng(12)
+    targets = rng.gamma(2.0, 1.5, size=(3000, 2))
+    if loss.power < 2:
+        targets[::5] = 0.0
+    scores = rng.normal(scale=3.0, size=targets.shape)
+    scores[::13] = 800.0  # clipped before the exponential
+    weights = rng.uniform(0.5, 2.0, size=3000)
+    gradient, hessian = loss.loss_gradient(targets, scores, weights), loss.loss_hessian(targets, scores, weights)
+    both = loss.gradient_and_hessian(targets, scores, weights)
+    np.testing.assert_array_equal(_bits(both[0]), _bits(gradient))
+    np.testing.assert_array_equal(_bits(both[1]), _bits(hessian))
+    out = np.full((targets.shape[0], 4), np.nan)
+    loss.derivatives_into(targets, scores, out)
+    np.testing.assert_array_equal(_bits(out[:, :2]), _bits(loss.loss_gradient(targets, scores)))
+    np.testing.assert_array_equal(_bits(out[:, 2:]), _bits(loss.loss_hessian(targets, scores)))
 
 
 def test_a_residual_subclass_with_its_own_gradient_fills_it():

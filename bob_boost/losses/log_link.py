@@ -107,6 +107,46 @@ class TweedieLoss(LossFunction):
             values = (2.0 - p) * np.power(mu, 2.0 - p) - (1.0 - p) * targets * np.power(mu, 1.0 - p)
         return weighted(values, sample_weight)
 
+    def gradient_and_hessian(self, targets: np.ndarray, scores: np.ndarray,
+                             sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Both derivatives from one ``exp`` of the scores, the bits of :meth:`loss_gradient` and
+        :meth:`loss_hessian`."""
+        if not self._own_derivatives():
+            return super().gradient_and_hessian(targets, scores, sample_weight)
+        gradient, hessian = self._derivatives(targets, _mean(scores))
+        return weighted(gradient, sample_weight), weighted(hessian, sample_weight)
+
+    def derivatives_into(self, targets: np.ndarray, scores: np.ndarray, out: np.ndarray) -> None:
+        """The gradient and hessian side by side in ``out``, from one ``exp`` of the scores."""
+        if not self._own_derivatives():
+            super().derivatives_into(targets, scores, out)
+            return
+        outputs = out.shape[1] // 2
+        self._derivatives(targets, _mean(scores), out[:, :outputs], out[:, outputs:])
+
+    def _own_derivatives(self) -> bool:
+        cls = type(self)
+        return (cls.loss_gradient is TweedieLoss.loss_gradient and cls.loss_hessian is TweedieLoss.loss_hessian
+                and cls.gradient_and_hessian is TweedieLoss.gradient_and_hessian)
+
+    def _derivatives(self, targets: np.ndarray, mu: np.ndarray, gradient: np.ndarray | None = None,
+                     hessian: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`loss_gradient` and :meth:`loss_hessian` (unweighted) at the means ``mu``, the same operations, into
+        ``gradient`` and ``hessian`` when given."""
+        p = self.power
+        if p == 1.0:
+            gradient = np.subtract(mu, targets, out=gradient)
+            # mu + 0 t: the hessian's bits, and its shape broadcast with the targets'
+            hessian = np.add(mu, 0.0 * targets, out=hessian)
+        elif p == 2.0:
+            gradient = np.multiply(np.power(mu, -1.0), mu - targets, out=gradient)
+            hessian = np.divide(targets, mu, out=hessian)
+        else:
+            gradient = np.multiply(np.power(mu, 1.0 - p), mu - targets, out=gradient)
+            hessian = np.subtract((2.0 - p) * np.power(mu, 2.0 - p), (1.0 - p) * targets * np.power(mu, 1.0 - p),
+                                  out=hessian)
+        return gradient, hessian
+
     def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """(#outputs,) ``log`` of each target column's weighted mean, the constant score of least loss.
 
