@@ -265,23 +265,37 @@ class CodedFeatures:
         the dense features' rows in them. A row's codes lie together, and a node's histogram costs its own rows'
         entries only.
         """
+        return self._layouts(offsets)[1]
+
+    def _layouts(self, offsets: np.ndarray) -> tuple:
+        """``(offsets, row layout, its unpaired pair layout, the feature of every global bin)``, made once for
+        these ``offsets``."""
         offsets = np.asarray(offsets, dtype=np.int64)
-        if self._row_layout is None or not np.array_equal(self._row_layout[0], offsets):
-            n_features, n_samples = self.n_features, self.n_samples
-            dense = np.flatnonzero(self.mode_bins < 0)
-            # the listed rows (feature by feature) placed row by row, features in order: from the listed
-            # entries alone, no (#samples x #features) mask
-            row_starts = np.zeros(n_samples + 1, dtype=np.int64)
-            np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
-            index = np.int32 if offsets[-1] < 2 ** 31 else np.int64
-            entry_bins = np.empty(self.rows.size, dtype=index)
-            kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
-                                   self.listed_codes, offsets, row_starts, entry_bins)
-            dense_rows = self.code_rows[dense]
-            self._row_layout = (offsets, (np.ascontiguousarray(self.codes[dense_rows].T), offsets[dense], row_starts,
-                                          entry_bins, self.codes, dense_rows))
-            self._pair_layout = None
-        return self._row_layout[1]
+        known = self._row_layout  # read once: another thread may replace it meanwhile
+        if known is not None and (known[0] is offsets or np.array_equal(known[0], offsets)):
+            return known
+        n_features, n_samples = self.n_features, self.n_samples
+        dense = np.flatnonzero(self.mode_bins < 0)
+        # the listed rows (feature by feature) placed row by row, features in order: from the listed
+        # entries alone, no (#samples x #features) mask
+        row_starts = np.zeros(n_samples + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
+        index = np.int32 if offsets[-1] < 2 ** 31 else np.int64
+        entry_bins = np.empty(self.rows.size, dtype=index)
+        kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
+                               self.listed_codes, offsets, row_starts, entry_bins)
+        dense_rows = self.code_rows[dense]
+        layout = (np.ascontiguousarray(self.codes[dense_rows].T), offsets[dense], row_starts, entry_bins,
+                  self.codes, dense_rows)
+        unpaired = (np.empty((n_samples, 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
+                    np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), layout[0], layout[1])
+        self._pair_layout = None
+        known = self._row_layout = (offsets, layout, unpaired, np.repeat(np.arange(n_features), np.diff(offsets)))
+        return known
+
+    def feature_of_bin(self, offsets: np.ndarray) -> np.ndarray:
+        """(#bins,) the feature of every global bin of ``offsets`` (made once for them, with :meth:`row_layout`)."""
+        return self._layouts(offsets)[3]
 
     def bin_counts(self, offsets: np.ndarray) -> np.ndarray:
         """Every row's count in each global bin of :meth:`row_layout` of ``offsets`` (computed once for them):
@@ -307,7 +321,7 @@ class CodedFeatures:
         kept_dense = allowed[self.mode_bins < 0]
         starts = np.empty(row_starts.size, dtype=np.int64)
         kept = np.empty_like(entry_bins)
-        feature_of_bin = np.repeat(np.arange(self.n_features), np.diff(offsets))
+        feature_of_bin = self.feature_of_bin(offsets)
         count = kernels.kept_entries(row_starts, entry_bins, feature_of_bin, allowed, starts, kept)
         return (np.ascontiguousarray(dense_rows[:, kept_dense]), dense_bases[kept_dense], starts, kept[:count], codes,
                 dense_code_rows[kept_dense])
@@ -331,9 +345,7 @@ class CodedFeatures:
         same types, for histograms that do not pair features).
         """
         if not paired:
-            dense_rows, dense_bases = self.row_layout(offsets)[:2]
-            return (np.empty((dense_rows.shape[0], 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
-                    np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), dense_rows, dense_bases)
+            return self._layouts(offsets)[2]
         dense_rows, dense_bases = self.row_layout(offsets)[:2]  # (a layout of other offsets forgets the pairs)
         layout = self._pair_layout  # read once: another thread's row_layout may forget it meanwhile
         if layout is None:

@@ -1,6 +1,8 @@
 """The loss-function interface shared by every boosting loss."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
@@ -13,9 +15,24 @@ from ..exceptions import InvalidValueError
 SHARE_LIMIT = float(np.finfo(np.float64).eps)
 
 
+#: The last halves :func:`joined_derivatives` recognised and their array (weak references): a round asks about
+#: the same two halves several times, and the answer stays while they live (a view's array and place never change).
+_recent: list = [None]
+
+
 def joined_derivatives(gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray | None:
     """The C-ordered (#samples, 2K) array whose halves ``gradient`` and ``hessian`` are
     (:meth:`LossFunction.derivatives_into`'s), or None when they are not its halves."""
+    recent = _recent[0]  # read once: another thread may replace it meanwhile
+    if recent is not None and recent[0]() is gradient and recent[1]() is hessian:
+        return recent[2]()
+    joint = _joint_of(gradient, hessian)
+    if joint is not None:
+        _recent[0] = (weakref.ref(gradient), weakref.ref(hessian), weakref.ref(joint))
+    return joint
+
+
+def _joint_of(gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray | None:
     joint = gradient.base
     if not (isinstance(joint, np.ndarray) and hessian.base is joint and joint.flags.c_contiguous
             and joint.dtype == np.float64 and gradient.ndim == 2 and joint.shape == (gradient.shape[0],

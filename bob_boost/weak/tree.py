@@ -312,18 +312,20 @@ class TreeMachine(CategorySplits, WeakMachine):
 
     @classmethod
     def trusted(cls, features, thresholds, left_children, right_children, values, roots, missing_left=None,
-                categories=None, cover=None, gains=None, depth: int | None = None) -> "TreeMachine":
+                categories=None, cover=None, gains=None, depth: int | None = None, copy: bool = True) -> "TreeMachine":
         """The machine of node arrays a trainer grew (the constructor's types, valid by construction): the
         constructor without its checks, which would cost a small data set's round a fifth of its time.
         ``categories`` is None or the ``(offsets, values)`` of :attr:`category_layout`; ``depth``, when the
-        grower knows it, the trees' :attr:`depth` (computed otherwise)."""
+        grower knows it, the trees' :attr:`depth` (computed otherwise). ``copy=False`` takes arrays of the right
+        types as they are (made for this machine alone, which makes them read-only)."""
         machine = cls.__new__(cls)
-        arrays = [np.array(a, dtype=np.int64) for a in (features, left_children, right_children, roots)]
-        arrays += [np.array(a, dtype=np.float64) for a in (thresholds, values)]
-        arrays += [None if a is None else np.array(a, dtype=bool) for a in (missing_left,)]
-        arrays += [None if a is None else np.array(a, dtype=np.float64) for a in (cover, gains)]
+        take = np.array if copy else np.asarray
+        arrays = [take(a, dtype=np.int64) for a in (features, left_children, right_children, roots)]
+        arrays += [take(a, dtype=np.float64) for a in (thresholds, values)]
+        arrays += [None if a is None else take(a, dtype=bool) for a in (missing_left,)]
+        arrays += [None if a is None else take(a, dtype=np.float64) for a in (cover, gains)]
         if categories is not None:
-            categories = (np.array(categories[0], dtype=np.int64), np.array(categories[1], dtype=np.float64))
+            categories = (take(categories[0], dtype=np.int64), take(categories[1], dtype=np.float64))
             arrays += list(categories)
         for array in arrays:
             if array is not None:

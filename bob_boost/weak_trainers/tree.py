@@ -405,7 +405,7 @@ class TreeTrainer:
                   else coded.row_layout(offsets))
         # the arguments every tree's grower takes after the codes (each batch gets its own coded.splitting())
         common = (coded.mode_bins, layout, coded.pair_layout(offsets, paired=self.quantized_gradients is not None),
-                  coded.number_of_bins, offsets, np.repeat(np.arange(binned.number_of_features), np.diff(offsets)),
+                  coded.number_of_bins, offsets, coded.feature_of_bin(offsets),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
                    0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features),
@@ -501,4 +501,4 @@ def grown_machine(split_thresholds: np.ndarray, category_table: CategoryTable | 
     if categories is not None:
         thresholds[np.diff(categories[0]) > 0] = 0.0  # unused by a categorical split
     return TreeMachine.trusted(features, thresholds, left, right, values, roots, missing_left if missing else None,
-                               categories, cover, gains, depth=depth)
+                               categories, cover, gains, depth=depth, copy=False)

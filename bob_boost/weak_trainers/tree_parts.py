@@ -3,6 +3,8 @@ gradients with a team that shares out its large nodes (:mod:`~bob_boost.engine.t
 their large histograms built in parts here, added in part order."""
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from ..engine import team, tree_batches, tree_kernels, tree_team
@@ -139,7 +141,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     context = None if shares == 1 else tree_kernels.team_context(layout, mode_bins, offsets, values, stored, state,
                                                                  sums, counts, crew, node_feature[0], sample_node,
                                                                  real)
-    with team.helpers(tree_team.serve, context, shares, crew[0]):
+    with team.helpers(tree_team.serve, context, shares, crew[0]) if shares > 1 else nullcontext():
         while (grown := tree_kernels.grow_tree(*arguments)) < 0:
             node, start, stop = tree_kernels.requested_node(state)
             parts.build(order, start, stop, totals[node], sums[slot[node]], counts[slot[node]])
