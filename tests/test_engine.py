@@ -451,6 +451,27 @@ def test_compiled_gradient_tree_scores_add_each_round_as_its_machine_does():
     assert np.array_equal(machine.decision_scores(probe), expected)
 
 
+def test_a_tree_of_one_output_column_is_added_to_that_column_only():
+    """A round's tree whose leaves are zero outside one output column adds that column; a tree of vector leaves
+    adds every column; both give the scores of the machines' own evaluation."""
+    from bob_boost import SoftmaxLoss, TreeTrainer
+    from bob_boost.engine import prediction
+    values = np.array([[0.0, 0.0], [1.5, 0.0], [-2.0, -0.0], [0.0, 0.5], [0.0, -1.0], [0.0, 0.0], [1.0, 2.0]])
+    roots = np.array([0, 3, 5, 6])  # trees of nodes 0-2 (column 0), 3-4 (column 1), 5 (zeros), 6 (both)
+    assert prediction._tree_columns(values, roots).tolist() == [0, 1, 0, -1]
+    x, _ = _data(900, 4)
+    classes = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.4)
+    probe, _ = _data(700, 4, seed=10)
+    for multi_output in ("per_output", "shared"):
+        machine = Boosting(TreeTrainer(max_depth=3, multi_output=multi_output), SoftmaxLoss(),
+                           learning_rate=0.3).train(x, classes, 3)
+        expected = np.zeros((probe.shape[0], 3)) + machine.baseline
+        for weak, weight in zip(machine.weak_machines, machine.weights):
+            expected += weight * weak.forward(probe)
+        assert machine._compiled_forward(probe) is not None
+        assert np.array_equal(machine.decision_scores(probe), expected)
+
+
 def test_compiled_trees_of_uneven_depth_give_each_rows_own_leaf():
     """Rows go down a tree eight at a time (prediction._leaves), those that reach a leaf early waiting on it;
     leaf-wise trees put rows of one group at very different depths, and NaN goes the way each node learnt.

@@ -192,7 +192,8 @@ def _leaves(features, words, thresholds, root, first, last, leaf):
 
 
 @numba.njit(**_JIT)
-def _tree_rows(features, words, thresholds, node_values, round_trees, roots, weights, baseline, block, out):
+def _tree_rows(features, words, thresholds, node_values, round_trees, roots, tree_columns, weights, baseline, block,
+               out):
     start = block * BLOCK_ROWS
     stop = min(start + BLOCK_ROWS, features.shape[0])
     outputs = out.shape[1]
@@ -210,13 +211,20 @@ def _tree_rows(features, words, thresholds, node_values, round_trees, roots, wei
                     for k in range(outputs):
                         out[first + q, k] += weights[r, k] * node_values[leaf[q], k]
                 continue
-            # several trees (one per output): their leaf rows added in tree order, then weighted
+            # several trees (one per output): their leaf rows added in tree order, then weighted; a tree whose
+            # leaves are zero but in one column adds that column only (the others' zeros would change no sum)
             for t in range(round_trees[r], round_trees[r + 1]):
                 _leaves(features, words, thresholds, roots[t], first, last, leaf)
+                column = tree_columns[t]
+                if t == round_trees[r]:
+                    round_output[:last - first] = 0.0
+                if column >= 0:
+                    for q in range(last - first):
+                        round_output[q, column] += node_values[leaf[q], column]
+                    continue
                 for q in range(last - first):
                     for k in range(outputs):
-                        value = node_values[leaf[q], k]
-                        round_output[q, k] = value if t == round_trees[r] else round_output[q, k] + value
+                        round_output[q, k] += node_values[leaf[q], k]
             for i in range(first, last):
                 for k in range(outputs):
                     out[i, k] += weights[r, k] * round_output[i - first, k]
@@ -244,6 +252,13 @@ def tree_missing_left(machines) -> np.ndarray | None:
                            for m, d in zip(machines, directions)])
 
 
+def _tree_columns(node_values: np.ndarray, roots: np.ndarray) -> np.ndarray:
+    """(#trees,) the one output column in which each tree's nodes (``roots[t]`` to the next root, breadth first)
+    have values other than zero, or -1 where several do (a tree of zeros only: column 0)."""
+    used = np.logical_or.reduceat(node_values != 0, roots, axis=0)
+    return np.where(used.sum(axis=1) <= 1, np.argmax(used, axis=1), -1).astype(np.int64)
+
+
 def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
                 right: np.ndarray, node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray,
                 weights: np.ndarray, baseline: np.ndarray, n_threads: int,
@@ -267,7 +282,8 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
     node_values = np.ascontiguousarray(node_values[old])
     features = np.ascontiguousarray(features, dtype=_row_type(features.dtype))
     out = np.empty((features.shape[0], weights.shape[1]))
-    blocks = [(features, words, node_thresholds, node_values, round_trees, new_roots, weights, baseline, b, out)
+    blocks = [(features, words, node_thresholds, node_values, round_trees, new_roots,
+               _tree_columns(node_values, new_roots), weights, baseline, b, out)
               for b in range(-(-features.shape[0] // BLOCK_ROWS))]
     run_blocks(_tree_rows, blocks, n_threads)
     return out
