@@ -62,7 +62,7 @@ import numpy as np
 
 from ._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar
 from .exceptions import InvalidTypeError, InvalidValueError
-from .losses.base import LossFunction, weighted
+from .losses.base import LossFunction, unit_weights, weighted
 from .sparse import by_row_blocks
 
 if TYPE_CHECKING:  # the machine module imports nothing of this one; the annotation only names it
@@ -171,9 +171,7 @@ Metric = Callable[["BoostedMachine", np.ndarray], float]
 
 def _unless_units(sample_weight: np.ndarray | None) -> np.ndarray | None:
     """``sample_weight``, or None when it is absent or every weight is 1 (the same weighted sums)."""
-    if sample_weight is None or bool(np.all(np.asarray(sample_weight) == 1.0)):
-        return None
-    return sample_weight
+    return None if unit_weights(sample_weight) else sample_weight
 
 
 class RecordEvaluation:

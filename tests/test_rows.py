@@ -297,6 +297,15 @@ def test_a_residual_subclass_with_its_own_gradient_fills_it():
     np.testing.assert_array_equal(out[:, :1], 3.0 * QuantileLoss(0.2).loss_gradient(targets, scores))
     np.testing.assert_array_equal(out[:, 1:], 1.0)
 
+    class Stiffer(bob_boost.SquaredLoss):
+        def loss_hessian(self, targets, scores, sample_weight=None):
+            return 2.0 * super().loss_hessian(targets, scores, sample_weight)
+
+    assert Steeper.gradient_form is None and Stiffer.gradient_form is None
+    Stiffer().derivatives_into(targets, scores, out)
+    np.testing.assert_array_equal(out[:, :1], scores - targets)
+    np.testing.assert_array_equal(out[:, 1:], 2.0)
+
 
 def test_joined_derivatives_recognises_only_the_two_halves_in_order():
     joint = np.zeros((10, 4))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ConvergenceWarning, InvalidValueError
-from ..losses.base import LossFunction, joined_derivatives, weighted
+from ..losses.base import LossFunction, joined_derivatives, unit_weights, weighted
 from ..machine import BoostedMachine
 from ..sparse import by_row_blocks
 from ..weak.base import WeakMachine
@@ -88,7 +88,7 @@ class GradientBoosting:
         # whether the last curvature bound tried did not show descent (see _bounded_descent)
         self._bound_missed = False
         # weights of 1 (an estimator's default) leave the derivatives as they are: multiplying costs a pass
-        self._unit_weights = isinstance(sample_weight, np.ndarray) and bool(np.all(sample_weight == 1.0))
+        self._unit_weights = isinstance(sample_weight, np.ndarray) and unit_weights(sample_weight)
 
     def new_machine(self, features: np.ndarray) -> BoostedMachine:
         """An empty machine with the loss's outputs, cost matrix and decision rule."""

@@ -44,6 +44,12 @@ def _joint_of(gradient: np.ndarray, hessian: np.ndarray) -> np.ndarray | None:
     return joint if same_layout and halves == (start, start + 8 * gradient.shape[1]) else None
 
 
+def unit_weights(sample_weight: np.ndarray | None) -> bool:
+    """Whether ``sample_weight`` is given and every weight is 1 (an estimator's default): weighted sums are then
+    the unweighted ones, bit for bit, and the multiplication a wasted pass."""
+    return sample_weight is not None and bool(np.all(np.asarray(sample_weight) == 1.0))
+
+
 def weighted(values: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
     """``sample_weight[n] * values[n, :]``, or ``values`` itself without weights.
 

@@ -35,8 +35,16 @@ class ResidualLoss(LossFunction):
     row_separable = True
     shift_invariant = True
 
-    #: The compiled form of the gradient of the class that defines it (:data:`SQUARED` ...), or None.
+    #: The compiled form of the gradient (:data:`SQUARED` ...), or None: None, the safe default, for a subclass
+    #: that defines its own derivatives without setting it again.
     gradient_form: int | None = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A subclass that overrides a derivative has no compiled gradient, unless it says so itself."""
+        super().__init_subclass__(**kwargs)
+        derivatives = ("loss_gradient", "loss_hessian", "gradient_and_hessian")
+        if "gradient_form" not in cls.__dict__ and any(name in cls.__dict__ for name in derivatives):
+            cls.gradient_form = None
 
     def gradient_parameter(self) -> float:
         """The parameter ``a`` of the compiled gradient (:data:`gradient_form`): Huber's ``delta``, the quantile."""
@@ -45,15 +53,11 @@ class ResidualLoss(LossFunction):
     def derivatives_into(self, targets: np.ndarray, scores: np.ndarray, out: np.ndarray) -> None:
         """The gradient and the hessian (ones) side by side in ``out``, the bits of :meth:`gradient_and_hessian`,
         compiled in one pass for the built-in losses (numpy's passes allocate arrays of the rows' size)."""
-        cls = type(self)
-        owner = next(base for base in cls.__mro__ if "loss_gradient" in vars(base))
-        if ("gradient_form" not in vars(owner) or owner.gradient_form is None
-                or cls.loss_hessian is not ResidualLoss.loss_hessian
-                or cls.gradient_and_hessian is not LossFunction.gradient_and_hessian):
+        if self.gradient_form is None:
             super().derivatives_into(targets, scores, out)
             return
         _fill_residual_derivatives(np.asarray(targets, dtype=np.float64), np.asarray(scores, dtype=np.float64), out,
-                                   owner.gradient_form, self.gradient_parameter())
+                                   self.gradient_form, self.gradient_parameter())
 
     def decision_rule(self, number_of_outputs: int) -> str:
         """``"identity"``: The scores are the predicted values."""
