@@ -451,6 +451,33 @@ def test_compiled_gradient_tree_scores_add_each_round_as_its_machine_does():
     assert np.array_equal(machine.decision_scores(probe), expected)
 
 
+def test_tree_prediction_shares_rows_among_threads_without_changing_a_score():
+    """Fewer rows than a block still go to every thread when the traversals pay for it (rows x trees at least
+    prediction.PARALLEL_TRAVERSALS), a block each; the scores are those of one thread."""
+    from bob_boost import LogitLoss, TreeTrainer
+    from bob_boost.engine import prediction
+    rows = prediction.TREE_ROWS * 3 + 5
+    assert prediction._tree_blocks(rows, 1, 2) == [(0, rows)]  # too little work: the caller's thread
+    trees = -(-prediction.PARALLEL_TRAVERSALS // rows)
+    assert prediction._tree_blocks(rows, trees, 1) == [(0, rows)]
+    assert prediction._tree_blocks(rows, trees, 2) == [(0, 195), (195, rows)]  # partial groups of rows
+    assert prediction._tree_blocks(rows, trees, 3) == [(0, 130), (130, 260), (260, rows)]
+    big = 3 * prediction.BLOCK_ROWS
+    assert all(b - a <= prediction.BLOCK_ROWS for a, b in prediction._tree_blocks(big, trees, 2))
+    x, y = _data(3000, 5, seed=5)
+    machine = Boosting(TreeTrainer(max_depth=None, max_leaves=15), LogitLoss()).train(x, y, trees)
+    probe, _ = _data(rows, 5, seed=6)
+    machine.n_threads = 1
+    alone = machine.decision_scores(probe)
+    expected = np.zeros((probe.shape[0], 1)) + machine.baseline
+    for weak, weight in zip(machine.weak_machines, machine.weights):
+        expected += weight * weak.forward(probe)
+    assert np.array_equal(alone, expected)
+    for n_threads in (2, 3):
+        machine.n_threads = n_threads
+        assert np.array_equal(machine.decision_scores(probe), alone)
+
+
 def test_a_tree_of_one_output_column_is_added_to_that_column_only():
     """A round's tree whose leaves are zero outside one output column adds that column; a tree of vector leaves
     adds every column; both give the scores of the machines' own evaluation."""

@@ -192,10 +192,8 @@ def _leaves(features, words, thresholds, root, first, last, leaf):
 
 
 @numba.njit(**_JIT)
-def _tree_rows(features, words, thresholds, node_values, round_trees, roots, tree_columns, weights, baseline, block,
-               out):
-    start = block * BLOCK_ROWS
-    stop = min(start + BLOCK_ROWS, features.shape[0])
+def _tree_rows(features, words, thresholds, node_values, round_trees, roots, tree_columns, weights, baseline, start,
+               stop, out):
     outputs = out.shape[1]
     round_output = np.empty((TREE_ROWS, outputs))
     leaf = np.empty(TREE_ROWS, dtype=np.int64)
@@ -282,11 +280,26 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
     node_values = np.ascontiguousarray(node_values[old])
     features = np.ascontiguousarray(features, dtype=_row_type(features.dtype))
     out = np.empty((features.shape[0], weights.shape[1]))
-    blocks = [(features, words, node_thresholds, node_values, round_trees, new_roots,
-               _tree_columns(node_values, new_roots), weights, baseline, b, out)
-              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
-    run_blocks(_tree_rows, blocks, n_threads)
+    common = (features, words, node_thresholds, node_values, round_trees, new_roots,
+              _tree_columns(node_values, new_roots), weights, baseline)
+    run_blocks(_tree_rows, [common + bounds + (out,) for bounds in _tree_blocks(features.shape[0], roots.size,
+                                                                                 n_threads)], n_threads)
     return out
+
+
+#: Rows times trees below which tree prediction stays in the caller's thread: a tree takes some 20 ns a row,
+#: and waking the pool's threads costs about as much as a few thousand of them.
+PARALLEL_TRAVERSALS = 1 << 14
+
+
+def _tree_blocks(rows: int, trees: int, n_threads: int) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` row blocks of tree prediction: one per thread (at most :data:`BLOCK_ROWS` each) when
+    the traversals pay for the threads, else one. Every row's score is computed alone, so the blocks do not
+    change it."""
+    if n_threads == 1 or rows * trees < PARALLEL_TRAVERSALS:
+        return [(0, rows)]
+    size = min(BLOCK_ROWS, -(-rows // n_threads))
+    return [(start, min(start + size, rows)) for start in range(0, rows, size)]
 
 
 def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarray, polarities: np.ndarray,
