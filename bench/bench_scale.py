@@ -183,7 +183,7 @@ def main() -> int:
         reference = results.get((name, leaves, "lightgbm"))
         ratio = (f"{fastest['seconds'] / min(r['seconds'] for r in reference):.2f}x" if reference else "-")
         print(f"| {name} | {leaves} | {library} | {fastest['seconds']:.2f} | {ratio} | {fastest['quality']:.4f} | "
-              f"{min(r['memory_mb'] for r in runs):.0f} | {max(r['rows_per_second'] for r in runs) / 1e6:.2f}M |")
+              f"{min(r['memory_mb'] for r in runs):.0f} | {max(r['rows_per_second'] for r in runs) / 1e6:.3g}M |")
     return 0
 
 

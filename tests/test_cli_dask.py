@@ -89,7 +89,7 @@ def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(process_cluste
     data = tmp_path / "d.hdf5"
     _write_hdf5(data, features, labels, group="train", feature_key="data")
     distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
-    read_on_workers_only("_read_hdf5_rows")
+    read_on_workers_only("_dataset_rows")
     code, out, err = _run(capsys, "train", data, "--group", "train", "-o", distributed_model, "-r", 6, "--max-bins",
                           256, "--scheduler", cluster.scheduler_address, "--chunk-rows", 400)
     assert code == 0, err
@@ -195,7 +195,7 @@ def test_regression_boosts_from_the_mean_as_in_memory(process_cluster, process_s
     data = tmp_path / "r.npy"
     np.save(data, np.column_stack([features, values]))
     distributed_model, memory_model = tmp_path / "cluster.hdf5", tmp_path / "memory.hdf5"
-    read_on_workers_only("_read_npy_rows")
+    read_on_workers_only("_npy_rows")
     code, _, err = _run(capsys, "train", data, "-o", distributed_model, "--loss", "squared", "-r", 5, "-q",
                         "--scheduler", cluster.scheduler_address, "--chunk-rows", 500)
     assert code == 0, err

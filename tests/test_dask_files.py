@@ -49,7 +49,7 @@ def test_hdf5_is_read_by_the_workers_as_in_memory(process_client, tmp_path, monk
         group.create_dataset("labels", data=labels.astype(object), dtype=h5py.string_dtype())
         handle["features"] = rng.normal(size=(53, 4))
         handle["y"] = rng.normal(size=(53, 1))  # a column: one label per sample
-    read_on_workers_only("_read_hdf5_rows")
+    read_on_workers_only("_dataset_rows")
     lazy = read_lazy_table(path, group="train", chunk_rows=7)
     assert lazy.features.chunks[0] == (7,) * 7 + (4,)
     assert lazy.labels.chunks == (lazy.features.chunks[0],)
@@ -77,7 +77,7 @@ def test_npy_reads_as_in_memory_from_any_directory(process_client, tmp_path, mon
     matrix = np.column_stack([rng.integers(0, 2, 40), rng.normal(size=(40, 3))])
     np.save(tmp_path / "d.npy", matrix)
     monkeypatch.chdir(tmp_path)  # a relative path: the workers, elsewhere, open the absolute one
-    read_on_workers_only("_read_npy_rows")
+    read_on_workers_only("_npy_rows")
     lazy = read_lazy_table("d.npy", target="0", chunk_rows=15)
     assert lazy.features.chunks[0] == (15, 15, 10)
     _assert_reads_as_in_memory(lazy, read_table("d.npy", target="0"))

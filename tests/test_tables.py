@@ -2,6 +2,7 @@
 import gzip
 import logging
 
+import h5py
 import numpy as np
 import pytest
 
@@ -201,3 +202,49 @@ def test_confusion_matrix_rejects_bad_sample_weights(weights, message):
 def test_accuracy_rejects_bad_input(truth, predicted, message):
     with pytest.raises(ValueError, match=message):
         evaluation.accuracy(truth, predicted)
+
+
+def test_hdf5_and_npy_files_are_refused_by_their_headers_as_the_lazy_reader_refuses_them(tmp_path):
+    """read_table checks HDF5 and NPY files with the lazy reader's own rules (bob_boost.io.row_files): the same
+    messages, naming the file and what is wrong."""
+    (tmp_path / "text.h5").write_text("not HDF5")
+    with h5py.File(tmp_path / "nofeatures.h5", "w") as handle:
+        handle["labels"] = np.arange(4)  # labels alone are not a matrix of features
+    with h5py.File(tmp_path / "flat.h5", "w") as handle:
+        handle["features"] = np.arange(4)
+    with h5py.File(tmp_path / "short.h5", "w") as handle:
+        handle["features"] = np.ones((4, 2))
+        handle["labels"] = np.arange(3)
+    with h5py.File(tmp_path / "words.h5", "w") as handle:
+        handle["features"] = np.array([["a", "b"]] * 4, dtype=h5py.string_dtype())
+    np.save(tmp_path / "flat.npy", np.arange(4.0))
+    np.save(tmp_path / "words.npy", np.array([["a", "b"]] * 4))
+    cases = [("text.h5", {}, "text.h5: not a readable HDF5 file"),
+             ("nofeatures.h5", {}, "nofeatures.h5:/: no features dataset (looked for features, data, x, X; found "
+                                   "labels; choose a group with --group)"),
+             ("short.h5", {"group": "test"}, "short.h5: no group 'test' (top level: features, labels)"),
+             ("flat.h5", {}, "flat.h5: 'features' must be 2-D (#samples, #features), has shape (4,)"),
+             ("short.h5", {}, "short.h5: 'labels' must hold one label per sample, has shape (3,) for 4 samples"),
+             ("words.h5", {}, "words.h5: 'features' must be numeric"),
+             ("flat.npy", {}, "flat.npy: expected a 2-D (#samples, #columns) array, got shape (4,)"),
+             ("words.npy", {}, "words.npy: values must be numeric, got dtype <U1")]
+    for name, options, message in cases:
+        with pytest.raises(DataFormatError) as raised:
+            read_table(tmp_path / name, **options)
+        assert message in str(raised.value), (name, raised.value)
+
+
+def test_hdf5_images_labels_in_a_column_and_text_labels_read_whole(tmp_path):
+    with h5py.File(tmp_path / "images.h5", "w") as handle:
+        group = handle.create_group("train")
+        group["data"] = np.arange(5 * 2 * 3, dtype=np.uint8).reshape(5, 2, 3)
+        group["labels"] = np.array([["a"], ["b"], ["a"], ["c"], ["b"]], dtype=h5py.string_dtype())
+    table = read_table(tmp_path / "images.h5", group="train")
+    assert table.features.dtype == np.uint8
+    assert np.array_equal(table.features, np.arange(30).reshape(5, 6))
+    assert table.labels.tolist() == ["a", "b", "a", "c", "b"] and table.labels.dtype.kind == "U"
+    assert read_table(tmp_path / "images.h5", group="train", with_target=False).labels is None
+    empty = tmp_path / "empty.npy"
+    np.save(empty, np.ones((0, 3)))
+    with pytest.raises(DataFormatError, match="empty.npy: no data"):
+        read_table(empty)

@@ -27,15 +27,14 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from .._validation import check_positive_int
 from ..exceptions import DataFormatError, InvalidValueError
 from ..io import _delimited
-from ..io import arrow_files, frames
-from ..io.tables import (ARROW_SUFFIXES, FEATURE_KEYS, HDF5_SUFFIXES, LABEL_KEYS, TABLE_SUFFIXES, column_index,
-                         format_suffix, has_header, has_target)
+from ..io import arrow_files, frames, row_files
+from ..io.tables import (ARROW_SUFFIXES, HDF5_SUFFIXES, TABLE_SUFFIXES, column_index, format_suffix, has_header,
+                         has_target)
 from . import _dask
 # Dask itself comes through _dask, the one module that imports it (and names the extra when it is missing)
 from ._dask import da, dask
@@ -125,7 +124,7 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
     ImportError
         For a text table without ``dask.dataframe``, naming the extra that installs it.
     """
-    path = Path(path)  # as the caller wrote it, for messages; the tasks open _located(path)
+    path = Path(path)  # as the caller wrote it, for messages; the tasks open row_files.located(path)
     if chunk_rows is not None:
         chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
     if not path.is_file():
@@ -158,22 +157,6 @@ def read_lazy_table(path: str | Path, target: str | None = None, with_target: bo
 
 # -- tasks run on the workers ----------------------------------------------------------------------
 
-def _read_hdf5_rows(path: str, name: str, text: bool, start: int, stop: int) -> np.ndarray:
-    """Rows ``start:stop`` of a dataset, the file opened and closed by the task itself."""
-    with h5py.File(path, "r") as handle:
-        item = handle[name]
-        try:
-            block = item.asstr()[start:stop] if text else item[start:stop]
-        except UnicodeDecodeError as error:
-            raise DataFormatError(f"{path}:{name}: text that is not {error.encoding}") from None
-    return np.asarray(block, dtype=object) if text else np.asarray(block)
-
-
-def _read_npy_rows(path: str, start: int, stop: int) -> np.ndarray:
-    """Rows ``start:stop`` of an NPY matrix, through a memory map of the file."""
-    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
-
-
 def _finite(block: np.ndarray, source: str, what: str) -> np.ndarray:
     """``block``, checked where it is read (no pass of its own over the file)."""
     if not np.all(np.isfinite(block)):
@@ -196,11 +179,6 @@ def _partition_summary(frame, feature_columns: list[str], label_column: str | No
     if label_column is not None:
         labels = np.unique(np.char.strip(np.asarray(frame[label_column].to_numpy(), dtype=str)))
     return len(frame), finite, whole, labels
-
-
-def _located(path: Path) -> str:
-    """The absolute path the tasks open: the workers may run in another directory than the caller."""
-    return str(path.resolve())
 
 
 # -- HDF5 and NPY ----------------------------------------------------------------------------------
@@ -226,51 +204,14 @@ def _lazy_rows(read, blocks: list[tuple[int, int]], tail: tuple[int, ...], dtype
 
 def _hdf5_table(path: Path, group: str | None, with_target: bool | None, chunk_rows: int | None,
                 want_labels: bool) -> LazyTable:
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise DataFormatError(f"{path}: not a readable HDF5 file ({error})") from None
-    with handle:
-        if group and group not in handle:
-            raise DataFormatError(f"{path}: no group {group!r} (top level: {', '.join(handle.keys())})")
-        node = handle[group] if group else handle
-        if not isinstance(node, h5py.Group):
-            raise DataFormatError(f"{path}: {group!r} is not a group")
-        datasets = {key: item for key, item in node.items() if isinstance(item, h5py.Dataset)}
-        feature_key = next((k for k in FEATURE_KEYS if k in datasets), None)
-        label_key = next((k for k in LABEL_KEYS if k in datasets), None)
-        if feature_key is None:
-            found = ", ".join(sorted(node.keys())[:8]) or "nothing"
-            raise DataFormatError(f"{path}:{node.name}: no features dataset (looked for {', '.join(FEATURE_KEYS)}; "
-                                  f"found {found}; choose a group with --group)")
-        item = datasets[feature_key]
-        if h5py.check_string_dtype(item.dtype) is not None or item.dtype.kind not in "biuf":
-            raise DataFormatError(f"{path}: {feature_key!r} must be numeric, got dtype {item.dtype}")
-        if item.ndim < 2:
-            raise DataFormatError(f"{path}: {feature_key!r} must be 2-D (#samples, #features), has shape "
-                                  f"{item.shape}")
-        rows, tail = item.shape[0], tuple(item.shape[1:])
-        width = int(np.prod(tail))  # images: one row per sample
-        stored = item.chunks[0] if item.chunks else None
-        blocks = _row_blocks(rows, chunk_rows or _default_rows(width * item.dtype.itemsize, stored))
-        feature_name, feature_dtype = item.name, item.dtype
-        label_name = label_text = None
-        if label_key is not None and with_target is not False and want_labels:
-            labels = datasets[label_key]
-            if labels.shape not in ((rows,), (rows, 1)):
-                raise DataFormatError(f"{path}: {label_key!r} must hold one label per sample, has shape "
-                                      f"{labels.shape} for {rows} samples")
-            label_name, label_text = labels.name, h5py.check_string_dtype(labels.dtype) is not None
-            label_tail, label_dtype = tuple(labels.shape[1:]), object if label_text else labels.dtype
-    read = functools.partial(_read_hdf5_rows, _located(path), feature_name, False)
-    features = _lazy_rows(read, blocks, tail, feature_dtype)
-    if features.ndim > 2:
-        features = features.reshape(rows, width)
-    table = LazyTable(_checked(features, path, "features"), None)
-    if label_name is not None:
-        read = functools.partial(_read_hdf5_rows, _located(path), label_name, label_text)
-        labels = _lazy_rows(read, blocks, label_tail, label_dtype)
-        table.labels = _checked(labels if labels.ndim == 1 else labels.reshape(rows), path, "labels")
+    source = row_files.hdf5_rows(path, group, with_target is not False and want_labels)
+    width = int(np.prod(source.shape))  # images: one row per sample
+    blocks = _row_blocks(source.rows, chunk_rows or _default_rows(width * source.dtype.itemsize, source.stored_rows))
+    features = _lazy_rows(source.features, blocks, source.shape, source.dtype)
+    table = LazyTable(_checked(features.reshape(source.rows, width) if features.ndim > 2 else features, path,
+                               "features"), None)
+    if source.labels is not None:
+        table.labels = _checked(_lazy_rows(source.labels, blocks, (), source.label_dtype), path, "labels")
     return table
 
 
@@ -285,18 +226,10 @@ def _checked(values: da.Array, path: Path, what: str) -> da.Array:
 
 def _npy_table(path: Path, target: str | None, with_target: bool | None, number_of_features: int | None,
                chunk_rows: int | None, want_labels: bool) -> LazyTable:
-    try:
-        matrix = np.load(path, mmap_mode="r", allow_pickle=False)  # the header only
-    except (ValueError, OSError, EOFError) as error:
-        raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
-    if matrix.ndim != 2:
-        raise DataFormatError(f"{path}: expected a 2-D (#samples, #columns) array, got shape {matrix.shape}")
-    if matrix.dtype.kind not in "biuf":
-        raise DataFormatError(f"{path}: values must be numeric, got dtype {matrix.dtype}")
-    rows, width = matrix.shape
-    blocks = _row_blocks(rows, chunk_rows or _default_rows(width * matrix.dtype.itemsize))
-    lazy = _lazy_rows(functools.partial(_read_npy_rows, _located(path)), blocks, (width,), matrix.dtype)
-    del matrix
+    source = row_files.npy_rows(path)
+    width = source.shape[0]
+    blocks = _row_blocks(source.rows, chunk_rows or _default_rows(width * source.dtype.itemsize))
+    lazy = _lazy_rows(source.features, blocks, source.shape, source.dtype)
     if not has_target(with_target, target, None, width, number_of_features):
         return LazyTable(_checked(lazy, path, "features"), None)
     index = column_index(target, None, width, path)
@@ -310,7 +243,7 @@ def _npy_table(path: Path, target: str | None, with_target: bool | None, number_
 def _arrow_categories(path: Path, suffix: str, column: str, row_groups: np.ndarray, blocks: list) -> list:
     """The sorted distinct values of a category or text column, as the in-memory reader finds them: every
     block's on the cluster, merged here."""
-    read = functools.partial(arrow_files.distinct_values, _located(path), suffix, column, row_groups)
+    read = functools.partial(arrow_files.distinct_values, row_files.located(path), suffix, column, row_groups)
     found = set().union(*dask.compute(*[dask.delayed(read, pure=True)(a, b) for a, b in blocks]))
     try:
         return sorted(found)
@@ -333,12 +266,12 @@ def _arrow_table(path: Path, suffix: str, target: str | None, with_target: bool 
     blocks = _row_blocks(int(row_groups[-1]), chunk_rows or _default_rows(8 * len(columns)))
     kept = {j: list(categories[j]) if categories and j in categories
             else _arrow_categories(path, suffix, columns[j], row_groups, blocks) for j in coded}
-    read = functools.partial(arrow_files.coded_rows, _located(path), suffix, columns, row_groups, kept)
+    read = functools.partial(arrow_files.coded_rows, row_files.located(path), suffix, columns, row_groups, kept)
     table = LazyTable(_checked(_lazy_rows(read, blocks, (len(columns),), np.float64), path, "features"), None,
                       columns, categories=kept or None)
     if label is not None and want_labels:
         dtype = arrow_files.numpy_type(schema.field(label).type)
-        read = functools.partial(arrow_files.rows, _located(path), suffix, [label], row_groups)
+        read = functools.partial(arrow_files.rows, row_files.located(path), suffix, [label], row_groups)
         table.labels = _checked(_lazy_rows(read, blocks, (), dtype), path, "labels")
     return table
 
@@ -369,7 +302,7 @@ def _read_csv(path: Path, **options):
         raise ImportError(f"{path}: reading CSV/TSV/TXT lazily needs dask.dataframe ({_one_line(error)}): "
                           f"pip install \"dask[dataframe]\", or convert the file to HDF5") from None
     try:
-        return read_csv(_located(path), **options)
+        return read_csv(row_files.located(path), **options)
     except ValueError as error:
         raise DataFormatError(f"{path}: {_parser_message(error)}") from None
 

@@ -20,7 +20,8 @@ import h5py
 import numpy as np
 
 from ..exceptions import DataFormatError
-from . import _delimited, arrow_files
+from . import _delimited, arrow_files, row_files
+from .row_files import FEATURE_KEYS, LABEL_KEYS
 from .svmlight import SVMLIGHT_SUFFIXES, read_svmlight
 
 __all__ = ["ARROW_SUFFIXES", "FEATURE_KEYS", "HDF5_SUFFIXES", "LABEL_KEYS", "TABLE_SUFFIXES", "Table", "column_index",
@@ -32,9 +33,6 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
 HDF5_SUFFIXES = (".h5", ".hdf5", ".hdf")
 #: Parquet and Arrow IPC (Feather) files, read with pyarrow (the ``arrow`` extra).
 ARROW_SUFFIXES = (".parquet", ".feather", ".arrow")
-#: Names under which NPZ archives and HDF5 groups hold the features and the labels, in order of preference.
-FEATURE_KEYS = ("features", "data", "x", "X")
-LABEL_KEYS = ("labels", "targets", "target", "y")
 
 
 @dataclass
@@ -158,11 +156,8 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
     if suffix in TABLE_SUFFIXES:
         table = _read_delimited(path, target, with_target, number_of_features)
     elif suffix == ".npy":
-        try:
-            matrix = np.load(path, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
-            raise DataFormatError(f"{path}: not a readable NPY file ({error})") from None
-        table = _split_matrix(matrix, path, target, with_target, number_of_features)
+        source = row_files.npy_rows(path)
+        table = _split_matrix(source.features(0, source.rows), path, target, with_target, number_of_features)
     elif suffix == ".npz":
         try:
             with np.load(path, allow_pickle=False) as archive:
@@ -171,7 +166,7 @@ def read_table(path: str | Path, target: str | None = None, with_target: bool | 
             raise DataFormatError(f"{path}: not a readable NPZ file ({error})") from None
         table = _from_arrays(arrays, path, target, with_target, number_of_features)
     elif suffix in HDF5_SUFFIXES:
-        table = _read_hdf5(path, group, target, with_target, number_of_features)
+        table = _read_hdf5(path, group, with_target)
     elif suffix in ARROW_SUFFIXES:
         table = arrow_files.read_table(path, suffix, target, with_target, number_of_features, categories)
     elif suffix in SVMLIGHT_SUFFIXES:
@@ -290,36 +285,14 @@ def _from_arrays(arrays: dict[str, np.ndarray], path: Path, target: str | None, 
     return Table(features, labels)
 
 
-def _dataset_array(item: h5py.Dataset, path: Path) -> np.ndarray:
-    """A dataset's values; strings (which h5py returns as bytes objects) as a str array."""
-    if h5py.check_string_dtype(item.dtype) is None:
-        return np.asarray(item[()])
-    try:
-        return np.asarray(item.asstr()[()], dtype=str)
-    except UnicodeDecodeError as error:
-        raise DataFormatError(f"{path}:{item.name}: text that is not {error.encoding}") from None
-
-
-def _read_hdf5(path: Path, group: str | None, target: str | None, with_target: bool | None,
-               number_of_features: int | None) -> Table:
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise DataFormatError(f"{path}: not a readable HDF5 file ({error})") from None
-    with handle:
-        node = handle[group] if group and group in handle else handle
-        if group and group not in handle:
-            raise DataFormatError(f"{path}: no group {group!r} (top level: {', '.join(handle.keys())})")
-        if not isinstance(node, h5py.Group):
-            raise DataFormatError(f"{path}: {group!r} is not a group")
-        arrays = {key: _dataset_array(item, path) for key, item in node.items()
-                  if isinstance(item, h5py.Dataset) and (key in FEATURE_KEYS or key in LABEL_KEYS)}
-        if not arrays:
-            found = sorted(node.keys())
-            listing = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
-            raise DataFormatError(f"{path}:{node.name}: no dataset named {', '.join(FEATURE_KEYS + LABEL_KEYS)} "
-                                  f"(found: {listing or 'nothing'}; choose a group with --group)")
-    return _from_arrays(arrays, path, target, with_target, number_of_features)
+def _read_hdf5(path: Path, group: str | None, with_target: bool | None) -> Table:
+    source = row_files.hdf5_rows(path, group, with_target is not False)
+    features = _check_numeric(source.features(0, source.rows), source.name, path)
+    features = features.reshape(source.rows, int(np.prod(source.shape)))  # images: one row per sample
+    if source.labels is None:
+        return Table(features, None)
+    labels = source.labels(0, source.rows)
+    return Table(features, labels.astype(str) if labels.dtype == object else labels)
 
 
 def write_predictions(path: str | Path, labels: np.ndarray, scores: np.ndarray, score_names: list[str]) -> None:

@@ -60,13 +60,13 @@ def _gray(path: Path) -> np.ndarray:
     return _eight_bit_gray(read_image(os.fspath(path)), "rgb")
 
 
-def _image_windows(gray: np.ndarray, width: int, height: int, round_index: int = 0) -> Iterator[np.ndarray]:
-    """One image's windows, scale by scale, as OpenCV's negative reader cuts them on pass ``round_index``."""
+def _image_windows(gray: np.ndarray, width: int, height: int, pass_index: int = 0) -> Iterator[np.ndarray]:
+    """One image's windows, scale by scale, as OpenCV's negative reader cuts them on pass ``pass_index``."""
     rows, columns = gray.shape
     if columns < width or rows < height:
         return
-    offset_x = min(round_index % width, columns - width)
-    offset_y = min(round_index // width, rows - height)
+    offset_x = min(pass_index % width, columns - width)
+    offset_y = min(pass_index // width, rows - height)
     scale = max(np.float32(width + offset_x) / np.float32(columns), np.float32(height + offset_y) / np.float32(rows))
     size = (int(scale * np.float32(columns) + np.float32(0.5)), int(scale * np.float32(rows) + np.float32(0.5)))
     while True:
@@ -104,9 +104,9 @@ def background_windows(paths: Sequence[str | os.PathLike], width: int,
 
 def _passes(grays: list[np.ndarray], width: int, height: int) -> Iterator[np.ndarray]:
     """The windows of every pass over the images (``w h`` passes, each with its offset)."""
-    for round_index in range(width * height):
+    for pass_index in range(width * height):
         for gray in grays:
-            yield from _image_windows(gray, width, height, round_index)
+            yield from _image_windows(gray, width, height, pass_index)
 
 
 def image_windows(images: Sequence[np.ndarray], width: int, height: int) -> Callable[[], Iterator[np.ndarray]]:
