@@ -53,13 +53,12 @@ def compiled_scores(machines: list, weights: np.ndarray, baseline: np.ndarray, n
         features, *table = _tree_table(machines)
         features = local(features)
         missing_left = prediction.tree_missing_left(machines)
-        return lambda array: prediction.tree_scores(array, features, *table, weights, baseline, n_threads,
-                                                    missing_left=missing_left)
+        return prediction.tree_scorer(features, *table, weights, baseline, n_threads, missing_left=missing_left)
     return None
 
 
 def _tree_table(machines: list) -> tuple[np.ndarray, ...]:
-    """The node arrays of tree machines concatenated for :func:`bob_boost.engine.prediction.tree_scores`.
+    """The node arrays of tree machines concatenated for :func:`bob_boost.engine.prediction.tree_scorer`.
 
     A multi-class tree's node values are the margin vectors of its node labels, which is what its
     ``forward`` outputs.

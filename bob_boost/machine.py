@@ -34,6 +34,10 @@ class BoostedMachine:
     scores into predictions (:mod:`bob_boost.decision`) travel with it in the
     model file, so every front door predicts the same from the same file.
 
+    Weak machines are values: once added, a weak machine is not changed (its arrays are read-only). The compiled
+    evaluation's tables of every round are made at the first prediction and kept until
+    :meth:`add_weak_machine`, :meth:`truncate` or a new :attr:`baseline` changes the machine.
+
     Parameters
     ----------
     number_of_outputs : int, optional
@@ -59,7 +63,7 @@ class BoostedMachine:
     Attributes
     ----------
     n_threads : int or None
-        Threads of the compiled evaluation of all-stump and all-LUT machines
+        Threads of the compiled evaluation of all-stump, all-LUT and all-tree machines
         (None, the default: every core); not saved. Scores do not depend on it.
     """
 
@@ -113,6 +117,7 @@ class BoostedMachine:
         if outputs is None:
             self._number_of_outputs = array.size
         self._baseline = array
+        self._changed()
 
     @property
     def decision_rule(self) -> str:
@@ -151,6 +156,7 @@ class BoostedMachine:
         self._number_of_outputs = outputs
         self._weak_machines.append(machine)
         self._weights.append(weight_array)
+        self._changed()
 
     @property
     def weak_machines(self) -> list[WeakMachine]:
@@ -186,12 +192,32 @@ class BoostedMachine:
                                     f"got {number_of_rounds!r}")
         del self._weak_machines[number_of_rounds:]
         del self._weights[number_of_rounds:]
+        self._changed()
+
+    def _prepared(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, kept for ``key`` until the rounds or the baseline change: the stacked tables of the compiled
+        ensemble and the features it reads are made once, not at each prediction (a weak machine's arrays are
+        read-only, and the rounds change only through this class's methods)."""
+        cache = self.__dict__.setdefault("_prepared_cache", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    def _changed(self) -> None:
+        """Forget what :meth:`_prepared` kept."""
+        self.__dict__.pop("_prepared_cache", None)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_prepared_cache", None)  # functions of the compiled kernels: remade when needed
+        return state
 
     def feature_indices(self) -> np.ndarray:
         """Sorted unique feature columns that any weak machine reads."""
         if not self._weak_machines:
             return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([m.feature_indices() for m in self._weak_machines]))
+        return self._prepared(("features",), lambda: np.unique(np.concatenate(
+            [m.feature_indices() for m in self._weak_machines]))).copy()
 
     # -- evaluation --------------------------------------------------------
     def _check_features(self, features) -> np.ndarray:
@@ -264,9 +290,11 @@ class BoostedMachine:
         without a compiled ensemble)."""
         if not self._weak_machines:
             return None
-        return ensemble_scores.compiled_scores(self._weak_machines, np.vstack(self._weights),
-                                               self._initial_scores(1, include_baseline)[0],
-                                               check_threads(self.n_threads, "n_threads"), columns)
+        threads = check_threads(self.n_threads, "n_threads")
+        return self._prepared(
+            ("scores", include_baseline, threads, None if columns is None else columns.tobytes()),
+            lambda: ensemble_scores.compiled_scores(self._weak_machines, np.vstack(self._weights),
+                                                    self._initial_scores(1, include_baseline)[0], threads, columns))
 
     def decision_scores(self, features, include_baseline: bool = True) -> np.ndarray:
         """(#samples, #outputs) scores, always 2-D (a 1-D sample gives one row).

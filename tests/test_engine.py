@@ -451,31 +451,47 @@ def test_compiled_gradient_tree_scores_add_each_round_as_its_machine_does():
     assert np.array_equal(machine.decision_scores(probe), expected)
 
 
-def test_tree_prediction_shares_rows_among_threads_without_changing_a_score():
-    """Fewer rows than a block still go to every thread when the traversals pay for it (rows x trees at least
-    prediction.PARALLEL_TRAVERSALS), a block each; the scores are those of one thread."""
-    from bob_boost import LogitLoss, TreeTrainer
+def test_row_ranges_share_fewer_rows_than_a_block_when_the_work_pays_for_the_threads():
     from bob_boost.engine import prediction
-    rows = prediction.TREE_ROWS * 3 + 5
-    assert prediction._tree_blocks(rows, 1, 2) == [(0, rows)]  # too little work: the caller's thread
-    trees = -(-prediction.PARALLEL_TRAVERSALS // rows)
-    assert prediction._tree_blocks(rows, trees, 1) == [(0, rows)]
-    assert prediction._tree_blocks(rows, trees, 2) == [(0, 195), (195, rows)]  # partial groups of rows
-    assert prediction._tree_blocks(rows, trees, 3) == [(0, 130), (130, 260), (260, rows)]
-    big = 3 * prediction.BLOCK_ROWS
-    assert all(b - a <= prediction.BLOCK_ROWS for a, b in prediction._tree_blocks(big, trees, 2))
+    rows = 389
+    cheap = prediction.PARALLEL_NS / rows / 2  # nanoseconds a row: half the work that pays
+    assert prediction.row_ranges(rows, cheap, 2) == [(0, rows)]  # the caller's thread alone
+    assert prediction.row_ranges(rows, 4 * cheap, 1) == [(0, rows)]
+    assert prediction.row_ranges(rows, 4 * cheap, 2) == [(0, 195), (195, rows)]
+    assert prediction.row_ranges(rows, 4 * cheap, 3) == [(0, 130), (130, 260), (260, rows)]
+    big = 3 * prediction.BLOCK_ROWS + 5
+    ranges = prediction.row_ranges(big, 10.0, 2)
+    assert ranges[0][0] == 0 and ranges[-1][1] == big and all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert max(b - a for a, b in ranges) == prediction.BLOCK_ROWS
+
+
+@pytest.mark.parametrize("kind", ["stump", "lut", "tree"])
+def test_compiled_prediction_on_every_thread_count_is_the_machines_own_sum(kind):
+    """Fewer rows than a block go to every thread when the ensemble's work pays for them (prediction.row_ranges);
+    the scores are still each row's baseline plus every round's weighted output, added in round order."""
+    from bob_boost import ExponentialLoss, LogitLoss, LUTTrainer, StumpTrainer, TreeTrainer
+    from bob_boost.engine import prediction
+    rows = 389
     x, y = _data(3000, 5, seed=5)
-    machine = Boosting(TreeTrainer(max_depth=None, max_leaves=15), LogitLoss()).train(x, y, trees)
-    probe, _ = _data(rows, 5, seed=6)
-    machine.n_threads = 1
-    alone = machine.decision_scores(probe)
-    expected = np.zeros((probe.shape[0], 1)) + machine.baseline
+    if kind == "tree":
+        rounds = -(-prediction.PARALLEL_NS // (prediction.TREE_NS * rows))
+        machine = Boosting(TreeTrainer(max_depth=None, max_leaves=15), LogitLoss()).train(x, y, rounds)
+    elif kind == "stump":
+        rounds = -(-prediction.PARALLEL_NS // (prediction.STUMP_NS * rows))
+        machine = Boosting(StumpTrainer(), ExponentialLoss(), learning_rate=0.1).train(x, y, rounds)
+    else:
+        x = np.floor((x - x.min()) * 3).astype(np.int64)  # the table's entries: small whole numbers
+        rounds = -(-prediction.PARALLEL_NS // (prediction.LUT_NS * rows))
+        machine = Boosting(LUTTrainer(int(x.max()) + 1), ExponentialLoss(), learning_rate=0.1).train(x, y, rounds)
+    probe = x[:rows]
+    assert len(prediction.row_ranges(rows, prediction.PARALLEL_NS / rows, 2)) == 2  # this much work is shared
+    expected = np.zeros((rows, 1)) + machine.baseline
     for weak, weight in zip(machine.weak_machines, machine.weights):
         expected += weight * weak.forward(probe)
-    assert np.array_equal(alone, expected)
-    for n_threads in (2, 3):
+    assert machine._compiled_forward(probe) is not None
+    for n_threads in (1, 2, 3):
         machine.n_threads = n_threads
-        assert np.array_equal(machine.decision_scores(probe), alone)
+        assert np.array_equal(machine.decision_scores(probe), expected), n_threads
 
 
 def test_a_tree_of_one_output_column_is_added_to_that_column_only():
@@ -573,3 +589,41 @@ def test_row_blocks_give_plain_sums_and_the_same_model_for_every_thread_count():
     machines = [Boosting(StumpTrainer(max_bins=64, n_threads=t), ExponentialLoss()).train(x, y, 6) for t in (1, 2, 4)]
     for other in machines[1:]:
         _same_machine(machines[0], other)
+
+
+@pytest.mark.parametrize("kind", ["stump", "lut", "tree"])
+def test_the_compiled_tables_kept_between_predictions_follow_every_change_of_the_machine(kind):
+    """The compiled evaluation's tables are made once and kept: a new round, a truncation and a new baseline each
+    give the scores of the machines' own sums; a copy or a pickle of a machine that predicted carries none of it."""
+    import copy
+    import pickle
+    from bob_boost import TreeTrainer
+    x, y = _data(600, 5, seed=2)
+    if kind == "lut":
+        x = np.floor((x - x.min()) * 3).astype(np.int64)
+        trainer, loss = LUTTrainer(int(x.max()) + 1), ExponentialLoss()
+    else:
+        trainer, loss = (StumpTrainer(), ExponentialLoss()) if kind == "stump" else (TreeTrainer(), LogitLoss())
+    machine = Boosting(trainer, loss, learning_rate=0.3).train(x, y, 6)
+    extra = Boosting(trainer, loss, learning_rate=0.3).train(x[::2], y[::2], 2).weak_machines
+
+    def own_sum():
+        expected = np.zeros((x.shape[0], 1)) + machine.baseline
+        for weak, weight in zip(machine.weak_machines, machine.weights):
+            expected += weight * weak.forward(x)
+        return expected
+
+    first = machine.decision_scores(x)
+    assert np.array_equal(first, own_sum())
+    indices = machine.feature_indices()
+    indices[:] = -1  # the caller's copy
+    assert machine.feature_indices().min() >= 0
+    for change in (lambda: machine.add_weak_machine(extra[0], 0.7), lambda: machine.truncate(4),
+                   lambda: setattr(machine, "baseline", 0.25)):
+        change()
+        scores = machine.decision_scores(x)
+        assert np.array_equal(scores, own_sum()) and not np.array_equal(scores, first)
+        first = scores
+    for twin in (copy.deepcopy(machine), pickle.loads(pickle.dumps(machine))):
+        assert "_prepared_cache" not in vars(twin)
+        assert np.array_equal(twin.decision_scores(x), first)

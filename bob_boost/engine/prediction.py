@@ -8,14 +8,22 @@ compared in float64 against the float64 thresholds, as training does.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numba
 import numpy as np
 
 from .._validation import sum_is_finite
 from .threads import run_blocks
 
-#: Rows per block (fixed, so that blocks and results do not depend on the thread count).
+#: Most rows of a block (:func:`row_ranges`). Every row's score is computed alone, so the blocks never change it.
 BLOCK_ROWS = 1 << 14
+
+#: Rough cost in nanoseconds of one row through one weak machine on one thread (a stump, one output of a look-up
+#: table, a tree; MNIST's on xeon-avx512: 1.5, 1.3 and 20), and the work below which prediction stays in the
+#: caller's thread: waking the pool's threads and waiting for them cost up to a few hundred microseconds.
+STUMP_NS, LUT_NS, TREE_NS = 1.5, 1.5, 20
+PARALLEL_NS = 500_000
 
 #: Rows a stump ensemble is evaluated on at once, round by round (their feature rows stay in cache).
 _TILE_ROWS = 512
@@ -24,11 +32,9 @@ _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_JIT)
-def _stump_rows(features, indices, thresholds, polarities, missing, weights, baseline, block, out):
+def _stump_rows(features, indices, thresholds, polarities, missing, weights, baseline, start, stop, out):
     # tiles of rows, round by round: every row still adds the baseline, then the rounds in order, but
     # one round's comparisons over a tile run back to back (a few times faster than row by row)
-    start = block * BLOCK_ROWS
-    stop = min(start + BLOCK_ROWS, features.shape[0])
     scores = np.empty(_TILE_ROWS)
     for tile in range(start, stop, _TILE_ROWS):
         end = min(tile + _TILE_ROWS, stop)
@@ -50,9 +56,7 @@ def _stump_rows(features, indices, thresholds, polarities, missing, weights, bas
 
 
 @numba.njit(**_JIT)
-def _lut_rows(features, indices, tables, missing_rows, weights, baseline, block, out):
-    start = block * BLOCK_ROWS
-    stop = min(start + BLOCK_ROWS, features.shape[0])
+def _lut_rows(features, indices, tables, missing_rows, weights, baseline, start, stop, out):
     outputs = out.shape[1]
     for i in range(start, stop):
         row = features[i]
@@ -261,7 +265,18 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
                 right: np.ndarray, node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray,
                 weights: np.ndarray, baseline: np.ndarray, n_threads: int,
                 missing_left: np.ndarray | None = None) -> np.ndarray | None:
-    """(#samples, #outputs) scores of a tree ensemble stored as one node table.
+    """(#samples, #outputs) scores of a tree ensemble stored as one node table: :func:`tree_scorer` of the
+    ensemble, of ``features``."""
+    return tree_scorer(node_features, thresholds, left, right, node_values, round_trees, roots, weights, baseline,
+                       n_threads, missing_left)(features)
+
+
+def tree_scorer(node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray, right: np.ndarray,
+                node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray, weights: np.ndarray,
+                baseline: np.ndarray, n_threads: int,
+                missing_left: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray | None]:
+    """The (#samples, #outputs) scores of a tree ensemble stored as one node table, as a function of the rows;
+    the trees are laid out for it (:func:`breadth_first`) once.
 
     Round ``r`` owns trees ``round_trees[r]:round_trees[r + 1]`` (their first nodes in ``roots``); its
     output is the sum of the leaf rows of ``node_values`` its trees reach, weighted by ``weights[r]``.
@@ -269,37 +284,38 @@ def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.
     cannot be routed, so for features holding NaN the function returns None and the caller takes
     the machines' own (numpy) path, which gives the same scores.
     """
-    if missing_left is None:
-        if _has_nan(features, node_features[node_features >= 0]):
-            return None
-        missing_right = np.zeros(node_features.size, dtype=np.bool_)
-    else:
-        missing_right = np.asarray(missing_left) == 0
+    read = node_features[node_features >= 0]
+    missing_right = (np.zeros(node_features.size, dtype=np.bool_) if missing_left is None
+                     else np.asarray(missing_left) == 0)
     words, node_thresholds, old, new_roots, depths = breadth_first(node_features, thresholds, left, right,
                                                                    missing_right, roots)
     node_values = np.ascontiguousarray(node_values[old])
-    features = np.ascontiguousarray(features, dtype=_row_type(features.dtype))
-    out = np.empty((features.shape[0], weights.shape[1]))
-    common = (features, words, node_thresholds, node_values, round_trees, new_roots, depths,
-              _tree_columns(node_values, new_roots), weights, baseline)
-    run_blocks(_tree_rows, [common + bounds + (out,) for bounds in _tree_blocks(features.shape[0], roots.size,
-                                                                                 n_threads)], n_threads)
-    return out
+    trees = (words, node_thresholds, node_values, round_trees, new_roots, depths, _tree_columns(node_values, new_roots),
+             weights, baseline)
+
+    def scores(features: np.ndarray) -> np.ndarray | None:
+        if missing_left is None and _has_nan(features, read):
+            return None
+        rows = np.ascontiguousarray(features, dtype=_row_type(features.dtype))
+        out = np.empty((rows.shape[0], weights.shape[1]))
+        _run(_tree_rows, (rows,) + trees, out, TREE_NS * roots.size, n_threads)
+        return out
+    return scores
 
 
-#: Rows times trees below which tree prediction stays in the caller's thread: a tree takes some 20 ns a row,
-#: and waking the pool's threads costs about as much as a few thousand of them.
-PARALLEL_TRAVERSALS = 1 << 14
-
-
-def _tree_blocks(rows: int, trees: int, n_threads: int) -> list[tuple[int, int]]:
-    """The ``(start, stop)`` row blocks of tree prediction: one per thread (at most :data:`BLOCK_ROWS` each) when
-    the traversals pay for the threads, else one. Every row's score is computed alone, so the blocks do not
-    change it."""
-    if n_threads == 1 or rows * trees < PARALLEL_TRAVERSALS:
+def row_ranges(rows: int, row_ns: float, n_threads: int) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` row blocks of a prediction costing ``row_ns`` nanoseconds a row: one per thread (at
+    most :data:`BLOCK_ROWS` rows each) when the work pays for the threads (:data:`PARALLEL_NS`), else one."""
+    if n_threads == 1 or rows * row_ns < PARALLEL_NS:
         return [(0, rows)]
     size = min(BLOCK_ROWS, -(-rows // n_threads))
     return [(start, min(start + size, rows)) for start in range(0, rows, size)]
+
+
+def _run(kernel, common: tuple, out: np.ndarray, row_ns: float, n_threads: int) -> None:
+    """``kernel(*common, start, stop, out)`` over :func:`row_ranges` of ``out``'s rows, on ``n_threads`` threads."""
+    run_blocks(kernel, [common + bounds + (out,) for bounds in row_ranges(out.shape[0], row_ns, n_threads)],
+               n_threads)
 
 
 def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarray, polarities: np.ndarray,
@@ -309,9 +325,8 @@ def stump_scores(features: np.ndarray, indices: np.ndarray, thresholds: np.ndarr
     ``missing[r]``: where stump ``r`` sends NaN (1 above, 0 below, -1 no missing-value handling).
     """
     out = np.empty((features.shape[0], 1))
-    blocks = [(features, indices, thresholds, polarities, missing, weights, baseline, b, out)
-              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
-    run_blocks(_stump_rows, blocks, n_threads)
+    _run(_stump_rows, (features, indices, thresholds, polarities, missing, weights, baseline), out,
+         STUMP_NS * indices.size, n_threads)
     return out
 
 
@@ -341,7 +356,6 @@ def lut_scores(features: np.ndarray, indices: np.ndarray, tables: np.ndarray, we
             return None
         missing_rows = np.full(indices.shape[0], -1, dtype=np.int64)
     out = np.empty((features.shape[0], indices.shape[1]))
-    blocks = [(features, indices, tables, missing_rows, weights, baseline, b, out)
-              for b in range(-(-features.shape[0] // BLOCK_ROWS))]
-    run_blocks(_lut_rows, blocks, n_threads)
+    _run(_lut_rows, (features, indices, tables, missing_rows, weights, baseline), out, LUT_NS * indices.size,
+         n_threads)
     return out
