@@ -460,7 +460,7 @@ def test_row_ranges_share_fewer_rows_than_a_block_when_the_work_pays_for_the_thr
     assert prediction.row_ranges(rows, 4 * cheap, 2) == [(0, 195), (195, rows)]
     assert prediction.row_ranges(rows, 4 * cheap, 3) == [(0, 130), (130, 260), (260, rows)]
     big = 3 * prediction.BLOCK_ROWS + 5
-    ranges = prediction.row_ranges(big, 10.0, 2)
+    ranges = prediction.row_ranges(big, 100.0, 2)
     assert ranges[0][0] == 0 and ranges[-1][1] == big and all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
     assert max(b - a for a, b in ranges) == prediction.BLOCK_ROWS
 
@@ -474,14 +474,14 @@ def test_compiled_prediction_on_every_thread_count_is_the_machines_own_sum(kind)
     rows = 389
     x, y = _data(3000, 5, seed=5)
     if kind == "tree":
-        rounds = -(-prediction.PARALLEL_NS // (prediction.TREE_NS * rows))
+        rounds = int(np.ceil(prediction.PARALLEL_NS / (prediction.TREE_NS * rows)))
         machine = Boosting(TreeTrainer(max_depth=None, max_leaves=15), LogitLoss()).train(x, y, rounds)
     elif kind == "stump":
-        rounds = -(-prediction.PARALLEL_NS // (prediction.STUMP_NS * rows))
+        rounds = int(np.ceil(prediction.PARALLEL_NS / (prediction.STUMP_NS * rows)))
         machine = Boosting(StumpTrainer(), ExponentialLoss(), learning_rate=0.1).train(x, y, rounds)
     else:
         x = np.floor((x - x.min()) * 3).astype(np.int64)  # the table's entries: small whole numbers
-        rounds = -(-prediction.PARALLEL_NS // (prediction.LUT_NS * rows))
+        rounds = int(np.ceil(prediction.PARALLEL_NS / (prediction.LUT_NS * rows)))
         machine = Boosting(LUTTrainer(int(x.max()) + 1), ExponentialLoss(), learning_rate=0.1).train(x, y, rounds)
     probe = x[:rows]
     assert len(prediction.row_ranges(rows, prediction.PARALLEL_NS / rows, 2)) == 2  # this much work is shared
