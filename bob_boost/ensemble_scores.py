@@ -9,7 +9,8 @@ import numpy as np
 
 from .costs import margin_vectors
 from .engine import prediction
-from .weak.lut import LUTMachine
+from .weak.base import WeakMachine
+from .weak.lut import LUTMachine, check_discrete
 from .weak.multiclass import MultiClassTreeMachine
 from .weak.stump import StumpMachine
 from .weak.tree import TreeMachine
@@ -81,3 +82,20 @@ def _tree_table(machines: list) -> tuple[np.ndarray, ...]:
         offset += machine.features.size
     return (np.concatenate(features), np.concatenate(thresholds), np.concatenate(left), np.concatenate(right),
             np.vstack(values), np.array(round_trees, dtype=np.int64), np.concatenate(roots))
+
+
+def value_checks(machines: list) -> list[Callable[[np.ndarray], None]]:
+    """The checks of the values the ``machines`` read (their :meth:`~bob_boost.weak.base.WeakMachine.check_values`),
+    made once for a whole ensemble: look-up tables of one size check the union of their columns at once (the
+    rule of each of them), and a machine that checks nothing is left out."""
+    checks, tables = [], {}
+    for machine in machines:
+        if isinstance(machine, LUTMachine) and type(machine).check_values is LUTMachine.check_values:
+            tables.setdefault((machine.number_of_values, bool(machine.missing_entry)), []).append(machine.indices)
+        elif type(machine).check_values is not WeakMachine.check_values:
+            checks.append(machine.check_values)
+    for (values, missing), indices in tables.items():
+        read = np.unique(np.concatenate([np.ravel(i) for i in indices]))
+        checks.append(lambda features, read=read, values=values, missing=missing:
+                      check_discrete(features[:, read], values, allow_nan=missing))
+    return checks

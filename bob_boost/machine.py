@@ -243,8 +243,8 @@ class BoostedMachine:
                 if read.size and not machine.accepts_missing:
                     raise InvalidValueError(f"features: NaN in feature {read[0]}, which {machine!r} reads without "
                                             f"missing-value handling")
-        for machine in self._weak_machines:
-            machine.check_values(array)
+        for check in self._prepared(("value checks",), lambda: ensemble_scores.value_checks(self._weak_machines)):
+            check(array)
 
     def _checked_rows(self, features):
         """:meth:`_check_features` of ``features``; a scipy sparse matrix as canonical CSR with the same checks,

@@ -81,3 +81,24 @@ def test_a_trainers_trusted_trees_are_the_checked_constructors(categorical):
         for name in ("features", "thresholds", "values", "cover", "gains", "missing_left"):
             assert getattr(weak, name).dtype == getattr(checked, name).dtype
             assert not getattr(weak, name).flags.writeable
+
+
+def test_a_boosted_machine_checks_each_look_up_table_s_values_by_its_own_size():
+    """The values read are checked once for the ensemble (tables of one size together), by each table's rule."""
+    small = LUTMachine(np.array([[1.0], [-1.0], [0.5]]), np.array([0]))  # 3 entries, feature 0
+    large = LUTMachine(np.array([[1.0], [-1.0], [0.5], [2.0], [-2.0]]), np.array([1]))  # 5 entries, feature 1
+    missing = LUTMachine(np.array([[1.0], [-1.0], [3.0]]), np.array([2]), missing_entry=True)  # 2 values, NaN
+    machine = bob_boost.BoostedMachine()
+    for weak, weight in ((small, 0.5), (large, 1.0), (small, 0.25), (missing, 1.0)):
+        machine.add_weak_machine(weak, weight)
+    features = np.array([[2.0, 4.0, 1.0], [0.0, 3.0, np.nan]])
+    expected = 0.5 * small.forward(features) + large.forward(features) + 0.25 * small.forward(features) \
+        + missing.forward(features)
+    np.testing.assert_allclose(machine.decision_scores(features), expected)
+    for bad, message in (([3.0, 4.0, 0.0], "LUT feature value 3.0 is >= the number of LUT entries \\(3\\)"),
+                         ([0.0, 5.0, 0.0], "LUT feature value 5.0 is >= the number of LUT entries \\(5\\)"),
+                         ([0.0, 1.5, 0.0], "LUT features must be integers"),
+                         ([0.0, 1.0, 2.0], "LUT feature value 2.0 is >= the number of LUT entries \\(2\\)"),
+                         ([-1.0, 1.0, 0.0], "LUT features must be non-negative")):
+        with pytest.raises(ValueError, match=message):
+            machine.decision_scores(np.array([bad]))
