@@ -221,10 +221,14 @@ class BoostedMachine:
 
     # -- evaluation --------------------------------------------------------
     def _check_features(self, features) -> np.ndarray:
-        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
+        handles_missing = self._handles_missing()
         array = as_feature_matrix(features, allow_1d=True, allow_nan=handles_missing)
         self._check_columns(array, handles_missing)
         return array
+
+    def _handles_missing(self) -> bool:
+        """Whether any weak machine takes NaN as a missing value."""
+        return self._prepared(("missing",), lambda: any(machine.accepts_missing for machine in self._weak_machines))
 
     def _check_columns(self, array, handles_missing: bool) -> None:
         """The width, missing values and values the weak machines read of a 2-D array or canonical CSR matrix."""
@@ -251,7 +255,7 @@ class BoostedMachine:
         made on its stored values (its implicit zeros are finite and not missing)."""
         if not is_sparse(features):
             return self._check_features(features)
-        handles_missing = any(machine.accepts_missing for machine in self._weak_machines)
+        handles_missing = self._handles_missing()
         rows = as_feature_matrix(features, allow_nan=handles_missing, accept_sparse=True)
         self._check_columns(rows, handles_missing)
         return rows

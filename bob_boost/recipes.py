@@ -25,6 +25,7 @@ losses
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -111,13 +112,21 @@ def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
         raise InvalidValueError(f"loss: unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
     available = {"cost_matrix": cost_matrix, "cost_positive": cost_positive, "cost_negative": cost_negative}
     kwargs = {}
-    for parameter in inspect.signature(cls).parameters.values():
-        if available.get(parameter.name) is not None:
-            kwargs[parameter.name] = available[parameter.name]
-        elif parameter.default is inspect.Parameter.empty and parameter.kind in (
-                parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            raise InvalidValueError(f"loss: {name!r} needs {parameter.name}")
+    for parameter, required in _parameters(cls):
+        if available.get(parameter) is not None:
+            kwargs[parameter] = available[parameter]
+        elif required:
+            raise InvalidValueError(f"loss: {name!r} needs {parameter}")
     return cls(**kwargs)
+
+
+@functools.cache
+def _parameters(cls: type) -> tuple[tuple[str, bool], ...]:
+    """Each parameter of ``cls``'s constructor and whether it is required (read once per class: the estimators
+    make their loss at every prediction, and a signature takes tens of microseconds to read)."""
+    return tuple((parameter.name, parameter.default is inspect.Parameter.empty
+                  and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY))
+                 for parameter in inspect.signature(cls).parameters.values())
 
 
 def is_regression_loss(loss: LossFunction) -> bool:
