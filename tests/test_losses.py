@@ -111,3 +111,13 @@ def test_combined_loss_and_gradient_equal_the_separate_ones(loss):
     assert total == pytest.approx(loss.loss_sum(np.array([0.2, -0.1]), targets, scores, current), rel=1e-13)
     np.testing.assert_allclose(derivative, loss.loss_gradient_sum(np.array([0.2, -0.1]), targets, scores, current),
                                rtol=1e-12)
+
+
+def test_losses_made_by_name_take_the_cost_options_their_constructor_names():
+    from bob_boost.recipes import make_loss
+    costs = np.array([[0.0, 2.0], [1.0, 0.0]])
+    for _ in range(2):  # the second time from the constructor parameters read the first
+        with pytest.raises(ValueError, match="loss: 'cmel' needs cost_matrix"):
+            make_loss("cmel")
+        assert np.array_equal(make_loss("cmel", cost_matrix=costs).cost_matrix, costs)
+        assert type(make_loss("log", cost_matrix=costs)).__name__ == "LogitLoss"  # options it does not take: unused
