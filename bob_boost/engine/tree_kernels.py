@@ -402,13 +402,18 @@ def team_context(layout, mode_bins, offsets, values, stored, state, slot_sums, s
             node_feature, sample_node, real, state[2], state[3])
 
 
+def row_index_type(samples: int) -> type:
+    """The integer type of a tree's row order and buffer over ``samples`` rows: 4 bytes while every index fits."""
+    return np.int32 if samples < 2 ** 31 else np.int64
+
+
 @numba.njit(**_JIT)
 def tree_state(order, capacity, slots, width, dtype_like):
     """Fresh working arrays and counters of :func:`grow_tree` for a tree of at most ``capacity`` nodes, ``slots``
     histogram slots and ``width`` histogram columns of ``dtype_like``'s type; the row order (``state[0]``) is
     ``order`` itself (ascending: every row, or a round's sample of them, the root's rows), which the growing
     rearranges."""
-    return (order, np.empty(order.size, dtype=np.int64),
+    return (order, np.empty_like(order),
             np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64),
             np.full(capacity, -1, dtype=np.int64), np.zeros((capacity, width), dtype=dtype_like.dtype),
             np.full(capacity, -1, dtype=np.int64), np.zeros(capacity), np.zeros(capacity, dtype=np.bool_),

@@ -12,6 +12,7 @@ from ..engine import grown_trees, quantised, tree_batches, tree_policy
 from ..engine.edges import check_max_bins
 from ..engine.split_scan import allowed_columns
 from ..engine.threads import check_threads, run_blocks
+from ..engine.tree_kernels import row_index_type
 from ..exceptions import InvalidValueError
 from ..losses.base import joined_derivatives
 from ..weak.tree import TreeMachine
@@ -412,7 +413,10 @@ class TreeTrainer:
                    # prepare checked the categorical features: they are the binned ones
                    (binned.category_table.categorical[:-1] if binned.categories else np.zeros(0, dtype=np.bool_)),
                    self._category_parameters()),
-                  np.arange(samples) if rows is None else rows, gradient, hessian)
+                  # row indices of 4 bytes while they fit: the growing's row order and its buffer are the size of
+                  # the rows
+                  np.arange(samples, dtype=row_index_type(samples)) if rows is None
+                  else rows.astype(row_index_type(samples)), gradient, hessian)
         limits = (self.max_depth or 0, self.max_leaves or 0, int(self.min_samples_leaf), float(self.min_hessian_leaf),
                   float(self.l2_regularization), TIE_TOLERANCE, bool(binned.missing), bool(self.histogram_subtraction),
                   self.growth == "leafwise")
