@@ -627,3 +627,12 @@ def test_the_compiled_tables_kept_between_predictions_follow_every_change_of_the
     for twin in (copy.deepcopy(machine), pickle.loads(pickle.dumps(machine))):
         assert "_prepared_cache" not in vars(twin)
         assert np.array_equal(twin.decision_scores(x), first)
+
+
+def test_row_indices_are_four_bytes_while_the_rows_fit():
+    from bob_boost.engine.tree_kernels import row_index_type, tree_state
+    assert row_index_type(10) is np.int32 and row_index_type(2 ** 31 - 1) is np.int32
+    assert row_index_type(2 ** 31) is np.int64
+    order = np.arange(5, dtype=np.int32)
+    state = tree_state(order, 3, 2, 2, np.zeros((5, 2)))
+    assert state[0] is order and state[1].dtype == np.int32 and state[1].size == 5  # the buffer follows the order
