@@ -31,9 +31,8 @@ def _with_missing(n: int = 2000, seed: int = 0, features: int = 4) -> tuple[np.n
 def _compiled_scores(machine: BoostedMachine, features: np.ndarray) -> np.ndarray:
     """The compiled tree-ensemble scores, with the machines' NaN directions."""
     machines = machine.weak_machines
-    return prediction.tree_scores(features, *_node_table(machines), np.vstack(machine.weights),
-                                  machine.baseline, 2,
-                                  missing_left=prediction.tree_missing_left(machines))
+    return prediction.tree_scorer(*_node_table(machines), np.vstack(machine.weights), machine.baseline, 2,
+                                  missing_left=prediction.tree_missing_left(machines))(features)
 
 
 # -- gradient trees: brute force ---------------------------------------------------------------------------
@@ -151,10 +150,10 @@ def test_nan_is_routed_alike_by_numpy_and_compiled_prediction(multi_output):
     assert np.array_equal(machine.decision_scores(probe), staged)
     # without the directions the compiled path cannot route NaN and says so (callers then use numpy)
     table = _node_table(machine.weak_machines)
-    assert prediction.tree_scores(probe, *table, np.vstack(machine.weights), machine.baseline, 2) is None
+    scores = prediction.tree_scorer(*table, np.vstack(machine.weights), machine.baseline, 2)
+    assert scores(probe) is None
     clean = np.nan_to_num(probe)
-    assert np.array_equal(prediction.tree_scores(clean, *table, np.vstack(machine.weights), machine.baseline, 2),
-                          list(machine.staged_decision_scores(clean))[-1])
+    assert np.array_equal(scores(clean), list(machine.staged_decision_scores(clean))[-1])
 
 
 def test_binary_trees_learn_from_missing_values_and_survive_save_and_load(tmp_path):

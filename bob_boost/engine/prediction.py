@@ -261,16 +261,6 @@ def _tree_columns(node_values: np.ndarray, roots: np.ndarray) -> np.ndarray:
     return np.where(used.sum(axis=1) <= 1, np.argmax(used, axis=1), -1).astype(np.int64)
 
 
-def tree_scores(features: np.ndarray, node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray,
-                right: np.ndarray, node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray,
-                weights: np.ndarray, baseline: np.ndarray, n_threads: int,
-                missing_left: np.ndarray | None = None) -> np.ndarray | None:
-    """(#samples, #outputs) scores of a tree ensemble stored as one node table: :func:`tree_scorer` of the
-    ensemble, of ``features``."""
-    return tree_scorer(node_features, thresholds, left, right, node_values, round_trees, roots, weights, baseline,
-                       n_threads, missing_left)(features)
-
-
 def tree_scorer(node_features: np.ndarray, thresholds: np.ndarray, left: np.ndarray, right: np.ndarray,
                 node_values: np.ndarray, round_trees: np.ndarray, roots: np.ndarray, weights: np.ndarray,
                 baseline: np.ndarray, n_threads: int,
