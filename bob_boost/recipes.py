@@ -25,34 +25,31 @@ losses
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_positive_int
+from ._validation import check_positive_int
 from .callbacks import RoundCallback
 from .exceptions import InvalidValueError
 from .family_recipes import (FAMILY_TRAINERS, MULTICLASS_COST_TRAINERS, REWEIGHTING_TRAINERS, adamec_trainer,
                              family_trainer, multiclass_cost_trainer, reweighting_trainer)
 from .labels import ClassEncoding
-from .losses.base import BinaryClassificationLoss, LossFunction
+from .losses.base import LossFunction
 from .losses.cmel import CMELoss
-from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
-from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.softmax import SoftmaxLoss
-from .losses.squared import SquaredLoss
 from .boosting.sampling import Sampling
 from .machine import BoostedMachine
-from .registry import loss_class, loss_names
 from .trainers import Boosting, LUTTrainer, StumpTrainer
 from .trainers.badacost import AdaBoostM1Trainer, BAdaCostTrainer, SAMMETrainer
 from .trainers.cost_sensitive import AdaBoostDBTrainer, CostSensitiveAdaBoostTrainer
 from .weak_trainers.lut import SELECTION_STYLES  # noqa: F401 (the front doors' choices, re-exported)
 from .weak_trainers.multiclass import CostSensitiveTreeTrainer, MultiClassLUTTrainer, MultiClassStumpTrainer
 from .weak_trainers.tree import TreeTrainer
+# the losses by name, re-exported: the front doors import them from here
+from .loss_names import (CLASSIFICATION_LOSSES, LOSS_ALIASES, REGRESSION_LOSSES,  # noqa: F401
+                         is_regression_loss, make_loss, make_regression_loss)
 
 TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "samme", "adaboost-m1", "real-adaboost",
             "samme-r", "gentle-adaboost", "logitboost", "arc-gv", "rusboost", "piboost", *REWEIGHTING_TRAINERS,
@@ -60,87 +57,6 @@ TRAINERS = ("boosting", "adaboostdb", "cost-sensitive-adaboost", "badacost", "sa
 WEAK_LEARNERS = ("stump", "lut", "tree")
 MULTICLASS_TRAINERS = ("badacost", "samme", "adaboost-m1", "rusboost")
 BINARY_COST_TRAINERS = ("adaboostdb", "cost-sensitive-adaboost")
-
-
-#: The losses of the classification estimators (binary, or one-vs-rest with several outputs).
-CLASSIFICATION_LOSSES = ("exponential", "logit", "tangential", "softmax", "focal")
-
-#: bob.learn.boosting's short loss names (its MNIST example's ``-l`` option).
-LOSS_ALIASES = {"exp": "exponential", "log": "logit", "tan": "tangential"}
-
-
-#: The estimators' regression losses, by the names scikit-learn gives them.
-REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma", "tweedie")
-
-
-def make_regression_loss(name: str, quantile: float | None = None, huber_delta: float = 1.0,
-                         tweedie_power: float = 1.5) -> LossFunction:
-    """The regression loss of scikit-learn's name ``name`` (:data:`REGRESSION_LOSSES`) with its parameter.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, ``"quantile"`` without a ``quantile`` in (0, 1), or a bad parameter (named).
-    """
-    check_choice(name, "loss", REGRESSION_LOSSES)
-    if name == "quantile":
-        if quantile is None:
-            raise InvalidValueError("quantile: loss='quantile' needs the quantile to estimate, in (0, 1)")
-        return QuantileLoss(quantile)
-    if name == "huber":
-        return HuberLoss(huber_delta)
-    if name == "tweedie":
-        return TweedieLoss(tweedie_power)
-    return {"squared_error": SquaredLoss, "absolute_error": AbsoluteErrorLoss, "poisson": PoissonLoss,
-            "gamma": GammaLoss}[name]()
-
-
-def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,
-              cost_negative: float | None = None) -> LossFunction:
-    """The registered loss ``name`` (or a :data:`LOSS_ALIASES` name), given the cost options its constructor takes.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, or a loss whose required cost option is missing
-        (the message names the option, e.g. ``cost_matrix``).
-    """
-    name = LOSS_ALIASES.get(name, name)
-    try:
-        cls = loss_class(name)
-    except KeyError:
-        raise InvalidValueError(f"loss: unknown loss {name!r}; known losses: {', '.join(loss_names())}") from None
-    available = {"cost_matrix": cost_matrix, "cost_positive": cost_positive, "cost_negative": cost_negative}
-    kwargs = {}
-    for parameter, required in _parameters(cls):
-        if available.get(parameter) is not None:
-            kwargs[parameter] = available[parameter]
-        elif required:
-            raise InvalidValueError(f"loss: {name!r} needs {parameter}")
-    return cls(**kwargs)
-
-
-@functools.cache
-def _parameters(cls: type) -> tuple[tuple[str, bool], ...]:
-    """Each parameter of ``cls``'s constructor and whether it is required (read once per class: the estimators
-    make their loss at every prediction, and a signature takes tens of microseconds to read)."""
-    return tuple((parameter.name, parameter.default is inspect.Parameter.empty
-                  and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY))
-                 for parameter in inspect.signature(cls).parameters.values())
-
-
-def is_regression_loss(loss: LossFunction) -> bool:
-    """Whether ``loss`` fits real targets rather than classes.
-
-    Its decision rule says so (``"identity"``, ``"exp"``); a loss that states no rule
-    is a classification loss when it is a
-    :class:`~bob_boost.losses.base.BinaryClassificationLoss` or has a cost
-    matrix, and a regression loss otherwise.
-    """
-    rule = loss.decision_rule(1)
-    if rule is not None:
-        return rule in ("identity", "exp")
-    return not isinstance(loss, BinaryClassificationLoss) and loss.cost_matrix is None
 
 
 @dataclass(frozen=True)
