@@ -266,7 +266,7 @@ def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
     for order, shift in ((large, 0), (large, 1), (large, 2), (large, 3), (small, 0)):
         scratch = np.full(4 * bins + 8, np.nan)[shift:]
         sums, counts, total = np.full((bins, 2), np.nan), np.full(bins, -1, dtype=count_type), np.full(2, np.nan)
-        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
+        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, values, order, 0,
                                         order.size, total, order.size, sums, counts, scratch)
         row_sums, row_counts, row_total = np.zeros((bins, 2)), np.zeros(bins, dtype=count_type), np.zeros(2)
         bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
@@ -293,41 +293,29 @@ def test_histograms_added_in_quads_equal_row_by_row_ones(count_type):
 
 
 @pytest.mark.parametrize("width", [2, 6])
-def test_feature_by_feature_histograms_equal_row_by_row_ones(width):
-    """Large nodes of wide data add their dense features one at a time: the same sums, bit for bit."""
-    from bob_boost.engine import bin_quads, tree_histograms
+def test_a_large_nodes_histogram_of_wide_data_is_the_brute_force_histogram(width):
+    """Many dense features (their bins far beyond a core's level-2 cache) and sparse ones, one output or three."""
+    from bob_boost.engine import tree_histograms
     rng = np.random.default_rng(3)
-    n = tree_histograms.FEATURE_MAJOR_ROWS + 1500
-    # 256 bins each, of (width x 8 + 4) bytes: over the limit (half the level-2 cache) at two columns
-    dense = rng.normal(size=(n, tree_histograms.FEATURE_MAJOR_BYTES // (256 * 20) + 10))
+    n = 5600
+    dense = rng.normal(size=(n, 70))
     sparse = np.where(rng.random((n, 20)) < 0.85, 0.0, rng.integers(1, 9, size=(n, 20)))
     binned = TreeTrainer(n_threads=1).prepare(np.hstack([dense, sparse]))
     coded, offsets = binned.coded, binned.offsets
     layout = coded.row_layout(offsets)
-    assert layout[5].size * coded.number_of_bins * (8 * width + 4) > tree_histograms.FEATURE_MAJOR_BYTES
-    assert np.count_nonzero(coded.mode_bins >= 0) == 20
+    assert layout[1].size == 70 and np.count_nonzero(coded.mode_bins >= 0) == 20
     values = np.ascontiguousarray(np.column_stack([rng.normal(size=(n, width // 2)), rng.random((n, width // 2))]))
-    order = np.sort(rng.choice(n, tree_histograms.FEATURE_MAJOR_ROWS + 700, replace=False))
+    order = np.sort(rng.choice(n, 4800, replace=False))
     expected_total = np.zeros(width)
     tree_histograms.node_total(values, order, 0, order.size, expected_total)
     bins = int(offsets[-1])
     sums, counts, total = np.full((bins, width), np.nan), np.full(bins, -1, dtype=np.int32), np.full(width, np.nan)
-    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0,
-                                    order.size, total, order.size, sums, counts, np.empty(0))
-    row_sums, row_counts = np.zeros((bins, width)), np.zeros(bins, dtype=np.int32)
-    row_total = np.full(width, np.nan)
-    if width == 2:
-        bin_quads.add_share(layout, offsets, values, order, 0, order.size, 0, layout[1].size, True,
-                            False, np.empty((0, 4)), row_sums, row_counts, row_total)
-    else:
-        tree_histograms._accumulate_rows(*layout[:4], order, 0, order.size, values, row_sums, row_counts, row_total)
-    tree_histograms._recover_frequent_bins(coded.mode_bins, offsets, row_total, order.size, row_sums, row_counts)
-    assert np.array_equal(sums, row_sums) and np.array_equal(counts, row_counts)
-    # the sums of the rows, added with their histogram or in a pass of their own, are node_total's bits
-    assert np.array_equal(total, expected_total) and np.array_equal(row_total, expected_total)
-    # and both are the brute-force histogram
+    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, values, order, 0, order.size, total,
+                                    order.size, sums, counts, np.empty(0))
+    # the sums of the rows, added with their histogram, are node_total's bits
+    assert np.array_equal(total, expected_total)
     codes = coded.codes
-    for f in (0, 69, 75):
+    for f in (0, 69, 75):  # dense, dense, sparse (its frequent bin recovered from the total)
         part = slice(offsets[f], offsets[f + 1])
         expected = np.zeros((offsets[f + 1] - offsets[f], width))
         np.add.at(expected, codes[f, order], values[order])

@@ -63,22 +63,21 @@ def test_packed_sums_decode_to_the_sums_of_their_fields():
 
 def test_packed_node_histograms_count_every_row_once():
     rng = np.random.default_rng(2)
-    n = tree_histograms.FEATURE_MAJOR_ROWS + 900  # large enough for the feature-by-feature pass
-    dense = tree_histograms.FEATURE_MAJOR_BYTES // (256 * 12) + 10  # 256 bins of 12 bytes each: over the limit
+    n = 5000
+    dense = 70
     x = np.hstack([rng.normal(size=(n, dense)), np.where(rng.random((n, 4)) < 0.9, 0.0, rng.integers(1, 5, (n, 4)))])
     binned = TreeTrainer(n_threads=1).prepare(x)
     coded, offsets = binned.coded, binned.offsets
-    # the dense features' 256 packed bins (12 bytes with the unused count) exceed the row-by-row size
-    assert coded.row_layout(offsets)[5].size * coded.number_of_bins * 12 > tree_histograms.FEATURE_MAJOR_BYTES
+    assert coded.row_layout(offsets)[1].size == dense
     gradient, hessian = rng.normal(size=(n, 1)), rng.random((n, 1))
     packed, scales, bits = _packed(gradient, hessian, 4)
     rows, _ = _decoded(packed, scales, bits)
     bins = int(offsets[-1])
-    for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):  # by feature, then by row
+    for order in (np.arange(n), np.sort(rng.choice(n, 3000, replace=False))):  # every row, some rows
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         sums = np.full((bins, 1), -7, dtype=np.int64)
-        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
+        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets,
                                         packed, order, 0, order.size, total, order.size, sums,
                                         np.empty(0, dtype=np.int32), np.empty(0))
         decoded, counts = _decoded(sums, scales, bits)
@@ -359,7 +358,7 @@ def test_paired_histograms_are_the_packed_histograms():
         total = np.zeros(1, dtype=np.int64)
         tree_histograms.node_total(packed, order, 0, order.size, total)
         expected = np.full((bins, 1), -7, dtype=np.int64)
-        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets, coded.number_of_bins,
+        tree_histograms.build_histogram(coded.row_layout(offsets), coded.mode_bins, offsets,
                                         packed, order, 0, order.size, total, order.size, expected,
                                         np.empty(0, dtype=np.int32), np.empty(0))
         paired_total, sums = np.full(1, -3, dtype=np.int64), np.full((bins, 1), -7, dtype=np.int64)

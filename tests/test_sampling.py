@@ -312,8 +312,8 @@ def test_a_column_layout_gives_the_full_layouts_sums_of_its_columns():
     results = []
     for layout in (coded.row_layout(offsets), coded.column_layout(columns, offsets)):
         sums, counts = np.empty((cells, 2)), np.empty(cells, dtype=np.int64)
-        build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, order, 0, 3000,
-                        values.sum(axis=0), 3000, sums, counts, np.empty(0))
+        build_histogram(layout, coded.mode_bins, offsets, values, order, 0, 3000, values.sum(axis=0), 3000, sums,
+                        counts, np.empty(0))
         results.append(np.concatenate([np.column_stack([sums, counts])[offsets[f]:offsets[f + 1]] for f in columns]))
     assert np.array_equal(results[0], results[1])
 

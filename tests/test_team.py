@@ -45,7 +45,7 @@ def test_a_shared_histogram_is_the_one_thread_histogram(shares):
         with team.helpers(tree_team.serve, context, shares, crew[0]):
             tree_team.shared_histogram(context, np.int64(start), np.int64(stop), np.int64(1), np.int64(2), False)
         sums, counts, total = np.zeros((bins, 2)), np.zeros(bins, dtype=np.int32), np.zeros(2)
-        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, rows, start,
+        tree_histograms.build_histogram(layout, coded.mode_bins, offsets, values, rows, start,
                                         stop, total, stop - start, sums, counts, np.empty(0))
         assert np.array_equal(context[7][1], sums) and np.array_equal(context[8][1], counts)
         assert np.array_equal(context[9][2], total)
@@ -63,12 +63,12 @@ def test_a_root_of_known_counts_is_the_counted_histogram(shares):
     assert known is coded.bin_counts(offsets)  # computed once
     context = _context(coded, offsets, values, shares, rows, known)
     layout, crew, bins = context[0], context[10], int(offsets[-1])
-    assert tree_team.root_counted(context, n, 2, coded.number_of_bins)
-    assert not tree_team.root_counted(context, n - 1, 2, coded.number_of_bins)
+    assert tree_team.root_counted(context, n, 2)
+    assert not tree_team.root_counted(context, n - 1, 2)
     with team.helpers(tree_team.serve, context, shares, crew[0]):
         tree_team.shared_histogram(context, np.int64(0), np.int64(n), np.int64(1), np.int64(2), True)
     sums, counts, total = np.zeros((bins, 2)), np.zeros(bins, dtype=np.int32), np.zeros(2)
-    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, values, rows, 0, n, total,
+    tree_histograms.build_histogram(layout, coded.mode_bins, offsets, values, rows, 0, n, total,
                                     n, sums, counts, np.empty(0))
     assert np.array_equal(counts, known)
     assert np.array_equal(context[7][1], sums) and np.array_equal(context[8][1], counts)
@@ -119,7 +119,7 @@ def test_a_shared_split_scan_is_the_one_thread_scan(shares, sampled):
     no = (np.zeros(0, dtype=np.int64), -np.inf, np.inf, np.zeros(2), np.zeros(0, dtype=np.bool_), np.zeros(4),
           np.zeros(2, dtype=np.uint64))
     for start, stop, min_samples in ((0, 3000, 20), (100, 900, 5), (0, 3000, 1501)):
-        tree_histograms.build_histogram(context[0], coded.mode_bins, offsets, coded.number_of_bins, values, rows,
+        tree_histograms.build_histogram(context[0], coded.mode_bins, offsets, values, rows,
                                         start, stop, context[9][1], stop - start, context[7][2], context[8][2],
                                         np.empty(0))
         crew[7][:] = allowed

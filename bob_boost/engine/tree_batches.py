@@ -80,7 +80,7 @@ def routed_outputs(stored, mode_bins, offsets, missing, categorical, node_featur
 
 
 @numba.njit(**_JIT)
-def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
+def grow_trees(first, last, stored, mode_bins, layout, pairs, offsets,
                feature_of_bin, columns, rows, gradient, hessian, leaf_width, max_depth, max_leaves, min_samples,
                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums, slot_counts,
                node_feature, node_bin, node_nan_left, node_left, node_right, node_categories, leaf_values, node_records,
@@ -144,7 +144,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
             root_total = np.array([root_totals[j], root_totals[trees + j]])
         else:
             root_total = root_totals
-        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), values,
                                values, no_packing, no_scales, no_scan, no_scan_counts, max_depth, max_leaves,
@@ -158,7 +158,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
 
 
 @numba.njit(**_JIT)
-def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, offsets,
+def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, offsets,
                          feature_of_bin, columns, rows, gradient, hessian, levels, seed, packing, max_depth, max_leaves,
                          min_samples, min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise,
                          slot_sums, node_feature, node_bin, node_nan_left, node_left, node_right, node_categories,
@@ -198,7 +198,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, n_bins, 
         packed[:, :] = batch[:, w * j:w * (j + 1)]
         if shared_root:
             slot_sums[0, :, :] = root_sums[:, w * j:w * (j + 1)]
-        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
+        n_nodes[t] = grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin,
                                (columns[0], columns[1], columns[2], t, columns[4], columns[5], columns[6],
                                 columns[7]), packed,
                                reals[j], packing, scales[j], scan_sums, scan_counts, max_depth, max_leaves, min_samples,

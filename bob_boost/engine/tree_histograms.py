@@ -12,8 +12,6 @@ a few: its sums carry their own counts, and ``counts`` is empty.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numba
 import numpy as np
 
@@ -95,139 +93,20 @@ def _accumulate_rows(dense_rows, dense_bases, row_starts, entry_bins, order, sta
                     counts[b] += 1
 
 
-def _level2_bytes() -> int:
-    """A core's level-2 cache in bytes (Linux's sysfs; 512 KiB where it cannot be read)."""
-    try:
-        for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-            if (index / "level").read_text().strip() == "2":
-                size = (index / "size").read_text().strip().upper()
-                scale = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
-                return int(size.rstrip("KM")) * scale
-    except (OSError, ValueError):
-        pass
-    return 1 << 19
-
-
-#: A node of at least this many rows adds its dense features one at a time when their part of the
-#: histogram exceeds :data:`FEATURE_MAJOR_BYTES` (MNIST's 140 dense pixels: 0.7 MB); a node's
-#: rows then read one feature's few kilobytes of histogram at a time instead of all of them at once.
-#: Where that part fits half a core's level-2 cache, row by row in quads is faster: on MNIST (one output,
-#: 2 MB of level-2 cache) the root took 10 ms in quads against 27 one feature at a time, and a node of half the
-#: rows 5.4 against 13.9; with 1 MB of level-2 cache (before quads) the feature-major pass had been faster
-#: (22 ms against 32 for half the rows). The pass chosen gives the same sums; the choice is compiled into the
-#: kernels' cache, so a cache moved to another processor keeps its first machine's choice (its speed only).
-FEATURE_MAJOR_ROWS = 4096
-FEATURE_MAJOR_BYTES = _level2_bytes() // 2
-
-
 @numba.njit(**_JIT)
-def feature_major(rows, dense, n_bins, width):
-    """Whether a node of ``rows`` rows adds its ``dense`` features (of at most ``n_bins`` bins, ``width`` sums a
-    bin) one at a time (:data:`FEATURE_MAJOR_BYTES`)."""
-    return rows >= FEATURE_MAJOR_ROWS and dense * n_bins * (8 * width + 4) > FEATURE_MAJOR_BYTES
-
-
-#: Dense features added together by :func:`_accumulate_by_feature`: each row updates this many
-#: features' histograms in turn, so that no update waits on the one before it (rows in one bin of
-#: one feature follow each other often), while the group's part of the histogram stays in cache.
-#: MNIST's 140 dense pixels, one output, every row: 21 ms a histogram with groups of 8, 26 ms
-#: feature by feature; groups of 4 and 16 were within 5% of 8, and 32 was slower.
-FEATURE_GROUP = 8
-
-
-@numba.njit(**_JIT)
-def _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop, values,
-                           sums, counts):
-    """:func:`_accumulate_rows` with the dense features added in groups of :data:`FEATURE_GROUP` (the same sums).
-
-    The node's values are gathered once into row order, then each group of
-    dense features adds every row of the node (ascending), then each row its
-    sparse entries: every bin still adds its rows in ascending order.
-    """
-    width = values.shape[1]
-    counted = counts.size > 0
-    rows = order[start:stop]
-    ordered = np.empty((rows.size, width), dtype=values.dtype)
-    for q in range(rows.size):
-        ordered[q, :] = values[rows[q]]
-    flat = sums.reshape(-1)
-    for first in range(0, dense_features.size, FEATURE_GROUP):
-        last = min(first + FEATURE_GROUP, dense_features.size)
-        for q in range(rows.size):
-            i = rows[q]
-            if width == 2 and counted:
-                gradient = ordered[q, 0]
-                hessian = ordered[q, 1]
-                for j in range(first, last):
-                    b = dense_bases[j] + np.intp(codes[dense_features[j], i])
-                    flat[2 * b] += gradient
-                    flat[2 * b + 1] += hessian
-                    counts[b] += 1
-            elif width == 1:
-                packed = ordered[q, 0]
-                for j in range(first, last):
-                    flat[dense_bases[j] + np.intp(codes[dense_features[j], i])] += packed
-            elif width == 2:
-                low = ordered[q, 0]
-                high = ordered[q, 1]
-                for j in range(first, last):
-                    b = dense_bases[j] + np.intp(codes[dense_features[j], i])
-                    flat[2 * b] += low
-                    flat[2 * b + 1] += high
-            else:
-                for j in range(first, last):
-                    b = dense_bases[j] + np.intp(codes[dense_features[j], i])
-                    target = sums[b]
-                    for v in range(width):
-                        target[v] += ordered[q, v]
-                    if counted:
-                        counts[b] += 1
-    for q in range(rows.size):
-        i = rows[q]
-        if width == 2 and counted:
-            gradient = ordered[q, 0]
-            hessian = ordered[q, 1]
-            for e in range(row_starts[i], row_starts[i + 1]):
-                b = np.intp(entry_bins[e])
-                flat[2 * b] += gradient
-                flat[2 * b + 1] += hessian
-                counts[b] += 1
-        elif width == 1:
-            packed = ordered[q, 0]
-            for e in range(row_starts[i], row_starts[i + 1]):
-                flat[np.intp(entry_bins[e])] += packed
-        else:
-            for e in range(row_starts[i], row_starts[i + 1]):
-                b = np.intp(entry_bins[e])
-                target = sums[b]
-                for v in range(width):
-                    target[v] += ordered[q, v]
-                if counted:
-                    counts[b] += 1
-
-
-@numba.njit(**_JIT)
-def build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, count, sums, counts,
-                    scratch):
+def build_histogram(layout, mode_bins, offsets, values, order, start, stop, total, count, sums, counts, scratch):
     """The histogram of the node whose rows are ``order[start:stop]`` (``count`` rows), and their sums into
     ``total`` (:func:`node_total`'s).
 
     ``layout`` is :meth:`~bob_boost.engine.codes.CodedFeatures.row_layout` of ``offsets``. A
     sparse feature's frequent bin is recovered as the node's total minus its
-    other bins. Every bin adds its rows in ascending order. ``n_bins``, the most bins of a feature, sizes
-    the dense features' part of the histogram for the choice of the feature-major pass. One output's float
+    other bins. Every bin adds its rows in ascending order. One output's float
     gradients of a node with rows enough are added in quads (:mod:`.bin_quads`) in ``scratch``
     (:func:`~bob_boost.engine.bin_quads.quad_scratch` of the histogram's bins; empty: never).
     """
-    dense_rows, dense_bases, row_starts, entry_bins, codes, dense_features = layout
+    dense_rows, dense_bases, row_starts, entry_bins = layout
     bins = sums.shape[0]
-    if feature_major(stop - start, dense_features.size, n_bins, values.shape[1]):
-        sums[:, :] = 0
-        counts[:] = 0
-        node_total(values, order, start, stop, total)
-        _accumulate_by_feature(codes, dense_features, dense_bases, row_starts, entry_bins, order, start, stop,
-                               values, sums, counts)
-    elif values.shape[1] == 2 and counts.size > 0:
+    if values.shape[1] == 2 and counts.size > 0:
         in_quads = uses_quads(stop - start, dense_bases.size, bins, scratch)
         add_share(layout, offsets, values, order, start, stop, 0, dense_bases.size, True, in_quads,
                   quads_of(scratch, bins) if in_quads else np.empty((0, 4)), sums, counts, total)

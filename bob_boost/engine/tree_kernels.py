@@ -91,7 +91,7 @@ def _sweep(order, buffer, start, stop, feature_codes, local_bin, missing_code, n
 
 
 @numba.njit(**_JIT)
-def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start, stop, total, sums, counts,
+def node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, start, stop, total, sums, counts,
                    scratch):
     """The histogram and sums (into ``total``) of the node whose rows are ``order[start:stop]``.
 
@@ -106,12 +106,12 @@ def node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, ord
     if values.shape[1] == 1 and pairs_count > 0 and (stop - start) * pairs_count >= pairs[1][-1]:
         build_paired_histogram(layout, pairs, mode_bins, offsets, values, order, start, stop, total, sums, joint)
     else:
-        build_histogram(layout, mode_bins, offsets, n_bins, values, order, start, stop, total, stop - start, sums,
-                        counts, scratch)
+        build_histogram(layout, mode_bins, offsets, values, order, start, stop, total, stop - start, sums, counts,
+                        scratch)
 
 
 @numba.njit(**_JIT)
-def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, values, real, packing, scales,
+def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns, values, real, packing, scales,
               scan_sums, scan_counts, max_depth, max_leaves, min_samples, min_hessian, regularization, tie_tolerance,
               missing, subtraction, leafwise, slot_sums, slot_counts, node_feature, node_bin, node_nan_left,
               node_left, node_right, node_categories, leaf_values, node_records, sample_node, root_ready, root_total,
@@ -129,8 +129,6 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
     layout, pairs : tuple
         The same codes row by row (:meth:`~bob_boost.engine.codes.CodedFeatures.row_layout`), and the
         dense features in pairs for packed histograms (:meth:`~bob_boost.engine.codes.CodedFeatures.pair_layout`).
-    n_bins : int
-        The most bins of a feature (:func:`~bob_boost.engine.tree_histograms.build_histogram` reads it).
     offsets, feature_of_bin : numpy.ndarray
         Global bins of feature ``f`` are ``offsets[f]:offsets[f + 1]``, its bins in the histogram slots; each
         global bin's feature.
@@ -220,12 +218,12 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
             totals[0, :] = root_total
         else:
             # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
-            if counted and root_counted(context, n_root, width, n_bins):
+            if counted and root_counted(context, n_root, width):
                 shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), True)
-            elif shares_histogram(context, n_root, width, counted, n_bins):
+            elif shares_histogram(context, n_root, width, counted):
                 shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), False)
             else:
-                node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, np.int64(0), n_root,
+                node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, np.int64(0), n_root,
                                totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
         n_nodes = 1
         leaves = 1
@@ -330,10 +328,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                 if 0 < part_rows <= stop[small] - start[small]:
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
-                if shares_histogram(context, stop[small] - start[small], width, counted, n_bins):
+                if shares_histogram(context, stop[small] - start[small], width, counted):
                     shared_histogram(context, start[small], stop[small], slot[small], small, False)
                 else:
-                    node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[small],
+                    node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, start[small],
                                    stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]],
                                    scratch)
             if step == _LARGE:
@@ -355,10 +353,10 @@ def grow_tree(stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin,
                 elif 0 < part_rows <= stop[large] - start[large]:
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
-                elif shares_histogram(context, stop[large] - start[large], width, counted, n_bins):
+                elif shares_histogram(context, stop[large] - start[large], width, counted):
                     shared_histogram(context, start[large], stop[large], slot[large], large, False)
                 else:
-                    node_histogram(layout, pairs, joint, mode_bins, offsets, n_bins, values, order, start[large],
+                    node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, start[large],
                                    stop[large], totals[large], large_sums, large_counts, scratch)
             frontier[n_frontier] = left
             frontier[n_frontier + 1] = right

@@ -32,7 +32,7 @@ from . import team
 from .bin_quads import add_pairs_share, add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, PARTITION_SPREAD, prefetch
 from .split_scan import scan_single
-from .tree_histograms import _recover_frequent_bins, feature_major, node_total
+from .tree_histograms import _recover_frequent_bins, node_total
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -65,13 +65,13 @@ def crew_of(shares, scratch, nodes, width, bins, features, root_counts):
 
 
 @numba.njit(**_JIT)
-def shares_histogram(context, rows, width, counted, n_bins):
+def shares_histogram(context, rows, width, counted):
     """Whether the histogram of a node of ``rows`` rows is shared out (a team, one output's float gradients,
-    work and dense features enough, and not the feature-major pass of wide dense data)."""
+    work and dense features enough)."""
     layout, crew = context[_LAYOUT], context[_CREW]
     dense = layout[1].size
     return (crew[1] > 1 and width == 2 and counted and rows * dense >= SHARED_HISTOGRAM_WORK
-            and dense >= SHARED_FEATURES * crew[1] and not feature_major(rows, dense, n_bins, width))
+            and dense >= SHARED_FEATURES * crew[1])
 
 
 @numba.njit(**_JIT)
@@ -104,14 +104,11 @@ def _histogram_share(context, share, start, stop, slot, node, in_quads, counted)
 
 
 @numba.njit(**_JIT)
-def root_counted(context, rows, width, n_bins):
+def root_counted(context, rows, width):
     """Whether the root of ``rows`` rows has its bins' counts in the crew (``root_counts``, for every row of the
     data), for a histogram of one output's float gradients added as pairs
     (:func:`~bob_boost.engine.bin_quads.add_pairs_share`)."""
-    layout, crew = context[_LAYOUT], context[_CREW]
-    dense = layout[1].size
-    return (crew[9].size > 0 and width == 2 and rows == context[_SAMPLE_NODE].size
-            and not feature_major(rows, dense, n_bins, width))
+    return context[_CREW][9].size > 0 and width == 2 and rows == context[_SAMPLE_NODE].size
 
 
 @numba.njit(**_JIT)

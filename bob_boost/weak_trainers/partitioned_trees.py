@@ -85,8 +85,8 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
         scratch = quad_scratch(cells)
         for j in range(frontier.size):
             start, stop = int(bounds[j]), int(bounds[j + 1])
-            build_histogram(layout, coded.mode_bins, offsets, coded.number_of_bins, tree_values, order, start, stop,
-                            totals[j], stop - start, sums[j], counts[j], scratch)
+            build_histogram(layout, coded.mode_bins, offsets, tree_values, order, start, stop, totals[j], stop - start,
+                            sums[j], counts[j], scratch)
         result.append((sums, counts, totals, np.diff(bounds)))
     return result
 

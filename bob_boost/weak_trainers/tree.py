@@ -406,7 +406,7 @@ class TreeTrainer:
                   else coded.row_layout(offsets))
         # the arguments every tree's grower takes after the codes (each batch gets its own coded.splitting())
         common = (coded.mode_bins, layout, coded.pair_layout(offsets, paired=self.quantized_gradients is not None),
-                  coded.number_of_bins, offsets, coded.feature_of_bin(offsets),
+                  offsets, coded.feature_of_bin(offsets),
                   (allowed_columns(binned.number_of_features, columns),
                    *((np.uint64(0), 1.0) if node_columns is None else (np.uint64(node_columns[0]), node_columns[1])),
                    0, self._monotone(binned.number_of_features), self._groups(binned.number_of_features),
@@ -440,8 +440,8 @@ class TreeTrainer:
                           for b in range(batches)]
                 run_blocks(tree_batches.grow_quantised_trees, blocks, coded.n_threads, work=work)
         else:
-            slots_of = [(np.empty((slots, histogram_bins, width)),
-                         np.empty((slots, histogram_bins), dtype=np.int32 if samples < 2 ** 31 else np.int64))
+            slots_of = [(coded.borrow((slots, histogram_bins, width), np.float64),
+                         coded.borrow((slots, histogram_bins), np.int32 if samples < 2 ** 31 else np.int64))
                         for _ in range(batches)]
             if trees == 1:
                 sample_node = grow_alone(coded, common, limits, slots_of[0], nodes_out,
@@ -453,12 +453,14 @@ class TreeTrainer:
                 blocks = [(bounds[b], bounds[b + 1], coded.splitting()) + common + (leaf_width,) + limits +
                           slots_of[b] + nodes_out for b in range(batches)]
                 run_blocks(tree_batches.grow_trees, blocks, coded.n_threads, work=work)
+            for borrowed in slots_of:
+                coded.give_back(*borrowed)
         self._cap(leaf_values, training_outputs)
         if rows is not None and rows.size < samples:  # the rows the trees did not grow on, routed by their codes
             dropped = np.ones(samples, dtype=bool)
             dropped[rows] = False
             tree_batches.routed_outputs(coded.stored(), coded.mode_bins, binned.offsets, bool(binned.missing),
-                                        common[6][6],
+                                        common[5][6],
                                         node_feature, node_bin, node_nan_left, node_left, node_right, node_sets,
                                         leaf_values, leaf_width, np.flatnonzero(dropped), training_outputs)
         return self._machine(binned, n_nodes, node_feature, node_bin, node_nan_left, node_left, node_right,

@@ -77,9 +77,8 @@ class Parts:
 
         def part(k: int) -> None:
             target = (sums, counts) if k == 0 else (self.sums[k - 1], self.counts[k - 1])
-            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, self.offsets,
-                                        coded.number_of_bins, values, order, edges[k], edges[k + 1], self.totals[k],
-                                        *target, _NO_QUADS)
+            tree_kernels.node_histogram(layout, self.pairs, self.joint[k], coded.mode_bins, self.offsets, values,
+                                        order, edges[k], edges[k + 1], self.totals[k], *target, _NO_QUADS)
         parts = edges.size - 1
         run_blocks(part, [(k,) for k in range(parts)], coded.n_threads, work=float(stop - start) * coded.n_features)
         total[:] = self.totals[0]
@@ -104,7 +103,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
     (node_feature, node_bin, node_nan_left, node_left, node_right, node_sets, leaf_values, node_records, n_nodes,
      outputs) = nodes_out
     samples, width = values.shape
-    mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns, rows = common[:8]
+    mode_bins, layout, pairs, offsets, feature_of_bin, columns, rows = common[:7]
     if quantised_as is None:
         real, packing, scales, scan = values, np.zeros(2, dtype=np.int64), np.ones(2), (0, 0)
     else:
@@ -131,7 +130,7 @@ def grow_alone(coded, common: tuple, limits: tuple, slots: tuple, nodes_out: tup
         parts.build(order, 0, rows.size, root_total, sums[0], counts[0])  # slot 0: the root's
     sample_node = np.zeros(samples, dtype=np.int64)
     stored = coded.splitting()
-    arguments = ((stored, mode_bins, layout, pairs, n_bins, offsets, feature_of_bin, columns,
+    arguments = ((stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns,
                   values, real, packing, scales, np.empty((scan[0], 2)), np.empty(scan[1], dtype=np.int32))
                  + limits + (sums, counts, node_feature[0], node_bin[0], node_nan_left[0], node_left[0],
                              node_right[0], node_sets[0], leaf_values[0], node_records[0], sample_node,
