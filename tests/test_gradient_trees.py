@@ -620,3 +620,34 @@ def test_split_gains_are_the_newton_gains_of_the_running_sums(missing):
         assert np.isnan(gains[2 * np.flatnonzero(~kept[offsets[f]:last]) + 2 * offsets[f]]).all()
         assert top[f] == max(-1.0, max(gains[2 * g + s] for g in scored for s in ((0, 1) if has_nan else (0,))))
     assert best == max(0.0, top.max())
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_histogram_slots_given_back_hold_nothing_the_next_trees_read(outputs):
+    """A round's slots are borrowed from the coded features and given back: filled with NaN (and -1 counts)
+    in between, the next round's trees and outputs are the same, bit for bit, and grow in the same arrays."""
+    rng = np.random.default_rng(5)
+    x = np.hstack([rng.normal(size=(3000, 6)), np.where(rng.random((3000, 3)) < 0.8, 0.0, rng.normal(size=(3000, 3)))])
+    gradient, hessian = rng.normal(size=(3000, outputs)), rng.random((3000, outputs)) + 0.1
+    trainer = TreeTrainer(max_leaves=15, n_threads=2)
+    binned = trainer.prepare(x)
+    first, first_outputs = trainer._grow(binned, gradient, hessian, 0)
+    spare = [array for arrays in binned.coded._spare.values() for array in arrays]
+    assert spare and all(array.size > 0 for array in spare)
+    for array in spare:
+        array.fill(np.nan if array.dtype.kind == "f" else -1)
+    second, second_outputs = trainer._grow(binned, gradient, hessian, 0)
+    assert np.array_equal(first_outputs, second_outputs)
+    assert np.array_equal(first.forward(x), second.forward(x))
+    again = [array for arrays in binned.coded._spare.values() for array in arrays]
+    assert sorted(map(id, again)) == sorted(map(id, spare))
+
+
+def test_borrowed_arrays_are_each_borrowers_own():
+    coded = TreeTrainer(n_threads=1).prepare(np.random.default_rng(0).normal(size=(50, 3))).coded
+    first, second = coded.borrow((4, 5), np.float64), coded.borrow((4, 5), np.float64)
+    assert first is not second and first.shape == (4, 5) and first.dtype == np.float64
+    coded.give_back(first)
+    assert coded.borrow((4, 5), np.int32) is not first  # another type: a new array
+    assert coded.borrow((4, 5), np.float64) is first
+    assert coded.borrow((4, 5), np.float64) is not first  # given back once, lent once
