@@ -59,6 +59,28 @@ def test_logit_trees_with_uneven_chunks_and_a_checkpoint(client, monkeypatch):
     _assert_same_trees(machine, memory)
 
 
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+def test_histograms_summed_on_a_worker_or_here_give_the_same_trees(client, monkeypatch, growth):
+    """Small histograms come to the client and are summed there; larger ones are summed on a worker (forced
+    here with no bytes allowed to the client): the same trees bit for bit, the in-memory ones."""
+    from bob_boost.dask import _chunks
+    features, labels = _classes(seed=2)
+    tree = bob_boost.TreeTrainer(max_depth=None if growth == "leafwise" else 4, max_leaves=9, min_samples_leaf=10,
+                                 growth=growth)
+    loss = bob_boost.SoftmaxLoss(3)
+
+    def trained():
+        return DaskBoosting(loss, client=client, weak_learner="tree", tree=tree, learning_rate=0.3).train(
+            da.from_array(features, chunks=((400, 350, 450), (5,))), da.from_array(labels, chunks=((400, 350, 450),)),
+            4)
+    here = trained()
+    monkeypatch.setattr(_chunks, "GATHERED_BYTES", 0)
+    on_a_worker = trained()
+    memory = bob_boost.Boosting(tree, loss, learning_rate=0.3).train(features, labels, 4)
+    _assert_same_trees(here, on_a_worker, rtol=0)
+    _assert_same_trees(here, memory)
+
+
 def test_sample_weights_are_rescaled_to_mean_one_as_in_memory(client):
     """``min_hessian_leaf`` and ``l2_regularization`` weigh the hessians: with weights of mean 40 they bind
     differently unless the cluster rescales the weights to mean 1 as the in-memory trainer does."""

@@ -29,6 +29,7 @@ Dask source, whose handles are futures of chunks kept on the workers.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -69,6 +70,10 @@ class Partitions(Protocol):
     checkpoint_rounds : int
         Every this many rounds, per-partition state is rebuilt from the codes and the rounds so far instead
         of updated from the last round (0: never); it bounds the chain of work a lost partition needs.
+    gathered_bytes : int
+        Results of at most this many bytes in all are better gathered and combined by the caller than
+        combined where they are (:meth:`combined`): they move little, and a combining task would cost a
+        round trip of its own.
     """
 
     rows: tuple[int, ...]
@@ -78,6 +83,7 @@ class Partitions(Protocol):
     scores: list
     start: list
     checkpoint_rounds: int
+    gathered_bytes: int
 
     def each(self, function: Callable, *fields: Any, pure: bool = True) -> list:
         """``function(partition's fields..., *constants)`` per partition: each of ``fields`` is a list with one
@@ -117,6 +123,7 @@ class LocalPartitions:
     """
 
     checkpoint_rounds = 0
+    gathered_bytes = sys.maxsize  # the results are here already
 
     def __init__(self, coded: list, targets: list, weights: list, outputs: int | None) -> None:
         sizes = [c.n_samples for c in coded]

@@ -64,8 +64,10 @@ def node_histograms(coded: CodedFeatures, sample_node: np.ndarray, values: np.nd
 
     Tree ``t`` reads the gradient columns ``groups[t]`` and the matching hessian columns of ``values``;
     sums are (#frontier, #bins, 2K), in the in-memory trees' histogram layout of the global ``offsets``.
+    ``sample_node`` may be a :func:`routed_histograms` pair.
     """
     outputs = values.shape[1] // 2
+    sample_node = positions(sample_node)
     layout = coded.row_layout(offsets)
     cells = int(offsets[-1])
     result = []
@@ -111,8 +113,29 @@ def summed_trees(*parts: list[tuple]) -> list[tuple]:
 
 def routed_trees(coded: CodedFeatures, sample_node: np.ndarray, tables: tuple[np.ndarray, ...]) -> np.ndarray:
     """Every tree's rows of split nodes moved to a child (:func:`~bob_boost.weak_trainers.partitioned.routed`
-    with tree ``t``'s table)."""
+    with tree ``t``'s table); ``sample_node`` may be a :func:`routed_histograms` pair."""
+    sample_node = positions(sample_node)
     return np.stack([routed(coded, sample_node[t], table) for t, table in enumerate(tables)])
+
+
+def routed_histograms(coded: CodedFeatures, grown, values: np.ndarray, tables: tuple[np.ndarray, ...] | None,
+                      groups: np.ndarray, frontiers: tuple[np.ndarray, ...], offsets: np.ndarray) -> tuple:
+    """``(sample_node, histograms)``: the rows of ``grown`` (a sample_node, or the last such pair) moved by
+    ``tables`` (:func:`routed_trees`; None: not moved), and their :func:`node_histograms` of ``frontiers``.
+
+    One task per partition and split, for results small enough to gather (``Partitions.gathered_bytes``): a
+    task of histograms that waited for a task of routing would add a scheduling hop and as many tasks again
+    to every split's round trip.
+    """
+    sample_node = positions(grown)
+    if tables is not None:
+        sample_node = routed_trees(coded, sample_node, tables)
+    return sample_node, node_histograms(coded, sample_node, values, groups, frontiers, offsets)
+
+
+def positions(grown) -> np.ndarray:
+    """The sample_node of a :func:`routed_histograms` pair (or ``grown``, a sample_node)."""
+    return grown[0] if isinstance(grown, tuple) else grown
 
 
 def leaf_totals(sample_node: np.ndarray, values: np.ndarray, groups: np.ndarray, nodes: list[int]) -> list:
@@ -186,28 +209,43 @@ class PartitionedGradientTrees:
         self.node_columns = node_columns
         values = partitions.each(derivatives, partitions.targets, partitions.scores,
                                  partitions.weights if weights is None else weights, loss, newton_leaves)
-        sample_node = (partitions.each(root_nodes, list(partitions.rows), trees, pure=False) if factors is None
-                       else partitions.each(sampled_roots, factors, trees))
+        # each partition's rows' nodes (or, after a split gathered whole, with the histograms: routed_histograms)
+        grown = (partitions.each(root_nodes, list(partitions.rows), trees, pure=False) if factors is None
+                 else partitions.each(sampled_roots, factors, trees))
         capacity = 2 * tree_policy.most_leaves(int(sum(partitions.rows)), trainer.min_samples_leaf, trainer.max_depth,
                                                trainer.max_leaves) - 1
         growing = [_GrowingTree(capacity, t) for t in range(trees)]
         moved = False  # whether nodes were split since the rows were last routed
+        paired = False  # whether grown holds routed_histograms pairs
         while True:
             if any(tree.frontier.size for tree in growing):
-                if moved:
-                    sample_node = partitions.each(routed_trees, partitions.coded, sample_node, self._tables(growing))
-                    moved = False
-                pieces = partitions.each(node_histograms, partitions.coded, sample_node, values, self.groups,
-                                         tuple(tree.frontier for tree in growing), self.offsets)
-                for tree, histogram in zip(growing, partitions.combined(summed_trees, pieces)):
+                frontiers = tuple(tree.frontier for tree in growing)
+                tables = self._tables(growing) if moved else None
+                moved = False
+                # a partition's histograms and its rows' positions (int64, a row per tree)
+                pair_bytes = self._histogram_bytes(frontiers) + 8 * trees * max(partitions.rows)
+                paired = pair_bytes * len(partitions.rows) <= partitions.gathered_bytes
+                if paired:
+                    grown = partitions.each(routed_histograms, partitions.coded, grown, values, tables,
+                                            self.groups, frontiers, self.offsets)
+                    summed = summed_trees(*(pair[1] for pair in partitions.gather(grown)))
+                else:  # the histograms alone move, to the partition that sums them
+                    if tables is not None:
+                        grown = partitions.each(routed_trees, partitions.coded, grown, tables)
+                    summed = partitions.combined(summed_trees, partitions.each(
+                        node_histograms, partitions.coded, grown, values, self.groups, frontiers, self.offsets))
+                for tree, histogram in zip(growing, summed):
                     self._scan(tree, *histogram)
             split_any = [tree.grow(self.feature_of_bin, trainer, self.monotone, self.interaction_groups,
                                    self.categorical) for tree in growing]
             if not any(split_any):
                 break
             moved = True
+        sample_node = grown
         if moved:
-            sample_node = partitions.each(routed_trees, partitions.coded, sample_node, self._tables(growing))
+            sample_node = partitions.each(routed_trees, partitions.coded, grown, self._tables(growing))
+        elif paired:
+            sample_node = partitions.each(positions, grown)
         sizes = tuple(tree.n_nodes for tree in growing)
         totals = summed_pieces(*partitions.gather(partitions.each(leaf_totals, sample_node, values, self.groups,
                                                                   sizes)))
@@ -233,6 +271,11 @@ class PartitionedGradientTrees:
                                       self.outputs, levels)
         return (self._machine(growing, leaf_values, records), outputs, coded_tree_outputs,
                 (tables, leaf_values, self.groups, self.outputs, levels))
+
+    def _histogram_bytes(self, frontiers: tuple[np.ndarray, ...]) -> int:
+        """Bytes of one partition's :func:`node_histograms` of ``frontiers`` (sums, counts and totals)."""
+        width = 2 * self.groups.shape[1]
+        return sum(frontier.size * (int(self.offsets[-1]) * (width + 1) + width) * 8 for frontier in frontiers)
 
     def _scan(self, tree: "_GrowingTree", sums, counts, totals, node_counts) -> None:
         """Each frontier node's best split (the in-memory scan) into the tree's candidates."""
