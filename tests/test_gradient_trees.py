@@ -622,14 +622,15 @@ def test_split_gains_are_the_newton_gains_of_the_running_sums(missing):
     assert best == max(0.0, top.max())
 
 
-@pytest.mark.parametrize("outputs", [1, 3])
-def test_histogram_slots_given_back_hold_nothing_the_next_trees_read(outputs):
-    """A round's slots are borrowed from the coded features and given back: filled with NaN (and -1 counts)
-    in between, the next round's trees and outputs are the same, bit for bit, and grow in the same arrays."""
+@pytest.mark.parametrize("outputs, levels", [(1, None), (3, None), (1, 16), (3, 16)])
+def test_histogram_slots_given_back_hold_nothing_the_next_trees_read(outputs, levels):
+    """A round's slots are borrowed from the coded features and given back: filled with NaN (and -1 counts,
+    or -1 packed sums of quantised gradients) in between, the next round's trees and outputs are the same, bit
+    for bit, and grow in the same arrays."""
     rng = np.random.default_rng(5)
     x = np.hstack([rng.normal(size=(3000, 6)), np.where(rng.random((3000, 3)) < 0.8, 0.0, rng.normal(size=(3000, 3)))])
     gradient, hessian = rng.normal(size=(3000, outputs)), rng.random((3000, outputs)) + 0.1
-    trainer = TreeTrainer(max_leaves=15, n_threads=2)
+    trainer = TreeTrainer(max_leaves=15, n_threads=2, quantized_gradients=levels)
     binned = trainer.prepare(x)
     first, first_outputs = trainer._grow(binned, gradient, hessian, 0)
     spare = [array for arrays in binned.coded._spare.values() for array in arrays]

@@ -426,19 +426,20 @@ class TreeTrainer:
         if self.quantized_gradients is not None:
             levels = int(self.quantized_gradients)
             columns, *packing = quantised.packing(samples, levels)
+            packed_slots = [coded.borrow((slots, histogram_bins, columns), np.int64) for _ in range(batches)]
             if trees == 1:
                 packed, real, scales = (np.empty((samples, columns), dtype=np.int64), np.empty((1, samples, 2)),
                                         np.empty((1, 2)))
                 quantised.quantise(gradient, hessian, 0, 1, levels, int(round_index), *packing, packed, real, scales)
-                grow_alone(coded, common, limits, (np.empty((slots, histogram_bins, columns), dtype=np.int64),
-                                                         np.empty((slots, 0), dtype=np.int32)),
-                                 nodes_out, packed, (real[0], np.array(packing), scales[0]))
+                grow_alone(coded, common, limits, (packed_slots[0], np.empty((slots, 0), dtype=np.int32)),
+                           nodes_out, packed, (real[0], np.array(packing), scales[0]))
             else:
                 blocks = [(bounds[b], bounds[b + 1], coded.splitting()) + common +
                           (levels, int(round_index), np.array(packing)) +
-                          limits + (np.empty((slots, histogram_bins, columns), dtype=np.int64),) + nodes_out
+                          limits + (packed_slots[b],) + nodes_out
                           for b in range(batches)]
                 run_blocks(tree_batches.grow_quantised_trees, blocks, coded.n_threads, work=work)
+            coded.give_back(*packed_slots)
         else:
             slots_of = [(coded.borrow((slots, histogram_bins, width), np.float64),
                          coded.borrow((slots, histogram_bins), np.int32 if samples < 2 ** 31 else np.int64))
