@@ -1,10 +1,10 @@
 """Gradient trees grown from row partitions (:mod:`bob_boost.boosting.partitions`): the round's trees from
 node histograms summed over the partitions.
 
-Each round trip, every partition sends the gradient/hessian histograms of the new frontier nodes of every
-tree of the round (one per output, or one for all); the histograms are summed in partition order, each node's
-best split is found by the in-memory trees' scan
-(:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
+Each round trip, every partition sends the gradient/hessian histograms of the new frontier nodes of every tree
+of the round (one per output, or one for all); the histograms are summed in partition order (by the client
+when they are small enough to gather, else on a worker), each node's best split is found by the in-memory
+trees' scan (:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
 (:mod:`bob_boost.engine.tree_policy`: level by level, or the open leaf of largest gain) chooses the splits,
 which go back to the partitions to move their rows. Leaves get the in-memory Newton values from the leaves'
 summed derivatives (hessian 1 for gradient-only leaves). The trees are those :class:`bob_boost.TreeTrainer`
