@@ -28,6 +28,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from .prefetch import DISTANCE, prefetch
+from .unliteral import FALSE, TRUE, ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -123,7 +124,7 @@ def _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, 
     dense features ``first_dense .. last_dense - 1`` and, with ``entries``, every other feature's; cleared counts
     are set to ``known``'s where it is not empty."""
     if entries and first_dense == 0 and last_dense == dense_bases.size:  # the whole histogram: in one go
-        _bins(0, offsets[-1], in_quads, quads, sums, counts, copy_out, known)
+        _bins(ZERO, offsets[-1], in_quads, quads, sums, counts, copy_out, known)
         return
     for j in range(first_dense, last_dense):
         f = _feature_at(offsets, dense_bases[j])
@@ -152,7 +153,7 @@ def add_share(layout, offsets, values, order, start, stop, first_dense, last_den
     """
     dense_rows, dense_bases, row_starts, entry_bins = layout[0], layout[1], layout[2], layout[3]
     unknown = np.empty(0, dtype=counts.dtype)
-    _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, quads, sums, counts, False, unknown)
+    _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, quads, sums, counts, FALSE, unknown)
     # the dense features and the entries in passes of their own: the row loops stay simple (one pass of both
     # kinds of adds behind flags took 30 ns a row of 28 features against 22), and every bin still adds its
     # rows in ascending order
@@ -164,9 +165,9 @@ def add_share(layout, offsets, values, order, start, stop, first_dense, last_den
               total)
     if entries and entry_bins.size > 0:
         _entries(row_starts, entry_bins, order, start, stop, values, in_quads, quads.reshape(-1), sums.reshape(-1),
-                 counts, True)
+                 counts, TRUE)
     if in_quads:
-        _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, quads, sums, counts, True,
+        _own_bins(offsets, dense_bases, first_dense, last_dense, entries, in_quads, quads, sums, counts, TRUE,
                   unknown)
 
 
@@ -176,12 +177,12 @@ def add_pairs_share(layout, offsets, values, order, start, stop, first_dense, la
     """:func:`add_share` (not in quads) of a node whose bins' counts are ``known``: its share's counts are copied
     from them, and its rows add their gradients and hessians only, as 16-byte pairs."""
     dense_rows, dense_bases, row_starts, entry_bins = layout[0], layout[1], layout[2], layout[3]
-    _own_bins(offsets, dense_bases, first_dense, last_dense, entries, False, np.empty((0, 4)), sums, counts, False,
+    _own_bins(offsets, dense_bases, first_dense, last_dense, entries, FALSE, np.empty((0, 4)), sums, counts, FALSE,
               known)
     _pair_rows(dense_rows, dense_bases, order, start, stop, first_dense, last_dense, values, sums.reshape(-1), total)
     if entries and entry_bins.size > 0:
-        _entries(row_starts, entry_bins, order, start, stop, values, False, np.empty(0), sums.reshape(-1), counts,
-                 False)
+        _entries(row_starts, entry_bins, order, start, stop, values, FALSE, np.empty(0), sums.reshape(-1), counts,
+                 FALSE)
 
 
 @numba.njit(**_JIT)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..exceptions import InvalidValueError
 from .newton_gain import ROUNDING_GAIN, bounded_score, child_score, split_gain
+from .unliteral import ONE, ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 # the scan calls its per-feature search for every categorical feature of every node: inlined, it does not take
@@ -114,7 +115,7 @@ def workspace(width, features):
 @numba.njit(**_INLINE)
 def _present_bins(counts, first, stop, present):
     """The bins ``first:stop`` that hold samples, into ``present``; returns how many."""
-    n = 0
+    n = ZERO  # not a literal 0 (:mod:`.unliteral`): the callers pass the count on
     for g in range(first, stop):
         if counts[g] > 0:
             present[n] = g
@@ -159,7 +160,7 @@ def best_category_split(sums, counts, first, stop, total, count, regularization,
         _add(bits, present[pick] - first)
         _turn_missing_around(bits, present, n, first, stop - first - 1, missing)
         return gains[pick]
-    m = 0
+    m = ZERO
     for j in range(n):
         p = present[j]
         if counts[p] >= params[MIN_GROUP]:
@@ -236,7 +237,7 @@ def _category_gain_single(sums, counts, first, stop, total, count, regularizatio
     if n < 2:
         return -1.0
     if n <= params[MAX_ONEHOT]:
-        parent = child_score(total, 1, regularization, lower, upper)
+        parent = child_score(total, ONE, regularization, lower, upper)
         for j in range(n):
             p = present[j]
             gains[j] = _single_gain(gradient, hessian, count, sums[p, 0], sums[p, 1], counts[p], regularization,
@@ -245,7 +246,7 @@ def _category_gain_single(sums, counts, first, stop, total, count, regularizatio
             gains[1] = -1.0
         pick = _first_within(gains, n, tie_tolerance, parent)
         return -1.0 if pick < 0 else gains[pick]
-    m = 0
+    m = ZERO
     for j in range(n):
         p = present[j]
         if counts[p] >= params[MIN_GROUP]:
@@ -257,7 +258,7 @@ def _category_gain_single(sums, counts, first, stop, total, count, regularizatio
     _sort_by_keys(ordered, keys, m)
     size = min(int(params[MAX_THRESHOLD]), (m + 1) // 2, m)
     regularization = regularization + params[CAT_L2]
-    parent = child_score(total, 1, regularization, lower, upper)
+    parent = child_score(total, ONE, regularization, lower, upper)
     for direction in range(2):
         left_gradient = 0.0
         left_hessian = 0.0

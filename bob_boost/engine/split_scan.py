@@ -11,6 +11,7 @@ import numpy as np
 from .categorical import best_category_split, has_category, scan_categories
 from .hashing import GOLDEN, mix
 from .newton_gain import ROUNDING_GAIN, bounded_score, child_score, newton_score, split_gain
+from .unliteral import ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 _INLINE = dict(_JIT, inline="always")
@@ -159,7 +160,7 @@ def best_split(sums, counts, mode_bins, offsets, total, count, regularization, m
             numeric[f] = allowed[f] and not categorical[f]
     if width == 2:
         top = scan_single(sums, counts, mode_bins, offsets, total, count, regularization, min_samples,
-                          min_hessian, missing, gains, numeric, monotone, lower, upper, feature_top, 0, allowed.size)
+                          min_hessian, missing, gains, numeric, monotone, lower, upper, feature_top, ZERO, allowed.size)
     else:
         top = _scan(sums, counts, mode_bins, offsets, total, count, regularization, min_samples, min_hessian,
                     missing, gains, numeric, feature_top)

@@ -33,6 +33,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from .threads import thread_pool
+from .unliteral import ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -152,7 +153,7 @@ def _wait_a_little(checks):
 @numba.njit(**_JIT)
 def _wait_while(control, field, value):
     """Wait until ``control[field]`` differs from ``value``; returns what it became."""
-    checks = 0
+    checks = ZERO
     while True:
         now = load_acquire(control, field)
         if now != value:
@@ -189,7 +190,7 @@ def claim(control, generation, shares):
 @numba.njit(**_JIT)
 def finish_job(control, shares):
     """The leader's wait for the job's ``shares`` shares to be done (those it did itself reported too)."""
-    checks = 0
+    checks = ZERO
     while load_acquire(control, DONE) < shares:
         checks = _wait_a_little(checks)
 

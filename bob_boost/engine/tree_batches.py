@@ -18,6 +18,7 @@ from .quantised import quantise
 from .tree_histograms import node_total, paired_root_histograms, root_histograms
 from .tree_kernels import grow_tree, tree_state
 from .tree_team import crew_of
+from .unliteral import ONE, ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -130,7 +131,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, offsets,
     no_scan = np.empty((0, 2))
     no_scan_counts = np.empty(0, dtype=np.int32)
     # one thread a batch; one output's histograms may be added in quads (:mod:`.bin_quads`)
-    crew = crew_of(1, quad_scratch(offsets[-1]) if width == 2 and layout[1].size > 0 else np.empty(0),
+    crew = crew_of(ONE, quad_scratch(offsets[-1]) if width == 2 and layout[1].size > 0 else np.empty(0),
                    node_feature.shape[1], width, offsets[-1], offsets.size - 1,
                    np.empty(0, dtype=slot_counts.dtype))
     for t in range(first, last):
@@ -152,7 +153,7 @@ def grow_trees(first, last, stored, mode_bins, layout, pairs, offsets,
                                slot_sums, slot_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t],
                                node_right[t], node_categories[t], leaf_values[t], node_records[t], sample_node,
                                shared_root,
-                               root_total, 0,
+                               root_total, ZERO,
                                tree_state(rows.copy(), node_feature.shape[1], slot_sums.shape[0], width, values), crew)
         leaf_outputs(leaf_values[t], sample_node, column, leaf_width, outputs, rows)
 
@@ -191,7 +192,7 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, offsets,
     scan_counts = np.empty(histogram_bins, dtype=np.int32)
     no_counts = np.empty((slot_sums.shape[0], 0), dtype=np.int32)
     # one thread a batch; packed sums: never in quads
-    crew = crew_of(1, np.empty(0), node_feature.shape[1], 2, offsets[-1], offsets.size - 1,
+    crew = crew_of(ONE, np.empty(0), node_feature.shape[1], np.int64(2), offsets[-1], offsets.size - 1,
                    np.empty(0, dtype=np.int32))
     for t in range(first, last):
         j = t - first
@@ -205,6 +206,6 @@ def grow_quantised_trees(first, last, stored, mode_bins, layout, pairs, offsets,
                                min_hessian, regularization, tie_tolerance, missing, subtraction, leafwise, slot_sums,
                                no_counts, node_feature[t], node_bin[t], node_nan_left[t], node_left[t], node_right[t],
                                node_categories[t], leaf_values[t], node_records[t], sample_node, shared_root,
-                               root_totals[w * j:w * (j + 1)].copy(), 0,
+                               root_totals[w * j:w * (j + 1)].copy(), ZERO,
                                tree_state(rows.copy(), node_feature.shape[1], slot_sums.shape[0], w, packed), crew)
-        leaf_outputs(leaf_values[t], sample_node, t, 1, outputs, rows)
+        leaf_outputs(leaf_values[t], sample_node, t, ONE, outputs, rows)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .bin_quads import add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, prefetch
+from .unliteral import TRUE, ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
@@ -108,7 +109,7 @@ def build_histogram(layout, mode_bins, offsets, values, order, start, stop, tota
     bins = sums.shape[0]
     if values.shape[1] == 2 and counts.size > 0:
         in_quads = uses_quads(stop - start, dense_bases.size, bins, scratch)
-        add_share(layout, offsets, values, order, start, stop, 0, dense_bases.size, True, in_quads,
+        add_share(layout, offsets, values, order, start, stop, ZERO, dense_bases.size, TRUE, in_quads,
                   quads_of(scratch, bins) if in_quads else np.empty((0, 4)), sums, counts, total)
     else:
         sums[:, :] = 0

@@ -32,6 +32,7 @@ from .split_scan import best_split, chosen_split, interaction_columns, node_colu
 from .tree_histograms import build_histogram, build_paired_histogram
 from .tree_team import (SHARED_PARTITION_ROWS, leaves_share, root_counted, shared_histogram, shared_leaves,
                         shared_partition, shared_scan, shares_histogram)
+from .unliteral import FALSE, ONE, TRUE, ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 _INLINE = dict(_JIT, inline="always")
@@ -217,11 +218,10 @@ def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns
         if root_ready:
             totals[0, :] = root_total
         else:
-            # np.int64(0), not a literal 0: numba would compile the histogram kernels a second time for a literal
             if counted and root_counted(context, n_root, width):
-                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), True)
+                shared_histogram(context, ZERO, n_root, slot[0], ZERO, TRUE)
             elif shares_histogram(context, n_root, width, counted):
-                shared_histogram(context, np.int64(0), n_root, slot[0], np.int64(0), False)
+                shared_histogram(context, ZERO, n_root, slot[0], ZERO, FALSE)
             else:
                 node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, np.int64(0), n_root,
                                totals[0], slot_sums[slot[0]], slot_counts[slot[0]], scratch)
@@ -329,7 +329,7 @@ def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns
                     _save(counters, step, j, small, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 if shares_histogram(context, stop[small] - start[small], width, counted):
-                    shared_histogram(context, start[small], stop[small], slot[small], small, False)
+                    shared_histogram(context, start[small], stop[small], slot[small], small, FALSE)
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, start[small],
                                    stop[small], totals[small], slot_sums[slot[small]], slot_counts[slot[small]],
@@ -354,7 +354,7 @@ def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns
                     _save(counters, step, j, large, n_free, n_nodes, leaves, n_frontier, n_split)
                     return -1
                 elif shares_histogram(context, stop[large] - start[large], width, counted):
-                    shared_histogram(context, start[large], stop[large], slot[large], large, False)
+                    shared_histogram(context, start[large], stop[large], slot[large], large, FALSE)
                 else:
                     node_histogram(layout, pairs, joint, mode_bins, offsets, values, order, start[large],
                                    stop[large], totals[large], large_sums, large_counts, scratch)
@@ -372,7 +372,7 @@ def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns
     if crew[1] > 1 and n_root >= SHARED_PARTITION_ROWS:
         shared_leaves(context, n_nodes)
     else:
-        leaves_share(context, 0, 1, n_nodes)
+        leaves_share(context, ZERO, ONE, n_nodes)
     tree_policy.leaf_values(leaf_totals, node_feature, n_nodes, regularization, bounds, leaf_values)
     tree_policy.node_records(leaf_totals, node_feature, node_left, node_right, split_gain, n_nodes, node_records)
     counters[0] = _DONE
@@ -380,9 +380,10 @@ def grow_tree(stored, mode_bins, layout, pairs, offsets, feature_of_bin, columns
 
 
 #: The stages of :func:`grow_tree`'s counters: a new tree; a split whose smaller child's histogram is ready (its
-#: sibling's next); a split whose children's histograms are both ready; a grown tree.
-_NEW, _LARGE, _CHILDREN, _DONE = 0, 1, 2, 3
-_SMALL = 0
+#: sibling's next); a split whose children's histograms are both ready; a grown tree. numpy scalars, not
+#: literals (:mod:`.unliteral`).
+_NEW, _LARGE, _CHILDREN, _DONE = (np.int64(stage) for stage in range(4))
+_SMALL = _NEW
 
 
 @numba.njit(**_JIT)

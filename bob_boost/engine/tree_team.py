@@ -33,10 +33,12 @@ from .bin_quads import add_pairs_share, add_share, quads_of, uses_quads
 from .prefetch import DISTANCE, PARTITION_SPREAD, prefetch
 from .split_scan import scan_single
 from .tree_histograms import _recover_frequent_bins, node_total
+from .unliteral import ZERO
 
 _JIT = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-_HISTOGRAM, _SPLIT, _MOVE, _LEAVES, _SCAN = 0, 1, 2, 3, 4
+# numpy scalars, not literals (:mod:`.unliteral`): the leader compiles once for every kind of job
+_HISTOGRAM, _SPLIT, _MOVE, _LEAVES, _SCAN = (np.int64(kind) for kind in range(5))
 #: Places in the context (:func:`~bob_boost.engine.tree_kernels.team_context`).
 (_LAYOUT, _MODE_BINS, _OFFSETS, _VALUES, _STORED, _ORDER, _BUFFER, _SLOT_SUMS, _SLOT_COUNTS, _TOTALS, _CREW,
  _NODE_FEATURE, _SAMPLE_NODE, _REAL, _START, _STOP) = range(16)
@@ -226,7 +228,7 @@ def leaves_share(context, share, shares, n_nodes):
 def shared_leaves(context, n_nodes):
     """:func:`leaves_share` of every share, shared out to the team."""
     crew = context[_CREW]
-    _arguments(crew[0], n_nodes, 0, 0, 0, 0, 0)
+    _arguments(crew[0], n_nodes, ZERO, ZERO, ZERO, ZERO, ZERO)
     _lead(context, _LEAVES)
 
 
@@ -252,7 +254,7 @@ def shared_scan(context, slot, node, count, regularization, min_samples, min_hes
     crew = context[_CREW]
     values = crew[8]
     values[0], values[1] = regularization, min_hessian
-    _arguments(crew[0], slot, node, count, min_samples, np.int64(missing), 0)
+    _arguments(crew[0], slot, node, count, min_samples, np.int64(missing), ZERO)
     _lead(context, _SCAN)
     # each share's largest is a largest of its features' from 0, as the one scan's: their largest is the one's
     top = 0.0
@@ -298,7 +300,7 @@ def _lead(context, kind):
 def serve(context, helper):
     """A helper's loop: claim and do shares of each job the leader publishes, until it stops the team."""
     control = context[_CREW][0]
-    seen = 0
+    seen = ZERO
     while True:
         seen, kind = team.next_job(control, seen)
         if kind == team.STOP:
