@@ -1,5 +1,6 @@
 """Distributed stump boosting (``bob_boost.dask.DaskBoosting``): 1 and 2 workers, and data larger than them;
-``--trees``: gradient trees (``weak_learner="tree"``, depth ``--depth``, learning rate 0.1) on the data that fits.
+``--trees``: gradient trees (``weak_learner="tree"``, level-wise to depth ``--depth``, or with ``--depth 0``
+:class:`~bob_boost.TreeTrainer`'s defaults, 31 leaves grown leaf-wise; learning rate 0.1) on the data that fits.
 
 Two tables, each time the fastest of ``--repeats`` runs unless said otherwise.
 
@@ -105,12 +106,12 @@ def fitting(args, loss) -> None:
 
     X, y = fitting_data(args.rows, args.features, args.chunk)
     features, targets = X.compute(), y.compute()
-    if args.trees:  # gradient trees of depth --depth, learning rate 0.1
-        tree = bob_boost.TreeTrainer(max_depth=args.depth, growth="levelwise", n_threads=2)
-        trainer = bob_boost.Boosting(tree, loss, learning_rate=0.1)
-        options = dict(weak_learner="tree", tree=bob_boost.TreeTrainer(max_depth=args.depth, growth="levelwise"),
-                       learning_rate=0.1)
-        learner = f"depth-{args.depth} gradient trees"
+    if args.trees:  # gradient trees of depth --depth (0: TreeTrainer's defaults), learning rate 0.1
+        shape = dict(max_depth=args.depth, growth="levelwise") if args.depth else {}
+        trainer = bob_boost.Boosting(bob_boost.TreeTrainer(n_threads=2, **shape), loss, learning_rate=0.1)
+        options = dict(weak_learner="tree", tree=bob_boost.TreeTrainer(**shape), learning_rate=0.1)
+        learner = (f"depth-{args.depth} gradient trees" if args.depth
+                   else "gradient trees of TreeTrainer's defaults (31 leaves, leaf-wise)")
     else:
         trainer = bob_boost.Boosting(bob_boost.StumpTrainer(max_bins=256, n_threads=2), loss, step_rule="newton")
         options, learner = {}, "stumps"
@@ -208,7 +209,8 @@ def main() -> None:
     parser.add_argument("--subset-rows", type=int, default=4_000_000)
     parser.add_argument("--memory-limit", default="3GB")
     parser.add_argument("--trees", action="store_true", help="gradient trees instead of stumps (data that fits)")
-    parser.add_argument("--depth", type=int, default=4, help="depth of the --trees")
+    parser.add_argument("--depth", type=int, default=4,
+                        help="depth of the --trees, grown level-wise; 0: TreeTrainer's defaults (31 leaves, leaf-wise)")
     args = parser.parse_args()
 
     from bob_boost.recipes import make_loss

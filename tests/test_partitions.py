@@ -327,3 +327,28 @@ def test_the_dask_chunks_recheck_the_sample_on_every_row_as_in_memory(client):
     found = global_thresholds(DaskRows(client, array), array, 64, True)
     for f in range(3):
         np.testing.assert_array_equal(found[f], expected[f])
+
+
+@pytest.mark.parametrize("rows", [(900,), (400, 120, 380)], ids=["1", "3"])
+def test_a_leafwise_tree_takes_fewer_round_trips_than_splits(monkeypatch, rows):
+    """Leaf-wise growth brings the children of its open leaves of largest gain on trial, so a 31-leaf tree takes
+    fewer round trips (histograms gathered or combined, and the leaves' sums) than splits, where a round trip a
+    split took 32 (the root's, 30 splits', the leaves' sums), and it is still the in-memory tree."""
+    trips = []
+    for name in ("gather", "combined"):
+        method = getattr(LocalPartitions, name)
+        monkeypatch.setattr(LocalPartitions, name,
+                            lambda self, *args, method=method: trips.append(1) or method(self, *args))
+    features, labels = _data(n=3000, seed=5)
+    targets = np.where(labels > 0, 1.0, -1.0)[:, np.newaxis]
+    tree = bob_boost.TreeTrainer(max_depth=None, max_leaves=31, min_samples_leaf=5, growth="leafwise", n_threads=1)
+    binned = tree.prepare(features)
+    machine, _ = _grow(tree, binned, targets, tuple(3000 * r // 900 for r in rows))
+    loss = bob_boost.LogitLoss()
+    scores = np.zeros_like(targets)
+    memory = tree.train(binned, loss.loss_gradient(targets, scores), loss.loss_hessian(targets, scores))
+    assert machine.features.tolist() == memory.features.tolist()
+    splits = int(np.sum(machine.features >= 0))
+    assert splits == 30
+    assert len(trips) < splits
+
