@@ -105,11 +105,22 @@ def routed_trees(coded: CodedFeatures, sample_node: np.ndarray, tables: tuple[np
     return np.stack([routed(coded, sample_node[t], table) for t, table in enumerate(tables)])
 
 
+def settled_trees(coded: CodedFeatures, sample_node: np.ndarray, tables: tuple[np.ndarray, ...]) -> np.ndarray:
+    """:func:`routed_trees` until every row rests at a leaf: leaf-wise, a leaf whose children will not split is
+    split without histograms, before its own rows have moved down to it, so a row may have two levels to go."""
+    sample_node = positions(sample_node)
+    while True:
+        moved = routed_trees(coded, sample_node, tables)
+        if np.array_equal(moved, sample_node):
+            return moved
+        sample_node = moved
+
+
 def routed_histograms(coded: CodedFeatures, grown, values: np.ndarray, tables: tuple[np.ndarray, ...] | None,
                       groups: np.ndarray, frontiers: tuple[np.ndarray, ...], offsets: np.ndarray,
                       trials: tuple[np.ndarray, ...] | None = None) -> tuple:
     """``(sample_node, histograms)``: the rows of ``grown`` (a sample_node, or the last such pair) moved by
-    ``tables`` (:func:`routed_trees`; None: not moved), and their :func:`node_histograms` of ``frontiers``
+    ``tables`` (:func:`settled_trees`; None: not moved), and their :func:`node_histograms` of ``frontiers``
     (with ``trials``).
 
     One task per partition and split, for results small enough to gather (``Partitions.gathered_bytes``): a
@@ -118,7 +129,7 @@ def routed_histograms(coded: CodedFeatures, grown, values: np.ndarray, tables: t
     """
     sample_node = positions(grown)
     if tables is not None:
-        sample_node = routed_trees(coded, sample_node, tables)
+        sample_node = settled_trees(coded, sample_node, tables)
     return sample_node, node_histograms(coded, sample_node, values, groups, frontiers, offsets, trials)
 
 

@@ -30,7 +30,7 @@ from ..engine.split_scan import allowed_columns, best_split, interaction_columns
 from ..losses import LossFunction
 from ..weak.tree import TreeMachine
 from .partitioned_tree_tasks import (coded_tree_outputs, derivatives, leaf_totals, node_histograms, positions,
-                                     root_nodes, routed_histograms, routed_trees, sampled_roots, summed_trees,
+                                     root_nodes, routed_histograms, sampled_roots, settled_trees, summed_trees,
                                      tree_outputs)
 from .tree import TIE_TOLERANCE, TreeTrainer, grown_machine
 from .tree_categories import CategoryTable
@@ -93,7 +93,7 @@ class PartitionedGradientTrees:
         moved = False  # whether nodes were split since the rows were last routed
         paired = False  # whether grown holds routed_histograms pairs
         while True:
-            # leaf-wise, every open leaf that may still split has its children's histograms brought on trial
+            # leaf-wise, the open leaves of largest gain have their children's histograms brought on trial
             trials = [self._trials(tree) for tree in growing] if leafwise else None
             if any(tree.frontier.size for tree in growing) or (trials and any(t[1].size for t in trials)):
                 frontiers = tuple(tree.frontier if trials is None else np.concatenate([tree.frontier, trial[2]])
@@ -110,7 +110,7 @@ class PartitionedGradientTrees:
                     summed = summed_trees(*(pair[1] for pair in partitions.gather(grown)))
                 else:  # the histograms alone move, to the partition that sums them
                     if tables is not None:
-                        grown = partitions.each(routed_trees, partitions.coded, grown, tables)
+                        grown = partitions.each(settled_trees, partitions.coded, grown, tables)
                     summed = partitions.combined(summed_trees, partitions.each(
                         node_histograms, partitions.coded, grown, values, self.groups, frontiers, self.offsets,
                         trial_tables))
@@ -134,7 +134,7 @@ class PartitionedGradientTrees:
             moved = True
         sample_node = grown
         if moved:
-            sample_node = partitions.each(routed_trees, partitions.coded, grown, self._tables(growing))
+            sample_node = partitions.each(settled_trees, partitions.coded, grown, self._tables(growing))
         elif paired:
             sample_node = partitions.each(positions, grown)
         sizes = tuple(tree.n_nodes for tree in growing)
@@ -171,7 +171,8 @@ class PartitionedGradientTrees:
         on), the leaves and those children."""
         nodes, n = tree.nodes, tree.n_nodes
         open_leaves = np.flatnonzero((nodes["node_feature"][:n] < 0) & (nodes["split_bin"][:n] >= 0))
-        leaves = np.array([leaf for leaf in open_leaves if int(leaf) not in tree.trial_children], dtype=np.int64)
+        leaves = np.array([leaf for leaf in open_leaves if int(leaf) not in tree.trial_children
+                           and tree.children_split(int(leaf), self.trainer)], dtype=np.int64)
         budget = max(self.trainer.max_leaves - tree.leaves, 0) if self.trainer.max_leaves else leaves.size
         leaves = leaves[np.lexsort((leaves, -nodes["split_gain"][leaves]))][:min(budget, TRIAL_LEAVES)]
         first = nodes["node_feature"].size
@@ -198,9 +199,10 @@ class PartitionedGradientTrees:
             chosen = tree.next_leaf(trainer)
             if chosen < 0:
                 return split_any, False
-            if chosen not in tree.trial_children:
+            # children that will not split need no histograms
+            if chosen not in tree.trial_children and tree.children_split(chosen, trainer):
                 return split_any, True
-            histograms = tree.trial_children.pop(chosen)
+            histograms = tree.trial_children.pop(chosen, None)
             tree.split([chosen], self.feature_of_bin, trainer, self.monotone, self.interaction_groups,
                        self.categorical)
             if tree.frontier.size:
@@ -303,6 +305,11 @@ class _GrowingTree:
             frontier, self.frontier.size, nodes["node_feature"], nodes["split_bin"], nodes["split_gain"],
             self.n_nodes, self.leaves, trainer.max_leaves or 0, trainer.growth == "leafwise", chosen)
         return frontier[:n_frontier][chosen[:n_frontier]]
+
+    def children_split(self, leaf: int, trainer: TreeTrainer) -> bool:
+        """Whether the children of ``leaf``, split now, may split in turn (and so need histograms)."""
+        return tree_policy.children_may_split(self.nodes["depth"][leaf] + 1, trainer.max_depth or 0,
+                                              trainer.max_leaves or 0, self.leaves + 1)
 
     def next_leaf(self, trainer: TreeTrainer) -> int:
         """Leaf-wise, the leaf split next (-1: none)."""
