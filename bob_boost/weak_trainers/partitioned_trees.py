@@ -175,19 +175,9 @@ class PartitionedGradientTrees:
                            and tree.children_split(int(leaf), self.trainer)], dtype=np.int64)
         budget = max(self.trainer.max_leaves - tree.leaves, 0) if self.trainer.max_leaves else leaves.size
         leaves = leaves[np.lexsort((leaves, -nodes["split_gain"][leaves]))][:min(budget, TRIAL_LEAVES)]
-        first = nodes["node_feature"].size
-        children = first + np.arange(2 * leaves.size, dtype=np.int64)
-        width = 6 + (1 + CATEGORY_WORDS if self.categorical.size else 0)
-        table = np.full((n, width), -1, dtype=np.int64)
-        if leaves.size:
-            g = nodes["split_bin"][leaves]
-            f = self.feature_of_bin[g]
-            nan_code = self.offsets[f + 1] - self.offsets[f] - 1 if self.missing else np.full(f.size, -1)
-            table[leaves, :6] = np.column_stack([f, g - self.offsets[f], children[0::2], children[1::2], nan_code,
-                                                 nodes["split_nan_left"][leaves]])
-            if self.categorical.size:
-                table[leaves, 6] = self.categorical[f]
-                table[leaves, 7:] = nodes["split_sets"][leaves].view(np.int64)
+        children = nodes["node_feature"].size + np.arange(2 * leaves.size, dtype=np.int64)
+        table = self._routing_table(n, leaves, nodes["split_bin"][leaves], children[0::2], children[1::2],
+                                    nodes["split_nan_left"][leaves], nodes["split_sets"][leaves])
         return table, leaves, children
 
     def _grow_leafwise(self, tree: "_GrowingTree") -> tuple[bool, bool]:
@@ -242,23 +232,28 @@ class PartitionedGradientTrees:
         the feature's NaN code (-1 without missing values) and whether NaN goes left (1), and with categorical
         features whether the split is categorical and its bin set; see
         :func:`~bob_boost.weak_trainers.partitioned.routed`."""
-        offsets, tables = self.offsets, []
+        tables = []
         for tree in growing:
-            n, nodes = tree.n_nodes, tree.nodes
-            feature = nodes["node_feature"][:n]
-            inner = feature >= 0
-            table = np.full((n, 6), -1, dtype=np.int64)
-            f = feature[inner]
-            nan_code = offsets[f + 1] - offsets[f] - 1 if self.missing else np.full(f.size, -1)
-            table[inner] = np.column_stack([
-                f, nodes["node_bin"][:n][inner] - offsets[f], nodes["node_left"][:n][inner],
-                nodes["node_right"][:n][inner], nan_code, nodes["node_nan_left"][:n][inner]])
-            if self.categorical.size:
-                flags = np.zeros(n, dtype=np.int64)
-                flags[inner] = self.categorical[f]
-                table = np.hstack([table, flags[:, np.newaxis], nodes["node_sets"][:n].view(np.int64)])
-            tables.append(table)
+            nodes = tree.nodes
+            inner = np.flatnonzero(nodes["node_feature"][:tree.n_nodes] >= 0)
+            tables.append(self._routing_table(tree.n_nodes, inner, nodes["node_bin"][inner], nodes["node_left"][inner],
+                                              nodes["node_right"][inner], nodes["node_nan_left"][inner],
+                                              nodes["node_sets"][inner]))
         return tuple(tables)
+
+    def _routing_table(self, n: int, split: np.ndarray, bins: np.ndarray, left: np.ndarray, right: np.ndarray,
+                       nan_left: np.ndarray, sets: np.ndarray) -> np.ndarray:
+        """A tree's (n, 6) table of :func:`~.partitioned.routed` (with categorical features, 7 + the bin set's
+        words) in which the nodes ``split`` split at the global ``bins`` into ``left`` and ``right``, NaN going
+        left where ``nan_left``, categorical splits by their bin ``sets``; the other rows are -1 (not split)."""
+        table = np.full((n, 6 + (1 + CATEGORY_WORDS if self.categorical.size else 0)), -1, dtype=np.int64)
+        f = self.feature_of_bin[bins]
+        nan_code = self.offsets[f + 1] - self.offsets[f] - 1 if self.missing else np.full(f.size, -1)
+        table[split, :6] = np.column_stack([f, bins - self.offsets[f], left, right, nan_code, nan_left])
+        if self.categorical.size:
+            table[split, 6] = self.categorical[f]
+            table[split, 7:] = sets.view(np.int64)
+        return table
 
     def _machine(self, growing: list["_GrowingTree"], leaf_values: tuple[np.ndarray, ...],
                  records: list[np.ndarray]) -> TreeMachine:
