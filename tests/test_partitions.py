@@ -352,3 +352,43 @@ def test_a_leafwise_tree_takes_fewer_round_trips_than_splits(monkeypatch, rows):
     assert splits == 30
     assert len(trips) < splits
 
+
+
+@pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+def test_of_two_siblings_the_partitions_build_the_histogram_of_fewer_rows(monkeypatch, growth):
+    """With histogram subtraction (the default) the partitions build the histogram of one child a split, the
+    one of fewer rows; its sibling's is the parent's minus it. The tree is the one without subtraction, whose
+    partitions build both children's histograms."""
+    from bob_boost.weak_trainers import partitioned_tree_tasks, partitioned_trees
+
+    built = []  # per node histogram built by a partition: its rows
+
+    def counted(*args, **kwargs):
+        result = original(*args, **kwargs)
+        built.extend(int(rows) for tree in result for rows in tree[3])
+        return result
+
+    original = partitioned_tree_tasks.node_histograms
+    monkeypatch.setattr(partitioned_tree_tasks, "node_histograms", counted)
+    monkeypatch.setattr(partitioned_trees, "node_histograms", counted)
+    features, labels = _data(n=3000, seed=5)
+    features[::13, 2] = np.nan
+    targets = np.where(labels > 0, 1.0, -1.0)[:, np.newaxis]
+    tree = bob_boost.TreeTrainer(max_depth=6, max_leaves=20, min_samples_leaf=5, growth=growth, n_threads=1,
+                                 missing="bin")
+    binned = tree.prepare(features)
+    rows = (1400, 300, 1300)
+    machine, outputs = _grow(tree, binned, targets, rows)
+    subtracted = list(built)
+    built.clear()
+    tree.histogram_subtraction = False
+    whole, whole_outputs = _grow(tree, binned, targets, rows)
+    assert machine.features.tolist() == whole.features.tolist()
+    assert machine.thresholds.tolist() == whole.thresholds.tolist()
+    np.testing.assert_allclose(outputs, whole_outputs, rtol=1e-12, atol=1e-15)
+    partitions = len(rows)
+    children = (len(built) - partitions) // 2  # past the roots, children come in pairs
+    assert children >= 10
+    assert len(subtracted) - partitions == children
+    # rows histogrammed below the roots: the smaller of two siblings is at most half of the pair
+    assert sum(subtracted) - 3000 <= (sum(built) - 3000) / 2

@@ -109,14 +109,19 @@ def routed(coded: CodedFeatures, sample_node: np.ndarray, split: np.ndarray) -> 
     if moving.size == 0:
         return sample_node
     node = sample_node[moving]
-    codes = coded.codes_at(feature[moving], moving)
-    above = codes > split[node, 1]
-    above = np.where(codes == split[node, 4], split[node, 5] == 0, above)
-    if split.shape[1] > 6:
-        codes = codes.astype(np.int64)
-        words = split[node, 7 + codes // 64].view(np.uint64)
-        in_set = (words >> (codes % 64).astype(np.uint64)) & np.uint64(1) == 1
-        above = np.where(split[node, 6] == 1, ~in_set, above)
+    above = goes_right(coded.codes_at(feature[moving], moving), split[node])
     moved = sample_node.copy()
     moved[moving] = np.where(above, split[node, 3], split[node, 2])
     return moved
+
+
+def goes_right(codes: np.ndarray, splits: np.ndarray) -> np.ndarray:
+    """Whether each code goes right at the split in its row of ``splits`` (rows of a :func:`routed` table)."""
+    above = codes > splits[:, 1]
+    above = np.where(codes == splits[:, 4], splits[:, 5] == 0, above)
+    if splits.shape[1] > 6:
+        codes = codes.astype(np.int64)
+        words = splits[np.arange(codes.size), 7 + codes // 64].view(np.uint64)
+        in_set = (words >> (codes % 64).astype(np.uint64)) & np.uint64(1) == 1
+        above = np.where(splits[:, 6] == 1, ~in_set, above)
+    return above

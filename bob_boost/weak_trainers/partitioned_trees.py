@@ -1,14 +1,15 @@
 """Gradient trees grown from row partitions (:mod:`bob_boost.boosting.partitions`): the round's trees from
 node histograms summed over the partitions.
 
-Each round trip, every partition sends the gradient/hessian histograms of the new frontier nodes of every tree
-of the round (one per output, or one for all); the histograms are summed in partition order (by the client
-when they are small enough to gather, else on a worker), each node's best split is found by the in-memory
-trees' scan (:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
-(:mod:`bob_boost.engine.tree_policy`: level by level, or the open leaf of largest gain) chooses the splits,
-which go back to the partitions to move their rows. Leaves get the in-memory Newton values from the leaves'
-summed derivatives (hessian 1 for gradient-only leaves). The trees are those :class:`bob_boost.TreeTrainer`
-grows in memory, up to the rounding of sums added per partition.
+Each round trip, every partition sends the gradient/hessian histograms of the new frontier nodes of every tree of
+the round (one per output, or one for all): with histogram subtraction (the default, as in memory) only the child of
+fewer rows of each split, its sibling's histogram being the parent's minus it. The histograms are summed in
+partition order (by the client when they are small enough to gather, else on a worker), each node's best split is
+found by the in-memory trees' scan (:func:`bob_boost.engine.split_scan.best_split`), and the in-memory growth policy
+(:mod:`bob_boost.engine.tree_policy`: level by level, or the open leaf of largest gain) chooses the splits, which go
+back to the partitions to move their rows. Leaves get the in-memory Newton values from the leaves' summed
+derivatives (hessian 1 for gradient-only leaves). The trees are those :class:`bob_boost.TreeTrainer` grows in
+memory, up to the rounding of sums added per partition.
 
 Leaf-wise growth splits one leaf at a time, which would take a round trip a split. Instead each round trip also
 brings, on trial, the children's histograms of the open leaves of largest gain (each leaf's candidate split is
@@ -29,6 +30,7 @@ from ..engine.categorical import CATEGORY_WORDS, workspace
 from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
 from ..losses import LossFunction
 from ..weak.tree import TreeMachine
+from .partitioned import goes_right
 from .partitioned_tree_tasks import (coded_tree_outputs, derivatives, leaf_totals, node_histograms, positions,
                                      root_nodes, routed_histograms, sampled_roots, settled_trees, summed_trees,
                                      tree_outputs)
@@ -66,6 +68,7 @@ class PartitionedGradientTrees:
         self.interaction_groups = trainer._groups(offsets.size - 1)
         self.categorical, self.category_params = trainer._categorical(offsets.size - 1)
         self.category_table = CategoryTable(categories or {}, offsets.size - 1)
+        self.subtraction = trainer.histogram_subtraction
 
     def grow(self, loss: LossFunction, newton_leaves: bool, weights: list | None = None,
              columns: np.ndarray | None = None, factors: list | None = None,
@@ -94,12 +97,12 @@ class PartitionedGradientTrees:
         paired = False  # whether grown holds routed_histograms pairs
         while True:
             # leaf-wise, the open leaves of largest gain have their children's histograms brought on trial
-            trials = [self._trials(tree) for tree in growing] if leafwise else None
-            if any(tree.frontier.size for tree in growing) or (trials and any(t[1].size for t in trials)):
-                frontiers = tuple(tree.frontier if trials is None else np.concatenate([tree.frontier, trial[2]])
-                                  for tree, trial in zip(growing, trials or [None] * trees))
+            trials = [self._trials(tree) for tree in growing] if leafwise else [None] * trees
+            asks = [self._asked(tree, trial) for tree, trial in zip(growing, trials)]
+            if any(asked.size for asked, _ in asks):
+                frontiers = tuple(asked for asked, _ in asks)
                 tables = self._tables(growing) if moved else None
-                trial_tables = None if trials is None else tuple(trial[0] for trial in trials)
+                trial_tables = tuple(trial[0] for trial in trials) if leafwise else None
                 moved = False
                 # a partition's histograms and its rows' positions (int64, a row per tree)
                 pair_bytes = self._histogram_bytes(frontiers) + 8 * trees * max(partitions.rows)
@@ -114,13 +117,16 @@ class PartitionedGradientTrees:
                     summed = partitions.combined(summed_trees, partitions.each(
                         node_histograms, partitions.coded, grown, values, self.groups, frontiers, self.offsets,
                         trial_tables))
-                for t, (tree, histogram) in enumerate(zip(growing, summed)):
-                    n = tree.frontier.size
-                    self._scan(tree, *(part[:n] for part in histogram))
-                    if trials is not None:  # the frontier (a root) is scanned; its children come on trial
-                        tree.frontier = tree.frontier[:0]
-                        for k, leaf in enumerate(trials[t][1]):
-                            tree.trial_children[int(leaf)] = tuple(part[n + 2 * k:n + 2 * k + 2] for part in histogram)
+                for tree, (asked, derived), trial, histogram in zip(growing, asks, trials, summed):
+                    made = tree.completed(asked, histogram, derived)
+                    if tree.frontier.size:
+                        self._scan(tree, *_stacked([made[int(node)] for node in tree.frontier]))
+                    if leafwise:  # the frontier (a root) is scanned; its children come on trial
+                        tree.settle()
+                        _, leaves, children = trial
+                        for k, leaf in enumerate(leaves):
+                            tree.trial_children[int(leaf)] = _stacked([made[int(children[2 * k])],
+                                                                       made[int(children[2 * k + 1])]])
             if leafwise:
                 split_any, waiting = zip(*(self._grow_leafwise(tree) for tree in growing))
                 moved = moved or any(split_any)
@@ -180,6 +186,38 @@ class PartitionedGradientTrees:
                                     nodes["split_nan_left"][leaves], nodes["split_sets"][leaves])
         return table, leaves, children
 
+    def _asked(self, tree: "_GrowingTree", trial: tuple | None) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+        """The nodes whose histograms the partitions build next: the tree's frontier, then the children of its
+        ``trial`` leaves (:meth:`_trials`). With histogram subtraction, of two siblings only the one of fewer
+        rows (the left on a tie, as in memory); also returns the (node, parent, sibling) whose histograms are then
+        their parent's minus their sibling's."""
+        trial_children = np.zeros(0, dtype=np.int64) if trial is None else trial[2]
+        if not self.subtraction:
+            return np.concatenate([tree.frontier, trial_children]), []
+        pairs = tree.pairs + [(int(leaf), int(trial_children[2 * k]), int(trial_children[2 * k + 1]))
+                              for k, leaf in enumerate([] if trial is None else trial[1])]
+        asked = [] if tree.pairs else [int(node) for node in tree.frontier]  # a root has no parent
+        derived = []
+        for parent, left, right in pairs:
+            _, counts, _, rows = tree.histograms[parent]
+            left_rows = self._left_rows(tree, parent, counts)
+            small, large = (left, right) if left_rows <= rows - left_rows else (right, left)
+            asked.append(small)
+            derived.append((large, parent, small))
+        return np.array(asked, dtype=np.int64), derived
+
+    def _left_rows(self, tree: "_GrowingTree", node: int, counts: np.ndarray) -> int:
+        """The rows of ``node`` (of per-bin ``counts``) that its candidate split sends left."""
+        nodes = tree.nodes
+        split_bin = nodes["split_bin"][node:node + 1]
+        feature = int(self.feature_of_bin[split_bin[0]])
+        first, bins = int(self.offsets[feature]), int(self.offsets[feature + 1] - self.offsets[feature])
+        none = np.zeros(1, dtype=np.int64)
+        table = self._routing_table(1, none, split_bin, none, none, nodes["split_nan_left"][node:node + 1],
+                                    nodes["split_sets"][node:node + 1])
+        right = goes_right(np.arange(bins), np.repeat(table, bins, axis=0))
+        return int(counts[first:first + bins][~right].sum())
+
     def _grow_leafwise(self, tree: "_GrowingTree") -> tuple[bool, bool]:
         """Split the tree's leaves in leaf-wise order (:func:`~bob_boost.engine.tree_policy.select`) for as long as
         the chosen leaf's children's histograms came on trial, scanning the children with them. Returns whether
@@ -193,11 +231,12 @@ class PartitionedGradientTrees:
             if chosen not in tree.trial_children and tree.children_split(chosen, trainer):
                 return split_any, True
             histograms = tree.trial_children.pop(chosen, None)
+            tree.histograms.pop(chosen, None)
             tree.split([chosen], self.feature_of_bin, trainer, self.monotone, self.interaction_groups,
                        self.categorical)
             if tree.frontier.size:
                 self._scan(tree, *histograms)
-            tree.frontier = np.zeros(0, dtype=np.int64)
+            tree.settle()
             split_any = True
 
     def _histogram_bytes(self, frontiers: tuple[np.ndarray, ...]) -> int:
@@ -226,6 +265,8 @@ class PartitionedGradientTrees:
                     float(trainer.min_hessian_leaf), TIE_TOLERANCE, self.missing, gain_buffer, allowed,
                     self.monotone, nodes["bounds"][node, 0], nodes["bounds"][node, 1], nodes["child_values"][node],
                     self.categorical, self.category_params, nodes["split_sets"][node], work)
+                if self.subtraction and nodes["split_bin"][node] >= 0:  # its children's histograms subtract it
+                    tree.histograms[int(node)] = (sums[j], counts[j], totals[j], node_counts[j])
 
     def _tables(self, growing: list["_GrowingTree"]) -> tuple[np.ndarray, ...]:
         """Per tree, (#nodes, 6): each node's feature (-1: leaf), bin within the feature, left and right child,
@@ -286,8 +327,26 @@ class _GrowingTree:
         self.nodes = tree_policy.empty_tree(capacity)
         self.n_nodes, self.leaves = 1, 1
         self.frontier = np.zeros(1, dtype=np.int64)
+        #: (parent, left, right) of the frontier's siblings (empty for a root)
+        self.pairs: list[tuple[int, int, int]] = []
         #: Leaf-wise: each open leaf's children's (sums, counts, totals, node counts), brought on trial.
         self.trial_children: dict[int, tuple] = {}
+        #: With histogram subtraction: the (sums, counts, totals, node count) of scanned nodes of a candidate
+        #: split, until their children's histograms are made
+        self.histograms: dict[int, tuple] = {}
+
+    def completed(self, asked: np.ndarray, histogram: tuple, derived: list[tuple[int, int, int]]) -> dict[int, tuple]:
+        """Each node's (sums, counts, totals, node count): those ``asked`` from their summed ``histogram``, those
+        ``derived`` as their parent's minus their sibling's (the parents are then forgotten)."""
+        made = {int(node): tuple(part[j] for part in histogram) for j, node in enumerate(asked)}
+        for node, parent, sibling in derived:
+            made[node] = tuple(whole - part for whole, part in zip(self.histograms.pop(parent), made[sibling]))
+        return made
+
+    def settle(self) -> None:
+        """Leaf-wise, after a scan: no frontier (what the next round trip brings comes on trial)."""
+        self.frontier = np.zeros(0, dtype=np.int64)
+        self.pairs = []
 
     def _select(self, trainer: TreeTrainer) -> np.ndarray:
         """The nodes the in-memory growth policy splits next."""
@@ -316,6 +375,8 @@ class _GrowingTree:
         """Split what the in-memory growth policy chooses next (:meth:`split`). Returns whether a node was
         split."""
         split_nodes = self._select(trainer)
+        # level by level, a node not split now never is: only the split nodes' histograms are subtracted
+        self.histograms = {int(node): self.histograms[int(node)] for node in split_nodes if node in self.histograms}
         self.split(split_nodes, feature_of_bin, trainer, monotone, groups, categorical)
         return split_nodes.size > 0
 
@@ -338,7 +399,13 @@ class _GrowingTree:
                 nodes["node_sets"][node] = nodes["split_sets"][node]
             self.n_nodes += 2
             self.leaves += 1
-        children = [child for node in split_nodes for child in (nodes["node_left"][node], nodes["node_right"][node])
-                    if tree_policy.children_may_split(nodes["depth"][child], trainer.max_depth or 0,
-                                                      trainer.max_leaves or 0, self.leaves)]
-        self.frontier = np.array(children, dtype=np.int64)
+        # siblings are at one depth: both children of a node may split, or neither
+        self.pairs = [(int(node), int(nodes["node_left"][node]), int(nodes["node_right"][node])) for node in split_nodes
+                      if tree_policy.children_may_split(nodes["depth"][node] + 1, trainer.max_depth or 0,
+                                                        trainer.max_leaves or 0, self.leaves)]
+        self.frontier = np.array([child for _, left, right in self.pairs for child in (left, right)], dtype=np.int64)
+
+
+def _stacked(histograms: list[tuple]) -> tuple:
+    """Nodes' (sums, counts, totals, node count) stacked, a node per row, as :meth:`_scan` reads them."""
+    return tuple(np.stack(parts) for parts in zip(*histograms))
