@@ -814,3 +814,41 @@ def test_auto_early_stopping_holds_out_nothing_that_would_not_fit_the_client(cli
     assert forced.validation_score_.size == forced.n_iter_ + 1
     monkeypatch.setattr(_fit_data, "AUTO_HELD_OUT_BYTES", 24_960)
     assert DaskBoostingClassifier(n_estimators=3, client=client).fit(dX, labels).validation_score_.size == 4
+
+
+@pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+def test_histograms_summed_here_or_on_a_worker_give_the_same_model(client, monkeypatch, family):
+    """Histograms that are small in all (``Chunks.gathered_bytes``) are gathered and summed by the client, which
+    spares a summing task's round trip; with no bytes allowed they are summed on a worker. The same model bit for
+    bit, the in-memory one."""
+    from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting, _chunks
+
+    summing_tasks = []
+    combined = _chunks.Chunks.combined
+    monkeypatch.setattr(_chunks.Chunks, "combined",
+                        lambda self, *args: summing_tasks.append(1) or combined(self, *args))
+
+    def trained():
+        if family == "stumps":
+            features, targets = _data(seed=5)
+            loss = bob_boost.ExponentialLoss()
+            return (DaskBoosting(loss, client=client).train(da.from_array(features, chunks=(400, 6)), targets, 6),
+                    _in_memory(loss, features, targets, 6))
+        if family == "cost-sensitive":
+            features, targets = _data(seed=22)
+            trainer = bob_boost.AdaBoostDBTrainer(2.0, 1.0)
+            return (DaskCostSensitiveBoosting(trainer, client=client).train(
+                da.from_array(features, chunks=(400, 6)), targets, 6), trainer.train(features, targets, 6))
+        features, labels = _classes(seed=23)
+        trainer = bob_boost.BAdaCostTrainer(np.ones((3, 3)) - np.eye(3), number_of_rounds=4)
+        return (DaskMultiClassBoosting(trainer, client=client).train(da.from_array(features, chunks=(400, 5)),
+                                                                     labels), trainer.train(features, labels))
+
+    here, memory = trained()
+    assert not summing_tasks
+    monkeypatch.setattr(_chunks, "GATHERED_BYTES", 0)
+    on_a_worker, _ = trained()
+    assert summing_tasks
+    assert here.weak_machines == on_a_worker.weak_machines
+    np.testing.assert_array_equal(here.weights, on_a_worker.weights)
+    _assert_same_model(here, memory)

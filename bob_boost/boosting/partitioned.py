@@ -23,7 +23,7 @@ from ..machine import BoostedMachine
 from . import partition_tasks as tasks
 from .partitioned_steps import lbfgs_step, newton_step
 from . import sampling as sample
-from .partitions import LocalPartitions, Partitions, rebuilds, summed_pieces
+from .partitions import LocalPartitions, Partitions, rebuilds, reduced, summed_pieces
 from .protocol import Proposal, RoundState
 from .steps import descending_weight, proves_descent
 
@@ -122,7 +122,8 @@ class PartitionedGradientBoosting:
         else:
             pieces = parts.each(tasks.gradient_histogram, parts.coded, parts.targets, parts.scores,
                                 weights, self.loss, self.offsets)
-            histograms, sums, absolute_sums = parts.combined(summed_pieces, pieces)
+            histograms, sums, absolute_sums = reduced(parts, summed_pieces, pieces,
+                                                      8 * (int(self.offsets[-1]) + 2) * self.outputs)
             choice = self.chooser.choose(histograms, absolute_sums, sums, columns)
             if choice is None:
                 return None

@@ -20,7 +20,7 @@ from ..exceptions import InvalidValueError
 from ..machine import BoostedMachine
 from . import partition_tasks as tasks
 from .partitioned import PartitionSampler, continue_scores
-from .partitions import Partitions, in_order, rebuilds, summed_pieces
+from .partitions import Partitions, in_order, rebuilds, reduced, summed_pieces
 from .protocol import Proposal, RoundState
 from .roots import RootCounter
 from .sampling import Sampling
@@ -90,7 +90,7 @@ class PartitionedCostSensitive:
         references = peaks if trainer.normalises_classes else np.full(2, peaks.max())
         pieces = parts.each(tasks.class_histogram, parts.coded, parts.targets, parts.scores, self.initial,
                             self.costs, references, self.offsets)
-        sums, totals = parts.combined(summed_pieces, pieces)
+        sums, totals = reduced(parts, summed_pieces, pieces, 16 * (int(self.offsets[-1]) + 1))
         if trainer.normalises_classes:
             sums, log_totals = sums / totals, references + np.log(totals)
         else:

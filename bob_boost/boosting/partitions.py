@@ -52,6 +52,15 @@ def summed_pieces(*pieces: tuple) -> tuple:
     return tuple(in_order(*fields) for fields in zip(*pieces))
 
 
+def reduced(partitions: "Partitions", function: Callable, parts: list, part_bytes: int):
+    """``function(*parts)``: gathered and made here when the ``parts`` (of about ``part_bytes`` each) together take
+    at most ``partitions.gathered_bytes``, which spares a reducing task's round trip, else made where they are
+    (:meth:`Partitions.combined`). The same function of the same values either way."""
+    if part_bytes * len(parts) <= partitions.gathered_bytes:
+        return function(*partitions.gather(parts))
+    return partitions.combined(function, parts)
+
+
 def rebuilds(partitions: "Partitions", rounds: int) -> bool:
     """Whether per-partition state is rebuilt from the codes after ``rounds`` rounds (a checkpoint)."""
     return partitions.checkpoint_rounds > 0 and rounds % partitions.checkpoint_rounds == 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..binning import QuantizedLayout
-from ..boosting.partitions import Partitions, summed_pieces
+from ..boosting.partitions import Partitions, reduced, summed_pieces
 from ..engine.categorical import CATEGORY_WORDS
 from ..engine.codes import CodedFeatures
 from ..weak.multiclass import MultiClassStumpMachine, MultiClassTreeMachine
@@ -149,12 +149,15 @@ class PartitionedClassTrees:
         local[frontier] = np.arange(len(frontier))
         pieces = partitions.each(node_class_histograms, partitions.coded, self.sample_node, partitions.targets,
                                  self.weights, self.row_factors, self.factors, local, self.subset, self.k)
-        histograms, counts, totals, node_counts = partitions.combined(summed_pieces, pieces)
+        # (#frontier, #features, bins a feature) class sums and counts
+        cells = len(frontier) * (layout.offsets.size - 1) * layout.bins_per_feature
+        histograms, counts, totals, node_counts = reduced(partitions, summed_pieces, pieces,
+                                                          8 * cells * (self.k + 1))
         leaf_weight = None
         if self.min_weight > 0:
             pieces = partitions.each(node_weight_histograms, partitions.coded, self.sample_node, self.weights, local,
                                      self.subset)
-            leaf_weight = LeafWeight(self.min_weight, *partitions.combined(summed_pieces, pieces))
+            leaf_weight = LeafWeight(self.min_weight, *reduced(partitions, summed_pieces, pieces, 8 * cells))
         return choose_splits(histograms, counts, self.positions, layout.offsets, self.subset, totals, node_counts,
                              self.missing, layout.bin_values, self.feature_of_bin, leaf_weight, self.categorical)
 
