@@ -97,6 +97,28 @@ def test_the_trees_send_their_sets_left_and_every_other_value_right():
         np.testing.assert_array_equal(tree.forward_labels(rows), [_walk(tree, row) for row in rows])
 
 
+def test_a_grown_tree_is_the_tree_its_arrays_make_through_the_checked_constructor():
+    """The trainers build their trees without the constructor's checks (:meth:`MultiClassTreeMachine.trusted`):
+    the same arrays, read-only, as the checked constructor makes of them, and the same predictions."""
+    X, labels = _categorical_data(missing=True)
+    tree = CostSensitiveTreeTrainer(3, missing="bin", categorical_features=[0]).train(
+        X, labels, np.ones(len(labels)), 1 - np.eye(3))
+    checked = MultiClassTreeMachine(tree.features, tree.thresholds, tree.left_children, tree.right_children,
+                                    tree.labels, tree.number_of_classes, tree.missing_left, tree.cover,
+                                    categories=tree.categories)
+    assert tree.categories[0] is not None and tree.missing_left is not None
+    assert tree == checked
+    for name in ("features", "thresholds", "left_children", "right_children", "labels", "missing_left", "cover"):
+        ours, theirs = getattr(tree, name), getattr(checked, name)
+        assert ours.dtype == theirs.dtype and not ours.flags.writeable
+        np.testing.assert_array_equal(ours, theirs)
+    assert tree.depth == checked.depth and tree.gains is None
+    for ours, theirs in zip(tree._category_sets, checked._category_sets):
+        assert ours.dtype == theirs.dtype and not ours.flags.writeable
+        np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(tree.forward_labels(X), checked.forward_labels(X))
+
+
 @pytest.mark.parametrize("quantized", [True, False])
 def test_category_codes_of_any_value_give_the_trees_of_their_ranks(quantized):
     """A categorical feature is split by its categories' order of appearance only: codes 0, 5, 10, ... and

@@ -6,7 +6,7 @@ import numpy as np
 from ..sparse import is_sparse
 from . import kernels, listed, tree_histograms
 from .listed import CodedEntries, sparse_entries
-from .threads import balanced_ranges, run_blocks
+from .threads import MIN_PARALLEL_WORK, balanced_ranges, run_blocks
 
 #: A feature whose most frequent bin holds more than this share of the samples is stored sparse.
 SPARSE_SHARE = 0.5
@@ -435,8 +435,12 @@ class CodedFeatures:
         counts = np.zeros(shape, dtype=np.int64)
         costs = np.where(self.mode_bins[features] < 0, self.codes.shape[1],
                          np.diff(self.row_starts)[features]) + 1
+        work = float(costs.sum())
+        # each feature's sums are its own: one block of all of them when the work is too small for threads
+        ranges = (balanced_ranges(costs, 4 * self.n_threads) if self.n_threads > 1 and work >= MIN_PARALLEL_WORK
+                  else [(0, features.size)])
         blocks = [(self.codes, sample_node, labels, weights, totals, node_counts, self.mode_bins, self.row_starts,
-                   self.rows, features, a, b, sums, counts) for a, b in balanced_ranges(costs, 4 * self.n_threads)]
+                   self.rows, features, a, b, sums, counts) for a, b in ranges]
         run_blocks(kernels.node_histograms, blocks, self.n_threads)
         return sums, counts
 

@@ -130,6 +130,31 @@ class MultiClassTreeMachine(CategorySplits, MultiClassWeakMachine):
         self.cover = check_node_record(cover, self.features, "cover")
         self.gains = check_node_record(gains, self.features, "gains")
 
+    @classmethod
+    def trusted(cls, features, thresholds, left_children, right_children, labels, number_of_classes: int,
+                missing_left=None, cover=None, categories=None) -> "MultiClassTreeMachine":
+        """The tree of node arrays a trainer grew (the constructor's types, valid by construction, and
+        ``categories`` None or the machine's own ``(offsets, values)``): the constructor without its checks, which
+        cost MultiBoost's pool of 6,000 trees a sixth of its time. The arrays are copied and made read-only."""
+        machine = cls.__new__(cls)
+        machine.number_of_classes = int(number_of_classes)
+        arrays = [np.array(a, dtype=np.int64) for a in (labels, features, left_children, right_children)]
+        arrays += [np.array(thresholds, dtype=np.float64)]
+        arrays += [None if a is None else np.array(a, dtype=dtype)
+                   for a, dtype in ((missing_left, bool), (cover, np.float64))]
+        if categories is not None:
+            categories = (np.array(categories[0], dtype=np.int64), np.array(categories[1], dtype=np.float64))
+            arrays += list(categories)
+        for array in arrays:
+            if array is not None:
+                array.setflags(write=False)
+        (machine.labels, machine.features, machine.left_children, machine.right_children, machine.thresholds,
+         machine.missing_left, machine.cover) = arrays[:7]
+        machine._category_sets = categories
+        machine.gains = None
+        machine.depth = tree_depth(machine.features, machine.left_children, machine.right_children)
+        return machine
+
     @property
     def accepts_missing(self) -> bool:
         """Whether NaN is a missing value the tree routes (see :attr:`missing_left`), rather than an error."""

@@ -189,8 +189,8 @@ class PartitionedClassTrees:
         (None without missing values) says where each node sends NaN, ``categories`` the category sets."""
         k = self.k
         if not self.stump:
-            return MultiClassTreeMachine(features, thresholds, left, right, node_labels, k, nan_left, cover,
-                                         categories=categories)
+            return MultiClassTreeMachine.trusted(features, thresholds, left, right, node_labels, k, nan_left, cover,
+                                                 categories=categories)
         if features[0] < 0:
             return MultiClassStumpMachine(0.0, int(subset[0]), [node_labels[0]] * 2, k,
                                           False if self.missing else None)

@@ -164,9 +164,9 @@ class TreeGrower:
         """Split level by level up to ``max_depth`` and return the tree."""
         nodes = grow_levels(self, self.feature_of_bin, max_depth)
         labels, cover = self._node_labels(nodes)
-        return MultiClassTreeMachine(nodes.features, nodes.thresholds, nodes.left, nodes.right, labels, self.k,
-                                     nodes.nan_left if self.data.missing else None, cover,
-                                     categories=nodes.category_sets(self.data.category_table))
+        return MultiClassTreeMachine.trusted(nodes.features, nodes.thresholds, nodes.left, nodes.right, labels, self.k,
+                                             nodes.nan_left if self.data.missing else None, cover,
+                                             categories=nodes.category_sets(self.data.category_table))
 
     def best_splits(self, frontier: list[int], nodes: TreeNodes) -> list[Split]:
         """The frontier nodes' best splits, from the histograms of their rows."""
