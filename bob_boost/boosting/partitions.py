@@ -52,11 +52,16 @@ def summed_pieces(*pieces: tuple) -> tuple:
     return tuple(in_order(*fields) for fields in zip(*pieces))
 
 
+def gathers(partitions: "Partitions", part_bytes: int) -> bool:
+    """Whether results of about ``part_bytes`` a partition are small enough in all to gather
+    (``partitions.gathered_bytes``): a reducing task would cost a round trip of its own."""
+    return part_bytes * len(partitions.rows) <= partitions.gathered_bytes
+
+
 def reduced(partitions: "Partitions", function: Callable, parts: list, part_bytes: int):
-    """``function(*parts)``: gathered and made here when the ``parts`` (of about ``part_bytes`` each) together take
-    at most ``partitions.gathered_bytes``, which spares a reducing task's round trip, else made where they are
-    (:meth:`Partitions.combined`). The same function of the same values either way."""
-    if part_bytes * len(parts) <= partitions.gathered_bytes:
+    """``function(*parts)`` of one handle a partition: gathered and made here when they are small (:func:`gathers`),
+    else made where they are (:meth:`Partitions.combined`). The same function of the same values either way."""
+    if gathers(partitions, part_bytes):
         return function(*partitions.gather(parts))
     return partitions.combined(function, parts)
 

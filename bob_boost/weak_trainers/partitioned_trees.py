@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..boosting.partitions import Partitions, summed_pieces
+from ..boosting.partitions import Partitions, gathers, summed_pieces
 from ..engine import tree_policy
 from ..engine.categorical import CATEGORY_WORDS, workspace
 from ..engine.split_scan import allowed_columns, best_split, interaction_columns, node_columns
@@ -105,8 +105,7 @@ class PartitionedGradientTrees:
                 trial_tables = tuple(trial[0] for trial in trials) if leafwise else None
                 moved = False
                 # a partition's histograms and its rows' positions (int64, a row per tree)
-                pair_bytes = self._histogram_bytes(frontiers) + 8 * trees * max(partitions.rows)
-                paired = pair_bytes * len(partitions.rows) <= partitions.gathered_bytes
+                paired = gathers(partitions, self._histogram_bytes(frontiers) + 8 * trees * max(partitions.rows))
                 if paired:
                     grown = partitions.each(routed_histograms, partitions.coded, grown, values, tables,
                                             self.groups, frontiers, self.offsets, trial_tables)
