@@ -247,7 +247,8 @@ def read_on_workers_only(monkeypatch, process_session_client):
 
     from bob_boost.io import row_files
 
-    process_session_client.wait_for_workers(2, timeout=120)  # a worker killed by an earlier test is back
+    # a worker killed by an earlier test is back
+    process_session_client.wait_for_workers(2, timeout=WORKER_RETURN_TIMEOUT)
     client_pid = os.getpid()
 
     def patch(name: str) -> None:
@@ -262,6 +263,10 @@ def read_on_workers_only(monkeypatch, process_session_client):
 
         monkeypatch.setattr(row_files, name, read)
     return patch
+
+
+#: How long, in seconds, a test on :func:`process_cluster` waits for a worker killed by an earlier test to be back.
+WORKER_RETURN_TIMEOUT = 120
 
 
 def _local_cluster(processes: bool):
@@ -320,8 +325,12 @@ def client(dask_session_client):
 def process_cluster():
     """The session's local Dask cluster of 2 single-threaded worker processes, for the tests that kill a worker or
     show which process read a file. The tests asking for it run last (:func:`pytest_collection_modifyitems`), so
-    that its workers load the compiled kernels from numba's cache. A killed worker's nanny starts another."""
-    with _local_cluster(processes=True) as cluster:
+    that its workers load the compiled kernels from numba's cache. A killed worker's nanny starts another; the
+    cluster waits for it as long as the tests do (:func:`process_client`), not Dask's 15 s, after which it would
+    close the nanny for good, and which a worker process started under the full suite's load can take."""
+    dask = pytest.importorskip("dask", reason="distributed training needs the dask extra")
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": f"{WORKER_RETURN_TIMEOUT}s"}), \
+            _local_cluster(processes=True) as cluster:
         yield cluster
 
 
@@ -338,6 +347,6 @@ def process_session_client(process_cluster):
 def process_client(process_session_client):
     """:func:`process_session_client` with both workers up (one killed by an earlier test is back), the current
     client during the test."""
-    process_session_client.wait_for_workers(2, timeout=120)
+    process_session_client.wait_for_workers(2, timeout=WORKER_RETURN_TIMEOUT)
     with process_session_client.as_current():
         yield process_session_client
