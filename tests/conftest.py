@@ -1,7 +1,11 @@
 """Shared fixtures: small real data sets, bob's own model files, and the Dask clusters of the distributed tests.
 
-``--run-long`` adds the tests marked ``long``: the large counts of the randomised and fault-injection loops,
-whose small fixed counts run in every suite (``python -m pytest -q tests --run-long -m long`` runs only them).
+``--run-long`` adds the tests marked ``long`` (``python -m pytest -q tests --run-long -m long`` runs only them):
+the large counts of the randomised and fault-injection loops, whose small fixed counts run in every suite, and
+the tests of several seconds each (about 2.5 s or more, all cases together, with a warm numba cache on a 2-core
+AMD EPYC): the cluster of worker processes, most trainings on a Dask cluster compared with memory, the command
+line's subprocesses and installs. What stays is the suite a contributor runs before every commit, every
+default through every front door included; ``.ci/run`` runs both.
 """
 from __future__ import annotations
 
@@ -40,8 +44,8 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "long: a large count of a loop the suite runs at a small count; "
-                                       "runs with --run-long only")
+    config.addinivalue_line("markers", "long: a large count of a loop the suite runs at a small count, or a "
+                                       "test of several seconds; runs with --run-long only")
     if config.getoption("--run-long"):
         # test_properties.py's profile with twice the examples (read when the file is imported)
         os.environ.setdefault("BOB_BOOST_HYPOTHESIS_PROFILE", "ci-long")

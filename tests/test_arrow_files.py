@@ -97,6 +97,7 @@ def test_the_dask_reader_reads_row_blocks_as_the_table_reader(client, tmp_path):
                                   read_table(tmp_path / "c.parquet", categories={0: ["b", "a"]}).features)
 
 
+@pytest.mark.long
 def test_the_command_line_trains_a_file_s_categories_on_a_cluster(dask_cluster, tmp_path, capsys):
     """``train --scheduler`` codes a Parquet file's category column as in memory, keeps its categories in the
     model, and ``predict --scheduler`` codes a new file with them."""

@@ -224,6 +224,7 @@ def test_partitions_grow_the_in_memory_categorical_trees():
         np.testing.assert_allclose(ours.values, theirs.values, rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.long
 def test_codes_and_a_pandas_category_column_give_the_same_model(tmp_path):
     pd = pytest.importorskip("pandas", reason="pandas category columns need pandas")
     from bob_boost.sklearn import BoostingClassifier

@@ -40,6 +40,7 @@ def _categorical_data(n=1500, categories=8, k=3, seed=0, missing=False):
 
 
 @pytest.mark.parametrize("k, categories", [(2, 3), (3, 6), (4, 9), (2, 14)])
+@pytest.mark.long
 def test_a_categorical_root_takes_the_best_of_every_partition_of_its_categories(k, categories):
     """Checked by brute force over all 2^(m-1) - 1 two-way partitions of the m present categories (NaN one of
     them): up to 10 categories every partition is scored; for two classes the class-share order holds the best
@@ -211,6 +212,7 @@ def test_the_dask_estimator_gives_the_in_memory_categorical_trees(client):
     np.testing.assert_allclose(cluster.machine_.weights, memory.machine_.weights, rtol=1e-12)
 
 
+@pytest.mark.long
 def test_the_command_line_trains_categorical_trees_of_the_multiclass_trainers(tmp_path):
     X, labels = _categorical_data(n=600)
     table = tmp_path / "train.csv"

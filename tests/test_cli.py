@@ -493,6 +493,7 @@ def test_help_documents_every_option(capsys):
         assert re.search(rf"(^|[\s,]){re.escape(option)}\b", out), option
 
 
+@pytest.mark.long
 def test_installed_entry_point_round_trip(tmp_path):
     script = shutil.which("bob-boost")
     if script is None:
@@ -549,6 +550,7 @@ def _wide_model(path, rounds=300, outputs=200):
 
 
 @pytest.mark.parametrize("command", ["inspect", "predict"])
+@pytest.mark.long
 def test_stdout_closed_early_ends_quietly(tmp_path, command):
     """``bob-boost inspect m.h5 | head -1``: no traceback, no 'Exception ignored', exit status 0."""
     import sys

@@ -82,6 +82,7 @@ def _predictions(path):
     return np.array([r[0] for r in rows[1:]]), np.array([[float(v) for v in r[1:]] for r in rows[1:]])
 
 
+@pytest.mark.long
 def test_hdf5_training_is_dask_boosting_and_predicts_as_in_memory(process_cluster, process_session_client, tmp_path,
                                                                   capsys, monkeypatch, read_on_workers_only):
     cluster, client = process_cluster, process_session_client  # the workers read the file in their own processes
@@ -185,6 +186,7 @@ def test_a_bad_chunk_is_a_one_line_error_and_leaves_no_predictions(cluster, tmp_
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npy", "d.npy", "m.hdf5"]
 
 
+@pytest.mark.long
 def test_regression_boosts_from_the_mean_as_in_memory(process_cluster, process_session_client, tmp_path, capsys,
                                                        monkeypatch, read_on_workers_only):
     cluster, client = process_cluster, process_session_client  # the workers read the file in their own processes
@@ -219,6 +221,7 @@ def test_regression_boosts_from_the_mean_as_in_memory(process_cluster, process_s
 
 @pytest.mark.parametrize("options", [["--loss", "exponential"], ["-w", "lut", "--loss", "logit"]],
                          ids=["stumps", "luts"])
+@pytest.mark.long
 def test_boosting_from_the_class_prior_as_in_memory(cluster, tmp_path, capsys, options):
     features, labels = _data(n=900, seed=4)
     data = tmp_path / "d.hdf5"
@@ -251,6 +254,7 @@ LUT_CASES = {"binary": ([], 6), "three classes": (["--selection-style", "shared"
 
 
 @pytest.mark.parametrize("case", list(LUT_CASES))
+@pytest.mark.long
 def test_look_up_tables_are_dask_boosting_and_predict_as_in_memory(cluster, client, tmp_path, capsys, case):
     options, rounds = LUT_CASES[case]
     features, labels = _data(seed=13) if case == "binary" else _three_classes()
@@ -305,6 +309,7 @@ COST_SENSITIVE = [("adaboostdb", ["--cost-positive", 2]), ("adaboostdb", ["--cos
 
 
 @pytest.mark.parametrize("trainer, options", COST_SENSITIVE, ids=["db-alpha", "db-loss", "cs"])
+@pytest.mark.long
 def test_cost_sensitive_trainers_give_the_in_memory_model(cluster, tmp_path, capsys, trainer, options):
     # integer features with 15 values: one bin per value, so the binned stump pool is the exact one in memory
     features, labels = _data(n=1200, seed=14)
@@ -356,6 +361,7 @@ MULTI_CLASS = {"badacost-trees": (4, 20, ["--trainer", "badacost", "--cost-matri
 
 
 @pytest.mark.parametrize("case", list(MULTI_CLASS))
+@pytest.mark.long
 def test_multi_class_trainers_give_the_in_memory_model(cluster, tmp_path, capsys, case):
     classes, seed, options, rounds = MULTI_CLASS[case]
     features, labels = _ordered_classes(k=classes, seed=seed)
@@ -390,6 +396,7 @@ def test_multi_class_trainers_give_the_in_memory_model(cluster, tmp_path, capsys
     assert results[0]["accuracy"] == results[1]["accuracy"] and results[0]["classes"] == results[1]["classes"]
 
 
+@pytest.mark.long
 def test_csv_and_headerless_tsv_read_as_in_memory(cluster, tmp_path, capsys):
     pytest.importorskip("dask.dataframe", reason="CSV with --scheduler needs dask.dataframe (pip install "
                                                  "\"dask[dataframe]\")")
@@ -424,6 +431,7 @@ def test_csv_without_dask_dataframe_names_the_extra(cluster, tmp_path, capsys, m
 
 
 @pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+@pytest.mark.long
 def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, growth):
     features, labels = _ordered_classes(k=3, seed=20)
     assert np.unique(labels[:300]).size == 1  # sorted by label: the first chunk holds one class only
@@ -447,6 +455,7 @@ def test_gradient_trees_give_the_in_memory_trees(cluster, tmp_path, capsys, grow
 
 
 @pytest.mark.parametrize("learner", ["stump", "lut"])
+@pytest.mark.long
 def test_shrunk_stumps_and_tables_give_the_in_memory_model(cluster, tmp_path, capsys, learner):
     features, labels = _ordered_classes(k=2, seed=21)
     data = tmp_path / "d.hdf5"
@@ -646,6 +655,7 @@ def test_a_scheduler_that_does_not_answer_is_a_quick_error(tmp_path, capsys, mon
         assert err.startswith("bob-boost predict: error:") and problem in err
 
 
+@pytest.mark.long
 def test_dask_is_imported_only_for_scheduler_and_its_absence_names_the_extra(tmp_path):
     features, labels = _data(n=40, seed=10)
     data = tmp_path / "d.hdf5"

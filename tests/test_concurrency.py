@@ -70,6 +70,7 @@ for _ in range(3):  # save several times: writers overlap in time and directory
 """
 
 
+@pytest.mark.long
 def test_processes_writing_model_files_side_by_side(tmp_path: Path):
     paths = [tmp_path / f"model{seed}.hdf5" for seed in range(4)]
     writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(seed), str(path)])

@@ -41,6 +41,7 @@ def _assert_same_model(distributed_machine, memory_machine, rtol=1e-9):
 
 
 @pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
+@pytest.mark.long
 def test_uneven_chunks_and_a_one_class_chunk_give_the_in_memory_model(client, loss):
     features, targets = _data()
     order = np.argsort(targets, kind="stable")  # the first chunk holds negatives only
@@ -133,6 +134,7 @@ def _killing_callback(client, killed, at_round=2):
 
 
 @pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+@pytest.mark.long
 def test_a_worker_killed_during_training_changes_nothing(process_client, family):
     """The lost chunks are recomputed from their lineage (codes, then every round's scores or weights)."""
     from bob_boost.dask import DaskCostSensitiveBoosting, DaskMultiClassBoosting
@@ -265,6 +267,7 @@ def _lut_in_memory(loss, features, targets, rounds, entries, outputs=1, style="i
 
 
 @pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
+@pytest.mark.long
 def test_look_up_tables_give_the_in_memory_model(client, loss):
     features, targets = _data(seed=10)
     order = np.argsort(targets, kind="stable")  # the first chunk holds negatives only
@@ -284,6 +287,7 @@ def _three_classes(n=1800, seed=11):
 
 
 @pytest.mark.parametrize("style", ["independent", "shared"])
+@pytest.mark.long
 def test_multi_output_look_up_tables_from_a_dataframe(client, style):
     dd = pytest.importorskip("dask.dataframe", reason="dataframe inputs need dask[dataframe]")
     import pandas
@@ -332,6 +336,7 @@ def _cost_sensitive_trainers():
 
 
 @pytest.mark.parametrize("trainer", _cost_sensitive_trainers(), ids=["db-alpha", "db-loss", "cs"])
+@pytest.mark.long
 def test_cost_sensitive_boosting_gives_the_in_memory_model(client, trainer):
     from bob_boost.dask import DaskCostSensitiveBoosting
 
@@ -422,6 +427,7 @@ def _multiclass_trainers():
 
 
 @pytest.mark.parametrize("trainer", _multiclass_trainers(), ids=["badacost-trees", "samme-stumps", "m1-trees"])
+@pytest.mark.long
 def test_multi_class_boosting_gives_the_in_memory_model(client, trainer):
     from bob_boost.dask import DaskMultiClassBoosting
 
@@ -467,6 +473,7 @@ def test_multi_class_bad_inputs(client):
 
 @pytest.mark.parametrize("costs", [None, "balanced", "imbalance", [[0, 1, 3], [1, 0, 1], [2, 2, 0]]],
                          ids=["samme", "balanced", "imbalance", "given"])
+@pytest.mark.long
 def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_path, costs):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskBAdaCostClassifier
@@ -499,6 +506,7 @@ def test_the_badacost_classifier_matches_the_in_memory_classifier(client, tmp_pa
 
 
 @pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+@pytest.mark.long
 def test_the_task_graph_stays_bounded_and_checkpoints_change_nothing(client, monkeypatch, family):
     """Every CHECKPOINT_ROUNDS rounds the chunks' scores are rebuilt from their codes: the scheduler then
     forgets the earlier rounds' tasks, and the model is the same bit for bit as without checkpoints."""
@@ -573,6 +581,7 @@ def test_a_stump_without_training_error_gets_the_in_memory_weight(client):
     _assert_same_model(machine, _in_memory(loss, features, targets, 1))
 
 
+@pytest.mark.long
 def test_losses_without_newton_steps_take_the_in_memory_lbfgs_search(client):
     """The tangential loss has no second derivative and softmax couples its outputs: their weights come from
     the in-memory L-BFGS search on the loss and gradient summed over the chunks. L-BFGS stops at its own
@@ -595,6 +604,7 @@ def test_losses_without_newton_steps_take_the_in_memory_lbfgs_search(client):
 
 
 @pytest.mark.parametrize("loss", ["logit", "softmax"])
+@pytest.mark.long
 def test_the_classifier_with_look_up_tables_learns_several_classes(client, loss):
     """Against the in-memory classifier, whose LUT weights come from L-BFGS (the cluster's from Newton's
     method for logit): the same tables, weights equal to L-BFGS's tolerance."""
@@ -613,6 +623,7 @@ def test_the_classifier_with_look_up_tables_learns_several_classes(client, loss)
     assert np.array_equal(model.to_local().predict(features), memory.predict(features))
 
 
+@pytest.mark.long
 def test_class_weights_weigh_as_in_memory(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier, DaskBoostingClassifier
@@ -654,6 +665,7 @@ def test_nan_outside_the_binning_sample_is_still_an_error(client, monkeypatch):
                                                                        targets, 2)
 
 
+@pytest.mark.long
 def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
@@ -684,6 +696,7 @@ def test_early_stopping_holds_out_rows_and_keeps_the_best_round(client):
         DaskBoostingRegressor(early_stopping=True, validation_fraction=1.5, client=client).fit(dX, noisy)
 
 
+@pytest.mark.long
 def test_early_stopping_of_the_cost_sensitive_classifiers(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
@@ -727,6 +740,7 @@ def _double_base_case():
 
 
 @pytest.mark.parametrize("case", [_cmel_case, _jesorsky_case, _double_base_case], ids=["cmel", "jesorsky", "db"])
+@pytest.mark.long
 def test_the_other_losses_give_the_in_memory_model(client, case):
     """CMEL and Jesorsky couple their outputs and the double-base loss has no compiled Newton form: their
     weights come from L-BFGS on the chunk sums, equal to the in-memory search within its tolerance."""
@@ -773,6 +787,7 @@ def test_the_held_out_rows_are_the_in_memory_ones_whatever_the_chunking(client, 
     np.testing.assert_array_equal(_dask.holdout(groups, counts, 11).compute(), everyone)
 
 
+@pytest.mark.long
 def test_every_default_gives_the_in_memory_classifier_early_stopping_included(client, caplog):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     from bob_boost.dask import DaskBoostingClassifier
@@ -817,6 +832,7 @@ def test_auto_early_stopping_holds_out_nothing_that_would_not_fit_the_client(cli
 
 
 @pytest.mark.parametrize("family", ["stumps", "cost-sensitive", "multi-class trees"])
+@pytest.mark.long
 def test_histograms_summed_here_or_on_a_worker_give_the_same_model(client, monkeypatch, family):
     """Histograms that are small in all (``Chunks.gathered_bytes``) are gathered and summed by the client, which
     spares a summing task's round trip; with no bytes allowed they are summed on a worker. The same model bit for

@@ -138,6 +138,7 @@ def test_rows_without_weight_take_no_part_as_in_memory(client):
     np.testing.assert_allclose(model.machine_.weights, memory.machine_.weights, rtol=1e-9)
 
 
+@pytest.mark.long
 def test_shapley_values_of_dask_rows_are_lazy_and_the_in_memory_ones(client):
     features, labels = _binary(seed=8)
     dX = da.from_array(features, chunks=(250, 4))
@@ -178,6 +179,7 @@ def test_adaboostdb_splits_a_dask_frames_category_column_as_in_memory(client):
     np.testing.assert_allclose(model.machine_.weights, local.machine_.weights, rtol=1e-12)
 
 
+@pytest.mark.long
 def test_dask_dataframes_with_category_and_text_columns_train_the_in_memory_model(client):
     """A ``category`` column (with categories Dask knows, or must find) and a named text column are coded as
     the in-memory estimator codes the pandas frame: the same categories, the same model and predictions."""

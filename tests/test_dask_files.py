@@ -38,6 +38,7 @@ def _assert_reads_as_in_memory(lazy, table, labels=True):
     np.testing.assert_array_equal(classes, np.unique(expected))
 
 
+@pytest.mark.long
 def test_hdf5_is_read_by_the_workers_as_in_memory(process_client, tmp_path, monkeypatch, read_on_workers_only):
     rng = np.random.default_rng(0)
     images = rng.integers(0, 9, size=(53, 2, 3))  # one row of 6 features per image
@@ -71,6 +72,7 @@ def test_hdf5_chunks_default_to_a_multiple_of_the_stored_ones(client, tmp_path, 
     _assert_reads_as_in_memory(lazy, read_table(path))
 
 
+@pytest.mark.long
 def test_npy_reads_as_in_memory_from_any_directory(process_client, tmp_path, monkeypatch,
                                                    read_on_workers_only):
     rng = np.random.default_rng(1)

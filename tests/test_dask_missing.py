@@ -73,6 +73,7 @@ def _discrete_with_nan(seed=2, n=1300, outputs=1):
 
 
 @pytest.mark.parametrize("loss", [bob_boost.ExponentialLoss(), bob_boost.LogitLoss()], ids=["exp", "logit"])
+@pytest.mark.long
 def test_look_up_tables_with_missing_values_give_the_in_memory_tables(client, monkeypatch, loss):
     monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # the scores rebuilt from the codes read NaN's entry
     features, targets = _discrete_with_nan()

@@ -39,6 +39,7 @@ def _trainers():
 
 @pytest.mark.parametrize("integer", [True, False], ids=["integers", "floats"])
 @pytest.mark.parametrize("trainer", _trainers(), ids=["badacost-trees", "samme-stumps", "m1-trees"])
+@pytest.mark.long
 def test_multi_class_boosting_with_missing_values_gives_the_in_memory_model(client, monkeypatch, trainer, integer):
     monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 3)  # the weights rebuilt from the codes route NaN too
     features, labels = _classes_with_nan(integer=integer)
@@ -92,6 +93,7 @@ def test_bad_features_with_missing_values_are_the_in_memory_errors(client):
         DaskBAdaCostClassifier(n_estimators=2, missing="zero", client=client).fit(dX, labels)
 
 
+@pytest.mark.long
 def test_a_continued_machine_replays_its_nan_routing(client, monkeypatch):
     monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)  # the continued run rebuilds from replayed weights
     features, labels = _classes_with_nan(seed=2, n=900)

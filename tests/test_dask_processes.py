@@ -94,6 +94,7 @@ def _trainings():
 
 
 @pytest.mark.parametrize("name", list(_trainings()))
+@pytest.mark.long
 def test_worker_processes_train_the_in_process_model(process_client, dask_session_client, name):
     training = _trainings()[name]
     remote = training(process_client)
@@ -104,6 +105,7 @@ def test_worker_processes_train_the_in_process_model(process_client, dask_sessio
     assert remote.metadata == local.metadata
 
 
+@pytest.mark.long
 def test_worker_processes_score_chunks_as_in_memory(process_client):
     features, binary, _, _ = _data(seed=2)
     machine = bob_boost.Boosting(bob_boost.StumpTrainer(missing="bin"), bob_boost.LogitLoss()).train(

@@ -37,6 +37,7 @@ def _expected_stop(scores: list[float], patience: int, tol: float) -> int:
     raise AssertionError("the scores were still improving")
 
 
+@pytest.mark.long
 def test_an_accuracy_scorer_stops_where_the_scores_of_the_growing_model_say(client):
     features, noisy, dX = _noisy()
     labels = np.where(noisy > 7, "up", "down")
@@ -60,6 +61,7 @@ def test_an_accuracy_scorer_stops_where_the_scores_of_the_growing_model_say(clie
 
 
 @pytest.mark.parametrize("name", ["regressor", "adaboostdb", "badacost"])
+@pytest.mark.long
 def test_every_estimator_records_its_scorer_on_the_growing_model(client, name):
     features, noisy, dX = _noisy(seed=1)
     # as many rounds as patience: every round is scored and recorded, and none is cut

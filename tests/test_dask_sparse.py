@@ -32,6 +32,7 @@ def _chunks(matrix, rows: int = 300):
                                      {"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6},
                                      {"weak_learner": "tree", "n_estimators": 4, "categorical_features": [0, 3]}],
                          ids=["defaults", "trees", "early stopping", "tables", "categories"])
+@pytest.mark.long
 def test_sparse_chunks_train_the_model_of_their_dense_chunks(client, options):
     matrix, scores = _rows(integers="maximum_feature_value" in options or "categorical_features" in options)
     labels = np.where(scores > 0, "up", "down")
@@ -47,6 +48,7 @@ def test_sparse_chunks_train_the_model_of_their_dense_chunks(client, options):
     np.testing.assert_array_equal(probabilities.compute(), dense.to_local().predict_proba(matrix.toarray()))
 
 
+@pytest.mark.long
 def test_a_regressor_on_sparse_chunks_is_the_regressor_on_dense_chunks(client):
     matrix, scores = _rows(seed=1)
     sparse_chunks, dense_chunks = _chunks(matrix, rows=250)
@@ -86,6 +88,7 @@ def test_auto_early_stopping_counts_a_sparse_chunks_stored_values(client, monkey
     assert DaskBoostingClassifier(n_estimators=3, client=client).fit(chunks, scores > 0).validation_score_.size == 4
 
 
+@pytest.mark.long
 def test_the_cost_sensitive_trainers_on_sparse_chunks(client):
     """``DaskCostSensitiveBoosting`` (AdaBoostDB, Cost-Sensitive AdaBoost) reads sparse chunks as the generic
     trainer does, into the model of the same rows in dense chunks; the multi-class trainer, whose quantised codes

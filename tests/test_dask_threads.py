@@ -41,6 +41,7 @@ def _train(family, n_threads, client, features, score):
 
 
 @pytest.mark.parametrize("family", ["stumps", "tables", "adaboostdb", "samme"])
+@pytest.mark.long
 def test_the_model_is_the_same_bit_for_bit_for_one_or_two_threads(client, family):
     features, score = _data()
     one = _train(family, 1, client, features, score)
@@ -50,6 +51,7 @@ def test_the_model_is_the_same_bit_for_bit_for_one_or_two_threads(client, family
 
 
 @pytest.mark.parametrize("family", ["stumps", "tables", "samme"])
+@pytest.mark.long
 def test_the_kernels_run_on_the_given_threads(monkeypatch, family):
     """On workers in this process (threads), the coding and histogram kernels see ``n_threads``; None is
     every core the worker may use, as in memory."""

@@ -34,6 +34,7 @@ def _assert_same_trees(distributed_machine, memory_machine, rtol=1e-9):
 
 
 @pytest.mark.parametrize("multi_output, max_leaves", [("per_output", None), ("shared", 5)])
+@pytest.mark.long
 def test_softmax_trees_give_the_in_memory_trees(client, multi_output, max_leaves):
     features, labels = _classes()
     tree = bob_boost.TreeTrainer(max_depth=3, max_leaves=max_leaves, min_samples_leaf=10, multi_output=multi_output)
@@ -60,6 +61,7 @@ def test_logit_trees_with_uneven_chunks_and_a_checkpoint(client, monkeypatch):
 
 
 @pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+@pytest.mark.long
 def test_histograms_summed_on_a_worker_or_here_give_the_same_trees(client, monkeypatch, growth):
     """Small histograms come to the client and are summed there; larger ones are summed on a worker (forced
     here with no bytes allowed to the client): the same trees bit for bit, the in-memory ones."""
@@ -81,6 +83,7 @@ def test_histograms_summed_on_a_worker_or_here_give_the_same_trees(client, monke
     _assert_same_trees(here, memory)
 
 
+@pytest.mark.long
 def test_sample_weights_are_rescaled_to_mean_one_as_in_memory(client):
     """``min_hessian_leaf`` and ``l2_regularization`` weigh the hessians: with weights of mean 40 they bind
     differently unless the cluster rescales the weights to mean 1 as the in-memory trainer does."""
@@ -115,6 +118,7 @@ def test_squared_loss_regression_trees(client):
 @pytest.mark.parametrize("loss, multi_output, max_depth", [
     (bob_boost.SoftmaxLoss(3), "per_output", None), (bob_boost.SoftmaxLoss(3), "shared", 3),
     (bob_boost.LogitLoss(), "shared", None)])
+@pytest.mark.long
 def test_leafwise_trees_give_the_in_memory_trees(client, loss, multi_output, max_depth):
     features, labels = _classes(seed=4)
     targets = labels if isinstance(loss, bob_boost.SoftmaxLoss) else np.where(labels > 0, 1.0, -1.0)
@@ -131,6 +135,7 @@ def test_leafwise_trees_give_the_in_memory_trees(client, loss, multi_output, max
 
 
 @pytest.mark.parametrize("growth", ["levelwise", "leafwise"])
+@pytest.mark.long
 def test_missing_values_get_the_in_memory_trees(client, monkeypatch, growth):
     from bob_boost.dask import _chunks
     monkeypatch.setattr(_chunks, "CHECKPOINT_ROUNDS", 2)  # scores rebuilt from the codes: NaN routed there too
@@ -205,6 +210,7 @@ def test_newton_leaves_for_a_loss_without_hessian_are_refused():
 
 
 @pytest.mark.parametrize("loss, newton_leaves", [(bob_boost.TangentialLoss(), None), (bob_boost.LogitLoss(), False)])
+@pytest.mark.long
 def test_gradient_only_trees_get_the_in_memory_trees_and_line_searched_weights(client, loss, newton_leaves):
     features, labels = _classes(seed=3)
     targets = np.where(labels > 0, 1.0, -1.0)
@@ -224,6 +230,7 @@ def test_gradient_only_trees_get_the_in_memory_trees_and_line_searched_weights(c
 
 @pytest.mark.parametrize("shape", [dict(max_depth=3, max_leaves=6), dict(max_depth=None, max_leaves=6,
                                                                           growth="leafwise")])
+@pytest.mark.long
 def test_the_estimators_train_gradient_trees_as_in_memory(client, shape):
     from bob_boost.dask import DaskBoostingClassifier, DaskBoostingRegressor
     from bob_boost.sklearn import BoostingClassifier, BoostingRegressor

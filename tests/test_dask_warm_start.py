@@ -50,6 +50,7 @@ def _assert_same_trees(ours, theirs):
 
 
 @pytest.mark.parametrize("weak_learner", ["stump", "lut", "tree"])
+@pytest.mark.long
 def test_continuing_gives_the_longer_run_bit_for_bit(client, checkpoints, weak_learner):
     features, targets = _binary(seed=1)
     loss = bob_boost.LogitLoss()
@@ -104,6 +105,7 @@ def test_a_perfect_last_stump_adds_nothing_as_in_memory(client):
 
 
 @pytest.mark.parametrize("feature_fraction", [1.0, 0.6])
+@pytest.mark.long
 def test_continuing_multi_class_trees_replays_the_rounds(client, checkpoints, feature_fraction):
     rng = np.random.default_rng(5)
     features = rng.integers(0, 12, size=(sum(CHUNKS), 5))
@@ -158,6 +160,7 @@ def _estimators():
 
 
 @pytest.mark.parametrize("name", ["boosting", "lut", "regressor", "regressor-lut", "adaboostdb", "badacost"])
+@pytest.mark.long
 def test_warm_start_gives_one_fit_of_the_larger_number(client, checkpoints, name):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     features, targets = _binary(seed=8)

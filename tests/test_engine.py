@@ -466,6 +466,7 @@ def test_row_ranges_share_fewer_rows_than_a_block_when_the_work_pays_for_the_thr
 
 
 @pytest.mark.parametrize("kind", ["stump", "lut", "tree"])
+@pytest.mark.long
 def test_compiled_prediction_on_every_thread_count_is_the_machines_own_sum(kind):
     """Fewer rows than a block go to every thread when the ensemble's work pays for them (prediction.row_ranges);
     the scores are still each row's baseline plus every round's weighted output, added in round order."""

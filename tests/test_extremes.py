@@ -45,6 +45,7 @@ def near_separable(n: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 # -- 2000 rounds of a near-perfect weak learner ----------------------------------------------------
 @pytest.mark.parametrize("algorithm", ["adaboost", "logit", "adaboostdb", "cost_sensitive_adaboost", "samme"])
+@pytest.mark.long
 def test_two_thousand_rounds_of_a_near_perfect_learner(algorithm):
     """Weights stay finite while the margins grow; training may stop early (a zero step), never warn."""
     features, targets = near_separable()

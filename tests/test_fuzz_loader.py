@@ -37,6 +37,7 @@ def seed_directory(tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.mark.long
 def test_seeds_cover_every_weak_machine_type_and_cascades_and_load(seed_directory):
     kinds = set()
     cascades = []

@@ -154,6 +154,7 @@ def test_onnx_gives_the_labels_and_probabilities():
     np.testing.assert_array_equal(signs, model.machine_.predict(features))
 
 
+@pytest.mark.long
 def test_a_cluster_trains_the_in_memory_labels(client):
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
     from bob_boost.dask import DaskBoostingClassifier

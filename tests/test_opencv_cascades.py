@@ -43,6 +43,7 @@ def images() -> dict[str, np.ndarray]:
 
 @pytest.mark.skipif(not HAAR_FILES, reason="this OpenCV ships no Haar cascade files (OpenCV 5 dropped them)")
 @pytest.mark.parametrize("path", HAAR_FILES, ids=lambda path: path.stem)
+@pytest.mark.long
 def test_every_shipped_haar_cascade_finds_opencvs_boxes(path, images):
     ours, theirs = CascadeClassifier(path), cv2.CascadeClassifier(str(path))
     for image in images.values():
@@ -300,6 +301,7 @@ def test_the_command_line_runs_an_opencv_cascade(tmp_path, capsys):
     assert "--step" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_a_written_cascade_reads_back_the_same_and_opencv_finds_the_same_boxes(tmp_path, lbp_files, images):
     from dataclasses import fields
 

@@ -119,6 +119,7 @@ def test_lbp_stumps_cut_the_codes_by_their_mean_label():
     np.testing.assert_allclose(cascade.leaves[:2], [labels[left].mean(), labels[~left].mean()], rtol=1e-6)
 
 
+@pytest.mark.long
 def test_training_is_deterministic_and_meets_the_hit_rate(trained):
     positives, negatives, cascade = trained
     again = train_opencv_cascade(positives, negatives, number_of_stages=3, num_neg=600, features_per_stage=600,
@@ -131,6 +132,7 @@ def test_training_is_deterministic_and_meets_the_hit_rate(trained):
     assert np.mean(window_decisions(cascade, negatives[:600])) <= 0.5
 
 
+@pytest.mark.long
 def test_opencv_makes_the_trainers_decisions_on_100000_windows(trained, tmp_path):
     cv2 = pytest.importorskip("cv2", reason="OpenCV 4 (opencv-python-headless<5, the test extra) is the reference")
     from bob_boost.vision.opencv_write import cascade_xml, write_opencv_cascade
@@ -169,6 +171,7 @@ def _first_stages(cascade, count: int):
 
 @pytest.mark.parametrize("feature_type, learner", [("HAAR", "AdaBoostStage"), ("LBP", "AdaBoostStage"),
                                                    ("HAAR", "AdaBoostDBStage"), ("LBP", "CostSensitiveAdaBoostStage")])
+@pytest.mark.long
 def test_stage_learners_train_cascades_that_opencv_decides_alike(feature_type, learner):
     """bob_boost's stage learners boost on the values' ranks; their stumps, turned into value splits, make the
     decisions OpenCV 4 makes with the written cascade."""
@@ -277,6 +280,7 @@ def _training_files(folder) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("feature_type, boost_type", [("HAAR", "GAB"), ("LBP", "GAB"), ("LBP", "AdaBoostDB")])
+@pytest.mark.long
 def test_train_cascade_command_resumes_to_the_uninterrupted_cascade(tmp_path, feature_type, boost_type):
     from bob_boost.cli import main
     vec, background = _training_files(tmp_path)

@@ -196,6 +196,7 @@ def test_weak_trainers_moved_to_weak_trainers_keep_their_old_module_paths():
 @pytest.mark.parametrize("package, module, extra", [("dask", "bob_boost.dask", "dask"),
                                                      ("distributed", "bob_boost.dask", "dask"),
                                                      ("sklearn", "bob_boost.sklearn", "sklearn")])
+@pytest.mark.long
 def test_the_packages_of_the_subpackages_come_through_the_one_home(package, module, extra):
     """scikit-learn and Dask are imported through bob_boost._optional too: the same message, naming the extra."""
     missing = subprocess.run([sys.executable, "-c", f"import sys; sys.modules[{package!r}] = None; import {module}"],

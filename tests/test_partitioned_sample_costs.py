@@ -113,6 +113,7 @@ def test_bad_sample_costs_on_partitions_are_errors_naming_them():
 da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
 
 
+@pytest.mark.long
 def test_dask_trainer_trains_the_in_memory_model_on_sample_costs(client):
     from bob_boost.dask import DaskMultiClassBoosting
     features, labels, costs = _costly_rows()
@@ -132,6 +133,7 @@ def test_dask_trainer_trains_the_in_memory_model_on_sample_costs(client):
             DaskMultiClassBoosting(trainer, client=client).train(rows, labels, sample_costs=text)
 
 
+@pytest.mark.long
 def test_dask_estimator_takes_sample_costs_as_in_memory(client):
     from bob_boost.dask import DaskBAdaCostClassifier
     from bob_boost.sklearn import BAdaCostClassifier
@@ -171,6 +173,7 @@ def test_dask_estimator_takes_sample_costs_as_in_memory(client):
         DaskBAdaCostClassifier(early_stopping=True).fit(rows, names, sample_costs=costs)
 
 
+@pytest.mark.long
 def test_command_line_trains_sample_costs_on_the_cluster_as_in_memory(dask_cluster, tmp_path, capsys):
     pytest.importorskip("distributed", reason="--scheduler needs the dask extra")
     import h5py

@@ -323,6 +323,7 @@ def test_the_regressor_refuses_bad_losses_and_targets_naming_them(options, y, me
 
 
 @pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+@pytest.mark.long
 def test_the_dask_regressor_trains_the_log_link_losses_as_in_memory(client, loss):
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
     from bob_boost.dask import DaskBoostingRegressor

@@ -132,6 +132,7 @@ def test_updated_scores_are_a_new_array_with_the_same_bits(n_threads, order):
                                   scores + weight * weak[:, :1])
 
 
+@pytest.mark.long
 def test_training_above_the_threshold_is_the_same_at_one_and_two_threads():
     # look-up tables give Fortran-ordered weak outputs; a callback sees every round's scores
     rng = np.random.default_rng(6)

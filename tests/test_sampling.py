@@ -194,6 +194,7 @@ def test_stratified_sampling_refuses_continuous_targets_and_leaves_inputs_alone(
         assert np.array_equal(given, copy)
 
 
+@pytest.mark.long
 def test_sampled_dask_trees_are_the_in_memory_trees(client):
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
     from bob_boost.dask import DaskBoosting
@@ -272,6 +273,7 @@ def test_a_regressor_is_not_stratified_and_a_warm_start_draws_as_one_fit():
     assert [repr(w) for w in plain.machine_.weak_machines] != [repr(w) for w in once.machine_.weak_machines]
 
 
+@pytest.mark.long
 def test_the_dask_estimators_sample_the_rows_sampled_in_memory(client):
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
     from bob_boost.dask import DaskBAdaCostClassifier, DaskBoostingClassifier

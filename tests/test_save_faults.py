@@ -141,6 +141,7 @@ def _save_under_limit(machine, path: str, limit: int, connection) -> None:
 
 @pytest.mark.parametrize("kind", ["model", "cascade"])
 @pytest.mark.parametrize("fraction", [0.0, 0.01, 0.5, 0.99])
+@pytest.mark.long
 def test_full_disk_raises_an_os_error_naming_the_file_and_keeps_the_old_one(tmp_path, fraction, kind):
     target = tmp_path / "model.hdf5"
     make_old, _, make_new, load = WRITERS[kind]

@@ -408,6 +408,7 @@ def test_fit_is_deterministic():
     assert first.machine_.weights.tobytes() == second.machine_.weights.tobytes()
 
 
+@pytest.mark.long
 def test_scikit_learn_stays_optional():
     imported = subprocess.run(
         [sys.executable, "-c", "import sys, bob_boost; print('sklearn' in sys.modules)"],

@@ -124,6 +124,7 @@ def _training_cases():
 
 
 @pytest.mark.parametrize("case", range(9), ids=[case[0] for case in _training_cases()])
+@pytest.mark.long
 def test_training_on_sparse_rows_gives_the_dense_model_bit_for_bit(case, small_blocks):
     name, make, features, targets = _training_cases()[case]
     dense = make(2).train(features, targets, 12)
@@ -192,6 +193,7 @@ def test_sparse_input_gets_clear_errors():
 sklearn = pytest.importorskip("sklearn", reason="the estimators and the LibSVM reader need scikit-learn")
 
 
+@pytest.mark.long
 def test_the_estimators_fit_and_predict_sparse_x_as_dense_x(monkeypatch):
     """Every default, early stopping on a held-out share included (more than 10,000 rows), and eval sets."""
     from bob_boost.sklearn import BoostingClassifier, BoostingRegressor
@@ -263,6 +265,7 @@ def test_the_command_line_trains_and_predicts_libsvm_files_as_their_dense_tables
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_the_codes_of_a_sparse_matrix_take_memory_for_its_non_zeros():
     """Features mostly zero keep their listed rows and codes only: binning and training stay far below the
     one byte per entry that (#features x #samples) codes would take."""

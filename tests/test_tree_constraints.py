@@ -83,6 +83,7 @@ def test_partitions_grow_the_in_memory_constrained_trees(rows):
     _assert_the_same_trees(machine, memory, X)
 
 
+@pytest.mark.long
 def test_the_estimators_take_it_in_memory_and_on_a_cluster(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
@@ -205,6 +206,7 @@ def test_partitions_grow_the_in_memory_interaction_trees(rows):
     _assert_the_same_trees(machine, memory, X)
 
 
+@pytest.mark.long
 def test_the_estimators_take_interaction_constraints(client):
     pytest.importorskip("sklearn", reason="the estimators need scikit-learn")
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")

@@ -1010,6 +1010,7 @@ def test_group_rectangles_rejects_non_integer_boxes():
         group_rectangles(np.array([[0.5, 0, 10, 10]]), 0)
 
 
+@pytest.mark.long
 def test_boosted_haar_stumps_tell_lfw_faces_from_non_faces_in_cross_validation():
     pytest.importorskip("skimage", reason="the LFW windows come with scikit-image (the faces extra)")
     from bob_boost import Boosting, ExponentialLoss, StumpTrainer
