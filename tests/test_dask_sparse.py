@@ -26,13 +26,15 @@ def _chunks(matrix, rows: int = 300):
             da.from_array(matrix.toarray(), chunks=(rows, matrix.shape[1])))
 
 
-@pytest.mark.parametrize("options", [{}, {"weak_learner": "tree", "n_estimators": 4},
-                                     {"weak_learner": "tree", "n_estimators": 8, "early_stopping": True,
-                                      "n_iter_no_change": 2},
-                                     {"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6},
-                                     {"weak_learner": "tree", "n_estimators": 4, "categorical_features": [0, 3]}],
-                         ids=["defaults", "trees", "early stopping", "tables", "categories"])
-@pytest.mark.long
+@pytest.mark.parametrize("options", [
+    pytest.param({}, id="defaults", marks=pytest.mark.long),
+    pytest.param({"weak_learner": "tree", "n_estimators": 4}, id="trees", marks=pytest.mark.long),
+    pytest.param({"weak_learner": "tree", "n_estimators": 8, "early_stopping": True, "n_iter_no_change": 2},
+                 id="early stopping", marks=pytest.mark.long),
+    # the suite's quick case (the others take 7 to 16 s each)
+    pytest.param({"weak_learner": "lut", "maximum_feature_value": 5, "n_estimators": 6}, id="tables"),
+    pytest.param({"weak_learner": "tree", "n_estimators": 4, "categorical_features": [0, 3]}, id="categories",
+                 marks=pytest.mark.long)])
 def test_sparse_chunks_train_the_model_of_their_dense_chunks(client, options):
     matrix, scores = _rows(integers="maximum_feature_value" in options or "categorical_features" in options)
     labels = np.where(scores > 0, "up", "down")
