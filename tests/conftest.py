@@ -241,6 +241,10 @@ def no_matplotlib(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", blocked)
 
 
+#: How long, in seconds, a test on :func:`process_cluster` waits for a worker killed by an earlier test to be back.
+WORKER_RETURN_TIMEOUT = 120
+
+
 @pytest.fixture
 def read_on_workers_only(monkeypatch, process_session_client):
     """``read_on_workers_only(name)`` makes the row reader ``name`` of :mod:`bob_boost.io.row_files`, which the lazy
@@ -267,10 +271,6 @@ def read_on_workers_only(monkeypatch, process_session_client):
 
         monkeypatch.setattr(row_files, name, read)
     return patch
-
-
-#: How long, in seconds, a test on :func:`process_cluster` waits for a worker killed by an earlier test to be back.
-WORKER_RETURN_TIMEOUT = 120
 
 
 def _local_cluster(processes: bool):
