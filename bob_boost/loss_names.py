@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 
-from ._validation import check_choice
+from ._validation import check_choice, check_scalar
 from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
-from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss
+from .losses.log_link import SCORE_LIMIT, GammaLoss, PoissonLoss, TweedieLoss
 from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.squared import SquaredLoss
 from .registry import loss_class, loss_names
@@ -29,8 +30,10 @@ REGRESSION_LOSSES = ("squared_error", "absolute_error", "huber", "quantile", "po
 
 
 def make_regression_loss(name: str, quantile: float | None = None, huber_delta: float = 1.0,
-                         tweedie_power: float = 1.5) -> LossFunction:
-    """The regression loss of scikit-learn's name ``name`` (:data:`REGRESSION_LOSSES`) with its parameter.
+                         tweedie_power: float = 1.5, poisson_max_delta_step: float = 0.0) -> LossFunction:
+    """The regression loss of scikit-learn's name ``name`` (:data:`REGRESSION_LOSSES`) with its parameter
+    (``poisson_max_delta_step``: :class:`~bob_boost.losses.PoissonLoss`'s ``max_delta_step``, named as the
+    estimators' parameter in errors).
 
     Raises
     ------
@@ -46,8 +49,10 @@ def make_regression_loss(name: str, quantile: float | None = None, huber_delta: 
         return HuberLoss(huber_delta)
     if name == "tweedie":
         return TweedieLoss(tweedie_power)
-    return {"squared_error": SquaredLoss, "absolute_error": AbsoluteErrorLoss, "poisson": PoissonLoss,
-            "gamma": GammaLoss}[name]()
+    if name == "poisson":
+        check_scalar(poisson_max_delta_step, "poisson_max_delta_step", numbers.Real, min_val=0, max_val=SCORE_LIMIT)
+        return PoissonLoss(poisson_max_delta_step)
+    return {"squared_error": SquaredLoss, "absolute_error": AbsoluteErrorLoss, "gamma": GammaLoss}[name]()
 
 
 def make_loss(name: str, cost_matrix=None, cost_positive: float | None = None,

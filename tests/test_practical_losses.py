@@ -302,12 +302,63 @@ def test_a_poisson_regressor_round_trips_through_its_file(tmp_path):
     assert np.array_equal(loaded.predict(features), model.predict(features))
 
 
+def test_poissons_max_delta_step_scales_only_the_hessian():
+    """``PoissonLoss(max_delta_step=d)``: the loss and gradient of ``PoissonLoss()``, the hessian ``exp(d)`` times
+    its own, on every path that computes derivatives."""
+    scores = RNG.normal(size=COUNTS.shape)
+    plain, damped = PoissonLoss(), PoissonLoss(max_delta_step=0.7)
+    factor = np.exp(0.7)
+    assert np.array_equal(damped.loss(COUNTS, scores), plain.loss(COUNTS, scores))
+    assert np.array_equal(damped.loss_gradient(COUNTS, scores), plain.loss_gradient(COUNTS, scores))
+    np.testing.assert_allclose(damped.loss_hessian(COUNTS, scores), factor * plain.loss_hessian(COUNTS, scores),
+                               rtol=1e-15)
+    gradient, hessian = damped.gradient_and_hessian(COUNTS, scores)
+    assert np.array_equal(gradient, plain.loss_gradient(COUNTS, scores))
+    assert np.array_equal(hessian, damped.loss_hessian(COUNTS, scores))
+    joint = np.empty((COUNTS.shape[0], 2))
+    damped.derivatives_into(COUNTS, scores, joint)
+    assert np.array_equal(joint[:, :1], gradient) and np.array_equal(joint[:, 1:], hessian)
+    # 0, the default, is the true hessian, bit for bit as before the parameter existed
+    assert np.array_equal(PoissonLoss(0.0).loss_hessian(COUNTS, scores), np.exp(np.clip(scores, -700, 700)))
+    assert repr(damped) == "PoissonLoss(max_delta_step=0.7)" and repr(plain) == "PoissonLoss()"
+    for bad, error in ((-0.1, ValueError), (np.nan, ValueError), (701.0, ValueError), ("0.7", TypeError)):
+        with pytest.raises(error, match="max_delta_step"):
+            PoissonLoss(max_delta_step=bad)
+
+
+def test_poisson_trees_with_max_delta_step_take_shorter_newton_steps():
+    """The split gains all scale by ``exp(-d)`` and the Newton leaves by ``exp(-d)`` too: the first tree has the
+    same splits, its leaves ``exp(d)`` times smaller; the estimator's parameter trains the same model."""
+    from bob_boost.sklearn import BoostingRegressor
+
+    features, mean, rng = _regression_data(n=1000, seed=12)
+    targets = rng.poisson(mean).astype(float)
+    trainer = bob_boost.TreeTrainer(max_depth=3, max_leaves=None, growth="levelwise")
+    plain = bob_boost.Boosting(trainer, PoissonLoss()).train(features, targets, 1)
+    damped = bob_boost.Boosting(trainer, PoissonLoss(max_delta_step=0.7)).train(features, targets, 1)
+    first, second = plain.weak_machines[0], damped.weak_machines[0]
+    assert np.array_equal(first.features, second.features) and np.array_equal(first.thresholds, second.thresholds)
+    np.testing.assert_allclose(np.asarray(second.values) * np.exp(0.7), first.values, rtol=1e-12, atol=1e-15)
+    estimator = BoostingRegressor(weak_learner="tree", loss="poisson", poisson_max_delta_step=0.7, n_estimators=15,
+                                  early_stopping=False, learning_rate=0.1).fit(features, targets)
+    expected = bob_boost.Boosting(bob_boost.TreeTrainer(), PoissonLoss(max_delta_step=0.7), learning_rate=0.1).train(
+        features, targets, 15, baseline="auto")
+    assert np.array_equal(estimator.machine_.decision_scores(features), expected.decision_scores(features))
+    default = BoostingRegressor(weak_learner="tree", loss="poisson", n_estimators=15, early_stopping=False,
+                                learning_rate=0.1).fit(features, targets)
+    assert not np.array_equal(default.predict(features), estimator.predict(features))
+    with pytest.raises(TypeError, match="poisson_max_delta_step: expected a real number"):
+        BoostingRegressor(loss="poisson", poisson_max_delta_step="0.7").fit(features, targets)
+
+
 @pytest.mark.parametrize("options, y, message", [
     ({"loss": "cubic"}, None, r"loss: must be one of"),
     ({"loss": "quantile"}, None, r"quantile: loss='quantile' needs the quantile"),
     ({"loss": "quantile", "quantile": 1.5}, None, r"quantile"),
     ({"loss": "huber", "huber_delta": 0.0}, None, r"delta"),
     ({"loss": "tweedie", "tweedie_power": 3.0}, None, r"power"),
+    ({"loss": "poisson", "poisson_max_delta_step": -0.5}, None, r"poisson_max_delta_step: must be in \[0, 700"),
+    ({"loss": "poisson", "poisson_max_delta_step": np.inf}, None, r"poisson_max_delta_step: must be in"),
     ({"loss": "poisson"}, np.array([1.0, -2.0] * 10), r"y: PoissonLoss needs non-negative targets, found -2"),
     ({"loss": "gamma"}, np.array([1.0, 0.0] * 10), r"y: GammaLoss needs positive targets, found 0"),
 ])
@@ -322,16 +373,18 @@ def test_the_regressor_refuses_bad_losses_and_targets_naming_them(options, y, me
     assert np.array_equal(y, kept)
 
 
-@pytest.mark.parametrize("loss", ["poisson", "gamma", "tweedie"])
+@pytest.mark.parametrize("loss, extra", [("poisson", {}), ("gamma", {}), ("tweedie", {}),
+                                         ("poisson", {"poisson_max_delta_step": 0.7})])
 @pytest.mark.long
-def test_the_dask_regressor_trains_the_log_link_losses_as_in_memory(client, loss):
+def test_the_dask_regressor_trains_the_log_link_losses_as_in_memory(client, loss, extra):
     da = pytest.importorskip("dask.array", reason="distributed training needs the dask extra")
     from bob_boost.dask import DaskBoostingRegressor
     from bob_boost.sklearn import BoostingRegressor
 
     features, mean, rng = _regression_data(n=1500, seed=10)
     targets = rng.gamma(2.0, mean / 2.0) if loss == "gamma" else rng.poisson(mean).astype(float)
-    options = dict(weak_learner="tree", loss=loss, n_estimators=4, max_leaves=6)  # each split is a round trip
+    # each split is a round trip
+    options = dict(weak_learner="tree", loss=loss, n_estimators=4, max_leaves=6, **extra)
     remote = DaskBoostingRegressor(client=client, **options).fit(da.from_array(features, chunks=(500, 4)),
                                                                  da.from_array(targets, chunks=500))
     local = BoostingRegressor(**options).fit(features, targets)

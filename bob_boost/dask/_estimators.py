@@ -100,7 +100,8 @@ class DaskBoostingRegressor(_DaskEstimator, BoostingRegressor):
     Parameters
     ----------
     weak_learner, n_estimators, maximum_feature_value, max_depth, learning_rate, validation_fraction, \
-n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, subsample, \
+n_iter_no_change, tol, warm_start, random_state, missing, max_leaves, growth, tweedie_power, \
+poisson_max_delta_step, subsample, \
 subsample_freq, sampling, top_rate, other_rate, colsample_bytree, colsample_bynode, monotonic_cst, \
 interaction_cst, categorical_features, importance_type
         As in :class:`~bob_boost.sklearn.BoostingRegressor` (a warm start keeps the fitted intercept).
@@ -130,7 +131,7 @@ interaction_cst, categorical_features, importance_type
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
-                 huber_delta: float = 1.0, tweedie_power: float = 1.5,
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5, poisson_max_delta_step: float = 0.0,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype",
@@ -142,6 +143,7 @@ interaction_cst, categorical_features, importance_type
                          scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
                          max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients, loss=loss,
                          quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power,
+                         poisson_max_delta_step=poisson_max_delta_step,
                          subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
                          other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
                          monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,

@@ -56,6 +56,9 @@ class TweedieLoss(LossFunction):
     convex = True
     row_separable = True
 
+    #: The factor of the hessian the weak trainers see (:class:`PoissonLoss`'s ``max_delta_step``).
+    _hessian_factor = 1.0
+
     def __init__(self, power: float = 1.5) -> None:
         self.power = float(check_scalar(power, "power", numbers.Real, min_val=1, max_val=2))
 
@@ -100,7 +103,7 @@ class TweedieLoss(LossFunction):
         """``(2-p) mu^(2-p) - (1-p) t mu^(1-p)`` (``mu`` for Poisson, ``t / mu`` for Gamma): never negative."""
         p, mu = self.power, _mean(scores)
         if p == 1.0:
-            values = mu + 0.0 * targets
+            values = mu + 0.0 * targets if self._hessian_factor == 1.0 else self._hessian_factor * mu + 0.0 * targets
         elif p == 2.0:
             values = targets / mu
         else:
@@ -137,7 +140,8 @@ class TweedieLoss(LossFunction):
         if p == 1.0:
             gradient = np.subtract(mu, targets, out=gradient)
             # mu + 0 t: the hessian's bits, and its shape broadcast with the targets'
-            hessian = np.add(mu, 0.0 * targets, out=hessian)
+            scaled = mu if self._hessian_factor == 1.0 else self._hessian_factor * mu
+            hessian = np.add(scaled, 0.0 * targets, out=hessian)
         elif p == 2.0:
             gradient = np.multiply(np.power(mu, -1.0), mu - targets, out=gradient)
             hessian = np.divide(targets, mu, out=hessian)
@@ -166,15 +170,38 @@ class TweedieLoss(LossFunction):
 
 
 class PoissonLoss(TweedieLoss):
-    """Half the Poisson deviance with a log link, ``t log(t / mu) - t + mu``, for counts (``mu = exp(s)``)."""
+    """Half the Poisson deviance with a log link, ``t log(t / mu) - t + mu``, for counts (``mu = exp(s)``).
+
+    Parameters
+    ----------
+    max_delta_step : float
+        At least 0: the hessian given to the weak trainers is ``exp(max_delta_step) mu``, not ``mu``, so that
+        Newton leaves take shorter steps (LightGBM's ``poisson_max_delta_step`` and XGBoost's ``max_delta_step``
+        of ``count:poisson``, 0.7 by default in both). Where ``mu`` is far below the targets, a full Newton
+        step ``t / mu - 1`` overshoots. The loss and its gradient are unchanged, so a step rule that solves for
+        the weight finds the same minimiser. 0 (the default) is the true hessian, as scikit-learn's
+        ``HistGradientBoostingRegressor`` uses. Not :class:`~bob_boost.TreeTrainer`'s ``max_delta_step``, which
+        caps every leaf.
+
+    Raises
+    ------
+    ValueError
+        For a ``max_delta_step`` outside [0, 700] (:data:`SCORE_LIMIT`) or not finite.
+    TypeError
+        For a ``max_delta_step`` that is not a real number.
+    """
 
     name = "poisson"
 
-    def __init__(self) -> None:
+    def __init__(self, max_delta_step: float = 0.0) -> None:
         super().__init__(1.0)
+        # up to the scores' own limit, so that the hessian's factor is finite
+        self.max_delta_step = float(check_scalar(max_delta_step, "max_delta_step", numbers.Real, min_val=0,
+                                                 max_val=SCORE_LIMIT))
+        self._hessian_factor = float(np.exp(self.max_delta_step))
 
     def __repr__(self) -> str:
-        return "PoissonLoss()"
+        return "PoissonLoss()" if self.max_delta_step == 0.0 else f"PoissonLoss(max_delta_step={self.max_delta_step!r})"
 
 
 class GammaLoss(TweedieLoss):

@@ -108,6 +108,10 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         the targets' units.
     tweedie_power : float
         ``loss="tweedie"``: the variance power, in [1, 2].
+    poisson_max_delta_step : float
+        ``loss="poisson"``: the hessian the trees see is ``exp(poisson_max_delta_step)`` times the loss's,
+        which shortens their Newton steps (:class:`~bob_boost.losses.PoissonLoss`'s ``max_delta_step``;
+        LightGBM's ``poisson_max_delta_step``, whose default is 0.7). 0: the true hessian.
     monotonic_cst : array_like of int, dict or None
         Gradient trees: -1, 0 or +1 per feature, the prediction must not
         increase, may do anything, or must not decrease along it
@@ -162,7 +166,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
                  tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
                  missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
                  quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
-                 huber_delta: float = 1.0, tweedie_power: float = 1.5,
+                 huber_delta: float = 1.0, tweedie_power: float = 1.5, poisson_max_delta_step: float = 0.0,
                  subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
                  other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
                  monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype",
@@ -190,6 +194,7 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
         self.quantile = quantile
         self.huber_delta = huber_delta
         self.tweedie_power = tweedie_power
+        self.poisson_max_delta_step = poisson_max_delta_step
         self.subsample = subsample
         self.subsample_freq = subsample_freq
         self.sampling = sampling
@@ -203,7 +208,8 @@ class BoostingRegressor(RegressorMixin, _BoostedEstimator):
 
     def _loss_function(self) -> LossFunction:
         """The loss of the parameters (checked)."""
-        return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power)
+        return make_regression_loss(self.loss, self.quantile, self.huber_delta, self.tweedie_power,
+                                    self.poisson_max_delta_step)
 
     def _eval_targets(self, recipe):
         """An evaluation set's real targets, checked by the loss (an error names the set)."""
