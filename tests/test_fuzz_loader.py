@@ -207,6 +207,29 @@ def test_circular_soft_links_are_named(tmp_path):
     assert "'Index' is a link that cannot be followed" in load_error(path)
 
 
+def test_soft_links_within_the_file_are_followed_and_other_objects_named(tmp_path):
+    """A soft link to a dataset of the same file reads as that dataset; one that leads nowhere, a group where a
+    dataset belongs and a named datatype are errors naming the dataset."""
+    path = saved(tmp_path)
+    expected = BoostedMachine.load(path)
+    with h5py.File(path, "r+") as h5:
+        h5["Kept"] = h5["WeakMachine_0/Index"][()]
+        del h5["WeakMachine_0/Index"]
+        h5["WeakMachine_0/Index"] = h5py.SoftLink("/Kept")
+    assert BoostedMachine.load(path).weak_machines == expected.weak_machines
+    with h5py.File(path, "r+") as h5:
+        del h5["Kept"]
+    assert "'Index' is a link to '/Kept' that leads nowhere" in load_error(path)
+    for replace, message in ((lambda h5: h5.create_group("WeakMachine_0/Index"), "'Index' is not a dataset"),
+                             (lambda h5: h5.__setitem__("WeakMachine_0/Index", np.dtype("f8")),
+                              "'Index' is a Datatype, not a dataset or a group")):
+        with h5py.File(path, "r+") as h5:
+            if "WeakMachine_0/Index" in h5:
+                del h5["WeakMachine_0/Index"]
+            replace(h5)
+        assert message in load_error(path)
+
+
 @pytest.mark.parametrize("name, value, message", [
     # was: uint64 2**64 - 1 wrapped to -1 (a leaf in a tree, "Index must be non-negative, got -1" here)
     ("Index", np.array([np.iinfo(np.uint64).max], dtype=np.uint64), "'Index' holds integers beyond the 64-bit"),
