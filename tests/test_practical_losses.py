@@ -302,6 +302,18 @@ def test_a_poisson_regressor_round_trips_through_its_file(tmp_path):
     assert np.array_equal(loaded.predict(features), model.predict(features))
 
 
+@pytest.mark.parametrize("loss, targets", CASES + [(PoissonLoss(max_delta_step=0.7), COUNTS)],
+                         ids=IDS + ["PoissonLoss(max_delta_step=0.7)"])
+def test_loss_and_derivatives_are_the_three_methods_bit_for_bit(loss, targets):
+    """What the descent check asks for at a round's new scores (the log-link losses from one ``exp``), the same
+    bits as the loss, gradient and hessian apart, extreme scores included."""
+    scores = np.concatenate([RNG.normal(size=(targets.shape[0] - 2, 1)), [[800.0], [-800.0]]])
+    values, gradient, hessian = loss.loss_and_derivatives(targets, scores)
+    assert np.array_equal(values, loss.loss(targets, scores), equal_nan=True)
+    assert np.array_equal(gradient, loss.loss_gradient(targets, scores), equal_nan=True)
+    assert np.array_equal(hessian, loss.loss_hessian(targets, scores), equal_nan=True)
+
+
 def test_poissons_max_delta_step_scales_only_the_hessian():
     """``PoissonLoss(max_delta_step=d)``: the loss and gradient of ``PoissonLoss()``, the hessian ``exp(d)`` times
     its own, on every path that computes derivatives."""

@@ -79,8 +79,23 @@ class TweedieLoss(LossFunction):
 
     def loss(self, targets: np.ndarray, scores: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Half the unit deviance of every sample."""
-        p, log_mu = self.power, _clipped(scores)
+        log_mu = _clipped(scores)
+        return weighted(self._values(targets, log_mu, np.exp(log_mu)), sample_weight)
+
+    def loss_and_derivatives(self, targets: np.ndarray,
+                             scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`loss`, :meth:`loss_gradient` and :meth:`loss_hessian` from one ``exp`` of the scores (the same
+        bits): the descent check asks for the three at a round's new scores."""
+        if not self._own_derivatives() or type(self).loss is not TweedieLoss.loss:
+            return super().loss_and_derivatives(targets, scores)
+        log_mu = _clipped(scores)
         mu = np.exp(log_mu)
+        gradient, hessian = self._derivatives(targets, mu)
+        return self._values(targets, log_mu, mu), gradient, hessian
+
+    def _values(self, targets: np.ndarray, log_mu: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        """:meth:`loss` (unweighted) at the clipped scores ``log_mu`` and the means ``mu = exp(log_mu)``."""
+        p = self.power
         if p == 1.0:
             # t log t, 0 at t = 0 (as scipy's xlogy, which took twice the time of numpy's log)
             values = targets * np.log(np.maximum(targets, _TINY)) - targets * log_mu - targets + mu
@@ -89,7 +104,7 @@ class TweedieLoss(LossFunction):
         else:
             values = (np.power(targets, 2.0 - p) / ((1.0 - p) * (2.0 - p)) - targets * np.power(mu, 1.0 - p) / (1.0 - p)
                       + np.power(mu, 2.0 - p) / (2.0 - p))
-        return weighted(values, sample_weight)
+        return values
 
     def loss_gradient(self, targets: np.ndarray, scores: np.ndarray,
                       sample_weight: np.ndarray | None = None) -> np.ndarray:
