@@ -62,7 +62,7 @@ def _open(group: h5py.Group, name: str, missing: str):
 
     h5py's low-level calls, not its high-level ``get``: a model's loader opens every dataset of every weak machine
     (eight a tree), and the high-level path's lookups and checks made loading 1.5 to 2 times slower
-    (``bench/bench_model_files.py``: a model of 500 trees of 31 leaves in 2.4-2.6 s, now 1.2-1.4 s).
+    (``bench/bench_model_files.py``: a model of 500 trees of 31 leaves in 2.0-2.2 s, now 1.1-1.2 s).
     """
     key = name.encode()
     if not group.id.links.exists(key):
@@ -322,7 +322,30 @@ def _walk_collection(data: mmap.mmap, start: int, file_size: int) -> str | None:
 
 def write_scalar(group: h5py.Group, name: str, value, dtype) -> None:
     """Write a scalar the way bob does: a shape-(1,) dataset."""
-    group.create_dataset(name, data=np.asarray([value], dtype=dtype))
+    write_array(group, name, np.asarray([value], dtype=dtype))
+
+
+def _link_creation() -> h5py.h5p.PropLCID:
+    plist = h5py.h5p.create(h5py.h5p.LINK_CREATE)
+    plist.set_create_intermediate_group(True)
+    return plist
+
+
+#: h5py's default link creation properties (missing groups of a path are created).
+_LINK_CREATION = _link_creation()
+
+
+def write_array(group: h5py.Group, name: str, data) -> None:
+    """Write ``data`` as the dataset ``name`` of ``group``: the bytes ``group.create_dataset(name, data=data)``
+    writes (contiguous, no creation times), through h5py's low-level calls (a model writes several small datasets a
+    weak machine, and the high-level ones took about 0.2 ms each, these 0.1 ms)."""
+    data = np.ascontiguousarray(data)
+    plist = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    plist.set_obj_track_times(False)
+    item = h5py.h5d.create(group.id, name.encode(), h5py.h5t.py_create(data.dtype, logical=1),
+                           h5py.h5s.create_simple(data.shape), dcpl=plist, lcpl=_LINK_CREATION)
+    if data.size:
+        item.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
 
 
 def write_string_attribute(node: h5py.Group, name: str, value: str) -> None:

@@ -87,13 +87,13 @@ def write_machine(machine: BoostedMachine, group: h5py.Group) -> None:
     group.attrs.create("version", np.array([CATEGORICAL_FORMAT_VERSION if categorical else FORMAT_VERSION],
                                            dtype=np.int32))
     group.attrs["bob_boost_version"] = __version__
-    group.create_dataset("Weights", data=machine.weights)
+    hdf5.write_array(group, "Weights", machine.weights)
     for i, weak in enumerate(machine.weak_machines):
         sub = group.create_group(f"WeakMachine_{i}")
         hdf5.write_string_attribute(sub, "MachineType", weak.machine_type)
         weak.save(sub)
     if machine.cost_matrix is not None:
-        group.create_dataset("CostMatrix", data=machine.cost_matrix)
+        hdf5.write_array(group, "CostMatrix", machine.cost_matrix)
     if machine.number_of_features is not None:
         group.attrs["NumberOfFeatures"] = np.int64(machine.number_of_features)
     if machine.metadata:
@@ -102,7 +102,7 @@ def write_machine(machine: BoostedMachine, group: h5py.Group) -> None:
     # classifier files stay exactly what bob.learn.boosting writes
     baseline = machine.baseline
     if np.any(baseline != 0):
-        group.create_dataset("Baseline", data=baseline)
+        hdf5.write_array(group, "Baseline", baseline)
     if machine.decision_rule != decision.default_rule(machine.number_of_outputs, machine.cost_matrix is not None):
         hdf5.write_string_attribute(group, "DecisionRule", machine.decision_rule)
 

@@ -139,7 +139,7 @@ class Cascade:
             h5.attrs["NumberOfStages"] = np.int64(len(self))
             if self.metadata:
                 h5.attrs["Metadata"] = json.dumps(self.metadata, sort_keys=True)
-            h5.create_dataset("Features", data=self.features.table)
+            hdf5.write_array(h5, "Features", self.features.table)
             for s, (machine, threshold) in enumerate(self.stages):
                 group = h5.create_group(f"Stage_{s}")
                 group.attrs["Threshold"] = np.float64(threshold)

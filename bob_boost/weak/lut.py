@@ -118,8 +118,8 @@ class LUTMachine(WeakMachine):
 
     def save(self, group: h5py.Group) -> None:
         """Write ``LUT`` (#entries x #outputs) and ``Indices`` as bob does (and ``MissingEntry`` when set)."""
-        group.create_dataset("LUT", data=self.look_up_tables)
-        group.create_dataset("Indices", data=self.indices.astype(np.int32))
+        hdf5.write_array(group, "LUT", self.look_up_tables)
+        hdf5.write_array(group, "Indices", self.indices.astype(np.int32))
         if self.missing_entry:
             hdf5.write_scalar(group, "MissingEntry", 1, np.int8)
 

@@ -191,14 +191,14 @@ class MultiClassTreeMachine(CategorySplits, MultiClassWeakMachine):
     def save(self, group: h5py.Group) -> None:
         """Write the node arrays and ``NumberOfClasses`` (and ``MissingLeft`` when NaN is routed, the category
         sets of categorical splits)."""
-        group.create_dataset("Features", data=self.features.astype(np.int32))
-        group.create_dataset("Thresholds", data=self.thresholds)
-        group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
-        group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
-        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_array(group, "Features", self.features.astype(np.int32))
+        hdf5.write_array(group, "Thresholds", self.thresholds)
+        hdf5.write_array(group, "LeftChildren", self.left_children.astype(np.int32))
+        hdf5.write_array(group, "RightChildren", self.right_children.astype(np.int32))
+        hdf5.write_array(group, "Labels", self.labels.astype(np.int32))
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
         if self.missing_left is not None:
-            group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
+            hdf5.write_array(group, "MissingLeft", self.missing_left.astype(np.int8))
         save_category_sets(self._category_sets, group)
         save_node_records(self, group)
 
@@ -291,7 +291,7 @@ class MultiClassStumpMachine(MultiClassWeakMachine):
         """Write ``Threshold``, ``Index``, ``Labels`` and ``NumberOfClasses`` (and ``MissingAbove`` when set)."""
         hdf5.write_scalar(group, "Threshold", self.threshold, np.float64)
         hdf5.write_scalar(group, "Index", self.index, np.int32)
-        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_array(group, "Labels", self.labels.astype(np.int32))
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
         if self.missing_above is not None:
             hdf5.write_scalar(group, "MissingAbove", int(self.missing_above), np.int8)
@@ -360,7 +360,7 @@ class MultiClassLUTMachine(MultiClassWeakMachine):
 
     def save(self, group: h5py.Group) -> None:
         """Write ``Labels``, ``Index`` and ``NumberOfClasses``."""
-        group.create_dataset("Labels", data=self.labels.astype(np.int32))
+        hdf5.write_array(group, "Labels", self.labels.astype(np.int32))
         hdf5.write_scalar(group, "Index", self.index, np.int32)
         hdf5.write_scalar(group, "NumberOfClasses", self.number_of_classes, np.int32)
 

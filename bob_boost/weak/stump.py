@@ -97,7 +97,7 @@ class StumpMachine(WeakMachine):
         if self.missing_above is not None:
             hdf5.write_scalar(group, "MissingAbove", int(self.missing_above), np.int8)
         if self.categories is not None:
-            group.create_dataset("Categories", data=self.categories)
+            hdf5.write_array(group, "Categories", self.categories)
 
     @classmethod
     def load(cls, group: h5py.Group) -> "StumpMachine":

@@ -164,8 +164,8 @@ def route(features: np.ndarray, node: np.ndarray, node_features: np.ndarray, thr
 def save_category_sets(sets: tuple[np.ndarray, np.ndarray] | None, group: h5py.Group) -> None:
     """Write a tree's category sets as ``CategoryOffsets`` and ``CategoryValues`` (nothing without any)."""
     if sets is not None:
-        group.create_dataset("CategoryOffsets", data=sets[0])
-        group.create_dataset("CategoryValues", data=sets[1])
+        hdf5.write_array(group, "CategoryOffsets", sets[0])
+        hdf5.write_array(group, "CategoryValues", sets[1])
 
 
 def load_category_sets(group: h5py.Group) -> tuple[np.ndarray, np.ndarray] | None:
@@ -228,7 +228,7 @@ def save_node_records(machine: WeakMachine, group: h5py.Group) -> None:
     """Write a tree machine's ``cover`` and ``gains`` where it has them."""
     for attribute, name in _RECORDS:
         if getattr(machine, attribute) is not None:
-            group.create_dataset(name, data=getattr(machine, attribute))
+            hdf5.write_array(group, name, getattr(machine, attribute))
 
 
 def load_node_records(group: h5py.Group) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -379,14 +379,14 @@ class TreeMachine(CategorySplits, WeakMachine):
 
     def save(self, group: h5py.Group) -> None:
         """Write the node arrays, ``Values`` and ``Roots`` (and ``MissingLeft`` when NaN is routed)."""
-        group.create_dataset("Features", data=self.features.astype(np.int32))
-        group.create_dataset("Thresholds", data=self.thresholds)
-        group.create_dataset("LeftChildren", data=self.left_children.astype(np.int32))
-        group.create_dataset("RightChildren", data=self.right_children.astype(np.int32))
-        group.create_dataset("Values", data=self.values)
-        group.create_dataset("Roots", data=self.roots.astype(np.int32))
+        hdf5.write_array(group, "Features", self.features.astype(np.int32))
+        hdf5.write_array(group, "Thresholds", self.thresholds)
+        hdf5.write_array(group, "LeftChildren", self.left_children.astype(np.int32))
+        hdf5.write_array(group, "RightChildren", self.right_children.astype(np.int32))
+        hdf5.write_array(group, "Values", self.values)
+        hdf5.write_array(group, "Roots", self.roots.astype(np.int32))
         if self.missing_left is not None:
-            group.create_dataset("MissingLeft", data=self.missing_left.astype(np.int8))
+            hdf5.write_array(group, "MissingLeft", self.missing_left.astype(np.int8))
         save_category_sets(self._category_sets, group)
         save_node_records(self, group)
 
