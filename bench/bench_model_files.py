@@ -25,15 +25,11 @@ import time
 import numpy as np
 
 from _machine import cpu_model  # bench/, beside this script
+from _timing import fastest
 
 
 def _fastest(function, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return fastest(function, repeats)[0]
 
 
 def _stumps(count: int):
