@@ -171,6 +171,21 @@ def test_multiboost_pool_is_deterministic_and_sampled(digits):
     assert first.machines != other.machines
     assert len(set(map(repr, first.machines))) >= 1 and len(first.machines) == 30
 
+    class TrainOnly:
+        """A weak learner of bob_boost 0.1's protocol (``train``, which checks its inputs every member)."""
+
+        def __init__(self):
+            self.inner = CostSensitiveTreeTrainer(max_depth=2)
+
+        def prepare(self, features):
+            return self.inner.prepare(features)
+
+        def train(self, prepared, labels, weights, loss_matrix):
+            return self.inner.train(prepared, labels, weights, loss_matrix)
+    # the built-in trainer's members come from its propose, on trusted inputs: the same trees
+    assert MultiBoostTrainer(_zero_one(10), TrainOnly(), pool_size=30, random_state=1).pool(x, y).machines == \
+        first.machines
+
 
 @pytest.mark.parametrize("options, message", [
     (dict(pool_size=0), "pool_size"),

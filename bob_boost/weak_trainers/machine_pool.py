@@ -13,7 +13,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..boosting.protocol import Proposal, RoundState
+from ..boosting.protocol import Proposal, RoundState, uses_propose
 from ..costs import zero_one_cost_matrix
 from ..weak.multiclass import MultiClassWeakMachine
 
@@ -72,17 +72,29 @@ def subsample_pool(weak_trainer: Any, features: np.ndarray, labels: np.ndarray, 
     replacement of that fraction of the rows of positive ``sample_weight`` (at least one row), weighted by
     ``sample_weight`` (uniform by default).
 
-    The features are prepared (binned) once; a member's sample is its rows of non-zero weight.
+    The features are prepared (binned) once; a member's sample is its rows of non-zero weight. A weak trainer of
+    the loop's protocol (``propose``) gets the members' inputs as they are, checked by the caller (``labels``,
+    ``sample_weight``) or made here; another one's ``train`` checks them for every member (MultiBoost's default
+    pool of 6,000 depth-2 trees on 420 rows took 4-7% longer so). A member the trainer proposes none for (None) is
+    left out.
     """
     prepared = weak_trainer.prepare(features)
     loss = zero_one_cost_matrix(number_of_classes)
     base = np.ones(labels.size) if sample_weight is None else sample_weight
     candidates = np.flatnonzero(base > 0)
+    trusted = uses_propose(weak_trainer)
     machines = []
     for index in range(size):
         fraction = fractions[index * len(fractions) // size]
         rows = rng.choice(candidates, max(1, int(round(fraction * candidates.size))), replace=False)
         weights = np.zeros(labels.size)
         weights[rows] = base[rows]
-        machines.append(weak_trainer.train(prepared, labels, weights / weights.sum(), loss))
+        weights /= weights.sum()
+        if not trusted:
+            machines.append(weak_trainer.train(prepared, labels, weights, loss))
+            continue
+        proposal = weak_trainer.propose(prepared, RoundState(features=features, scores=None, labels=labels,
+                                                             sample_weights=weights, loss_matrix=loss))
+        if proposal is not None:
+            machines.append(proposal.machine)
     return machines
