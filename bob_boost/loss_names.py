@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 
-from ._validation import check_choice, check_scalar
+from ._validation import check_choice
 from .exceptions import InvalidValueError
 from .losses.base import BinaryClassificationLoss, LossFunction
-from .losses.log_link import SCORE_LIMIT, GammaLoss, PoissonLoss, TweedieLoss
+from .losses.log_link import GammaLoss, PoissonLoss, TweedieLoss, check_max_delta_step
 from .losses.robust import AbsoluteErrorLoss, HuberLoss, QuantileLoss
 from .losses.squared import SquaredLoss
 from .registry import loss_class, loss_names
@@ -50,8 +49,7 @@ def make_regression_loss(name: str, quantile: float | None = None, huber_delta: 
     if name == "tweedie":
         return TweedieLoss(tweedie_power)
     if name == "poisson":
-        check_scalar(poisson_max_delta_step, "poisson_max_delta_step", numbers.Real, min_val=0, max_val=SCORE_LIMIT)
-        return PoissonLoss(poisson_max_delta_step)
+        return PoissonLoss(check_max_delta_step(poisson_max_delta_step, "poisson_max_delta_step"))
     return {"squared_error": SquaredLoss, "absolute_error": AbsoluteErrorLoss, "gamma": GammaLoss}[name]()
 
 

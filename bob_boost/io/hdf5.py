@@ -98,12 +98,6 @@ def get_item(group: h5py.Group, name: str) -> h5py.Dataset | h5py.Group:
     return h5py.Group(item) if isinstance(item, h5py.h5g.GroupID) else h5py.Dataset(item)
 
 
-def get_dataset(group: h5py.Group, name: str) -> h5py.Dataset:
-    """The numeric dataset ``name`` of ``group``, checked before any of its data is read (see
-    :func:`read_dataset`)."""
-    return h5py.Dataset(_checked_dataset(group, name)[0])
-
-
 def _checked_dataset(group: h5py.Group, name: str) -> tuple[h5py.h5d.DatasetID, tuple[int, ...], np.dtype]:
     """The low-level dataset ``name`` of ``group`` with its shape and type, checked (:func:`read_dataset`)."""
     item = _open(group, name, f"missing dataset {name!r}")

@@ -118,7 +118,7 @@ class TweedieLoss(LossFunction):
         """``(2-p) mu^(2-p) - (1-p) t mu^(1-p)`` (``mu`` for Poisson, ``t / mu`` for Gamma): never negative."""
         p, mu = self.power, _mean(scores)
         if p == 1.0:
-            values = mu + 0.0 * targets if self._hessian_factor == 1.0 else self._hessian_factor * mu + 0.0 * targets
+            values = self._hessian_factor * mu + 0.0 * targets  # times 1.0 (the default) is exact
         elif p == 2.0:
             values = targets / mu
         else:
@@ -155,6 +155,7 @@ class TweedieLoss(LossFunction):
         if p == 1.0:
             gradient = np.subtract(mu, targets, out=gradient)
             # mu + 0 t: the hessian's bits, and its shape broadcast with the targets'
+            # the default factor 1.0 would change no bit: it only spares the product's pass
             scaled = mu if self._hessian_factor == 1.0 else self._hessian_factor * mu
             hessian = np.add(scaled, 0.0 * targets, out=hessian)
         elif p == 2.0:
@@ -184,6 +185,12 @@ class TweedieLoss(LossFunction):
         return f"{type(self).__name__}(power={self.power!r})"
 
 
+def check_max_delta_step(value, name: str = "max_delta_step") -> float:
+    """:class:`PoissonLoss`'s ``max_delta_step`` as a float, raising (naming ``name``) unless it is a real number in
+    [0, :data:`SCORE_LIMIT`]: up to the scores' own limit, so that the hessian's factor is finite."""
+    return float(check_scalar(value, name, numbers.Real, min_val=0, max_val=SCORE_LIMIT))
+
+
 class PoissonLoss(TweedieLoss):
     """Half the Poisson deviance with a log link, ``t log(t / mu) - t + mu``, for counts (``mu = exp(s)``).
 
@@ -210,9 +217,7 @@ class PoissonLoss(TweedieLoss):
 
     def __init__(self, max_delta_step: float = 0.0) -> None:
         super().__init__(1.0)
-        # up to the scores' own limit, so that the hessian's factor is finite
-        self.max_delta_step = float(check_scalar(max_delta_step, "max_delta_step", numbers.Real, min_val=0,
-                                                 max_val=SCORE_LIMIT))
+        self.max_delta_step = check_max_delta_step(max_delta_step)
         self._hessian_factor = float(np.exp(self.max_delta_step))
 
     def __repr__(self) -> str:
