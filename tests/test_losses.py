@@ -121,3 +121,22 @@ def test_losses_made_by_name_take_the_cost_options_their_constructor_names():
             make_loss("cmel")
         assert np.array_equal(make_loss("cmel", cost_matrix=costs).cost_matrix, costs)
         assert type(make_loss("log", cost_matrix=costs)).__name__ == "LogitLoss"  # options it does not take: unused
+
+
+def test_logit_derivatives_are_within_a_few_ulp_of_extended_precision_at_every_margin():
+    # the sigmoids come from one exponential of -|margin|: no overflow to NaN, no cancellation on either side
+    margins = np.array([0.0, 1e-300, 1e-8, 0.5, 1.0, 18.0, 36.0, 37.0, 200.0, 700.0, 709.0, 710.0, 745.0, 1000.0])
+    margins = np.concatenate([margins, -margins, rng.normal(scale=30.0, size=4000)])
+    targets = np.where(np.arange(margins.size) % 2 == 0, 1.0, -1.0)[:, np.newaxis]
+    scores = margins[:, np.newaxis] * targets  # targets * scores is the margin, exactly
+    gradient, hessian = LogitLoss().gradient_and_hessian(targets, scores)
+    small = np.exp(-np.abs(margins).astype(np.longdouble))
+    below = np.where(margins >= 0, small / (1 + small), 1 / (1 + small))  # sigmoid(-margin)
+    expected_gradient = -targets[:, 0] * below
+    expected_hessian = small / ((1 + small) * (1 + small))
+    for got, expected in ((gradient[:, 0], expected_gradient), (hessian[:, 0], expected_hessian)):
+        assert np.all(np.isfinite(got))
+        representable = np.abs(expected) >= np.finfo(np.float64).tiny  # below that, subnormals (or 0) lose bits
+        ulp = np.spacing(np.abs(expected[representable]).astype(np.float64))
+        assert np.max(np.abs(got[representable] - expected[representable]) / ulp) <= 4.0
+        assert np.all(np.abs(got[~representable] - expected[~representable]) <= np.finfo(np.float64).tiny)
