@@ -61,8 +61,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ._validation import as_feature_matrix, check_positive_int, check_sample_weight, check_scalar
+from .boosting.rows import loss_total
+from .engine.threads import check_threads
 from .exceptions import InvalidTypeError, InvalidValueError
-from .losses.base import LossFunction, unit_weights, weighted
+from .losses.base import LossFunction, unit_weights
 from .sparse import by_row_blocks
 
 if TYPE_CHECKING:  # the machine module imports nothing of this one; the annotation only names it
@@ -200,6 +202,10 @@ class RecordEvaluation:
         (``features`` then serve only for the scores before the first round). A loss the trainer has
         just summed at those scores, on the same targets and weights (:func:`loss_reached`), is taken as
         summed, which rounds as the trainer's sums do.
+    n_threads : int or None
+        Threads of a loss's sums (None: every core this process may use); the value is the same for any number:
+        the rows' losses are summed in fixed blocks (:func:`~bob_boost.boosting.rows.loss_total`), as the
+        trainer sums them.
 
     Attributes
     ----------
@@ -208,8 +214,10 @@ class RecordEvaluation:
     """
 
     def __init__(self, features, metric: LossFunction | Metric, targets=None, sample_weight=None,
-                 greater_is_better: bool | None = None, name: str = "validation", training: bool = False) -> None:
+                 greater_is_better: bool | None = None, name: str = "validation", training: bool = False,
+                 n_threads: int | None = 1) -> None:
         self.features = as_feature_matrix(features, allow_nan=True, accept_sparse=True)
+        self._threads = check_threads(n_threads)
         if isinstance(metric, LossFunction):
             if targets is None:
                 raise InvalidValueError("targets: a loss metric needs the targets of the features")
@@ -279,8 +287,7 @@ class RecordEvaluation:
 
     def _evaluate(self, machine: "BoostedMachine") -> float:
         if isinstance(self.metric, LossFunction):
-            values = weighted(self.metric.loss(self._targets, self._scores), self._loss_weights)
-            return float(np.sum(values) / self._total)
+            return loss_total(self.metric, self._targets, self._scores, self._loss_weights, self._threads) / self._total
         return float(self.metric(machine, self._scores))
 
     def improvement(self, new: float, old: float) -> float:
@@ -298,7 +305,7 @@ class EarlyStopping(RecordEvaluation):
 
     Parameters
     ----------
-    features, metric, targets, sample_weight, greater_is_better, name
+    features, metric, targets, sample_weight, greater_is_better, name, n_threads
         As for :class:`RecordEvaluation`.
     patience : int
         Rounds without improvement before stopping (>= 1).
@@ -319,8 +326,8 @@ class EarlyStopping(RecordEvaluation):
 
     def __init__(self, features, metric: LossFunction | Metric, targets=None, sample_weight=None,
                  greater_is_better: bool | None = None, name: str = "validation", patience: int = 10,
-                 tol: float = 0.0, trim: bool = True) -> None:
-        super().__init__(features, metric, targets, sample_weight, greater_is_better, name)
+                 tol: float = 0.0, trim: bool = True, n_threads: int | None = 1) -> None:
+        super().__init__(features, metric, targets, sample_weight, greater_is_better, name, n_threads=n_threads)
         self.patience = check_positive_int(patience, "patience")
         self.tol = float(check_scalar(tol, "tol", numbers.Real, min_val=0))
         self.trim = bool(trim)

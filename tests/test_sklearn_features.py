@@ -366,6 +366,27 @@ def test_a_training_record_takes_the_loss_the_trainer_summed():
                                                       / np.sum(weights) for s in staged])
 
 
+def test_a_records_loss_is_the_trainers_sum_on_any_number_of_threads():
+    """A record sums a loss in the trainer's fixed row blocks: its history is the same float for 1 and 2 threads,
+    where the trainer's own sums reach it (a loss without a curvature bound, checked every round) or not."""
+    from bob_boost import TreeTrainer
+
+    class Checked(LogitLoss):
+        curvature = None
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150_000, 3))  # three blocks of the loss sums
+    t = np.where(X[:, 0] + rng.normal(size=X.shape[0]) > 0, 1.0, -1.0)[:, np.newaxis]
+    histories = {}
+    for loss in (LogitLoss(), Checked()):
+        for n_threads in (1, 2):
+            record = RecordEvaluation(X, loss, targets=t, name="training", training=True, n_threads=n_threads)
+            Boosting(TreeTrainer(max_leaves=4, n_threads=n_threads), loss).train(X, t, 3, callback=record)
+            histories[type(loss).__name__, n_threads] = record.history
+    assert histories["LogitLoss", 1] == histories["LogitLoss", 2] == histories["Checked", 1] == histories["Checked", 2]
+    assert histories["LogitLoss", 1][-1] < histories["LogitLoss", 1][0]
+
+
 def test_callback_bad_input():
     X, y = _binary(n=50)
     with pytest.raises(ValueError, match="targets"):
@@ -374,6 +395,8 @@ def test_callback_bad_input():
         RecordEvaluation(X, "loss")
     with pytest.raises(ValueError, match="patience"):
         EarlyStopping(X, ExponentialLoss(), targets=np.ones(50), patience=0)
+    with pytest.raises(TypeError, match="n_threads"):
+        RecordEvaluation(X, ExponentialLoss(), targets=np.ones(50), n_threads="two")
     with pytest.raises(TypeError, match=r"callback\[1\]"):
         Boosting(StumpTrainer(), ExponentialLoss()).train(X, np.where(y == 1, 1.0, -1.0), 3, callback=[None, 3])
 

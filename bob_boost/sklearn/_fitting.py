@@ -200,7 +200,7 @@ def boost(estimator, data, recipe: Recipe, X, targets, weights, y, rounds: int, 
     loss_record = train_record = None
     if data.records_training:
         loss_record = train_record = RecordEvaluation(X, recipe.loss, targets, train_weights, name="training",
-                                                      training=True)
+                                                      training=True, n_threads=_threads(estimator))
         callbacks.append(loss_record)
         if scorer is not None:
             train_record = RecordEvaluation(X, scorer_metric(estimator, scorer, X, y, weights),
@@ -235,9 +235,14 @@ def eval_records(estimator, scorer, loss, eval_sets: Sequence[EvalSet], stopping
     for data in eval_sets:
         arguments = scored(estimator, scorer, loss, data)
         records.append(EarlyStopping(data.features, *arguments, name=data.name, patience=estimator.n_iter_no_change,
-                                     tol=estimator.tol) if stopping and not records
-                       else RecordEvaluation(data.features, *arguments, name=data.name))
+                                     tol=estimator.tol, n_threads=_threads(estimator)) if stopping and not records
+                       else RecordEvaluation(data.features, *arguments, name=data.name, n_threads=_threads(estimator)))
     return records
+
+
+def _threads(estimator) -> int | None:
+    """The threads of the recorders' loss sums: the estimator's own (1 for one without ``n_threads``)."""
+    return getattr(estimator, "n_threads", 1)
 
 
 def evals_result(eval_sets: Sequence[EvalSet], records: list, kept: int) -> dict[str, np.ndarray]:
