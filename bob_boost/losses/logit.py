@@ -87,8 +87,8 @@ class LogitLoss(BinaryClassificationLoss):
 def _sigmoids(margin: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(sigmoid(-margin), small, large)``: ``small = sigmoid(-|margin|)``, scipy's ``expit``, the only
     exponential (of ``|margin|``, which overflows to a sigmoid of 0, never to NaN), and ``large = 1 - small``, the
-    other sigmoid, at least 1/2 and so within half an ulp. Two exponentials (of ``margin`` and ``-margin``) took
-    2.5 times as long in the compiled pass, where they are most of the logistic derivatives' time."""
+    other sigmoid, at least 1/2 and so rounded by half an ulp at most. With two exponentials (of ``margin`` and
+    ``-margin``) the compiled pass over 300,000 rows took 5.0-5.2 ms on one thread, with one 3.6 ms (epyc-zen3)."""
     small = expit(-np.abs(margin))
     large = 1.0 - small
     return np.where(margin >= 0, small, large), small, large
