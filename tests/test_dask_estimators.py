@@ -41,6 +41,18 @@ def test_each_dask_estimator_is_its_in_memory_estimator_with_a_client(dask_class
     params = dask_class(**values).get_params(deep=False)
     assert all(params[name] is value for name, value in values.items())
 
+@pytest.mark.parametrize("dask_class", list(TWINS), ids=lambda cls: cls.__name__)
+def test_a_dask_estimator_takes_parameters_by_position_or_name_and_names_itself_for_an_unknown_one(dask_class):
+    local_class, own, defaults = TWINS[dask_class]
+    names = list(inspect.signature(local_class).parameters)[:3]
+    values = [object() for _ in names]
+    by_position, by_name = dask_class(*values), dask_class(**dict(zip(names, values)))
+    assert by_position.get_params(deep=False) == by_name.get_params(deep=False)
+    assert {name: by_position.get_params()[name] for name, value in defaults.items()} == defaults
+    with pytest.raises(TypeError, match=dask_class.__name__):
+        dask_class(not_a_parameter=1)
+
+
 def _binary(n=600, seed=3):
     rng = np.random.default_rng(seed)
     features = rng.integers(0, 9, size=(n, 4)).astype(float)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..sklearn import AdaBoostDBClassifier, BAdaCostClassifier
-from ._estimator_base import _DaskClassifier
+from ._estimator_base import _DaskClassifier, cluster_init
 
 
 class DaskAdaBoostDBClassifier(_DaskClassifier, AdaBoostDBClassifier):
@@ -37,18 +37,7 @@ n_iter_no_change, tol, warm_start, random_state, importance_type, categorical_fe
 
     _local_class = AdaBoostDBClassifier
 
-    def __init__(self, cost_positive: float = 1.0, cost_negative: float = 1.0, n_estimators: int = 100,
-                 selection: str = "alpha", early_stopping="auto",
-                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, random_state=None, importance_type: str = "loss",
-                 categorical_features="from_dtype", max_bins: int = 256, client=None) -> None:
-        super().__init__(cost_positive=cost_positive, cost_negative=cost_negative, n_estimators=n_estimators,
-                         selection=selection, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, random_state=random_state,
-                         importance_type=importance_type, categorical_features=categorical_features)
-        self.max_bins = max_bins
-        self.client = client
+    __init__ = cluster_init(AdaBoostDBClassifier, own=(("max_bins", 256),))
 
 
 
@@ -83,22 +72,7 @@ min_weight_fraction_leaf, importance_type, categorical_features
 
     _local_class = BAdaCostClassifier
 
-    def __init__(self, cost_matrix=None, max_depth: int = 2, n_estimators: int = 100, shrinkage: float = 1.0,
-                 feature_fraction: float = 1.0, random_state=None, class_weight=None, early_stopping="auto",
-                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7, scoring="loss",
-                 warm_start: bool = False, missing: str | None = None, subsample: float = 1.0,
-                 subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2, other_rate: float = 0.1,
-                 min_weight_fraction_leaf: float = 0.0, importance_type: str = "loss",
-                 categorical_features="from_dtype", client=None) -> None:
-        super().__init__(cost_matrix=cost_matrix, max_depth=max_depth, n_estimators=n_estimators,
-                         shrinkage=shrinkage, feature_fraction=feature_fraction, random_state=random_state,
-                         class_weight=class_weight, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, missing=missing, subsample=subsample,
-                         subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate, other_rate=other_rate,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf, importance_type=importance_type,
-                         categorical_features=categorical_features)
-        self.client = client
+    __init__ = cluster_init(BAdaCostClassifier)
 
     def _local_estimator(self) -> BAdaCostClassifier:
         """The unfitted in-memory twin with these parameters (the fitted costs, once there are some)."""

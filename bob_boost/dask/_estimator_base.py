@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import copy
+import inspect
+from collections.abc import Callable
 
 import numpy as np
 
@@ -14,6 +16,36 @@ from ..sklearn._compat import available_if, check_is_fitted
 from . import _dask
 from ._fit_data import ClusterData, coded_frame
 from ._trainers import check_cluster_threads
+
+
+def cluster_init(local_class: type, own: tuple[tuple[str, object], ...] = (), **defaults) -> Callable[..., None]:
+    """The ``__init__`` of a Dask estimator: ``local_class``'s parameters in their order (``defaults`` changes some
+    defaults), then the cluster's own ``(name, default)`` pairs and ``client``. scikit-learn reads an estimator's
+    parameters from its constructor's signature, so the two estimators' parameters cannot drift apart."""
+    local = inspect.signature(local_class.__init__)
+    unknown = set(defaults) - set(local.parameters)
+    if unknown:
+        raise TypeError(f"defaults: {sorted(unknown)} are not parameters of {local_class.__name__}")
+    extra = (*own, ("client", None))
+    signature = local.replace(parameters=[
+        *(parameter.replace(default=defaults.get(name, parameter.default)) for name, parameter in
+          local.parameters.items()),
+        *(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=value) for name, value in extra)])
+    names = {name for name, _ in extra}
+
+    def __init__(self, *args, **kwargs) -> None:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{type(self).__name__}: {error}") from None
+        bound.apply_defaults()
+        values = {name: value for name, value in bound.arguments.items() if name != "self"}
+        local_class.__init__(self, **{name: value for name, value in values.items() if name not in names})
+        for name in names:
+            setattr(self, name, values[name])
+
+    __init__.__signature__ = signature
+    return __init__
 
 
 class _DaskEstimator:

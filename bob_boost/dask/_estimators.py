@@ -7,7 +7,7 @@ import numpy as np
 from ..exceptions import InvalidValueError
 from ..sklearn import BoostingClassifier, BoostingRegressor
 from ._cost_estimators import DaskAdaBoostDBClassifier, DaskBAdaCostClassifier
-from ._estimator_base import _DaskClassifier, _DaskEstimator
+from ._estimator_base import _DaskClassifier, _DaskEstimator, cluster_init
 
 __all__ = ["DaskAdaBoostDBClassifier", "DaskBAdaCostClassifier", "DaskBoostingClassifier", "DaskBoostingRegressor"]
 
@@ -63,32 +63,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
 
     _local_class = BoostingClassifier
 
-    def __init__(self, loss: str = "exponential", weak_learner: str = "stump", n_estimators: int = 100,
-                 maximum_feature_value: int = 256, selection_style: str = "independent",
-                 max_bins: int | None = 256, n_threads: int | None = 1, max_depth: int | None = None,
-                 learning_rate: float | None = None, class_weight=None, early_stopping="auto",
-                 validation_fraction: float = 0.1, n_iter_no_change: int = 10, tol: float = 1e-7,
-                 scoring="loss", warm_start: bool = False, random_state=None, missing: str | None = None,
-                 max_leaves: int | None = 31, growth: str = "leafwise", multi_output: str = "per_output",
-                 quantized_gradients: int | None = None,
-                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 boost_from_average: bool = True, monotonic_cst=None, interaction_cst=None,
-                 categorical_features="from_dtype", importance_type: str = "loss", client=None) -> None:
-        super().__init__(loss=loss, weak_learner=weak_learner, n_estimators=n_estimators,
-                         maximum_feature_value=maximum_feature_value, selection_style=selection_style,
-                         max_bins=max_bins, n_threads=n_threads, max_depth=max_depth, learning_rate=learning_rate,
-                         class_weight=class_weight, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
-                         max_leaves=max_leaves, growth=growth, multi_output=multi_output,
-                         quantized_gradients=quantized_gradients,
-                         subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
-                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
-                         boost_from_average=boost_from_average, monotonic_cst=monotonic_cst,
-                         interaction_cst=interaction_cst, categorical_features=categorical_features,
-                         importance_type=importance_type)
-        self.client = client
+    __init__ = cluster_init(BoostingClassifier, n_threads=1)
 
 
 
@@ -124,31 +99,7 @@ interaction_cst, categorical_features, importance_type
 
     _local_class = BoostingRegressor
 
-    def __init__(self, weak_learner: str = "stump", n_estimators: int = 100,
-                 maximum_feature_value: int = 256, max_bins: int | None = 256,
-                 n_threads: int | None = 1, max_depth: int | None = None, learning_rate: float | None = None,
-                 early_stopping="auto", validation_fraction: float = 0.1, n_iter_no_change: int = 10,
-                 tol: float = 1e-7, scoring="loss", warm_start: bool = False, random_state=None,
-                 missing: str | None = None, max_leaves: int | None = 31, growth: str = "leafwise",
-                 quantized_gradients: int | None = None, loss: str = "squared_error", quantile: float | None = None,
-                 huber_delta: float = 1.0, tweedie_power: float = 1.5, poisson_max_delta_step: float = 0.0,
-                 subsample: float = 1.0, subsample_freq: int = 1, sampling: str = "uniform", top_rate: float = 0.2,
-                 other_rate: float = 0.1, colsample_bytree: float = 1.0, colsample_bynode: float = 1.0,
-                 monotonic_cst=None, interaction_cst=None, categorical_features="from_dtype",
-                 importance_type: str = "loss", client=None) -> None:
-        super().__init__(weak_learner=weak_learner, n_estimators=n_estimators,
-                         maximum_feature_value=maximum_feature_value, max_bins=max_bins, n_threads=n_threads,
-                         max_depth=max_depth, learning_rate=learning_rate, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change, tol=tol,
-                         scoring=scoring, warm_start=warm_start, random_state=random_state, missing=missing,
-                         max_leaves=max_leaves, growth=growth, quantized_gradients=quantized_gradients, loss=loss,
-                         quantile=quantile, huber_delta=huber_delta, tweedie_power=tweedie_power,
-                         poisson_max_delta_step=poisson_max_delta_step,
-                         subsample=subsample, subsample_freq=subsample_freq, sampling=sampling, top_rate=top_rate,
-                         other_rate=other_rate, colsample_bytree=colsample_bytree, colsample_bynode=colsample_bynode,
-                         monotonic_cst=monotonic_cst, interaction_cst=interaction_cst,
-                         categorical_features=categorical_features, importance_type=importance_type)
-        self.client = client
+    __init__ = cluster_init(BoostingRegressor, n_threads=1)
 
     def _fit_data(self):
         """The cluster's rows, for the losses whose optimal constant is a function of the weighted mean."""
