@@ -37,7 +37,7 @@ n_iter_no_change, tol, warm_start, random_state, importance_type, categorical_fe
 
     _local_class = AdaBoostDBClassifier
 
-    __init__ = cluster_init(AdaBoostDBClassifier, own=(("max_bins", 256),))
+    __init__ = cluster_init(_local_class, own=(("max_bins", 256),))
 
 
 
@@ -72,7 +72,7 @@ min_weight_fraction_leaf, importance_type, categorical_features
 
     _local_class = BAdaCostClassifier
 
-    __init__ = cluster_init(BAdaCostClassifier)
+    __init__ = cluster_init(_local_class)
 
     def _local_estimator(self) -> BAdaCostClassifier:
         """The unfitted in-memory twin with these parameters (the fitted costs, once there are some)."""

@@ -63,7 +63,7 @@ colsample_bynode, boost_from_average, monotonic_cst, interaction_cst, categorica
 
     _local_class = BoostingClassifier
 
-    __init__ = cluster_init(BoostingClassifier, n_threads=1)
+    __init__ = cluster_init(_local_class, n_threads=1)
 
 
 
@@ -99,7 +99,7 @@ interaction_cst, categorical_features, importance_type
 
     _local_class = BoostingRegressor
 
-    __init__ = cluster_init(BoostingRegressor, n_threads=1)
+    __init__ = cluster_init(_local_class, n_threads=1)
 
     def _fit_data(self):
         """The cluster's rows, for the losses whose optimal constant is a function of the weighted mean."""
