@@ -1,4 +1,6 @@
 """The one training loop and its weak-trainer protocol."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,27 @@ def test_no_proposal_stops_training(data):
             return None if state.round_index == 1 else super().propose(prepared, state)
 
     assert len(Boosting(GivesUp(), ExponentialLoss()).train(features, signed, 10)) == 1
+
+
+def test_a_round_does_not_hold_the_last_rounds_training_outputs(data):
+    # a round's outputs and leaves are arrays of every training row: holding the last round's while the next
+    # is made would raise training's peak memory by their size
+    features, signed, _ = data
+
+    class Watched(StumpTrainer):
+        last = None
+        held = []
+
+        def propose(self, prepared, state):
+            self.held.append(self.last is not None and self.last() is not None)
+            proposal = super().propose(prepared, state)
+            outputs = proposal.machine.forward(features)
+            self.last = weakref.ref(outputs)
+            return Proposal(proposal.machine, outputs=outputs)
+
+    trainer = Watched()
+    assert len(Boosting(trainer, ExponentialLoss()).train(features, signed, 4)) == 4
+    assert trainer.held == [False] * 4
 
 
 def test_continuing_a_machine_equals_training_it_at_once(data):

@@ -133,6 +133,9 @@ def run(algorithm: Algorithm, weak_trainer: Any, features: np.ndarray, number_of
         number_of_rounds = 0
     for round_index in range(number_of_rounds):
         state.round_index = round_index
+        # the last round's training outputs and leaves (arrays of every training row) are let go before this
+        # round makes its own
+        proposal = None
         algorithm.begin_round(state)
         proposal = algorithm.propose(prepared, state)
         if proposal is None:

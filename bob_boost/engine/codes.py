@@ -297,13 +297,18 @@ class CodedFeatures:
         # the listed rows (feature by feature) placed row by row, features in order: from the listed
         # entries alone, no (#samples x #features) mask
         row_starts = np.zeros(n_samples + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
         index = np.int32 if offsets[-1] < 2 ** 31 else np.int64
         entry_bins = np.empty(self.rows.size, dtype=index)
-        kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
-                               self.listed_codes, offsets, row_starts, entry_bins)
+        # without listed rows every range is empty: the zeros stay as allocated, pages the system has not
+        # handed out (8 MB of a million rows that would only hold zeros)
+        if self.rows.size:
+            np.cumsum(np.bincount(self.rows, minlength=n_samples), out=row_starts[1:])
+            kernels.entries_by_row(self.rows, np.repeat(np.arange(n_features), np.diff(self.row_starts)),
+                                   self.listed_codes, offsets, row_starts, entry_bins)
         dense_rows = self.code_rows[dense]
-        layout = (np.ascontiguousarray(self.codes[dense_rows].T), offsets[dense], row_starts, entry_bins)
+        # every feature dense: the codes transposed as they are, not through a copy of their rows first
+        coded = self.codes if dense.size == n_features else self.codes[dense_rows]
+        layout = (np.ascontiguousarray(coded.T), offsets[dense], row_starts, entry_bins)
         unpaired = (np.empty((n_samples, 0), dtype=np.uint8), np.zeros(1, dtype=np.int64),
                     np.empty((0, 2), dtype=np.int64), np.empty((0, 2), dtype=np.int64), layout[0], layout[1])
         self._pair_layout = None
