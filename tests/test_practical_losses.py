@@ -117,6 +117,38 @@ def test_the_baseline_is_the_constant_of_least_loss(loss, targets, weighted):
         np.testing.assert_allclose(found, np.log(np.average(targets[:, 0], weights=weights)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_the_huber_baseline_is_exact_on_targets_spread_far_beyond_delta(weighted):
+    # residuals mostly beyond delta: a clipped-mean iteration crawls here (scikit-learn's diabetes targets
+    # span 25 to 346)
+    targets = np.round(RNG.uniform(25, 346, size=(331, 2)), 0)
+    weights = RNG.uniform(0.2, 3.0, size=331) if weighted else None
+    loss = HuberLoss(1.0)
+    found = loss.baseline(targets, weights)
+    assert found.shape == (2,)
+    for k in range(2):
+        def total(score, k=k):
+            values = loss.loss(targets[:, k], np.full(331, score))
+            return float(np.sum(values if weights is None else weights * values))
+        best = minimize_scalar(total, bounds=(float(found[k]) - 50, float(found[k]) + 50), method="bounded",
+                               options={"xatol": 1e-11})
+        assert total(found[k]) <= best.fun * (1 + 1e-12)
+        # the derivative in the constant changes sign there
+        derivative = np.clip(found[k] - targets[:, k], -1.0, 1.0)
+        weighted_derivative = derivative if weights is None else weights * derivative
+        step = 1e-9 * (1 + abs(found[k]))
+        assert np.sum(np.clip(found[k] - step - targets[:, k], -1, 1) * (1 if weights is None else weights)) < 0
+        assert np.sum(np.clip(found[k] + step - targets[:, k], -1, 1) * (1 if weights is None else weights)) > 0
+        assert abs(np.sum(weighted_derivative)) <= 1e-9 * np.sum(np.ones(331) if weights is None else weights)
+
+
+def test_a_flat_huber_minimum_gives_its_middle():
+    # half the targets at 0, half at 10, delta 1: every constant in [1, 9] has the least loss
+    targets = np.repeat([[0.0], [10.0]], 6, axis=0)
+    assert HuberLoss(1.0).baseline(targets)[0] == 5.0
+    assert HuberLoss(1.0).baseline(np.array([[3.0]]))[0] == 3.0
+
+
 def test_weighted_quantiles_are_numpys_inverted_cdf_with_equal_weights():
     values = RNG.normal(size=(101, 3))
     for q in (0.1, 0.5, 0.9):

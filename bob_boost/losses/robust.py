@@ -73,6 +73,40 @@ def grouped_quantiles(groups: np.ndarray, values: np.ndarray, sample_weight: np.
     return result
 
 
+def _huber_center(values: np.ndarray, weights: np.ndarray, delta: float) -> float:
+    """The ``c`` minimising ``sum_i w_i huber_delta(c - t_i)`` (:meth:`HuberLoss.baseline`); the middle of the
+    minimisers where they form an interval."""
+    order = np.argsort(values, kind="stable")
+    sorted_values, sorted_weights = values[order], weights[order]
+    cumulative = np.concatenate([[0.0], np.cumsum(sorted_weights)])
+    moments = np.concatenate([[0.0], np.cumsum(sorted_weights * sorted_values)])
+    kinks = np.sort(np.concatenate([sorted_values - delta, sorted_values + delta]))
+
+    def derivative(points: np.ndarray) -> np.ndarray:
+        # residuals of at least delta (targets at or below c - delta) pull with delta, those of at most
+        # -delta push with it, the others with themselves
+        low = np.searchsorted(sorted_values, points - delta, side="right")
+        high = np.searchsorted(sorted_values, points + delta, side="left")
+        high = np.maximum(high, low)
+        inside = cumulative[high] - cumulative[low]
+        return (delta * (cumulative[low] - (cumulative[-1] - cumulative[high])) + points * inside
+                - (moments[high] - moments[low]))
+
+    slopes = derivative(kinks)
+    first = int(np.searchsorted(slopes, 0.0, side="left"))  # the first kink where the derivative is >= 0
+    if first == kinks.size:
+        return float(kinks[-1])
+    if slopes[first] == 0.0:  # a flat minimum: from this kink to the last one where the derivative is zero
+        last = int(np.searchsorted(slopes, 0.0, side="right")) - 1
+        return float(0.5 * (kinks[first] + kinks[last]))
+    if first == 0:
+        return float(kinks[0])
+    left, right = kinks[first - 1], kinks[first]
+    # linear between the two kinks: where it crosses zero
+    center = left - slopes[first - 1] * (right - left) / (slopes[first] - slopes[first - 1])
+    return float(min(max(center, left), right))
+
+
 class HuberLoss(ResidualLoss):
     """``L(t, s) = r^2 / 2`` for ``|r| <= delta``, else ``delta (|r| - delta / 2)``, with ``r = s - t``.
 
@@ -116,17 +150,18 @@ class HuberLoss(ResidualLoss):
         return weighted(np.clip(scores - targets, -self.delta, self.delta), sample_weight)
 
     def baseline(self, targets: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
-        """(#outputs,) the constant score of least weighted loss, found by Newton-majorised iterations from
-        the weighted median (each step the mean clipped residual, which never increases the loss)."""
-        center = weighted_quantile(targets, sample_weight, 0.5)
+        """(#outputs,) the constant score of least weighted loss, each column's exactly.
+
+        The loss's derivative in the constant ``c``, ``sum_i w_i clip(c - t_i, -delta, delta)``, is piecewise
+        linear and non-decreasing, with kinks at ``t_i -+ delta``: it is evaluated at every kink (from sorted
+        targets and running sums), and its zero found on the piece where it changes sign, where it is linear.
+        Iterating a clipped-mean step instead moves about as slowly as the share of residuals within
+        ``delta``: on targets spread over hundreds of units, as scikit-learn's diabetes data with
+        ``delta=1``, 200 such steps stopped 0.04 short of the minimum.
+        """
         weights = np.ones(targets.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        total = weights.sum()
-        for _ in range(200):
-            step = weights @ np.clip(targets - center, -self.delta, self.delta) / total
-            center = center + step
-            if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(center))):
-                break
-        return center
+        return np.array([_huber_center(np.asarray(targets[:, k], dtype=np.float64), weights, self.delta)
+                         for k in range(targets.shape[1])])
 
     def __repr__(self) -> str:
         return f"HuberLoss(delta={self.delta!r})"
