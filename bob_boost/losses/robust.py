@@ -87,20 +87,17 @@ def _huber_center(values: np.ndarray, weights: np.ndarray, delta: float) -> floa
         # -delta push with it, the others with themselves
         low = np.searchsorted(sorted_values, points - delta, side="right")
         high = np.searchsorted(sorted_values, points + delta, side="left")
-        high = np.maximum(high, low)
         inside = cumulative[high] - cumulative[low]
         return (delta * (cumulative[low] - (cumulative[-1] - cumulative[high])) + points * inside
                 - (moments[high] - moments[low]))
 
+    # -delta times the total weight at the first kink, +delta times it at the last, both exactly (no target is
+    # inside there): the first kink where the derivative is >= 0 has one before it, unless every weight is zero
     slopes = derivative(kinks)
-    first = int(np.searchsorted(slopes, 0.0, side="left"))  # the first kink where the derivative is >= 0
-    if first == kinks.size:
-        return float(kinks[-1])
+    first = int(np.searchsorted(slopes, 0.0, side="left"))
     if slopes[first] == 0.0:  # a flat minimum: from this kink to the last one where the derivative is zero
         last = int(np.searchsorted(slopes, 0.0, side="right")) - 1
         return float(0.5 * (kinks[first] + kinks[last]))
-    if first == 0:
-        return float(kinks[0])
     left, right = kinks[first - 1], kinks[first]
     # linear between the two kinks: where it crosses zero
     center = left - slopes[first - 1] * (right - left) / (slopes[first] - slopes[first - 1])
